@@ -1,0 +1,208 @@
+"""(word, context) -> encoder inputs: masking, windowing and batching by token budget.
+
+Occurrences are matched on the tokenizer's normalised text with word
+boundaries (so "cat" never matches inside "concatenate"), case-insensitively,
+which suits uncased models (their normaliser lowercases anyway) and cased
+ones (a sentence-initial "Kumquat" is still the word). Every occurrence is
+replaced by the mask token; the window is centred on the first one.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from .encoder import is_bpe_tokenizer
+
+logger = logging.getLogger("spacy_bertram")
+
+# Characters kept on each side of the first occurrence before tokenising: a
+# generous bound (16 characters per wordpiece) that keeps 10,000-word contexts cheap.
+CHARS_PER_PIECE = 16
+
+
+@dataclass(frozen=True)
+class EncodedContext:
+    """One encoder input row for one (word, context) pair."""
+
+    word_index: int
+    input_ids: Tuple[int, ...]
+    mask_position: int  # read the hidden state here
+    slot_position: int  # input embedding replaced by the form vector; -1 for none
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+
+def validate_word(word: object) -> str:
+    if not isinstance(word, str):
+        raise ValueError(f"BERTRAM needs words as strings, got {type(word).__name__}: {word!r}")
+    if not word.strip():
+        raise ValueError(f"Cannot infer a BERTRAM vector for the empty or blank word {word!r}")
+    if any(ch.isspace() for ch in word.strip()):
+        raise ValueError(f"BERTRAM infers vectors for single words; {word!r} contains whitespace")
+    return word.strip()
+
+
+class InputBuilder:
+    """Turns words and contexts into encoder rows for one BERTRAM mode."""
+
+    def __init__(self, tokenizer, mode: str, max_length: int, max_word_pieces: int = 32) -> None:
+        self.tokenizer = tokenizer
+        self.mode = mode
+        self.max_length = min(max_length, self._model_max_length(tokenizer))
+        self.max_word_pieces = max_word_pieces
+        self.is_bpe = is_bpe_tokenizer(tokenizer)
+        self.mask_id = int(tokenizer.mask_token_id)
+        self.mask_token = str(tokenizer.mask_token)
+        self.cls_id = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+        self.sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+        if self.cls_id is None or self.sep_id is None:
+            raise ValueError("The base tokenizer needs CLS/SEP (or BOS/EOS) tokens")
+        self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
+        self.prefix_left, self.prefix_right = self._add_prefix()
+        # ADD mode spends positions on the prefix: the slot plus its tokens.
+        self.prefix_length = len(self.prefix_left) + 1 + len(self.prefix_right) if mode == "add" else 0
+        backend = tokenizer.backend_tokenizer
+        self._normalizer = backend.normalizer
+
+    @staticmethod
+    def _model_max_length(tokenizer) -> int:
+        value = getattr(tokenizer, "model_max_length", 512) or 512
+        return int(value) if value < 100_000 else 512
+
+    def _ids(self, text: str) -> List[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _add_prefix(self) -> Tuple[List[int], List[int]]:
+        """Token ids around the form-vector slot in ADD mode.
+
+        WordPiece: `[CLS] v :`; byte-level BPE wraps the vector in quotes as
+        the paper does for RoBERTa: `<s> " v " :`.
+        """
+        if self.mode != "add":
+            return [], []
+        if self.is_bpe:
+            return self._ids('"'), self._ids('" :')
+        return [], self._ids(":")
+
+    def normalize(self, text: str) -> str:
+        return self._normalizer.normalize_str(text) if self._normalizer is not None else text
+
+    def word_pieces(self, word: str) -> List[int]:
+        """Wordpiece ids of the word as it would appear inside a sentence."""
+        text = " " + word if self.is_bpe else word
+        pieces = self._ids(text)[: self.max_word_pieces]
+        if not pieces:
+            raise ValueError(f"The tokenizer turns the word {word!r} into no wordpieces")
+        return pieces
+
+    def find_occurrences(self, word: str, context: str) -> Tuple[str, List[Tuple[int, int]]]:
+        """Normalised context and the character spans where the normalised word occurs."""
+        norm_context = self.normalize(context)
+        norm_word = self.normalize(word).strip()
+        if not norm_word:
+            return norm_context, []
+        pattern = re.compile(r"(?<!\w)" + re.escape(norm_word) + r"(?!\w)", re.IGNORECASE)
+        return norm_context, [m.span() for m in pattern.finditer(norm_context)]
+
+    def masked_window(self, word: str, context: str) -> Optional[Tuple[List[int], int]]:
+        """Token ids of the masked context cut to the window, and the first mask's index."""
+        text, spans = self.find_occurrences(word, context)
+        if not spans:
+            return None
+        budget = self.max_length - 2 - self.prefix_length
+        margin = budget * CHARS_PER_PIECE
+        first_start = spans[0][0]
+        lo = max(0, first_start - margin)
+        hi = min(len(text), spans[0][1] + margin)
+        pieces: List[str] = []
+        cursor = lo
+        for start, end in spans:
+            if start < lo or end > hi:
+                continue
+            pieces.append(text[cursor:start])
+            pieces.append(f" {self.mask_token} ")
+            cursor = end
+        pieces.append(text[cursor:hi])
+        masked = "".join(pieces)
+        if self.is_bpe:
+            masked = " " + masked
+        ids = self._ids(masked)
+        try:
+            first = ids.index(self.mask_id)
+        except ValueError:  # the mask token got merged away: nothing usable
+            return None
+        start = max(0, min(first - budget // 2, len(ids) - budget))
+        window = ids[start : start + budget]
+        return window, first - start
+
+    def encode(self, word_index: int, word: str, context: str) -> Optional[EncodedContext]:
+        result = self.masked_window(word, context)
+        if result is None:
+            return None
+        window, first = result
+        if self.mode == "add":
+            head = [self.cls_id, *self.prefix_left]
+            slot = len(head)
+            ids = [*head, self.mask_id, *self.prefix_right, *window, self.sep_id]
+            offset = slot + 1 + len(self.prefix_right)
+            return EncodedContext(word_index, tuple(ids), offset + first, slot)
+        ids = [self.cls_id, *window, self.sep_id]
+        position = 1 + first
+        slot = position if self.mode == "replace" else -1
+        return EncodedContext(word_index, tuple(ids), position, slot)
+
+    def encode_many(
+        self, words: Sequence[str], contexts: Sequence[Sequence[str]], max_contexts: int
+    ) -> List[EncodedContext]:
+        """Encode up to `max_contexts` usable contexts per word; skipped ones are logged."""
+        rows: List[EncodedContext] = []
+        skipped: Dict[str, int] = {}
+        for index, (word, word_contexts) in enumerate(zip(words, contexts)):
+            used = 0
+            for context in word_contexts:
+                if used >= max_contexts:
+                    break
+                if not isinstance(context, str):
+                    raise ValueError(
+                        f"Contexts for {word!r} must be strings, got {type(context).__name__}"
+                    )
+                row = self.encode(index, word, context)
+                if row is None:
+                    skipped[word] = skipped.get(word, 0) + 1
+                    continue
+                rows.append(row)
+                used += 1
+        if skipped:
+            sample = ", ".join(f"{w!r} ({n})" for w, n in list(skipped.items())[:5])
+            logger.warning(
+                "Skipped %d context(s) that do not contain their word: %s%s",
+                sum(skipped.values()),
+                sample,
+                " ..." if len(skipped) > 5 else "",
+            )
+        return rows
+
+
+def batch_by_token_budget(
+    rows: Sequence[EncodedContext], token_budget: int
+) -> Iterator[List[int]]:
+    """Indices of `rows` grouped so that rows x longest row stays within the budget.
+
+    Rows are sorted by length first, so padding is small and contexts of
+    different words share one encoder call.
+    """
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
+    batch: List[int] = []
+    longest = 0
+    for index in order:
+        length = len(rows[index])
+        if batch and max(longest, length) * (len(batch) + 1) > token_budget:
+            yield batch
+            batch, longest = [], 0
+        batch.append(index)
+        longest = max(longest, length)
+    if batch:
+        yield batch

@@ -1,0 +1,307 @@
+"""The BERTRAM torch module: form, context modes, attentive mimicking, projection.
+
+Only the small BERTRAM parts are trainable; the encoder is frozen and shared.
+A forward pass takes a `PreparedBatch` (see `prepare`) so that tokenising,
+which needs no gradients, stays outside the autograd graph and can be cached.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy
+import torch
+from torch import Tensor, nn
+
+from .config import BertramConfig
+from .encoder import describe_encoder
+from .inputs import EncodedContext, InputBuilder, batch_by_token_budget, validate_word
+from .ngrams import PAD_ID, NgramVocab
+
+DEFAULT_TOKEN_BUDGET = 4096
+
+
+@dataclass
+class PreparedBatch:
+    """Tensors and encoder rows for a batch of words, ready for the network."""
+
+    words: List[str]
+    ngram_ids: Tensor  # [n_words, max_ngrams], PAD_ID padded
+    subword_ids: Tensor  # [n_words, max_pieces], -1 padded
+    rows: List[EncodedContext] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+def pad_ids(sequences: Sequence[Sequence[int]], pad: int) -> Tensor:
+    width = max((len(s) for s in sequences), default=0) or 1
+    out = torch.full((len(sequences), width), pad, dtype=torch.long)
+    for i, seq in enumerate(sequences):
+        if seq:
+            out[i, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
+    return out
+
+
+class NgramForm(nn.Module):
+    """Mean of learned character n-gram embeddings, with n-gram dropout in training."""
+
+    def __init__(self, n_ngrams: int, width: int, dropout: float) -> None:
+        super().__init__()
+        self.dropout = dropout
+        self.embeddings = nn.Embedding(n_ngrams, width, padding_idx=PAD_ID)
+        nn.init.normal_(self.embeddings.weight, std=0.02)
+        with torch.no_grad():
+            self.embeddings.weight[PAD_ID].zero_()
+
+    def forward(self, ngram_ids: Tensor) -> Tensor:
+        present = ngram_ids != PAD_ID
+        keep = present
+        if self.training and self.dropout > 0:
+            keep = present & (torch.rand(ngram_ids.shape, device=ngram_ids.device) >= self.dropout)
+            # Never drop every n-gram of a word: fall back to all of them.
+            keep = torch.where(keep.any(dim=1, keepdim=True), keep, present)
+        weights = keep.to(self.embeddings.weight.dtype).unsqueeze(-1)
+        summed = (self.embeddings(ngram_ids) * weights).sum(dim=1)
+        return summed / weights.sum(dim=1).clamp(min=1.0)
+
+
+class AttentiveMimicking(nn.Module):
+    """Weights each context by its agreement with the other contexts of the word.
+
+    q_i = M h_i + m0, s_ij = q_i . q_j / sqrt(d); a context's score is the sum
+    of s_ij over the word's other contexts, and the weights rho are a softmax
+    of the scores over the word's contexts: positive and summing to 1, the
+    numerically stable form of the ratio in DESIGN.md.
+    """
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.query = nn.Linear(width, width)
+        nn.init.eye_(self.query.weight)
+        nn.init.zeros_(self.query.bias)
+
+    def forward(self, states: Tensor, mask: Tensor) -> Tensor:
+        """states [words, contexts, width], mask [words, contexts] -> rho [words, contexts]."""
+        q = self.query(states)
+        scores = q @ q.transpose(1, 2) / math.sqrt(states.shape[-1])
+        pair = mask.unsqueeze(1) & mask.unsqueeze(2)
+        eye = torch.eye(mask.shape[1], dtype=torch.bool, device=mask.device).unsqueeze(0)
+        summed = scores.masked_fill(~pair | eye, 0.0).sum(dim=2)
+        summed = summed.masked_fill(~mask, float("-inf"))
+        empty = ~mask.any(dim=1, keepdim=True)
+        rho = torch.softmax(summed.masked_fill(empty, 0.0), dim=1)
+        return rho.masked_fill(~mask, 0.0)
+
+
+class BertramNetwork(nn.Module):
+    """Infers input embeddings for words in the space of a frozen encoder."""
+
+    def __init__(self, config: BertramConfig, ngram_vocab: NgramVocab, encoder, tokenizer) -> None:
+        super().__init__()
+        info = describe_encoder(config.base_model, encoder, tokenizer)
+        check_encoder_matches(config, info.embedding_width, info.hidden_width, info.vocab_size)
+        config.encoder_embedding_width = info.embedding_width
+        config.encoder_hidden_width = info.hidden_width
+        config.encoder_vocab_size = info.vocab_size
+        self.config = config
+        self.ngram_vocab = ngram_vocab
+        self.tokenizer = tokenizer
+        self.inputs = InputBuilder(
+            tokenizer, config.mode, config.max_seq_length, config.max_word_pieces
+        )
+        self.encoder = encoder
+        width, hidden = info.embedding_width, info.hidden_width
+        self.width = width
+        self.ngram_form = NgramForm(len(ngram_vocab), width, config.ngram_dropout)
+        self.form_gate = nn.Linear(2 * width, 1)
+        nn.init.zeros_(self.form_gate.weight)
+        nn.init.zeros_(self.form_gate.bias)
+        self.mimicking = AttentiveMimicking(hidden)
+        self.projection = nn.Linear(hidden, width)
+        if hidden == width:
+            nn.init.eye_(self.projection.weight)
+        nn.init.zeros_(self.projection.bias)
+        self.context_gate = nn.Linear(width + hidden, 1)
+        nn.init.zeros_(self.context_gate.weight)
+        nn.init.zeros_(self.context_gate.bias)
+        self.encoder.eval()
+
+    # -- parameter groups, one per training stage ------------------------------------
+
+    def parameter_groups(self) -> Dict[str, List[nn.Parameter]]:
+        """The parameters each stage trains (DESIGN.md, "Three stages")."""
+        return {
+            "form": [*self.ngram_form.parameters(), *self.form_gate.parameters()],
+            "context": [*self.mimicking.parameters(), *self.projection.parameters()],
+            "gate": [*self.context_gate.parameters()],
+        }
+
+    def bertram_state_dict(self) -> Dict[str, Tensor]:
+        """Trainable weights only: the encoder is referenced by name, never copied."""
+        return {k: v for k, v in self.state_dict().items() if not k.startswith("encoder.")}
+
+    def train(self, mode: bool = True) -> "BertramNetwork":
+        super().train(mode)
+        self.encoder.eval()  # frozen: no dropout inside the encoder, ever
+        return self
+
+    @property
+    def device(self) -> torch.device:
+        return self.projection.weight.device
+
+    def embedding_matrix(self) -> Tensor:
+        return self.encoder.get_input_embeddings().weight
+
+    # -- preparation (no gradients) --------------------------------------------------
+
+    def prepare(
+        self,
+        words: Sequence[str],
+        contexts: Optional[Sequence[Sequence[str]]] = None,
+        subword_ids: Optional[Sequence[Sequence[int]]] = None,
+    ) -> PreparedBatch:
+        """Tokenise words and contexts. `subword_ids` overrides the word's wordpieces."""
+        clean = [validate_word(word) for word in words]
+        ngram_ids = pad_ids([self.ngram_vocab.encode(w) for w in clean], PAD_ID)
+        if subword_ids is None:
+            subword_ids = [self.inputs.word_pieces(w) for w in clean]
+        elif len(subword_ids) != len(clean):
+            raise ValueError(f"Got {len(subword_ids)} subword lists for {len(clean)} words")
+        pieces = pad_ids(subword_ids, -1)
+        rows: List[EncodedContext] = []
+        if self.config.uses_contexts and contexts is not None:
+            if len(contexts) != len(clean):
+                raise ValueError(f"Got {len(contexts)} context lists for {len(clean)} words")
+            rows = self.inputs.encode_many(clean, contexts, self.config.max_contexts)
+        return PreparedBatch(clean, ngram_ids, pieces, rows)
+
+    # -- the network -------------------------------------------------------------------
+
+    def subword_mean(self, subword_ids: Tensor) -> Tensor:
+        present = subword_ids >= 0
+        table = self.embedding_matrix().detach()
+        vectors = table[subword_ids.clamp(min=0)] * present.unsqueeze(-1).to(table.dtype)
+        return vectors.sum(dim=1) / present.sum(dim=1, keepdim=True).clamp(min=1).to(table.dtype)
+
+    def form_vectors(self, ngram_ids: Tensor, subword_ids: Tensor) -> Tensor:
+        ngram_ids = ngram_ids.to(self.device)
+        v_ngram = self.ngram_form(ngram_ids)
+        if not self.config.use_subword_mean:
+            return v_ngram
+        v_sub = self.subword_mean(subword_ids.to(self.device))
+        gate = torch.sigmoid(self.form_gate(torch.cat([v_ngram, v_sub], dim=-1)))
+        return gate * v_ngram + (1.0 - gate) * v_sub
+
+    def encode_contexts(
+        self,
+        rows: Sequence[EncodedContext],
+        slot_vectors: Optional[Tensor] = None,
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+    ) -> Tensor:
+        """Hidden state at each row's mask position: [len(rows), hidden].
+
+        `slot_vectors[word_index]` replaces the input embedding at each row's
+        slot (ADD prefix or REPLACE mask); rows of many words share a call.
+        """
+        hidden = int(self.config.encoder_hidden_width or self.width)
+        out = torch.zeros(len(rows), hidden, device=self.device, dtype=self.projection.weight.dtype)
+        table = self.embedding_matrix()
+        pad = self.inputs.pad_id
+        for batch in batch_by_token_budget(rows, token_budget):
+            batch_rows = [rows[i] for i in batch]
+            ids = pad_ids([r.input_ids for r in batch_rows], pad).to(self.device)
+            attention = pad_ids([[1] * len(r) for r in batch_rows], 0).to(self.device)
+            embeds = table[ids]
+            if slot_vectors is not None:
+                slotted = [(i, r.slot_position, r.word_index) for i, r in enumerate(batch_rows) if r.slot_position >= 0]
+                if slotted:
+                    row_idx, slot_idx, word_idx = (torch.as_tensor(x, device=self.device) for x in zip(*slotted))
+                    embeds = embeds.index_put((row_idx, slot_idx), slot_vectors[word_idx].to(embeds.dtype))
+            states = self.encoder(inputs_embeds=embeds, attention_mask=attention).last_hidden_state
+            positions = torch.as_tensor([r.mask_position for r in batch_rows], device=self.device)
+            picked = states[torch.arange(len(batch_rows), device=self.device), positions]
+            out = out.index_copy(0, torch.as_tensor(batch, device=self.device), picked.to(out.dtype))
+        return out
+
+    def combine(self, states: Tensor, word_index: Tensor, v_form: Tensor) -> Tuple[Tensor, Tensor]:
+        """Attentive mimicking over each word's contexts. Returns (vectors, rho)."""
+        n_words = v_form.shape[0]
+        if states.shape[0] == 0:
+            empty = torch.zeros(n_words, 0, device=v_form.device, dtype=v_form.dtype)
+            return v_form, empty
+        word_index = word_index.to(self.device)
+        counts = torch.bincount(word_index, minlength=n_words)
+        order = torch.argsort(word_index, stable=True)
+        sorted_words = word_index[order]
+        starts = torch.cumsum(counts, 0) - counts
+        slots = torch.arange(len(order), device=self.device) - starts[sorted_words]
+        m = int(counts.max())
+        grid = torch.zeros(n_words, m, states.shape[1], device=self.device, dtype=states.dtype)
+        grid = grid.index_put((sorted_words, slots), states[order])
+        mask = torch.zeros(n_words, m, dtype=torch.bool, device=self.device)
+        mask[sorted_words, slots] = True
+        rho = self.mimicking(grid, mask)
+        per_context = self.projection(grid)
+        if self.config.mode == "shallow":
+            form = v_form.unsqueeze(1).expand(-1, m, -1)
+            alpha = torch.sigmoid(self.context_gate(torch.cat([form, grid], dim=-1)))
+            per_context = alpha * per_context + (1.0 - alpha) * form
+        v_ctx = (rho.unsqueeze(-1) * per_context).sum(dim=1)
+        has_context = (counts > 0).unsqueeze(-1)
+        return torch.where(has_context, v_ctx, v_form), rho
+
+    def forward(self, batch: PreparedBatch, token_budget: int = DEFAULT_TOKEN_BUDGET) -> Tensor:
+        v_form = self.form_vectors(batch.ngram_ids, batch.subword_ids)
+        if self.config.mode == "form" or not batch.rows:
+            return v_form
+        slots = v_form if self.config.mode in ("add", "replace") else None
+        states = self.encode_contexts(batch.rows, slots, token_budget)
+        word_index = torch.as_tensor([r.word_index for r in batch.rows], dtype=torch.long)
+        vectors, _ = self.combine(states, word_index, v_form)
+        return vectors
+
+    # -- convenience ---------------------------------------------------------------------
+
+    @torch.no_grad()
+    def infer(
+        self,
+        items: Sequence[Tuple[str, Sequence[str]]],
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        words_per_batch: int = 512,
+    ) -> numpy.ndarray:
+        """One float32 row per (word, contexts) item, in eval mode (deterministic).
+
+        A word without any context that contains it gets its form vector.
+        """
+        was_training = self.training
+        self.eval()
+        try:
+            out = numpy.zeros((len(items), self.width), dtype="float32")
+            for start in range(0, len(items), words_per_batch):
+                chunk = items[start : start + words_per_batch]
+                batch = self.prepare([w for w, _ in chunk], [list(c) for _, c in chunk])
+                vectors = self.forward(batch, token_budget)
+                out[start : start + len(chunk)] = vectors.float().cpu().numpy()
+            return out
+        finally:
+            self.train(was_training)
+
+
+def check_encoder_matches(
+    config: BertramConfig, embedding_width: int, hidden_width: int, vocab_size: int
+) -> None:
+    """Refuse an encoder other than the one a trained model was made for."""
+    expected = (
+        ("embedding width", config.encoder_embedding_width, embedding_width),
+        ("hidden width", config.encoder_hidden_width, hidden_width),
+        ("vocabulary size", config.encoder_vocab_size, vocab_size),
+    )
+    for what, want, got in expected:
+        if want is not None and int(want) != int(got):
+            raise ValueError(
+                f"This BERTRAM model was trained for an encoder with {what} {want}, but the "
+                f"base model {config.base_model!r} has {got}. Use the encoder it was trained "
+                "for (config.json 'base_model'), or retrain BERTRAM for this one."
+            )

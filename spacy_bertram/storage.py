@@ -1,0 +1,140 @@
+"""A BERTRAM model on disk and in bytes: JSON config + n-gram vocab + safetensors.
+
+A model directory holds `config.json` (including the base encoder's name or
+path), `ngrams.json` and `weights.safetensors` with the BERTRAM weights only;
+the frozen encoder is referenced, never copied, and nothing is pickled.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Dict, Optional, Union
+
+import srsly
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load as load_safetensors_bytes
+from safetensors.torch import load_file, save, save_file
+
+from .config import BertramConfig
+from .encoder import load_encoder
+from .fileio import atomic_path, write_json_atomic
+from .network import BertramNetwork
+from .ngrams import NgramVocab
+
+CONFIG_FILE = "config.json"
+NGRAMS_FILE = "ngrams.json"
+WEIGHTS_FILE = "weights.safetensors"
+MODEL_FILES = (CONFIG_FILE, NGRAMS_FILE, WEIGHTS_FILE)
+
+PathLike = Union[str, Path]
+
+
+def create_bertram(
+    base_model: str = "default",
+    ngram_vocab: Optional[NgramVocab] = None,
+    **settings,
+) -> BertramNetwork:
+    """A fresh (untrained) network for `base_model` with the given config settings."""
+    config = BertramConfig(base_model=base_model, **settings)
+    encoder, tokenizer = load_encoder(config.base_model)
+    return BertramNetwork(config, ngram_vocab or NgramVocab(), encoder, tokenizer)
+
+
+def _cpu_state(network: BertramNetwork) -> Dict[str, torch.Tensor]:
+    return {k: v.detach().cpu().contiguous() for k, v in network.bertram_state_dict().items()}
+
+
+def save_bertram(network: BertramNetwork, path: PathLike) -> Path:
+    """Write the model directory atomically: a crash leaves the old one intact."""
+    target = Path(path)
+    with atomic_path(target, is_dir=True) as tmp:
+        write_json_atomic(tmp / CONFIG_FILE, network.config.to_dict())
+        network.ngram_vocab.to_disk(tmp / NGRAMS_FILE)
+        save_file(_cpu_state(network), str(tmp / WEIGHTS_FILE), metadata={"format": "spacy-bertram"})
+    return target
+
+
+def _load_weights(network: BertramNetwork, state: Dict[str, torch.Tensor], source: str) -> None:
+    expected = network.bertram_state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    if missing or unexpected:
+        raise ValueError(
+            f"BERTRAM weights in {source} do not fit this network: missing {missing[:5]}, "
+            f"unexpected {unexpected[:5]}"
+        )
+    for key, tensor in state.items():
+        if tuple(tensor.shape) != tuple(expected[key].shape):
+            raise ValueError(
+                f"BERTRAM weight {key!r} in {source} has shape {tuple(tensor.shape)}, "
+                f"expected {tuple(expected[key].shape)} (n-gram vocab or encoder mismatch?)"
+            )
+    network.load_state_dict(state, strict=False)
+
+
+def load_bertram(
+    path: PathLike, base_model: Optional[str] = None, device: Optional[str] = None
+) -> BertramNetwork:
+    """Load a model directory; `base_model` overrides the recorded encoder location."""
+    directory = Path(path)
+    if not directory.is_dir():
+        raise ValueError(f"BERTRAM model path {str(directory)!r} is not a directory")
+    missing = [name for name in MODEL_FILES if not (directory / name).is_file()]
+    if missing:
+        raise ValueError(
+            f"{str(directory)!r} is not a BERTRAM model directory: missing {', '.join(missing)}"
+        )
+    try:
+        config = BertramConfig.from_disk(directory / CONFIG_FILE)
+        ngrams = NgramVocab.from_disk(directory / NGRAMS_FILE)
+    except (json.JSONDecodeError, KeyError, TypeError) as err:
+        raise ValueError(f"Corrupt BERTRAM config or n-gram file in {str(directory)!r}: {err}") from err
+    if base_model is not None:
+        config.base_model = base_model
+    encoder, tokenizer = load_encoder(config.base_model)
+    network = BertramNetwork(config, ngrams, encoder, tokenizer)
+    try:
+        state = load_file(str(directory / WEIGHTS_FILE))
+    except (SafetensorError, OSError) as err:
+        raise ValueError(f"Corrupt BERTRAM weights file in {str(directory)!r}: {err}") from err
+    _load_weights(network, state, str(directory))
+    if device is not None:
+        network.to(device)
+    return network
+
+
+def network_to_bytes(network: BertramNetwork) -> bytes:
+    return srsly.msgpack_dumps(
+        {
+            "config": network.config.to_dict(),
+            "ngrams": network.ngram_vocab.to_dict(),
+            "weights": save(_cpu_state(network)),
+        }
+    )
+
+
+def network_from_bytes(
+    network: BertramNetwork, data: bytes, device: Optional[torch.device] = None
+) -> BertramNetwork:
+    """Restore from bytes, rebuilding the network when config or n-grams differ."""
+    msg = srsly.msgpack_loads(data)
+    config = BertramConfig.from_dict(msg["config"])
+    ngrams = NgramVocab.from_dict(msg["ngrams"])
+    same_shape = (
+        config.to_dict() == network.config.to_dict() and ngrams.to_dict() == network.ngram_vocab.to_dict()
+    )
+    if not same_shape:
+        if config.base_model == network.config.base_model:
+            encoder, tokenizer = network.encoder, network.tokenizer
+        else:
+            encoder, tokenizer = load_encoder(config.base_model)
+        network = BertramNetwork(config, ngrams, encoder, tokenizer)
+    try:
+        state = load_safetensors_bytes(msg["weights"])
+    except SafetensorError as err:
+        raise ValueError(f"Corrupt BERTRAM weights in serialized bytes: {err}") from err
+    _load_weights(network, state, "serialized bytes")
+    if device is not None:
+        network.to(device)
+    return network
