@@ -60,3 +60,42 @@ def minilm_path() -> str:
     from spacy_bertram.encoder import default_base_model_path
 
     return default_base_model_path()
+
+
+TINY_TEXT = [
+    "the farmer sold a kumquat at the market",
+    "she ate a sweet orange and a sour lemon in the garden",
+    "the old dog ran down the road to the river",
+    "people liked the tasty fruit: \"kumquat\" is a small fruit",
+] * 20
+
+
+def write_tiny_roberta(directory: Path, seed: int = 0, hidden: int = 32) -> Path:
+    """A byte-level BPE tokenizer trained on a few sentences + a random RobertaModel."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaConfig, RobertaModel, RobertaTokenizerFast
+
+    directory.mkdir(parents=True, exist_ok=True)
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(
+        TINY_TEXT, vocab_size=400, min_frequency=1,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+    )
+    bpe.save_model(str(directory))
+    tokenizer = RobertaTokenizerFast(
+        vocab_file=str(directory / "vocab.json"), merges_file=str(directory / "merges.txt")
+    )
+    tokenizer.save_pretrained(str(directory))
+    torch.manual_seed(seed)
+    config = RobertaConfig(
+        vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=hidden * 2, max_position_embeddings=130,
+        pad_token_id=tokenizer.pad_token_id, bos_token_id=0, eos_token_id=2,
+    )
+    RobertaModel(config).save_pretrained(str(directory))
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_roberta_path(tmp_path_factory) -> str:
+    return str(write_tiny_roberta(tmp_path_factory.mktemp("tiny-roberta")))

@@ -1,0 +1,78 @@
+"""The registered Thinc layer: predict, update, and exact serialisation round trips."""
+import numpy
+import pytest
+import torch
+from spacy.util import registry
+from thinc.api import Adam
+
+import spacy_bertram  # noqa: F401  (registers the architecture)
+from spacy_bertram import NgramVocab, get_bertram_network, save_bertram, set_bertram_network
+from spacy_bertram.storage import create_bertram
+
+X = [("kumquat", ["the farmer sold a kumquat", "a kumquat is small"]), ("tasty", ["tasty fruit"]), ("sea", [])]
+
+
+def build(path, **settings):
+    return registry.architectures.get("spacy-bertram.Bertram.v1")(base_model=path, **settings)
+
+
+def randomize(model, seed):
+    torch.manual_seed(seed)
+    network = get_bertram_network(model)
+    with torch.no_grad():
+        for param in network.bertram_state_dict().values():
+            param.add_(0.1 * torch.randn_like(param))
+
+
+def test_layer_is_registered_and_predicts_one_row_per_word(tiny_bert_path):
+    model = build(tiny_bert_path)
+    Y = model.predict(X)
+    assert Y.shape == (3, 32) and Y.dtype == numpy.float32
+    assert model.get_dim("nO") == 32
+    assert model.predict([]).shape == (0, 32)
+
+
+@pytest.mark.parametrize("via", ["bytes", "disk"])
+def test_layer_round_trips_exactly(tiny_bert_path, tmp_path, via):
+    model = build(tiny_bert_path, mode="shallow")
+    randomize(model, 3)
+    expected = model.predict(X)
+    other = build(tiny_bert_path, mode="shallow")
+    if via == "bytes":
+        other.from_bytes(model.to_bytes())
+    else:
+        model.to_disk(tmp_path / "layer")
+        other.from_disk(tmp_path / "layer")
+    assert numpy.array_equal(other.predict(X), expected)
+
+
+def test_from_bytes_rebuilds_a_network_with_another_ngram_vocab(tiny_bert_path):
+    trained = create_bertram(tiny_bert_path, ngram_vocab=NgramVocab.from_words(["kumquat"], min_count=1))
+    source = build(tiny_bert_path)
+    set_bertram_network(source, trained)
+    randomize(source, 4)
+    target = build(tiny_bert_path)  # empty n-gram vocab: different table size
+    target.from_bytes(source.to_bytes())
+    assert len(get_bertram_network(target).ngram_vocab) == len(trained.ngram_vocab)
+    assert numpy.array_equal(target.predict(X), source.predict(X))
+
+
+def test_model_path_loads_a_trained_directory(tiny_bert_path, tmp_path):
+    model = build(tiny_bert_path, mode="replace")
+    randomize(model, 5)
+    save_bertram(get_bertram_network(model), tmp_path / "m")
+    loaded = build("ignored-because-the-directory-says", model_path=str(tmp_path / "m"))
+    assert numpy.array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_update_changes_bertram_weights_but_not_the_encoder(tiny_bert_path):
+    model = build(tiny_bert_path, mode="add")
+    network = get_bertram_network(model)
+    encoder_before = {k: v.clone() for k, v in network.encoder.state_dict().items()}
+    bertram_before = {k: v.clone() for k, v in network.bertram_state_dict().items()}
+    Y, backprop = model.begin_update(X)
+    backprop(numpy.ones_like(Y))
+    model.finish_update(Adam(0.01))
+    after = network.bertram_state_dict()
+    assert any(not torch.equal(bertram_before[k], after[k]) for k in after)
+    assert all(torch.equal(v, network.encoder.state_dict()[k]) for k, v in encoder_before.items())

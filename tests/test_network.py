@@ -1,0 +1,137 @@
+"""The BERTRAM network on a tiny encoder: modes, attentive mimicking, batching, storage."""
+import numpy
+import pytest
+import torch
+
+from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
+from spacy_bertram.config import MODES
+from spacy_bertram.network import AttentiveMimicking
+
+WORDS = ["kumquat", "kumquats", "farmer", "garden", "tasty", "orange"]
+ITEMS = [
+    ("kumquat", ["the farmer sold a kumquat at the market", "a kumquat is a small sour fruit",
+                 "she ate a kumquat", "kumquat trees grow in the garden"]),
+    ("garden", ["the old garden", "a garden with a tree and a bird"]),
+    ("tasty", ["tasty food", "the tasty orange was sweet", "he liked tasty fruit"]),
+    ("orange", []),
+    ("farmer", ["the farmer ran", "no such word here"]),
+]
+
+
+def make_network(path, mode, seed=0, **settings):
+    vocab = NgramVocab.from_words(WORDS, min_count=1)
+    network = create_bertram(path, ngram_vocab=vocab, mode=mode, **settings)
+    torch.manual_seed(seed)
+    with torch.no_grad():  # move away from the identity/zero init so every part matters
+        for name, param in network.bertram_state_dict().items():
+            param.add_(0.1 * torch.randn_like(param))
+    return network
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_forward_and_backward_reach_the_right_parameters(tiny_bert_path, mode):
+    network = make_network(tiny_bert_path, mode)
+    network.train()
+    batch = network.prepare([w for w, _ in ITEMS], [c for _, c in ITEMS])
+    vectors = network(batch)
+    assert vectors.shape == (len(ITEMS), network.width)
+    assert torch.isfinite(vectors).all()
+    vectors.pow(2).sum().backward()
+    groups = network.parameter_groups()
+    expect_grad = {
+        "form": ["form"],
+        "context": ["context", "form"],  # words without contexts fall back to the form
+        "shallow": ["context", "gate", "form"],
+        "replace": ["context", "form"],
+        "add": ["context", "form"],
+    }[mode]
+    for group in expect_grad:
+        assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in groups[group]), group
+    assert all(p.grad is None for p in network.encoder.parameters())
+
+
+def test_attentive_mimicking_weights_sum_to_one_and_ignore_padding():
+    torch.manual_seed(0)
+    layer = AttentiveMimicking(8)
+    with torch.no_grad():
+        layer.query.weight.add_(torch.randn(8, 8))
+    states = torch.randn(3, 4, 8)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], dtype=torch.bool)
+    rho = layer(states, mask)
+    assert torch.allclose(rho.sum(dim=1), torch.ones(3), atol=1e-6)
+    assert (rho >= 0).all()
+    assert (rho[~mask] == 0).all()
+    assert rho[2, 0] == 1.0
+    # A context that disagrees with the others gets less weight than those that agree.
+    agree = torch.tensor([[1.0] * 8, [1.0] * 8, [1.0] * 8, [-1.0] * 8]).unsqueeze(0)
+    plain = AttentiveMimicking(8)
+    weights = plain(agree, torch.ones(1, 4, dtype=torch.bool))[0]
+    assert weights[3] < weights[0] and torch.allclose(weights[0], weights[1])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_batched_inference_equals_one_word_at_a_time(tiny_bert_path, mode):
+    network = make_network(tiny_bert_path, mode)
+    batched = network.infer(ITEMS, token_budget=256)
+    single = numpy.vstack([network.infer([item]) for item in ITEMS])
+    assert numpy.abs(batched - single).max() < 1e-5
+    assert not numpy.allclose(batched[0], batched[1])
+
+
+def test_inference_is_deterministic_in_eval_mode(tiny_bert_path):
+    network = make_network(tiny_bert_path, "add", ngram_dropout=0.5)
+    first = network.infer(ITEMS)
+    network.train()  # infer switches to eval and back
+    assert numpy.array_equal(first, network.infer(ITEMS))
+    assert network.training
+
+
+def test_ngram_dropout_only_in_training(tiny_bert_path):
+    network = make_network(tiny_bert_path, "form", ngram_dropout=0.5, use_subword_mean=False)
+    batch = network.prepare(["kumquats"])
+    network.train()
+    torch.manual_seed(1)
+    outs = {tuple(network(batch)[0, :4].tolist()) for _ in range(5)}
+    assert len(outs) > 1
+    network.eval()
+    assert torch.equal(network(batch), network(batch))
+
+
+def test_word_without_usable_context_gets_its_form_vector(tiny_bert_path):
+    network = make_network(tiny_bert_path, "add").eval()
+    form_only = network.form_vectors(*_ids(network, ["orange"])).detach().numpy()
+    for contexts in ([], ["a sentence without it"]):
+        assert numpy.allclose(network.infer([("orange", contexts)])[0], form_only[0], atol=1e-6)
+
+
+def _ids(network, words):
+    batch = network.prepare(words)
+    return batch.ngram_ids, batch.subword_ids
+
+
+@pytest.mark.parametrize("mode", ["add", "shallow"])
+def test_saved_and_loaded_model_gives_identical_vectors(tiny_bert_path, tmp_path, mode):
+    network = make_network(tiny_bert_path, mode)
+    before = network.infer(ITEMS)
+    path = save_bertram(network, tmp_path / "bertram")
+    assert sorted(p.name for p in path.iterdir()) == ["config.json", "ngrams.json", "weights.safetensors"]
+    loaded = load_bertram(path)
+    assert loaded.config.mode == mode
+    assert len(loaded.ngram_vocab) == len(network.ngram_vocab)
+    assert numpy.array_equal(before, loaded.infer(ITEMS))
+    # Saving again over an existing directory replaces it atomically.
+    save_bertram(loaded, path)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_subword_override_changes_only_the_surface_signal(tiny_bert_path):
+    network = make_network(tiny_bert_path, "form")
+    pieces = network.inputs.word_pieces("farmer")
+    assert len(pieces) == 1
+    split = network.tokenizer.convert_tokens_to_ids(["f", "##armer"])
+    split = [i for i in split if i != network.tokenizer.unk_token_id] or [network.tokenizer.unk_token_id]
+    a = network.prepare(["farmer"])
+    b = network.prepare(["farmer"], subword_ids=[split])
+    assert torch.equal(a.ngram_ids, b.ngram_ids)
+    network.eval()
+    assert not torch.allclose(network(a), network(b))
