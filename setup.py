@@ -33,6 +33,8 @@ setup(
     entry_points={
         "spacy_architectures": [
             "spacy-bertram.Bertram.v1 = spacy_bertram.layers:Bertram_v1",
+            "spacy-bertram.TransformerModel.v1 = spacy_bertram.injection:create_TransformerModel_v1",
+            "spacy-bertram.Tok2VecTransformer.v1 = spacy_bertram.injection:create_Tok2VecTransformer_v1",
         ],
         "console_scripts": ["spacy-bertram = spacy_bertram.cli:main"],
     },
