@@ -1,0 +1,564 @@
+"""The `bertram` pipeline component: rare tokens in, BERTRAM vectors on the doc out.
+
+For each doc it finds the rare tokens (`rare_words.py`), gathers each rare
+word's contexts (the doc's own sentences, a context store, or both), looks the
+(word, contexts) pair up in a bounded LRU cache (`vector_cache.py`), infers the
+missing vectors for a whole batch of docs in one call of the BERTRAM layer, and
+sets `doc._.bertram` = {token index: float32 vector}, which the
+`spacy-bertram.TransformerModel.v1` architecture reads. Every occurrence of a
+word in a doc gets the same vector; a doc with no rare word gets {}.
+
+The BERTRAM weights are trained offline, so the component is not trainable:
+its `update` only annotates the training docs in place (so the transformer
+after it trains on the same inputs it will see at prediction time) and never
+changes a weight. The trained model directory is given as `model_path` (factory
+setting, loaded on first use) or at `initialize`; `to_disk` then writes the
+weights, the frequency table and the cache into the pipeline, so `spacy.load`
+never needs the original directory. The base encoder is referenced by name.
+
+Fallbacks, all documented and none silent about a wrong vector:
+- a word no context of which contains it gets its form-only vector (BERTRAM's
+  own fallback); a word BERTRAM sees nothing of (only unknown n-grams and
+  unknown wordpieces) gets no vector and keeps its stock encoding;
+- empty or whitespace-only docs get {};
+- a missing or corrupt model, a missing context store, a model for another
+  encoder than the pipeline's transformer, or non-finite vectors raise ValueError.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+
+import numpy
+import srsly
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples
+from spacy.util import registry
+from spacy.vocab import Vocab
+from thinc.api import Config, Model
+
+from .encoder import resolve_base_model
+from .layers import get_bertram_network, set_bertram_network
+from .network import BertramNetwork
+from .ngrams import UNK_ID
+from .rare_words import (
+    CountTable,
+    Frequencies,
+    RareWordFinder,
+    RareWordRule,
+    StoreFrequencies,
+    WordfreqFrequencies,
+    group_by_word,
+)
+from .storage import MODEL_FILES, load_bertram
+from .vector_cache import CacheKey, VectorCache, cache_key
+
+logger = logging.getLogger("spacy_bertram")
+
+DOC_EXTENSION = "bertram"
+CONTEXT_SOURCES = ("doc", "store", "both")
+#: Words per call of the BERTRAM layer, bounding memory on huge batches.
+WORDS_PER_CALL = 512
+#: Mean cosine between sampled embedding rows of BERTRAM's encoder and the
+#: pipeline transformer's below which they are different embedding spaces
+#: (fine-tuning keeps it near 1; an unrelated model gives about 0).
+MIN_EMBEDDING_AGREEMENT = 0.5
+
+Vectors = Dict[int, numpy.ndarray]
+
+DEFAULT_CONFIG_STR = """
+[bertram]
+model_path = null
+contexts = "doc"
+context_store = null
+max_contexts = 8
+context_window = 25
+cache_size = 10000
+save_cache = true
+
+[bertram.model]
+@architectures = "spacy-bertram.Bertram.v1"
+base_model = "default"
+
+[bertram.rare_words]
+@misc = "spacy-bertram.RareWords.v1"
+frequencies = "auto"
+max_zipf = 3.0
+alpha_only = true
+min_wordpieces = 1
+min_length = 2
+"""
+DEFAULT_CONFIG = Config().from_str(DEFAULT_CONFIG_STR)
+
+
+def install_extension() -> None:
+    if not Doc.has_extension(DOC_EXTENSION):
+        Doc.set_extension(DOC_EXTENSION, default=None)
+
+
+install_extension()
+
+
+@registry.misc("spacy-bertram.encoder_path.v1")
+def encoder_path(name: str = "default") -> str:
+    """The encoder's name or path as spacy-transformers' `name` wants it ("default" = MiniLM)."""
+    return resolve_base_model(name)
+
+
+@Language.factory(
+    "bertram",
+    assigns=[f"doc._.{DOC_EXTENSION}"],
+    default_config=DEFAULT_CONFIG["bertram"],
+)
+def make_bertram(
+    nlp: Language,
+    name: str,
+    model: Model,
+    rare_words: RareWordRule,
+    model_path: Optional[str],
+    contexts: str,
+    context_store: Optional[str],
+    max_contexts: int,
+    context_window: int,
+    cache_size: int,
+    save_cache: bool,
+) -> "BertramComponent":
+    """BERTRAM vectors for the rare tokens of each doc, in `doc._.bertram`.
+
+    model: the `spacy-bertram.Bertram.v1` layer; set its `base_model` to the
+        encoder the trained model was made for to avoid loading the default.
+    rare_words: the rule (`spacy-bertram.RareWords.v1`).
+    model_path: trained BERTRAM directory, loaded on first use (or give it at
+        `[initialize.components.bertram] model_path`).
+    contexts: "doc" (the sentences of the doc the word occurs in), "store"
+        (the SQLite context store at `context_store`) or "both".
+    max_contexts: contexts per word (doc contexts first for "both").
+    context_window: tokens on each side of the word when the doc has no
+        sentence boundaries (or the sentence is longer than twice this).
+    cache_size: vectors kept in the LRU cache (0 disables it).
+    save_cache: write the cache with the pipeline.
+    """
+    return BertramComponent(
+        nlp.vocab,
+        model,
+        rare_words,
+        name=name,
+        nlp=nlp,
+        model_path=model_path,
+        contexts=contexts,
+        context_store=context_store,
+        max_contexts=max_contexts,
+        context_window=context_window,
+        cache_size=cache_size,
+        save_cache=save_cache,
+    )
+
+
+class BertramComponent(Pipe):
+    """Sets `doc._.bertram` (token index -> BERTRAM vector) for rare tokens."""
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        rare_words: RareWordRule,
+        *,
+        name: str = "bertram",
+        nlp: Optional[Language] = None,
+        model_path: Optional[str] = None,
+        contexts: str = "doc",
+        context_store: Optional[str] = None,
+        max_contexts: int = 8,
+        context_window: int = 25,
+        cache_size: int = 10_000,
+        save_cache: bool = True,
+    ) -> None:
+        if contexts not in CONTEXT_SOURCES:
+            raise ValueError(f"bertram: contexts must be one of {CONTEXT_SOURCES}, got {contexts!r}")
+        if contexts != "doc" and not context_store:
+            raise ValueError(f"bertram: contexts={contexts!r} needs a context_store path")
+        if rare_words.frequencies == "store" and not context_store:
+            raise ValueError("bertram: rare_words.frequencies='store' needs a context_store path")
+        if max_contexts < 1 or context_window < 1:
+            raise ValueError("bertram: max_contexts and context_window must be at least 1")
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.rule = rare_words
+        self.source = contexts
+        self.context_store = context_store
+        self.max_contexts = int(max_contexts)
+        self.context_window = int(context_window)
+        self.save_cache = save_cache
+        self.cache = VectorCache(cache_size)
+        # Serialised state: which trained model the weights are (None: untrained).
+        self.cfg: Dict[str, Any] = {"model_id": None, "model_source": None}
+        self.table: Optional[CountTable] = None
+        self._model_path = model_path
+        self._nlp = nlp
+        self._finder: Optional[RareWordFinder] = None
+        self._store: Any = None
+        self._store_pid: Optional[int] = None
+        self._checked: Set[int] = set()
+        install_extension()
+
+    # -- the trained model -------------------------------------------------------------
+
+    @property
+    def network(self) -> BertramNetwork:
+        return get_bertram_network(self.model)
+
+    @property
+    def is_loaded(self) -> bool:
+        return self.cfg.get("model_id") is not None
+
+    def load_model(self, path: Union[str, Path]) -> None:
+        """Load a trained BERTRAM directory (weights, and its word counts if shipped)."""
+        path = Path(path)
+        try:
+            network = load_bertram(path)
+            table = CountTable.from_model_dir(path)
+        except ValueError as err:
+            raise ValueError(f"bertram: cannot use the BERTRAM model at {str(path)!r}: {err}") from err
+        set_bertram_network(self.model, network)
+        self.table = table
+        self.cfg["model_id"] = model_fingerprint(path)
+        self.cfg["model_source"] = str(path)
+        self._finder = None
+        self._checked.clear()
+        self.cache.bind(self.cfg["model_id"])
+
+    def _ensure_ready(self) -> RareWordFinder:
+        if not self.is_loaded:
+            if not self._model_path:
+                raise ValueError(
+                    f"The '{self.name}' component has no trained BERTRAM model. Give its "
+                    "directory as the factory setting model_path, as [initialize.components."
+                    f"{self.name}] model_path, or load a pipeline saved with one."
+                )
+            self.load_model(self._model_path)
+        if self.cache.bind(self.cfg["model_id"]):
+            logger.info("bertram: vector cache emptied: it held another model's vectors")
+        if self._finder is None:
+            network = self.network
+            self._finder = RareWordFinder(
+                self.rule, self._frequencies(), self._count_pieces, self._has_signal
+            )
+            self._word_key = word_key_function(network)
+        return self._finder
+
+    def _frequencies(self) -> Frequencies:
+        source = self.rule.frequencies
+        if source == "auto":
+            source = "model" if self.table is not None else "wordfreq"
+        if source == "model":
+            if self.table is None:
+                raise ValueError(
+                    "bertram: rare_words.frequencies is 'model', but the BERTRAM model ships "
+                    "no word counts (counts.json in its directory). Use 'auto' or 'wordfreq'."
+                )
+            return self.table
+        if source == "store":
+            return StoreFrequencies(self._get_store)
+        return WordfreqFrequencies()
+
+    def _count_pieces(self, word: str) -> int:
+        try:
+            return len(self.network.inputs.word_pieces(word))
+        except ValueError:  # the tokenizer drops the word entirely
+            return 0
+
+    def _has_signal(self, word: str) -> bool:
+        network = self.network
+        if any(i != UNK_ID for i in network.ngram_vocab.encode(word)):
+            return True
+        unk = network.tokenizer.unk_token_id
+        try:
+            return any(piece != unk for piece in network.inputs.word_pieces(word))
+        except ValueError:
+            return False
+
+    def _get_store(self) -> Any:
+        """The context store, opened lazily and once per process (SQLite handles must not cross fork)."""
+        if self._store is None or self._store_pid != os.getpid():
+            if not self.context_store:
+                raise ValueError("bertram: no context_store configured")
+            from .contexts import ContextStore
+
+            try:
+                self._store = ContextStore.open(self.context_store)
+            except ValueError as err:
+                raise ValueError(
+                    f"bertram: cannot open the context store {self.context_store!r} "
+                    f"(contexts={self.source!r}): {err}"
+                ) from err
+            self._store_pid = os.getpid()
+        return self._store
+
+    # -- encoder compatibility -----------------------------------------------------------
+
+    def _check_transformers(self) -> None:
+        """Refuse to feed vectors to a transformer whose embedding space is not BERTRAM's."""
+        if self._nlp is None:
+            return
+        for name, proc in self._nlp.pipeline:
+            model = getattr(proc, "model", None)
+            if proc is self or not isinstance(model, Model):
+                continue
+            for node in model.walk():
+                if not node.attrs.get("has_transformer") or id(node) in self._checked:
+                    continue
+                check_encoder_compatible(self.network, node.transformer, node.tokenizer, name)
+                self._checked.add(id(node))
+
+    # -- contexts ----------------------------------------------------------------------
+
+    def doc_contexts(self, doc: Doc, indices: Sequence[int]) -> List[str]:
+        """Distinct texts of the sentences (or token windows) around the word's occurrences."""
+        use_sents = doc.has_annotation("SENT_START")
+        window = self.context_window
+        texts: List[str] = []
+        seen: Set[str] = set()
+        for i in indices:
+            lo, hi = max(0, i - window), min(len(doc), i + window + 1)
+            if use_sents:
+                sent = doc[i].sent
+                if len(sent) <= 2 * window + 1:
+                    lo, hi = sent.start, sent.end
+                else:
+                    lo, hi = max(sent.start, lo), min(sent.end, hi)
+            text = doc[lo:hi].text
+            if text not in seen:
+                seen.add(text)
+                texts.append(text)
+        return spread(texts, self.max_contexts)
+
+    def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
+        texts = self.doc_contexts(doc, indices) if self.source != "store" else []
+        if self.source != "doc" and len(texts) < self.max_contexts:
+            seen = set(texts)
+            for text in self._get_store().contexts(word, limit=self.max_contexts):
+                if text not in seen and len(texts) < self.max_contexts:
+                    seen.add(text)
+                    texts.append(text)
+        return texts
+
+    # -- processing --------------------------------------------------------------------
+
+    def __call__(self, doc: Doc) -> Doc:
+        error_handler = self.get_error_handler()
+        try:
+            self.set_annotations([doc], self.predict([doc]))
+            return doc
+        except Exception as e:
+            error_handler(self.name, self, [doc], e)
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        """Docs in batches: the rare words of a whole batch share one BERTRAM call."""
+        error_handler = self.get_error_handler()
+        for docs in util.minibatch(stream, size=batch_size):
+            docs = list(docs)
+            try:
+                self.set_annotations(docs, self.predict(docs))
+                yield from docs
+            except Exception as e:
+                error_handler(self.name, self, docs, e)
+
+    def predict(self, docs: Iterable[Doc]) -> List[Vectors]:
+        """Vectors for the rare tokens of each doc, without modifying the docs."""
+        finder = self._ensure_ready()
+        self._check_transformers()
+        plans: List[List[Tuple[List[int], CacheKey]]] = []
+        found: Dict[CacheKey, numpy.ndarray] = {}
+        missing: Dict[CacheKey, Tuple[str, List[str]]] = {}
+        for doc in docs:
+            plan = []
+            for word, indices in group_by_word(doc, finder.find(doc), self._word_key).items():
+                contexts = self.contexts_for(doc, word, indices)
+                key = cache_key(word, self.source, contexts)
+                if key not in found and key not in missing:
+                    vector = self.cache.get(key)
+                    if vector is None:
+                        missing[key] = (word, contexts)
+                    else:
+                        found[key] = vector
+                plan.append((indices, key))
+            plans.append(plan)
+        if missing:
+            vectors = self.infer(list(missing.values()))
+            for key, vector in zip(missing, vectors):
+                found[key] = self.cache.put(key, vector)
+        return [{i: found[key] for indices, key in plan for i in indices} for plan in plans]
+
+    def infer(self, items: Sequence[Tuple[str, Sequence[str]]]) -> numpy.ndarray:
+        """Run the BERTRAM layer; checks shape and finiteness of what comes back."""
+        width = self.network.width
+        out = numpy.zeros((len(items), width), dtype="float32")
+        for start in range(0, len(items), WORDS_PER_CALL):
+            chunk = list(items[start : start + WORDS_PER_CALL])
+            Y = self.model.ops.to_numpy(self.model.predict(chunk))
+            out[start : start + len(chunk)] = Y
+        if not numpy.isfinite(out).all():
+            bad = [items[i][0] for i in numpy.flatnonzero(~numpy.isfinite(out).all(axis=1))[:5]]
+            raise ValueError(f"bertram: the model produced non-finite vectors for {bad}")
+        return out
+
+    def set_annotations(self, docs: Iterable[Doc], vectors: Sequence[Vectors]) -> None:
+        for doc, doc_vectors in zip(docs, vectors):
+            doc._.set(DOC_EXTENSION, doc_vectors)
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Any = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """No weight update (BERTRAM is trained offline): annotate the predicted docs in place."""
+        examples = list(examples)
+        validate_examples(examples, "BertramComponent.update")
+        docs = [eg.predicted for eg in examples]
+        self.set_annotations(docs, self.predict(docs))
+        return losses if losses is not None else {}
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        model_path: Optional[str] = None,
+    ) -> None:
+        """Load the trained model (`model_path` here wins over the factory setting)."""
+        if nlp is not None:
+            self._nlp = nlp
+        if model_path is not None:
+            self.load_model(model_path)
+        self._finder = None
+        self._ensure_ready()
+
+    # -- serialization -------------------------------------------------------------------
+
+    def _serializers(self) -> Dict[str, Callable[[], bytes]]:
+        if not self.is_loaded and self._model_path:
+            self.load_model(self._model_path)  # the pipeline must carry the weights
+        data: Dict[str, Callable[[], bytes]] = {
+            "cfg": lambda: srsly.json_dumps(self.cfg).encode("utf8"),
+            "model": self.model.to_bytes,
+        }
+        if self.table is not None:
+            data["frequencies"] = self.table.to_bytes
+        if self.save_cache:
+            data["cache"] = self.cache.to_bytes
+        return data
+
+    def _load_parts(self, parts: Dict[str, bytes]) -> None:
+        if "cfg" in parts:
+            self.cfg.update(srsly.json_loads(parts["cfg"]))
+        if "model" in parts:
+            try:
+                self.model.from_bytes(parts["model"])
+            except (ValueError, KeyError, TypeError) as err:
+                raise ValueError(f"bertram: corrupt serialized BERTRAM model: {err}") from err
+        self.table = CountTable.from_bytes(parts["frequencies"]) if "frequencies" in parts else None
+        if "cache" in parts:
+            self.cache.from_bytes(parts["cache"])
+        self._finder = None
+        self._checked.clear()
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        parts = {k: get() for k, get in self._serializers().items() if k not in exclude}
+        return srsly.msgpack_dumps(parts)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
+        parts = srsly.msgpack_loads(bytes_data)
+        self._load_parts({k: v for k, v in parts.items() if k not in exclude})
+        return self
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
+        path = util.ensure_path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        for key, get in self._serializers().items():
+            if key not in exclude:
+                (path / key).write_bytes(get())
+
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
+        path = util.ensure_path(path)
+        names = ("cfg", "model", "frequencies", "cache")
+        parts = {k: (path / k).read_bytes() for k in names if k not in exclude and (path / k).is_file()}
+        self._load_parts(parts)
+        return self
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def spread(items: Sequence[str], limit: int) -> List[str]:
+    """At most `limit` items, evenly spaced over the sequence (first and last kept)."""
+    if len(items) <= limit:
+        return list(items)
+    if limit == 1:
+        return [items[0]]
+    step = (len(items) - 1) / (limit - 1)
+    return [items[round(k * step)] for k in range(limit)]
+
+
+def word_key_function(network: BertramNetwork) -> Callable[[str], str]:
+    """The word form that decides the vector: lowercased only if the network ignores case."""
+    ngrams_ignore_case = network.ngram_vocab.lowercase
+    tokenizer_ignores_case = network.inputs.normalize("Ab") == network.inputs.normalize("ab")
+    if ngrams_ignore_case and tokenizer_ignores_case:
+        return str.lower
+    return str
+
+
+def model_fingerprint(path: Union[str, Path]) -> str:
+    """Content hash of a BERTRAM model directory: cache entries are valid for this model only."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name in MODEL_FILES:
+        with open(Path(path) / name, "rb") as file_:
+            for block in iter(lambda: file_.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def check_encoder_compatible(network: BertramNetwork, hf_model: Any, tokenizer: Any, where: str) -> None:
+    """Raise if a transformer does not share BERTRAM's input-embedding space.
+
+    Checks the embedding width, the wordpiece vocabulary, and that the
+    embedding rows agree in direction (fine-tuning keeps them close, another
+    model of the same shape does not).
+    """
+    import torch
+
+    theirs = hf_model.get_input_embeddings().weight.detach()
+    ours = network.embedding_matrix().detach()
+    base = network.config.base_model
+    hint = (
+        f"The BERTRAM model was trained for {base!r}; use that encoder in the '{where}' "
+        "component or retrain BERTRAM for this one."
+    )
+    if theirs.shape[1] != ours.shape[1]:
+        raise ValueError(
+            f"bertram: vector width {ours.shape[1]} does not match the input embeddings "
+            f"of '{where}' (width {theirs.shape[1]}). {hint}"
+        )
+    if theirs.shape[0] != ours.shape[0] or tokenizer.get_vocab() != network.tokenizer.get_vocab():
+        raise ValueError(
+            f"bertram: the wordpiece vocabulary of '{where}' ({theirs.shape[0]} rows) differs "
+            f"from that of BERTRAM's encoder ({ours.shape[0]} rows). {hint}"
+        )
+    rows = torch.linspace(0, ours.shape[0] - 1, steps=min(256, ours.shape[0])).long()
+    a, b = ours[rows].float().cpu(), theirs[rows].float().cpu()
+    agreement = float(torch.nn.functional.cosine_similarity(a, b, dim=1).mean())
+    if agreement < MIN_EMBEDDING_AGREEMENT:
+        raise ValueError(
+            f"bertram: the input embeddings of '{where}' are not those of BERTRAM's encoder "
+            f"(mean cosine {agreement:.2f} over sampled rows). {hint}"
+        )

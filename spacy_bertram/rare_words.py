@@ -1,0 +1,238 @@
+"""Which tokens are rare: a frequency table and the configurable rule over it.
+
+Rarity is measured on the Zipf scale (log10 of occurrences per billion words),
+so one threshold means the same thing whatever the table: the counts BERTRAM
+was trained on (shipped in its model directory, the best estimate of what it
+has and has not seen), the corpus behind a context store, or wordfreq's
+general English frequencies as a fallback. A word absent from a table has
+Zipf 0 (rarest).
+
+The rule is a registered function (`spacy-bertram.RareWords.v1`) so that a
+pipeline config states it in full and users can register their own.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Union
+
+import srsly
+from spacy.tokens import Doc, Token
+from spacy.util import registry
+
+PathLike = Union[str, Path]
+
+#: Files in a BERTRAM model directory that hold its training word counts.
+COUNT_FILES = ("counts.json", "counts.tsv", "word_counts.json", "word_counts.tsv")
+FREQUENCY_SOURCES = ("auto", "model", "wordfreq", "store")
+FORMAT_NAME = "spacy-bertram-frequencies"
+
+
+def zipf_from_count(count: int, total: int) -> float:
+    """Zipf value of `count` occurrences in a corpus of `total` words (0 if unseen)."""
+    if count <= 0 or total <= 0:
+        return 0.0
+    return max(0.0, math.log10(count * 1e9 / total))
+
+
+class Frequencies(Protocol):
+    """Anything that can say how frequent a word is, on the Zipf scale."""
+
+    source: str
+
+    def zipf(self, word: str) -> float: ...
+
+
+class CountTable:
+    """Word counts with their corpus size: a model's training counts, shipped with it.
+
+    Lookup tries the word as written and lowercased and takes the higher
+    frequency, so a sentence-initial "The" is as frequent as "the".
+    """
+
+    source = "model"
+
+    def __init__(self, counts: Mapping[str, int], total: Optional[int] = None) -> None:
+        self.counts: Dict[str, int] = {str(w): int(n) for w, n in counts.items() if int(n) > 0}
+        self.total = int(total) if total else sum(self.counts.values())
+        if not self.counts or self.total <= 0:
+            raise ValueError("A frequency table needs at least one word with a positive count")
+
+    def __len__(self) -> int:
+        return len(self.counts)
+
+    def count(self, word: str) -> int:
+        return max(self.counts.get(word, 0), self.counts.get(word.lower(), 0))
+
+    def zipf(self, word: str) -> float:
+        return zipf_from_count(self.count(word), self.total)
+
+    def to_bytes(self) -> bytes:
+        return srsly.msgpack_dumps({"format": FORMAT_NAME, "total": self.total, "counts": self.counts})
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "CountTable":
+        msg = srsly.msgpack_loads(data)
+        if not isinstance(msg, dict) or msg.get("format") != FORMAT_NAME:
+            raise ValueError("Not a spacy-bertram frequency table")
+        return cls(msg["counts"], msg["total"])
+
+    @classmethod
+    def from_file(cls, path: PathLike) -> "CountTable":
+        """Read `{"total": N, "counts": {word: n}}`, `{word: n}` (JSON) or `word<TAB>n` lines."""
+        path = Path(path)
+        try:
+            if path.suffix == ".json":
+                data = json.loads(path.read_text(encoding="utf8"))
+                if isinstance(data, dict) and isinstance(data.get("counts"), dict):
+                    return cls(data["counts"], data.get("total"))
+                if isinstance(data, dict):
+                    return cls(data)
+                raise ValueError("expected a JSON object")
+            counts: Dict[str, int] = {}
+            with open(path, encoding="utf8") as file_:
+                for line in file_:
+                    fields = line.rstrip("\n").split("\t")
+                    if len(fields) >= 2 and fields[0]:
+                        counts[fields[0]] = counts.get(fields[0], 0) + int(fields[1])
+            return cls(counts)
+        except (OSError, ValueError, TypeError, AttributeError) as err:
+            raise ValueError(f"Corrupt word-count file {str(path)!r}: {err}") from err
+
+    @classmethod
+    def from_model_dir(cls, directory: PathLike) -> Optional["CountTable"]:
+        """The training counts shipped in a BERTRAM model directory, or None."""
+        for name in COUNT_FILES:
+            path = Path(directory) / name
+            if path.is_file():
+                return cls.from_file(path)
+        return None
+
+
+class WordfreqFrequencies:
+    """wordfreq's English Zipf frequencies: the fallback when a model ships no counts."""
+
+    source = "wordfreq"
+
+    def __init__(self, lang: str = "en") -> None:
+        self.lang = lang
+
+    def zipf(self, word: str) -> float:
+        from wordfreq import zipf_frequency
+
+        return float(zipf_frequency(word, self.lang))
+
+
+class StoreFrequencies:
+    """Counts of the corpus behind a context store (looked up live, not copied)."""
+
+    source = "store"
+
+    def __init__(self, get_store: Callable[[], object]) -> None:
+        self.get_store = get_store
+
+    def zipf(self, word: str) -> float:
+        store = self.get_store()
+        return zipf_from_count(store.count(word), store.total_words)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class RareWordRule:
+    """Settings that decide which tokens get BERTRAM vectors.
+
+    frequencies: "auto" (the model's training counts if it ships them, else
+        wordfreq), "model", "wordfreq" or "store" (the context store's counts).
+    max_zipf: a token is rare when its Zipf frequency is below this (3.0 is
+        about once per million words).
+    alpha_only: only alphabetic tokens (no numbers, punctuation, emoji); when
+        False a token still needs at least one letter.
+    min_wordpieces: only tokens the encoder splits into at least this many
+        wordpieces (2 = words the encoder has no single entry for).
+    min_length: shortest token, in characters.
+    """
+
+    frequencies: str = "auto"
+    max_zipf: float = 3.0
+    alpha_only: bool = True
+    min_wordpieces: int = 1
+    min_length: int = 2
+
+    def __post_init__(self) -> None:
+        if self.frequencies not in FREQUENCY_SOURCES:
+            raise ValueError(
+                f"rare_words.frequencies must be one of {FREQUENCY_SOURCES}, got {self.frequencies!r}"
+            )
+        if self.min_wordpieces < 1 or self.min_length < 1:
+            raise ValueError("rare_words.min_wordpieces and min_length must be at least 1")
+
+    def is_candidate(self, token: Token) -> bool:
+        """The cheap, table-free part of the rule."""
+        text = token.text
+        if len(text) < self.min_length or token.is_space:
+            return False
+        if self.alpha_only:
+            return token.is_alpha
+        return any(ch.isalpha() for ch in text) and not any(ch.isspace() for ch in text)
+
+
+@registry.misc("spacy-bertram.RareWords.v1")
+def make_rare_word_rule(
+    frequencies: str = "auto",
+    max_zipf: float = 3.0,
+    alpha_only: bool = True,
+    min_wordpieces: int = 1,
+    min_length: int = 2,
+) -> RareWordRule:
+    return RareWordRule(frequencies, max_zipf, alpha_only, min_wordpieces, min_length)
+
+
+class RareWordFinder:
+    """Applies a rule with a frequency source and a wordpiece counter, memoised per word.
+
+    `has_signal(word)` is False for words BERTRAM would see nothing of (every
+    character n-gram unknown and every wordpiece the unknown token); such
+    tokens keep their stock encoding rather than get a vector made of UNKs.
+    """
+
+    def __init__(
+        self,
+        rule: RareWordRule,
+        frequencies: Frequencies,
+        count_pieces: Callable[[str], int],
+        has_signal: Callable[[str], bool],
+        memo_size: int = 200_000,
+    ) -> None:
+        self.rule = rule
+        self.frequencies = frequencies
+        self.count_pieces = count_pieces
+        self.has_signal = has_signal
+        self.memo_size = memo_size
+        self._memo: Dict[str, bool] = {}
+
+    def is_rare_word(self, word: str) -> bool:
+        known = self._memo.get(word)
+        if known is not None:
+            return known
+        rare = (
+            self.frequencies.zipf(word) < self.rule.max_zipf
+            and self.count_pieces(word) >= self.rule.min_wordpieces
+            and self.has_signal(word)
+        )
+        if len(self._memo) >= self.memo_size:
+            self._memo.clear()
+        self._memo[word] = rare
+        return rare
+
+    def find(self, doc: Doc) -> List[int]:
+        """Indices of the rare tokens of `doc`, in order."""
+        return [t.i for t in doc if self.rule.is_candidate(t) and self.is_rare_word(t.text)]
+
+
+def group_by_word(doc: Doc, indices: Iterable[int], key: Callable[[str], str]) -> Dict[str, List[int]]:
+    """Token indices grouped by the word form the network sees (one vector per group)."""
+    groups: Dict[str, List[int]] = {}
+    for i in indices:
+        groups.setdefault(key(doc[i].text), []).append(i)
+    return groups

@@ -1,0 +1,139 @@
+"""A bounded LRU memo of BERTRAM vectors, saved with the pipeline.
+
+Key policy: a BERTRAM vector is a pure function of the word form, the exact
+contexts it is computed from, and the model. So the key is
+(word form, context source, digest of the ordered context texts), and the
+whole cache carries a fingerprint of the model (weights and config) and is
+emptied when the model changes. A hit therefore returns exactly the vector a
+miss would compute, for every source:
+
+- "store": a word's store contexts are fixed, so a repeated word always hits
+  (only the store lookup is paid, never the encoder);
+- "doc": the vector depends on the document's own sentences; it hits when the
+  same word appears in the same contexts again (a re-processed or duplicated
+  text, a repeated sentence), and never serves a vector computed from another
+  document's contexts as if it were this one's;
+- "both": the same, over the document's and the store's contexts together.
+
+The source is part of the key only for statistics and readability: equal
+contexts give equal vectors whatever their source. Nothing is pickled:
+keys go to msgpack, vectors to safetensors.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from typing import Dict, Optional, Sequence, Tuple
+
+import numpy
+import srsly
+from safetensors import SafetensorError
+from safetensors.numpy import load as load_arrays
+from safetensors.numpy import save as save_arrays
+
+CacheKey = Tuple[str, str, str]
+FORMAT_NAME = "spacy-bertram-vector-cache"
+
+
+def contexts_digest(contexts: Sequence[str]) -> str:
+    """A 128-bit digest of the ordered context list (json, so no separator collisions)."""
+    data = json.dumps(list(contexts), ensure_ascii=False).encode("utf8")
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def cache_key(word: str, source: str, contexts: Sequence[str]) -> CacheKey:
+    return (word, source, contexts_digest(contexts))
+
+
+class VectorCache:
+    """LRU map from `CacheKey` to a read-only float32 vector, at most `max_size` entries.
+
+    `max_size=0` disables caching (every lookup misses, nothing is stored).
+    """
+
+    def __init__(self, max_size: int = 10_000, fingerprint: str = "") -> None:
+        if max_size < 0:
+            raise ValueError(f"cache_size must be >= 0, got {max_size}")
+        self.max_size = int(max_size)
+        self.fingerprint = fingerprint
+        self._entries: "OrderedDict[CacheKey, numpy.ndarray]" = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def get(self, key: CacheKey) -> Optional[numpy.ndarray]:
+        vector = self._entries.get(key)
+        if vector is None:
+            self.misses += 1
+            return None
+        self._entries.move_to_end(key)
+        self.hits += 1
+        return vector
+
+    def put(self, key: CacheKey, vector: numpy.ndarray) -> numpy.ndarray:
+        """Store a read-only float32 copy; returns it (callers share that one array)."""
+        stored = numpy.array(vector, dtype="float32", copy=True).reshape(-1)
+        stored.flags.writeable = False
+        if self.max_size == 0:
+            return stored
+        if self._entries and stored.shape != next(iter(self._entries.values())).shape:
+            raise ValueError(
+                f"Vector of shape {stored.shape} does not fit a cache of "
+                f"{next(iter(self._entries.values())).shape} vectors"
+            )
+        self._entries[key] = stored
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_size:
+            self._entries.popitem(last=False)
+        return stored
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.hits = self.misses = 0
+
+    def bind(self, fingerprint: str) -> bool:
+        """Tie the cache to a model fingerprint; empties it if it held another model's vectors."""
+        if fingerprint == self.fingerprint:
+            return False
+        stale = bool(self._entries)
+        self.clear()
+        self.fingerprint = fingerprint
+        return stale
+
+    def stats(self) -> Dict[str, int]:
+        return {"size": len(self), "max_size": self.max_size, "hits": self.hits, "misses": self.misses}
+
+    def to_bytes(self) -> bytes:
+        keys = [list(key) for key in self._entries]
+        if keys:
+            matrix = numpy.stack(list(self._entries.values())).astype("float32")
+            vectors = save_arrays({"vectors": matrix})
+        else:
+            vectors = b""
+        return srsly.msgpack_dumps(
+            {"format": FORMAT_NAME, "fingerprint": self.fingerprint, "keys": keys, "vectors": vectors}
+        )
+
+    def from_bytes(self, data: bytes) -> "VectorCache":
+        """Restore entries (oldest first); keeps this cache's own `max_size`."""
+        try:
+            msg = srsly.msgpack_loads(data)
+            if not isinstance(msg, dict) or msg.get("format") != FORMAT_NAME:
+                raise ValueError("not a vector cache")
+            keys = [tuple(str(part) for part in key) for key in msg["keys"]]
+            matrix = load_arrays(msg["vectors"])["vectors"] if keys else numpy.zeros((0, 0), "float32")
+        except (ValueError, KeyError, TypeError, SafetensorError) as err:
+            raise ValueError(f"Corrupt BERTRAM vector cache: {err}") from err
+        if len(keys) != len(matrix) or any(len(key) != 3 for key in keys):
+            raise ValueError("Corrupt BERTRAM vector cache: keys and vectors do not match")
+        self.clear()
+        self.fingerprint = str(msg["fingerprint"])
+        for key, row in zip(keys, matrix):
+            self.put(key, row)  # type: ignore[arg-type]
+        return self
