@@ -1,0 +1,333 @@
+"""Where contexts come from: an SQLite store of word counts and sampled contexts.
+
+BERTRAM needs, for any word, its corpus frequency and a handful of contexts
+(training words: many; rare words met at inference: whatever the corpus has).
+`ContextStore` keeps both in one SQLite file (stdlib only), clustered by word
+so that one word's contexts are one index range read, never a scan.
+
+Building is two streaming passes over a `Corpus`:
+1. `count_words`: word counts in a dict (memory grows with the vocabulary, not
+   with the corpus length).
+2. `build_context_store`: for each selected word (`select_words`), a uniform
+   reservoir sample of at most `cap` distinct contexts. Only the reservoir
+   bookkeeping (a few integers and one 64-bit hash per slot) is in memory;
+   context texts go to SQLite in batches. The file is written beside the
+   target and renamed into place at the end, so a crash leaves no store.
+
+A context is the raw line cut from `window` words before the occurrence to
+`window` words after it (punctuation and spacing kept, so a subword tokenizer
+sees natural text), with the character span of the occurrence, so the word
+can be masked exactly even if it occurs twice in the window.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import random
+import sqlite3
+from array import array
+from collections import Counter
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+from tqdm import tqdm
+
+from .corpus import Corpus, Span, tokenize, tokenize_spans
+from .fileio import atomic_path
+
+logger = logging.getLogger(__name__)
+
+PathLike = Union[str, Path]
+Context = Tuple[str, int, int]
+
+FORMAT_NAME = "spacy-bertram-contexts"
+FORMAT_VERSION = 1
+DEFAULT_WINDOW = 25
+DEFAULT_MAX_CONTEXTS = 64
+DEFAULT_RARE_MAX_CONTEXTS = 16
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE words (
+    id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE,
+    count INTEGER NOT NULL, n_contexts INTEGER NOT NULL
+);
+CREATE TABLE contexts (
+    word_id INTEGER NOT NULL, slot INTEGER NOT NULL,
+    text TEXT NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,
+    PRIMARY KEY (word_id, slot)
+) WITHOUT ROWID;
+"""
+
+
+class ContextStore:
+    """Read access to a built store. Open with `ContextStore.open(path)`.
+
+    Lookups apply the store's own casing rule: a store built lowercased
+    answers `count("Kumquat")` with the count of "kumquat".
+    """
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, meta: Dict[str, str]) -> None:
+        self.path = path
+        self._conn = conn
+        self.meta = meta
+        self.lowercase = meta.get("lowercase") == "1"
+        self.window = int(meta.get("window", DEFAULT_WINDOW))
+        self.total_words = int(meta["total_words"])
+        self.vocab_size = int(meta["vocab_size"])
+
+    @classmethod
+    def open(cls, path: PathLike) -> "ContextStore":
+        """Open read-only; ValueError if `path` is missing or not a context store."""
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"Context store not found: {path}")
+        uri = path.resolve().as_uri() + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        try:
+            meta = dict(conn.execute("SELECT key, value FROM meta"))
+        except sqlite3.DatabaseError as err:
+            conn.close()
+            raise ValueError(f"Not a context store ({err}): {path}") from None
+        if meta.get("format") != FORMAT_NAME or int(meta.get("version", -1)) != FORMAT_VERSION:
+            conn.close()
+            raise ValueError(
+                f"Not a {FORMAT_NAME} v{FORMAT_VERSION} file: {path} "
+                f"(found {meta.get('format')!r} v{meta.get('version')})"
+            )
+        return cls(path, conn, meta)
+
+    def __reduce__(self):
+        """Pickle by path, so a pipeline holding a store can go to worker processes."""
+        return (ContextStore.open, (str(self.path),))
+
+    def key(self, word: str) -> str:
+        """The form under which `word` is stored."""
+        return word.lower() if self.lowercase else word
+
+    def count(self, word: str) -> int:
+        """Corpus frequency of `word` (0 if unseen)."""
+        row = self._conn.execute("SELECT count FROM words WHERE word = ?", (self.key(word),)).fetchone()
+        return row[0] if row else 0
+
+    def __contains__(self, word: object) -> bool:
+        return isinstance(word, str) and self.count(word) > 0
+
+    def __len__(self) -> int:
+        return self.vocab_size
+
+    def context_spans(self, word: str, limit: Optional[int] = None) -> List[Context]:
+        """Up to `limit` (text, start, end) contexts; text[start:end] is the occurrence."""
+        sql = (
+            "SELECT c.text, c.start, c.end FROM words w JOIN contexts c ON c.word_id = w.id "
+            "WHERE w.word = ? ORDER BY c.slot LIMIT ?"
+        )
+        return list(self._conn.execute(sql, (self.key(word), -1 if limit is None else int(limit))))
+
+    def contexts(self, word: str, limit: Optional[int] = None) -> List[str]:
+        """Up to `limit` distinct contexts of `word` (a uniform sample of its occurrences)."""
+        return [text for text, _, _ in self.context_spans(word, limit)]
+
+    def counts(self, min_count: int = 1, min_contexts: int = 0) -> Iterator[Tuple[str, int]]:
+        """(word, count) with count >= min_count, most frequent first."""
+        sql = (
+            "SELECT word, count FROM words WHERE count >= ? AND n_contexts >= ? "
+            "ORDER BY count DESC, id"
+        )
+        return iter(self._conn.execute(sql, (int(min_count), int(min_contexts))))
+
+    def words(self, min_count: int = 1, min_contexts: int = 0) -> Iterator[str]:
+        """Words with count >= min_count (and at least `min_contexts` stored contexts)."""
+        return (word for word, _ in self.counts(min_count, min_contexts))
+
+    def num_contexts(self, word: str) -> int:
+        row = self._conn.execute("SELECT n_contexts FROM words WHERE word = ?", (self.key(word),)).fetchone()
+        return row[0] if row else 0
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "ContextStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def count_words(corpus: Corpus, progress: bool = True) -> Tuple[Counter, int]:
+    """Pass 1: word counts, and the number of lines (for pass 2's progress bar)."""
+    counts: Counter = Counter()
+    n_lines = 0
+    lowercase = corpus.lowercase
+    for line in tqdm(corpus.lines(), desc="Counting words", unit=" lines", disable=not progress):
+        counts.update(tokenize(line, lowercase))
+        n_lines += 1
+    if not counts:
+        raise ValueError(f"Corpus is empty: no words found in {[str(p) for p in corpus.files]}")
+    return counts, n_lines
+
+
+def select_words(
+    counts: Mapping[str, int],
+    min_count: int,
+    max_contexts: int = DEFAULT_MAX_CONTEXTS,
+    rare_max_contexts: int = DEFAULT_RARE_MAX_CONTEXTS,
+    rare_min_count: int = 1,
+    max_rare_words: Optional[int] = None,
+    include: Iterable[str] = (),
+) -> Dict[str, int]:
+    """Which words get contexts, and how many at most (word -> cap).
+
+    Training words (count >= min_count) and words in `include` get up to
+    `max_contexts`; rarer words (count >= rare_min_count) up to
+    `rare_max_contexts` (0 disables them), keeping only the `max_rare_words`
+    most frequent of them if given, to bound the store for huge vocabularies.
+    """
+    if min_count < 1 or rare_min_count < 1:
+        raise ValueError("min_count and rare_min_count must be >= 1")
+    if max_contexts < 1 or rare_max_contexts < 0:
+        raise ValueError("max_contexts must be >= 1 and rare_max_contexts >= 0")
+    caps = {w: min(n, max_contexts) for w, n in counts.items() if n >= min_count}
+    for word in include:
+        if counts.get(word, 0) > 0:
+            caps[word] = min(counts[word], max_contexts)
+    if rare_max_contexts:
+        rare = [(n, w) for w, n in counts.items() if rare_min_count <= n < min_count and w not in caps]
+        if max_rare_words is not None and len(rare) > max_rare_words:
+            rare.sort(key=lambda item: (-item[0], item[1]))
+            rare = rare[:max_rare_words]
+        caps.update((w, min(n, rare_max_contexts)) for n, w in rare)
+    return caps
+
+
+def make_context(line: str, spans: Sequence[Span], i: int, window: int) -> Context:
+    """Cut `line` from `window` words before word i to `window` words after it."""
+    first = spans[max(0, i - window)][1]
+    last = spans[min(len(spans) - 1, i + window)][2]
+    return line[first:last], spans[i][1] - first, spans[i][2] - first
+
+
+class _Reservoirs:
+    """Per-word reservoir samples of distinct contexts, flushed to SQLite in batches.
+
+    In memory: for each selected word, occurrences seen, slots filled and a
+    64-bit hash per slot (for de-duplication); texts wait in `pending` until
+    the next flush.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, caps: Sequence[int], seed: int, batch_size: int) -> None:
+        self.conn = conn
+        self.caps = caps
+        self.offsets = array("q", [0])
+        for cap in caps:
+            self.offsets.append(self.offsets[-1] + cap)
+        self.hashes = array("q", bytes(8 * self.offsets[-1]))
+        self.seen = array("q", bytes(8 * len(caps)))
+        self.stored = array("q", bytes(8 * len(caps)))
+        self.random = random.Random(seed).random
+        self.batch_size = batch_size
+        self.pending: Dict[Tuple[int, int], Context] = {}
+
+    def offer(self, wid: int, line: str, spans: Sequence[Span], i: int, window: int) -> None:
+        """Algorithm R over occurrences; a context already held is not stored twice."""
+        seen = self.seen[wid] + 1
+        self.seen[wid] = seen
+        stored, cap = self.stored[wid], self.caps[wid]
+        if stored < cap:
+            slot = stored
+        else:
+            slot = int(self.random() * seen)
+            if slot >= cap:
+                return
+        context = make_context(line, spans, i, window)
+        digest = hash(context[0])
+        base = self.offsets[wid]
+        if digest in self.hashes[base : base + stored]:
+            return
+        self.hashes[base + slot] = digest
+        if slot == stored:
+            self.stored[wid] = stored + 1
+        self.pending[(wid, slot)] = context
+        if len(self.pending) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        rows = ((wid, slot, text, start, end) for (wid, slot), (text, start, end) in sorted(self.pending.items()))
+        self.conn.executemany("INSERT OR REPLACE INTO contexts VALUES (?, ?, ?, ?, ?)", rows)
+        self.conn.commit()
+        self.pending.clear()
+
+
+def build_context_store(
+    corpus: Corpus,
+    path: PathLike,
+    counts: Mapping[str, int],
+    caps: Mapping[str, int],
+    window: int = DEFAULT_WINDOW,
+    n_lines: Optional[int] = None,
+    seed: int = 0,
+    batch_size: int = 20_000,
+    cache_mb: int = 64,
+    extra_meta: Optional[Mapping[str, object]] = None,
+    progress: bool = True,
+) -> Path:
+    """Pass 2: write the store for `counts` (pass 1) with contexts for `caps`.
+
+    Written to a temp file beside `path` and renamed at the end: on any error
+    nothing is left at `path` (an existing store there stays untouched).
+    """
+    if window < 1:
+        raise ValueError(f"window must be >= 1, not {window}")
+    if not counts:
+        raise ValueError("Cannot build a context store from an empty corpus")
+    path = Path(path)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    word_ids = {word: i for i, (word, _) in enumerate(ranked)}
+    selected = sorted((word_ids[w], cap) for w, cap in caps.items() if cap > 0 and w in word_ids)
+    slot_of = {ranked[wid][0]: k for k, (wid, _) in enumerate(selected)}
+    with atomic_path(path) as tmp:
+        conn = sqlite3.connect(str(tmp))
+        try:
+            conn.execute("PRAGMA journal_mode = OFF")
+            conn.execute("PRAGMA synchronous = OFF")
+            conn.execute(f"PRAGMA cache_size = {-cache_mb * 1024}")
+            conn.executescript(_SCHEMA)
+            sample = _Reservoirs(conn, [cap for _, cap in selected], seed, batch_size)
+            lowercase = corpus.lowercase
+            lines = tqdm(corpus.lines(), desc="Collecting contexts", unit=" lines", total=n_lines, disable=not progress)
+            for line in lines:
+                spans = tokenize_spans(line, lowercase)
+                for i, span in enumerate(spans):
+                    k = slot_of.get(span[0])
+                    if k is not None:
+                        sample.offer(k, line, spans, i, window)
+            sample.flush()
+            n_contexts = {wid: sample.stored[k] for k, (wid, _) in enumerate(selected)}
+            conn.executemany(
+                "INSERT INTO words VALUES (?, ?, ?, ?)",
+                ((i, w, n, n_contexts.get(i, 0)) for i, (w, n) in enumerate(ranked)),
+            )
+            conn.execute("CREATE INDEX words_by_count ON words (count)")
+            meta = {
+                **(extra_meta or {}),
+                "format": FORMAT_NAME,
+                "version": FORMAT_VERSION,
+                "lowercase": int(lowercase),
+                "window": window,
+                "total_words": sum(counts.values()),
+                "vocab_size": len(counts),
+                "words_with_contexts": sum(1 for n in n_contexts.values() if n),
+                "total_contexts": sum(n_contexts.values()),
+                "seed": seed,
+            }
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", ((k, str(v)) for k, v in meta.items()))
+            conn.commit()
+        finally:
+            conn.close()
+        os.chmod(tmp, 0o644)
+    logger.info(
+        "Context store %s: %s words, %s with contexts, %s contexts",
+        path, meta["vocab_size"], meta["words_with_contexts"], meta["total_contexts"],
+    )
+    return path
+

@@ -1,0 +1,206 @@
+"""Reading a plain-text corpus as a stream of lines and words.
+
+BERTRAM's training data and its context store come from corpora that can be far
+larger than memory, so everything here streams: files are read line by line
+(overlong lines in bounded chunks), never whole. A line is the unit of text
+(one paragraph or sentence); contexts never cross a line boundary.
+
+Bad input is reported before any work is done: `corpus_files` checks every
+file (binary, not UTF-8) and raises a ValueError naming it (errors="raise",
+the default, because training silently on part of a corpus is worse than
+stopping), or skips it with a warning (errors="skip").
+
+The tokenizer is a single regex, fast and predictable: a word is a run of
+letters/digits, joined by inner hyphens or apostrophes ("e-mail", "don't",
+"O'Neill", "12-year-old"); a trailing possessive/clitic "'s" is split off
+("Hornby's" -> "Hornby", "'s") so that it does not create spurious rare types.
+Punctuation is not a word; contexts keep it because they are cut from the raw
+line, not rebuilt from tokens.
+"""
+from __future__ import annotations
+
+import bz2
+import codecs
+import gzip
+import io
+import lzma
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Iterable, Iterator, List, Sequence, Tuple, Union
+
+PathLike = Union[str, Path]
+
+WORD_PATTERN = r"[^\W_]+(?:(?:['\u2019](?![sS]\b)|-)[^\W_]+)*|['\u2019][sS]\b"
+WORD_RE = re.compile(WORD_PATTERN)
+
+#: Lines longer than this are cut (at a space) into several lines, so that a
+#: file without newlines is still read in bounded memory.
+MAX_LINE_CHARS = 1_000_000
+#: Bytes read at a time when checking a file.
+CHUNK_BYTES = 1 << 20
+
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+Span = Tuple[str, int, int]
+
+
+def tokenize(text: str, lowercase: bool = False) -> List[str]:
+    """The words of `text` (see module docstring for what a word is)."""
+    words = WORD_RE.findall(text)
+    return [w.lower() for w in words] if lowercase else words
+
+
+def tokenize_spans(text: str, lowercase: bool = False) -> List[Span]:
+    """(word, start, end) for each word; offsets index into `text` itself."""
+    if lowercase:
+        return [(m.group().lower(), m.start(), m.end()) for m in WORD_RE.finditer(text)]
+    return [(m.group(), m.start(), m.end()) for m in WORD_RE.finditer(text)]
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    """Open a file for reading bytes, decompressing .gz/.bz2/.xz transparently."""
+    opener = _OPENERS.get(path.suffix.lower())
+    return opener(path, "rb") if opener else open(path, "rb")
+
+
+def expand_paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[Path]:
+    """Files named by `paths`: files as given, directories recursively (sorted,
+    hidden entries skipped). Raises ValueError for a path that does not exist."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    files: List[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                rel = child.relative_to(path).parts
+                if child.is_file() and not any(part.startswith(".") for part in rel):
+                    files.append(child)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ValueError(f"Corpus path does not exist: {path}")
+    return files
+
+
+def check_file(path: Path) -> None:
+    """Raise ValueError if `path` looks binary (NUL byte) or is not valid UTF-8.
+
+    Streams the file in chunks with an incremental decoder, so it is cheap
+    next to tokenizing and never holds the file in memory.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0
+    try:
+        with _open_binary(path) as file_:
+            while True:
+                chunk = file_.read(CHUNK_BYTES)
+                if b"\x00" in chunk:
+                    pos = offset + chunk.index(b"\x00")
+                    raise ValueError(f"Corpus file looks binary (NUL byte at byte {pos}): {path}")
+                try:
+                    decoder.decode(chunk, final=not chunk)
+                except UnicodeDecodeError as err:
+                    raise ValueError(
+                        f"Corpus file is not valid UTF-8 (byte {offset + err.start}): {path}. "
+                        "Convert it, e.g. `iconv -f latin1 -t utf-8`."
+                    ) from None
+                if not chunk:
+                    return
+                offset += len(chunk)
+    except (OSError, EOFError, lzma.LZMAError) as err:
+        raise ValueError(f"Corpus file cannot be read ({err}): {path}") from None
+
+
+def corpus_files(paths: Union[PathLike, Iterable[PathLike]], errors: str = "raise") -> List[Path]:
+    """Expand and check the corpus files; errors="skip" warns and drops bad ones.
+
+    Raises ValueError if no usable file is left.
+    """
+    if errors not in ("raise", "skip"):
+        raise ValueError(f"errors must be 'raise' or 'skip', not {errors!r}")
+    files = expand_paths(paths)
+    good: List[Path] = []
+    for path in files:
+        try:
+            check_file(path)
+        except ValueError as err:
+            if errors == "raise":
+                raise
+            warnings.warn(f"Skipping corpus file: {err}")
+            continue
+        good.append(path)
+    if not good:
+        raise ValueError(f"Corpus is empty: no readable text files in {[str(p) for p in files] or paths}")
+    return good
+
+
+def _bounded_lines(file_: IO[str], limit: int) -> Iterator[str]:
+    """Lines of `file_`, with lines longer than `limit` cut at the last space."""
+    carry = ""
+    while True:
+        piece = file_.readline(limit)
+        if not piece:
+            if carry:
+                yield carry
+            return
+        line = carry + piece
+        carry = ""
+        if not line.endswith("\n") and len(piece) == limit:
+            cut = line.rfind(" ")
+            if cut > 0:
+                line, carry = line[:cut], line[cut + 1 :]
+        yield line.rstrip("\r\n")
+
+
+def iter_lines(files: Sequence[Path], max_line_chars: int = MAX_LINE_CHARS) -> Iterator[str]:
+    """Stream the non-blank lines of `files` (already checked by `corpus_files`)."""
+    for path in files:
+        with _open_binary(path) as raw, io.TextIOWrapper(raw, encoding="utf-8") as text:
+            try:
+                for line in _bounded_lines(text, max_line_chars):
+                    if line.strip():
+                        yield line
+            except UnicodeDecodeError:
+                raise ValueError(f"Corpus file is not valid UTF-8: {path}") from None
+
+
+@dataclass
+class Corpus:
+    """A re-iterable corpus: iterate it as many times as needed (two-pass builds).
+
+    `Corpus.from_paths` expands and checks the files once; iterating yields
+    lines (`lines()`) or lists of words (`__iter__`).
+    """
+
+    files: List[Path]
+    lowercase: bool = False
+
+    @classmethod
+    def from_paths(
+        cls, paths: Union[PathLike, Iterable[PathLike]], lowercase: bool = False, errors: str = "raise"
+    ) -> "Corpus":
+        return cls(corpus_files(paths, errors=errors), lowercase=lowercase)
+
+    def lines(self) -> Iterator[str]:
+        return iter_lines(self.files)
+
+    def __iter__(self) -> Iterator[List[str]]:
+        for line in self.lines():
+            words = tokenize(line, self.lowercase)
+            if words:
+                yield words
+
+    @property
+    def size_bytes(self) -> int:
+        """Total size on disk (compressed size for compressed files): for progress bars."""
+        return sum(path.stat().st_size for path in self.files)
+
+
+def iter_sentences(
+    paths: Union[PathLike, Iterable[PathLike]], lowercase: bool = False, errors: str = "raise"
+) -> Iterator[List[str]]:
+    """Word lists, one per non-empty line, from one or many files or a directory."""
+    return iter(Corpus.from_paths(paths, lowercase=lowercase, errors=errors))

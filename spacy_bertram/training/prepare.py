@@ -1,0 +1,175 @@
+"""Training step 1: corpus -> word counts + context store.
+
+`prepare` streams the corpus twice (count, then sample contexts) and writes
+into `output_dir`:
+- contexts.sqlite: the `ContextStore` (counts of every word; up to
+  `max_contexts` contexts for training words, count >= min_count, and up to
+  `rare_max_contexts` for rarer words, which the spaCy component looks up);
+- counts.tsv: "word<TAB>count", most frequent first (easy to inspect/grep);
+- prepare.json: settings and statistics, written last: its presence means the
+  step finished.
+Each file is written to a temp file and renamed, so a failure leaves none of
+them behind (earlier outputs from a previous run stay as they were).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Optional, Union
+
+from ..contexts import (
+    DEFAULT_MAX_CONTEXTS,
+    DEFAULT_RARE_MAX_CONTEXTS,
+    DEFAULT_WINDOW,
+    build_context_store,
+    count_words,
+    select_words,
+)
+from ..corpus import Corpus
+from ..fileio import atomic_path
+
+logger = logging.getLogger(__name__)
+
+PathLike = Union[str, Path]
+STORE_NAME = "contexts.sqlite"
+COUNTS_NAME = "counts.tsv"
+INFO_NAME = "prepare.json"
+DEFAULT_MIN_COUNT = 100
+
+
+@dataclass
+class PrepareResult:
+    """Where the outputs are and what went in."""
+
+    store: str
+    counts: str
+    info: str
+    files: int
+    lines: int
+    total_words: int
+    vocab_size: int
+    training_words: int
+    words_with_contexts: int
+    seconds: float
+
+
+def write_counts(path: PathLike, counts) -> None:
+    """counts.tsv, most frequent first, written atomically."""
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf8") as file_:
+            for word, count in ranked:
+                file_.write(f"{word}\t{count}\n")
+        os.chmod(tmp, 0o644)
+
+
+def prepare(
+    corpus_paths: Union[PathLike, Iterable[PathLike]],
+    output_dir: PathLike,
+    max_contexts: int = DEFAULT_MAX_CONTEXTS,
+    context_window: int = DEFAULT_WINDOW,
+    min_count: int = DEFAULT_MIN_COUNT,
+    rare_max_contexts: int = DEFAULT_RARE_MAX_CONTEXTS,
+    max_rare_words: Optional[int] = None,
+    include_words: Iterable[str] = (),
+    lowercase: bool = True,
+    errors: str = "raise",
+    min_training_words: int = 1,
+    seed: int = 0,
+    progress: bool = True,
+) -> PrepareResult:
+    """Count words and collect contexts from a corpus (files or directories).
+
+    `lowercase` should match the encoder (True for uncased models like the
+    default MiniLM). Raises ValueError, before writing anything, for a missing
+    path, a binary or non-UTF-8 file (errors="skip" skips those with a
+    warning), an empty corpus, or fewer than `min_training_words` words
+    reaching `min_count`.
+    """
+    start = time.time()
+    corpus = Corpus.from_paths(corpus_paths, lowercase=lowercase, errors=errors)
+    logger.info("Corpus: %d files, %.1f MB", len(corpus.files), corpus.size_bytes / 1e6)
+    counts, n_lines = count_words(corpus, progress=progress)
+    caps = select_words(
+        counts, min_count, max_contexts, rare_max_contexts,
+        max_rare_words=max_rare_words, include=[w.lower() if lowercase else w for w in include_words],
+    )
+    n_training = sum(1 for n in counts.values() if n >= min_count)
+    if n_training < min_training_words:
+        raise ValueError(
+            f"Too few training words: {n_training} words occur at least min_count={min_count} times "
+            f"in {sum(counts.values())} words of text (need {min_training_words}). "
+            "Use a larger corpus or a lower min_count."
+        )
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    settings = {
+        "min_count": min_count, "max_contexts": max_contexts, "rare_max_contexts": rare_max_contexts,
+        "max_rare_words": max_rare_words, "context_window": context_window, "lowercase": lowercase,
+        "seed": seed,
+    }
+    build_context_store(
+        corpus, out / STORE_NAME, counts, caps, window=context_window, n_lines=n_lines, seed=seed,
+        extra_meta={k: v for k, v in settings.items() if v is not None}, progress=progress,
+    )
+    write_counts(out / COUNTS_NAME, counts)
+    result = PrepareResult(
+        store=str(out / STORE_NAME), counts=str(out / COUNTS_NAME), info=str(out / INFO_NAME),
+        files=len(corpus.files), lines=n_lines, total_words=sum(counts.values()), vocab_size=len(counts),
+        training_words=n_training, words_with_contexts=len(caps), seconds=round(time.time() - start, 2),
+    )
+    info = {"settings": settings, "corpus": [str(p) for p in corpus.files], **asdict(result)}
+    with atomic_path(out / INFO_NAME) as tmp:
+        tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf8")
+        os.chmod(tmp, 0o644)
+    logger.info("Prepared %s: %d words, vocabulary %d, %d training words", out, result.total_words,
+                result.vocab_size, n_training)
+    return result
+
+
+def main(argv=None) -> int:
+    """`python -m spacy_bertram.training.prepare [CORPUS ...] OUTPUT_DIR` (no typer needed)."""
+    from ..registry_data import default_corpus_dir
+
+    parser = argparse.ArgumentParser(description="Count words and collect contexts for BERTRAM training.")
+    parser.add_argument("paths", nargs="+", help="corpus files/directories, then the output directory "
+                        "(with only the output directory, the embedded corpus in assets/corpus is used)")
+    parser.add_argument("--min-count", type=int, default=DEFAULT_MIN_COUNT)
+    parser.add_argument("--max-contexts", type=int, default=DEFAULT_MAX_CONTEXTS)
+    parser.add_argument("--rare-max-contexts", type=int, default=DEFAULT_RARE_MAX_CONTEXTS)
+    parser.add_argument("--max-rare-words", type=int, default=None)
+    parser.add_argument("--context-window", type=int, default=DEFAULT_WINDOW)
+    parser.add_argument("--cased", action="store_true", help="keep case (for cased encoders)")
+    parser.add_argument("--skip-bad-files", action="store_true", help="warn and skip binary/non-UTF-8 files")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    *corpus, output = args.paths
+    if not corpus:
+        corpus = [default_corpus_dir()]
+        if not corpus[0].is_dir():
+            print(f"error: no corpus given and {corpus[0]} is missing; build it with "
+                  "`python scripts/build_corpus.py`", file=sys.stderr)
+            return 1
+    try:
+        result = prepare(
+            corpus, output, max_contexts=args.max_contexts, context_window=args.context_window,
+            min_count=args.min_count, rare_max_contexts=args.rare_max_contexts,
+            max_rare_words=args.max_rare_words, lowercase=not args.cased,
+            errors="skip" if args.skip_bad_files else "raise", seed=args.seed,
+        )
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(json.dumps(asdict(result), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

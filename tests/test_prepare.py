@@ -1,0 +1,105 @@
+"""`prepare`: corpus -> counts.tsv + contexts.sqlite + prepare.json, all or nothing."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import spacy_bertram.contexts as contexts_mod
+from spacy_bertram.contexts import ContextStore
+from spacy_bertram.training.prepare import main, prepare
+
+LINES = [
+    "The farmer grows kumquats in the garden.",
+    "A kumquat is a small fruit; the farmer sells the fruit at the market.",
+    "The dog sleeps in the garden.",
+]
+
+
+@pytest.fixture
+def corpus_dir(tmp_path):
+    directory = tmp_path / "corpus"
+    (directory / "sub").mkdir(parents=True)
+    (directory / "a.txt").write_text("\n".join(LINES[:2]) + "\n", encoding="utf8")
+    (directory / "sub" / "b.txt").write_text(LINES[2] + "\n\n", encoding="utf8")
+    return directory
+
+
+def test_prepare_writes_counts_store_and_info(corpus_dir, tmp_path):
+    out = tmp_path / "out"
+    result = prepare(corpus_dir, out, min_count=2, max_contexts=2, rare_max_contexts=1, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["contexts.sqlite", "counts.tsv", "prepare.json"]
+    counts = dict(line.split("\t") for line in (out / "counts.tsv").read_text(encoding="utf8").splitlines())
+    assert counts["the"] == "7" and counts["farmer"] == "2" and counts["kumquats"] == "1"
+    assert list(counts)[:6] == ["the", "a", "farmer", "fruit", "garden", "in"]  # count desc, then word
+    assert sum(map(int, counts.values())) == result.total_words == 7 + 14 + 6
+    store = ContextStore.open(result.store)
+    assert store.total_words == result.total_words
+    assert store.count("The") == 7 and store.count("garden") == 2
+    assert len(store.contexts("the")) == 2  # max_contexts
+    assert len(store.contexts("garden")) == 2
+    assert store.contexts("kumquats") == [LINES[0].rstrip(".")]  # rare word, rare cap 1
+    assert store.meta["min_count"] == "2" and store.meta["window"] == "25"
+    info = json.loads((out / "prepare.json").read_text())
+    assert info["training_words"] == result.training_words == 6
+    assert info["settings"]["min_count"] == 2 and len(info["corpus"]) == 2
+
+
+def test_prepare_accepts_a_list_of_files_and_cased(corpus_dir, tmp_path):
+    result = prepare([corpus_dir / "a.txt"], tmp_path / "out", min_count=1, lowercase=False, progress=False)
+    store = ContextStore.open(result.store)
+    assert store.count("The") == 1 and store.count("the") == 4
+    assert result.files == 1 and result.lines == 2
+
+
+def _assert_nothing_written(out):
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_empty_corpus(tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "empty.txt").write_text("", encoding="utf8")
+    with pytest.raises(ValueError, match="Corpus is empty"):
+        prepare(tmp_path / "c", tmp_path / "out", min_count=1, progress=False)
+    _assert_nothing_written(tmp_path / "out")
+
+
+def test_binary_and_non_utf8_files(corpus_dir, tmp_path):
+    (corpus_dir / "weights.bin").write_bytes(b"PK\x03\x04\x00\x00binary")
+    with pytest.raises(ValueError, match="weights.bin"):
+        prepare(corpus_dir, tmp_path / "out", min_count=1, progress=False)
+    (corpus_dir / "weights.bin").unlink()
+    (corpus_dir / "latin1.txt").write_bytes("na\u00efve caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"UTF-8.*latin1\.txt"):
+        prepare(corpus_dir, tmp_path / "out", min_count=1, progress=False)
+    _assert_nothing_written(tmp_path / "out")
+    with pytest.warns(UserWarning, match="latin1.txt"):
+        result = prepare(corpus_dir, tmp_path / "out", min_count=1, errors="skip", progress=False)
+    assert result.files == 2
+
+
+def test_too_few_training_words(corpus_dir, tmp_path):
+    with pytest.raises(ValueError, match=r"Too few training words.*min_count=100"):
+        prepare(corpus_dir, tmp_path / "out", min_count=100, progress=False)
+    _assert_nothing_written(tmp_path / "out")
+
+
+def test_failure_while_collecting_leaves_no_output(corpus_dir, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(contexts_mod._Reservoirs, "flush", boom)
+    with pytest.raises(RuntimeError, match="disk full"):
+        prepare(corpus_dir, out, min_count=1, progress=False)
+    _assert_nothing_written(out)
+
+
+def test_main_cli(corpus_dir, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main([str(corpus_dir), str(out), "--min-count", "2", "--max-contexts", "3"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["total_words"] == 27 and (out / "prepare.json").exists()
+    assert main([str(corpus_dir), str(tmp_path / "o2"), "--min-count", "1000"]) == 1
+    assert "Too few training words" in capsys.readouterr().err
