@@ -1,8 +1,9 @@
 """Evaluation of BERTRAM: downstream accuracy on rarified sets, WNLaMPro-style
 mean reciprocal rank, and word similarity with contexts (Spearman).
 
-Submodules are imported lazily by callers (`from spacy_bertram.evaluation import
-metrics`), so that importing the package does not pull in torch or matplotlib.
+Only the light `metrics` (numpy) is re-exported here; `wnlampro` and
+`similarity` (transformers) are imported by name where needed, and matplotlib
+only when a plot is drawn.
 """
 from .metrics import (
     SUBSETS,
