@@ -70,6 +70,7 @@ def main() -> None:
     parser.add_argument("--base-model", default="default")
     parser.add_argument("--mode", default="add")
     parser.add_argument("--token-budget", type=int, default=4096)
+    parser.add_argument("--round-words", type=int, default=100, help="words per interleaved round")
     args = parser.parse_args()
     n_words = 24 if args.quick else args.words
     items = collect_items(args.corpus, n_words, args.contexts)
@@ -78,9 +79,17 @@ def main() -> None:
     network = create_bertram(args.base_model, ngram_vocab=vocab, mode=args.mode)
     network.infer(items[:4])  # warm-up: allocator, thread pools
 
-    batched_out, batched_s = timed(lambda: network.infer(items, token_budget=args.token_budget))
-    single_out, single_s = timed(lambda: numpy.vstack([network.infer([item]) for item in items]))
-    max_diff = float(numpy.abs(batched_out - single_out).max())
+    # Interleave the two ways round by round, so that load drifting on a shared
+    # machine affects both alike; each round still batches 100 words at once.
+    batched_s = single_s = 0.0
+    max_diff = 0.0
+    for start in range(0, len(items), args.round_words):
+        chunk = items[start : start + args.round_words]
+        batched_out, seconds = timed(lambda: network.infer(chunk, token_budget=args.token_budget))
+        batched_s += seconds
+        single_out, seconds = timed(lambda: numpy.vstack([network.infer([item]) for item in chunk]))
+        single_s += seconds
+        max_diff = max(max_diff, float(numpy.abs(batched_out - single_out).max()))
     batched, single = len(items) / batched_s, len(items) / single_s
     print(f"batched (token budget {args.token_budget}): {batched:8.1f} words/s")
     print(f"one word at a time:                  {single:8.1f} words/s")
