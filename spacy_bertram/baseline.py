@@ -1,0 +1,336 @@
+"""The rarification baseline: a spaCy transformer textcat trained as the paper says.
+
+Schick & Schütze (2020, section 4) train the classifier that guides rarification
+(and that BERTRAM is later injected into) so that masks and "w / w" are in
+distribution: 5% of the training words are masked, 10% are written as "w / w"
+with each copy masked with p = 0.25, and the embedding layer stays frozen so
+that BERTRAM vectors, which live in the pretrained input-embedding space, still
+fit the fine-tuned encoder.
+
+- `make_splits` turns a dataset into train / dev / test-candidate JSONL files
+  (texts truncated to their first words: BBC titles and leads) plus the
+  baseline's training DocBin with the augmentation applied and a clean dev DocBin.
+- `freeze_embeddings` is the registered `[initialize.after_init]` callback
+  (`spacy-bertram.freeze_embeddings.v1`) that sets requires_grad False on the
+  embedding parameters of every transformer in the pipeline; thinc's PyTorch
+  shim skips parameters without gradients, so they never change.
+- `train_baseline` builds the training config from a pipeline config (by
+  default configs/textcat_minilm.cfg) with bounded steps and the callback, runs
+  `spacy train` in-process (`gpu_id` is spaCy's `--gpu-id`), writes into a temp
+  directory that is renamed into place, and checks that the saved pipelines'
+  embeddings equal the pretrained encoder's.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from spacy.language import Language
+from spacy.util import registry
+
+from . import component  # noqa: F401  (registers spacy-bertram.encoder_path.v1 used by the configs)
+from .datasets import (
+    Record,
+    labels_of,
+    load_dataset,
+    split_records,
+    stratified_sample,
+    truncate_words,
+    write_records,
+)
+
+logger = logging.getLogger("spacy_bertram")
+
+PathOrStr = Union[str, Path]
+FREEZE_CALLBACK = "spacy-bertram.freeze_embeddings.v1"
+SPLIT_FILES = ("train.jsonl", "dev.jsonl", "test_candidates.jsonl")
+INFO_FILE = "baseline.json"
+
+
+# ---------------------------------------------------------------------------
+# Splits and the augmented training data
+
+
+def make_splits(
+    dataset: str,
+    output_dir: PathOrStr,
+    assets: Optional[PathOrStr] = None,
+    max_words: int = 120,
+    max_train: Optional[int] = None,
+    max_dev: Optional[int] = None,
+    max_test: Optional[int] = None,
+    dev_fraction: float = 0.1,
+    seed: int = 0,
+    augment_copies: int = 1,
+    mask_rate: float = 0.05,
+    duplicate_rate: float = 0.10,
+    duplicate_mask_rate: float = 0.25,
+) -> Dict[str, object]:
+    """Write train/dev/test_candidates.jsonl, train.spacy (augmented) and dev.spacy.
+
+    A test candidate whose label never occurs in training raises UnknownLabelError.
+    """
+    import spacy
+
+    from .rarify import Example, augment_examples, check_labels, write_docbin
+
+    start = time.time()
+    records, n_empty = load_dataset(dataset, assets)
+    records = [
+        Record(truncate_words(r.text, max_words), r.label, r.id, r.split) for r in records
+    ]
+    train, dev, test = split_records(records, dev_fraction=dev_fraction, seed=seed)
+    train = stratified_sample(train, max_train, seed)
+    dev = stratified_sample(dev, max_dev, seed + 1)
+    test = stratified_sample(test, max_test, seed + 2)
+    labels = labels_of(train)
+    as_ex = lambda rs: [Example(r.text, r.label, r.id) for r in rs]  # noqa: E731
+    check_labels(as_ex(dev), labels)
+    check_labels(as_ex(test), labels)
+
+    out = Path(output_dir)
+    for name, part in zip(SPLIT_FILES, (train, dev, test)):
+        write_records(out / name, part)
+    nlp = spacy.blank("en")
+
+    def tokenize(text: str) -> List[str]:
+        # spaCy tokens joined by single spaces give the same wordpieces as the
+        # original text for BERT-style tokenizers (punctuation is split anyway).
+        return [t.text for t in nlp.make_doc(text) if not t.is_space]
+
+    augmented = augment_examples(
+        as_ex(train), seed=seed, tokenize=tokenize, copies=augment_copies,
+        mask_rate=mask_rate, duplicate_rate=duplicate_rate, duplicate_mask_rate=duplicate_mask_rate,
+    )
+    write_docbin(out / "train.spacy", augmented, labels, nlp)
+    write_docbin(out / "dev.spacy", as_ex(dev), labels, nlp)
+    n_words = [len(r.text.split()) for r in records]
+    info = {
+        "dataset": dataset, "labels": labels, "seed": seed, "max_words": max_words,
+        "train": len(train), "dev": len(dev), "test_candidates": len(test),
+        "augmented_train": len(augmented), "skipped_empty": n_empty,
+        "mean_words": round(sum(n_words) / max(1, len(n_words)), 1),
+        "augmentation": {"mask_rate": mask_rate, "duplicate_rate": duplicate_rate,
+                         "duplicate_mask_rate": duplicate_mask_rate, "copies": augment_copies},
+        "seconds": round(time.time() - start, 2),
+    }
+    _write_json(out / "splits.json", info)
+    return info
+
+
+# ---------------------------------------------------------------------------
+# Frozen embeddings
+
+
+def transformer_models(nlp: Language) -> List[Tuple[str, object]]:
+    """(component name, Hugging Face model) for every initialised transformer in `nlp`."""
+    found = []
+    for name, proc in nlp.components:
+        model = getattr(proc, "model", None)
+        if model is None or not hasattr(model, "walk"):
+            continue
+        for node in model.walk():
+            if node.attrs.get("has_transformer"):
+                try:
+                    hf = node.transformer
+                except (AttributeError, ValueError, IndexError):
+                    continue
+                if hf is not None:
+                    found.append((name, hf))
+    return found
+
+
+def embedding_parameters(hf_model) -> List[Tuple[str, object]]:
+    """The embedding layer's parameters: `model.embeddings` if the model has it
+    (word, position and type embeddings and their LayerNorm), else the input embeddings."""
+    module = getattr(hf_model, "embeddings", None)
+    if module is None:
+        base = getattr(hf_model, getattr(hf_model, "base_model_prefix", ""), None)
+        module = getattr(base, "embeddings", None)
+    if module is None:
+        module = hf_model.get_input_embeddings()
+    params = list(module.named_parameters())
+    word = hf_model.get_input_embeddings().weight
+    if not any(p is word for _, p in params):
+        params.append(("word_embeddings.weight", word))
+    return params
+
+
+def freeze_transformer_embeddings(nlp: Language) -> int:
+    """Set requires_grad False on every transformer's embedding layer; returns how many
+    parameters were frozen. Raises if the pipeline has no initialised transformer."""
+    models = transformer_models(nlp)
+    if not models:
+        raise ValueError(
+            "freeze_embeddings: the pipeline has no initialised transformer component; "
+            "use it as [initialize.after_init] of a transformer pipeline."
+        )
+    n = 0
+    for _, hf in models:
+        for _, param in embedding_parameters(hf):
+            param.requires_grad_(False)
+            n += 1
+    return n
+
+
+def embeddings_frozen(nlp: Language) -> bool:
+    """True if every transformer's embedding parameters have requires_grad False."""
+    models = transformer_models(nlp)
+    return bool(models) and all(
+        not p.requires_grad for _, hf in models for _, p in embedding_parameters(hf)
+    )
+
+
+@registry.callbacks(FREEZE_CALLBACK)
+def create_freeze_embeddings() -> Callable[[Language], Language]:
+    """[initialize.after_init] callback: freeze the transformer embedding layer."""
+
+    def freeze_embeddings(nlp: Language) -> Language:
+        n = freeze_transformer_embeddings(nlp)
+        logger.info("froze %d embedding parameter tensors", n)
+        return nlp
+
+    return freeze_embeddings
+
+
+def embedding_drift(nlp: Language, base_model: str) -> float:
+    """Largest absolute difference between the pipeline's word embeddings and the
+    pretrained encoder's (0.0 when the embedding layer really stayed frozen)."""
+    from transformers import AutoModel
+
+    from .encoder import resolve_base_model
+
+    pretrained = AutoModel.from_pretrained(resolve_base_model(base_model)).get_input_embeddings().weight
+    drift = 0.0
+    for _, hf in transformer_models(nlp):
+        weight = hf.get_input_embeddings().weight.detach().cpu()
+        if weight.shape != pretrained.shape:
+            raise ValueError(f"embedding shapes differ: {tuple(weight.shape)} vs {tuple(pretrained.shape)}")
+        drift = max(drift, float((weight - pretrained.detach()).abs().max()))
+    return drift
+
+
+# ---------------------------------------------------------------------------
+# Training
+
+
+def baseline_config(
+    base_config: PathOrStr,
+    base_model: str = "default",
+    seed: int = 0,
+    max_steps: int = 300,
+    eval_frequency: int = 100,
+    batch_size: int = 1000,
+    learn_rate: float = 1e-4,
+    warmup_steps: Optional[int] = None,
+    freeze: bool = True,
+):
+    """The training config: `base_config` with bounded steps, the freezing callback,
+    the encoder and the seed set. Paths are left for overrides."""
+    from thinc.api import Config
+
+    config = Config().from_disk(base_config, interpolate=False)
+    training = config["training"]
+    training["max_steps"] = int(max_steps)
+    training["eval_frequency"] = int(eval_frequency)
+    training["patience"] = 0
+    training["max_epochs"] = 0
+    training["batcher"]["size"] = int(batch_size)
+    lr = training["optimizer"]["learn_rate"]
+    if isinstance(lr, dict) and "initial_rate" in lr:
+        lr["initial_rate"] = float(learn_rate)
+        if "warmup_steps" in lr:
+            lr["warmup_steps"] = int(warmup_steps if warmup_steps is not None else max(1, max_steps // 10))
+    else:
+        training["optimizer"]["learn_rate"] = float(learn_rate)
+    config["system"]["seed"] = int(seed)
+    name = config["components"]["transformer"]["model"].get("name")
+    if isinstance(name, dict):
+        name["name"] = base_model
+    else:
+        config["components"]["transformer"]["model"]["name"] = base_model
+    if freeze:
+        config["initialize"]["after_init"] = {"@callbacks": FREEZE_CALLBACK}
+    return config
+
+
+def train_baseline(
+    train_path: PathOrStr,
+    dev_path: PathOrStr,
+    output_dir: PathOrStr,
+    base_config: PathOrStr = "configs/textcat_minilm.cfg",
+    base_model: str = "default",
+    gpu_id: int = -1,
+    seed: int = 0,
+    max_steps: int = 300,
+    eval_frequency: int = 100,
+    batch_size: int = 1000,
+    learn_rate: float = 1e-4,
+    freeze: bool = True,
+    check_frozen: bool = True,
+) -> Dict[str, object]:
+    """`spacy train` on the augmented split; output_dir/model-best and model-last.
+
+    Trains into a temp directory beside `output_dir` and renames it into place at the
+    end, so a killed run never leaves a half-written model that looks finished.
+    """
+    import spacy
+    from spacy.cli.train import train as spacy_train
+
+    for path in (train_path, dev_path, base_config):
+        if not Path(path).exists():
+            raise ValueError(f"{path} does not exist")
+    start = time.time()
+    output = Path(output_dir)
+    tmp = output.parent / f".{output.name}.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    config = baseline_config(base_config, base_model, seed, max_steps, eval_frequency, batch_size,
+                             learn_rate, freeze=freeze)
+    config["paths"]["train"] = str(train_path)
+    config["paths"]["dev"] = str(dev_path)
+    config_path = tmp / "config.cfg"
+    config.to_disk(config_path)
+    spacy_train(config_path, tmp, use_gpu=gpu_id)
+    info: Dict[str, object] = {
+        "base_config": str(base_config), "base_model": base_model, "gpu_id": gpu_id, "seed": seed,
+        "max_steps": max_steps, "batch_size": batch_size, "learn_rate": learn_rate,
+        "frozen_embeddings": freeze,
+    }
+    best = tmp / "model-best"
+    meta = json.loads((best / "meta.json").read_text(encoding="utf8"))
+    info["dev"] = meta.get("performance", {})
+    if check_frozen and freeze:
+        nlp = spacy.load(best)
+        info["embedding_drift"] = embedding_drift(nlp, base_model)
+        if info["embedding_drift"] != 0.0:
+            raise RuntimeError(
+                f"The embedding layer changed during training (max |diff| {info['embedding_drift']:.3g}); "
+                "the freezing callback did not take effect."
+            )
+    info["seconds"] = round(time.time() - start, 2)
+    _write_json(tmp / INFO_FILE, info)
+    if output.exists():
+        shutil.rmtree(output)
+    os.replace(tmp, output)
+    return info
+
+
+def _write_json(path: PathOrStr, data: object) -> None:
+    from .fileio import write_json_atomic
+
+    write_json_atomic(path, data)
+
+
+__all__ = [
+    "FREEZE_CALLBACK", "baseline_config", "create_freeze_embeddings", "embedding_drift",
+    "embeddings_frozen", "freeze_transformer_embeddings", "make_splits", "train_baseline",
+    "transformer_models",
+]

@@ -1,0 +1,191 @@
+"""The markdown report of a project run: what each step produced and how long it took.
+
+Reads the JSON files the steps write (splits.json, baseline.json, rarify.json,
+metrics.json per dataset; BERTRAM's metrics.json; prepare.json) and writes one
+markdown file with the accuracy table (All / WN / Msp, difference to the
+baseline, exact McNemar p), the frequency plot, rarification and training
+figures, and the seconds of every step. Missing pieces are reported as missing,
+never invented.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from .fileio import atomic_path
+
+PathOrStr = Union[str, Path]
+SYSTEM_NAMES = {
+    "baseline": "baseline (stock MiniLM textcat)",
+    "bertram_replace": "+BERTRAM (replace)",
+    "bertram_slash": "+BERTRAM (slash)",
+    "bertram_slash_indomain": "+BERTRAM (slash, in-domain contexts)",
+}
+
+
+def _load(path: Optional[PathOrStr]) -> Optional[Dict[str, Any]]:
+    if path is None:
+        return None
+    path = Path(path)
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf8"))
+
+
+def _pct(value: Optional[float]) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}"
+
+
+def accuracy_table(metrics: Dict[str, Any]) -> List[str]:
+    """Markdown rows: system, All, WN, Msp (accuracy %), Δ All, McNemar p (All)."""
+    acc = metrics["accuracy"]
+    base = acc["baseline"]["All"]["accuracy"]
+    n = {k: acc["baseline"][k]["n"] for k in ("All", "WN", "Msp")}
+    lines = [
+        f"| system | All (n={n['All']}) | WN (n={n['WN']}) | Msp (n={n['Msp']}) | Δ All | McNemar p (All) | wins / losses vs baseline |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for system in metrics["systems"]:
+        row = acc[system]
+        if system == "baseline":
+            delta, p, wl = "", "", ""
+        else:
+            delta = f"{100 * (row['All']['accuracy'] - base):+.1f}" if base is not None else "n/a"
+            test = metrics["mcnemar_vs_baseline"][system]["All"]
+            p, wl = f"{test['p_value']:.3g}", f"{test['only_a']} / {test['only_b']}"
+        name = SYSTEM_NAMES.get(system, system)
+        cells = " | ".join(_pct(row[k]["accuracy"]) for k in ("All", "WN", "Msp"))
+        lines.append(f"| {name} | {cells} | {delta} | {p} | {wl} |")
+    return lines
+
+
+@dataclass(frozen=True)
+class DatasetDirs:
+    """Where the steps put one dataset's outputs (project.yml's layout)."""
+
+    splits: Path
+    baseline: Path
+    rarified: Path
+    metrics: Path
+
+    @classmethod
+    def layout(cls, name: str, corpus_dir: PathOrStr = "corpus", training_dir: PathOrStr = "training",
+               metrics_dir: PathOrStr = "metrics") -> "DatasetDirs":
+        return cls(Path(corpus_dir) / name / "splits", Path(training_dir) / name / "baseline",
+                   Path(corpus_dir) / name / "rarified", Path(metrics_dir) / name)
+
+
+def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]:
+    """Tables and figures for one dataset."""
+    splits = _load(dirs.splits / "splits.json")
+    baseline = _load(dirs.baseline / "baseline.json")
+    rarified = _load(dirs.rarified / "rarify.json")
+    metrics = _load(dirs.metrics / "metrics.json")
+    out = [f"## {name}", ""]
+    if metrics is None:
+        return out + [f"No evaluation found under {dirs.metrics}: the evaluate step has not run.", ""]
+    out += accuracy_table(metrics) + [""]
+    out.append(
+        "Accuracy in %. Δ All: points over the baseline. McNemar: exact two-sided test on the items "
+        "where exactly one of the two systems is right (wins = system right and baseline wrong)."
+    )
+    cov = metrics.get("substitute_coverage") or {}
+    if cov:
+        out.append("Share of substituted words that got a BERTRAM vector: "
+                   + ", ".join(f"{SYSTEM_NAMES.get(k, k)} {100 * v:.0f}%" for k, v in cov.items()) + ".")
+    png = dirs.metrics / "accuracy_by_frequency.png"
+    if png.is_file():
+        out += ["", f"![accuracy by frequency]({os.path.relpath(png, report_dir)})"]
+    out.append("")
+    facts = []
+    if splits:
+        facts.append(f"data: {splits['train']} train / {splits['dev']} dev / {splits['test_candidates']} test "
+                     f"candidates, texts cut to {splits['max_words']} words (mean {splits['mean_words']}), "
+                     f"{splits['skipped_empty']} empty texts skipped")
+    if baseline:
+        dev = baseline.get("dev", {})
+        score = dev.get("cats_macro_f", dev.get("cats_score"))
+        facts.append(f"baseline: {baseline['max_steps']} steps, dev macro F "
+                     f"{_pct(score) if score is not None else 'n/a'}, embedding drift "
+                     f"{baseline.get('embedding_drift', 'n/a')} (0 = frozen)")
+    if rarified:
+        facts.append(f"rarification: {rarified['n_candidates']} candidates, {rarified['n_correct']} correct, "
+                     f"{rarified['n_items']} rarified items ({rarified['not_flipped']} did not flip within "
+                     f"{rarified['max_masks']} masks, {rarified['skipped_no_candidates']} had no word with a rare "
+                     f"synonym); {rarified['synonyms']} synonym and {rarified['misspellings']} misspelling "
+                     f"substitutions, {rarified['mean_masks']} per item; threshold {rarified['threshold']}")
+    out += [f"- {f}" for f in facts] + [""]
+    return out
+
+
+def timing_rows(steps: Sequence[tuple]) -> List[str]:
+    lines = ["| step | seconds |", "|---|---:|"]
+    total = 0.0
+    for name, seconds in steps:
+        if seconds is None:
+            lines.append(f"| {name} | not run |")
+        else:
+            total += seconds
+            lines.append(f"| {name} | {seconds:.0f} |")
+    lines.append(f"| total (steps that report their time) | {total:.0f} |")
+    return lines
+
+
+def write_report(
+    output: PathOrStr,
+    datasets: Sequence[str],
+    corpus_dir: PathOrStr = "corpus",
+    training_dir: PathOrStr = "training",
+    metrics_dir: PathOrStr = "metrics",
+    bertram_dir: Optional[PathOrStr] = None,
+    prepare_dir: Optional[PathOrStr] = None,
+    title: str = "spacy-bertram: rarified text classification",
+) -> Path:
+    """Write the markdown report for the datasets that have been evaluated; returns its path."""
+    out = Path(output)
+    report_dir = out.parent
+    lines = [f"# {title}", ""]
+    layouts = {name: DatasetDirs.layout(name, corpus_dir, training_dir, metrics_dir) for name in datasets}
+    done = {name: d for name, d in layouts.items() if (d.metrics / "metrics.json").is_file()}
+    if not done:
+        raise ValueError(f"None of the datasets {list(datasets)} has been evaluated (no metrics.json under {metrics_dir}).")
+    for name, dirs in done.items():
+        lines += dataset_section(name, dirs, report_dir)
+    skipped = [name for name in datasets if name not in done]
+    if skipped:
+        lines += [f"Not run: {', '.join(skipped)} (`python -m spacy project run dataset --vars.dataset NAME`).", ""]
+    bertram = _load(Path(bertram_dir) / "metrics.json") if bertram_dir else None
+    prepare = _load(Path(prepare_dir) / "prepare.json") if prepare_dir else None
+    lines += ["## BERTRAM", ""]
+    if bertram:
+        final, base = bertram.get("final", {}), bertram.get("baseline", {})
+        lines.append(
+            f"Mode {bertram.get('mode')}, {bertram.get('targets', {}).get('words')} training words. Held-out "
+            f"words: cosine to the target {final.get('cosine', float('nan')):.3f} (subword mean "
+            f"{base.get('cosine', float('nan')):.3f}), MRR {final.get('mrr', float('nan')):.3f} "
+            f"(subword mean {base.get('mrr', float('nan')):.3f})."
+        )
+    else:
+        lines.append("No BERTRAM training metrics found.")
+    if prepare:
+        lines.append(f"Corpus: {prepare.get('total_words')} words, vocabulary {prepare.get('vocab_size')}.")
+    lines += ["", "## Time per step", ""]
+    steps: List[tuple] = [("prepare (corpus -> context store)", prepare.get("seconds") if prepare else None)]
+    if bertram and "seconds" in bertram:
+        steps.append(("train BERTRAM", bertram["seconds"]))
+    for name, dirs in done.items():
+        for step, path in (("split", dirs.splits / "splits.json"), ("train baseline", dirs.baseline / "baseline.json"),
+                           ("rarify", dirs.rarified / "rarify.json"), ("evaluate", dirs.metrics / "metrics.json")):
+            data = _load(path)
+            steps.append((f"{name}: {step}", data.get("seconds") if data else None))
+    lines += timing_rows(steps) + [""]
+    with atomic_path(out) as tmp:
+        tmp.write_text("\n".join(lines) + "\n", encoding="utf8")
+    return out
+
+
+__all__ = ["DatasetDirs", "accuracy_table", "dataset_section", "write_report"]

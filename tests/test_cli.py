@@ -1,0 +1,201 @@
+"""The command line and project.yml: commands on tiny data, --gpu-id passthrough, bad input."""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import srsly
+from typer.testing import CliRunner
+
+from spacy_bertram.cli import app
+
+ROOT = Path(__file__).parent.parent
+runner = CliRunner()
+#: Commands that run a model, and the option that selects its device.
+MODEL_STEPS = {"train", "targets", "train-baseline", "rarify", "evaluate"}
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def tiny_jsonl(path: Path, extra=()) -> Path:
+    rows = []
+    for i in range(30):
+        food = i % 2 == 1
+        word = ["apple", "lemon", "orange"][i % 3] if food else ["cat", "dog", "fox"][i % 3]
+        rows.append({"text": f"the {word} was good and the {word} was big", "label": "food" if food else "animal",
+                     "id": f"r{i}", "split": "test" if i % 5 == 0 else "train"})
+    rows.extend(extra)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf8")
+    return path
+
+
+def test_help_lists_every_command():
+    result = invoke("--help")
+    assert result.exit_code == 0
+    for name in ("prepare", "targets", "train", "split", "train-baseline", "rarify", "evaluate", "report", "assemble"):
+        assert re.search(rf"\b{name}\b", result.output)
+
+
+@pytest.mark.parametrize("command", ["train", "targets", "prepare"])
+def test_training_commands_are_registered_not_duplicated(command, capsys):
+    # Their own (argparse) parser answers, so options stay in one place.
+    result = invoke(command, "--help")
+    assert result.exit_code == 0
+    assert "usage:" in result.output + capsys.readouterr().out
+
+
+def test_model_steps_accept_gpu_id():
+    for command in ("train-baseline", "rarify", "evaluate"):
+        result = invoke(command, "--help")
+        assert result.exit_code == 0 and "--gpu-id" in result.output, command
+
+
+def _project_scripts():
+    project = srsly.read_yaml(ROOT / "project.yml")
+    for command in project["commands"]:
+        for line in command["script"]:
+            yield command["name"], shlex.split(line)
+
+
+def test_project_passes_gpu_id_to_every_training_and_evaluation_step():
+    seen = set()
+    for name, argv in _project_scripts():
+        if argv[:3] == ["python", "-m", "spacy_bertram"] and argv[3] in MODEL_STEPS:
+            seen.add(argv[3])
+            assert "--gpu-id" in argv, f"{name}: {argv[3]} without --gpu-id"
+            assert argv[argv.index("--gpu-id") + 1] == "${vars.gpu_id}", name
+        assert "spacy train" not in " ".join(argv), f"{name}: use train-baseline (frozen embeddings)"
+    assert {"train", "train-baseline", "rarify", "evaluate"} <= seen
+
+
+def test_project_workflows_and_vars():
+    project = srsly.read_yaml(ROOT / "project.yml")
+    names = {c["name"] for c in project["commands"]}
+    for workflow, steps in project["workflows"].items():
+        assert set(steps) <= names, workflow
+    assert project["workflows"]["all"][:3] == ["corpus", "prepare", "train-bertram"]
+    assert project["workflows"]["all"][-1] == "package"
+    assert {"base_model", "gpu_id", "threshold", "max_contexts", "seed"} <= set(project["vars"])
+    for command in project["commands"]:
+        if command["name"] not in ("corpus",):
+            assert command.get("outputs"), command["name"]
+    # every option the project passes exists on the command it calls
+    for name, argv in _project_scripts():
+        if argv[:3] == ["python", "-m", "spacy_bertram"] and argv[3] in ("split", "train-baseline", "rarify",
+                                                                          "evaluate", "report", "assemble"):
+            help_text = invoke(argv[3], "--help").output
+            for option in (a for a in argv[4:] if a.startswith("--")):
+                assert option in help_text, f"{name}: {argv[3]} has no {option}"
+
+
+def test_gpu_id_reaches_spacy(monkeypatch, tmp_path):
+    """--gpu-id is handed to spaCy: spacy train's use_gpu, spacy.require_gpu elsewhere."""
+    import spacy
+    import spacy.cli.train
+
+    calls = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_train(config_path, output_path, use_gpu=-1, overrides=None):
+        calls.append(("train", use_gpu))
+        raise Stop()
+
+    def fake_require_gpu(gpu_id=0):
+        calls.append(("require_gpu", gpu_id))
+        raise Stop()
+
+    monkeypatch.setattr(spacy.cli.train, "train", fake_train)
+    monkeypatch.setattr(spacy, "require_gpu", fake_require_gpu)
+    splits = tmp_path / "splits"
+    assert invoke("split", tiny_jsonl(tmp_path / "d.jsonl"), splits).exit_code == 0
+    result = invoke("train-baseline", splits, tmp_path / "m", "--gpu-id", "0")
+    assert isinstance(result.exception, Stop)
+    counts = tmp_path / "counts.tsv"
+    counts.write_text("the\t10\n", encoding="utf8")
+    rarified = tmp_path / "r"
+    rarified.mkdir()
+    (rarified / "test.jsonl").write_text(json.dumps({"id": "1", "label": "food", "text": "the apple",
+                                                     "substitutions": []}) + "\n", encoding="utf8")
+    result = invoke("rarify", tmp_path / "m", splits, tmp_path / "out", "--counts", counts, "--gpu-id", "0")
+    assert isinstance(result.exception, Stop)
+    result = invoke("evaluate", tmp_path / "m", rarified, tmp_path / "e", "--systems", "baseline", "--gpu-id", "0")
+    assert isinstance(result.exception, Stop)
+    assert calls == [("train", 0), ("require_gpu", 0), ("require_gpu", 0)]
+
+
+def test_split_command_and_bad_datasets(tmp_path):
+    result = invoke("split", tiny_jsonl(tmp_path / "d.jsonl", extra=[{"text": "", "label": "food"}]), tmp_path / "s",
+                    "--max-words", "5")
+    assert result.exit_code == 0, result.output
+    info = json.loads((tmp_path / "s" / "splits.json").read_text())
+    assert info["skipped_empty"] == 1 and info["train"] + info["dev"] + info["test_candidates"] == 30
+    assert all(len(r["text"].split()) <= 5 for r in map(json.loads, open(tmp_path / "s" / "train.jsonl")))
+    unseen = [{"text": "the moon", "label": "space", "split": "test"}]
+    result = invoke("split", tiny_jsonl(tmp_path / "u.jsonl", extra=unseen), tmp_path / "u")
+    assert result.exit_code == 1 and "never seen in training" in result.output
+    result = invoke("split", "bbc", tmp_path / "x", "--assets", tmp_path / "no-assets")
+    assert result.exit_code == 1 and "build_corpus.py" in result.output
+
+
+def test_rarify_says_how_to_install_wordnet(tmp_path):
+    splits = tmp_path / "splits"
+    assert invoke("split", tiny_jsonl(tmp_path / "d.jsonl"), splits).exit_code == 0
+    counts = tmp_path / "counts.tsv"
+    counts.write_text("the\t10\n", encoding="utf8")
+    result = invoke("rarify", tmp_path / "model", splits, tmp_path / "out", "--counts", counts,
+                    "--wordnet-dir", tmp_path / "no-wordnet")
+    assert result.exit_code == 1
+    assert "WordNet 3.0 was not found" in result.output and "apt-get install" in result.output
+    result = invoke("rarify", tmp_path / "model", splits, tmp_path / "out", "--counts", tmp_path / "none.tsv")
+    assert result.exit_code == 1 and "prepare step" in result.output
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory, tiny_bert_path):
+    """split + train-baseline through the CLI on tiny data with the tiny BERT."""
+    root = tmp_path_factory.mktemp("cli")
+    assert invoke("split", tiny_jsonl(root / "d.jsonl"), root / "splits", "--seed", "1").exit_code == 0
+    result = invoke("train-baseline", root / "splits", root / "baseline", "--config", ROOT / "configs" / "textcat_minilm.cfg",
+                    "--base-model", tiny_bert_path, "--max-steps", "4", "--eval-frequency", "2",
+                    "--batch-size", "200", "--learn-rate", "0.001")
+    assert result.exit_code == 0, result.output
+    return root
+
+
+def test_cli_baseline_rarify_evaluate_report_on_tiny_data(tiny_run, tmp_path, monkeypatch):
+    from spacy_bertram.wordnet import wordnet_available
+
+    info = json.loads((tiny_run / "baseline" / "baseline.json").read_text())
+    assert info["embedding_drift"] == 0.0 and (tiny_run / "baseline" / "model-best" / "meta.json").is_file()
+    if not wordnet_available():
+        pytest.skip("WordNet 3.0 is not installed")
+    # A word with no synonym anywhere ("the", "was") is never masked; the untrained
+    # tiny classifier rarely flips, so either items come out or the message says why.
+    counts = tmp_path / "counts.tsv"
+    counts.write_text("the\t1000\nwas\t1000\n", encoding="utf8")
+    result = invoke("rarify", tiny_run / "baseline" / "model-best", tiny_run / "splits", tmp_path / "rar",
+                    "--counts", counts, "--no-progress")
+    if result.exit_code == 1:
+        assert "produced no test items" in result.output
+        return
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "rar" / "rarify.json").read_text())
+    assert summary["n_items"] >= 1 and (tmp_path / "rar" / "test.spacy").is_file()
+    metrics_dir = tmp_path / "metrics" / "tiny"
+    result = invoke("evaluate", tiny_run / "baseline" / "model-best", tmp_path / "rar", metrics_dir, "--systems", "baseline")
+    assert result.exit_code == 0, result.output
+    monkeypatch.chdir(tmp_path)
+    result = invoke("report", "report.md", "--datasets", "tiny", "--corpus-dir", tmp_path, "--metrics-dir", tmp_path / "metrics")
+    assert result.exit_code == 0 and "| baseline (stock MiniLM textcat) |" in result.output
+
+
+def test_report_without_any_evaluation_fails_clearly(tmp_path):
+    result = invoke("report", tmp_path / "r.md", "--datasets", "bbc", "--metrics-dir", tmp_path)
+    assert result.exit_code == 1 and "has been evaluated" in result.output

@@ -1,0 +1,328 @@
+"""Splits, the frozen-embedding baseline, rarification with a classifier, evaluation, report."""
+from __future__ import annotations
+
+import json
+import random
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import spacy
+from spacy.tokens import DocBin
+
+from spacy_bertram.baseline import (
+    baseline_config,
+    embedding_drift,
+    embeddings_frozen,
+    make_splits,
+    train_baseline,
+    transformer_models,
+)
+from spacy_bertram.datasets import (
+    DatasetError,
+    Record,
+    load_dataset,
+    split_records,
+    stratified_sample,
+    truncate_words,
+)
+from spacy_bertram.rarify import UnknownLabelError
+
+CONFIG = Path(__file__).parent.parent / "configs" / "textcat_minilm.cfg"
+FOOD = "apple orange lemon fruit food".split()
+ANIMALS = "cat dog fox bird fish".split()
+
+
+def tiny_dataset(path: Path, n: int = 60, seed: int = 0, extra=()) -> Path:
+    """Sentences from the tiny BERT's vocabulary: food vs animal; fixed train/test split."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        label = "food" if i % 2 else "animal"
+        word = rng.choice(FOOD if label == "food" else ANIMALS)
+        text = f"the {word} was {rng.choice(['small', 'big', 'red', 'green'])} and the {word} was good"
+        rows.append({"text": text, "label": label, "id": f"t{i}", "split": "test" if i % 5 == 0 else "train"})
+    rows.extend(extra)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, tiny_bert_path):
+    """A tiny BERT textcat trained by `train_baseline` (frozen embeddings) on tiny splits."""
+    root = tmp_path_factory.mktemp("baseline")
+    data = tiny_dataset(root / "tiny.jsonl")
+    info = make_splits(str(data), root / "splits", max_words=20, seed=0)
+    train_info = train_baseline(root / "splits" / "train.spacy", root / "splits" / "dev.spacy", root / "model",
+                                base_config=CONFIG, base_model=tiny_bert_path, max_steps=6, eval_frequency=3,
+                                batch_size=200, learn_rate=1e-3)
+    return {"root": root, "splits": info, "train": train_info, "model": root / "model" / "model-best"}
+
+
+# ---------------------------------------------------------------------------
+# Datasets and splits
+
+
+def test_truncate_keeps_title_and_cuts_at_sentence_end():
+    text = "Title here\nOne two three. Four five six seven eight nine ten"
+    assert truncate_words(text, 5) == "Title here\nOne two three."
+    assert truncate_words(text, 100) == text
+    assert truncate_words("a b c d e f", 3) == "a b c"
+
+
+def test_load_dataset_skips_empty_texts_and_requires_labels(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"text": "a cat", "label": "x"}\n{"text": "  ", "label": "x"}\n', encoding="utf8")
+    with pytest.warns(UserWarning, match="empty text"):
+        records, n_empty = load_dataset(str(path))
+    assert [r.text for r in records] == ["a cat"] and n_empty == 1
+    path.write_text('{"text": "a cat"}\n', encoding="utf8")
+    with pytest.raises(DatasetError, match="label"):
+        load_dataset(str(path))
+    with pytest.raises(DatasetError, match="build_corpus"):
+        load_dataset("bbc", assets=tmp_path)
+    with pytest.raises(DatasetError, match="Unknown dataset"):
+        load_dataset("no-such-dataset")
+
+
+def test_split_uses_fixed_split_and_is_deterministic():
+    records = [Record(f"t {i}", "ab"[i % 2], str(i), "test" if i < 10 else "train") for i in range(50)]
+    train, dev, test = split_records(records, dev_fraction=0.1, seed=3)
+    assert {r.id for r in test} == {str(i) for i in range(10)}
+    assert len(dev) == 4 and len(train) == 36
+    assert split_records(records, seed=3) == (train, dev, test)
+    sample = stratified_sample(train, 10, seed=1)
+    assert len(sample) == 10 and {r.label for r in sample} == {"a", "b"}
+
+
+def test_make_splits_augments_training_docs_only(tmp_path):
+    data = tiny_dataset(tmp_path / "d.jsonl", n=200)
+    info = make_splits(str(data), tmp_path / "out", max_words=20, seed=0)
+    nlp = spacy.blank("en")
+    train = list(DocBin().from_disk(tmp_path / "out" / "train.spacy").get_docs(nlp.vocab))
+    dev = list(DocBin().from_disk(tmp_path / "out" / "dev.spacy").get_docs(nlp.vocab))
+    words = [t.text for d in train for t in d]
+    n_words = sum(len(r["text"].split()) for r in map(json.loads, open(tmp_path / "out" / "train.jsonl")))
+    # 5% masked words plus 10% duplicated, a quarter of those copies masked too
+    assert 0.04 < words.count("MASK") / n_words < 0.15
+    assert 0.05 < words.count("/") / n_words < 0.16
+    assert not any("MASK" in d.text or "/" in d.text for d in dev)
+    assert info["train"] + info["dev"] + info["test_candidates"] == 200
+    assert set(train[0].cats) == {"animal", "food"}
+
+
+def test_make_splits_rejects_a_test_label_never_seen_in_training(tmp_path):
+    extra = [{"text": "the moon was big", "label": "space", "id": "odd", "split": "test"}]
+    data = tiny_dataset(tmp_path / "d.jsonl", extra=extra)
+    with pytest.raises(UnknownLabelError, match="'space'.*never seen in training"):
+        make_splits(str(data), tmp_path / "out")
+
+
+# ---------------------------------------------------------------------------
+# Frozen embeddings
+
+
+def _tiny_pipeline(tiny_bert_path, freeze):
+    config = baseline_config(CONFIG, tiny_bert_path, max_steps=5, learn_rate=1e-2, freeze=freeze)
+    config = config.interpolate()
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    from spacy.training import Example
+
+    examples = []
+    for i in range(8):
+        label = "food" if i % 2 else "animal"
+        doc = nlp.make_doc(f"the {(FOOD if i % 2 else ANIMALS)[i % 5]} was good")
+        examples.append(Example.from_dict(doc, {"cats": {"food": float(label == "food"), "animal": float(label != "food")}}))
+    # what spacy train does: initialize runs [initialize.after_init]
+    nlp.config["initialize"]["after_init"] = config["initialize"]["after_init"]
+    optimizer = nlp.initialize(lambda: examples)
+    return nlp, examples, optimizer
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_freeze_callback_keeps_embeddings_fixed_while_the_encoder_trains(tiny_bert_path, freeze):
+    nlp, examples, optimizer = _tiny_pipeline(tiny_bert_path, freeze)
+    assert embeddings_frozen(nlp) is freeze
+    (_, hf), = transformer_models(nlp)
+    layer = hf.encoder.layer[0].attention.self.query.weight.detach().clone()
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer)
+        optimizer.step_schedules()  # as spacy train does (warm-up starts at 0)
+    drift = embedding_drift(nlp, tiny_bert_path)
+    assert (drift == 0.0) is freeze
+    assert not hf.encoder.layer[0].attention.self.query.weight.detach().equal(layer)
+
+
+def test_train_baseline_output_is_frozen_and_complete(trained, tiny_bert_path):
+    info = trained["train"]
+    assert info["embedding_drift"] == 0.0 and info["frozen_embeddings"]
+    model = trained["model"]
+    assert (model / "config.cfg").is_file()
+    config = spacy.util.load_config(model / "config.cfg")
+    assert config["initialize"]["after_init"]["@callbacks"] == "spacy-bertram.freeze_embeddings.v1"
+    assert config["training"]["max_steps"] == 6
+    assert not list(model.parent.parent.glob(".model.tmp"))
+    assert json.loads((model.parent / "baseline.json").read_text())["embedding_drift"] == 0.0
+
+
+# ---------------------------------------------------------------------------
+# Rarification with a classifier
+
+
+def _toy_classifier(labels):
+    """p(vehicle) high iff a vehicle word is in the text."""
+    vehicles = {"car", "cars", "truck", "bus"}
+
+    def classify(texts):
+        out = []
+        for text in texts:
+            hit = any(w.strip(".,").lower() in vehicles for w in text.split())
+            out.append([0.9, 0.1] if hit else [0.1, 0.9])
+        return np.array(out if labels[0] == "vehicle" else [r[::-1] for r in out])
+
+    return classify
+
+
+def test_rarified_items_flip_when_masked_and_resume(tmp_path):
+    from spacy_bertram.pipeline_eval import rarify_in_chunks
+    from spacy_bertram.rarify import FrequencyModel, SubstitutionDictionary, spacy_tagger
+    from spacy_bertram.wordnet import wordnet_available
+
+    if not wordnet_available():
+        pytest.skip("WordNet 3.0 is not installed")
+    labels = ["vehicle", "other"]
+    classify = _toy_classifier(labels)
+    candidates = [
+        Record("The car was parked near the old house.", "vehicle", "a"),
+        Record("She bought a new car yesterday.", "vehicle", "b"),
+        Record("The weather was nice.", "vehicle", "wrong"),  # the classifier gets it wrong
+        Record("Hello!", "other", "none"),  # no word with a rare synonym
+        Record("People walked along the road.", "other", "c"),
+    ]
+    subs = SubstitutionDictionary(FrequencyModel(corpus_size=1_000_000), threshold=100)
+    tagger = spacy_tagger()
+    result = rarify_in_chunks(candidates, classify, labels, subs, tagger, tmp_path / "partial",
+                              chunk_size=2, progress=False)
+    assert result.n_candidates == 5 and result.n_correct == 4
+    assert result.skipped_no_candidates >= 1
+    assert {it.id for it in result.items} == {"a", "b"}
+    for item in result.items:
+        original = classify([item.original_text])[0]
+        masked = classify([item.masked_text])[0]
+        assert labels[int(np.argmax(original))] == item.label
+        assert labels[int(np.argmax(masked))] != item.label
+        for sub in item.substitutions:
+            assert sub.original.lower() == "car" and sub.substitute != sub.original
+            assert sub.kind == "misspelling" or subs.frequencies.count(sub.substitute) < 100
+
+    def broken(texts):
+        raise AssertionError("finished chunks must not be recomputed")
+
+    again = rarify_in_chunks(candidates, broken, labels, subs, tagger, tmp_path / "partial", chunk_size=2,
+                             progress=False)
+    assert [it.to_dict() for it in again.items] == [it.to_dict() for it in result.items]
+    assert again.summary() == result.summary()
+
+
+# ---------------------------------------------------------------------------
+# Evaluation, assembly, report
+
+
+@pytest.fixture(scope="module")
+def bertram_assets(tmp_path_factory, tiny_bert_path):
+    from spacy_bertram import NgramVocab, create_bertram, save_bertram
+    from spacy_bertram.training.prepare import prepare
+
+    root = tmp_path_factory.mktemp("bertram")
+    corpus = root / "corpus.txt"
+    corpus.write_text("\n".join(
+        ["the farmer sold a kumquat at the market", "she ate a sweet orange and a sour lemon",
+         "the old dog ran down the road to the river", "a kumquat is a small fruit"] * 5) + "\n", encoding="utf8")
+    prepare([corpus], root / "store", min_count=2, progress=False)
+    vocab = NgramVocab.from_words(["kumquat", "farmer", "market", "orange", "lemon", "dog"], min_count=1)
+    save_bertram(create_bertram(tiny_bert_path, ngram_vocab=vocab, mode="add", max_seq_length=32), root / "model")
+    return {"store": root / "store" / "contexts.sqlite", "model": root / "model"}
+
+
+def _write_rarified(directory: Path, label_override=None):
+    from spacy_bertram.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
+
+    items = []
+    texts = [("the kumquat was good", "food", "kumquat", "synonym"), ("the dgo was big", "animal", "dgo", "misspelling"),
+             ("the farmer ate a lemon", "food", "lemon", "synonym"), ("the fox was red", "animal", "fox", "synonym")]
+    for i, (text, label, word, kind) in enumerate(texts):
+        subs = [Substitution(1 if i < 2 else text.split().index(word), "x", word, kind, "NN", float(i))]
+        items.append(RarifiedItem(str(i), label_override or label, text, text.replace(word, "[MASK]"), text, subs, 0.9, 0.1))
+    write_substitutions_jsonl(directory / "test.jsonl", items)
+    return items
+
+
+def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_assets, tmp_path):
+    from spacy_bertram.pipeline_eval import SYSTEMS, evaluate_systems, load_textcat
+
+    _write_rarified(tmp_path / "rarified")
+    metrics = evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "metrics",
+                               bertram_path=bertram_assets["model"], context_store=bertram_assets["store"],
+                               threshold=100, max_contexts=4, progress=False)
+    assert metrics["systems"] == list(SYSTEMS)
+    assert metrics["accuracy"]["baseline"]["All"]["n"] == 4
+    assert metrics["accuracy"]["baseline"]["WN"]["n"] == 3 and metrics["accuracy"]["baseline"]["Msp"]["n"] == 1
+    assert set(metrics["mcnemar_vs_baseline"]) == set(SYSTEMS) - {"baseline"}
+    assert metrics["mean_injected_per_doc"]["baseline"] == 0
+    assert metrics["mean_injected_per_doc"]["bertram_slash"] > 0
+    assert metrics["substitute_coverage"]["bertram_slash"] > 0
+    assert (tmp_path / "metrics" / "accuracy_by_frequency.png").stat().st_size > 1000
+    rows = [json.loads(line) for line in open(tmp_path / "metrics" / "predictions.jsonl")]
+    assert len(rows) == 4 and set(rows[0]) >= set(SYSTEMS)
+    # the injection architecture with "none" predicts exactly as the stock pipeline
+    stock = spacy.load(trained["model"])
+    texts = [json.loads(line)["text"] for line in open(tmp_path / "rarified" / "test.jsonl")]
+    ours = load_textcat(trained["model"], injection="none")
+    for a, b in zip(stock.pipe(texts), ours.pipe(texts)):
+        assert a.cats == b.cats
+
+
+def test_evaluate_rejects_labels_the_model_never_saw(trained, tmp_path):
+    from spacy_bertram.pipeline_eval import evaluate_systems
+
+    _write_rarified(tmp_path / "rarified", label_override="space")
+    with pytest.raises(UnknownLabelError, match="never saw"):
+        evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", systems=["baseline"])
+    with pytest.raises(ValueError, match="need a trained BERTRAM"):
+        evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", systems=["bertram_slash"])
+    with pytest.raises(ValueError, match="rarify step"):
+        evaluate_systems(trained["model"], tmp_path / "nothing", tmp_path / "m", systems=["baseline"])
+
+
+def test_assembled_pipeline_loads_and_injects(trained, bertram_assets, tmp_path):
+    from spacy_bertram.pipeline_eval import assemble_pipeline
+
+    out = assemble_pipeline(trained["model"], bertram_assets["model"], tmp_path / "asm")
+    nlp = spacy.load(out / "pipeline")
+    assert nlp.pipe_names == ["bertram", "transformer", "textcat"]
+    assert nlp.config["components"]["transformer"]["model"]["injection"] == "slash"
+    assert "spacy-bertram>=0.1.0" in nlp.meta["requirements"]
+    doc = nlp("the farmer sold a kumquat")
+    assert set(doc.cats) == {"animal", "food"}
+    assert "import spacy_bertram.component" in (out / "code.py").read_text()
+
+
+def test_report_shows_the_table_and_missing_datasets(trained, bertram_assets, tmp_path):
+    from spacy_bertram.pipeline_eval import evaluate_systems
+    from spacy_bertram.report import write_report
+
+    root = tmp_path / "run"
+    _write_rarified(root / "corpus" / "tiny" / "rarified")
+    evaluate_systems(trained["model"], root / "corpus" / "tiny" / "rarified", root / "metrics" / "tiny",
+                     bertram_path=bertram_assets["model"], context_store=bertram_assets["store"],
+                     systems=["baseline", "bertram_slash"], progress=False)
+    path = write_report(root / "metrics" / "report.md", ["tiny", "other"], corpus_dir=root / "corpus",
+                        training_dir=root / "training", metrics_dir=root / "metrics")
+    text = path.read_text()
+    assert "| +BERTRAM (slash) |" in text and "All (n=4)" in text
+    assert "Not run: other" in text
+    assert "![accuracy by frequency](tiny/accuracy_by_frequency.png)" in text
+    with pytest.raises(ValueError, match="has been evaluated"):
+        write_report(tmp_path / "r.md", ["other"], metrics_dir=root / "metrics")
+    warnings.simplefilter("default")
