@@ -206,6 +206,7 @@ class BertramComponent(Pipe):
         self._store: Any = None
         self._store_pid: Optional[int] = None
         self._checked: Set[int] = set()
+        self._pid = os.getpid()
         install_extension()
 
     # -- the trained model -------------------------------------------------------------
@@ -372,6 +373,9 @@ class BertramComponent(Pipe):
 
     def predict(self, docs: Iterable[Doc]) -> List[Vectors]:
         """Vectors for the rare tokens of each doc, without modifying the docs."""
+        if os.getpid() != self._pid:
+            self._pid = os.getpid()
+            limit_torch_threads_in_forked_worker()
         finder = self._ensure_ready()
         self._check_transformers()
         plans: List[List[Tuple[List[int], CacheKey]]] = []
@@ -497,6 +501,20 @@ class BertramComponent(Pipe):
 
 
 # -- helpers ---------------------------------------------------------------------------
+
+
+def limit_torch_threads_in_forked_worker() -> None:
+    """One torch thread in a process forked by `nlp.pipe(n_process=...)`.
+
+    A child forked after the parent ran torch inherits an OpenMP thread pool
+    whose threads do not exist, and its first parallel op (ours, or the
+    transformer's after us) deadlocks. One thread per worker avoids OpenMP
+    entirely and is what n_process wants anyway: one process per core.
+    """
+    import torch
+
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
 
 
 def spread(items: Sequence[str], limit: int) -> List[str]:
