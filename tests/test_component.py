@@ -44,7 +44,8 @@ def transformer_config(name: str, injection: str = "slash") -> dict:
             "@architectures": "spacy-bertram.TransformerModel.v1",
             "name": name,
             "injection": injection,
-            "tokenizer_config": {"use_fast": True},
+            # The tiny fixture's tokenizer does not know its 128 positions: say so.
+            "tokenizer_config": {"use_fast": True, "model_max_length": 128},
             "get_spans": {"@span_getters": "spacy-transformers.strided_spans.v1", "window": 128, "stride": 96},
         }
     }

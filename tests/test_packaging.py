@@ -1,0 +1,67 @@
+"""`spacy package` builds a wheel of a bertram pipeline that installs in a fresh venv and loads.
+
+Slow-but-run (about 30-40 s): spacy package (sdist; the wheel is built from it
+with pip, which needs only setuptools, not the `build` package), a venv with
+--system-site-packages (torch and spacy-bertram come from the system), and
+`pip install --no-deps --no-index` of the wheel.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy
+
+from test_component import TEXT, bertram_dir, make_nlp  # noqa: F401  (fixture)
+
+PACKAGE = "bertram_pkg_test"
+
+
+def run(cmd, cwd: Path) -> str:
+    result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd)
+    assert result.returncode == 0, f"{cmd}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    return result.stdout
+
+
+def factory_entry_point_installed() -> bool:
+    return any(ep.name == "bertram" for ep in importlib.metadata.entry_points(group="spacy_factories"))
+
+
+def test_packaged_wheel_installs_and_loads_in_a_fresh_venv(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    nlp = make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, textcat=True)
+    nlp.meta["name"] = PACKAGE
+    texts = [TEXT, "A zorbing quokka.", ""]
+    docs = list(nlp.pipe(texts))
+    nlp.to_disk(tmp_path / "pipeline")
+    (tmp_path / "out").mkdir()
+    package = ["-m", "spacy", "package", tmp_path / "pipeline", tmp_path / "out", "--build", "sdist", "--force"]
+    if not factory_entry_point_installed():  # until setup.py declares the factory
+        (tmp_path / "code.py").write_text("import spacy_bertram.component\n", encoding="utf8")
+        package += ["--code", tmp_path / "code.py"]
+    run([sys.executable, *package], tmp_path)
+    (sdist,) = (tmp_path / "out").glob("*/dist/*.tar.gz")
+    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", sdist, "-w", tmp_path / "wheels"],
+        tmp_path)
+    (wheel,) = (tmp_path / "wheels").glob("*.whl")
+    run([sys.executable, "-m", "venv", "--system-site-packages", tmp_path / "venv"], tmp_path)
+    python = tmp_path / "venv" / "bin" / "python"
+    run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], tmp_path)
+    script = f"""
+import importlib.metadata, json, sys, numpy, spacy
+nlp = spacy.load("en_{PACKAGE}")
+docs = list(nlp.pipe(json.loads(sys.argv[1])))
+numpy.savez(sys.argv[2], **{{f"{{n}}_{{i}}": v for n, d in enumerate(docs) for i, v in d._.bertram.items()}})
+print(json.dumps({{"file": spacy.util.get_package_path("en_{PACKAGE}").as_posix(),
+                  "requires": importlib.metadata.requires("en_{PACKAGE}"), "cats": [d.cats for d in docs]}}))
+"""
+    out = json.loads(run([python, "-c", script, json.dumps(texts), tmp_path / "vectors.npz"], tmp_path))
+    assert "/venv/" in out["file"]  # the installed package, not the pipeline directory
+    assert any(req.startswith("spacy-bertram") for req in out["requires"])
+    assert out["cats"] == [d.cats for d in docs]
+    loaded = numpy.load(tmp_path / "vectors.npz")
+    expected = {f"{n}_{i}": v for n, d in enumerate(docs) for i, v in d._.bertram.items()}
+    assert sorted(loaded.files) == sorted(expected) and expected
+    assert all(numpy.array_equal(loaded[k], expected[k]) for k in expected)
