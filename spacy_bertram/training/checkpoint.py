@@ -1,0 +1,95 @@
+"""Per-epoch training checkpoints in safetensors + JSON (never pickle).
+
+A checkpoint is one directory, written atomically: `model/` (a normal BERTRAM
+model directory), `state.safetensors` (Adam moments and step counts, torch RNG
+states) and `trainer.json` (epoch, step, optimizer hyper-parameters, the numpy
+sampling RNG). Restoring all of it makes a resumed run continue bit for bit
+where the killed one stopped.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, Optional, Union
+
+import numpy
+import torch
+from safetensors.torch import load_file, save_file
+
+from ..fileio import atomic_path, write_json_atomic
+from ..network import BertramNetwork
+from ..storage import WEIGHTS_FILE, save_bertram
+
+PathLike = Union[str, Path]
+STATE_FILE = "state.safetensors"
+TRAINER_FILE = "trainer.json"
+MODEL_DIR = "model"
+
+
+def load_weights(network: BertramNetwork, path: PathLike) -> None:
+    """Load a model directory's weights into an existing network (same shapes)."""
+    state = load_file(str(Path(path) / WEIGHTS_FILE))
+    expected = network.bertram_state_dict()
+    if set(state) != set(expected) or any(state[k].shape != expected[k].shape for k in state):
+        raise ValueError(f"Weights in {str(path)!r} do not fit this network (different n-grams or encoder?)")
+    network.load_state_dict(state, strict=False)
+
+
+def _optimizer_tensors(optimizer: torch.optim.Optimizer) -> Dict[str, torch.Tensor]:
+    out: Dict[str, torch.Tensor] = {}
+    for param_id, state in optimizer.state_dict()["state"].items():
+        for key, value in state.items():
+            if not torch.is_tensor(value):
+                value = torch.as_tensor(value)
+            out[f"optimizer.{param_id}.{key}"] = value.detach().cpu().contiguous()
+    return out
+
+
+def save_checkpoint(
+    path: PathLike,
+    network: BertramNetwork,
+    optimizer: torch.optim.Optimizer,
+    rng: numpy.random.Generator,
+    info: Dict[str, Any],
+) -> Path:
+    target = Path(path)
+    tensors = _optimizer_tensors(optimizer)
+    tensors["rng.torch"] = torch.get_rng_state()
+    if network.device.type == "cuda":
+        tensors["rng.cuda"] = torch.cuda.get_rng_state(network.device)
+    trainer = {
+        **info,
+        "param_groups": optimizer.state_dict()["param_groups"],
+        "numpy_rng": rng.bit_generator.state,
+    }
+    with atomic_path(target, is_dir=True) as tmp:
+        save_bertram(network, tmp / MODEL_DIR)
+        save_file(tensors, str(tmp / STATE_FILE), metadata={"format": "spacy-bertram-checkpoint"})
+        write_json_atomic(tmp / TRAINER_FILE, trainer)
+    return target
+
+
+def load_checkpoint(
+    path: PathLike,
+    network: BertramNetwork,
+    optimizer: torch.optim.Optimizer,
+    rng: numpy.random.Generator,
+) -> Dict[str, Any]:
+    """Restore weights, optimizer, RNGs in place; returns the saved `info`."""
+    directory = Path(path)
+    load_weights(network, directory / MODEL_DIR)
+    tensors = load_file(str(directory / STATE_FILE))
+    with open(directory / TRAINER_FILE, encoding="utf8") as file_:
+        trainer = json.load(file_)
+    state: Dict[int, Dict[str, torch.Tensor]] = {}
+    for key, value in tensors.items():
+        if key.startswith("optimizer."):
+            _, param_id, name = key.split(".", 2)
+            state.setdefault(int(param_id), {})[name] = value
+    optimizer.load_state_dict({"state": state, "param_groups": trainer.pop("param_groups")})
+    torch.set_rng_state(tensors["rng.torch"])
+    cuda_state: Optional[torch.Tensor] = tensors.get("rng.cuda")
+    if cuda_state is not None and network.device.type == "cuda":
+        torch.cuda.set_rng_state(cuda_state, network.device)
+    rng.bit_generator.state = trainer.pop("numpy_rng")
+    return trainer

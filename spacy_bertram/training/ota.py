@@ -1,0 +1,174 @@
+"""One-token approximation (OTA, Schick & Schuetze AAAI 2020) for multi-wordpiece words.
+
+A frequent word that the tokenizer splits into several wordpieces has no
+input-embedding row to mimic. OTA finds one vector e such that the frozen
+encoder, reading `[CLS] left e right [SEP]`, produces (in every layer) the
+same hidden states at the neighbour positions as it does for
+`[CLS] left p1..pm right [SEP]`. Neighbours are random whole-word tokens,
+redrawn every step, so e fits the word rather than one context.
+
+Many words are optimised at once: each word's vector only affects its own
+rows and the loss is a sum over words, so the batch is just parallelism.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+import torch
+from torch import Tensor
+from tqdm import tqdm
+
+_SPECIAL = re.compile(r"^(\[.*\]|<.*>)$")
+
+
+@dataclass
+class OTASettings:
+    """steps: Adam steps per word (keep modest on CPU); neighbours: random tokens per side."""
+
+    steps: int = 60
+    batch_words: int = 256
+    neighbours: int = 3
+    lr: float = 1e-3
+    seed: int = 0
+    eval_draws: int = 4
+
+
+@dataclass
+class OTAResult:
+    vectors: Tensor  # [n_words, width], float32, CPU
+    loss_before: float  # mean per-word loss of the initial (subword-mean) vectors
+    loss_after: float  # the same, for the optimised vectors (same neighbour draws)
+
+
+def neighbour_ids(tokenizer) -> Tensor:
+    """Whole-word alphabetic tokens: plausible left/right neighbours of a word."""
+    specials = set(tokenizer.all_special_tokens)
+    ids = [
+        index
+        for token, index in tokenizer.get_vocab().items()
+        if token not in specials and not token.startswith("##") and not _SPECIAL.match(token)
+        and token.lstrip("\u0120\u2581").isalpha()
+    ]
+    if not ids:
+        raise ValueError("The tokenizer has no alphabetic whole-word tokens to use as OTA neighbours")
+    return torch.as_tensor(sorted(ids), dtype=torch.long)
+
+
+class OneTokenApproximation:
+    """Batched OTA against one frozen encoder."""
+
+    def __init__(self, encoder, tokenizer, settings: OTASettings, device: Optional[torch.device] = None) -> None:
+        self.encoder = encoder
+        self.settings = settings
+        self.device = device or encoder.get_input_embeddings().weight.device
+        self.table = encoder.get_input_embeddings().weight.detach()
+        self.neighbours = neighbour_ids(tokenizer)
+        cls_id = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+        sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+        self.cls_id, self.sep_id = int(cls_id), int(sep_id)
+        self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
+
+    def initial(self, pieces: Sequence[Sequence[int]]) -> Tensor:
+        """Mean of each word's subword embeddings: OTA's starting point."""
+        return torch.stack([self.table[torch.as_tensor(list(p), device=self.table.device)].mean(0) for p in pieces])
+
+    def _draw(self, n_words: int, generator: torch.Generator) -> Tuple[Tensor, Tensor]:
+        k = self.settings.neighbours
+        picks = torch.randint(len(self.neighbours), (n_words, 2 * k), generator=generator)
+        ids = self.neighbours[picks]
+        return ids[:, :k], ids[:, k:]
+
+    def _hidden(self, embeds: Tensor, attention: Tensor) -> Tuple[Tensor, ...]:
+        out = self.encoder(inputs_embeds=embeds, attention_mask=attention, output_hidden_states=True)
+        return out.hidden_states[1:]  # layer 0 differs by position embeddings only
+
+    @torch.no_grad()
+    def _reference(self, pieces: Sequence[Sequence[int]], left: Tensor, right: Tensor) -> List[Tensor]:
+        """Hidden states at the neighbour positions around the real wordpieces, per layer."""
+        k = left.shape[1]
+        rows = [[self.cls_id, *left[i].tolist(), *p, *right[i].tolist(), self.sep_id] for i, p in enumerate(pieces)]
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        attention = torch.zeros((len(rows), width), dtype=torch.long)
+        positions = torch.zeros((len(rows), 2 * k), dtype=torch.long)
+        for i, (row, p) in enumerate(zip(rows, pieces)):
+            ids[i, : len(row)] = torch.as_tensor(row)
+            attention[i, : len(row)] = 1
+            positions[i] = torch.as_tensor([*range(1, k + 1), *range(k + 1 + len(p), 2 * k + 1 + len(p))])
+        ids, attention, positions = ids.to(self.device), attention.to(self.device), positions.to(self.device)
+        states = self._hidden(self.table[ids], attention)
+        index = positions.unsqueeze(-1).expand(-1, -1, states[0].shape[-1])
+        return [layer.gather(1, index) for layer in states]
+
+    def _approx_states(self, vectors: Tensor, left: Tensor, right: Tensor) -> List[Tensor]:
+        n, k = left.shape
+        ids = torch.cat(
+            [torch.full((n, 1), self.cls_id), left, torch.full((n, 1), self.pad_id), right, torch.full((n, 1), self.sep_id)],
+            dim=1,
+        ).to(self.device)
+        embeds = self.table[ids]
+        slot = torch.zeros(ids.shape[1], 1, dtype=torch.bool, device=self.device)
+        slot[k + 1] = True
+        embeds = torch.where(slot, vectors.unsqueeze(1).to(embeds.dtype), embeds)
+        states = self._hidden(embeds, torch.ones_like(ids))
+        keep = [*range(1, k + 1), *range(k + 2, 2 * k + 2)]
+        return [layer[:, keep] for layer in states]
+
+    def _loss(self, vectors: Tensor, reference: List[Tensor], left: Tensor, right: Tensor) -> Tensor:
+        """Per-word loss: MSE over neighbour positions and width, summed over layers."""
+        approx = self._approx_states(vectors, left, right)
+        return sum(((a - r) ** 2).mean(dim=(1, 2)) for a, r in zip(approx, reference))
+
+    @torch.no_grad()
+    def evaluate(self, pieces: Sequence[Sequence[int]], vectors: Tensor, seed: int) -> float:
+        """Mean per-word loss on fixed neighbour draws (comparable across vectors)."""
+        generator = torch.Generator().manual_seed(seed)
+        total = 0.0
+        for _ in range(self.settings.eval_draws):
+            left, right = self._draw(len(pieces), generator)
+            reference = self._reference(pieces, left, right)
+            total += float(self._loss(vectors.to(self.device), reference, left, right).mean())
+        return total / self.settings.eval_draws
+
+    def optimise(self, pieces: Sequence[Sequence[int]], generator: torch.Generator) -> Tensor:
+        """Adam on one vector per word, from the subword mean, fresh neighbours each step."""
+        vectors = self.initial(pieces).clone().float().to(self.device).requires_grad_(True)
+        optimizer = torch.optim.Adam([vectors], lr=self.settings.lr)
+        for _ in range(self.settings.steps):
+            left, right = self._draw(len(pieces), generator)
+            reference = self._reference(pieces, left, right)
+            loss = self._loss(vectors, reference, left, right).sum()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+        return vectors.detach().float().cpu()
+
+
+def one_token_approximation(
+    encoder,
+    tokenizer,
+    pieces: Sequence[Sequence[int]],
+    settings: Optional[OTASettings] = None,
+    device: Optional[torch.device] = None,
+    progress: bool = True,
+) -> OTAResult:
+    """One vector per word (given by its wordpiece ids), in the encoder's input space."""
+    settings = settings or OTASettings()
+    width = int(encoder.get_input_embeddings().weight.shape[1])
+    if not pieces:
+        return OTAResult(torch.zeros(0, width), 0.0, 0.0)
+    if any(len(p) == 0 for p in pieces):
+        raise ValueError("OTA needs at least one wordpiece per word")
+    ota = OneTokenApproximation(encoder, tokenizer, settings, device)
+    generator = torch.Generator().manual_seed(settings.seed)
+    chunks = [list(pieces[i : i + settings.batch_words]) for i in range(0, len(pieces), settings.batch_words)]
+    out: List[Tensor] = []
+    before = after = 0.0
+    for chunk in tqdm(chunks, desc="one-token approximation", unit="batch", disable=not progress):
+        vectors = ota.optimise(chunk, generator)
+        before += ota.evaluate(chunk, ota.initial(chunk), settings.seed + 1) * len(chunk)
+        after += ota.evaluate(chunk, vectors, settings.seed + 1) * len(chunk)
+        out.append(vectors)
+    return OTAResult(torch.cat(out), before / len(pieces), after / len(pieces))

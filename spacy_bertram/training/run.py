@@ -1,0 +1,156 @@
+"""Context store -> targets -> three stages -> model, metrics and ablation table.
+
+Bad input is found before anything is written: the store must open, the base
+model must load, and the targets must have enough words of the right width.
+Everything then goes under one output directory; running the same command
+again resumes a killed run (finished stages are loaded, the current stage
+continues from its last epoch checkpoint).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Union
+
+import torch
+
+from ..encoder import load_encoder
+from ..fileio import write_json_atomic
+from ..storage import save_bertram
+from .ota import OTASettings
+from .sources import ContextSource, open_context_source
+from .stages import StageResult, TrainingRun, TrainSettings, combined_init, plan_stages
+from .targets import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT, TargetSet, build_targets
+from .validation import format_table
+
+PathLike = Union[str, Path]
+TARGETS_DIR = "targets"
+MODEL_DIR = "model"
+METRICS_FILE = "metrics.json"
+
+
+def select_device(gpu_id: int) -> torch.device:
+    """spaCy-style device choice: -1 is the CPU, N >= 0 is CUDA device N."""
+    if gpu_id < 0:
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise ValueError(f"--gpu-id {gpu_id} asks for CUDA device {gpu_id}, but torch sees no CUDA GPU")
+    try:
+        from thinc.api import require_gpu
+
+        require_gpu(gpu_id)
+    except (ImportError, ValueError):  # thinc needs cupy for its own ops; torch alone suffices here
+        pass
+    torch.cuda.set_device(gpu_id)
+    return torch.device(f"cuda:{gpu_id}")
+
+
+def _variant_label(mode: str, subword_mean: bool) -> str:
+    form = "n-gram form + subword mean" if subword_mean else "n-gram form (paper)"
+    return f"{mode.upper()}, {form}"
+
+
+def ablation_rows(baseline: Dict[str, float], results: Dict[str, StageResult]) -> List[tuple]:
+    """(name, cosine, mrr) rows: subword mean, each form variant, context, each final variant."""
+    rows = [("subword mean (rare-like pieces)", baseline["cosine"], baseline["mrr"])]
+    ordered = sorted(results.items(), key=lambda kv: (kv[1].spec.index, kv[1].spec.use_subword_mean))
+    for _, result in ordered:
+        spec, scores = result.spec, result.metrics["validation"]
+        if spec.index == 1:
+            name = "context only"
+        elif spec.index == 2:
+            name = "form only: " + ("n-gram + subword mean" if spec.use_subword_mean else "n-gram (paper)")
+        else:
+            name = _variant_label(spec.mode, spec.use_subword_mean)
+        rows.append((name, scores["cosine"], scores["mrr"]))
+    return rows
+
+
+def _check_resume(output: Path, run_info: Dict[str, Any]) -> None:
+    progress = output / "progress.json"
+    if progress.is_file():
+        recorded = json.loads(progress.read_text(encoding="utf8"))
+        if recorded.get("run") not in (None, run_info):
+            raise ValueError(
+                f"{str(output)!r} holds a training run with other settings ({recorded.get('run')}); "
+                "use another output directory, or delete this one to start over"
+            )
+
+
+def train(
+    contexts: Union[PathLike, ContextSource],
+    output_dir: PathLike,
+    base_model: str = "default",
+    settings: Optional[TrainSettings] = None,
+    min_count: int = DEFAULT_MIN_COUNT,
+    max_words: Optional[int] = None,
+    held_out_fraction: float = DEFAULT_HELD_OUT,
+    targets: Optional[PathLike] = None,
+    ota: Optional[OTASettings] = None,
+    ablation: bool = True,
+    gpu_id: int = -1,
+    keep_cache: bool = False,
+    progress: bool = True,
+    on_epoch_end: Optional[Callable[[str, int], None]] = None,
+    log: Callable[[str], None] = print,
+) -> Dict[str, Any]:
+    """Train BERTRAM end to end; returns (and writes) the metrics."""
+    settings = settings or TrainSettings()
+    device = select_device(gpu_id)
+    source = open_context_source(contexts) if isinstance(contexts, (str, Path)) else contexts
+    encoder, tokenizer = load_encoder(base_model)
+    encoder.to(device)
+    width = int(encoder.get_input_embeddings().weight.shape[1])
+    output = Path(output_dir)
+    run_info = {"base_model": base_model, "settings": settings.to_dict(), "min_count": min_count,
+                "max_words": max_words, "held_out_fraction": held_out_fraction,
+                "targets": str(targets) if targets else None}
+    _check_resume(output, run_info)
+    if targets is not None:
+        target_set = TargetSet.load(targets, expected_width=width)
+    elif (output / TARGETS_DIR).is_dir():
+        target_set = TargetSet.load(output / TARGETS_DIR, expected_width=width)
+    else:
+        target_set = build_targets(
+            source, encoder, tokenizer, base_model, min_count, max_words, held_out_fraction,
+            settings.seed, ota or OTASettings(seed=settings.seed), device, progress,
+        )
+        target_set.save(output / TARGETS_DIR)
+    n_held = sum(target_set.held_out)
+    log(f"targets: {len(target_set)} words ({target_set.kinds.count('ota')} by OTA), {n_held} held out")
+    word_contexts = [source.contexts(word, settings.pool_contexts) for word in target_set.words]
+    run = TrainingRun(target_set, word_contexts, encoder, tokenizer, base_model, settings, output,
+                      device, progress, on_epoch_end, log)
+    run.record["run"] = run_info
+    write_json_atomic(output / "progress.json", run.record)
+    results: Dict[str, StageResult] = {}
+    stages = plan_stages(settings)
+    by_index = {}
+    for spec in stages:
+        init = combined_init(by_index[1], by_index[2]) if spec.index == 3 else None
+        by_index[spec.index] = results[spec.name] = run.stage(spec, init)
+    final = by_index[max(by_index)]
+    save_bertram(final.network, output / MODEL_DIR)
+    if ablation:
+        for spec in plan_stages(settings, use_subword_mean=not settings.use_subword_mean)[1:]:
+            init = combined_init(by_index[1], results["ablation-stage2-form"]) if spec.index == 3 else None
+            results["ablation-" + spec.name] = run.stage(spec, init, prefix="ablation-")
+    baseline = run.baseline()
+    rows = ablation_rows(baseline, results)
+    log("held-out words: " + str(baseline["words"]) + "\n" + format_table(rows))
+    metrics = {
+        "base_model": base_model,
+        "mode": settings.mode,
+        "model": str(output / MODEL_DIR),
+        "targets": {"words": len(target_set), "held_out": n_held, **target_set.info},
+        "baseline": baseline,
+        "final": final.metrics["validation"],
+        "stages": {name: r.metrics for name, r in results.items()},
+        "ablation": [{"model": n, "cosine": c, "mrr": m} for n, c, m in rows],
+        "settings": settings.to_dict(),
+    }
+    write_json_atomic(output / METRICS_FILE, metrics)
+    if not keep_cache:
+        shutil.rmtree(output / "cache", ignore_errors=True)
+    return metrics

@@ -1,0 +1,69 @@
+"""Where training words and their contexts come from.
+
+Training needs only three questions answered: which words are frequent, how
+frequent, and a few contexts of a word. `ContextStore` (the SQLite store that
+`prepare` builds) answers them; `MemoryContexts` answers them from a list of
+lines, for tests and small experiments.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Optional, Protocol, Tuple, Union
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+class ContextSource(Protocol):
+    def counts(self, min_count: int = 1) -> Iterable[Tuple[str, int]]: ...
+
+    def contexts(self, word: str, limit: Optional[int] = None) -> List[str]: ...
+
+
+class MemoryContexts:
+    """Counts and contexts (whole lines) kept in memory; `words` are case-sensitive."""
+
+    def __init__(self, counts: Dict[str, int], contexts: Dict[str, List[str]]) -> None:
+        self._counts = dict(counts)
+        self._contexts = {w: list(c) for w, c in contexts.items()}
+
+    @classmethod
+    def from_lines(cls, lines: Iterable[str], max_contexts: int = 64, lowercase: bool = True) -> "MemoryContexts":
+        counts: Counter = Counter()
+        contexts: Dict[str, List[str]] = defaultdict(list)
+        for line in lines:
+            line = line.strip()
+            if not line:
+                continue
+            words = [w.lower() if lowercase else w for w in _WORD.findall(line)]
+            counts.update(words)
+            for word in set(words):
+                bucket = contexts[word]
+                if len(bucket) < max_contexts and line not in bucket:
+                    bucket.append(line)
+        return cls(dict(counts), dict(contexts))
+
+    def counts(self, min_count: int = 1) -> Iterator[Tuple[str, int]]:
+        ordered = sorted(self._counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ((w, c) for w, c in ordered if c >= min_count)
+
+    def count(self, word: str) -> int:
+        return self._counts.get(word, 0)
+
+    def contexts(self, word: str, limit: Optional[int] = None) -> List[str]:
+        found = self._contexts.get(word, [])
+        return list(found if limit is None else found[:limit])
+
+
+def open_context_source(path: Union[str, Path]):
+    """A `ContextStore` from its file, or from a `prepare` output directory."""
+    from ..contexts import ContextStore
+
+    path = Path(path)
+    if path.is_dir():
+        candidates = sorted(path.glob("*.sqlite"))
+        if not candidates:
+            raise ValueError(f"No context store (*.sqlite) in {str(path)!r}; run `prepare` first")
+        path = candidates[0]
+    return ContextStore.open(path)

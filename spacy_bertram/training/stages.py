@@ -1,0 +1,349 @@
+"""The three BERTRAM training stages (DESIGN.md, "Three stages"), with checkpoints.
+
+1. context: mode "context" (the SHALLOW path without form), trains the
+   attentive-mimicking layer and the projection A, b;
+2. form: mode "form", trains the n-gram embeddings (and the subword-mean gate);
+3. combined: the chosen mode from 1 and 2; for ADD the form part stays frozen,
+   so only the context group trains, while SHALLOW/REPLACE train everything.
+
+Every stage uses Adam with a linear warm-up (10% of its steps) and linear
+decay, draws 4..32 contexts per word per step from the word's pool, seeds its
+own RNGs (so it depends only on its start weights and the seed), writes a
+checkpoint after every epoch and resumes from it bit for bit. Where encoder
+states depend on no trained parameter (stage 1; stage 3 for ADD and SHALLOW)
+they are computed once (state_cache.py) and reused every epoch.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+import torch
+from torch import Tensor
+from tqdm import tqdm
+
+from ..config import BertramConfig
+from ..fileio import write_json_atomic
+from ..inputs import InputBuilder
+from ..network import BertramNetwork, pad_ids
+from ..ngrams import PAD_ID, NgramVocab
+from ..storage import save_bertram
+from .checkpoint import load_checkpoint, load_weights, save_checkpoint
+from .pools import ContextPools
+from .state_cache import StateCache, describe
+from .targets import TargetSet
+from .validation import Validator
+
+COMBINED_GROUPS = {"add": ("context",), "shallow": ("form", "context", "gate"), "replace": ("form", "context")}
+EpochHook = Callable[[str, int], None]
+
+
+@dataclass
+class TrainSettings:
+    """Hyper-parameters of the three stages (index 0, 1, 2 of the tuples)."""
+
+    mode: str = "add"
+    use_subword_mean: bool = True
+    epochs: Tuple[int, int, int] = (10, 20, 10)
+    lr: Tuple[float, float, float] = (1e-3, 1e-2, 1e-3)
+    batch_words: Tuple[int, int, int] = (64, 64, 64)
+    warmup: float = 0.1
+    min_contexts: int = 4
+    max_contexts: int = 32
+    pool_contexts: int = 32
+    max_seq_length: int = 96
+    ngram_min_count: int = 3
+    ngram_dropout: float = 0.1
+    seed: int = 0
+    reuse_states: bool = True
+    token_budget: int = 4096
+    cache_memory_mb: float = 2048.0
+
+    def __post_init__(self) -> None:
+        self.epochs, self.lr, self.batch_words = tuple(self.epochs), tuple(self.lr), tuple(self.batch_words)
+        BertramConfig(mode=self.mode, ngram_dropout=self.ngram_dropout, max_seq_length=self.max_seq_length)
+        if len(self.epochs) != 3 or len(self.lr) != 3 or len(self.batch_words) != 3:
+            raise ValueError("epochs, lr and batch_words need one value per stage (3)")
+        if min(self.epochs) < 0 or min(self.batch_words) < 1 or min(self.lr) <= 0:
+            raise ValueError("epochs must be >= 0, batch_words >= 1 and lr > 0")
+        if not 1 <= self.min_contexts <= self.max_contexts <= self.pool_contexts:
+            raise ValueError("Need 1 <= min_contexts <= max_contexts <= pool_contexts")
+        if not 0.0 <= self.warmup < 1.0:
+            raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    index: int
+    mode: str
+    groups: Tuple[str, ...]
+    epochs: int
+    lr: float
+    batch_words: int
+    use_subword_mean: bool
+
+    @property
+    def name(self) -> str:
+        return f"stage{self.index}-{self.mode}"
+
+    @property
+    def trains_form(self) -> bool:
+        return "form" in self.groups
+
+    @property
+    def uses_contexts(self) -> bool:
+        return self.mode != "form"
+
+    @property
+    def states_fixed(self) -> bool:
+        """Encoder states depend on no trained parameter (so they can be cached)."""
+        return self.mode in ("context", "shallow") or (self.mode == "add" and not self.trains_form)
+
+
+def plan_stages(settings: TrainSettings, use_subword_mean: Optional[bool] = None) -> List[StageSpec]:
+    sub = settings.use_subword_mean if use_subword_mean is None else use_subword_mean
+    e, lr, b = settings.epochs, settings.lr, settings.batch_words
+    stages = [
+        StageSpec(1, "context", ("context",), e[0], lr[0], b[0], sub),
+        StageSpec(2, "form", ("form",), e[1], lr[1], b[1], sub),
+    ]
+    if settings.mode in COMBINED_GROUPS:
+        stages.append(StageSpec(3, settings.mode, COMBINED_GROUPS[settings.mode], e[2], lr[2], b[2], sub))
+    return stages
+
+
+def lr_factor(step: int, total: int, warmup: float) -> float:
+    """Linear warm-up over the first `warmup` fraction of steps, then linear decay to 0."""
+    warm = max(1, int(round(warmup * total))) if warmup > 0 else 0
+    if step < warm:
+        return (step + 1) / warm
+    return max(0.0, (total - step) / max(1, total - warm))
+
+
+def group_keys(network: BertramNetwork, groups: Sequence[str]) -> List[str]:
+    names = {id(p): n for n, p in network.named_parameters()}
+    table = network.parameter_groups()
+    return [names[id(p)] for g in groups for p in table[g]]
+
+
+@dataclass
+class StageResult:
+    spec: StageSpec
+    network: BertramNetwork
+    metrics: Dict[str, Any] = field(default_factory=dict)
+
+
+class TrainingRun:
+    """Shared data for all stages of one run: targets, pools, caches, validation."""
+
+    def __init__(
+        self,
+        targets: TargetSet,
+        contexts: Sequence[Sequence[str]],
+        encoder,
+        tokenizer,
+        base_model: str,
+        settings: TrainSettings,
+        output_dir: Optional[Path] = None,
+        device: Optional[torch.device] = None,
+        progress: bool = True,
+        on_epoch_end: Optional[EpochHook] = None,
+        log: Callable[[str], None] = print,
+    ) -> None:
+        self.targets, self.settings = targets, settings
+        self.encoder, self.tokenizer, self.base_model = encoder, tokenizer, base_model
+        self.output_dir = Path(output_dir) if output_dir is not None else None
+        self.device = device or torch.device("cpu")
+        self.progress, self.on_epoch_end, self.log = progress, on_epoch_end, log
+        self.contexts = [list(c) for c in contexts]
+        targets.check_width(int(encoder.get_input_embeddings().weight.shape[1]))
+        self.train_ids = targets.indices(held_out=False)
+        lowercase = InputBuilder(tokenizer, "form", 16).normalize("A") == "a"
+        train_words = [targets.words[i] for i in self.train_ids]
+        self.ngrams = NgramVocab.from_words(train_words, min_count=settings.ngram_min_count, lowercase=lowercase)
+        self.ngram_ids = pad_ids([self.ngrams.encode(w) for w in targets.words], PAD_ID)
+        self.subword_ids = pad_ids(targets.rare_like, -1)
+        self.vectors = targets.vectors.float().to(self.device)
+        self._pools: Dict[bool, ContextPools] = {}
+        self.validator: Optional[Validator] = None
+        self.progress_file = self.output_dir / "progress.json" if self.output_dir else None
+        self.record: Dict[str, Any] = {"settings": settings.to_dict(), "stages": {}}
+        if self.progress_file is not None and self.progress_file.is_file():
+            self.record = json.loads(self.progress_file.read_text(encoding="utf8"))
+
+    # -- building blocks ----------------------------------------------------------
+
+    def network(self, mode: str, use_subword_mean: bool, seed_offset: int) -> BertramNetwork:
+        torch.manual_seed(self.settings.seed * 1000 + seed_offset)
+        config = BertramConfig(
+            base_model=self.base_model,
+            mode=mode,
+            use_subword_mean=use_subword_mean,
+            ngram_dropout=self.settings.ngram_dropout,
+            max_seq_length=self.settings.max_seq_length,
+            max_contexts=self.settings.max_contexts,
+        )
+        network = BertramNetwork(config, self.ngrams, self.encoder, self.tokenizer).to(self.device)
+        if self.validator is None:
+            self.validator = Validator(network, self.targets, self.contexts)
+        return network
+
+    def pools(self, network: BertramNetwork) -> ContextPools:
+        key = network.config.mode == "add"
+        if key not in self._pools:
+            pools = ContextPools.build(network.inputs, self.targets.words, self.contexts, self.settings.pool_contexts)
+            self._pools[key] = pools
+        return self._pools[key]
+
+    def context_word_ids(self, network: BertramNetwork) -> List[int]:
+        sizes = self.pools(network).sizes()
+        return [i for i in self.train_ids if sizes[i] > 0]
+
+    def _cache(self, network: BertramNetwork, spec: StageSpec) -> Optional[StateCache]:
+        if not (spec.uses_contexts and spec.states_fixed and self.settings.reuse_states):
+            return None
+        slots = None
+        if spec.mode == "add":
+            with torch.no_grad():
+                network.eval()
+                slots = network.form_vectors(self.ngram_ids, self.subword_ids)
+        directory = self.output_dir / "cache" if self.output_dir else None
+        return StateCache.build(
+            network, self.pools(network).rows, slots, directory,
+            self.settings.cache_memory_mb, self.settings.token_budget, self.progress,
+        )
+
+    def _loss(
+        self, network: BertramNetwork, spec: StageSpec, batch: numpy.ndarray,
+        rng: numpy.random.Generator, cache: Optional[StateCache],
+    ) -> Tensor:
+        index = torch.from_numpy(batch)
+        ngram_ids, subword_ids = self.ngram_ids[index], self.subword_ids[index]
+        target = self.vectors[index.to(self.device)]
+        if spec.mode == "form":
+            return torch.nn.functional.mse_loss(network.form_vectors(ngram_ids, subword_ids), target)
+        pools = self.pools(network)
+        s = self.settings
+        row_ids, local = pools.sample(batch.tolist(), rng, s.min_contexts, s.max_contexts)
+        with torch.set_grad_enabled(spec.trains_form):
+            v_form = network.form_vectors(ngram_ids, subword_ids)
+        if cache is not None:
+            states = cache.get(row_ids)
+        else:
+            slots = v_form if spec.mode in ("add", "replace") else None
+            with torch.set_grad_enabled(slots is not None and spec.trains_form):
+                states = network.encode_contexts(pools.rows_for(row_ids, local), slots, s.token_budget)
+        vectors, _ = network.combine(states, local, v_form)
+        return torch.nn.functional.mse_loss(vectors, target)
+
+    # -- one stage ----------------------------------------------------------------
+
+    def _directory(self, name: str) -> Optional[Path]:
+        return self.output_dir / name if self.output_dir else None
+
+    def stage(self, spec: StageSpec, init: Optional[Dict[str, Tensor]] = None, prefix: str = "") -> StageResult:
+        """Train one stage (or load it if a previous run finished it)."""
+        name = prefix + spec.name
+        network = self.network(spec.mode, spec.use_subword_mean, spec.index)
+        if init is not None:
+            network.load_state_dict(init, strict=False)
+        done = self._directory(name)
+        if done is not None and name in self.record["stages"] and done.is_dir():
+            load_weights(network, done)
+            return StageResult(spec, network, self.record["stages"][name])
+        metrics = self._train(network, spec, name)
+        assert self.validator is not None
+        metrics["validation"] = self.validator.evaluate(network)
+        self.log(
+            f"{name}: held-out cosine {metrics['validation']['cosine']:.4f} MRR {metrics['validation']['mrr']:.4f}"
+            f"  (subword-mean baseline cosine {self.baseline()['cosine']:.4f} MRR {self.baseline()['mrr']:.4f})"
+        )
+        if done is not None:
+            save_bertram(network, done)
+            self.record["stages"][name] = metrics
+            write_json_atomic(self.progress_file, self.record)
+            shutil.rmtree(self.output_dir / "checkpoints" / name, ignore_errors=True)
+        return StageResult(spec, network, metrics)
+
+    def baseline(self) -> Dict[str, float]:
+        assert self.validator is not None
+        return self.validator.baseline()
+
+    def _train(self, network: BertramNetwork, spec: StageSpec, name: str) -> Dict[str, Any]:
+        s = self.settings
+        trainable = {id(p) for g in spec.groups for p in network.parameter_groups()[g]}
+        params = [p for p in network.parameters() if id(p) in trainable]
+        for p in network.parameters():
+            p.requires_grad_(id(p) in trainable)
+        optimizer = torch.optim.Adam(params, lr=spec.lr)
+        rng = numpy.random.default_rng([s.seed, spec.index])
+        torch.manual_seed(s.seed * 1000 + 100 + spec.index)
+        words = self.context_word_ids(network) if spec.uses_contexts else list(self.train_ids)
+        if not words:
+            raise ValueError(f"No training word has a usable context for {name}")
+        steps_per_epoch = math.ceil(len(words) / spec.batch_words)
+        total = steps_per_epoch * spec.epochs
+        checkpoint = self.output_dir / "checkpoints" / name if self.output_dir else None
+        history: List[Dict[str, float]] = []
+        first_epoch = 0
+        if checkpoint is not None and checkpoint.is_dir():
+            info = load_checkpoint(checkpoint, network, optimizer, rng)
+            first_epoch, history = int(info["epoch"]), list(info["history"])
+            self.log(f"{name}: resuming after epoch {first_epoch}")
+        started = time.perf_counter()
+        cache = self._cache(network, spec) if first_epoch < spec.epochs else None
+        cache_seconds = time.perf_counter() - started
+        for epoch in range(first_epoch, spec.epochs):
+            tick = time.perf_counter()
+            network.train()
+            if not spec.trains_form:
+                network.ngram_form.eval()  # frozen form: no dropout, fixed slot vectors
+            order = rng.permutation(numpy.asarray(words, dtype=numpy.int64))
+            losses: List[float] = []
+            bar = tqdm(total=steps_per_epoch, desc=f"{name} epoch {epoch + 1}/{spec.epochs}", disable=not self.progress, leave=False)
+            for step in range(steps_per_epoch):
+                factor = lr_factor(epoch * steps_per_epoch + step, total, s.warmup)
+                for group in optimizer.param_groups:
+                    group["lr"] = spec.lr * factor
+                batch = order[step * spec.batch_words : (step + 1) * spec.batch_words]
+                loss = self._loss(network, spec, batch, rng, cache)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                losses.append(float(loss.detach()))
+                bar.update(1)
+                bar.set_postfix(loss=f"{sum(losses) / len(losses):.6f}")
+            bar.close()
+            seconds = time.perf_counter() - tick
+            history.append({"epoch": epoch + 1, "loss": sum(losses) / len(losses), "seconds": seconds})
+            self.log(f"{name} epoch {epoch + 1}/{spec.epochs}: loss {history[-1]['loss']:.6f} ({seconds:.1f}s)")
+            if checkpoint is not None:
+                save_checkpoint(checkpoint, network, optimizer, rng, {"epoch": epoch + 1, "history": history})
+            if self.on_epoch_end is not None:
+                self.on_epoch_end(name, epoch + 1)
+        for p in network.parameters():
+            p.requires_grad_(False)
+        return {
+            "epochs": history,
+            "words": len(words),
+            "trained_groups": list(spec.groups),
+            "cache": ({**describe(cache), "seconds": cache_seconds} if cache is not None else None),
+        }
+
+
+def combined_init(stage1: StageResult, stage2: StageResult) -> Dict[str, Tensor]:
+    """Stage 3 starts from stage 1's context part and stage 2's form part."""
+    state = dict(stage1.network.bertram_state_dict())
+    form = stage2.network.bertram_state_dict()
+    for key in group_keys(stage2.network, ("form",)):
+        state[key] = form[key]
+    return state

@@ -1,0 +1,135 @@
+"""Encoder states at the mask, computed once and reused across epochs.
+
+In stage 1 (context only) and in stage 3 for ADD with the form part frozen,
+the frozen encoder's output for a (word, context) row depends on no trained
+parameter, so recomputing it every epoch is pure waste: we encode every pool
+row once, in fixed chunks (so values never depend on what else was sampled),
+and afterwards a step costs only the small attentive-mimicking head.
+
+The states live in a `.npy` file (memory-mapped, so memory stays bounded by
+`memory_mb`; loaded whole when it fits) named by a fingerprint of the rows,
+slot vectors and encoder, with a JSON sidecar written last: a resumed run, or
+a later stage with identical inputs, reuses it instead of encoding again.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy
+import torch
+from numpy.lib.format import open_memmap
+from torch import Tensor
+from tqdm import tqdm
+
+from ..fileio import write_json_atomic
+from ..inputs import EncodedContext
+from ..network import BertramNetwork
+
+CHUNK_ROWS = 1024
+
+
+def fingerprint(network: BertramNetwork, rows: Sequence[EncodedContext], slot_vectors: Optional[Tensor]) -> str:
+    digest = hashlib.sha1()
+    digest.update(f"{network.config.base_model}|{network.config.encoder_hidden_width}|{len(rows)}".encode())
+    for row in rows:
+        digest.update(numpy.asarray((row.word_index, row.mask_position, row.slot_position, *row.input_ids), dtype=numpy.int64).tobytes())
+    if slot_vectors is not None:
+        digest.update(slot_vectors.detach().float().cpu().numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+class StateCache:
+    """Row id -> encoder state at the mask, for a fixed list of rows."""
+
+    def __init__(self, states, device: torch.device, seconds: float, path: Optional[Path]) -> None:
+        self.states = states  # torch Tensor on `device`, or a numpy memmap
+        self.device = device
+        self.seconds = seconds  # time spent encoding (0 when loaded from disk)
+        self.path = path
+
+    def __len__(self) -> int:
+        return int(self.states.shape[0])
+
+    def get(self, row_ids: numpy.ndarray) -> Tensor:
+        if isinstance(self.states, Tensor):
+            return self.states[torch.from_numpy(row_ids).to(self.device)]
+        return torch.from_numpy(numpy.ascontiguousarray(self.states[row_ids])).to(self.device)
+
+    @classmethod
+    def build(
+        cls,
+        network: BertramNetwork,
+        rows: Sequence[EncodedContext],
+        slot_vectors: Optional[Tensor] = None,
+        directory: Optional[Path] = None,
+        memory_mb: float = 2048,
+        token_budget: int = 4096,
+        progress: bool = True,
+    ) -> "StateCache":
+        """Encode all rows (or reuse a finished file with the same fingerprint)."""
+        hidden = int(network.config.encoder_hidden_width or network.width)
+        nbytes = len(rows) * hidden * 4
+        fits = nbytes <= memory_mb * 2**20
+        if directory is None:
+            if not fits:
+                raise ValueError("The encoder-state cache does not fit in memory_mb; give it a directory")
+            states = numpy.zeros((len(rows), hidden), dtype=numpy.float32)
+            seconds = _encode_into(network, rows, slot_vectors, states, token_budget, progress)
+            return cls(torch.from_numpy(states).to(network.device), network.device, seconds, None)
+        directory.mkdir(parents=True, exist_ok=True)
+        key = fingerprint(network, rows, slot_vectors)
+        path, meta = directory / f"states-{key}.npy", directory / f"states-{key}.json"
+        seconds = 0.0
+        if not (meta.is_file() and path.is_file()):
+            tmp = directory / f".states-{key}.npy.tmp"
+            array = open_memmap(str(tmp), mode="w+", dtype=numpy.float32, shape=(len(rows), hidden))
+            seconds = _encode_into(network, rows, slot_vectors, array, token_budget, progress)
+            array.flush()
+            del array
+            os.replace(tmp, path)
+            write_json_atomic(meta, {"rows": len(rows), "hidden": hidden, "seconds": seconds})
+        array = numpy.load(str(path), mmap_mode="r")
+        if fits:
+            return cls(torch.from_numpy(numpy.array(array)).to(network.device), network.device, seconds, path)
+        return cls(array, network.device, seconds, path)
+
+
+@torch.no_grad()
+def _encode_into(
+    network: BertramNetwork,
+    rows: Sequence[EncodedContext],
+    slot_vectors: Optional[Tensor],
+    out: numpy.ndarray,
+    token_budget: int,
+    progress: bool,
+) -> float:
+    start = time.perf_counter()
+    was_training = network.training
+    network.eval()
+    try:
+        bar = tqdm(total=len(rows), desc="encoding contexts once", unit="ctx", disable=not progress, leave=False)
+        for first in range(0, len(rows), CHUNK_ROWS):
+            chunk = rows[first : first + CHUNK_ROWS]
+            states = network.encode_contexts(chunk, slot_vectors, token_budget)
+            out[first : first + len(chunk)] = states.float().cpu().numpy()
+            bar.update(len(chunk))
+        bar.close()
+    finally:
+        network.train(was_training)
+    return time.perf_counter() - start
+
+
+def remove_caches(directory: Path) -> None:
+    for path in list(directory.glob("states-*.npy")) + list(directory.glob("states-*.json")):
+        path.unlink()
+    if directory.is_dir() and not any(directory.iterdir()):
+        directory.rmdir()
+
+
+def describe(cache: StateCache) -> dict:
+    return {"rows": len(cache), "encode_seconds": round(cache.seconds, 2), "file": str(cache.path) if cache.path else None}
+
