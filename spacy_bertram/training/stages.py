@@ -32,7 +32,7 @@ from ..config import BertramConfig
 from ..fileio import write_json_atomic
 from ..inputs import InputBuilder
 from ..network import BertramNetwork, pad_ids
-from ..ngrams import PAD_ID, NgramVocab
+from ..ngrams import PAD_ID, UNK_ID, NgramVocab
 from ..storage import save_bertram
 from .checkpoint import load_checkpoint, load_weights, save_checkpoint
 from .pools import ContextPools
@@ -46,7 +46,14 @@ EpochHook = Callable[[str, int], None]
 
 @dataclass
 class TrainSettings:
-    """Hyper-parameters of the three stages (index 0, 1, 2 of the tuples)."""
+    """Hyper-parameters of the three stages (index 0, 1, 2 of the tuples).
+
+    form_folds: for ADD's stage 3, the form vector in each training word's
+    prefix comes from a stage-2 model trained on the other folds of the
+    training words, so it is as (im)perfect as for a held-out or rare word;
+    with the in-sample form vector (0, the paper) the stage learns to trust
+    a prefix that is memorised for training words, and generalises worse.
+    """
 
     mode: str = "add"
     use_subword_mean: bool = True
@@ -64,6 +71,7 @@ class TrainSettings:
     reuse_states: bool = True
     token_budget: int = 4096
     cache_memory_mb: float = 2048.0
+    form_folds: int = 5
 
     def __post_init__(self) -> None:
         self.epochs, self.lr, self.batch_words = tuple(self.epochs), tuple(self.lr), tuple(self.batch_words)
@@ -74,6 +82,8 @@ class TrainSettings:
             raise ValueError("epochs must be >= 0, batch_words >= 1 and lr > 0")
         if not 1 <= self.min_contexts <= self.max_contexts <= self.pool_contexts:
             raise ValueError("Need 1 <= min_contexts <= max_contexts <= pool_contexts")
+        if self.form_folds == 1 or self.form_folds < 0:
+            raise ValueError(f"form_folds is 0 (off) or at least 2, got {self.form_folds}")
         if not 0.0 <= self.warmup < 1.0:
             raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
 
@@ -173,7 +183,7 @@ class TrainingRun:
         self.ngram_ids = pad_ids([self.ngrams.encode(w) for w in targets.words], PAD_ID)
         self.subword_ids = pad_ids(targets.rare_like, -1)
         self.vectors = targets.vectors.float().to(self.device)
-        self._pools: Dict[bool, ContextPools] = {}
+        self._pools: Dict[str, ContextPools] = {}
         self.validator: Optional[Validator] = None
         self.progress_file = self.output_dir / "progress.json" if self.output_dir else None
         self.record: Dict[str, Any] = {"settings": settings.to_dict(), "stages": {}}
@@ -198,9 +208,12 @@ class TrainingRun:
         return network
 
     def pools(self, network: BertramNetwork) -> ContextPools:
-        key = network.config.mode == "add"
+        mode = network.config.mode
+        key = mode if mode in ("add", "replace") else "plain"  # rows differ in prefix / slot
         if key not in self._pools:
-            pools = ContextPools.build(network.inputs, self.targets.words, self.contexts, self.settings.pool_contexts)
+            held = set(self.targets.indices(held_out=True))
+            contexts = [[] if i in held else c for i, c in enumerate(self.contexts)]  # never train on held-out
+            pools = ContextPools.build(network.inputs, self.targets.words, contexts, self.settings.pool_contexts)
             self._pools[key] = pools
         return self._pools[key]
 
@@ -212,7 +225,9 @@ class TrainingRun:
         if not (spec.uses_contexts and spec.states_fixed and self.settings.reuse_states):
             return None
         slots = None
-        if spec.mode == "add":
+        if spec.mode == "add" and self.settings.form_folds >= 2:
+            slots = self.out_of_fold_forms(spec.use_subword_mean)
+        elif spec.mode == "add":
             with torch.no_grad():
                 network.eval()
                 slots = network.form_vectors(self.ngram_ids, self.subword_ids)
@@ -221,6 +236,30 @@ class TrainingRun:
             network, self.pools(network).rows, slots, directory,
             self.settings.cache_memory_mb, self.settings.token_budget, self.progress,
         )
+
+    def out_of_fold_forms(self, use_subword_mean: bool) -> Tensor:
+        """Each training word's form vector from a stage-2 model that never saw the word.
+
+        N-grams seen only in the word's own fold become UNK, as unseen n-grams of
+        a rare word do. Held-out words' rows stay zero (they are never trained on).
+        """
+        s = self.settings
+        spec = StageSpec(2, "form", ("form",), s.epochs[1], s.lr[1], s.batch_words[1], use_subword_mean)
+        order = numpy.random.default_rng([s.seed, 7]).permutation(numpy.asarray(self.train_ids, dtype=numpy.int64))
+        out = torch.zeros(len(self.targets), self.vectors.shape[1], device=self.device)
+        for fold, part in enumerate(numpy.array_split(order, s.form_folds)):
+            index = torch.from_numpy(part)
+            rest = sorted(set(self.train_ids) - set(part.tolist()))
+            network = self.network("form", use_subword_mean, 2)
+            self._train(network, spec, f"form fold {fold + 1}/{s.form_folds}", words=rest, checkpoints=False)
+            seen = torch.zeros(len(self.ngrams), dtype=torch.bool)
+            seen[self.ngram_ids[torch.as_tensor(rest)].flatten()] = True
+            ngram_ids = self.ngram_ids[index]
+            ngram_ids = torch.where(seen[ngram_ids] | (ngram_ids == PAD_ID), ngram_ids, torch.full_like(ngram_ids, UNK_ID))
+            network.eval()
+            with torch.no_grad():
+                out[index.to(self.device)] = network.form_vectors(ngram_ids, self.subword_ids[index])
+        return out
 
     def _loss(
         self, network: BertramNetwork, spec: StageSpec, batch: numpy.ndarray,
@@ -250,8 +289,10 @@ class TrainingRun:
     def _directory(self, name: str) -> Optional[Path]:
         return self.output_dir / name if self.output_dir else None
 
-    def stage(self, spec: StageSpec, init: Optional[Dict[str, Tensor]] = None, prefix: str = "") -> StageResult:
-        """Train one stage (or load it if a previous run finished it)."""
+    def stage(
+        self, spec: StageSpec, init: Optional[Dict[str, Tensor]] = None, prefix: str = "", validate: bool = True
+    ) -> StageResult:
+        """Train one stage (or load it if a previous run finished it), then validate it."""
         name = prefix + spec.name
         network = self.network(spec.mode, spec.use_subword_mean, spec.index)
         if init is not None:
@@ -261,6 +302,8 @@ class TrainingRun:
             load_weights(network, done)
             return StageResult(spec, network, self.record["stages"][name])
         metrics = self._train(network, spec, name)
+        if not validate:
+            return StageResult(spec, network, metrics)
         assert self.validator is not None
         metrics["validation"] = self.validator.evaluate(network)
         self.log(
@@ -278,30 +321,34 @@ class TrainingRun:
         assert self.validator is not None
         return self.validator.baseline()
 
-    def _train(self, network: BertramNetwork, spec: StageSpec, name: str) -> Dict[str, Any]:
+    def _train(
+        self, network: BertramNetwork, spec: StageSpec, name: str,
+        words: Optional[List[int]] = None, checkpoints: bool = True,
+    ) -> Dict[str, Any]:
         s = self.settings
         trainable = {id(p) for g in spec.groups for p in network.parameter_groups()[g]}
         params = [p for p in network.parameters() if id(p) in trainable]
         for p in network.parameters():
             p.requires_grad_(id(p) in trainable)
         optimizer = torch.optim.Adam(params, lr=spec.lr)
-        rng = numpy.random.default_rng([s.seed, spec.index])
-        torch.manual_seed(s.seed * 1000 + 100 + spec.index)
-        words = self.context_word_ids(network) if spec.uses_contexts else list(self.train_ids)
+        if words is None:
+            words = self.context_word_ids(network) if spec.uses_contexts else list(self.train_ids)
         if not words:
             raise ValueError(f"No training word has a usable context for {name}")
         steps_per_epoch = math.ceil(len(words) / spec.batch_words)
         total = steps_per_epoch * spec.epochs
-        checkpoint = self.output_dir / "checkpoints" / name if self.output_dir else None
+        checkpoint = self.output_dir / "checkpoints" / name if self.output_dir and checkpoints else None
         history: List[Dict[str, float]] = []
         first_epoch = 0
+        started = time.perf_counter()
+        cache = self._cache(network, spec)  # first: building it may train (seeded) fold models
+        cache_seconds = time.perf_counter() - started
+        rng = numpy.random.default_rng([s.seed, spec.index])
+        torch.manual_seed(s.seed * 1000 + 100 + spec.index)
         if checkpoint is not None and checkpoint.is_dir():
             info = load_checkpoint(checkpoint, network, optimizer, rng)
             first_epoch, history = int(info["epoch"]), list(info["history"])
             self.log(f"{name}: resuming after epoch {first_epoch}")
-        started = time.perf_counter()
-        cache = self._cache(network, spec) if first_epoch < spec.epochs else None
-        cache_seconds = time.perf_counter() - started
         for epoch in range(first_epoch, spec.epochs):
             tick = time.perf_counter()
             network.train()
@@ -325,6 +372,8 @@ class TrainingRun:
             bar.close()
             seconds = time.perf_counter() - tick
             history.append({"epoch": epoch + 1, "loss": sum(losses) / len(losses), "seconds": seconds})
+            if not checkpoints:
+                continue
             self.log(f"{name} epoch {epoch + 1}/{spec.epochs}: loss {history[-1]['loss']:.6f} ({seconds:.1f}s)")
             if checkpoint is not None:
                 save_checkpoint(checkpoint, network, optimizer, rng, {"epoch": epoch + 1, "history": history})

@@ -1,0 +1,199 @@
+"""The three training stages on the tiny encoder: parameters, resume, reuse, bad input."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import write_tiny_bert
+from safetensors.torch import load_file
+
+from spacy_bertram.encoder import load_encoder
+from spacy_bertram.training.cli import main as cli_main
+from spacy_bertram.training.ota import OTASettings
+from spacy_bertram.training.run import select_device, train
+from spacy_bertram.training.sources import MemoryContexts
+from spacy_bertram.training.stages import (
+    StageSpec,
+    TrainingRun,
+    TrainSettings,
+    combined_init,
+    group_keys,
+    lr_factor,
+    plan_stages,
+)
+from spacy_bertram.training.targets import build_targets
+
+WORDS = (
+    "the cat dog fox bird fish tree house car road city river sea sky sun moon day night apple lemon "
+    "garden farm farmer market people time year man woman child kumquats unable grower sweet sour"
+).split()
+SMALL = dict(epochs=(2, 2, 2), batch_words=(8, 8, 8), min_contexts=2, max_contexts=6, pool_contexts=6,
+             max_seq_length=24, lr=(1e-2, 1e-2, 1e-2))
+
+
+def corpus_lines(n_lines: int = 300, seed: int = 0):
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(9)) for _ in range(n_lines)]
+
+
+@pytest.fixture(scope="module")
+def source():
+    return MemoryContexts.from_lines(corpus_lines())
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tiny_bert_path, source):
+    encoder, tokenizer = load_encoder(tiny_bert_path)
+    targets = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, held_out_fraction=0.1,
+                            ota=OTASettings(steps=2), progress=False)
+    contexts = [source.contexts(w, 6) for w in targets.words]
+
+    def make(**overrides):
+        settings = TrainSettings(**{**SMALL, **overrides})
+        return TrainingRun(targets, contexts, encoder, tokenizer, tiny_bert_path, settings, None,
+                           progress=False, log=lambda _: None)
+
+    return make
+
+
+def _train(source, out, tiny, **kwargs):
+    settings = TrainSettings(**{**SMALL, **kwargs.pop("settings", {})})
+    return train(source, out, base_model=tiny, settings=settings, min_count=20, held_out_fraction=0.1,
+                 ota=OTASettings(steps=2), progress=False, log=lambda _: None, **kwargs)
+
+
+def test_lr_schedule_warms_up_then_decays():
+    factors = [lr_factor(step, 100, 0.1) for step in range(100)]
+    assert factors[0] == pytest.approx(0.1) and factors[9] == pytest.approx(1.0)
+    assert max(factors) == 1.0 and factors[99] == pytest.approx(1 / 90)
+    assert all(a >= b for a, b in zip(factors[9:], factors[10:]))
+
+
+def test_stage_plan_follows_the_paper():
+    specs = plan_stages(TrainSettings(mode="add"))
+    assert [(s.mode, s.groups) for s in specs] == [("context", ("context",)), ("form", ("form",)), ("add", ("context",))]
+    assert specs[0].states_fixed and specs[2].states_fixed  # ADD with frozen form: reuse states
+    shallow, replace = plan_stages(TrainSettings(mode="shallow"))[2], plan_stages(TrainSettings(mode="replace"))[2]
+    assert shallow.groups == ("form", "context", "gate") and shallow.states_fixed
+    assert replace.groups == ("form", "context") and not replace.states_fixed
+    assert len(plan_stages(TrainSettings(mode="form"))) == 2
+
+
+@pytest.mark.parametrize("mode", ["add", "shallow", "replace"])
+def test_each_stage_trains_only_its_parameters(tiny_run, mode):
+    run = tiny_run(mode=mode)
+    encoder_before = {k: v.clone() for k, v in run.encoder.state_dict().items()}
+    results = {}
+    for spec in plan_stages(run.settings):
+        if spec.index == 1 and mode != "add":
+            spec = StageSpec(1, "context", ("context",), 1, spec.lr, spec.batch_words, True)
+        init = combined_init(results[1], results[2]) if spec.index == 3 else None
+        before_net = run.network(spec.mode, spec.use_subword_mean, spec.index)
+        if init is not None:
+            before_net.load_state_dict(init, strict=False)
+        before = {k: v.clone() for k, v in before_net.bertram_state_dict().items()}
+        results[spec.index] = result = run.stage(spec, init)
+        after = result.network.bertram_state_dict()
+        trained = set(group_keys(result.network, spec.groups))
+        assert trained, spec
+        for key in before:
+            if key in trained:
+                continue
+            assert torch.equal(before[key], after[key]), (spec.name, key)
+        for group in spec.groups:
+            changed = [k for k in group_keys(result.network, (group,)) if not torch.equal(before[k], after[k])]
+            assert changed, (spec.name, group)
+    for key, value in run.encoder.state_dict().items():
+        assert torch.equal(value, encoder_before[key]), key
+
+
+def test_reused_encoder_states_give_the_same_losses(tiny_run):
+    spec = StageSpec(1, "context", ("context",), 3, 1e-2, 8, True)
+    reuse = tiny_run(reuse_states=True).stage(spec).metrics
+    again = tiny_run(reuse_states=False).stage(spec).metrics
+    assert reuse["cache"]["rows"] > 0 and again["cache"] is None
+    for a, b in zip(reuse["epochs"], again["epochs"]):
+        assert a["loss"] == pytest.approx(b["loss"], abs=1e-5)
+
+
+class Killed(Exception):
+    pass
+
+
+def _kill_at(stage: str, epoch: int):
+    def hook(name, done):
+        if (name, done) == (stage, epoch):
+            raise Killed(f"{name} {done}")
+
+    return hook
+
+
+def test_killed_run_resumes_and_matches(tiny_bert_path, source, tmp_path):
+    whole = _train(source, tmp_path / "whole", tiny_bert_path, ablation=False)
+    resumed_dir = tmp_path / "resumed"
+    with pytest.raises(Killed):
+        _train(source, resumed_dir, tiny_bert_path, ablation=False, on_epoch_end=_kill_at("stage1-context", 1))
+    assert not (resumed_dir / "model").exists()
+    with pytest.raises(Killed):
+        _train(source, resumed_dir, tiny_bert_path, ablation=False, on_epoch_end=_kill_at("stage3-add", 1))
+    resumed = _train(source, resumed_dir, tiny_bert_path, ablation=False)
+    for name in ("model", "stage1-context", "stage2-form", "stage3-add"):
+        a = load_file(str(tmp_path / "whole" / name / "weights.safetensors"))
+        b = load_file(str(resumed_dir / name / "weights.safetensors"))
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), name
+    assert resumed["final"] == whole["final"]
+    assert [e["loss"] for e in resumed["stages"]["stage3-add"]["epochs"]] == \
+        [e["loss"] for e in whole["stages"]["stage3-add"]["epochs"]]
+    assert not (resumed_dir / "cache").exists()
+    metrics = json.loads((resumed_dir / "metrics.json").read_text())
+    assert [row["model"] for row in metrics["ablation"]][0].startswith("subword mean")
+
+
+def test_a_changed_run_is_not_resumed(tiny_bert_path, source, tmp_path):
+    _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)})
+    with pytest.raises(ValueError, match="other settings"):
+        _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)})
+
+
+def test_bad_input_is_a_clear_error_and_writes_nothing(tiny_bert_path, source, tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match="Only 0 alphabetic words"):
+        _train(MemoryContexts({}, {}), out, tiny_bert_path)
+    with pytest.raises(ValueError, match="Lower the minimum count"):
+        _train(MemoryContexts.from_lines(corpus_lines(20)), out, tiny_bert_path)
+    with pytest.raises(ValueError, match="no-such-encoder"):
+        _train(source, out, str(tmp_path / "no-such-encoder"))
+    with pytest.raises(ValueError, match="Context store not found|No context store"):
+        _train(tmp_path / "missing.sqlite", out, tiny_bert_path)
+    assert not out.exists()
+    encoder, tokenizer = load_encoder(tiny_bert_path)
+    targets = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, ota=OTASettings(steps=1), progress=False)
+    targets.save(tmp_path / "targets32")
+    wider = str(write_tiny_bert(tmp_path / "tiny48", hidden=48))
+    with pytest.raises(ValueError, match="width 32.*width 48"):
+        _train(source, out, wider, targets=tmp_path / "targets32")
+    assert not out.exists()
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA"):
+            select_device(0)
+
+
+def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
+    from spacy_bertram.training.prepare import prepare
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(corpus_lines(300, seed=1)) + "\n", encoding="utf8")
+    prepare([corpus], tmp_path / "store", min_count=20, progress=False)
+    args = ["train", str(tmp_path / "store"), str(tmp_path / "out"), "--base-model", tiny_bert_path,
+            "--min-count", "20", "--held-out", "0.1", "--epochs", "1", "1", "1", "--batch-words", "8", "8", "8",
+            "--min-contexts", "2", "--max-contexts", "4", "--pool-contexts", "4", "--ota-steps", "2", "--no-progress"]
+    assert cli_main(args) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert set(summary) == {"baseline", "final", "model"}
+    assert (Path(summary["model"]) / "weights.safetensors").is_file()
+    assert (tmp_path / "out" / "ablation-stage3-add").is_dir()
+    assert cli_main(["train", str(tmp_path / "nothing"), str(tmp_path / "out2"), "--base-model", tiny_bert_path]) == 1
+    assert "error:" in capsys.readouterr().err and not (tmp_path / "out2").exists()
