@@ -42,6 +42,7 @@ from spacy.training import Example, validate_examples
 from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
+from thinc.util import get_torch_default_device
 
 from .encoder import resolve_base_model
 from .layers import get_bertram_network, set_bertram_network
@@ -203,6 +204,7 @@ class BertramComponent(Pipe):
         self._model_path = model_path
         self._nlp = nlp
         self._finder: Optional[RareWordFinder] = None
+        self._word_key: Callable[[str], str] = str
         self._store: Any = None
         self._store_pid: Optional[int] = None
         self._checked: Set[int] = set()
@@ -223,7 +225,7 @@ class BertramComponent(Pipe):
         """Load a trained BERTRAM directory (weights, and its word counts if shipped)."""
         path = Path(path)
         try:
-            network = load_bertram(path)
+            network = load_bertram(path, device=str(get_torch_default_device()))
             table = CountTable.from_model_dir(path)
         except ValueError as err:
             raise ValueError(f"bertram: cannot use the BERTRAM model at {str(path)!r}: {err}") from err

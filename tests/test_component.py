@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -138,7 +139,7 @@ def test_rare_tokens_by_wordfreq_alpha_only_and_wordpieces(bertram_dir, tiny_ber
     assert "42" not in {doc[i].text for i in nlp(text)._.bertram}  # still needs a letter
 
 
-def test_model_counts_replace_wordfreq(tiny_bert_path, tmp_path):
+def test_model_counts_replace_wordfreq(bertram_dir, tiny_bert_path, tmp_path):
     counts = {"the": 10**6, "kumquat": 10**5, "ate": 10**5}
     model = make_bertram_dir(tmp_path / "m", tiny_bert_path, counts=counts)
     nlp = make_nlp(model, tiny_bert_path)
@@ -146,7 +147,12 @@ def test_model_counts_replace_wordfreq(tiny_bert_path, tmp_path):
     assert pipe.table is not None and pipe._finder.frequencies is pipe.table
     doc = nlp("the kumquat ate tarantulas")  # kumquat is frequent in the model's own corpus
     assert [doc[i].text for i in doc._.bertram] == ["tarantulas"]
-    doc = make_nlp(model, tiny_bert_path, rare_words={"frequencies": "wordfreq"})("the kumquat ate tarantulas")
+    nlp.to_disk(tmp_path / "pipeline")
+    shutil.rmtree(model)  # the table now travels with the pipeline
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert loaded.get_pipe("bertram").table.counts == pipe.table.counts
+    assert same_vectors(loaded("the kumquat ate tarantulas"), doc)
+    doc = make_nlp(bertram_dir, tiny_bert_path, rare_words={"frequencies": "wordfreq"})("the kumquat ate tarantulas")
     assert [doc[i].text for i in doc._.bertram] == ["kumquat", "tarantulas"]
 
 
@@ -184,6 +190,10 @@ def test_contexts_from_a_store(bertram_dir, tiny_bert_path, tmp_path):
     a, b = only("A kumquat is sweet."), only("Sour kumquat!")
     assert numpy.array_equal(a._.bertram[1], b._.bertram[1])  # store contexts: same vector everywhere
     assert only.get_pipe("bertram").cache.hits == 1
+    only.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")  # the store is referenced by path, from the config
+    loaded.get_pipe("bertram").cache.clear()
+    assert same_vectors(loaded("Sour kumquat!"), b) and loaded.get_pipe("bertram").cache.misses == 1
     by_store = make_nlp(bertram_dir, tiny_bert_path, context_store=str(store),
                         rare_words={"frequencies": "store", "max_zipf": 7.5})
     doc = by_store("the quokka sold tarantulas")  # store counts: quokka rare, "sold" and "the" not
@@ -271,7 +281,7 @@ def test_round_trips_give_identical_vectors_and_predictions(nlp_full, tmp_path):
         for a, b in zip(docs, other.pipe(texts)):
             assert same_vectors(a, b) and a.cats == b.cats
     # Without the cache and the original model directory, vectors are recomputed identically.
-    loaded = spacy.load(tmp_path / "pipeline", exclude=[], config={"components.bertram.model_path": "/nowhere"})
+    loaded = spacy.load(tmp_path / "pipeline", config={"components.bertram.model_path": "/nowhere"})
     loaded.get_pipe("bertram").cache.clear()
     assert all(same_vectors(a, b) for a, b in zip(docs, loaded.pipe(texts)))
 
