@@ -44,6 +44,11 @@ setup(
             "spacy-bertram.TransformerModel.v1 = spacy_bertram.injection:create_TransformerModel_v1",
             "spacy-bertram.Tok2VecTransformer.v1 = spacy_bertram.injection:create_Tok2VecTransformer_v1",
         ],
+        "spacy_factories": ["bertram = spacy_bertram.component:make_bertram"],
+        "spacy_misc": [
+            "spacy-bertram.RareWords.v1 = spacy_bertram.rare_words:make_rare_word_rule",
+            "spacy-bertram.encoder_path.v1 = spacy_bertram.component:encoder_path",
+        ],
         "console_scripts": ["spacy-bertram = spacy_bertram.cli:main"],
     },
 )

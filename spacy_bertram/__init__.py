@@ -2,6 +2,7 @@
 from .config import BertramConfig
 from .encoder import DEFAULT_BASE_MODEL, load_encoder, resolve_base_model
 from . import injection  # noqa: F401  (registers TransformerModel.v1 and doc._.bertram)
+from .component import BertramComponent, make_bertram
 from .layers import Bertram_v1, get_bertram_network, set_bertram_network
 from .network import BertramNetwork
 from .ngrams import NgramVocab
@@ -10,6 +11,7 @@ from .storage import create_bertram, load_bertram, save_bertram
 __version__ = "0.1.0"
 
 __all__ = [
+    "BertramComponent",
     "BertramConfig",
     "BertramNetwork",
     "Bertram_v1",
@@ -19,6 +21,7 @@ __all__ = [
     "get_bertram_network",
     "load_bertram",
     "load_encoder",
+    "make_bertram",
     "resolve_base_model",
     "save_bertram",
     "set_bertram_network",
