@@ -159,6 +159,17 @@ def _settings_key(settings: Dict[str, Any]) -> str:
     return hashlib.sha1(json.dumps(settings, sort_keys=True).encode("utf8")).hexdigest()[:12]
 
 
+def directory_fingerprint(path: PathOrStr) -> str:
+    """Names, sizes and modification times of every file below `path` (a retrained
+    model at the same path gets a new fingerprint, so stale partial results are not reused)."""
+    digest = hashlib.sha1()
+    root = Path(path)
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        stat = file.stat()
+        digest.update(f"{file.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns};".encode("utf8"))
+    return digest.hexdigest()
+
+
 def rarify_in_chunks(
     candidates: Sequence[Record],
     classify,
@@ -236,9 +247,10 @@ def run_rarification(
     subs = SubstitutionDictionary(FrequencyModel(load_counts(counts)), threshold=threshold, wordnet_dir=wordnet_dir)
     nlp = load_textcat(model_dir)
     labels = textcat_labels(nlp)
-    settings = {"model": str(Path(model_dir).resolve()), "threshold": threshold, "max_masks": max_masks,
-                "misspelling_rate": misspelling_rate, "seed": seed, "n": len(candidates),
-                "first": candidates[0].id if candidates else None, "counts": str(Path(counts).resolve())}
+    settings = {"model": directory_fingerprint(model_dir), "threshold": threshold, "max_masks": max_masks,
+                "misspelling_rate": misspelling_rate, "seed": seed, "counts": directory_fingerprint(Path(counts).parent)
+                if Path(counts).is_file() else str(counts),
+                "candidates": hashlib.sha1(json.dumps([r.to_dict() for r in candidates]).encode("utf8")).hexdigest()}
     total = rarify_in_chunks(candidates, make_classifier(nlp, batch_size), labels, subs, spacy_tagger(),
                              out / ".partial" / _settings_key(settings), chunk_size, max_masks,
                              misspelling_rate, seed, batch_size, progress)
