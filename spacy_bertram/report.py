@@ -93,6 +93,16 @@ def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]
         "Accuracy in %. Δ All: points over the baseline. McNemar: exact two-sided test on the items "
         "where exactly one of the two systems is right (wins = system right and baseline wrong)."
     )
+    verdicts = []
+    for system in metrics["systems"]:
+        if system == "baseline":
+            continue
+        test = metrics["mcnemar_vs_baseline"][system]["All"]
+        delta = metrics["accuracy"][system]["All"]["accuracy"] - metrics["accuracy"]["baseline"]["All"]["accuracy"]
+        word = "significant" if test["p_value"] < 0.05 else "not significant"
+        verdicts.append(f"{SYSTEM_NAMES.get(system, system)} {100 * delta:+.1f} points ({word}, p = {test['p_value']:.3g})")
+    if verdicts:
+        out.append("On All: " + "; ".join(verdicts) + ".")
     cov = metrics.get("substitute_coverage") or {}
     if cov:
         out.append("Share of substituted words that got a BERTRAM vector: "
@@ -157,7 +167,7 @@ def write_report(
         lines += dataset_section(name, dirs, report_dir)
     skipped = [name for name in datasets if name not in done]
     if skipped:
-        lines += [f"Not run: {', '.join(skipped)} (`python -m spacy project run dataset --vars.dataset NAME`).", ""]
+        lines += [f"Not run: {', '.join(skipped)} (`python -m spacy project run dataset . --vars.dataset NAME`).", ""]
     bertram = _load(Path(bertram_dir) / "metrics.json") if bertram_dir else None
     prepare = _load(Path(prepare_dir) / "prepare.json") if prepare_dir else None
     lines += ["## BERTRAM", ""]
