@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
@@ -125,17 +126,21 @@ def train(
     run.record["run"] = run_info
     write_json_atomic(output / "progress.json", run.record)
     results: Dict[str, StageResult] = {}
-    stages = plan_stages(settings)
+    seconds: Dict[str, float] = {}
     by_index = {}
-    for spec in stages:
+    started = time.perf_counter()
+    for spec in plan_stages(settings):
         init = combined_init(by_index[1], by_index[2]) if spec.index == 3 else None
         by_index[spec.index] = results[spec.name] = run.stage(spec, init)
     final = by_index[max(by_index)]
     save_bertram(final.network, output / MODEL_DIR)
+    seconds["stages"] = time.perf_counter() - started
     if ablation:
+        started = time.perf_counter()
         for spec in plan_stages(settings, use_subword_mean=not settings.use_subword_mean)[1:]:
             init = combined_init(by_index[1], results["ablation-stage2-form"]) if spec.index == 3 else None
             results["ablation-" + spec.name] = run.stage(spec, init, prefix="ablation-")
+        seconds["ablation"] = time.perf_counter() - started
     baseline = run.baseline()
     rows = ablation_rows(baseline, results)
     log("held-out words: " + str(baseline["words"]) + "\n" + format_table(rows))
@@ -148,9 +153,12 @@ def train(
         "final": final.metrics["validation"],
         "stages": {name: r.metrics for name, r in results.items()},
         "ablation": [{"model": n, "cosine": c, "mrr": m} for n, c, m in rows],
+        "seconds_this_call": {k: round(v, 1) for k, v in seconds.items()},
         "settings": settings.to_dict(),
     }
     write_json_atomic(output / METRICS_FILE, metrics)
     if not keep_cache:
         shutil.rmtree(output / "cache", ignore_errors=True)
+    if (output / "checkpoints").is_dir() and not any((output / "checkpoints").iterdir()):
+        (output / "checkpoints").rmdir()
     return metrics
