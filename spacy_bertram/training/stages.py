@@ -36,7 +36,7 @@ from ..ngrams import PAD_ID, NgramVocab
 from ..storage import save_bertram
 from .checkpoint import load_checkpoint, load_weights, save_checkpoint
 from .pools import ContextPools
-from .state_cache import StateCache, describe
+from .state_cache import StateCache, describe, encode_unpadded
 from .targets import TargetSet
 from .validation import Validator
 
@@ -251,7 +251,7 @@ class TrainingRun:
         else:
             slots = v_form if spec.mode in ("add", "replace") else None
             with torch.set_grad_enabled(slots is not None and spec.trains_form):
-                states = network.encode_contexts(pools.rows_for(row_ids, local), slots, s.token_budget)
+                states = encode_unpadded(network, pools.rows_for(row_ids, local), slots, s.token_budget)
         vectors, _ = network.combine(states, local, v_form)
         return torch.nn.functional.mse_loss(vectors, target)
 
