@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Union
@@ -63,6 +64,9 @@ def accuracy_table(metrics: Dict[str, Any]) -> List[str]:
     return lines
 
 
+VARIANT_RE = re.compile(r"(.+)-(\d+)")
+
+
 @dataclass(frozen=True)
 class DatasetDirs:
     """Where the steps put one dataset's outputs (project.yml's layout)."""
@@ -75,8 +79,11 @@ class DatasetDirs:
     @classmethod
     def layout(cls, name: str, corpus_dir: PathOrStr = "corpus", training_dir: PathOrStr = "training",
                metrics_dir: PathOrStr = "metrics") -> "DatasetDirs":
-        return cls(Path(corpus_dir) / name / "splits", Path(training_dir) / name / "baseline",
-                   Path(corpus_dir) / name / "rarified", Path(metrics_dir) / name)
+        """`NAME` or `NAME-THRESHOLD` (e.g. bbc-1000: the same splits and baseline, rarified-1000)."""
+        variant = VARIANT_RE.fullmatch(name)
+        base, rarified = (variant.group(1), f"rarified-{variant.group(2)}") if variant else (name, "rarified")
+        return cls(Path(corpus_dir) / base / "splits", Path(training_dir) / base / "baseline",
+                   Path(corpus_dir) / base / rarified, Path(metrics_dir) / name)
 
 
 def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]:
@@ -179,14 +186,18 @@ def write_report(
             f"{base.get('cosine', float('nan')):.3f}), MRR {final.get('mrr', float('nan')):.3f} "
             f"(subword mean {base.get('mrr', float('nan')):.3f})."
         )
+        ablation = bertram.get("ablation") or []
+        if ablation:
+            lines += ["", "| held-out words: model | cosine | MRR |", "|---|---:|---:|"]
+            lines += [f"| {row['model']} | {row['cosine']:.3f} | {row['mrr']:.3f} |" for row in ablation]
     else:
         lines.append("No BERTRAM training metrics found.")
     if prepare:
         lines.append(f"Corpus: {prepare.get('total_words')} words, vocabulary {prepare.get('vocab_size')}.")
     lines += ["", "## Time per step", ""]
     steps: List[tuple] = [("prepare (corpus -> context store)", prepare.get("seconds") if prepare else None)]
-    if bertram and "seconds" in bertram:
-        steps.append(("train BERTRAM", bertram["seconds"]))
+    if bertram and "total" in bertram.get("seconds_this_call", {}):
+        steps.append(("train BERTRAM (targets, three stages, ablation)", bertram["seconds_this_call"]["total"]))
     for name, dirs in done.items():
         for step, path in (("split", dirs.splits / "splits.json"), ("train baseline", dirs.baseline / "baseline.json"),
                            ("rarify", dirs.rarified / "rarify.json"), ("evaluate", dirs.metrics / "metrics.json")):

@@ -326,3 +326,13 @@ def test_report_shows_the_table_and_missing_datasets(trained, bertram_assets, tm
     with pytest.raises(ValueError, match="has been evaluated"):
         write_report(tmp_path / "r.md", ["other"], metrics_dir=root / "metrics")
     warnings.simplefilter("default")
+
+
+def test_report_layout_of_a_threshold_variant_shares_splits_and_baseline():
+    from spacy_bertram.report import DatasetDirs
+
+    plain, high = DatasetDirs.layout("bbc"), DatasetDirs.layout("bbc-1000")
+    assert high.splits == plain.splits and high.baseline == plain.baseline
+    assert high.rarified == Path("corpus") / "bbc" / "rarified-1000"
+    assert high.metrics == Path("metrics") / "bbc-1000"
+    assert DatasetDirs.layout("rotten_tomatoes").rarified == Path("corpus") / "rotten_tomatoes" / "rarified"

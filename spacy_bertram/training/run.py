@@ -97,6 +97,7 @@ def train(
     log: Callable[[str], None] = print,
 ) -> Dict[str, Any]:
     """Train BERTRAM end to end; returns (and writes) the metrics."""
+    call_started = time.perf_counter()
     settings = settings or TrainSettings()
     device = select_device(gpu_id)
     source = open_context_source(contexts) if isinstance(contexts, (str, Path)) else contexts
@@ -142,6 +143,7 @@ def train(
             results["ablation-" + spec.name] = run.stage(spec, init, prefix="ablation-")
         seconds["ablation"] = time.perf_counter() - started
     baseline = run.baseline()
+    seconds["total"] = time.perf_counter() - call_started
     rows = ablation_rows(baseline, results)
     log("held-out words: " + str(baseline["words"]) + "\n" + format_table(rows))
     metrics = {
