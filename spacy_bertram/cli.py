@@ -9,6 +9,7 @@ Rarification and evaluation (paper section 4):
   train-baseline  the masked / "w / w"-augmented transformer textcat, embeddings frozen
   rarify          the rarified test set, guided by the trained baseline
   evaluate        baseline vs +BERTRAM (replace / slash / slash in-domain) on All / WN / Msp
+  similarity      word similarity (Spearman) of BERTRAM vs the subword mean, with contexts
   report          the markdown report of a project run
   assemble        the baseline + bertram pipeline, ready for `spacy package`
 
@@ -183,6 +184,24 @@ def evaluate_cmd(
                            threshold=threshold, max_contexts=max_contexts, gpu_id=gpu_id)
     _echo_json({"n_items": metrics["n_items"],
                 "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()}})
+
+
+@app.command("similarity")
+def similarity_cmd(
+    pairs: Path = typer.Argument(..., help="TSV of word, rare word, human score (a header line is skipped)"),
+    contexts: Path = typer.Argument(..., help="a directory of <rare word>.txt files (one context per line) or contexts.sqlite"),
+    bertram: Path = typer.Argument(..., help="trained BERTRAM model directory"),
+    output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
+    max_contexts: int = typer.Option(16, help="contexts per rare word"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+) -> None:
+    """Spearman's rho between human scores and cosines in the encoder's input-embedding space."""
+    from .similarity_eval import evaluate_similarity_files
+
+    _setup_logging()
+    metrics = _run_checked(evaluate_similarity_files, pairs, contexts, bertram, output=output,
+                           max_contexts=max_contexts, gpu_id=gpu_id)
+    _echo_json(metrics["results"])
 
 
 @app.command("report")

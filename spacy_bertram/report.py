@@ -139,6 +139,26 @@ def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]
     return out
 
 
+def similarity_section(directory: Path) -> List[str]:
+    """Spearman's rho per word-similarity set, if `similarity` has run."""
+    files = sorted(directory.glob("*.json")) if directory.is_dir() else []
+    rows = []
+    for path in files:
+        data = _load(path) or {}
+        for subset, label in (("all", "all pairs"), ("multi_piece", "rare word split into 2+ wordpieces")):
+            result = data.get("results", {}).get(subset, {})
+            if "bertram" in result:
+                rows.append(f"| {path.stem} | {label} | {result['n']} | {result['subword_mean']['spearman']:.3f} "
+                            f"| {result['bertram']['spearman']:.3f} |")
+    if not rows:
+        return []
+    return ["", "## Word similarity", "",
+            "Spearman's rho between human scores and cosines in the encoder's input-embedding space; the "
+            "first word is embedded as the stock encoder sees it (subword mean), the second by each system, "
+            "with contexts from the corpus store.", "",
+            "| set | pairs | n | subword mean | BERTRAM |", "|---|---|---:|---:|---:|"] + rows
+
+
 def timing_rows(steps: Sequence[tuple]) -> List[str]:
     lines = ["| step | seconds |", "|---|---:|"]
     total = 0.0
@@ -194,6 +214,7 @@ def write_report(
         lines.append("No BERTRAM training metrics found.")
     if prepare:
         lines.append(f"Corpus: {prepare.get('total_words')} words, vocabulary {prepare.get('vocab_size')}.")
+    lines += similarity_section(Path(metrics_dir) / "wordsim")
     lines += ["", "## Time per step", ""]
     steps: List[tuple] = [("prepare (corpus -> context store)", prepare.get("seconds") if prepare else None)]
     if bertram and "total" in bertram.get("seconds_this_call", {}):
