@@ -79,6 +79,23 @@ def encoder_tokens(network, items: List[Tuple[str, List[str]]], token_budget: in
     return real, padded
 
 
+def matmul_gflops(width: int, inner: int, rows: int = 4096, repeats: int = 20) -> float:
+    """What the cores reach on one big dense matmul of the encoder's shape: the ceiling."""
+    a, b = torch.randn(rows, width), torch.randn(width, inner)
+    for _ in range(3):
+        a @ b
+    start = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    return 2 * rows * width * inner * repeats / (time.perf_counter() - start) / 1e9
+
+
+def encoder_flops_per_position(config, length: float) -> float:
+    """Dense FLOPs per encoder position: Q, K, V, O and the feed-forward, plus attention scores."""
+    hidden, inner, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    return 2.0 * layers * (4 * hidden * hidden + 2 * hidden * inner + 2 * length * hidden)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="24 words instead of 500")
@@ -123,12 +140,26 @@ def main() -> None:
     print(f"encoder positions: {real} real; padded to {batched_padded} batched ({batched_padded / real:.3f}x), "
           f"{single_padded} one at a time ({single_padded / real:.3f}x)")
     print(f"real encoder tokens per CPU second: batched {real / batched_cpu:.0f}, one at a time {real / single_cpu:.0f}")
+    config = network.encoder.config
+    rows = sum(len(network.prepare([w], [c]).rows) for w, c in items)
+    per_position = encoder_flops_per_position(config, batched_padded / max(rows, 1))
+    ceiling = matmul_gflops(config.hidden_size, config.intermediate_size)
+    batched_gflops = batched_padded * per_position / batched_s / 1e9
+    single_gflops = single_padded * per_position / single_s / 1e9
+    print(f"encoder GFLOP/s: batched {batched_gflops:.0f}, one at a time {single_gflops:.0f}; "
+          f"a {4096}x{config.hidden_size} @ {config.hidden_size}x{config.intermediate_size} matmul: {ceiling:.0f} "
+          f"(batched at {100 * batched_gflops / ceiling:.0f}% of it)")
+    # Best case for any batching: no padding at all, at the matmul's rate.
+    bound = (single_padded / real) * (ceiling / single_gflops)
+    print(f"upper bound on the batched speed-up here (no padding, matmul rate): {bound:.2f}x")
     print(json.dumps({
         "words": len(items), "contexts_per_word": args.contexts, "mode": args.mode,
         "batched_words_per_s": round(batched, 1), "single_words_per_s": round(single, 1),
         "speedup": round(batched / single, 2), "cpu_speedup": round(single_cpu / batched_cpu, 2),
         "max_abs_diff": max_diff, "padding_batched": round(batched_padded / real, 3),
-        "padding_single": round(single_padded / real, 3),
+        "padding_single": round(single_padded / real, 3), "matmul_gflops": round(ceiling, 1),
+        "batched_gflops": round(batched_gflops, 1), "single_gflops": round(single_gflops, 1),
+        "speedup_upper_bound": round(bound, 2),
     }))
 
 

@@ -210,6 +210,7 @@ def write_report(
         if ablation:
             lines += ["", "| held-out words: model | cosine | MRR |", "|---|---:|---:|"]
             lines += [f"| {row['model']} | {row['cosine']:.3f} | {row['mrr']:.3f} |" for row in ablation]
+            lines.append("")
     else:
         lines.append("No BERTRAM training metrics found.")
     if prepare:
@@ -220,10 +221,15 @@ def write_report(
     if bertram and "total" in bertram.get("seconds_this_call", {}):
         steps.append(("train BERTRAM (targets, three stages, ablation)", bertram["seconds_this_call"]["total"]))
     for name, dirs in done.items():
-        for step, path in (("split", dirs.splits / "splits.json"), ("train baseline", dirs.baseline / "baseline.json"),
-                           ("rarify", dirs.rarified / "rarify.json"), ("evaluate", dirs.metrics / "metrics.json")):
+        shared = [("split", dirs.splits / "splits.json"), ("train baseline", dirs.baseline / "baseline.json")]
+        own = [("rarify", dirs.rarified / "rarify.json"), ("evaluate", dirs.metrics / "metrics.json")]
+        # a threshold variant (bbc-1000) reuses its dataset's split and baseline: count them once
+        for step, path in (own if VARIANT_RE.fullmatch(name) else shared + own):
             data = _load(path)
             steps.append((f"{name}: {step}", data.get("seconds") if data else None))
+    wordsim_dir = Path(metrics_dir) / "wordsim"
+    for path in sorted(wordsim_dir.glob("*.json")) if wordsim_dir.is_dir() else []:
+        steps.append((f"word similarity: {path.stem}", (_load(path) or {}).get("seconds")))
     lines += timing_rows(steps) + [""]
     with atomic_path(out) as tmp:
         tmp.write_text("\n".join(lines) + "\n", encoding="utf8")
