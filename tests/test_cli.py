@@ -15,7 +15,7 @@ from spacy_bertram.cli import app
 ROOT = Path(__file__).parent.parent
 runner = CliRunner()
 #: Commands that run a model, and the option that selects its device.
-MODEL_STEPS = {"train", "targets", "train-baseline", "rarify", "evaluate"}
+MODEL_STEPS = {"train", "targets", "train-baseline", "rarify", "evaluate", "similarity"}
 
 
 def invoke(*args):
@@ -50,7 +50,7 @@ def test_training_commands_are_registered_not_duplicated(command, capsys):
 
 
 def test_model_steps_accept_gpu_id():
-    for command in ("train-baseline", "rarify", "evaluate"):
+    for command in ("train-baseline", "rarify", "evaluate", "similarity"):
         result = invoke(command, "--help")
         assert result.exit_code == 0 and "--gpu-id" in result.output, command
 
@@ -70,7 +70,7 @@ def test_project_passes_gpu_id_to_every_training_and_evaluation_step():
             assert "--gpu-id" in argv, f"{name}: {argv[3]} without --gpu-id"
             assert argv[argv.index("--gpu-id") + 1] == "${vars.gpu_id}", name
         assert "spacy train" not in " ".join(argv), f"{name}: use train-baseline (frozen embeddings)"
-    assert {"train", "train-baseline", "rarify", "evaluate"} <= seen
+    assert {"train", "train-baseline", "rarify", "evaluate", "similarity"} <= seen
 
 
 def test_project_workflows_and_vars():
@@ -87,7 +87,8 @@ def test_project_workflows_and_vars():
     # every option the project passes exists on the command it calls
     for name, argv in _project_scripts():
         if argv[:3] == ["python", "-m", "spacy_bertram"] and argv[3] in ("split", "train-baseline", "rarify",
-                                                                          "evaluate", "report", "assemble"):
+                                                                          "evaluate", "similarity", "report",
+                                                                          "assemble"):
             help_text = invoke(argv[3], "--help").output
             for option in (a for a in argv[4:] if a.startswith("--")):
                 assert option in help_text, f"{name}: {argv[3]} has no {option}"
@@ -199,3 +200,11 @@ def test_cli_baseline_rarify_evaluate_report_on_tiny_data(tiny_run, tmp_path, mo
 def test_report_without_any_evaluation_fails_clearly(tmp_path):
     result = invoke("report", tmp_path / "r.md", "--datasets", "bbc", "--metrics-dir", tmp_path)
     assert result.exit_code == 1 and "has been evaluated" in result.output
+
+
+def test_similarity_with_too_few_pairs_fails_cleanly(tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("word1\tword2\tscore\ncat\tkumquat\t3.5\n", encoding="utf8")
+    result = invoke("similarity", str(pairs), str(tmp_path), str(tmp_path / "model"))
+    assert result.exit_code == 1
+    assert "error:" in result.output and "at least two" in result.output
