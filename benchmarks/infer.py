@@ -16,16 +16,19 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy
 import torch
 
 from spacy_bertram import NgramVocab, create_bertram
-from spacy_bertram.inputs import batch_by_token_budget
+from spacy_bertram.inputs import EncodedContext, batch_by_token_budget
+
+from timing import timed  # benchmarks/timing.py (scripts run from this folder)
 
 ROOT = Path(__file__).resolve().parents[1]
 WORD_RE = re.compile(r"[A-Za-z]+")
+MATMUL_ROWS = 4096
 
 
 def collect_items(corpus_dir: Path, n_words: int, n_contexts: int, window: int = 25) -> List[Tuple[str, List[str]]]:
@@ -56,30 +59,16 @@ def collect_items(corpus_dir: Path, n_words: int, n_contexts: int, window: int =
     return [(w, contexts[w]) for w in done]
 
 
-def timed(fn):
-    """Result, wall seconds and CPU seconds (all threads of this process).
-
-    CPU time is reported beside wall time because on a shared machine other
-    processes stretch wall time but not the work this process does.
-    """
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = fn()
-    return result, time.perf_counter() - wall, time.process_time() - cpu
-
-
-def encoder_tokens(network, items: List[Tuple[str, List[str]]], token_budget: int) -> Tuple[int, int]:
-    """(real, padded) encoder positions for `items` batched under `token_budget`.
+def padded_positions(rows: Sequence[EncodedContext], token_budget: int) -> int:
+    """Encoder positions, padding included, when `rows` are batched under `token_budget`.
 
     Shows where batching can win on a CPU: the encoder is compute-bound, so the
     gain is bounded by the padding and per-call work that batching removes.
     """
-    rows = network.prepare([w for w, _ in items], [c for _, c in items]).rows
-    real = sum(len(r) for r in rows)
-    padded = sum(len(b) * max(len(rows[i]) for i in b) for b in batch_by_token_budget(rows, token_budget))
-    return real, padded
+    return sum(len(b) * max(len(rows[i]) for i in b) for b in batch_by_token_budget(rows, token_budget))
 
 
-def matmul_gflops(width: int, inner: int, rows: int = 4096, repeats: int = 20) -> float:
+def matmul_gflops(width: int, inner: int, rows: int = MATMUL_ROWS, repeats: int = 20) -> float:
     """What the cores reach on one big dense matmul of the encoder's shape: the ceiling."""
     a, b = torch.randn(rows, width), torch.randn(width, inner)
     for _ in range(3):
@@ -125,13 +114,14 @@ def main() -> None:
         single_out, seconds, cpu = timed(lambda: numpy.vstack([network.infer([item]) for item in chunk]))
         single_s, single_cpu = single_s + seconds, single_cpu + cpu
         max_diff = max(max_diff, float(numpy.abs(batched_out - single_out).max()))
-    real, batched_padded = 0, 0
-    single_padded = 0
-    for start in range(0, len(items), args.round_words):
-        chunk = items[start : start + args.round_words]
-        chunk_real, chunk_padded = encoder_tokens(network, chunk, args.token_budget)
-        real, batched_padded = real + chunk_real, batched_padded + chunk_padded
-        single_padded += sum(encoder_tokens(network, [item], args.token_budget)[1] for item in chunk)
+    # Each (word, context) row encodes the same whether alone or in a batch: tokenise once.
+    item_rows = [network.prepare([w], [c]).rows for w, c in items]
+    real = sum(len(r) for rows in item_rows for r in rows)
+    single_padded = sum(padded_positions(rows, args.token_budget) for rows in item_rows)
+    batched_padded = sum(
+        padded_positions([r for rows in item_rows[start : start + args.round_words] for r in rows], args.token_budget)
+        for start in range(0, len(items), args.round_words)
+    )
     batched, single = len(items) / batched_s, len(items) / single_s
     print(f"batched (token budget {args.token_budget}): {batched:8.1f} words/s")
     print(f"one word at a time:                  {single:8.1f} words/s")
@@ -141,13 +131,13 @@ def main() -> None:
           f"{single_padded} one at a time ({single_padded / real:.3f}x)")
     print(f"real encoder tokens per CPU second: batched {real / batched_cpu:.0f}, one at a time {real / single_cpu:.0f}")
     config = network.encoder.config
-    rows = sum(len(network.prepare([w], [c]).rows) for w, c in items)
-    per_position = encoder_flops_per_position(config, batched_padded / max(rows, 1))
+    n_rows = sum(len(rows) for rows in item_rows)
+    per_position = encoder_flops_per_position(config, batched_padded / max(n_rows, 1))
     ceiling = matmul_gflops(config.hidden_size, config.intermediate_size)
     batched_gflops = batched_padded * per_position / batched_s / 1e9
     single_gflops = single_padded * per_position / single_s / 1e9
     print(f"encoder GFLOP/s: batched {batched_gflops:.0f}, one at a time {single_gflops:.0f}; "
-          f"a {4096}x{config.hidden_size} @ {config.hidden_size}x{config.intermediate_size} matmul: {ceiling:.0f} "
+          f"a {MATMUL_ROWS}x{config.hidden_size} @ {config.hidden_size}x{config.intermediate_size} matmul: {ceiling:.0f} "
           f"(batched at {100 * batched_gflops / ceiling:.0f}% of it)")
     # Best case for any batching: no padding at all, at the matmul's rate.
     bound = (single_padded / real) * (ceiling / single_gflops)

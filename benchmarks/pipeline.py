@@ -27,7 +27,6 @@ import json
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -40,6 +39,8 @@ from spacy_bertram import NgramVocab, create_bertram, save_bertram
 from spacy_bertram.corpus import tokenize
 from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.registry_data import default_assets_dir
+
+from timing import timed  # benchmarks/timing.py (scripts run from this folder)
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_OVERHEAD = 0.15
@@ -92,13 +93,6 @@ def build(
     nlp.add_pipe("transformer", config={"model": model})
     nlp.initialize()
     return nlp
-
-
-def timed(fn: Callable[[], List[Doc]]) -> Tuple[List[Doc], float, float]:
-    """Docs, wall seconds and CPU seconds (all threads of this process)."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    docs = fn()
-    return docs, time.perf_counter() - wall, time.process_time() - cpu
 
 
 def main() -> None:

@@ -139,16 +139,20 @@ def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]
     return out
 
 
-def similarity_section(directory: Path) -> List[str]:
+def similarity_metrics(directory: Path) -> Dict[str, Dict[str, Any]]:
+    """Set name -> metrics of every `similarity` output in `directory` ({} if none)."""
+    paths = sorted(directory.glob("*.json")) if directory.is_dir() else []
+    return {path.stem: _load(path) or {} for path in paths}
+
+
+def similarity_section(metrics: Dict[str, Dict[str, Any]]) -> List[str]:
     """Spearman's rho per word-similarity set, if `similarity` has run."""
-    files = sorted(directory.glob("*.json")) if directory.is_dir() else []
     rows = []
-    for path in files:
-        data = _load(path) or {}
+    for name, data in metrics.items():
         for subset, label in (("all", "all pairs"), ("multi_piece", "rare word split into 2+ wordpieces")):
             result = data.get("results", {}).get(subset, {})
             if "bertram" in result:
-                rows.append(f"| {path.stem} | {label} | {result['n']} | {result['subword_mean']['spearman']:.3f} "
+                rows.append(f"| {name} | {label} | {result['n']} | {result['subword_mean']['spearman']:.3f} "
                             f"| {result['bertram']['spearman']:.3f} |")
     if not rows:
         return []
@@ -215,7 +219,8 @@ def write_report(
         lines.append("No BERTRAM training metrics found.")
     if prepare:
         lines.append(f"Corpus: {prepare.get('total_words')} words, vocabulary {prepare.get('vocab_size')}.")
-    lines += similarity_section(Path(metrics_dir) / "wordsim")
+    wordsim = similarity_metrics(Path(metrics_dir) / "wordsim")
+    lines += similarity_section(wordsim)
     lines += ["", "## Time per step", ""]
     steps: List[tuple] = [("prepare (corpus -> context store)", prepare.get("seconds") if prepare else None)]
     if bertram and "total" in bertram.get("seconds_this_call", {}):
@@ -227,9 +232,7 @@ def write_report(
         for step, path in (own if VARIANT_RE.fullmatch(name) else shared + own):
             data = _load(path)
             steps.append((f"{name}: {step}", data.get("seconds") if data else None))
-    wordsim_dir = Path(metrics_dir) / "wordsim"
-    for path in sorted(wordsim_dir.glob("*.json")) if wordsim_dir.is_dir() else []:
-        steps.append((f"word similarity: {path.stem}", (_load(path) or {}).get("seconds")))
+    steps += [(f"word similarity: {name}", data.get("seconds")) for name, data in wordsim.items()]
     lines += timing_rows(steps) + [""]
     with atomic_path(out) as tmp:
         tmp.write_text("\n".join(lines) + "\n", encoding="utf8")

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Union
 
-from .evaluation.similarity import Pair, SubwordMean, evaluate_similarity, read_similarity_pairs
+from .evaluation.similarity import Pair, SubwordMean, evaluate_similarity, read_contexts, read_similarity_pairs
 from .fileio import write_json_atomic
 
 logger = logging.getLogger(__name__)
@@ -26,8 +26,6 @@ PathOrStr = Union[str, Path]
 
 def load_contexts(source: PathOrStr, words: List[str], max_contexts: int) -> Mapping[str, List[str]]:
     """word -> contexts from a `<word>.txt` directory or a contexts.sqlite store."""
-    from .evaluation.similarity import read_contexts
-
     path = Path(source)
     if path.is_dir() and not (path / "contexts.sqlite").is_file():
         return {w: read_contexts(path, w, max_contexts) for w in words}
@@ -67,7 +65,6 @@ def evaluate_similarity_files(
     if without:
         logger.warning("%d of %d rare words have no contexts and get their form vector: %s",
                        len(without), len(rare_words), ", ".join(without[:10]))
-    bertram = lambda batch: network.infer(batch)  # noqa: E731
     multi_piece = [p for p in pairs if len(subword.piece_ids(p[1])) >= 2]
     subsets: Dict[str, List[Pair]] = {"all": pairs, "multi_piece": multi_piece}
     results: Dict[str, Any] = {}
@@ -77,7 +74,7 @@ def evaluate_similarity_files(
             continue
         results[name] = {
             system: evaluate_similarity(subset, fn, context_map, word_vectors=subword).to_dict()
-            for system, fn in (("bertram", bertram), ("subword_mean", subword))
+            for system, fn in (("bertram", network.infer), ("subword_mean", subword))
         }
         results[name]["n"] = len(subset)
     metrics = {

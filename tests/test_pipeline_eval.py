@@ -339,12 +339,12 @@ def test_report_layout_of_a_threshold_variant_shares_splits_and_baseline():
 
 
 def test_report_similarity_section_lists_both_systems(tmp_path):
-    from spacy_bertram.report import similarity_section
+    from spacy_bertram.report import similarity_metrics, similarity_section
 
-    assert similarity_section(tmp_path / "none") == []
+    assert similarity_section(similarity_metrics(tmp_path / "none")) == []
     (tmp_path / "wordsim").mkdir()
     result = {"bertram": {"spearman": 0.25}, "subword_mean": {"spearman": 0.125}, "n": 40}
     (tmp_path / "wordsim" / "simlex999.json").write_text(json.dumps({"results": {"all": result, "multi_piece": {"n": 1}}}))
-    lines = similarity_section(tmp_path / "wordsim")
+    lines = similarity_section(similarity_metrics(tmp_path / "wordsim"))
     assert "| simlex999 | all pairs | 40 | 0.125 | 0.250 |" in lines
     assert not any("2+ wordpieces" in line for line in lines)
