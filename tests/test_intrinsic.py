@@ -311,3 +311,9 @@ def test_project_has_the_intrinsic_step_and_optional_assets():
     assert len(assets) == 3 and all(a.get("extra") and "needs internet" in a["description"] for a in assets)
     for asset in assets:
         assert asset["dest"] in script, asset["dest"]
+
+
+def test_table_says_when_the_model_caps_the_contexts():
+    table = format_table({"sets": {}, "model_max_contexts": 16})
+    assert "at most 16 contexts per word" in table and "bertram_32 used 16" in table
+    assert "bertram_16" not in table

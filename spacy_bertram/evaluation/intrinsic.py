@@ -416,6 +416,11 @@ def format_table(metrics: Mapping[str, Any]) -> str:
     if metrics["sets"]:
         lines.append(f"95% CIs: paired bootstrap, {metrics.get('bootstrap')} resamples of pairs (Chimeras: items), "
                      f"seed {metrics.get('seed')}; 'no difference' where the CI contains 0.")
+    cap = metrics.get("model_max_contexts")
+    capped = [f"bertram_{k}" for k in CONTEXT_COUNTS if cap is not None and k > cap]
+    if capped:
+        lines.append(f"The model reads at most {cap} contexts per word (its max_contexts): "
+                     f"{', '.join(capped)} used {cap}.")
     if metrics.get("message"):
         lines.append(metrics["message"])
     return "\n".join(lines).rstrip() + "\n"
