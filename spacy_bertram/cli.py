@@ -10,6 +10,7 @@ Rarification and evaluation (paper section 4):
   rarify          the rarified test set, guided by the trained baseline
   evaluate        baseline vs +BERTRAM (replace / slash / slash in-domain) on All / WN / Msp
   similarity      word similarity (Spearman) of BERTRAM vs the subword mean, with contexts
+  intrinsic       the same on real rare words (CRW, Card-660, Chimeras), with bootstrap CIs
   report          the markdown report of a project run
   assemble        the baseline + bertram pipeline, ready for `spacy package`
 
@@ -202,6 +203,36 @@ def similarity_cmd(
     metrics = _run_checked(evaluate_similarity_files, pairs, contexts, bertram, output=output,
                            max_contexts=max_contexts, gpu_id=gpu_id)
     _echo_json(metrics["results"])
+
+
+@app.command("intrinsic")
+def intrinsic_cmd(
+    model: Path = typer.Argument(..., metavar="MODEL", help="trained BERTRAM model directory"),
+    crw: Optional[Path] = typer.Option(None, help="CRW directory: pairs.tsv (word, rare word, score; no header) "
+                                                  "and contexts/<rare word>.txt (one sentence per line)"),
+    card: Optional[Path] = typer.Option(None, help="Card-660 pairs TSV (word, word, score; no header), or its "
+                                                   "directory; only pairs of two single alphabetic words are kept"),
+    chimera: Optional[Path] = typer.Option(None, help="Chimeras directory with dataset.l{2,4,6}.fixed.{train,test}.txt "
+                                                      "(whichever exist)"),
+    store: Optional[Path] = typer.Option(None, help="contexts.sqlite (or a directory of <word>.txt files): "
+                                                    "contexts for Card-660's second words; without it Card-660 is "
+                                                    "scored form only"),
+    output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
+    bootstrap: int = typer.Option(2000, help="paired bootstrap resamples for the 95% CI of each system's "
+                                             "difference to the baseline"),
+    seed: int = typer.Option(0, help="seed of the bootstrap's random generator"),
+    skip_missing: bool = typer.Option(False, "--skip-missing",
+                                      help="skip sets whose path does not exist (and say so) instead of failing"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+) -> None:
+    """Spearman on real rare words (CRW, Card-660, Chimeras): subword mean vs BERTRAM, paired bootstrap CIs."""
+    from .evaluation.intrinsic import evaluate_intrinsic, format_table
+
+    _setup_logging()
+    metrics = _run_checked(evaluate_intrinsic, model, crw=crw, card=card, chimera=chimera, store=store,
+                           output=output, n_resamples=bootstrap, seed=seed, gpu_id=gpu_id,
+                           skip_missing=skip_missing)
+    typer.echo(format_table(metrics), nl=False)
 
 
 @app.command("report")

@@ -252,8 +252,16 @@ class BertramNetwork(nn.Module):
         has_context = (counts > 0).unsqueeze(-1)
         return torch.where(has_context, v_ctx, v_form), rho
 
-    def forward(self, batch: PreparedBatch, token_budget: int = DEFAULT_TOKEN_BUDGET) -> Tensor:
+    def forward(
+        self, batch: PreparedBatch, token_budget: int = DEFAULT_TOKEN_BUDGET, use_form: bool = True
+    ) -> Tensor:
+        """One vector per word. `use_form=False` zeroes the form vector (n-gram form
+        and subword mean): for a nonce word whose spelling means nothing, the vector
+        then comes from the contexts alone (in ADD mode the zero vector fills the
+        prefix slot; a word without a usable context gets the zero vector)."""
         v_form = self.form_vectors(batch.ngram_ids, batch.subword_ids)
+        if not use_form:
+            v_form = torch.zeros_like(v_form)
         if self.config.mode == "form" or not batch.rows:
             return v_form
         slots = v_form if self.config.mode in ("add", "replace") else None
@@ -270,10 +278,12 @@ class BertramNetwork(nn.Module):
         items: Sequence[Tuple[str, Sequence[str]]],
         token_budget: int = DEFAULT_TOKEN_BUDGET,
         words_per_batch: int = 512,
+        use_form: bool = True,
     ) -> numpy.ndarray:
         """One float32 row per (word, contexts) item, in eval mode (deterministic).
 
         A word without any context that contains it gets its form vector.
+        `use_form=False`: contexts only (see `forward`).
         """
         was_training = self.training
         self.eval()
@@ -282,7 +292,7 @@ class BertramNetwork(nn.Module):
             for start in range(0, len(items), words_per_batch):
                 chunk = items[start : start + words_per_batch]
                 batch = self.prepare([w for w, _ in chunk], [list(c) for _, c in chunk])
-                vectors = self.forward(batch, token_budget)
+                vectors = self.forward(batch, token_budget, use_form=use_form)
                 out[start : start + len(chunk)] = vectors.float().cpu().numpy()
             return out
         finally:

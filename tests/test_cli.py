@@ -15,7 +15,7 @@ from spacy_bertram.cli import app
 ROOT = Path(__file__).parent.parent
 runner = CliRunner()
 #: Commands that run a model, and the option that selects its device.
-MODEL_STEPS = {"train", "targets", "train-baseline", "rarify", "evaluate", "similarity"}
+MODEL_STEPS = {"train", "targets", "train-baseline", "rarify", "evaluate", "similarity", "intrinsic"}
 
 
 def invoke(*args):
@@ -37,7 +37,8 @@ def tiny_jsonl(path: Path, extra=()) -> Path:
 def test_help_lists_every_command():
     result = invoke("--help")
     assert result.exit_code == 0
-    for name in ("prepare", "targets", "train", "split", "train-baseline", "rarify", "evaluate", "report", "assemble"):
+    for name in ("prepare", "targets", "train", "split", "train-baseline", "rarify", "evaluate", "similarity",
+                 "intrinsic", "report", "assemble"):
         assert re.search(rf"\b{name}\b", result.output)
 
 
@@ -50,7 +51,7 @@ def test_training_commands_are_registered_not_duplicated(command, capsys):
 
 
 def test_model_steps_accept_gpu_id():
-    for command in ("train-baseline", "rarify", "evaluate", "similarity"):
+    for command in ("train-baseline", "rarify", "evaluate", "similarity", "intrinsic"):
         result = invoke(command, "--help")
         assert result.exit_code == 0 and "--gpu-id" in result.output, command
 
@@ -70,7 +71,7 @@ def test_project_passes_gpu_id_to_every_training_and_evaluation_step():
             assert "--gpu-id" in argv, f"{name}: {argv[3]} without --gpu-id"
             assert argv[argv.index("--gpu-id") + 1] == "${vars.gpu_id}", name
         assert "spacy train" not in " ".join(argv), f"{name}: use train-baseline (frozen embeddings)"
-    assert {"train", "train-baseline", "rarify", "evaluate", "similarity"} <= seen
+    assert {"train", "train-baseline", "rarify", "evaluate", "similarity", "intrinsic"} <= seen
 
 
 def test_project_workflows_and_vars():
@@ -87,8 +88,8 @@ def test_project_workflows_and_vars():
     # every option the project passes exists on the command it calls
     for name, argv in _project_scripts():
         if argv[:3] == ["python", "-m", "spacy_bertram"] and argv[3] in ("split", "train-baseline", "rarify",
-                                                                          "evaluate", "similarity", "report",
-                                                                          "assemble"):
+                                                                          "evaluate", "similarity", "intrinsic",
+                                                                          "report", "assemble"):
             help_text = invoke(argv[3], "--help").output
             for option in (a for a in argv[4:] if a.startswith("--")):
                 assert option in help_text, f"{name}: {argv[3]} has no {option}"

@@ -135,3 +135,19 @@ def test_subword_override_changes_only_the_surface_signal(tiny_bert_path):
     assert torch.equal(a.ngram_ids, b.ngram_ids)
     network.eval()
     assert not torch.allclose(network(a), network(b))
+
+
+@pytest.mark.parametrize("mode", ["add", "replace", "shallow", "context"])
+def test_use_form_false_ignores_the_spelling(tiny_bert_path, mode):
+    """Contexts only: the vector of a masked word does not depend on how it is written."""
+    network = make_network(tiny_bert_path, mode)
+    word, contexts = ITEMS[0]
+    nonce = [c.replace(word, "wug") for c in contexts]
+    real = network.infer([(word, contexts)], use_form=False)
+    made_up = network.infer([("wug", nonce)], use_form=False)
+    assert numpy.allclose(real, made_up, atol=1e-6)
+    assert numpy.array_equal(network.infer(ITEMS), network.infer(ITEMS, use_form=True))
+    if mode != "context":  # there the form only stands in for missing contexts
+        assert not numpy.allclose(real, network.infer([(word, contexts)]), atol=1e-4)
+    # no usable context: nothing is left but the (zeroed) form
+    assert not network.infer([("orange", []), ("farmer", ["no such word"])], use_form=False).any()

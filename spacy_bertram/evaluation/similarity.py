@@ -26,8 +26,12 @@ VectorFn = Callable[[List[Tuple[str, List[str]]]], np.ndarray]
 Pair = Tuple[str, str, float]
 
 
-def read_similarity_pairs(path: PathOrStr) -> List[Pair]:
-    """(word, rare word, score) triples from the TSV."""
+def read_similarity_pairs(path: PathOrStr, allow_header: bool = True) -> List[Pair]:
+    """(word, rare word, score) triples from the TSV.
+
+    `allow_header=False` for formats without one: a first line whose score is
+    not a number is then an error, not a silently skipped header.
+    """
     pairs: List[Pair] = []
     with open(path, encoding="utf8", newline="") as fh:
         for n, row in enumerate(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
@@ -38,7 +42,7 @@ def read_similarity_pairs(path: PathOrStr) -> List[Pair]:
             try:
                 score = float(row[2])
             except ValueError:
-                if not pairs:
+                if not pairs and allow_header:
                     continue  # header
                 raise ValueError(f"{path}: line {n}: score {row[2]!r} is not a number.") from None
             pairs.append((row[0].strip(), row[1].strip(), score))
@@ -62,6 +66,21 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     num = (a * b).sum(axis=1)
     den = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
     return np.divide(num, den, out=np.zeros_like(num, dtype=float), where=den > 0)
+
+
+def spearman_rho(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rho (Pearson of average ranks, as scipy's); NaN for a constant input.
+
+    Light enough to be called thousands of times by a bootstrap.
+    """
+    from scipy.stats import rankdata
+
+    rx = rankdata(np.asarray(x, dtype=float))
+    ry = rankdata(np.asarray(y, dtype=float))
+    rx -= rx.mean()
+    ry -= ry.mean()
+    den = float(np.sqrt((rx * rx).sum() * (ry * ry).sum()))
+    return float((rx * ry).sum() / den) if den > 0 else float("nan")
 
 
 @dataclass
