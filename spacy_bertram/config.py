@@ -6,8 +6,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Union
 
-MODES = ("form", "context", "shallow", "replace", "add")
-CONTEXT_MODES = ("context", "shallow", "replace", "add")
+MODES = ("form", "context", "shallow", "replace", "add", "inplace")
+CONTEXT_MODES = ("context", "shallow", "replace", "add", "inplace")
 FORMAT_VERSION = 1
 
 
@@ -15,13 +15,24 @@ FORMAT_VERSION = 1
 class BertramConfig:
     """Hyper-parameters of the network (not of training).
 
-    mode: how form and context combine (DESIGN.md): "form", "context",
-        "shallow", "replace" or "add" (the paper's best, our default).
+    mode: how form and context combine: "form" (spelling only), "context"
+        (masked contexts only), "shallow" (a gate of both), "replace" (form
+        vector at the mask), "add" (the paper's best: `[CLS] v_form : context`)
+        or "inplace" (the word stays in its contexts, spelled with its own
+        wordpieces; the frozen encoder's states over those pieces, read at
+        `read_layer`, are projected into the input space: the encoder itself
+        composes spelling and context).
     use_subword_mean: also feed the mean of the encoder's own input embeddings
         of the word's wordpieces to the form part, gated against the n-gram
         form: on our data this surface signal is the strongest single cue.
     max_seq_length: encoder window around the masked word, specials included.
     max_contexts: contexts per word used at inference (more are ignored).
+    read_layer: which encoder hidden state the context modes read (-1: the
+        last layer; -2: the one before, etc.).
+    subword_share: weight of the subword mean in the output, as a mix of unit
+        vectors scaled to the subword mean's norm: 0 is BERTRAM's own vector
+        (the paper); 0.5 an equal mix. On real rare words the subword mean and
+        BERTRAM's vector are complementary: the mix beats either alone.
     encoder_*: recorded from the base model so that a mismatched encoder is
         detected at load time instead of producing silently wrong vectors.
     """
@@ -33,6 +44,8 @@ class BertramConfig:
     max_seq_length: int = 96
     max_contexts: int = 32
     max_word_pieces: int = 32
+    read_layer: int = -1
+    subword_share: float = 0.0
     encoder_embedding_width: Optional[int] = None
     encoder_hidden_width: Optional[int] = None
     encoder_vocab_size: Optional[int] = None
@@ -46,6 +59,8 @@ class BertramConfig:
             raise ValueError(f"ngram_dropout must be in [0, 1), got {self.ngram_dropout}")
         if self.max_seq_length < 8:
             raise ValueError(f"max_seq_length must be at least 8, got {self.max_seq_length}")
+        if not 0.0 <= float(self.subword_share) <= 1.0:
+            raise ValueError(f"subword_share must be in [0, 1], got {self.subword_share}")
         if self.max_contexts < 1:
             raise ValueError(f"max_contexts must be at least 1, got {self.max_contexts}")
 

@@ -4,7 +4,10 @@ Occurrences are matched on the tokenizer's normalised text with word
 boundaries (so "cat" never matches inside "concatenate"), case-insensitively,
 which suits uncased models (their normaliser lowercases anyway) and cased
 ones (a sentence-initial "Kumquat" is still the word). Every occurrence is
-replaced by the mask token; the window is centred on the first one.
+replaced by the mask token; the window is centred on the first one. In the
+"inplace" mode every occurrence is instead spelled with the wordpieces the
+caller gives (the word's own at inference, a rare-like segmentation in
+training), and the states over the first occurrence's pieces are read.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ class EncodedContext:
     input_ids: Tuple[int, ...]
     mask_position: int  # read the hidden state here
     slot_position: int  # input embedding replaced by the form vector; -1 for none
+    span: int = 1  # read (and average) this many positions from mask_position on
 
     def __len__(self) -> int:
         return len(self.input_ids)
@@ -138,7 +142,42 @@ class InputBuilder:
         window = ids[start : start + budget]
         return window, first - start
 
-    def encode(self, word_index: int, word: str, context: str) -> Optional[EncodedContext]:
+    def inplace_window(self, word: str, context: str, pieces: Sequence[int]) -> Optional[Tuple[List[int], int]]:
+        """Token ids of the context with every occurrence spelled as `pieces`, cut to the
+        window, and the index of the first occurrence's first piece."""
+        result = self.masked_window(word, context)
+        if result is None:
+            return None
+        masked, _ = result
+        ids: List[int] = []
+        first = -1
+        for token in masked:
+            if token == self.mask_id:
+                first = len(ids) if first < 0 else first
+                ids.extend(pieces)
+            else:
+                ids.append(token)
+        budget = self.max_length - 2
+        if len(pieces) > budget:
+            return None
+        start = max(0, min(first - (budget - len(pieces)) // 2, len(ids) - budget))
+        return ids[start : start + budget], first - start
+
+    def bare(self, word_index: int, pieces: Sequence[int]) -> EncodedContext:
+        """The word's pieces on their own: the inplace row of a word without contexts."""
+        pieces = list(pieces)[: self.max_length - 2]
+        return EncodedContext(word_index, (self.cls_id, *pieces, self.sep_id), 1, -1, len(pieces))
+
+    def encode(
+        self, word_index: int, word: str, context: str, pieces: Optional[Sequence[int]] = None
+    ) -> Optional[EncodedContext]:
+        if self.mode == "inplace":
+            pieces = list(pieces) if pieces is not None else self.word_pieces(word)
+            spelled = self.inplace_window(word, context, pieces)
+            if spelled is None:
+                return None
+            window, first = spelled
+            return EncodedContext(word_index, (self.cls_id, *window, self.sep_id), 1 + first, -1, len(pieces))
         result = self.masked_window(word, context)
         if result is None:
             return None
@@ -155,9 +194,16 @@ class InputBuilder:
         return EncodedContext(word_index, tuple(ids), position, slot)
 
     def encode_many(
-        self, words: Sequence[str], contexts: Sequence[Sequence[str]], max_contexts: int
+        self,
+        words: Sequence[str],
+        contexts: Sequence[Sequence[str]],
+        max_contexts: int,
+        pieces: Optional[Sequence[Sequence[int]]] = None,
     ) -> List[EncodedContext]:
-        """Encode up to `max_contexts` usable contexts per word; skipped ones are logged."""
+        """Encode up to `max_contexts` usable contexts per word; skipped ones are logged.
+
+        `pieces[i]` spells word i in the inplace mode (default: its own wordpieces).
+        """
         rows: List[EncodedContext] = []
         skipped: Dict[str, int] = {}
         for index, (word, word_contexts) in enumerate(zip(words, contexts)):
@@ -169,7 +215,7 @@ class InputBuilder:
                     raise ValueError(
                         f"Contexts for {word!r} must be strings, got {type(context).__name__}"
                     )
-                row = self.encode(index, word, context)
+                row = self.encode(index, word, context, pieces[index] if pieces is not None else None)
                 if row is None:
                     skipped[word] = skipped.get(word, 0) + 1
                     continue

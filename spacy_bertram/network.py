@@ -161,8 +161,13 @@ class BertramNetwork(nn.Module):
         words: Sequence[str],
         contexts: Optional[Sequence[Sequence[str]]] = None,
         subword_ids: Optional[Sequence[Sequence[int]]] = None,
+        use_form: bool = True,
     ) -> PreparedBatch:
-        """Tokenise words and contexts. `subword_ids` overrides the word's wordpieces."""
+        """Tokenise words and contexts. `subword_ids` overrides the word's wordpieces.
+
+        `use_form=False` (contexts only): in the inplace mode the word is spelled
+        as the mask token and a word without a usable context gets no row.
+        """
         clean = [validate_word(word) for word in words]
         ngram_ids = pad_ids([self.ngram_vocab.encode(w) for w in clean], PAD_ID)
         if subword_ids is None:
@@ -171,10 +176,15 @@ class BertramNetwork(nn.Module):
             raise ValueError(f"Got {len(subword_ids)} subword lists for {len(clean)} words")
         pieces = pad_ids(subword_ids, -1)
         rows: List[EncodedContext] = []
+        inplace = self.config.mode == "inplace"
         if self.config.uses_contexts and contexts is not None:
             if len(contexts) != len(clean):
                 raise ValueError(f"Got {len(contexts)} context lists for {len(clean)} words")
-            rows = self.inputs.encode_many(clean, contexts, self.config.max_contexts)
+            spelled = (subword_ids if use_form else [[self.inputs.mask_id]] * len(clean)) if inplace else None
+            rows = self.inputs.encode_many(clean, contexts, self.config.max_contexts, spelled)
+        if inplace and use_form:  # a word without a usable context is read from its pieces alone
+            covered = {r.word_index for r in rows}
+            rows += [self.inputs.bare(i, subword_ids[i]) for i in range(len(clean)) if i not in covered]
         return PreparedBatch(clean, ngram_ids, pieces, rows)
 
     # -- the network -------------------------------------------------------------------
@@ -219,11 +229,31 @@ class BertramNetwork(nn.Module):
                 if slotted:
                     row_idx, slot_idx, word_idx = (torch.as_tensor(x, device=self.device) for x in zip(*slotted))
                     embeds = embeds.index_put((row_idx, slot_idx), slot_vectors[word_idx].to(embeds.dtype))
-            states = self.encoder(inputs_embeds=embeds, attention_mask=attention).last_hidden_state
-            positions = torch.as_tensor([r.mask_position for r in batch_rows], device=self.device)
-            picked = states[torch.arange(len(batch_rows), device=self.device), positions]
+            picked = self._read_states(embeds, attention, batch_rows)
             out = out.index_copy(0, torch.as_tensor(batch, device=self.device), picked.to(out.dtype))
         return out
+
+    def _read_states(self, embeds: Tensor, attention: Tensor, rows: Sequence[EncodedContext]) -> Tensor:
+        """Hidden state at `read_layer`, averaged over each row's span (one position but inplace)."""
+        layer = int(self.config.read_layer)
+        output = self.encoder(inputs_embeds=embeds, attention_mask=attention, output_hidden_states=layer != -1)
+        states = output.last_hidden_state if layer == -1 else output.hidden_states[layer]
+        if all(r.span == 1 for r in rows):
+            positions = torch.as_tensor([r.mask_position for r in rows], device=self.device)
+            return states[torch.arange(len(rows), device=self.device), positions]
+        weights = torch.zeros(states.shape[0], states.shape[1], device=self.device, dtype=states.dtype)
+        for i, r in enumerate(rows):
+            weights[i, r.mask_position : r.mask_position + r.span] = 1.0 / r.span
+        return torch.bmm(weights.unsqueeze(1), states).squeeze(1)
+
+    def mix_subword_mean(self, vectors: Tensor, subword_ids: Tensor) -> Tensor:
+        """(1 - s) unit(v) + s unit(subword mean), scaled to the subword mean's norm (s = subword_share)."""
+        share = float(self.config.subword_share)
+        if share <= 0.0:
+            return vectors
+        sub = self.subword_mean(subword_ids.to(self.device)).to(vectors.dtype)
+        unit = torch.nn.functional.normalize
+        return sub.norm(dim=-1, keepdim=True) * ((1.0 - share) * unit(vectors, dim=-1) + share * unit(sub, dim=-1))
 
     def combine(self, states: Tensor, word_index: Tensor, v_form: Tensor) -> Tuple[Tensor, Tensor]:
         """Attentive mimicking over each word's contexts. Returns (vectors, rho)."""
@@ -256,19 +286,22 @@ class BertramNetwork(nn.Module):
         self, batch: PreparedBatch, token_budget: int = DEFAULT_TOKEN_BUDGET, use_form: bool = True
     ) -> Tensor:
         """One vector per word. `use_form=False` zeroes the form vector (n-gram form
-        and subword mean): for a nonce word whose spelling means nothing, the vector
-        then comes from the contexts alone (in ADD mode the zero vector fills the
-        prefix slot; a word without a usable context gets the zero vector)."""
+        and subword mean) and skips the output mix with the subword mean: for a
+        nonce word whose spelling means nothing, the vector then comes from the
+        contexts alone (in ADD mode the zero vector fills the prefix slot; inplace
+        rows spell the word as the mask token, see `prepare`; a word without a
+        usable context gets the zero vector)."""
         v_form = self.form_vectors(batch.ngram_ids, batch.subword_ids)
         if not use_form:
             v_form = torch.zeros_like(v_form)
         if self.config.mode == "form" or not batch.rows:
-            return v_form
-        slots = v_form if self.config.mode in ("add", "replace") else None
-        states = self.encode_contexts(batch.rows, slots, token_budget)
-        word_index = torch.as_tensor([r.word_index for r in batch.rows], dtype=torch.long)
-        vectors, _ = self.combine(states, word_index, v_form)
-        return vectors
+            vectors = v_form
+        else:
+            slots = v_form if self.config.mode in ("add", "replace") else None
+            states = self.encode_contexts(batch.rows, slots, token_budget)
+            word_index = torch.as_tensor([r.word_index for r in batch.rows], dtype=torch.long)
+            vectors, _ = self.combine(states, word_index, v_form)
+        return self.mix_subword_mean(vectors, batch.subword_ids) if use_form else vectors
 
     # -- convenience ---------------------------------------------------------------------
 
@@ -291,7 +324,7 @@ class BertramNetwork(nn.Module):
             out = numpy.zeros((len(items), self.width), dtype="float32")
             for start in range(0, len(items), words_per_batch):
                 chunk = items[start : start + words_per_batch]
-                batch = self.prepare([w for w, _ in chunk], [list(c) for _, c in chunk])
+                batch = self.prepare([w for w, _ in chunk], [list(c) for _, c in chunk], use_form=use_form)
                 vectors = self.forward(batch, token_budget, use_form=use_form)
                 out[start : start + len(chunk)] = vectors.float().cpu().numpy()
             return out

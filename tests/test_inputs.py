@@ -100,3 +100,19 @@ def test_add_mode_wraps_form_slot_in_quotes_for_bpe(tiny_roberta_path):
     context = [t.lstrip("\u0120") for t in toks[3 + len(builder.prefix_right) : -1]]
     assert "".join(context) == "thefarmersolda<mask>atthemarket"
     assert context.count("<mask>") == 1
+
+
+def test_inplace_spells_every_occurrence_and_keeps_the_first_in_the_window(tokenizer):
+    builder = InputBuilder(tokenizer, "inplace", max_length=12)
+    pieces = tokenizer.convert_tokens_to_ids(["kum", "##qua", "##t"])
+    context = "the old dog ran down the road to the river and a kumquat fell in a kumquat tree"
+    row = builder.encode(0, "kumquat", context, pieces)
+    assert len(row) <= 12 and row.span == 3
+    toks = tokens(tokenizer, row)
+    assert toks[0] == "[CLS]" and toks[-1] == "[SEP]" and "[MASK]" not in toks
+    assert toks[row.mask_position : row.mask_position + row.span] == ["kum", "##qua", "##t"]
+    # The caller's spelling is used as given (training passes a rare-like segmentation).
+    short = builder.encode(0, "kumquat", "a kumquat is a small fruit", pieces[:2])
+    assert tokens(tokenizer, short) == ["[CLS]", "a", "kum", "##qua", "is", "a", "small", "fruit", "[SEP]"]
+    assert (short.mask_position, short.span) == (2, 2)
+    assert builder.encode(0, "kumquat", "no such word here", pieces) is None

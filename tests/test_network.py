@@ -44,6 +44,7 @@ def test_forward_and_backward_reach_the_right_parameters(tiny_bert_path, mode):
         "shallow": ["context", "gate", "form"],
         "replace": ["context", "form"],
         "add": ["context", "form"],
+        "inplace": ["context"],  # the encoder reads the word's own pieces: no n-gram form
     }[mode]
     for group in expect_grad:
         assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in groups[group]), group
@@ -137,7 +138,7 @@ def test_subword_override_changes_only_the_surface_signal(tiny_bert_path):
     assert not torch.allclose(network(a), network(b))
 
 
-@pytest.mark.parametrize("mode", ["add", "replace", "shallow", "context"])
+@pytest.mark.parametrize("mode", ["add", "replace", "shallow", "context", "inplace"])
 def test_use_form_false_ignores_the_spelling(tiny_bert_path, mode):
     """Contexts only: the vector of a masked word does not depend on how it is written."""
     network = make_network(tiny_bert_path, mode)
@@ -151,3 +152,37 @@ def test_use_form_false_ignores_the_spelling(tiny_bert_path, mode):
         assert not numpy.allclose(real, network.infer([(word, contexts)]), atol=1e-4)
     # no usable context: nothing is left but the (zeroed) form
     assert not network.infer([("orange", []), ("farmer", ["no such word"])], use_form=False).any()
+
+
+def test_inplace_reads_the_words_own_pieces_in_context(tiny_bert_path):
+    """Inplace rows keep the word, spelled with the given pieces; a span covers all of them."""
+    network = make_network(tiny_bert_path, "inplace")
+    pieces = network.inputs.word_pieces("kumquat")
+    assert len(pieces) > 1  # ku ##m ##qua ##t in the tiny vocabulary
+    batch = network.prepare(["kumquat", "orange"], [["she ate a kumquat"], []])
+    row, bare = batch.rows
+    assert list(row.input_ids[row.mask_position : row.mask_position + row.span]) == pieces
+    assert network.inputs.mask_id not in row.input_ids
+    # A word without contexts is read from its pieces alone: [CLS] pieces [SEP].
+    orange = network.inputs.word_pieces("orange")
+    assert bare.word_index == 1 and list(bare.input_ids) == [network.inputs.cls_id, *orange, network.inputs.sep_id]
+    # Another spelling (the rare-like pieces of training) changes the input, not the context.
+    other = network.prepare(["kumquat"], [["she ate a kumquat"]], subword_ids=[pieces[:1]])
+    assert other.rows[0].span == 1 and len(other.rows[0]) == len(row) - (len(pieces) - 1)
+
+
+def test_subword_share_mixes_unit_vectors_at_the_subword_means_norm(tiny_bert_path):
+    own = make_network(tiny_bert_path, "add")
+    mixed = make_network(tiny_bert_path, "add", subword_share=0.5)
+    only = make_network(tiny_bert_path, "add", subword_share=1.0)
+    batch = own.prepare([w for w, _ in ITEMS], [c for _, c in ITEMS])
+    for net in (own, mixed, only):
+        net.eval()
+    v = own(batch)
+    sub = own.subword_mean(batch.subword_ids)
+    unit = torch.nn.functional.normalize
+    assert torch.allclose(only(batch), sub, atol=1e-5)
+    expected = sub.norm(dim=1, keepdim=True) * (0.5 * unit(v, dim=1) + 0.5 * unit(sub, dim=1))
+    assert torch.allclose(mixed(batch), expected, atol=1e-5)
+    with pytest.raises(ValueError, match="subword_share"):
+        make_network(tiny_bert_path, "add", subword_share=1.5)

@@ -30,7 +30,7 @@ WORDS = (
     "the cat dog fox bird fish tree house car road city river sea sky sun moon day night apple lemon "
     "garden farm farmer market people time year man woman child kumquats unable grower sweet sour"
 ).split()
-SMALL = dict(epochs=(2, 2, 2), batch_words=(8, 8, 8), min_contexts=2, max_contexts=6, pool_contexts=6,
+SMALL = dict(mode="add", epochs=(2, 2, 2), batch_words=(8, 8, 8), min_contexts=2, max_contexts=6, pool_contexts=6,
              max_seq_length=24, lr=(1e-2, 1e-2, 1e-2))
 
 
@@ -189,7 +189,8 @@ def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
     prepare([corpus], tmp_path / "store", min_count=20, progress=False)
     args = ["train", str(tmp_path / "store"), str(tmp_path / "out"), "--base-model", tiny_bert_path,
             "--min-count", "20", "--held-out", "0.1", "--epochs", "1", "1", "1", "--batch-words", "8", "8", "8",
-            "--min-contexts", "2", "--max-contexts", "4", "--pool-contexts", "4", "--ota-steps", "2", "--no-progress"]
+            "--min-contexts", "2", "--max-contexts", "4", "--pool-contexts", "4", "--ota-steps", "2", "--no-progress",
+            "--mode", "add"]
     assert cli_main(args) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert set(summary) == {"baseline", "final", "model"}
@@ -197,3 +198,38 @@ def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
     assert (tmp_path / "out" / "ablation-stage3-add").is_dir()
     assert cli_main(["train", str(tmp_path / "nothing"), str(tmp_path / "out2"), "--base-model", tiny_bert_path]) == 1
     assert "error:" in capsys.readouterr().err and not (tmp_path / "out2").exists()
+
+
+def test_inplace_trains_one_stage_on_rare_like_spellings_and_resumes(tiny_run, tiny_bert_path, source, tmp_path):
+    """One stage (attentive mimicking + projection) on cached states; some rows read the mask."""
+    assert [(s.mode, s.groups) for s in plan_stages(TrainSettings(mode="inplace"))] == [("inplace", ("context",))]
+    run = tiny_run(mode="inplace", inplace_mask_fraction=0.5)
+    spec = plan_stages(run.settings)[0]
+    network = run.network(spec.mode, spec.use_subword_mean, spec.index)
+    rows = run.pools(network).rows
+    mask_id = network.inputs.mask_id
+    masked = [r for r in rows if r.input_ids[r.mask_position] == mask_id]
+    assert 0.3 < len(masked) / len(rows) < 0.7 and all(r.span == 1 for r in masked)
+    spelled = [r for r in rows if r.input_ids[r.mask_position] != mask_id]
+    for r in spelled:  # the rare-like pieces stand where the word was
+        rare_like = run.targets.rare_like[r.word_index]
+        assert list(r.input_ids[r.mask_position : r.mask_position + r.span]) == rare_like
+    before = {k: v.clone() for k, v in network.bertram_state_dict().items()}
+    result = run.stage(spec)
+    after = result.network.bertram_state_dict()
+    trained = set(group_keys(result.network, ("context",)))
+    assert any(not torch.equal(before[k], after[k]) for k in trained)
+    assert all(torch.equal(before[k], after[k]) for k in before if k not in trained)
+    assert result.metrics["cache"]["rows"] == len(rows)
+    settings = {"mode": "inplace", "subword_share": 0.5}
+    whole = _train(source, tmp_path / "whole", tiny_bert_path, ablation=False, settings=settings)
+    with pytest.raises(Killed):
+        _train(source, tmp_path / "resumed", tiny_bert_path, ablation=False, settings=settings,
+               on_epoch_end=_kill_at("stage1-inplace", 1))
+    resumed = _train(source, tmp_path / "resumed", tiny_bert_path, ablation=False, settings=settings)
+    assert resumed["final"] == whole["final"]
+    a = load_file(str(tmp_path / "whole" / "model" / "weights.safetensors"))
+    b = load_file(str(tmp_path / "resumed" / "model" / "weights.safetensors"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    saved = json.loads((tmp_path / "whole" / "model" / "config.json").read_text())
+    assert (saved["mode"], saved["subword_share"], saved["read_layer"]) == ("inplace", 0.5, -2)

@@ -41,7 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="the three training stages, validation and ablation")
     _common(train)
     defaults = TrainSettings()
-    train.add_argument("--mode", default=defaults.mode, choices=["form", "context", "shallow", "replace", "add"])
+    train.add_argument("--mode", default=defaults.mode, choices=["form", "context", "shallow", "replace", "add", "inplace"])
+    train.add_argument("--read-layer", type=int, default=defaults.read_layer, help="inplace: encoder layer read (-1 last, -2 the one before)")
+    train.add_argument("--subword-share", type=float, default=defaults.subword_share, help="weight of the subword mean in the output mix (0: BERTRAM's own vector)")
+    train.add_argument("--inplace-mask-fraction", type=float, default=defaults.inplace_mask_fraction, help="inplace: share of training rows that read the mask instead of the word (context-only learning)")
     train.add_argument("--targets", default=None, help="a target directory made by `targets` (else built here)")
     train.add_argument("--no-subword-mean", action="store_true", help="paper form: n-grams only")
     train.add_argument("--epochs", type=int, nargs=3, default=list(defaults.epochs), metavar=("S1", "S2", "S3"))
@@ -62,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def settings_from(args: argparse.Namespace) -> TrainSettings:
     return TrainSettings(
-        mode=args.mode, use_subword_mean=not args.no_subword_mean, epochs=tuple(args.epochs),
+        mode=args.mode, use_subword_mean=not args.no_subword_mean, read_layer=args.read_layer,
+        subword_share=args.subword_share, inplace_mask_fraction=args.inplace_mask_fraction, epochs=tuple(args.epochs),
         lr=tuple(args.lr), batch_words=tuple(args.batch_words), warmup=args.warmup,
         min_contexts=args.min_contexts, max_contexts=args.max_contexts, pool_contexts=args.pool_contexts,
         max_seq_length=args.max_seq_length, ngram_min_count=args.ngram_min_count, seed=args.seed,

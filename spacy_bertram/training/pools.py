@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy
 import torch
@@ -25,8 +25,20 @@ class ContextPools:
     ends: numpy.ndarray
 
     @classmethod
-    def build(cls, builder: InputBuilder, words: Sequence[str], contexts: Sequence[Sequence[str]], pool: int) -> "ContextPools":
-        rows = builder.encode_many(words, contexts, pool)
+    def build(
+        cls, builder: InputBuilder, words: Sequence[str], contexts: Sequence[Sequence[str]], pool: int,
+        pieces: Optional[Sequence[Sequence[int]]] = None,
+        mask_fraction: float = 0.0,
+        seed: int = 0,
+    ) -> "ContextPools":
+        """`pieces` spell the words in the inplace mode (their rare-like segmentation);
+        there a seeded `mask_fraction` of the rows reads the mask token instead of the
+        word's first occurrence, so the network also learns to infer from context alone
+        (the nonce-word case, `infer(use_form=False)`)."""
+        rows = builder.encode_many(words, contexts, pool, pieces)
+        if mask_fraction > 0.0:
+            chosen = numpy.random.default_rng(seed).random(len(rows)) < mask_fraction
+            rows = [mask_first_occurrence(r, builder.mask_id) if c else r for r, c in zip(rows, chosen)]
         word_ids = numpy.asarray([r.word_index for r in rows], dtype=numpy.int64)
         starts = numpy.searchsorted(word_ids, numpy.arange(len(words)), side="left")
         ends = numpy.searchsorted(word_ids, numpy.arange(len(words)), side="right")
@@ -52,3 +64,10 @@ class ContextPools:
     def rows_for(self, row_ids: numpy.ndarray, local: torch.Tensor) -> List[EncodedContext]:
         """The sampled rows, re-indexed to the batch (for encoding them afresh)."""
         return [dataclasses.replace(self.rows[r], word_index=int(i)) for r, i in zip(row_ids.tolist(), local.tolist())]
+
+
+def mask_first_occurrence(row: EncodedContext, mask_id: int) -> EncodedContext:
+    """The row with the pieces of the word's first occurrence replaced by one mask token."""
+    p, span = row.mask_position, row.span
+    ids = (*row.input_ids[:p], mask_id, *row.input_ids[p + span :])
+    return dataclasses.replace(row, input_ids=ids, span=1)

@@ -6,6 +6,10 @@
 3. combined: the chosen mode from 1 and 2; for ADD the form part stays frozen,
    so only the context group trains, while SHALLOW/REPLACE train everything.
 
+The "inplace" mode has one stage: the word is spelled in its contexts with
+its rare-like pieces and the frozen encoder's states over them are fixed, so
+only attentive mimicking and the projection train (on cached states).
+
 Every stage uses Adam with a linear warm-up (10% of its steps) and linear
 decay, draws 4..32 contexts per word per step from the word's pool, seeds its
 own RNGs (so it depends only on its start weights and the seed), writes a
@@ -55,8 +59,11 @@ class TrainSettings:
     0.18 / 0.24 / 0.29 / 0.15, and stage 3 (ADD) at 1e-2 / 3e-3 gave 0.15 / 0.30.
     """
 
-    mode: str = "add"
+    mode: str = "inplace"
     use_subword_mean: bool = True
+    read_layer: int = -2
+    subword_share: float = 0.5
+    inplace_mask_fraction: float = 0.25
     epochs: Tuple[int, int, int] = (50, 20, 30)
     lr: Tuple[float, float, float] = (1e-2, 1e-2, 3e-3)
     batch_words: Tuple[int, int, int] = (64, 64, 64)
@@ -74,13 +81,18 @@ class TrainSettings:
 
     def __post_init__(self) -> None:
         self.epochs, self.lr, self.batch_words = tuple(self.epochs), tuple(self.lr), tuple(self.batch_words)
-        BertramConfig(mode=self.mode, ngram_dropout=self.ngram_dropout, max_seq_length=self.max_seq_length)
+        BertramConfig(
+            mode=self.mode, ngram_dropout=self.ngram_dropout, max_seq_length=self.max_seq_length,
+            read_layer=self.read_layer, subword_share=self.subword_share,
+        )
         if len(self.epochs) != 3 or len(self.lr) != 3 or len(self.batch_words) != 3:
             raise ValueError("epochs, lr and batch_words need one value per stage (3)")
         if min(self.epochs) < 0 or min(self.batch_words) < 1 or min(self.lr) <= 0:
             raise ValueError("epochs must be >= 0, batch_words >= 1 and lr > 0")
         if not 1 <= self.min_contexts <= self.max_contexts <= self.pool_contexts:
             raise ValueError("Need 1 <= min_contexts <= max_contexts <= pool_contexts")
+        if not 0.0 <= self.inplace_mask_fraction < 1.0:
+            raise ValueError(f"inplace_mask_fraction must be in [0, 1), got {self.inplace_mask_fraction}")
         if not 0.0 <= self.warmup < 1.0:
             raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
 
@@ -113,12 +125,14 @@ class StageSpec:
     @property
     def states_fixed(self) -> bool:
         """Encoder states depend on no trained parameter (so they can be cached)."""
-        return self.mode in ("context", "shallow") or (self.mode == "add" and not self.trains_form)
+        return self.mode in ("context", "shallow", "inplace") or (self.mode == "add" and not self.trains_form)
 
 
 def plan_stages(settings: TrainSettings, use_subword_mean: Optional[bool] = None) -> List[StageSpec]:
     sub = settings.use_subword_mean if use_subword_mean is None else use_subword_mean
     e, lr, b = settings.epochs, settings.lr, settings.batch_words
+    if settings.mode == "inplace":
+        return [StageSpec(1, "inplace", ("context",), e[0], lr[0], b[0], sub)]
     stages = [
         StageSpec(1, "context", ("context",), e[0], lr[0], b[0], sub),
         StageSpec(2, "form", ("form",), e[1], lr[1], b[1], sub),
@@ -198,6 +212,8 @@ class TrainingRun:
             ngram_dropout=self.settings.ngram_dropout,
             max_seq_length=self.settings.max_seq_length,
             max_contexts=self.settings.max_contexts,
+            read_layer=self.settings.read_layer if mode == "inplace" else -1,
+            subword_share=self.settings.subword_share,
         )
         network = BertramNetwork(config, self.ngrams, self.encoder, self.tokenizer).to(self.device)
         if self.validator is None:
@@ -206,11 +222,16 @@ class TrainingRun:
 
     def pools(self, network: BertramNetwork) -> ContextPools:
         mode = network.config.mode
-        key = mode if mode in ("add", "replace") else "plain"  # rows differ in prefix / slot
+        key = mode if mode in ("add", "replace", "inplace") else "plain"  # rows differ in prefix / slot / spelling
         if key not in self._pools:
             held = set(self.targets.indices(held_out=True))
             contexts = [[] if i in held else c for i, c in enumerate(self.contexts)]  # never train on held-out
-            pools = ContextPools.build(network.inputs, self.targets.words, contexts, self.settings.pool_contexts)
+            spelled = self.targets.rare_like if mode == "inplace" else None
+            masked = self.settings.inplace_mask_fraction if mode == "inplace" else 0.0
+            pools = ContextPools.build(
+                network.inputs, self.targets.words, contexts, self.settings.pool_contexts, spelled,
+                masked, self.settings.seed,
+            )
             self._pools[key] = pools
         return self._pools[key]
 

@@ -77,9 +77,11 @@ def encode_unpadded(
 
 def fingerprint(network: BertramNetwork, rows: Sequence[EncodedContext], slot_vectors: Optional[Tensor]) -> str:
     digest = hashlib.sha1()
-    digest.update(f"{network.config.base_model}|{network.config.encoder_hidden_width}|{len(rows)}".encode())
+    config = network.config
+    digest.update(f"{config.base_model}|{config.encoder_hidden_width}|{config.read_layer}|{len(rows)}".encode())
     for row in rows:
-        digest.update(numpy.asarray((row.word_index, row.mask_position, row.slot_position, *row.input_ids), dtype=numpy.int64).tobytes())
+        fields = (row.word_index, row.mask_position, row.slot_position, row.span, *row.input_ids)
+        digest.update(numpy.asarray(fields, dtype=numpy.int64).tobytes())
     if slot_vectors is not None:
         digest.update(slot_vectors.detach().float().cpu().numpy().tobytes())
     return digest.hexdigest()[:16]
