@@ -182,9 +182,9 @@ class BertramNetwork(nn.Module):
                 raise ValueError(f"Got {len(contexts)} context lists for {len(clean)} words")
             spelled = (subword_ids if use_form else [[self.inputs.mask_id]] * len(clean)) if inplace else None
             rows = self.inputs.encode_many(clean, contexts, self.config.max_contexts, spelled)
-        if inplace and use_form:  # a word without a usable context is read from its pieces alone
-            covered = {r.word_index for r in rows}
-            rows += [self.inputs.bare(i, subword_ids[i]) for i in range(len(clean)) if i not in covered]
+        if inplace and use_form:  # every word is also read from its pieces alone
+            rows += [self.inputs.bare(i, subword_ids[i]) for i in range(len(clean))]
+            rows.sort(key=lambda r: r.word_index)
         return PreparedBatch(clean, ngram_ids, pieces, rows)
 
     # -- the network -------------------------------------------------------------------

@@ -160,12 +160,14 @@ def test_inplace_reads_the_words_own_pieces_in_context(tiny_bert_path):
     pieces = network.inputs.word_pieces("kumquat")
     assert len(pieces) > 1  # ku ##m ##qua ##t in the tiny vocabulary
     batch = network.prepare(["kumquat", "orange"], [["she ate a kumquat"], []])
-    row, bare = batch.rows
+    row, kumquat_alone, orange_alone = batch.rows
     assert list(row.input_ids[row.mask_position : row.mask_position + row.span]) == pieces
     assert network.inputs.mask_id not in row.input_ids
-    # A word without contexts is read from its pieces alone: [CLS] pieces [SEP].
+    # Every word is also read from its pieces alone, [CLS] pieces [SEP]: all a word without contexts has.
+    cls, sep = network.inputs.cls_id, network.inputs.sep_id
+    assert list(kumquat_alone.input_ids) == [cls, *pieces, sep] and kumquat_alone.span == len(pieces)
     orange = network.inputs.word_pieces("orange")
-    assert bare.word_index == 1 and list(bare.input_ids) == [network.inputs.cls_id, *orange, network.inputs.sep_id]
+    assert orange_alone.word_index == 1 and list(orange_alone.input_ids) == [cls, *orange, sep]
     # Another spelling (the rare-like pieces of training) changes the input, not the context.
     other = network.prepare(["kumquat"], [["she ate a kumquat"]], subword_ids=[pieces[:1]])
     assert other.rows[0].span == 1 and len(other.rows[0]) == len(row) - (len(pieces) - 1)

@@ -58,7 +58,9 @@ def ablation_rows(baseline: Dict[str, float], results: Dict[str, StageResult]) -
     ordered = sorted(results.items(), key=lambda kv: (kv[1].spec.index, kv[1].spec.use_subword_mean))
     for _, result in ordered:
         spec, scores = result.spec, result.metrics["validation"]
-        if spec.index == 1:
+        if spec.mode == "inplace":
+            name = f"INPLACE (subword share {result.network.config.subword_share:g})"
+        elif spec.index == 1:
             name = "context only"
         elif spec.index == 2:
             name = "form only: " + ("n-gram + subword mean" if spec.use_subword_mean else "n-gram (paper)")
@@ -66,6 +68,17 @@ def ablation_rows(baseline: Dict[str, float], results: Dict[str, StageResult]) -
             name = _variant_label(spec.mode, spec.use_subword_mean)
         rows.append((name, scores["cosine"], scores["mrr"]))
     return rows
+
+
+def own_vector_row(run: TrainingRun, final: StageResult) -> tuple:
+    """Held-out scores of the final network without the output mix (subword_share 0)."""
+    config = final.network.config
+    share, config.subword_share = config.subword_share, 0.0
+    try:
+        scores = run.validator.evaluate(final.network)
+    finally:
+        config.subword_share = share
+    return (f"{final.spec.mode.upper()}, BERTRAM's own vector (share 0)", scores["cosine"], scores["mrr"])
 
 
 def _check_resume(output: Path, run_info: Dict[str, Any]) -> None:
@@ -145,6 +158,8 @@ def train(
     baseline = run.baseline()
     seconds["total"] = time.perf_counter() - call_started
     rows = ablation_rows(baseline, results)
+    if settings.subword_share > 0:  # the output mix is inference-only: BERTRAM's own vector costs one pass
+        rows.append(own_vector_row(run, final))
     log("held-out words: " + str(baseline["words"]) + "\n" + format_table(rows))
     metrics = {
         "base_model": base_model,
