@@ -63,7 +63,7 @@ class TrainSettings:
     use_subword_mean: bool = True
     read_layer: int = -2
     subword_share: float = 0.5
-    inplace_mask_fraction: float = 0.25
+    inplace_mask_fraction: float = 0.5
     epochs: Tuple[int, int, int] = (50, 20, 30)
     lr: Tuple[float, float, float] = (1e-2, 1e-2, 3e-3)
     batch_words: Tuple[int, int, int] = (64, 64, 64)
