@@ -187,8 +187,8 @@ def test_set_outputs_keep_per_item_scores(tmp_path: Path):
 
 def test_pooling_two_files_gives_the_concatenated_figures(tmp_path: Path):
     _two_sets(tmp_path)
-    sets = discover_sets([tmp_path / "a", tmp_path / "b"])
-    assert list(sets) == ["a", "a/seed-1", "b"]
+    sets = discover_sets([tmp_path / "a", tmp_path / "b", tmp_path / "b" / ".." / "a"])
+    assert list(sets) == ["a", "a/seed-1", "b"]  # a directory given twice counts once
     result = pool_files([tmp_path / "a", tmp_path / "b"], tmp_path / "pooled", n_resamples=1000)
     pooled = result["pooled"]
     # 6 items: baseline right on t1(a), u2, v1 = 3/6; slash right on all but v1? v1 slash "neg" -> right: 6/6

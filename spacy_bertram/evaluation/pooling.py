@@ -33,9 +33,10 @@ PathOrStr = Union[str, Path]
 
 def discover_sets(metrics_dirs: Sequence[PathOrStr]) -> Dict[str, Path]:
     """Set name -> predictions.jsonl for each evaluate output dir and the seed sets its
-    metrics.json lists ("bbc", "bbc/seed-1", ...). Missing files are an error."""
+    metrics.json lists ("bbc", "bbc/seed-1", ...). Missing files are an error; a
+    directory given twice counts once."""
     found: Dict[str, Path] = {}
-    for directory in map(Path, metrics_dirs):
+    for directory in map(Path, dict.fromkeys(Path(d).resolve() for d in metrics_dirs)):
         if not (directory / "predictions.jsonl").is_file():
             raise ValueError(f"No per-item predictions in {directory}; run the evaluate step for it first.")
         for sub, path in listed_sets(directory, "metrics.json").items():
