@@ -27,7 +27,6 @@ Steps (each a `python -m spacy_bertram` command, see cli.py and project.yml):
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -37,7 +36,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import component  # noqa: F401  (registers the bertram factory and encoder_path misc)
-from .fileio import atomic_path, write_json_atomic
+from .fileio import atomic_path
 # The rarify step has its own module; its names stay importable from here.
 from .rarify_step import (  # noqa: F401
     directory_fingerprint,
