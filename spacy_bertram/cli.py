@@ -9,6 +9,7 @@ Rarification and evaluation (paper section 4):
   train-baseline  the masked / "w / w"-augmented transformer textcat, embeddings frozen
   rarify          the rarified test set, guided by the trained baseline
   evaluate        baseline vs +BERTRAM (replace / slash / slash in-domain) on All / WN / Msp
+  pool            the evaluate results of several sets pooled (datasets x thresholds x seeds)
   similarity      word similarity (Spearman) of BERTRAM vs the subword mean, with contexts
   intrinsic       the same on real rare words (CRW, Card-660, Chimeras), with bootstrap CIs
   report          the markdown report of a project run
@@ -148,13 +149,14 @@ def rarify_cmd(
     max_candidates: Optional[int] = typer.Option(None, help="at most N test candidates"),
     max_masks: int = typer.Option(5, help="words masked per item at most"),
     misspelling_rate: float = typer.Option(0.1, help="share of substitutions that are misspellings"),
-    seed: int = typer.Option(0),
+    seed: str = typer.Option("0", help="rarification seed(s), comma-separated (0,1,2): they share one masking "
+                             "pass; the first seed's set goes to OUTPUT_DIR, each further seed N's to OUTPUT_DIR/seed-N"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     wordnet_dir: Optional[Path] = typer.Option(None, help="directory with the WordNet 3.0 dict files"),
     no_progress: bool = typer.Option(False, "--no-progress"),
 ) -> None:
     """Build the rarified test set (resumes an interrupted run)."""
-    from .pipeline_eval import run_rarification
+    from .rarify_step import run_rarification
 
     _setup_logging()
     _echo_json(_run_checked(run_rarification, model_dir, splits_dir, output_dir, counts, threshold=threshold,
@@ -175,16 +177,37 @@ def evaluate_cmd(
     threshold: float = typer.Option(100, help="rare = fewer occurrences than this in the store's corpus"),
     max_contexts: int = typer.Option(8, help="contexts per rare word"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    seed_sets: bool = typer.Option(True, "--seed-sets/--no-seed-sets",
+                                   help="also evaluate the further seeds' sets that RARIFIED_DIR/rarify.json lists "
+                                   "(into OUTPUT_DIR/seed-N)"),
+    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
 ) -> None:
-    """Accuracy of the baseline and the BERTRAM variants on the rarified test set."""
+    """Accuracy, gold-label log-probability and paired bootstrap CIs vs the baseline on the rarified test set."""
     from .pipeline_eval import evaluate_systems
 
     _setup_logging()
     metrics = _run_checked(evaluate_systems, model_dir, rarified_dir, output_dir, bertram_path=bertram,
                            context_store=context_store, systems=[s.strip() for s in systems.split(",") if s.strip()],
-                           threshold=threshold, max_contexts=max_contexts, gpu_id=gpu_id)
-    _echo_json({"n_items": metrics["n_items"],
+                           threshold=threshold, max_contexts=max_contexts, gpu_id=gpu_id, seed_sets=seed_sets,
+                           n_resamples=bootstrap_resamples)
+    _echo_json({"n_items": metrics["n_items"], "seed_sets": metrics.get("seed_sets", []),
                 "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()}})
+
+
+@app.command("pool")
+def pool_cmd(
+    metrics_dirs: List[Path] = typer.Argument(..., help="evaluate output dirs (each with predictions.jsonl); "
+                                              "the seed sets their metrics.json lists are included"),
+    output: Path = typer.Option(Path("metrics/pooled"), help="directory for pooled.json and pooled.md"),
+    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
+) -> None:
+    """Pool per-item results of several rarified sets: the same figures as evaluate, with
+    test texts resampled as clusters, stratified by groups of sets sharing texts."""
+    from .evaluation.pooling import pool_files, pooled_markdown
+
+    result = _run_checked(pool_files, metrics_dirs, output, n_resamples=bootstrap_resamples, seed=seed)
+    typer.echo("\n".join(pooled_markdown(result, per_set=False)))
 
 
 @app.command("similarity")
@@ -244,13 +267,15 @@ def report_cmd(
     metrics_dir: Path = typer.Option(Path("metrics"), help="holds NAME/metrics.json"),
     bertram_dir: Optional[Path] = typer.Option(None, help="BERTRAM training output (metrics.json)"),
     prepare_dir: Optional[Path] = typer.Option(None, help="prepare output (prepare.json)"),
+    pooled: Optional[Path] = typer.Option(None, help="pooled.json of the pool step: its table comes first"),
 ) -> None:
     """Write the markdown report."""
     from .report import write_report
 
     names = [d.strip() for d in datasets.split(",") if d.strip()]
     path = _run_checked(write_report, output, names, corpus_dir=corpus_dir, training_dir=training_dir,
-                        metrics_dir=metrics_dir, bertram_dir=bertram_dir, prepare_dir=prepare_dir)
+                        metrics_dir=metrics_dir, bertram_dir=bertram_dir, prepare_dir=prepare_dir,
+                        pooled=pooled)
     typer.echo(Path(path).read_text(encoding="utf8"))
 
 

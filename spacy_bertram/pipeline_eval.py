@@ -2,12 +2,8 @@
 
 Steps (each a `python -m spacy_bertram` command, see cli.py and project.yml):
 
-- `run_rarification`: the trained baseline textcat is the classifier that guides
-  `rarify.rarify` (its textcat probabilities, one column per label). Candidates
-  are processed in chunks whose results are saved as they finish, so a killed run
-  resumes where it stopped with identical results (randomness is per item).
-  Output: train/dev/test.spacy and test.jsonl (`rarify.write_rarified_dataset`)
-  plus rarify.json with the counts of what was kept and skipped.
+- `run_rarification` (module `rarify_step`): the trained baseline textcat guides
+  `rarify.rarify`, resumably, for one or several rarification seeds.
 - `evaluate_systems`: the same trained textcat, unchanged, predicts the rarified
   test set as
     baseline                 stock encoding of every word;
@@ -21,27 +17,34 @@ Steps (each a `python -m spacy_bertram` command, see cli.py and project.yml):
   occurrences in the context store's corpus. The transformer is the
   `spacy-bertram.TransformerModel.v1` architecture with the baseline's weights;
   with injection "none" it is bit-identical to the stock model.
-  Output: metrics.json (accuracy on All / WN / Msp, McNemar vs the baseline,
-  accuracy by the rarest substitute's frequency, injection coverage),
-  predictions.jsonl and accuracy_by_frequency.png.
+  Output (`evaluation.set_outputs`): metrics.json (accuracy on All / WN / Msp,
+  McNemar and paired bootstrap CIs vs the baseline, mean gold-label
+  log-probability, accuracy by the rarest substitute's frequency, injection
+  coverage), predictions.jsonl (per item, for `pool`) and accuracy_by_frequency.png;
+  the same for each further rarification seed's set (OUTPUT/seed-N).
 - `assemble_pipeline`: the baseline with the `bertram` component and slash
   injection, saved as a self-contained pipeline for `spacy package`.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import math
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import component  # noqa: F401  (registers the bertram factory and encoder_path misc)
-from .datasets import Record, read_records
-from .fileio import atomic_path, write_json_atomic
+from .fileio import atomic_path
+# The rarify step has its own module; its names stay importable from here.
+from .rarify_step import (  # noqa: F401
+    directory_fingerprint,
+    load_counts,
+    mask_in_chunks,
+    rarify_in_chunks,
+    run_rarification,
+)
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -131,150 +134,6 @@ def make_classifier(nlp, batch_size: int = 32):
 
 
 # ---------------------------------------------------------------------------
-# Rarification
-
-
-def load_counts(path: PathOrStr) -> Dict[str, int]:
-    """Word counts from `prepare`'s counts.tsv ("word<TAB>count") or a context store."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "counts.tsv"
-    if path.suffix in (".sqlite", ".db"):
-        from .contexts import ContextStore
-
-        with ContextStore.open(path) as store:
-            return dict(store.counts(min_count=1))
-    if not path.is_file():
-        raise ValueError(f"No word counts at {path}; run the prepare step first.")
-    counts: Dict[str, int] = {}
-    with open(path, encoding="utf8") as fh:
-        for line in fh:
-            word, _, n = line.rstrip("\n").rpartition("\t")
-            if word:
-                counts[word] = int(n)
-    return counts
-
-
-def _settings_key(settings: Dict[str, Any]) -> str:
-    return hashlib.sha1(json.dumps(settings, sort_keys=True).encode("utf8")).hexdigest()[:12]
-
-
-def directory_fingerprint(path: PathOrStr) -> str:
-    """Names, sizes and modification times of every file below `path` (a retrained
-    model at the same path gets a new fingerprint, so stale partial results are not reused)."""
-    digest = hashlib.sha1()
-    root = Path(path)
-    for file in sorted(p for p in root.rglob("*") if p.is_file()):
-        stat = file.stat()
-        digest.update(f"{file.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns};".encode("utf8"))
-    return digest.hexdigest()
-
-
-def rarify_in_chunks(
-    candidates: Sequence[Record],
-    classify,
-    labels: Sequence[str],
-    subs,
-    tagger,
-    partial_dir: PathOrStr,
-    chunk_size: int = 25,
-    max_masks: int = 5,
-    misspelling_rate: float = 0.1,
-    seed: int = 0,
-    batch_size: int = 64,
-    progress: bool = True,
-):
-    """`rarify.rarify` over chunks of candidates, each chunk's result saved in
-    `partial_dir` as it finishes; chunks found there are loaded, not recomputed.
-    Results equal one `rarify` call over all candidates (randomness is per item)."""
-    from tqdm import tqdm
-
-    from .rarify import Example, RarificationResult, RarifiedItem, Substitution, rarify
-
-    partial = Path(partial_dir)
-    partial.mkdir(parents=True, exist_ok=True)
-    total = RarificationResult()
-    bar = tqdm(total=len(candidates), desc="Rarifying", unit=" items", disable=not progress)
-    for k in range(0, len(candidates), chunk_size):
-        chunk = candidates[k : k + chunk_size]
-        path = partial / f"chunk-{k // chunk_size:05d}.json"
-        if path.is_file():
-            data = json.loads(path.read_text(encoding="utf8"))
-        else:
-            result = rarify([Example(r.text, r.label, r.id) for r in chunk], classify, labels, subs,
-                            tagger=tagger, max_masks=max_masks, misspelling_rate=misspelling_rate,
-                            seed=seed, batch_size=batch_size)
-            data = {"summary": result.summary(), "items": [it.to_dict() for it in result.items]}
-            write_json_atomic(path, data, indent=None)
-        for key in ("n_candidates", "n_correct", "skipped_empty", "skipped_no_candidates", "not_flipped"):
-            setattr(total, key, getattr(total, key) + data["summary"][key])
-        for item in data["items"]:
-            item = dict(item, substitutions=[Substitution(**sub) for sub in item["substitutions"]])
-            total.items.append(RarifiedItem(**item))
-        bar.update(len(chunk))
-        bar.set_postfix(items=len(total.items))
-    bar.close()
-    return total
-
-
-def run_rarification(
-    model_dir: PathOrStr,
-    splits_dir: PathOrStr,
-    output_dir: PathOrStr,
-    counts: PathOrStr,
-    threshold: float = 100,
-    max_candidates: Optional[int] = None,
-    max_masks: int = 5,
-    misspelling_rate: float = 0.1,
-    seed: int = 0,
-    gpu_id: int = -1,
-    chunk_size: int = 25,
-    wordnet_dir: Optional[PathOrStr] = None,
-    batch_size: int = 64,
-    progress: bool = True,
-) -> Dict[str, Any]:
-    """Rarify the test candidates in `splits_dir` with the baseline at `model_dir`."""
-    from .rarify import Example, FrequencyModel, SubstitutionDictionary, spacy_tagger, write_rarified_dataset
-
-    start = time.time()
-    splits = Path(splits_dir)
-    out = Path(output_dir)
-    train, dev, candidates = (read_records(splits / n) for n in ("train.jsonl", "dev.jsonl", "test_candidates.jsonl"))
-    if max_candidates:
-        candidates = candidates[:max_candidates]
-    use_device(gpu_id)
-    # WordNet first: its absence is the likeliest set-up problem, say so before any work.
-    subs = SubstitutionDictionary(FrequencyModel(load_counts(counts)), threshold=threshold, wordnet_dir=wordnet_dir)
-    nlp = load_textcat(model_dir)
-    labels = textcat_labels(nlp)
-    settings = {"model": directory_fingerprint(model_dir), "threshold": threshold, "max_masks": max_masks,
-                "misspelling_rate": misspelling_rate, "seed": seed, "counts": directory_fingerprint(Path(counts).parent)
-                if Path(counts).is_file() else str(counts),
-                "candidates": hashlib.sha1(json.dumps([r.to_dict() for r in candidates]).encode("utf8")).hexdigest()}
-    total = rarify_in_chunks(candidates, make_classifier(nlp, batch_size), labels, subs, spacy_tagger(),
-                             out / ".partial" / _settings_key(settings), chunk_size, max_masks,
-                             misspelling_rate, seed, batch_size, progress)
-    if not total.items:
-        raise ValueError(
-            f"Rarification produced no test items from {len(candidates)} candidates "
-            f"({total.summary()}); use more candidates, shorter texts or a higher threshold."
-        )
-    example = lambda rs: [Example(r.text, r.label, r.id) for r in rs]  # noqa: E731
-    write_rarified_dataset(out, example(train), example(dev), total.items, labels)
-    kinds = [sub.kind for it in total.items for sub in it.substitutions]
-    summary = {
-        **total.summary(), "labels": labels, "threshold": threshold, "max_masks": max_masks,
-        "misspelling_rate": misspelling_rate, "seed": seed, "gpu_id": gpu_id,
-        "substitutions": len(kinds), "synonyms": kinds.count("synonym"),
-        "misspellings": kinds.count("misspelling"),
-        "mean_masks": round(len(kinds) / len(total.items), 2),
-        "seconds": round(time.time() - start, 2),
-    }
-    write_json_atomic(out / "rarify.json", summary)
-    return summary
-
-
-# ---------------------------------------------------------------------------
 # Evaluation
 
 
@@ -336,15 +195,18 @@ def add_bertram(
     return nlp.add_pipe("bertram", name=name, before="transformer", config=config)
 
 
-def predict_labels(nlp, texts: Sequence[str], batch_size: int = 32) -> Tuple[List[str], List[int]]:
-    """(argmax label, number of tokens with a BERTRAM vector) per text."""
+def predict_labels(nlp, texts: Sequence[str], batch_size: int = 32) -> Tuple[List[str], np.ndarray, List[int]]:
+    """Per text: the argmax label, the probabilities (columns in `textcat_labels`
+    order) and the number of tokens with a BERTRAM vector."""
     labels = textcat_labels(nlp)
     predicted, injected = [], []
-    for doc in nlp.pipe(texts, batch_size=batch_size):
-        predicted.append(max(labels, key=lambda label: doc.cats.get(label, 0.0)))
+    probabilities = np.zeros((len(texts), len(labels)))
+    for i, doc in enumerate(nlp.pipe(texts, batch_size=batch_size)):
+        probabilities[i] = [doc.cats.get(label, 0.0) for label in labels]
+        predicted.append(labels[int(np.argmax(probabilities[i]))])
         vectors = doc._.get("bertram") if doc.has_extension("bertram") else None
         injected.append(len(vectors or {}))
-    return predicted, injected
+    return predicted, probabilities, injected
 
 
 def substitute_coverage(nlp, items: Sequence[dict]) -> float:
@@ -373,15 +235,18 @@ def evaluate_systems(
     gpu_id: int = -1,
     batch_size: int = 32,
     progress: bool = True,
+    seed_sets: bool = True,
+    n_resamples: int = 10000,
 ) -> Dict[str, Any]:
-    """Predict the rarified test set with each system; metrics.json, predictions.jsonl, PNG."""
-    from .evaluation.metrics import (
-        accuracy_by_frequency,
-        accuracy_by_subset,
-        compare_systems,
-        plot_accuracy_by_frequency,
-    )
+    """Predict the rarified test set with each system; metrics.json, predictions.jsonl, PNG.
+
+    With `seed_sets`, the sets of further rarification seeds that rarify.json lists
+    (RARIFIED/seed-N) are evaluated in the same run (one model load, one BERTRAM
+    vector cache) into OUTPUT/seed-N. Returns the first set's metrics.
+    """
+    from .evaluation.set_outputs import gold_probabilities, write_set_outputs
     from .rarify import UnknownLabelError
+    from .seed_sets import listed_sets, remove_unlisted
 
     start = time.time()
     unknown = [s for s in systems if s not in SYSTEMS]
@@ -394,20 +259,21 @@ def evaluate_systems(
         raise ValueError(f"Systems {needs_bertram} need a trained BERTRAM model (--bertram).")
     if any(SYSTEMS[s][1] in ("store", "both") for s in needs_bertram) and context_store is None:
         logger.warning("No context store: BERTRAM systems use the doc's contexts only.")
-    items = read_test_items(rarified_dir)
+    dirs = listed_sets(rarified_dir, "rarify.json") if seed_sets else {"": Path(rarified_dir)}
+    sets = {name: read_test_items(path) for name, path in dirs.items()}
     use_device(gpu_id)
     nlp = load_textcat(model_dir, injection="none")
-    known = set(textcat_labels(nlp))
-    for it in items:
-        if it["label"] not in known:
+    labels = textcat_labels(nlp)
+    for it in (it for items in sets.values() for it in items):
+        if it["label"] not in labels:
             raise UnknownLabelError(
                 f"Test item {it['id']} has label {it['label']!r}, which the trained textcat never saw "
-                f"(it knows {sorted(known)})."
+                f"(it knows {sorted(labels)})."
             )
-    texts = [it["text"] for it in items]
-    predictions: Dict[str, List[str]] = {}
-    injected: Dict[str, List[int]] = {}
-    coverage: Dict[str, float] = {}
+    predictions: Dict[str, Dict[str, List[str]]] = {name: {} for name in sets}
+    p_gold: Dict[str, Dict[str, np.ndarray]] = {name: {} for name in sets}
+    injected: Dict[str, Dict[str, float]] = {name: {} for name in sets}
+    coverage: Dict[str, Dict[str, float]] = {name: {} for name in sets}
     seconds: Dict[str, float] = {}
     current: Optional[str] = None  # the context source of the bertram component in nlp
     for system in systems:
@@ -422,52 +288,30 @@ def evaluate_systems(
                 add_bertram(nlp, bertram_path, source, context_store, threshold, max_contexts)  # type: ignore[arg-type]
             current = source
         set_injection(nlp, injection)
-        if progress:
-            logger.info("evaluating %s on %d items", system, len(items))
-        predictions[system], injected[system] = predict_labels(nlp, texts, batch_size)
-        if contexts is not None:
-            coverage[system] = substitute_coverage(nlp, items)
+        for name, items in sets.items():
+            if progress:
+                logger.info("evaluating %s on %d items%s", system, len(items), f" ({name})" if name else "")
+            predicted, probabilities, counts = predict_labels(nlp, [it["text"] for it in items], batch_size)
+            predictions[name][system] = predicted
+            p_gold[name][system] = gold_probabilities(items, probabilities, labels)
+            injected[name][system] = round(float(np.mean(counts)), 2)
+            if contexts is not None:
+                coverage[name][system] = substitute_coverage(nlp, items)
         seconds[system] = round(time.time() - t0, 2)
-    accuracy = {s: accuracy_by_subset(items, predictions[s]) for s in systems}
-    comparisons = {
-        s: {k: vars(v) for k, v in compare_systems(items, predictions[s], predictions["baseline"]).items()}
-        for s in systems if s != "baseline"
-    }
-    buckets = {s: accuracy_by_frequency(items, predictions[s]) for s in systems}
     out = Path(output_dir)
-    plot_accuracy_by_frequency(buckets, out / "accuracy_by_frequency.png")
-    with atomic_path(out / "predictions.jsonl") as tmp:
-        with open(tmp, "w", encoding="utf8") as fh:
-            for i, it in enumerate(items):
-                row = {"id": it["id"], "label": it["label"], **{s: predictions[s][i] for s in systems}}
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    metrics = {
-        "n_items": len(items),
-        "systems": list(systems),
-        "accuracy": accuracy,
-        "mcnemar_vs_baseline": comparisons,
-        "by_frequency": {s: [vars(b) | {"label": b.label} for b in bs] for s, bs in buckets.items()},
-        "substitute_coverage": coverage,
-        "mean_injected_per_doc": {s: round(float(np.mean(v)), 2) for s, v in injected.items()},
+    settings = {
         "threshold": threshold, "max_contexts": max_contexts, "gpu_id": gpu_id,
         "bertram": str(bertram_path) if bertram_path else None,
         "context_store": str(context_store) if context_store else None,
-        "seconds_per_system": seconds,
-        "seconds": round(time.time() - start, 2),
     }
-    write_json_atomic(out / "metrics.json", _finite(metrics))
+    for name in reversed(list(sets)):  # the first set last: its metrics carry the run's time
+        extra = {"substitute_coverage": coverage[name], "mean_injected_per_doc": injected[name], **settings}
+        if not name:
+            extra.update(seed_sets=[n for n in sets if n], seconds_per_system=seconds,
+                         seconds=round(time.time() - start, 2))
+        metrics = write_set_outputs(out / name, sets[name], predictions[name], p_gold[name], extra, n_resamples)
+    remove_unlisted(out, [n for n in sets if n])
     return metrics
-
-
-def _finite(obj: Any) -> Any:
-    """NaN / inf -> None so the JSON is standard."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    return obj
 
 
 # ---------------------------------------------------------------------------

@@ -553,49 +553,13 @@ def rarify(
     Candidates the classifier gets wrong are dropped, as are those whose
     prediction does not flip after `max_masks` masks. Only words with at least
     one rare synonym are masked. Randomness is per item (seeded by `seed` and
-    the item id), so results do not depend on the order of the examples.
+    the item id), so results do not depend on the order of the examples. The
+    two halves (seed-free masking, seeded substitution) are in `masking`.
     """
-    label_list = list(labels)
-    items = as_examples(examples)
-    check_labels(items, label_list)
-    items, n_empty = drop_empty(items, "test candidates")
-    result = RarificationResult(n_candidates=len(items), skipped_empty=n_empty)
-    index = {label: i for i, label in enumerate(label_list)}
-    correct: List[Tuple[Example, float]] = []
-    for start in range(0, len(items), batch_size):
-        batch = items[start : start + batch_size]
-        probs = _probabilities(classify, [ex.text for ex in batch], len(label_list))
-        for ex, p in zip(batch, probs):
-            if int(np.argmax(p)) == index[ex.label]:
-                correct.append((ex, float(p[index[ex.label]])))
-    result.n_correct = len(correct)
-    tag = tagger if tagger is not None else spacy_tagger()
-    tagged = tag([ex.text for ex, _ in correct])
-    for (ex, p_original), tokens in zip(correct, tagged):
-        y = index[ex.label]
-        candidates = [i for i, t in enumerate(tokens) if subs.rare_synonyms(t.text, t.tag, t.lemma)]
-        if not candidates:
-            result.skipped_no_candidates += 1
-            continue
-        masked, p_masked = greedy_mask(tokens, candidates, y, classify, len(label_list), max_masks, mask_token)
-        if not masked:
-            result.not_flipped += 1
-            continue
-        rng = random.Random(f"{seed}:{ex.id}")
-        substitutions = substitute(tokens, masked, subs, rng, misspelling_rate)
-        result.items.append(
-            RarifiedItem(
-                id=str(ex.id),
-                label=ex.label,
-                original_text=ex.text,
-                masked_text=detokenize(tokens, {i: mask_token for i in masked}),
-                text=detokenize(tokens, {s.index: s.substitute for s in substitutions}),
-                substitutions=substitutions,
-                p_original=p_original,
-                p_masked=float(p_masked),
-            )
-        )
-    return result
+    from .masking import mask_candidates, substitute_masked
+
+    masking = mask_candidates(examples, classify, labels, subs, tagger, max_masks, mask_token, batch_size)
+    return substitute_masked(masking, subs, seed, misspelling_rate, mask_token)
 
 
 # ---------------------------------------------------------------------------

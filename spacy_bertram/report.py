@@ -4,8 +4,9 @@ Reads the JSON files the steps write (splits.json, baseline.json, rarify.json,
 metrics.json per dataset; BERTRAM's metrics.json; prepare.json) and writes one
 markdown file with the accuracy table (All / WN / Msp, difference to the
 baseline, exact McNemar p), the frequency plot, rarification and training
-figures, and the seconds of every step. Missing pieces are reported as missing,
-never invented.
+figures, and the seconds of every step. With the pool step's pooled.json the
+pooled table (all rarified sets, bootstrap CIs) and its per-set rows come first.
+Missing pieces are reported as missing, never invented.
 """
 from __future__ import annotations
 
@@ -42,13 +43,17 @@ def _pct(value: Optional[float]) -> str:
 
 
 def accuracy_table(metrics: Dict[str, Any]) -> List[str]:
-    """Markdown rows: system, All, WN, Msp (accuracy %), Δ All, McNemar p (All)."""
+    """Markdown rows: system, All, WN, Msp (accuracy %), Δ All, McNemar p (All), and where
+    evaluate wrote them, the paired bootstrap CI of Δ All and the gold-label log-probability."""
     acc = metrics["accuracy"]
     base = acc["baseline"]["All"]["accuracy"]
+    paired = metrics.get("vs_baseline") or {}
     n = {k: acc["baseline"][k]["n"] for k in ("All", "WN", "Msp")}
+    extra_head = " Δ All [95% CI] | mean log p(gold) | Δ log p(gold) [95% CI] |" if paired else ""
     lines = [
-        f"| system | All (n={n['All']}) | WN (n={n['WN']}) | Msp (n={n['Msp']}) | Δ All | McNemar p (All) | wins / losses vs baseline |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        f"| system | All (n={n['All']}) | WN (n={n['WN']}) | Msp (n={n['Msp']}) | Δ All | McNemar p (All) | "
+        f"wins / losses vs baseline |{extra_head}",
+        "|---|---:|---:|---:|---:|---:|---:|" + ("---:|" * 3 if paired else ""),
     ]
     for system in metrics["systems"]:
         row = acc[system]
@@ -60,8 +65,25 @@ def accuracy_table(metrics: Dict[str, Any]) -> List[str]:
             p, wl = f"{test['p_value']:.3g}", f"{test['only_a']} / {test['only_b']}"
         name = SYSTEM_NAMES.get(system, system)
         cells = " | ".join(_pct(row[k]["accuracy"]) for k in ("All", "WN", "Msp"))
-        lines.append(f"| {name} | {cells} | {delta} | {p} | {wl} |")
+        extra = ""
+        if paired and system in paired:
+            figures = paired[system]
+            ci = (lambda key, scale, d: _ci(figures[key], scale, d) if key in figures else "")  # noqa: E731
+            extra = f" {ci('accuracy_diff', 100, 1)} | {figures['mean_log_prob']:.3f} | {ci('log_prob_diff', 1, 3)} |"
+        lines.append(f"| {name} | {cells} | {delta} | {p} | {wl} |{extra}")
     return lines
+
+
+def _ci(ci: Dict[str, float], scale: float, digits: int) -> str:
+    return (f"{scale * ci['estimate']:+.{digits}f} [{scale * ci['low']:+.{digits}f}, "
+            f"{scale * ci['high']:+.{digits}f}]")
+
+
+def pooled_section(pooled: Dict[str, Any]) -> List[str]:
+    """The pooled table and the per-set rows (`evaluation.pooling`)."""
+    from .evaluation.pooling import pooled_markdown
+
+    return ["## Pooled: baseline vs +BERTRAM on all rarified sets", ""] + pooled_markdown(pooled) + [""]
 
 
 VARIANT_RE = re.compile(r"(.+)-(\d+)")
@@ -99,6 +121,8 @@ def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]
     out.append(
         "Accuracy in %. Δ All: points over the baseline. McNemar: exact two-sided test on the items "
         "where exactly one of the two systems is right (wins = system right and baseline wrong)."
+        + (" CIs: paired bootstrap over items; log p(gold): natural log of the textcat's gold-label "
+           "probability, clipped at 1e-6." if metrics.get("vs_baseline") else "")
     )
     verdicts = []
     for system in metrics["systems"]:
@@ -114,6 +138,9 @@ def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]
     if cov:
         out.append("Share of substituted words that got a BERTRAM vector: "
                    + ", ".join(f"{SYSTEM_NAMES.get(k, k)} {100 * v:.0f}%" for k, v in cov.items()) + ".")
+    if metrics.get("seed_sets"):
+        out.append(f"Further rarification seeds evaluated: {', '.join(metrics['seed_sets'])} "
+                   "(rows in the pooled section).")
     png = dirs.metrics / "accuracy_by_frequency.png"
     if png.is_file():
         out += ["", f"![accuracy by frequency]({os.path.relpath(png, report_dir)})"]
@@ -185,8 +212,10 @@ def write_report(
     bertram_dir: Optional[PathOrStr] = None,
     prepare_dir: Optional[PathOrStr] = None,
     title: str = "spacy-bertram: rarified text classification",
+    pooled: Optional[PathOrStr] = None,
 ) -> Path:
-    """Write the markdown report for the datasets that have been evaluated; returns its path."""
+    """Write the markdown report for the datasets that have been evaluated; returns its path.
+    With `pooled` (the pool step's pooled.json), the pooled table comes first."""
     out = Path(output)
     report_dir = out.parent
     lines = [f"# {title}", ""]
@@ -194,6 +223,12 @@ def write_report(
     done = {name: d for name, d in layouts.items() if (d.metrics / "metrics.json").is_file()}
     if not done:
         raise ValueError(f"None of the datasets {list(datasets)} has been evaluated (no metrics.json under {metrics_dir}).")
+    pooled_result = None
+    if pooled is not None:
+        from .evaluation.pooling import load_pooled
+
+        pooled_result = load_pooled(pooled)
+        lines += pooled_section(pooled_result)
     for name, dirs in done.items():
         lines += dataset_section(name, dirs, report_dir)
     skipped = [name for name in datasets if name not in done]
@@ -232,6 +267,8 @@ def write_report(
         for step, path in (own if VARIANT_RE.fullmatch(name) else shared + own):
             data = _load(path)
             steps.append((f"{name}: {step}", data.get("seconds") if data else None))
+    if pooled_result is not None:
+        steps.append(("pool", pooled_result.get("seconds")))
     steps += [(f"word similarity: {name}", data.get("seconds")) for name, data in wordsim.items()]
     lines += timing_rows(steps) + [""]
     with atomic_path(out) as tmp:
@@ -239,4 +276,4 @@ def write_report(
     return out
 
 
-__all__ = ["DatasetDirs", "accuracy_table", "dataset_section", "write_report"]
+__all__ = ["DatasetDirs", "accuracy_table", "dataset_section", "pooled_section", "write_report"]

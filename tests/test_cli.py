@@ -37,7 +37,7 @@ def tiny_jsonl(path: Path, extra=()) -> Path:
 def test_help_lists_every_command():
     result = invoke("--help")
     assert result.exit_code == 0
-    for name in ("prepare", "targets", "train", "split", "train-baseline", "rarify", "evaluate", "similarity",
+    for name in ("prepare", "targets", "train", "split", "train-baseline", "rarify", "evaluate", "pool", "similarity",
                  "intrinsic", "report", "assemble"):
         assert re.search(rf"\b{name}\b", result.output)
 
@@ -89,7 +89,7 @@ def test_project_workflows_and_vars():
     for name, argv in _project_scripts():
         if argv[:3] == ["python", "-m", "spacy_bertram"] and argv[3] in ("split", "train-baseline", "rarify",
                                                                           "evaluate", "similarity", "intrinsic",
-                                                                          "report", "assemble"):
+                                                                          "report", "assemble", "pool"):
             help_text = invoke(argv[3], "--help").output
             for option in (a for a in argv[4:] if a.startswith("--")):
                 assert option in help_text, f"{name}: {argv[3]} has no {option}"
@@ -183,19 +183,29 @@ def test_cli_baseline_rarify_evaluate_report_on_tiny_data(tiny_run, tmp_path, mo
     counts = tmp_path / "counts.tsv"
     counts.write_text("the\t1000\nwas\t1000\n", encoding="utf8")
     result = invoke("rarify", tiny_run / "baseline" / "model-best", tiny_run / "splits", tmp_path / "rar",
-                    "--counts", counts, "--no-progress")
+                    "--counts", counts, "--no-progress", "--seed", "0,1")
     if result.exit_code == 1:
         assert "produced no test items" in result.output
         return
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "rar" / "rarify.json").read_text())
     assert summary["n_items"] >= 1 and (tmp_path / "rar" / "test.spacy").is_file()
+    assert summary["seed_sets"] == ["seed-1"] and (tmp_path / "rar" / "seed-1" / "test.jsonl").is_file()
     metrics_dir = tmp_path / "metrics" / "tiny"
-    result = invoke("evaluate", tiny_run / "baseline" / "model-best", tmp_path / "rar", metrics_dir, "--systems", "baseline")
+    result = invoke("evaluate", tiny_run / "baseline" / "model-best", tmp_path / "rar", metrics_dir, "--systems", "baseline",
+                    "--bootstrap-resamples", "100")
     assert result.exit_code == 0, result.output
+    assert (metrics_dir / "seed-1" / "predictions.jsonl").is_file()
+    result = invoke("pool", metrics_dir, "--output", tmp_path / "metrics" / "pooled", "--bootstrap-resamples", "100")
+    assert result.exit_code == 0, result.output
+    assert f"Pooled over 2 rarified sets: {2 * summary['n_items']} items" in result.output
     monkeypatch.chdir(tmp_path)
-    result = invoke("report", "report.md", "--datasets", "tiny", "--corpus-dir", tmp_path, "--metrics-dir", tmp_path / "metrics")
+    result = invoke("report", "report.md", "--datasets", "tiny", "--corpus-dir", tmp_path, "--metrics-dir", tmp_path / "metrics",
+                    "--pooled", tmp_path / "metrics" / "pooled" / "pooled.json")
     assert result.exit_code == 0 and "| baseline (stock MiniLM textcat) |" in result.output
+    assert result.output.index("## Pooled") < result.output.index("## tiny")
+    result = invoke("pool", tmp_path / "nothing")
+    assert result.exit_code == 1 and "run the evaluate step" in result.output
 
 
 def test_report_without_any_evaluation_fails_clearly(tmp_path):

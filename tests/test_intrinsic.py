@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from conftest import TINY_TEXT
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.cli import app
-from spacy_bertram.evaluation.bootstrap import paired_bootstrap
+from spacy_bertram.evaluation.bootstrap import paired_difference as paired_bootstrap
 from spacy_bertram.evaluation.intrinsic import (
     evaluate_intrinsic,
     fed_max_contexts,
@@ -117,9 +117,11 @@ def test_paired_bootstrap_known_answers():
     human = rng.normal(size=60)
     base = human + rng.normal(scale=2.0, size=60)
     a = numpy.column_stack([human, base])
-    assert tuple(paired_bootstrap(_rho_rows, a, a.copy(), n_resamples=300)) == (0.0, 0.0, 0.0)
+    ci = paired_bootstrap(_rho_rows, a, a.copy(), n_resamples=300)
+    assert (ci.estimate, ci.low, ci.high) == (0.0, 0.0, 0.0)
     monotone = numpy.column_stack([human, numpy.exp(3 * base)])  # same ranks, different values
-    assert tuple(paired_bootstrap(_rho_rows, monotone, a, n_resamples=300)) == (0.0, 0.0, 0.0)
+    ci = paired_bootstrap(_rho_rows, monotone, a, n_resamples=300)
+    assert (ci.estimate, ci.low, ci.high) == (0.0, 0.0, 0.0)
     better = numpy.column_stack([human, human + rng.normal(scale=0.2, size=60)])
     ci = paired_bootstrap(_rho_rows, better, a, n_resamples=500, seed=3)
     assert ci.low > 0 and ci.low <= ci.estimate <= ci.high and not ci.contains_zero

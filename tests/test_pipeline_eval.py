@@ -225,6 +225,56 @@ def test_rarified_items_flip_when_masked_and_resume(tmp_path):
     assert again.summary() == result.summary()
 
 
+def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, monkeypatch):
+    from spacy_bertram import pipeline_eval
+    from spacy_bertram.rarify_step import run_rarification
+    from spacy_bertram.wordnet import wordnet_available
+
+    if not wordnet_available():
+        pytest.skip("WordNet 3.0 is not installed")
+    labels = ["vehicle", "other"]
+    calls = []
+
+    def classifier(nlp, batch_size=64):
+        def classify(texts):
+            calls.append(len(texts))
+            return _toy_classifier(labels)(texts)
+        return classify
+
+    monkeypatch.setattr(pipeline_eval, "load_textcat", lambda model_dir, injection="none": None)
+    monkeypatch.setattr(pipeline_eval, "textcat_labels", lambda nlp: labels)
+    monkeypatch.setattr(pipeline_eval, "make_classifier", classifier)
+    splits, model = tmp_path / "splits", tmp_path / "model"
+    model.mkdir()
+    (model / "weights").write_text("w")
+    rows = [Record("The car was parked near the old house.", "vehicle", "a"),
+            Record("She bought a new car yesterday.", "vehicle", "b"),
+            Record("People walked along the road.", "other", "c")]
+    splits.mkdir()
+    for name in ("train", "dev", "test_candidates"):
+        (splits / f"{name}.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in rows))
+    counts = tmp_path / "counts.tsv"
+    counts.write_text("the\t1000\n", encoding="utf8")
+    out = tmp_path / "rarified"
+    summary = run_rarification(model, splits, out, counts, seed="0,1,2", progress=False)
+    assert summary["seeds"] == [0, 1, 2] and summary["seed_sets"] == ["seed-1", "seed-2"]
+    first = [json.loads(line) for line in open(out / "test.jsonl")]
+    assert {it["id"] for it in first} == {"a", "b"} and (out / "train.spacy").is_file()
+    for name in ("seed-1", "seed-2"):
+        items = [json.loads(line) for line in open(out / name / "test.jsonl")]
+        assert [(it["id"], it["masked_text"]) for it in items] == [(it["id"], it["masked_text"]) for it in first]
+        assert (out / name / "test.spacy").is_file() and not (out / name / "train.spacy").exists()
+        assert json.loads((out / name / "rarify.json").read_text())["seed"] == int(name[-1])
+    n_calls = len(calls)
+    # other seeds: the masking chunks are reused (no classifier call), stale seed sets removed
+    summary = run_rarification(model, splits, out, counts, seed="0,3", progress=False)
+    assert len(calls) == n_calls and summary["seed_sets"] == ["seed-3"]
+    assert sorted(p.name for p in out.glob("seed-*")) == ["seed-3"]
+    assert [json.loads(line) for line in open(out / "test.jsonl")] == first
+    with pytest.raises(ValueError, match="Repeated seeds"):
+        run_rarification(model, splits, out, counts, seed="1,1", progress=False)
+
+
 # ---------------------------------------------------------------------------
 # Evaluation, assembly, report
 
@@ -262,9 +312,22 @@ def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_a
     from spacy_bertram.pipeline_eval import SYSTEMS, evaluate_systems, load_textcat
 
     _write_rarified(tmp_path / "rarified")
+    # a further rarification seed's set, listed in rarify.json (a stale, unlisted one is ignored)
+    _write_rarified(tmp_path / "rarified" / "seed-1")
+    _write_rarified(tmp_path / "rarified" / "seed-9")
+    (tmp_path / "rarified" / "rarify.json").write_text(json.dumps({"seeds": [0, 1], "seed_sets": ["seed-1"]}))
+    (tmp_path / "metrics" / "seed-9").mkdir(parents=True)
     metrics = evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "metrics",
                                bertram_path=bertram_assets["model"], context_store=bertram_assets["store"],
-                               threshold=100, max_contexts=4, progress=False)
+                               threshold=100, max_contexts=4, progress=False, n_resamples=200)
+    assert metrics["seed_sets"] == ["seed-1"]
+    assert not (tmp_path / "metrics" / "seed-9").exists()
+    seed_metrics = json.loads((tmp_path / "metrics" / "seed-1" / "metrics.json").read_text())
+    assert seed_metrics["accuracy"] == metrics["accuracy"]  # the same texts here, so the same predictions
+    paired = metrics["vs_baseline"]
+    assert paired["baseline"]["n"] == 4 and "accuracy_diff" not in paired["baseline"]
+    assert paired["bertram_slash"]["accuracy_diff"]["low"] <= paired["bertram_slash"]["accuracy_diff"]["high"]
+    assert paired["bertram_slash"]["accuracy"] == metrics["accuracy"]["bertram_slash"]["All"]["accuracy"]
     assert metrics["systems"] == list(SYSTEMS)
     assert metrics["accuracy"]["baseline"]["All"]["n"] == 4
     assert metrics["accuracy"]["baseline"]["WN"]["n"] == 3 and metrics["accuracy"]["baseline"]["Msp"]["n"] == 1
@@ -275,6 +338,11 @@ def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_a
     assert (tmp_path / "metrics" / "accuracy_by_frequency.png").stat().st_size > 1000
     rows = [json.loads(line) for line in open(tmp_path / "metrics" / "predictions.jsonl")]
     assert len(rows) == 4 and set(rows[0]) >= set(SYSTEMS)
+    for row in rows:
+        assert set(row["p_gold"]) == set(SYSTEMS) and all(0 < p < 1 for p in row["p_gold"].values())
+        assert row["correct"] == {s: row[s] == row["label"] for s in SYSTEMS}
+    assert metrics["vs_baseline"]["baseline"]["mean_log_prob"] == pytest.approx(
+        np.mean([np.log(row["p_gold"]["baseline"]) for row in rows]))
     # the injection architecture with "none" predicts exactly as the stock pipeline
     stock = spacy.load(trained["model"])
     texts = [json.loads(line)["text"] for line in open(tmp_path / "rarified" / "test.jsonl")]

@@ -114,6 +114,31 @@ def test_max_masks_and_misspelling_rate():
     assert res.items[1].text == "an afulx fun plot"
 
 
+def test_seeds_share_one_masking_pass_and_differ_only_in_substitutes():
+    from spacy_bertram.masking import MaskingResult, mask_candidates, substitute_masked
+
+    calls = []
+
+    def counting(texts):
+        calls.append(len(texts))
+        return toy_classifier(texts)
+
+    masking = mask_candidates(TOY, counting, LABELS, FakeSubs(), tagger=toy_tagger)
+    n_calls = len(calls)
+    # the masking round-trips through JSON (the resumable chunks) unchanged
+    masking = MaskingResult.from_dict(json.loads(json.dumps(masking.to_dict())))
+    by_seed = {seed: substitute_masked(masking, FakeSubs(), seed=seed, misspelling_rate=0.0) for seed in range(6)}
+    assert len(calls) == n_calls  # substitution never calls the classifier
+    for seed, result in by_seed.items():
+        direct = R.rarify(TOY, toy_classifier, LABELS, FakeSubs(), tagger=toy_tagger, seed=seed, misspelling_rate=0.0)
+        assert [it.to_dict() for it in result.items] == [it.to_dict() for it in direct.items]
+        assert result.summary() == direct.summary()
+        assert [(it.id, it.masked_text) for it in result.items] == [("g", "a [MASK] and [MASK] film"),
+                                                                  ("a", "an [MASK] fun plot")]
+    # "great" has two rare synonyms: over six seeds both are drawn
+    assert {r.items[0].substitutions[0].substitute for r in by_seed.values()} == {"superb", "splendiferous"}
+
+
 def test_bad_input_errors():
     with pytest.raises(R.UnknownLabelError, match="'sports'"):
         R.rarify([("a fun plot", "sports")], toy_classifier, LABELS, FakeSubs(), tagger=toy_tagger)

@@ -23,7 +23,7 @@ and bertram_contexts (BERTRAM on all sentences, `use_form=False`); the score
 is the mean over items of Spearman(ratings, cosine(nonce, probe's subword mean)).
 
 Every system other than the baseline gets a paired bootstrap 95% CI of its
-difference to the baseline (`bootstrap.paired_bootstrap`), overall and for the
+difference to the baseline (`bootstrap.paired_difference`), overall and for the
 pairs whose rare word the encoder splits into 2+ wordpieces (`multi_piece`):
 for a one-piece word the subword mean *is* the encoder's trained embedding.
 """
@@ -37,7 +37,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ..fileio import write_json_atomic
-from .bootstrap import paired_bootstrap
+from .bootstrap import paired_difference
 from .rare_sets import NONCE, CardSet, ChimeraItem, CrwSet, read_card, read_chimeras, read_crw
 from .similarity import Pair, SubwordMean, cosine_rows, evaluate_similarity, spearman_rho
 
@@ -187,7 +187,7 @@ def score_cells(
             rows = data[idx]
             entry: Dict[str, Any] = {"spearman": statistic(rows), "n": count(rows)}
             if name != baseline:
-                ci = paired_bootstrap(statistic, rows, base, n_resamples=n_resamples, seed=seed,
+                ci = paired_difference(statistic, rows, base, n_resamples=n_resamples, seed=seed,
                                       confidence=CONFIDENCE)
                 entry["difference"] = ci.to_dict()
             cell["systems"][name] = entry

@@ -1,0 +1,209 @@
+"""The rarify step: the trained baseline guides `rarify` over the test candidates, resumably.
+
+The baseline textcat (its probabilities, one column per label) is the classifier
+that decides which words to mask. The expensive, seed-free half (`masking`) runs
+over chunks of candidates whose results are saved as they finish, so a killed run
+resumes where it stopped with identical results, and every rarification seed
+reuses the same chunks; the seeded half (substitutes) runs per seed. Output:
+train/dev/test.spacy and test.jsonl (`rarify.write_rarified_dataset`) plus
+rarify.json with the counts of what was kept and skipped; further seeds' test
+sets in OUTPUT/seed-N (`seed_sets`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any, Dict, Optional, Sequence, Union
+
+from .datasets import Record, read_records
+from .fileio import write_json_atomic
+
+PathOrStr = Union[str, Path]
+
+
+def load_counts(path: PathOrStr) -> Dict[str, int]:
+    """Word counts from `prepare`'s counts.tsv ("word<TAB>count") or a context store."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "counts.tsv"
+    if path.suffix in (".sqlite", ".db"):
+        from .contexts import ContextStore
+
+        with ContextStore.open(path) as store:
+            return dict(store.counts(min_count=1))
+    if not path.is_file():
+        raise ValueError(f"No word counts at {path}; run the prepare step first.")
+    counts: Dict[str, int] = {}
+    with open(path, encoding="utf8") as fh:
+        for line in fh:
+            word, _, n = line.rstrip("\n").rpartition("\t")
+            if word:
+                counts[word] = int(n)
+    return counts
+
+
+def _settings_key(settings: Dict[str, Any]) -> str:
+    return hashlib.sha1(json.dumps(settings, sort_keys=True).encode("utf8")).hexdigest()[:12]
+
+
+def directory_fingerprint(path: PathOrStr) -> str:
+    """Names, sizes and modification times of every file below `path` (or of the file
+    `path`): a retrained model at the same path gets a new fingerprint, so stale
+    partial results are not reused."""
+    digest = hashlib.sha1()
+    root = Path(path)
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    for file in files:
+        stat = file.stat()
+        name = file.name if file == root else file.relative_to(root)
+        digest.update(f"{name}:{stat.st_size}:{stat.st_mtime_ns};".encode("utf8"))
+    return digest.hexdigest()
+
+
+def mask_in_chunks(
+    candidates: Sequence[Record],
+    classify,
+    labels: Sequence[str],
+    subs,
+    tagger,
+    partial_dir: PathOrStr,
+    chunk_size: int = 25,
+    max_masks: int = 5,
+    batch_size: int = 64,
+    progress: bool = True,
+):
+    """`masking.mask_candidates` (the seed-free half of rarification) over chunks of
+    candidates, each chunk's result saved in `partial_dir` as it finishes; chunks
+    found there are loaded, not recomputed."""
+    from tqdm import tqdm
+
+    from .masking import MaskingResult, mask_candidates
+    from .rarify import Example
+
+    partial = Path(partial_dir)
+    partial.mkdir(parents=True, exist_ok=True)
+    total = MaskingResult()
+    bar = tqdm(total=len(candidates), desc="Masking", unit=" items", disable=not progress)
+    for k in range(0, len(candidates), chunk_size):
+        chunk = candidates[k : k + chunk_size]
+        path = partial / f"chunk-{k // chunk_size:05d}.json"
+        if path.is_file():
+            result = MaskingResult.from_dict(json.loads(path.read_text(encoding="utf8")))
+        else:
+            result = mask_candidates([Example(r.text, r.label, r.id) for r in chunk], classify, labels, subs,
+                                     tagger=tagger, max_masks=max_masks, batch_size=batch_size)
+            write_json_atomic(path, result.to_dict(), indent=None)
+        total.extend(result)
+        bar.update(len(chunk))
+        bar.set_postfix(items=len(total.items))
+    bar.close()
+    return total
+
+
+def rarify_in_chunks(
+    candidates: Sequence[Record],
+    classify,
+    labels: Sequence[str],
+    subs,
+    tagger,
+    partial_dir: PathOrStr,
+    chunk_size: int = 25,
+    max_masks: int = 5,
+    misspelling_rate: float = 0.1,
+    seed: int = 0,
+    batch_size: int = 64,
+    progress: bool = True,
+):
+    """`rarify.rarify` resumably: `mask_in_chunks`, then the substitutions for `seed`.
+    Results equal one `rarify` call over all candidates (randomness is per item)."""
+    from .masking import substitute_masked
+
+    masking = mask_in_chunks(candidates, classify, labels, subs, tagger, partial_dir, chunk_size, max_masks,
+                             batch_size, progress)
+    return substitute_masked(masking, subs, seed, misspelling_rate)
+
+
+def run_rarification(
+    model_dir: PathOrStr,
+    splits_dir: PathOrStr,
+    output_dir: PathOrStr,
+    counts: PathOrStr,
+    threshold: float = 100,
+    max_candidates: Optional[int] = None,
+    max_masks: int = 5,
+    misspelling_rate: float = 0.1,
+    seed: Union[int, str, Sequence[int]] = 0,
+    gpu_id: int = -1,
+    chunk_size: int = 25,
+    wordnet_dir: Optional[PathOrStr] = None,
+    batch_size: int = 64,
+    progress: bool = True,
+) -> Dict[str, Any]:
+    """Rarify the test candidates in `splits_dir` with the baseline at `model_dir`.
+
+    Several seeds ("0,1,2") share one masking pass: the first seed's set goes to
+    `output_dir`, each further one's to `output_dir/seed-N` (see `seed_sets`).
+    """
+    from .masking import substitute_masked
+    from .pipeline_eval import load_textcat, make_classifier, textcat_labels, use_device
+    from .rarify import Example, FrequencyModel, SubstitutionDictionary, spacy_tagger, write_docbin
+    from .rarify import write_rarified_dataset, write_substitutions_jsonl
+    from .seed_sets import parse_seeds, remove_unlisted, seed_set_name
+
+    start = time.time()
+    seeds = parse_seeds(seed)
+    splits = Path(splits_dir)
+    out = Path(output_dir)
+    train, dev, candidates = (read_records(splits / n) for n in ("train.jsonl", "dev.jsonl", "test_candidates.jsonl"))
+    if max_candidates:
+        candidates = candidates[:max_candidates]
+    use_device(gpu_id)
+    # WordNet first: its absence is the likeliest set-up problem, say so before any work.
+    subs = SubstitutionDictionary(FrequencyModel(load_counts(counts)), threshold=threshold, wordnet_dir=wordnet_dir)
+    nlp = load_textcat(model_dir)
+    labels = textcat_labels(nlp)
+    # No seed in the key: masking is seed-free, so every seed reuses the same chunks.
+    settings = {"format": "masking-1", "model": directory_fingerprint(model_dir), "threshold": threshold,
+                "max_masks": max_masks, "counts": directory_fingerprint(counts),
+                "candidates": hashlib.sha1(json.dumps([r.to_dict() for r in candidates]).encode("utf8")).hexdigest()}
+    masking = mask_in_chunks(candidates, make_classifier(nlp, batch_size), labels, subs, spacy_tagger(),
+                             out / ".partial" / _settings_key(settings), chunk_size, max_masks, batch_size, progress)
+    if not masking.items:
+        raise ValueError(
+            f"Rarification produced no test items from {len(candidates)} candidates "
+            f"({masking.counts()}); use more candidates, shorter texts or a higher threshold."
+        )
+    masking_seconds = round(time.time() - start, 2)
+    example = lambda rs: [Example(r.text, r.label, r.id) for r in rs]  # noqa: E731
+    extra = [seed_set_name(s) for s in seeds[1:]]
+    summaries = []
+    for k, s in enumerate(seeds):
+        t0 = time.time()
+        total = substitute_masked(masking, subs, s, misspelling_rate)
+        target = out if k == 0 else out / seed_set_name(s)
+        if k == 0:
+            write_rarified_dataset(out, example(train), example(dev), total.items, labels)
+        else:  # train / dev are the same for every seed: only the test set is written
+            write_docbin(target / "test.spacy", [Example(it.text, it.label, it.id) for it in total.items], labels)
+            write_substitutions_jsonl(target / "test.jsonl", total.items)
+        kinds = [sub.kind for it in total.items for sub in it.substitutions]
+        summaries.append((target, {
+            **total.summary(), "labels": labels, "threshold": threshold, "max_masks": max_masks,
+            "misspelling_rate": misspelling_rate, "seed": s, "gpu_id": gpu_id,
+            "substitutions": len(kinds), "synonyms": kinds.count("synonym"),
+            "misspellings": kinds.count("misspelling"),
+            "mean_masks": round(len(kinds) / len(total.items), 2),
+            "seconds_substitution": round(time.time() - t0, 2),
+        }))
+    remove_unlisted(out, extra)
+    for k, (target, summary) in enumerate(summaries):
+        if k == 0:  # the first set carries the whole step's time and lists the others
+            summary.update(seeds=seeds, seed_sets=extra, seconds_masking=masking_seconds,
+                           seconds=round(time.time() - start, 2))
+        write_json_atomic(target / "rarify.json", summary)
+    return summaries[0][1]
+
+
+__all__ = ["directory_fingerprint", "load_counts", "mask_in_chunks", "rarify_in_chunks", "run_rarification"]
