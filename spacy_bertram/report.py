@@ -259,7 +259,7 @@ def write_report(
     lines += ["", "## Time per step", ""]
     steps: List[tuple] = [("prepare (corpus -> context store)", prepare.get("seconds") if prepare else None)]
     if bertram and "total" in bertram.get("seconds_this_call", {}):
-        steps.append(("train BERTRAM (targets, three stages, ablation)", bertram["seconds_this_call"]["total"]))
+        steps.append(("train BERTRAM (targets, stages, ablation)", bertram["seconds_this_call"]["total"]))
     for name, dirs in done.items():
         shared = [("split", dirs.splits / "splits.json"), ("train baseline", dirs.baseline / "baseline.json")]
         own = [("rarify", dirs.rarified / "rarify.json"), ("evaluate", dirs.metrics / "metrics.json")]
