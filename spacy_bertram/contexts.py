@@ -22,7 +22,6 @@ can be masked exactly even if it occurs twice in the window.
 from __future__ import annotations
 
 import logging
-import os
 import random
 import sqlite3
 from array import array
@@ -324,7 +323,6 @@ def build_context_store(
             conn.commit()
         finally:
             conn.close()
-        os.chmod(tmp, 0o644)
     logger.info(
         "Context store %s: %s words, %s with contexts, %s contexts",
         path, meta["vocab_size"], meta["words_with_contexts"], meta["total_contexts"],

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -66,7 +65,6 @@ def write_counts(path: PathLike, counts) -> None:
         with open(tmp, "w", encoding="utf8") as file_:
             for word, count in ranked:
                 file_.write(f"{word}\t{count}\n")
-        os.chmod(tmp, 0o644)
 
 
 def prepare(
@@ -127,7 +125,6 @@ def prepare(
     info = {"settings": settings, "corpus": [str(p) for p in corpus.files], **asdict(result)}
     with atomic_path(out / INFO_NAME) as tmp:
         tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf8")
-        os.chmod(tmp, 0o644)
     logger.info("Prepared %s: %d words, vocabulary %d, %d training words", out, result.total_words,
                 result.vocab_size, n_training)
     return result
