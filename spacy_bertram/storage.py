@@ -6,7 +6,6 @@ the frozen encoder is referenced, never copied, and nothing is pickled.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Dict, Optional, Union
 
@@ -85,11 +84,11 @@ def load_bertram(
         raise ValueError(
             f"{str(directory)!r} is not a BERTRAM model directory: missing {', '.join(missing)}"
         )
-    try:
+    try:  # each reader names its file and the offending key
         config = BertramConfig.from_disk(directory / CONFIG_FILE)
         ngrams = NgramVocab.from_disk(directory / NGRAMS_FILE)
-    except (json.JSONDecodeError, KeyError, TypeError) as err:
-        raise ValueError(f"Corrupt BERTRAM config or n-gram file in {str(directory)!r}: {err}") from err
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"Corrupt BERTRAM config or n-gram file: {err}") from err
     if base_model is not None:
         config.base_model = base_model
     encoder, tokenizer = load_encoder(config.base_model)
@@ -97,8 +96,8 @@ def load_bertram(
     try:
         state = load_file(str(directory / WEIGHTS_FILE))
     except (SafetensorError, OSError) as err:
-        raise ValueError(f"Corrupt BERTRAM weights file in {str(directory)!r}: {err}") from err
-    _load_weights(network, state, str(directory))
+        raise ValueError(f"Corrupt BERTRAM weights file {str(directory / WEIGHTS_FILE)!r}: {err}") from err
+    _load_weights(network, state, str(directory / WEIGHTS_FILE))
     if device is not None:
         network.to(device)
     return network
@@ -118,9 +117,14 @@ def network_from_bytes(
     network: BertramNetwork, data: bytes, device: Optional[torch.device] = None
 ) -> BertramNetwork:
     """Restore from bytes, rebuilding the network when config or n-grams differ."""
-    msg = srsly.msgpack_loads(data)
-    config = BertramConfig.from_dict(msg["config"])
-    ngrams = NgramVocab.from_dict(msg["ngrams"])
+    try:
+        msg = srsly.msgpack_loads(data)
+        if not isinstance(msg, dict) or not {"config", "ngrams", "weights"} <= set(msg):
+            raise ValueError("expected a map with 'config', 'ngrams' and 'weights'")
+        config = BertramConfig.from_dict(msg["config"])
+        ngrams = NgramVocab.from_dict(msg["ngrams"])
+    except (ValueError, TypeError) as err:  # msgpack's decoding errors are ValueErrors
+        raise ValueError(f"Corrupt serialized BERTRAM network: {err}") from err
     same_shape = (
         config.to_dict() == network.config.to_dict() and ngrams.to_dict() == network.ngram_vocab.to_dict()
     )
@@ -132,7 +136,7 @@ def network_from_bytes(
         network = BertramNetwork(config, ngrams, encoder, tokenizer)
     try:
         state = load_safetensors_bytes(msg["weights"])
-    except SafetensorError as err:
+    except (SafetensorError, TypeError, ValueError) as err:
         raise ValueError(f"Corrupt BERTRAM weights in serialized bytes: {err}") from err
     _load_weights(network, state, "serialized bytes")
     if device is not None:
