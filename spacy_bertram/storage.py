@@ -2,12 +2,14 @@
 
 A model directory holds `config.json` (including the base encoder's name or
 path), `ngrams.json` and `weights.safetensors` with the BERTRAM weights only;
-the frozen encoder is referenced, never copied, and nothing is pickled.
+the frozen encoder is referenced, never copied, and nothing is pickled. A
+model made by `train` also holds `counts.tsv`, the word counts of its training
+corpus, from which the `bertram` component tells rare words.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, Optional, Union
+from typing import Dict, Mapping, Optional, Union
 
 import srsly
 import torch
@@ -20,6 +22,7 @@ from .encoder import load_encoder
 from .fileio import atomic_path, write_json_atomic
 from .network import BertramNetwork
 from .ngrams import NgramVocab
+from .rare_words import COUNTS_FILE, write_counts
 
 CONFIG_FILE = "config.json"
 NGRAMS_FILE = "ngrams.json"
@@ -44,13 +47,18 @@ def _cpu_state(network: BertramNetwork) -> Dict[str, torch.Tensor]:
     return {k: v.detach().cpu().contiguous() for k, v in network.bertram_state_dict().items()}
 
 
-def save_bertram(network: BertramNetwork, path: PathLike) -> Path:
-    """Write the model directory atomically: a crash leaves the old one intact."""
+def save_bertram(network: BertramNetwork, path: PathLike, counts: Optional[Mapping[str, int]] = None) -> Path:
+    """Write the model directory atomically: a crash leaves the old one intact.
+
+    `counts` (word -> count in the training corpus) go to counts.tsv.
+    """
     target = Path(path)
     with atomic_path(target, is_dir=True) as tmp:
         write_json_atomic(tmp / CONFIG_FILE, network.config.to_dict())
         network.ngram_vocab.to_disk(tmp / NGRAMS_FILE)
         save_file(_cpu_state(network), str(tmp / WEIGHTS_FILE), metadata={"format": "spacy-bertram"})
+        if counts is not None:
+            write_counts(tmp / COUNTS_FILE, counts)
     return target
 
 

@@ -32,6 +32,7 @@ from ..contexts import (
 )
 from ..corpus import Corpus
 from ..fileio import atomic_path
+from ..rare_words import write_counts as write_word_counts
 
 logger = logging.getLogger(__name__)
 
@@ -59,12 +60,8 @@ class PrepareResult:
 
 
 def write_counts(path: PathLike, counts) -> None:
-    """counts.tsv, most frequent first, written atomically."""
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf8") as file_:
-            for word, count in ranked:
-                file_.write(f"{word}\t{count}\n")
+    """counts.tsv, most frequent first, written atomically (the format `train` ships in models)."""
+    write_word_counts(path, counts)
 
 
 def prepare(

@@ -134,7 +134,8 @@ def train(
         init = combined_init(by_index[1], by_index[2]) if spec.index == 3 else None
         by_index[spec.index] = results[spec.name] = run.stage(spec, init)
     final = by_index[max(by_index)]
-    save_bertram(final.network, output / MODEL_DIR)
+    # The corpus counts go with the model: the component's rare-word rule reads them.
+    save_bertram(final.network, output / MODEL_DIR, counts=dict(source.counts(1)))
     seconds["stages"] = time.perf_counter() - started
     if ablation:
         started = time.perf_counter()
