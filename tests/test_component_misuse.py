@@ -246,3 +246,12 @@ def test_a_cache_hit_equals_recomputing_within_the_documented_tolerance(bertram_
     assert numpy.abs(alone - batched).max() <= RECOMPUTE_TOLERANCE
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf8")
     assert f"{RECOMPUTE_TOLERANCE:g}" in readme and "exactly what recomputing would" not in readme
+
+
+def test_a_model_with_counts_is_read_with_them_under_auto(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    from spacy_bertram import load_bertram, save_bertram
+
+    model = save_bertram(load_bertram(bertram_dir), tmp_path / "m", counts={"kumquat": 10**6, "the": 10**6})
+    assert (model / "counts.tsv").read_text(encoding="utf8").splitlines() == ["kumquat\t1000000", "the\t1000000"]
+    pipe = make_nlp(str(model), tiny_bert_path).get_pipe("bertram")
+    assert pipe._finder.frequencies is pipe.table and pipe.table.count("kumquat") == 10**6
