@@ -71,7 +71,14 @@ def ablation_rows(baseline: Dict[str, float], results: Dict[str, StageResult]) -
 def _check_resume(output: Path, run_info: Dict[str, Any]) -> None:
     progress = output / "progress.json"
     if progress.is_file():
-        recorded = json.loads(progress.read_text(encoding="utf8"))
+        try:
+            recorded = json.loads(progress.read_text(encoding="utf8"))
+            if not isinstance(recorded, dict) or not isinstance(recorded.get("stages", {}), dict):
+                raise ValueError("expected an object with the finished stages")
+        except (OSError, ValueError) as err:
+            raise ValueError(
+                f"Corrupt training record {str(progress)!r}: {err}. Delete {str(output)!r} to start over."
+            ) from err
         if recorded.get("run") not in (None, run_info):
             raise ValueError(
                 f"{str(output)!r} holds a training run with other settings ({recorded.get('run')}); "
