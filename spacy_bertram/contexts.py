@@ -86,8 +86,9 @@ class ContextStore:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         try:
             meta = dict(conn.execute("SELECT key, value FROM meta"))
-            for table in ("words", "contexts"):
-                conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
+            if meta.get("format") == FORMAT_NAME:
+                for table in ("words", "contexts"):
+                    conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
         except sqlite3.DatabaseError as err:
             conn.close()
             raise ValueError(f"Not a context store ({err}): {path}") from None

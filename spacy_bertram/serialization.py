@@ -118,33 +118,36 @@ def load_parts(
         cfg = parse_cfg(data, where(CFG))
     # A cfg from before the list of parts: the model is required, the rest optional.
     listed = cfg.get("parts") if cfg is not None else None
-    loaded = set()
-    for name, (_, load) in PARTS.items():
+    checked: Dict[str, bytes] = {}  # every part is checked before any is loaded
+    for name in PARTS:
         if name in exclude:
             continue
         data = fetch_bytes(name)
-        required = name == "model" if listed is None else name in listed
+        if listed is not None and name not in listed:
+            data = None  # not saved with this cfg: a leftover it does not vouch for
+        required = name in listed if listed is not None else name == "model"
         if data is None:
             if required:
+                why = f"{where(CFG)} lists it" if listed is not None else "it holds the trained weights"
                 raise ValueError(
-                    f"bertram: {where(name)} is missing, but the saved component needs it "
-                    f"({where(CFG)} lists it). Save the pipeline again, or restore the file."
+                    f"bertram: {where(name)} is missing, but the saved component needs it ({why}). "
+                    "Save the pipeline again, or restore the file."
                 )
-            if name == "frequencies":
-                component.table = None  # the saved model shipped no counts
             continue
-        if listed is not None and name not in listed:
-            continue  # a leftover the cfg does not vouch for
         if listed is not None and digest(data) != listed[name]:
             raise ValueError(
                 f"bertram: {where(name)} does not match {where(CFG)} (digest differs): the "
                 "pipeline was saved incompletely or edited. Save it again."
             )
+        checked[name] = data
+    if "frequencies" not in exclude and "frequencies" not in checked:
+        component.table = None  # the saved model shipped no counts
+    for name, data in checked.items():
         try:
-            load(component, data)
+            PARTS[name][1](component, data)
         except (ValueError, KeyError, TypeError) as err:
             raise ValueError(f"bertram: cannot load {where(name)}: {err}") from err
-        loaded.add(name)
+    loaded = set(checked)
     if cfg is not None:
         identity = {"model_id", "model_source"}
         component.cfg.update({k: v for k, v in cfg.items() if k != "parts" and (k not in identity or "model" in loaded)})
@@ -167,6 +170,7 @@ def from_bytes(component: "BertramComponent", data: bytes, exclude: Iterable[str
 
 def to_disk(component: "BertramComponent", path: Union[str, Path], exclude: Iterable[str]) -> None:
     path = util.ensure_path(path)
+    path.mkdir(parents=True, exist_ok=True)
     exclude = set(exclude)
     parts = dump_parts(component, exclude)  # all bytes first: a failing serializer writes nothing
     with staged_files() as files:
