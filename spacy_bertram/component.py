@@ -13,16 +13,19 @@ its `update` only annotates the training docs in place (so the transformer
 after it trains on the same inputs it will see at prediction time) and never
 changes a weight. The trained model directory is given as `model_path` (factory
 setting, loaded on first use) or at `initialize`; `to_disk` then writes the
-weights, the frequency table and the cache into the pipeline, so `spacy.load`
-never needs the original directory. The base encoder is referenced by name.
+weights and the frequency table (and, with save_cache, the cache) into the
+pipeline, so `spacy.load` never needs the original directory
+(`serialization.py`). The base encoder is referenced by name.
 
 Fallbacks, all documented and none silent about a wrong vector:
 - a word no context of which contains it gets its form-only vector (BERTRAM's
   own fallback); a word BERTRAM sees nothing of (only unknown n-grams and
   unknown wordpieces) gets no vector and keeps its stock encoding;
 - empty or whitespace-only docs get {};
-- a missing or corrupt model, a missing context store, a model for another
-  encoder than the pipeline's transformer, or non-finite vectors raise ValueError.
+- a missing or corrupt model, a missing or corrupt context store (at
+  `initialize` or load), a model for another encoder than the pipeline's
+  transformer, a transformer that would never read the vectors
+  (`pipeline_checks.py`), or non-finite vectors raise ValueError.
 """
 from __future__ import annotations
 
@@ -33,7 +36,6 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy
-import srsly
 from spacy import util
 from spacy.language import Language
 from spacy.pipeline import Pipe
@@ -45,9 +47,11 @@ from thinc.api import Config, Model
 from thinc.util import get_torch_default_device
 
 from .encoder import resolve_base_model
-from .layers import get_bertram_network, set_bertram_network
+from . import serialization
+from .layers import check_network_settings, get_bertram_network, set_bertram_network
 from .network import BertramNetwork
 from .ngrams import UNK_ID
+from .pipeline_checks import check_encoders, check_placement
 from .rare_words import (
     CountTable,
     Frequencies,
@@ -66,10 +70,6 @@ DOC_EXTENSION = "bertram"
 CONTEXT_SOURCES = ("doc", "store", "both")
 #: Words per call of the BERTRAM layer, bounding memory on huge batches.
 WORDS_PER_CALL = 512
-#: Mean cosine between sampled embedding rows of BERTRAM's encoder and the
-#: pipeline transformer's below which they are different embedding spaces
-#: (fine-tuning keeps it near 1; an unrelated model gives about 0).
-MIN_EMBEDDING_AGREEMENT = 0.5
 
 Vectors = Dict[int, numpy.ndarray]
 
@@ -81,11 +81,11 @@ context_store = null
 max_contexts = 8
 context_window = 25
 cache_size = 10000
-save_cache = true
+save_cache = false
 
 [bertram.model]
 @architectures = "spacy-bertram.Bertram.v1"
-base_model = "default"
+base_model = null
 
 [bertram.rare_words]
 @misc = "spacy-bertram.RareWords.v1"
@@ -132,8 +132,10 @@ def make_bertram(
 ) -> "BertramComponent":
     """BERTRAM vectors for the rare tokens of each doc, in `doc._.bertram`.
 
-    model: the `spacy-bertram.Bertram.v1` layer; set its `base_model` to the
-        encoder the trained model was made for to avoid loading the default.
+    model: the `spacy-bertram.Bertram.v1` layer; its network settings are
+        read from the trained model (a conflicting value is an error). Set
+        `base_model` to the encoder the model was made for to avoid loading
+        the default MiniLM for the untrained placeholder.
     rare_words: the rule (`spacy-bertram.RareWords.v1`).
     model_path: trained BERTRAM directory, loaded on first use (or give it at
         `[initialize.components.bertram] model_path`).
@@ -143,7 +145,8 @@ def make_bertram(
     context_window: tokens on each side of the word when the doc has no
         sentence boundaries (or the sentence is longer than twice this).
     cache_size: vectors kept in the LRU cache (0 disables it).
-    save_cache: write the cache with the pipeline.
+    save_cache: write the cache with the pipeline. Off by default: the cache
+        holds the rare words of every doc processed (the training data too).
     """
     return BertramComponent(
         nlp.vocab,
@@ -178,7 +181,7 @@ class BertramComponent(Pipe):
         max_contexts: int = 8,
         context_window: int = 25,
         cache_size: int = 10_000,
-        save_cache: bool = True,
+        save_cache: bool = False,
     ) -> None:
         if contexts not in CONTEXT_SOURCES:
             raise ValueError(f"bertram: contexts must be one of {CONTEXT_SOURCES}, got {contexts!r}")
@@ -208,6 +211,7 @@ class BertramComponent(Pipe):
         self._store: Any = None
         self._store_pid: Optional[int] = None
         self._checked: Set[int] = set()
+        self._layout: Optional[Tuple[int, ...]] = None
         self._pid = os.getpid()
         install_extension()
 
@@ -229,6 +233,7 @@ class BertramComponent(Pipe):
             table = CountTable.from_model_dir(path)
         except ValueError as err:
             raise ValueError(f"bertram: cannot use the BERTRAM model at {str(path)!r}: {err}") from err
+        check_network_settings(self.model, network, repr(str(path)))
         set_bertram_network(self.model, network)
         self.table = table
         self.cfg["model_id"] = model_fingerprint(path)
@@ -236,6 +241,11 @@ class BertramComponent(Pipe):
         self._finder = None
         self._checked.clear()
         self.cache.bind(self.cfg["model_id"])
+
+    def ensure_weights(self) -> None:
+        """Load the factory's model_path if nothing is loaded yet (before saving, say)."""
+        if not self.is_loaded and self._model_path:
+            self.load_model(self._model_path)
 
     def _ensure_ready(self) -> RareWordFinder:
         if not self.is_loaded:
@@ -264,12 +274,18 @@ class BertramComponent(Pipe):
             if self.table is None:
                 raise ValueError(
                     "bertram: rare_words.frequencies is 'model', but the BERTRAM model ships "
-                    "no word counts (counts.json in its directory). Use 'auto' or 'wordfreq'."
+                    "no word counts (counts.tsv in its directory, written by `train`). Use "
+                    "'auto', 'wordfreq' or 'store'."
                 )
             return self.table
         if source == "store":
             return StoreFrequencies(self._get_store)
-        return WordfreqFrequencies()
+        return WordfreqFrequencies(self.vocab.lang)
+
+    def _check_sources(self) -> None:
+        """Open the context store now if the settings use one: a bad store fails here, not at a doc."""
+        if self.source != "doc" or self.rule.frequencies == "store":
+            self._get_store()
 
     def _count_pieces(self, word: str) -> int:
         try:
@@ -307,18 +323,14 @@ class BertramComponent(Pipe):
     # -- encoder compatibility -----------------------------------------------------------
 
     def _check_transformers(self) -> None:
-        """Refuse to feed vectors to a transformer whose embedding space is not BERTRAM's."""
-        if self._nlp is None:
+        """A transformer after this component must read the vectors, in BERTRAM's embedding space."""
+        if self._nlp is None or not any(proc is self for _, proc in self._nlp.pipeline):
             return
-        for name, proc in self._nlp.pipeline:
-            model = getattr(proc, "model", None)
-            if proc is self or not isinstance(model, Model):
-                continue
-            for node in model.walk():
-                if not node.attrs.get("has_transformer") or id(node) in self._checked:
-                    continue
-                check_encoder_compatible(self.network, node.transformer, node.tokenizer, name)
-                self._checked.add(id(node))
+        layout = tuple(id(proc) for _, proc in self._nlp.pipeline)
+        if layout != self._layout:
+            check_placement(self._nlp, self, self.name)
+            self._layout = layout
+        check_encoders(self._nlp, self, self.network, self._checked)
 
     # -- contexts ----------------------------------------------------------------------
 
@@ -447,58 +459,33 @@ class BertramComponent(Pipe):
         if model_path is not None:
             self.load_model(model_path)
         self._finder = None
+        self._layout = None
         self._ensure_ready()
+        self._check_sources()
+        if self._nlp is not None and any(proc is self for _, proc in self._nlp.pipeline):
+            check_placement(self._nlp, self, self.name)
 
-    # -- serialization -------------------------------------------------------------------
+    # -- serialization (the parts and their checks: serialization.py) -----------------
 
-    def _serializers(self) -> Dict[str, Callable[[], bytes]]:
-        if not self.is_loaded and self._model_path:
-            self.load_model(self._model_path)  # the pipeline must carry the weights
-        data: Dict[str, Callable[[], bytes]] = {
-            "cfg": lambda: srsly.json_dumps(self.cfg).encode("utf8"),
-            "model": self.model.to_bytes,
-        }
-        if self.table is not None:
-            data["frequencies"] = self.table.to_bytes
-        if self.save_cache:
-            data["cache"] = self.cache.to_bytes
-        return data
-
-    def _load_parts(self, parts: Dict[str, bytes]) -> None:
-        if "cfg" in parts:
-            self.cfg.update(srsly.json_loads(parts["cfg"]))
-        if "model" in parts:
-            try:
-                self.model.from_bytes(parts["model"])
-            except (ValueError, KeyError, TypeError) as err:
-                raise ValueError(f"bertram: corrupt serialized BERTRAM model: {err}") from err
-        self.table = CountTable.from_bytes(parts["frequencies"]) if "frequencies" in parts else None
-        if "cache" in parts:
-            self.cache.from_bytes(parts["cache"])
+    def parts_loaded(self) -> None:
+        """After a load: derived state is stale, and a store the settings need must open."""
         self._finder = None
         self._checked.clear()
+        self._layout = None
+        self._check_sources()
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        parts = {k: get() for k, get in self._serializers().items() if k not in exclude}
-        return srsly.msgpack_dumps(parts)
+        return serialization.to_bytes(self, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
-        parts = srsly.msgpack_loads(bytes_data)
-        self._load_parts({k: v for k, v in parts.items() if k not in exclude})
+        serialization.from_bytes(self, bytes_data, exclude)
         return self
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
-        path = util.ensure_path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        for key, get in self._serializers().items():
-            if key not in exclude:
-                (path / key).write_bytes(get())
+        serialization.to_disk(self, path, exclude)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
-        path = util.ensure_path(path)
-        names = ("cfg", "model", "frequencies", "cache")
-        parts = {k: (path / k).read_bytes() for k in names if k not in exclude and (path / k).is_file()}
-        self._load_parts(parts)
+        serialization.from_disk(self, path, exclude)
         return self
 
 
@@ -546,39 +533,3 @@ def model_fingerprint(path: Union[str, Path]) -> str:
             for block in iter(lambda: file_.read(1 << 20), b""):
                 digest.update(block)
     return digest.hexdigest()
-
-
-def check_encoder_compatible(network: BertramNetwork, hf_model: Any, tokenizer: Any, where: str) -> None:
-    """Raise if a transformer does not share BERTRAM's input-embedding space.
-
-    Checks the embedding width, the wordpiece vocabulary, and that the
-    embedding rows agree in direction (fine-tuning keeps them close, another
-    model of the same shape does not).
-    """
-    import torch
-
-    theirs = hf_model.get_input_embeddings().weight.detach()
-    ours = network.embedding_matrix().detach()
-    base = network.config.base_model
-    hint = (
-        f"The BERTRAM model was trained for {base!r}; use that encoder in the '{where}' "
-        "component or retrain BERTRAM for this one."
-    )
-    if theirs.shape[1] != ours.shape[1]:
-        raise ValueError(
-            f"bertram: vector width {ours.shape[1]} does not match the input embeddings "
-            f"of '{where}' (width {theirs.shape[1]}). {hint}"
-        )
-    if theirs.shape[0] != ours.shape[0] or tokenizer.get_vocab() != network.tokenizer.get_vocab():
-        raise ValueError(
-            f"bertram: the wordpiece vocabulary of '{where}' ({theirs.shape[0]} rows) differs "
-            f"from that of BERTRAM's encoder ({ours.shape[0]} rows). {hint}"
-        )
-    rows = torch.linspace(0, ours.shape[0] - 1, steps=min(256, ours.shape[0])).long()
-    a, b = ours[rows].float().cpu(), theirs[rows].float().cpu()
-    agreement = float(torch.nn.functional.cosine_similarity(a, b, dim=1).mean())
-    if agreement < MIN_EMBEDDING_AGREEMENT:
-        raise ValueError(
-            f"bertram: the input embeddings of '{where}' are not those of BERTRAM's encoder "
-            f"(mean cosine {agreement:.2f} over sampled rows). {hint}"
-        )

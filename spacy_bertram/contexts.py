@@ -22,7 +22,6 @@ can be masked exactly even if it occurs twice in the window.
 from __future__ import annotations
 
 import logging
-import os
 import random
 import sqlite3
 from array import array
@@ -82,10 +81,14 @@ class ContextStore:
         path = Path(path)
         if not path.is_file():
             raise ValueError(f"Context store not found: {path}")
+        check_complete(path)
         uri = path.resolve().as_uri() + "?mode=ro"
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         try:
             meta = dict(conn.execute("SELECT key, value FROM meta"))
+            if meta.get("format") == FORMAT_NAME:
+                for table in ("words", "contexts"):
+                    conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
         except sqlite3.DatabaseError as err:
             conn.close()
             raise ValueError(f"Not a context store ({err}): {path}") from None
@@ -152,6 +155,28 @@ class ContextStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def check_complete(path: Path) -> None:
+    """Refuse a file that is not SQLite, or one cut short (a partial copy or download).
+
+    SQLite itself notices a missing page only when a query reads it, which
+    for a store is the first rare word of some doc; the header records the
+    database size, so a short file is found at open.
+    """
+    with open(path, "rb") as file_:
+        header = file_.read(100)
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        raise ValueError(f"Not a context store (not an SQLite file): {path}")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    size_is_valid = header[92:96] == header[24:28]  # the header's "version-valid-for" check
+    if size_is_valid and pages and path.stat().st_size < page_size * pages:
+        raise ValueError(
+            f"Context store {path} is truncated: {path.stat().st_size} bytes, but its header "
+            f"records {page_size * pages}. Copy or build it again."
+        )
 
 
 def count_words(corpus: Corpus, progress: bool = True) -> Tuple[Counter, int]:
@@ -324,7 +349,6 @@ def build_context_store(
             conn.commit()
         finally:
             conn.close()
-        os.chmod(tmp, 0o644)
     logger.info(
         "Context store %s: %s words, %s with contexts, %s contexts",
         path, meta["vocab_size"], meta["words_with_contexts"], meta["total_contexts"],

@@ -2,6 +2,9 @@
 
 Every writer creates a temp file (or directory) beside the target and renames
 it into place, so a killed process leaves either the old file or the new one.
+Temp files are created private (0600/0700, so nobody reads a half-written
+file); at the rename they get the permissions the process umask gives a newly
+created file or directory, as `open` and `mkdir` would.
 """
 from __future__ import annotations
 
@@ -11,9 +14,51 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator, Optional, Union
+from typing import Iterator, List, Optional, Tuple, Union
 
 PathLike = Union[str, Path]
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where the OS allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as file_:
+            for line in file_:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def apply_umask(path: PathLike) -> None:
+    """Give a temp file or directory (and all it holds) the mode `open`/`mkdir` would give it.
+
+    Recursive because some writers (safetensors, for one) create private files too.
+    """
+    mask = current_umask()
+    root = Path(path)
+    paths = [root, *root.rglob("*")] if root.is_dir() else [root]
+    for item in paths:
+        if not item.is_symlink():
+            os.chmod(item, (0o777 if item.is_dir() else 0o666) & ~mask)
+
+
+def _temp_beside(target: Path, is_dir: bool) -> Path:
+    if is_dir:
+        return Path(tempfile.mkdtemp(dir=str(target.parent), prefix=f".{target.name}.", suffix=".tmp"))
+    fd, name = tempfile.mkstemp(dir=str(target.parent), prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    return Path(name)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
 
 
 @contextlib.contextmanager
@@ -21,14 +66,10 @@ def atomic_path(path: PathLike, is_dir: bool = False) -> Iterator[Path]:
     """Yield a temp path beside `path`; on success it replaces `path` in one rename."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    if is_dir:
-        tmp = Path(tempfile.mkdtemp(dir=str(target.parent), prefix=f".{target.name}.", suffix=".tmp"))
-    else:
-        fd, name = tempfile.mkstemp(dir=str(target.parent), prefix=f".{target.name}.", suffix=".tmp")
-        os.close(fd)
-        tmp = Path(name)
+    tmp = _temp_beside(target, is_dir)
     try:
         yield tmp
+        apply_umask(tmp)
         if is_dir and target.exists():
             backup = target.parent / f".{target.name}.old"
             if backup.exists():
@@ -40,10 +81,57 @@ def atomic_path(path: PathLike, is_dir: bool = False) -> Iterator[Path]:
             os.replace(tmp, target)
     finally:
         if tmp.exists():
-            if tmp.is_dir():
-                shutil.rmtree(tmp)
-            else:
+            _remove(tmp)
+
+
+def write_file(path: PathLike, data: bytes) -> None:
+    """Write bytes to a (temp) file: the one place where component and model bytes hit the disk."""
+    with open(path, "wb") as file_:
+        file_.write(data)
+
+
+class StagedFiles:
+    """Several files replaced together: all temp files are written first, then renamed.
+
+    A failure while writing (disk full, a file-size limit, an exception in a
+    serializer) renames nothing, so the previous files stay as they were. The
+    renames happen in the order the files were staged: stage the file that
+    vouches for the others (a manifest) last.
+    """
+
+    def __init__(self) -> None:
+        self._staged: List[Tuple[Path, Path]] = []
+
+    def stage(self, path: PathLike, data: bytes) -> None:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _temp_beside(target, is_dir=False)
+        self._staged.append((tmp, target))
+        write_file(tmp, data)
+
+    def commit(self) -> None:
+        for tmp, _ in self._staged:
+            apply_umask(tmp)
+        for tmp, target in self._staged:
+            os.replace(tmp, target)
+        self._staged.clear()
+
+    def discard(self) -> None:
+        for tmp, _ in self._staged:
+            if tmp.exists():
                 tmp.unlink()
+        self._staged.clear()
+
+
+@contextlib.contextmanager
+def staged_files() -> Iterator[StagedFiles]:
+    """`with staged_files() as files: files.stage(path, data)`; committed only on success."""
+    files = StagedFiles()
+    try:
+        yield files
+        files.commit()
+    finally:
+        files.discard()
 
 
 def write_json_atomic(path: PathLike, data: object, indent: Optional[int] = 2) -> None:
@@ -54,4 +142,4 @@ def write_json_atomic(path: PathLike, data: object, indent: Optional[int] = 2) -
 
 def write_bytes_atomic(path: PathLike, data: bytes) -> None:
     with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
+        write_file(tmp, data)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from .encoder import is_bpe_tokenizer
 
@@ -37,6 +37,38 @@ class EncodedContext:
 
     def __len__(self) -> int:
         return len(self.input_ids)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 4] + "...'"
+
+
+def split_items(items: Iterable[Any], start: int = 0) -> Tuple[List[Any], List[List[Any]]]:
+    """Words and context lists of `(word, [context, ...])` items.
+
+    A string where the list of contexts belongs would otherwise be read as one
+    context per character; it is a TypeError naming the item instead.
+    """
+    words: List[Any] = []
+    contexts: List[List[Any]] = []
+    for n, item in enumerate(items, start):
+        if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) != 2:
+            raise TypeError(f"BERTRAM item {n} must be a (word, [contexts]) pair, got {_short(item)}")
+        word, word_contexts = item
+        if isinstance(word_contexts, (str, bytes)):
+            raise TypeError(
+                f"BERTRAM item {n} ({word!r}): the contexts must be a list of strings, got the "
+                f"string {_short(word_contexts)}; wrap it in a list: [{_short(word_contexts)}]"
+            )
+        if not isinstance(word_contexts, Iterable):
+            raise TypeError(
+                f"BERTRAM item {n} ({word!r}): the contexts must be a list of strings, "
+                f"got {type(word_contexts).__name__}"
+            )
+        words.append(word)
+        contexts.append(list(word_contexts))
+    return words, contexts
 
 
 def validate_word(word: object) -> str:
@@ -240,6 +272,8 @@ def batch_by_token_budget(
     Rows are sorted by length first, so padding is small and contexts of
     different words share one encoder call.
     """
+    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
+        raise ValueError(f"token_budget must be a positive number of tokens, got {token_budget!r}")
     order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
     batch: List[int] = []
     longest = 0

@@ -16,7 +16,7 @@ from torch import Tensor, nn
 
 from .config import BertramConfig
 from .encoder import describe_encoder
-from .inputs import EncodedContext, InputBuilder, batch_by_token_budget, validate_word
+from .inputs import EncodedContext, InputBuilder, batch_by_token_budget, split_items, validate_word
 from .ngrams import PAD_ID, NgramVocab
 
 DEFAULT_TOKEN_BUDGET = 4096
@@ -72,8 +72,9 @@ class AttentiveMimicking(nn.Module):
 
     q_i = M h_i + m0, s_ij = q_i . q_j / sqrt(d); a context's score is the sum
     of s_ij over the word's other contexts, and the weights rho are a softmax
-    of the scores over the word's contexts: positive and summing to 1, the
-    numerically stable form of the ratio in DESIGN.md.
+    of the scores over the word's contexts: positive and summing to 1. This is
+    the paper's exp(score_i) / sum_k exp(score_k), computed as a softmax so
+    that large scores cannot overflow.
     """
 
     def __init__(self, width: int) -> None:
@@ -131,7 +132,9 @@ class BertramNetwork(nn.Module):
     # -- parameter groups, one per training stage ------------------------------------
 
     def parameter_groups(self) -> Dict[str, List[nn.Parameter]]:
-        """The parameters each stage trains (DESIGN.md, "Three stages")."""
+        """The parameters each training stage trains: "context" (stage 1: attentive
+        mimicking and projection), "form" (stage 2: n-gram embeddings and the
+        subword-mean gate) and "gate" (SHALLOW's form/context gate, stage 3)."""
         return {
             "form": [*self.ngram_form.parameters(), *self.form_gate.parameters()],
             "context": [*self.mimicking.parameters(), *self.projection.parameters()],
@@ -324,7 +327,7 @@ class BertramNetwork(nn.Module):
             out = numpy.zeros((len(items), self.width), dtype="float32")
             for start in range(0, len(items), words_per_batch):
                 chunk = items[start : start + words_per_batch]
-                batch = self.prepare([w for w, _ in chunk], [list(c) for _, c in chunk], use_form=use_form)
+                batch = self.prepare(*split_items(chunk, start), use_form=use_form)
                 vectors = self.forward(batch, token_budget, use_form=use_form)
                 out[start : start + len(chunk)] = vectors.float().cpu().numpy()
             return out

@@ -104,14 +104,30 @@ class NgramVocab:
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "NgramVocab":
+        """Validated field by field: a wrong type is a ValueError naming the key."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"an n-gram vocabulary is a JSON object, got {type(data).__name__}")
+        for key in ("min_n", "max_n"):
+            if key not in data:
+                raise ValueError(f"the n-gram vocabulary has no {key!r}")
+        for key in ("min_n", "max_n", "min_count"):
+            value = data.get(key, 1)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"{key!r} must be an integer, got {value!r}")
+        lowercase = data.get("lowercase", False)
+        if not isinstance(lowercase, bool):
+            raise ValueError(f"'lowercase' must be true or false, got {lowercase!r}")
+        ngrams = data.get("ngrams", [])
+        if not isinstance(ngrams, list) or not all(isinstance(g, str) for g in ngrams):
+            raise ValueError("'ngrams' must be a list of strings")
         if data.get("boundary", BOUNDARY) != BOUNDARY:
             raise ValueError("N-gram vocabulary uses a different boundary symbol")
         return cls(
-            ngrams=data.get("ngrams", []),
-            min_n=int(data["min_n"]),
-            max_n=int(data["max_n"]),
-            min_count=int(data.get("min_count", 1)),
-            lowercase=bool(data.get("lowercase", False)),
+            ngrams=ngrams,
+            min_n=data["min_n"],
+            max_n=data["max_n"],
+            min_count=data.get("min_count", 1),
+            lowercase=lowercase,
         )
 
     def to_disk(self, path: Union[str, Path]) -> None:
@@ -119,5 +135,9 @@ class NgramVocab:
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "NgramVocab":
-        with open(path, encoding="utf8") as file_:
-            return cls.from_dict(json.load(file_))
+        """Read ngrams.json; every problem is a ValueError naming the file."""
+        try:
+            with open(path, encoding="utf8") as file_:
+                return cls.from_dict(json.load(file_))
+        except (OSError, UnicodeDecodeError, ValueError) as err:
+            raise ValueError(f"Bad n-gram vocabulary file {str(path)!r}: {err}") from err

@@ -2,18 +2,18 @@
 
 Rarity is measured on the Zipf scale (log10 of occurrences per billion words),
 so one threshold means the same thing whatever the table: the counts BERTRAM
-was trained on (shipped in its model directory, the best estimate of what it
-has and has not seen), the corpus behind a context store, or wordfreq's
-general English frequencies as a fallback. A word absent from a table has
-Zipf 0 (rarest).
+was trained on (`counts.tsv` in its model directory, written by `train`: the
+best estimate of what it has and has not seen), the corpus behind a context
+store, or wordfreq's frequencies for the pipeline's language as a fallback. A
+word absent from a table has Zipf 0 (rarest).
 
 The rule is a registered function (`spacy-bertram.RareWords.v1`) so that a
 pipeline config states it in full and users can register their own.
 """
 from __future__ import annotations
 
-import json
 import math
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Union
@@ -24,8 +24,11 @@ from spacy.util import registry
 
 PathLike = Union[str, Path]
 
-#: Files in a BERTRAM model directory that hold its training word counts.
-COUNT_FILES = ("counts.json", "counts.tsv", "word_counts.json", "word_counts.tsv")
+#: The file of a BERTRAM model directory that holds its training word counts
+#: ("word<TAB>count" lines, as `prepare` writes them).
+COUNTS_FILE = "counts.tsv"
+#: Names a counts file might be given by mistake: refused, never silently ignored.
+OTHER_COUNT_FILES = ("counts.json", "word_counts.json", "word_counts.tsv")
 FREQUENCY_SOURCES = ("auto", "model", "wordfreq", "store")
 FORMAT_NAME = "spacy-bertram-frequencies"
 
@@ -81,42 +84,73 @@ class CountTable:
 
     @classmethod
     def from_file(cls, path: PathLike) -> "CountTable":
-        """Read `{"total": N, "counts": {word: n}}`, `{word: n}` (JSON) or `word<TAB>n` lines."""
+        """Read `word<TAB>count` lines; a line of another shape is an error naming it."""
         path = Path(path)
         try:
-            if path.suffix == ".json":
-                data = json.loads(path.read_text(encoding="utf8"))
-                if isinstance(data, dict) and isinstance(data.get("counts"), dict):
-                    return cls(data["counts"], data.get("total"))
-                if isinstance(data, dict):
-                    return cls(data)
-                raise ValueError("expected a JSON object")
             counts: Dict[str, int] = {}
             with open(path, encoding="utf8") as file_:
-                for line in file_:
+                for number, line in enumerate(file_, 1):
+                    if not line.strip():
+                        continue
                     fields = line.rstrip("\n").split("\t")
-                    if len(fields) >= 2 and fields[0]:
-                        counts[fields[0]] = counts.get(fields[0], 0) + int(fields[1])
+                    if len(fields) != 2 or not fields[0] or not fields[1].isdigit():
+                        raise ValueError(f"line {number} is not 'word<TAB>count': {line[:60]!r}")
+                    counts[fields[0]] = counts.get(fields[0], 0) + int(fields[1])
             return cls(counts)
-        except (OSError, ValueError, TypeError, AttributeError) as err:
+        except (OSError, UnicodeDecodeError, ValueError) as err:
             raise ValueError(f"Corrupt word-count file {str(path)!r}: {err}") from err
 
     @classmethod
     def from_model_dir(cls, directory: PathLike) -> Optional["CountTable"]:
-        """The training counts shipped in a BERTRAM model directory, or None."""
-        for name in COUNT_FILES:
-            path = Path(directory) / name
-            if path.is_file():
-                return cls.from_file(path)
+        """The training counts in a BERTRAM model directory's counts.tsv, or None."""
+        path = Path(directory) / COUNTS_FILE
+        if path.is_file():
+            return cls.from_file(path)
+        stray = [name for name in OTHER_COUNT_FILES if (Path(directory) / name).exists()]
+        if stray:
+            raise ValueError(
+                f"The BERTRAM model {str(directory)!r} has {stray[0]}, but word counts are read "
+                f"from {COUNTS_FILE} only ('word<TAB>count' lines, as `prepare` writes them)"
+            )
         return None
+
+    def to_disk(self, path: PathLike) -> None:
+        write_counts(path, self.counts)
+
+
+def write_counts(path: PathLike, counts: Mapping[str, int]) -> None:
+    """counts.tsv ("word<TAB>count", most frequent first), written atomically."""
+    from .fileio import atomic_path
+
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf8") as file_:
+            for word, count in ranked:
+                file_.write(f"{word}\t{count}\n")
 
 
 class WordfreqFrequencies:
-    """wordfreq's English Zipf frequencies: the fallback when a model ships no counts."""
+    """wordfreq's Zipf frequencies in the pipeline's language: the fallback when a model ships no counts.
+
+    A language wordfreq has no list for is refused here: with English counts
+    every word of another language would be rare.
+    """
 
     source = "wordfreq"
 
     def __init__(self, lang: str = "en") -> None:
+        from wordfreq import available_languages, zipf_frequency
+
+        fix = (
+            "Set [components.bertram.rare_words] frequencies = \"model\" (a BERTRAM model trained on "
+            "this language ships its counts.tsv) or \"store\" (the counts of a context store)."
+        )
+        if lang not in available_languages():
+            raise ValueError(f"wordfreq has no word frequencies for the pipeline's language {lang!r}. {fix}")
+        try:
+            zipf_frequency("a", lang)
+        except (ImportError, LookupError) as err:
+            raise ValueError(f"wordfreq cannot look up {lang!r} words here ({err}). {fix}") from err
         self.lang = lang
 
     def zipf(self, word: str) -> float:
@@ -173,8 +207,18 @@ class RareWordRule:
         if len(text) < self.min_length or token.is_space:
             return False
         if self.alpha_only:
-            return token.is_alpha
+            return token.is_alpha or is_alphabetic(text)
         return any(ch.isalpha() for ch in text) and not any(ch.isspace() for ch in text)
+
+
+def is_alphabetic(text: str) -> bool:
+    """Letters, and the combining marks many scripts write vowels with (Devanagari "हिन्दी").
+
+    `str.isalpha` (and so spaCy's `is_alpha`) is False for those marks.
+    """
+    return any(ch.isalpha() for ch in text) and all(
+        ch.isalpha() or unicodedata.category(ch) in ("Mn", "Mc", "Me") for ch in text
+    )
 
 
 @registry.misc("spacy-bertram.RareWords.v1")

@@ -49,6 +49,8 @@ from typing import (
 
 import numpy as np
 
+from .fileio import apply_umask
+
 PathOrStr = Union[str, Path]
 Classifier = Callable[[List[str]], np.ndarray]
 
@@ -576,6 +578,7 @@ def atomic_write_bytes(path: PathOrStr, data: bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        apply_umask(tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

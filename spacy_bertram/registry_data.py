@@ -466,7 +466,6 @@ def _write_lines(path: Path, lines: Iterable[str], dedup: bool = False) -> Tuple
                 file_.write(line + "\n")
                 n_lines += 1
                 n_words += len(line.split())
-        os.chmod(tmp, 0o644)
     return n_lines, n_words
 
 
@@ -522,6 +521,5 @@ def build_assets(
                 "corpus_words": corpus_words, "files": stats}
     with atomic_path(assets / "corpus.json") as tmp:
         tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf8")
-        os.chmod(tmp, 0o644)
     logger.info("Corpus: %d words (whitespace tokens) in %s", corpus_words, assets / "corpus")
     return stats

@@ -2,13 +2,14 @@
 
 A model directory holds `config.json` (including the base encoder's name or
 path), `ngrams.json` and `weights.safetensors` with the BERTRAM weights only;
-the frozen encoder is referenced, never copied, and nothing is pickled.
+the frozen encoder is referenced, never copied, and nothing is pickled. A
+model made by `train` also holds `counts.tsv`, the word counts of its training
+corpus, from which the `bertram` component tells rare words.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Dict, Optional, Union
+from typing import Dict, Mapping, Optional, Union
 
 import srsly
 import torch
@@ -21,6 +22,7 @@ from .encoder import load_encoder
 from .fileio import atomic_path, write_json_atomic
 from .network import BertramNetwork
 from .ngrams import NgramVocab
+from .rare_words import COUNTS_FILE, write_counts
 
 CONFIG_FILE = "config.json"
 NGRAMS_FILE = "ngrams.json"
@@ -45,13 +47,18 @@ def _cpu_state(network: BertramNetwork) -> Dict[str, torch.Tensor]:
     return {k: v.detach().cpu().contiguous() for k, v in network.bertram_state_dict().items()}
 
 
-def save_bertram(network: BertramNetwork, path: PathLike) -> Path:
-    """Write the model directory atomically: a crash leaves the old one intact."""
+def save_bertram(network: BertramNetwork, path: PathLike, counts: Optional[Mapping[str, int]] = None) -> Path:
+    """Write the model directory atomically: a crash leaves the old one intact.
+
+    `counts` (word -> count in the training corpus) go to counts.tsv.
+    """
     target = Path(path)
     with atomic_path(target, is_dir=True) as tmp:
         write_json_atomic(tmp / CONFIG_FILE, network.config.to_dict())
         network.ngram_vocab.to_disk(tmp / NGRAMS_FILE)
         save_file(_cpu_state(network), str(tmp / WEIGHTS_FILE), metadata={"format": "spacy-bertram"})
+        if counts is not None:
+            write_counts(tmp / COUNTS_FILE, counts)
     return target
 
 
@@ -85,11 +92,11 @@ def load_bertram(
         raise ValueError(
             f"{str(directory)!r} is not a BERTRAM model directory: missing {', '.join(missing)}"
         )
-    try:
+    try:  # each reader names its file and the offending key
         config = BertramConfig.from_disk(directory / CONFIG_FILE)
         ngrams = NgramVocab.from_disk(directory / NGRAMS_FILE)
-    except (json.JSONDecodeError, KeyError, TypeError) as err:
-        raise ValueError(f"Corrupt BERTRAM config or n-gram file in {str(directory)!r}: {err}") from err
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"Corrupt BERTRAM config or n-gram file: {err}") from err
     if base_model is not None:
         config.base_model = base_model
     encoder, tokenizer = load_encoder(config.base_model)
@@ -97,8 +104,8 @@ def load_bertram(
     try:
         state = load_file(str(directory / WEIGHTS_FILE))
     except (SafetensorError, OSError) as err:
-        raise ValueError(f"Corrupt BERTRAM weights file in {str(directory)!r}: {err}") from err
-    _load_weights(network, state, str(directory))
+        raise ValueError(f"Corrupt BERTRAM weights file {str(directory / WEIGHTS_FILE)!r}: {err}") from err
+    _load_weights(network, state, str(directory / WEIGHTS_FILE))
     if device is not None:
         network.to(device)
     return network
@@ -118,9 +125,14 @@ def network_from_bytes(
     network: BertramNetwork, data: bytes, device: Optional[torch.device] = None
 ) -> BertramNetwork:
     """Restore from bytes, rebuilding the network when config or n-grams differ."""
-    msg = srsly.msgpack_loads(data)
-    config = BertramConfig.from_dict(msg["config"])
-    ngrams = NgramVocab.from_dict(msg["ngrams"])
+    try:
+        msg = srsly.msgpack_loads(data)
+        if not isinstance(msg, dict) or not {"config", "ngrams", "weights"} <= set(msg):
+            raise ValueError("expected a map with 'config', 'ngrams' and 'weights'")
+        config = BertramConfig.from_dict(msg["config"])
+        ngrams = NgramVocab.from_dict(msg["ngrams"])
+    except (ValueError, TypeError) as err:  # msgpack's decoding errors are ValueErrors
+        raise ValueError(f"Corrupt serialized BERTRAM network: {err}") from err
     same_shape = (
         config.to_dict() == network.config.to_dict() and ngrams.to_dict() == network.ngram_vocab.to_dict()
     )
@@ -132,7 +144,7 @@ def network_from_bytes(
         network = BertramNetwork(config, ngrams, encoder, tokenizer)
     try:
         state = load_safetensors_bytes(msg["weights"])
-    except SafetensorError as err:
+    except (SafetensorError, TypeError, ValueError) as err:
         raise ValueError(f"Corrupt BERTRAM weights in serialized bytes: {err}") from err
     _load_weights(network, state, "serialized bytes")
     if device is not None:

@@ -76,3 +76,19 @@ def test_unknown_base_model_and_mode(tmp_path):
         create_bertram(str(tmp_path / "no-such-model"))
     with pytest.raises(ValueError, match="Unknown BERTRAM mode"):
         create_bertram("default", mode="concat")
+
+
+def test_a_string_where_the_list_of_contexts_belongs_is_refused(network):
+    # Read as a list, the string would be one-character contexts and the form vector comes back.
+    with pytest.raises(TypeError, match=r"item 0 \('kumquat'\).*list of strings.*string 'a sentence'"):
+        network.infer([("kumquat", "a sentence")])
+    with pytest.raises(TypeError, match=r"item 1 must be a \(word, \[contexts\]\) pair, got \('kumquat',\)"):
+        network.infer([("kumquat", []), ("kumquat",)])
+    with pytest.raises(TypeError, match="item 0 must be a"):
+        network.infer(["kumquat"])
+
+
+@pytest.mark.parametrize("budget", [0, -1])
+def test_a_token_budget_below_one_is_refused(network, budget):
+    with pytest.raises(ValueError, match=f"token_budget must be a positive number of tokens, got {budget}"):
+        network.infer([("kumquat", ["a kumquat here"])], token_budget=budget)

@@ -18,7 +18,7 @@ import spacy_bertram.component  # noqa: F401  (registers the factory until the e
 from conftest import TINY_WORDS
 from spacy_bertram import NgramVocab, create_bertram, save_bertram
 from spacy_bertram.component import BertramComponent, spread
-from spacy_bertram.rare_words import CountTable, RareWordRule, WordfreqFrequencies, zipf_from_count
+from spacy_bertram.rare_words import CountTable, RareWordRule, WordfreqFrequencies, write_counts, zipf_from_count
 from spacy_bertram.vector_cache import VectorCache, cache_key
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +35,7 @@ def make_bertram_dir(path: Path, base_model: str, counts: Optional[Dict[str, int
     network = create_bertram(base_model, ngrams, max_seq_length=32, max_contexts=8)
     save_bertram(network, path)
     if counts is not None:
-        (path / "counts.json").write_text(json.dumps(counts), encoding="utf8")
+        write_counts(path / "counts.tsv", counts)
     return str(path)
 
 
@@ -95,7 +95,7 @@ def bertram_dir(tiny_bert_path, tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def nlp_full(bertram_dir, tiny_bert_path):
-    return make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, textcat=True)
+    return make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, textcat=True, save_cache=True)
 
 
 # -- rare-word rule ----------------------------------------------------------------------
@@ -109,10 +109,12 @@ def test_count_table_zipf_and_casing(tmp_path):
     assert CountTable.from_bytes(table.to_bytes()).counts == table.counts
     (tmp_path / "counts.tsv").write_text("the\t5\nkumquat\t1\n", encoding="utf8")
     assert CountTable.from_model_dir(tmp_path).total == 6
+    (tmp_path / "counts.tsv").write_text("the\t5\nkumquat one\n", encoding="utf8")
+    with pytest.raises(ValueError, match="Corrupt word-count file .*counts.tsv.*line 2"):
+        CountTable.from_model_dir(tmp_path)
+    (tmp_path / "counts.tsv").unlink()  # one documented name: another is refused, not ignored
     (tmp_path / "counts.json").write_text('{"total": 100, "counts": {"the": 50}}', encoding="utf8")
-    assert CountTable.from_model_dir(tmp_path).total == 100  # counts.json wins
-    (tmp_path / "counts.json").write_text("{not json", encoding="utf8")
-    with pytest.raises(ValueError, match="Corrupt word-count file"):
+    with pytest.raises(ValueError, match="has counts.json, but word counts are read from counts.tsv"):
         CountTable.from_model_dir(tmp_path)
     assert CountTable.from_model_dir(tmp_path / "nowhere") is None
     assert WordfreqFrequencies().zipf("the") > 6 > 3 > WordfreqFrequencies().zipf("kumquat")

@@ -61,8 +61,35 @@ def test_model_path_loads_a_trained_directory(tiny_bert_path, tmp_path):
     model = build(tiny_bert_path, mode="replace")
     randomize(model, 5)
     save_bertram(get_bertram_network(model), tmp_path / "m")
-    loaded = build("ignored-because-the-directory-says", model_path=str(tmp_path / "m"))
+    architecture = registry.architectures.get("spacy-bertram.Bertram.v1")
+    loaded = architecture(model_path=str(tmp_path / "m"))  # every network setting from the directory
     assert numpy.array_equal(loaded.predict(X), model.predict(X))
+    assert build(tiny_bert_path, mode="replace", model_path=str(tmp_path / "m")).predict(X).shape == (3, 32)
+    # A setting that contradicts the trained model is an error, not silently replaced.
+    with pytest.raises(ValueError, match="sets base_model = 'another-encoder'.*has base_model"):
+        build("another-encoder", model_path=str(tmp_path / "m"))
+    with pytest.raises(ValueError, match="sets mode = 'add'.*has mode = 'replace'"):
+        build(tiny_bert_path, mode="add", model_path=str(tmp_path / "m"))
+
+
+def test_settings_that_contradict_serialized_weights_are_refused(tiny_bert_path):
+    source = build(tiny_bert_path, mode="shallow", max_contexts=4)
+    with pytest.raises(ValueError, match="sets max_contexts = 5.*has max_contexts = 4"):
+        build(tiny_bert_path, mode="shallow", max_contexts=5).from_bytes(source.to_bytes())
+    build(tiny_bert_path).from_bytes(source.to_bytes())  # unset: taken from the weights
+
+
+@pytest.mark.parametrize("budget", [0, -5])
+def test_a_token_budget_below_one_is_refused(tiny_bert_path, budget):
+    with pytest.raises(ValueError, match=f"token_budget must be a positive number.*got {budget}"):
+        build(tiny_bert_path, token_budget=budget)
+
+
+def test_the_configured_token_budget_survives_loading_saved_bytes(tiny_bert_path):
+    small = build(tiny_bert_path, token_budget=64)
+    large = build(tiny_bert_path, token_budget=8192)
+    large.from_bytes(small.to_bytes())
+    assert large.shims[0].token_budget == 8192
 
 
 def test_update_changes_bertram_weights_but_not_the_encoder(tiny_bert_path):

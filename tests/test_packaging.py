@@ -1,9 +1,10 @@
 """`spacy package` builds a wheel of a bertram pipeline that installs in a fresh venv and loads.
 
 Slow-but-run (about 30-40 s): spacy package (sdist; the wheel is built from it
-with pip, which needs only setuptools, not the `build` package), a venv with
---system-site-packages (torch and spacy-bertram come from the system), and
-`pip install --no-deps --no-index` of the wheel.
+with pip, which needs only setuptools, not the `build` package), a fresh venv
+that sees the packages of the interpreter running the tests (torch and
+spacy-bertram come from there, whether that is the system Python or a
+virtualenv: see fresh_venv.py), and `pip install --no-deps --no-index` of the wheel.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import numpy
 
+from fresh_venv import make_venv
 from test_component import TEXT, bertram_dir, make_nlp  # noqa: F401  (fixture)
 
 PACKAGE = "bertram_pkg_test"
@@ -46,8 +48,7 @@ def test_packaged_wheel_installs_and_loads_in_a_fresh_venv(bertram_dir, tiny_ber
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", sdist, "-w", tmp_path / "wheels"],
         tmp_path)
     (wheel,) = (tmp_path / "wheels").glob("*.whl")
-    run([sys.executable, "-m", "venv", "--system-site-packages", tmp_path / "venv"], tmp_path)
-    python = tmp_path / "venv" / "bin" / "python"
+    python = make_venv(tmp_path / "venv")
     run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], tmp_path)
     script = f"""
 import importlib.metadata, json, sys, numpy, spacy
@@ -65,3 +66,15 @@ print(json.dumps({{"file": spacy.util.get_package_path("en_{PACKAGE}").as_posix(
     expected = {f"{n}_{i}": v for n, d in enumerate(docs) for i, v in d._.bertram.items()}
     assert sorted(loaded.files) == sorted(expected) and expected
     assert all(numpy.array_equal(loaded[k], expected[k]) for k in expected)
+
+
+def test_the_fresh_venv_sees_the_packages_of_a_virtualenv_it_is_made_from(tmp_path):
+    """Run from a user's virtualenv, the fresh venv must see what is installed there, not the base's."""
+    outer = tmp_path / "outer"
+    run([sys.executable, "-m", "venv", "--without-pip", outer], tmp_path)
+    purelib = run([outer / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                  tmp_path).strip()
+    (Path(purelib) / "only_in_the_outer_venv.py").write_text("VALUE = 42\n", encoding="utf8")
+    helper = Path(__file__).with_name("fresh_venv.py")
+    inner = run([outer / "bin" / "python", helper, tmp_path / "inner", "--without-pip"], tmp_path).strip()
+    assert run([inner, "-c", "import only_in_the_outer_venv as m; print(m.VALUE)"], tmp_path).strip() == "42"

@@ -83,15 +83,20 @@ def test_missing_or_corrupt_model_paths(bertram_dir, tiny_bert_path, tmp_path): 
 
 
 def test_corrupt_saved_pipeline(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
-    nlp = make_nlp(bertram_dir, tiny_bert_path)
+    nlp = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
     nlp("a kumquat")
+    for part in ("cache", "model"):
+        nlp.to_disk(tmp_path / "p")
+        (tmp_path / "p" / "bertram" / part).write_bytes(b"\x81\xa3bad\xa1x")
+        with pytest.raises(ValueError, match=f"bertram/{part}' does not match .*bertram/cfg"):
+            spacy.load(tmp_path / "p")
+    # A cfg from before the digests: the part's own reader names what is wrong.
     nlp.to_disk(tmp_path / "p")
+    cfg = json.loads((tmp_path / "p" / "bertram" / "cfg").read_text(encoding="utf8"))
+    del cfg["parts"]
+    (tmp_path / "p" / "bertram" / "cfg").write_text(json.dumps(cfg), encoding="utf8")
     (tmp_path / "p" / "bertram" / "cache").write_bytes(b"not msgpack at all")
-    with pytest.raises(ValueError, match="Corrupt BERTRAM vector cache"):
-        spacy.load(tmp_path / "p")
-    (tmp_path / "p" / "bertram" / "cache").unlink()
-    (tmp_path / "p" / "bertram" / "model").write_bytes(b"\x81\xa3bad\xa1x")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bertram/cache'.*Corrupt BERTRAM vector cache"):
         spacy.load(tmp_path / "p")
 
 
@@ -136,10 +141,9 @@ def test_context_store_problems(bertram_dir, tiny_bert_path, tmp_path):  # noqa:
         make_nlp(bertram_dir, tiny_bert_path, contexts="store")
     with pytest.raises(ValueError, match="contexts must be one of"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="web")
-    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="both", context_store=str(tmp_path / "gone.sqlite"))
-    with pytest.raises(ValueError, match="cannot open the context store"):
-        nlp("a kumquat")
-    assert nlp("the cat")._.bertram == {}  # no rare word: the store is not needed
+    # A missing store fails at initialize, not at the first doc with a rare word.
+    with pytest.raises(ValueError, match="cannot open the context store .*gone.sqlite.*not found"):
+        make_nlp(bertram_dir, tiny_bert_path, contexts="both", context_store=str(tmp_path / "gone.sqlite"))
 
 
 def test_non_finite_vectors_are_refused(bertram_dir, tiny_bert_path):  # noqa: F811

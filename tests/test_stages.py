@@ -196,6 +196,13 @@ def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
     assert set(summary) == {"baseline", "final", "model"}
     assert (Path(summary["model"]) / "weights.safetensors").is_file()
     assert (tmp_path / "out" / "ablation-stage3-add").is_dir()
+    # The corpus counts go into the model, so the component's "auto" rule uses them.
+    from spacy_bertram.contexts import ContextStore
+    from spacy_bertram.rare_words import CountTable
+
+    with ContextStore.open(tmp_path / "store" / "contexts.sqlite") as store:
+        expected = dict(store.counts())
+    assert CountTable.from_model_dir(summary["model"]).counts == expected
     assert cli_main(["train", str(tmp_path / "nothing"), str(tmp_path / "out2"), "--base-model", tiny_bert_path]) == 1
     assert "error:" in capsys.readouterr().err and not (tmp_path / "out2").exists()
 

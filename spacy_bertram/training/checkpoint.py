@@ -14,6 +14,7 @@ from typing import Any, Dict, Optional, Union
 
 import numpy
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ..fileio import atomic_path, write_json_atomic
@@ -28,7 +29,13 @@ MODEL_DIR = "model"
 
 def load_weights(network: BertramNetwork, path: PathLike) -> None:
     """Load a model directory's weights into an existing network (same shapes)."""
-    state = load_file(str(Path(path) / WEIGHTS_FILE))
+    try:
+        state = load_file(str(Path(path) / WEIGHTS_FILE))
+    except (SafetensorError, OSError) as err:
+        raise ValueError(
+            f"Corrupt weights {str(Path(path) / WEIGHTS_FILE)!r}: {err}. Delete that directory to "
+            "train it again."
+        ) from err
     expected = network.bertram_state_dict()
     if set(state) != set(expected) or any(state[k].shape != expected[k].shape for k in state):
         raise ValueError(f"Weights in {str(path)!r} do not fit this network (different n-grams or encoder?)")
@@ -75,12 +82,24 @@ def load_checkpoint(
     optimizer: torch.optim.Optimizer,
     rng: numpy.random.Generator,
 ) -> Dict[str, Any]:
-    """Restore weights, optimizer, RNGs in place; returns the saved `info`."""
+    """Restore weights, optimizer, RNGs in place; returns the saved `info`.
+
+    A damaged checkpoint is a ValueError naming it: deleting it restarts the
+    stage from its first epoch, which gives the same result.
+    """
     directory = Path(path)
     load_weights(network, directory / MODEL_DIR)
-    tensors = load_file(str(directory / STATE_FILE))
-    with open(directory / TRAINER_FILE, encoding="utf8") as file_:
-        trainer = json.load(file_)
+    try:
+        tensors = load_file(str(directory / STATE_FILE))
+    except (SafetensorError, OSError) as err:
+        raise ValueError(f"Corrupt checkpoint {str(directory / STATE_FILE)!r}: {err}. Delete {str(directory)!r}.") from err
+    try:
+        with open(directory / TRAINER_FILE, encoding="utf8") as file_:
+            trainer = json.load(file_)
+        if not isinstance(trainer, dict) or not {"param_groups", "numpy_rng", "epoch", "history"} <= set(trainer):
+            raise ValueError("expected an object with param_groups, numpy_rng, epoch and history")
+    except (OSError, ValueError) as err:
+        raise ValueError(f"Corrupt checkpoint {str(directory / TRAINER_FILE)!r}: {err}. Delete {str(directory)!r}.") from err
     state: Dict[int, Dict[str, torch.Tensor]] = {}
     for key, value in tensors.items():
         if key.startswith("optimizer."):

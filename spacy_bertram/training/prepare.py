@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -33,6 +32,7 @@ from ..contexts import (
 )
 from ..corpus import Corpus
 from ..fileio import atomic_path
+from ..rare_words import write_counts as write_word_counts
 
 logger = logging.getLogger(__name__)
 
@@ -60,13 +60,8 @@ class PrepareResult:
 
 
 def write_counts(path: PathLike, counts) -> None:
-    """counts.tsv, most frequent first, written atomically."""
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf8") as file_:
-            for word, count in ranked:
-                file_.write(f"{word}\t{count}\n")
-        os.chmod(tmp, 0o644)
+    """counts.tsv, most frequent first, written atomically (the format `train` ships in models)."""
+    write_word_counts(path, counts)
 
 
 def prepare(
@@ -127,7 +122,6 @@ def prepare(
     info = {"settings": settings, "corpus": [str(p) for p in corpus.files], **asdict(result)}
     with atomic_path(out / INFO_NAME) as tmp:
         tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf8")
-        os.chmod(tmp, 0o644)
     logger.info("Prepared %s: %d words, vocabulary %d, %d training words", out, result.total_words,
                 result.vocab_size, n_training)
     return result

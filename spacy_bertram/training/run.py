@@ -84,7 +84,14 @@ def own_vector_row(run: TrainingRun, final: StageResult) -> tuple:
 def _check_resume(output: Path, run_info: Dict[str, Any]) -> None:
     progress = output / "progress.json"
     if progress.is_file():
-        recorded = json.loads(progress.read_text(encoding="utf8"))
+        try:
+            recorded = json.loads(progress.read_text(encoding="utf8"))
+            if not isinstance(recorded, dict) or not isinstance(recorded.get("stages", {}), dict):
+                raise ValueError("expected an object with the finished stages")
+        except (OSError, ValueError) as err:
+            raise ValueError(
+                f"Corrupt training record {str(progress)!r}: {err}. Delete {str(output)!r} to start over."
+            ) from err
         if recorded.get("run") not in (None, run_info):
             raise ValueError(
                 f"{str(output)!r} holds a training run with other settings ({recorded.get('run')}); "
@@ -147,7 +154,8 @@ def train(
         init = combined_init(by_index[1], by_index[2]) if spec.index == 3 else None
         by_index[spec.index] = results[spec.name] = run.stage(spec, init)
     final = by_index[max(by_index)]
-    save_bertram(final.network, output / MODEL_DIR)
+    # The corpus counts go with the model: the component's rare-word rule reads them.
+    save_bertram(final.network, output / MODEL_DIR, counts=dict(source.counts(1)))
     seconds["stages"] = time.perf_counter() - started
     if ablation:
         started = time.perf_counter()

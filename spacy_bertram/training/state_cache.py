@@ -137,7 +137,14 @@ class StateCache:
             del array
             os.replace(tmp, path)
             write_json_atomic(meta, {"rows": len(rows), "hidden": hidden, "seconds": seconds})
-        array = numpy.load(str(path), mmap_mode="r")
+        try:
+            array = numpy.load(str(path), mmap_mode="r")
+            if array.shape != (len(rows), hidden) or array.dtype != numpy.float32:
+                raise ValueError(f"shape {array.shape} {array.dtype}, expected ({len(rows)}, {hidden}) float32")
+        except (OSError, ValueError, EOFError) as err:
+            raise ValueError(
+                f"Corrupt encoder-state cache {str(path)!r}: {err}. Delete it; it is rebuilt."
+            ) from err
         if fits:
             return cls(torch.from_numpy(numpy.array(array)).to(network.device), network.device, seconds, path)
         return cls(array, network.device, seconds, path)

@@ -104,6 +104,9 @@ class TargetSet:
             raise ValueError(f"{str(directory)!r} is not a target set: needs {VECTORS_FILE} and {INDEX_FILE}")
         try:
             vectors = load_file(str(directory / VECTORS_FILE))["vectors"]
+        except (SafetensorError, OSError, KeyError) as err:
+            raise ValueError(f"Corrupt target vectors {str(directory / VECTORS_FILE)!r}: {err}") from err
+        try:
             with open(directory / INDEX_FILE, encoding="utf8") as file_:
                 index = json.load(file_)
             targets = cls(
@@ -117,8 +120,8 @@ class TargetSet:
                 base_model=str(index["base_model"]),
                 info=dict(index.get("info", {})),
             )
-        except (SafetensorError, OSError, KeyError, TypeError, json.JSONDecodeError) as err:
-            raise ValueError(f"Corrupt target set in {str(directory)!r}: {err}") from err
+        except (OSError, KeyError, TypeError, ValueError) as err:  # JSON and UTF-8 errors are ValueErrors
+            raise ValueError(f"Corrupt target index {str(directory / INDEX_FILE)!r}: {err}") from err
         if vectors.ndim != 2:
             raise ValueError(f"Target vectors in {str(directory)!r} must be a matrix, got shape {tuple(vectors.shape)}")
         if expected_width is not None:

@@ -1,0 +1,80 @@
+"""Crash-safe writes: temp then rename, all-or-nothing groups, and permissions from the umask."""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from spacy_bertram import fileio
+from spacy_bertram.fileio import atomic_path, current_umask, staged_files, write_bytes_atomic, write_json_atomic
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def umask():
+    """Set a umask for one test and put the old one back."""
+    old = os.umask(0o022)
+    os.umask(old)
+
+    def set_(value: int) -> None:
+        os.umask(value)
+
+    yield set_
+    os.umask(old)
+
+
+@pytest.mark.parametrize("value", [0o022, 0o027, 0o002])
+def test_atomic_files_and_directories_follow_the_umask(tmp_path, umask, value):
+    umask(value)
+    assert current_umask() == value
+    write_json_atomic(tmp_path / "a.json", {"x": 1})
+    write_bytes_atomic(tmp_path / "b.bin", b"x")
+    with atomic_path(tmp_path / "dir", is_dir=True) as tmp:
+        write_json_atomic(tmp / "inner.json", [])
+    with staged_files() as files:
+        files.stage(tmp_path / "staged", b"y")
+    for name in ("a.json", "b.bin", "dir/inner.json", "staged"):
+        assert mode(tmp_path / name) == 0o666 & ~value, name
+    assert mode(tmp_path / "dir") == 0o777 & ~value
+
+
+def test_model_and_training_outputs_follow_the_umask(tmp_path, umask, tiny_bert_path):
+    from spacy_bertram import NgramVocab, create_bertram, save_bertram
+    from spacy_bertram.training.prepare import prepare
+
+    umask(0o002)
+    network = create_bertram(tiny_bert_path, NgramVocab.from_words(["kumquat"], min_count=1), max_seq_length=32)
+    model = save_bertram(network, tmp_path / "model")
+    (tmp_path / "corpus.txt").write_text("the kumquat is a fruit\nthe fruit is sweet\n", encoding="utf8")
+    prepared = tmp_path / "prepared"
+    prepare([tmp_path / "corpus.txt"], prepared, min_count=1, progress=False)
+    assert mode(model) == 0o775 and mode(prepared) == 0o775
+    for path in [*model.iterdir(), *prepared.iterdir()]:
+        assert mode(path) == 0o664, path.name  # was 0600 (model) and a forced 0644 (prepare)
+
+
+def test_a_failed_group_write_keeps_the_old_files(tmp_path, monkeypatch):
+    for name in ("a", "b", "manifest"):
+        (tmp_path / name).write_bytes(b"old " + name.encode())
+    written = []
+
+    def fail_on_b(path, data):
+        if Path(path).name.startswith(".b."):
+            Path(path).write_bytes(data[:2])  # half a file, then the disk is full
+            raise OSError(27, "File too large")
+        written.append(path)
+        Path(path).write_bytes(data)
+
+    monkeypatch.setattr(fileio, "write_file", fail_on_b)
+    with pytest.raises(OSError, match="too large"):
+        with staged_files() as files:
+            for name in ("a", "b", "manifest"):
+                files.stage(tmp_path / name, b"new " + name.encode())
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {
+        "a": b"old a", "b": b"old b", "manifest": b"old manifest"}  # and no temp files left
+    assert written

@@ -1,0 +1,90 @@
+"""A model directory's config.json and ngrams.json are checked field by field, errors naming file and key."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from spacy_bertram import BertramConfig, NgramVocab, create_bertram, load_bertram, save_bertram
+
+
+@pytest.fixture(scope="module")
+def model_dir(tiny_bert_path, tmp_path_factory):
+    network = create_bertram(tiny_bert_path, NgramVocab.from_words(["kumquat", "garden"], min_count=1),
+                             max_seq_length=32)
+    return save_bertram(network, tmp_path_factory.mktemp("files") / "model")
+
+
+def edited(model_dir, tmp_path, name, change):
+    copy = tmp_path / "copy"
+    shutil.copytree(model_dir, copy)
+    path = copy / name
+    data = json.loads(path.read_text(encoding="utf8"))
+    path.write_text(json.dumps(change(data)), encoding="utf8")
+    return copy
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("max_seq_length", "96", "'max_seq_length' must be an integer, got str '96'"),
+        ("use_subword_mean", "no", "'use_subword_mean' must be true or false, got str 'no'"),
+        ("max_word_pieces", 0, "max_word_pieces must be at least 1"),
+        ("max_contexts", 2.5, "'max_contexts' must be an integer"),
+        ("ngram_dropout", "0.1", "'ngram_dropout' must be a number"),
+        ("base_model", 7, "'base_model' must be a string"),
+        ("format_version", "1", "'format_version' must be an integer"),
+    ],
+)
+def test_config_json_values_of_the_wrong_type_name_file_and_key(model_dir, tmp_path, key, value, message):
+    bad = edited(model_dir, tmp_path, "config.json", lambda d: {**d, key: value})
+    with pytest.raises(ValueError) as err:
+        load_bertram(bad)
+    assert message in str(err.value) and str(bad / "config.json") in str(err.value)
+
+
+def test_config_values_are_checked_in_python_too():
+    with pytest.raises(ValueError, match="'use_subword_mean' must be true or false"):
+        BertramConfig(use_subword_mean="no")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_word_pieces must be at least 1"):
+        BertramConfig(max_word_pieces=0)
+    assert BertramConfig(ngram_dropout=0).ngram_dropout == 0  # an integer is a number
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("[]", "an n-gram vocabulary is a JSON object, got list"),
+        ('{"max_n": 5}', "no 'min_n'"),
+        ('{"min_n": "3", "max_n": 5}', "'min_n' must be an integer"),
+        ('{"min_n": 3, "max_n": 5, "lowercase": "yes"}', "'lowercase' must be true or false"),
+        ('{"min_n": 3, "max_n": 5, "ngrams": "abc"}', "'ngrams' must be a list of strings"),
+        ('{"min_n": 3, "max_n": 5, "ngrams": [', "Expecting value"),
+    ],
+)
+def test_bad_ngrams_json_names_the_file(model_dir, tmp_path, content, message):
+    bad = tmp_path / "copy"
+    shutil.copytree(model_dir, bad)
+    (bad / "ngrams.json").write_text(content, encoding="utf8")
+    with pytest.raises(ValueError) as err:
+        load_bertram(bad)
+    assert message in str(err.value) and str(bad / "ngrams.json") in str(err.value)
+
+
+def test_truncated_ngrams_json_inside_a_character_names_the_file(model_dir, tmp_path):
+    bad = tmp_path / "copy"
+    shutil.copytree(model_dir, bad)
+    data = (bad / "ngrams.json").read_bytes()
+    cut = data.index("\u2581".encode("utf8")) + 1  # half of a 3-byte character
+    (bad / "ngrams.json").write_bytes(data[:cut])
+    with pytest.raises(ValueError, match="ngrams.json.*(utf-8|utf8|decode)"):
+        load_bertram(bad)
+
+
+def test_bad_weights_name_the_file(model_dir, tmp_path):
+    bad = tmp_path / "copy"
+    shutil.copytree(model_dir, bad)
+    (bad / "weights.safetensors").write_bytes(b"\x00" * 10)
+    with pytest.raises(ValueError, match="Corrupt BERTRAM weights file .*weights.safetensors"):
+        load_bertram(bad)
