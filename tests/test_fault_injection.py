@@ -154,7 +154,7 @@ def test_a_damaged_file_is_a_named_error(artifacts, tiny_bert_path, source, tmp_
         path.write_bytes((CORPUS_CORRUPTIONS if kind == "corpus" else CORRUPTIONS)[how](path.read_bytes()))
     with pytest.raises(ValueError) as err:
         _load(kind, copy, tiny_bert_path, source)
-    assert any(path.name in str(err.value) for path in paths), str(err.value)
+    assert any(str(path) in str(err.value) for path in paths), str(err.value)  # the full path
 
 
 # -- saving the component under a real file-size limit --------------------------------------
