@@ -20,6 +20,13 @@ from .inputs import EncodedContext, InputBuilder, batch_by_token_budget, validat
 from .ngrams import PAD_ID, NgramVocab
 
 DEFAULT_TOKEN_BUDGET = 4096
+#: Encoder tokens per call that measured fastest, per device type (benchmarks/infer.py --sweep).
+TOKEN_BUDGETS = {"cpu": 4096, "cuda": 16384}
+
+
+def default_token_budget(device: "torch.device | str") -> int:
+    """The token budget for encoder calls on `device` (CPU and GPU want different sizes)."""
+    return TOKEN_BUDGETS.get(torch.device(device).type, DEFAULT_TOKEN_BUDGET)
 
 
 @dataclass
