@@ -5,7 +5,9 @@ word's contexts (the doc's own sentences, a context store, or both), looks the
 (word, contexts) pair up in a bounded LRU cache (`vector_cache.py`), infers the
 missing vectors for a whole batch of docs in one call of the BERTRAM layer, and
 sets `doc._.bertram` = {token index: float32 vector}, which the
-`spacy-bertram.TransformerModel.v1` architecture reads. Every occurrence of a
+`spacy-bertram.TransformerModel.v1` architecture reads. A word in the
+`vector_table` (precomputed by `python -m spacy_bertram vectors`, shipped with
+the pipeline) gets its row with no inference. Every occurrence of a
 word in a doc gets the same vector; a doc with no rare word gets {}.
 
 The BERTRAM weights are trained offline, so the component is not trainable:
@@ -59,6 +61,7 @@ from .rare_words import (
 )
 from .storage import MODEL_FILES, load_bertram
 from .vector_cache import CacheKey, VectorCache, cache_key
+from .vector_table import VectorTable, encoder_identity
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -82,6 +85,8 @@ max_contexts = 8
 context_window = 25
 cache_size = 10000
 save_cache = true
+vector_table = null
+infer_missing = true
 
 [bertram.model]
 @architectures = "spacy-bertram.Bertram.v1"
@@ -129,6 +134,8 @@ def make_bertram(
     context_window: int,
     cache_size: int,
     save_cache: bool,
+    vector_table: Optional[str] = None,
+    infer_missing: bool = True,
 ) -> "BertramComponent":
     """BERTRAM vectors for the rare tokens of each doc, in `doc._.bertram`.
 
@@ -144,6 +151,11 @@ def make_bertram(
         sentence boundaries (or the sentence is longer than twice this).
     cache_size: vectors kept in the LRU cache (0 disables it).
     save_cache: write the cache with the pipeline.
+    vector_table: a table from `python -m spacy_bertram vectors` (or give it at
+        initialize): a rare word in it gets its row, no inference; the table is
+        saved with the pipeline.
+    infer_missing: infer rare words that are not in the table (False: they
+        keep their stock encoding).
     """
     return BertramComponent(
         nlp.vocab,
@@ -158,6 +170,8 @@ def make_bertram(
         context_window=context_window,
         cache_size=cache_size,
         save_cache=save_cache,
+        vector_table=vector_table,
+        infer_missing=infer_missing,
     )
 
 
@@ -179,6 +193,8 @@ class BertramComponent(Pipe):
         context_window: int = 25,
         cache_size: int = 10_000,
         save_cache: bool = True,
+        vector_table: Optional[str] = None,
+        infer_missing: bool = True,
     ) -> None:
         if contexts not in CONTEXT_SOURCES:
             raise ValueError(f"bertram: contexts must be one of {CONTEXT_SOURCES}, got {contexts!r}")
@@ -209,6 +225,10 @@ class BertramComponent(Pipe):
         self._store_pid: Optional[int] = None
         self._checked: Set[int] = set()
         self._pid = os.getpid()
+        self.vectors: Optional[VectorTable] = None
+        self.infer_missing = bool(infer_missing)
+        self._vector_table_path = vector_table
+        self._table_checked = False
         install_extension()
 
     # -- the trained model -------------------------------------------------------------
@@ -235,7 +255,13 @@ class BertramComponent(Pipe):
         self.cfg["model_source"] = str(path)
         self._finder = None
         self._checked.clear()
+        self._table_checked = False
         self.cache.bind(self.cfg["model_id"])
+
+    def load_vector_table(self, path: Union[str, Path]) -> None:
+        """Use a vector table (checked against the model before first use)."""
+        self.vectors = VectorTable.from_disk(path)
+        self._table_checked = False
 
     def _ensure_ready(self) -> RareWordFinder:
         if not self.is_loaded:
@@ -246,6 +272,11 @@ class BertramComponent(Pipe):
                     f"{self.name}] model_path, or load a pipeline saved with one."
                 )
             self.load_model(self._model_path)
+        if self.vectors is None and self._vector_table_path:
+            self.load_vector_table(self._vector_table_path)
+        if self.vectors is not None and not self._table_checked:
+            self.vectors.check_model(self.cfg["model_id"], encoder_identity(self.network), f"of '{self.name}'")
+            self._table_checked = True
         if self.cache.bind(self.cfg["model_id"]):
             logger.info("bertram: vector cache emptied: it held another model's vectors")
         if self._finder is None:
@@ -386,6 +417,13 @@ class BertramComponent(Pipe):
         for doc in docs:
             plan = []
             for word, indices in group_by_word(doc, finder.find(doc), self._word_key).items():
+                row = self.vectors.get(word) if self.vectors is not None else None
+                if row is not None:
+                    found[(word, "table", "")] = row
+                    plan.append((indices, (word, "table", "")))
+                    continue
+                if not self.infer_missing:
+                    continue
                 contexts = self.contexts_for(doc, word, indices)
                 key = cache_key(word, self.source, contexts)
                 if key not in found and key not in missing:
@@ -440,12 +478,15 @@ class BertramComponent(Pipe):
         *,
         nlp: Optional[Language] = None,
         model_path: Optional[str] = None,
+        vector_table: Optional[str] = None,
     ) -> None:
-        """Load the trained model (`model_path` here wins over the factory setting)."""
+        """Load the trained model and vector table (settings here win over the factory's)."""
         if nlp is not None:
             self._nlp = nlp
         if model_path is not None:
             self.load_model(model_path)
+        if vector_table is not None:
+            self.load_vector_table(vector_table)
         self._finder = None
         self._ensure_ready()
 
@@ -480,11 +521,16 @@ class BertramComponent(Pipe):
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         parts = {k: get() for k, get in self._serializers().items() if k not in exclude}
+        if self._table_to_save() is not None and "vector_table" not in exclude:
+            parts["vector_table"] = self.vectors.to_bytes()  # type: ignore[union-attr]
         return srsly.msgpack_dumps(parts)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
         parts = srsly.msgpack_loads(bytes_data)
         self._load_parts({k: v for k, v in parts.items() if k not in exclude})
+        if "vector_table" not in exclude:
+            self.vectors = VectorTable.from_bytes(parts["vector_table"]) if "vector_table" in parts else None
+            self._table_checked = False
         return self
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
@@ -493,13 +539,25 @@ class BertramComponent(Pipe):
         for key, get in self._serializers().items():
             if key not in exclude:
                 (path / key).write_bytes(get())
+        table = self._table_to_save()
+        util.to_disk(path, {"vector_table": table.to_disk} if table is not None else {}, exclude)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
         path = util.ensure_path(path)
         names = ("cfg", "model", "frequencies", "cache")
         parts = {k: (path / k).read_bytes() for k in names if k not in exclude and (path / k).is_file()}
         self._load_parts(parts)
+        util.from_disk(path, {"vector_table": self._read_vector_table}, exclude)
         return self
+
+    def _table_to_save(self) -> Optional[VectorTable]:
+        if self.vectors is None and self._vector_table_path:
+            self.load_vector_table(self._vector_table_path)  # the pipeline must carry the table
+        return self.vectors
+
+    def _read_vector_table(self, path: Path) -> None:
+        self.vectors = VectorTable.from_disk(path) if path.is_dir() else None
+        self._table_checked = False
 
 
 # -- helpers ---------------------------------------------------------------------------
