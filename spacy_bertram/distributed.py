@@ -97,6 +97,7 @@ def open_client(
         from distributed import Client, LocalCluster
     except ImportError as err:
         raise ValueError(MISSING_DASK) from err
+    logging.getLogger("distributed").setLevel(logging.WARNING)  # not every worker start and stop
     if scheduler:
         try:
             client = Client(scheduler, timeout="30s")
