@@ -268,12 +268,14 @@ def assemble_cmd(
     max_contexts: int = typer.Option(8),
     name: str = typer.Option("textcat_bertram"),
     version: str = typer.Option("0.1.0"),
+    vector_table: Optional[Path] = typer.Option(None, help="a table from `vectors`, shipped inside the pipeline"),
 ) -> None:
     """Save the baseline textcat with the bertram component as one pipeline."""
     from .pipeline_eval import assemble_pipeline
 
     path = _run_checked(assemble_pipeline, model_dir, bertram, output_dir, injection=injection,
-                        threshold=threshold, max_contexts=max_contexts, name=name, version=version)
+                        threshold=threshold, max_contexts=max_contexts, name=name, version=version,
+                        vector_table=vector_table)
     typer.echo(str(path))
 
 
