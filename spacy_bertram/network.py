@@ -20,8 +20,9 @@ from .inputs import EncodedContext, InputBuilder, batch_by_token_budget, validat
 from .ngrams import PAD_ID, NgramVocab
 
 DEFAULT_TOKEN_BUDGET = 4096
-#: Encoder tokens per call that measured fastest, per device type (benchmarks/infer.py --sweep).
-TOKEN_BUDGETS = {"cpu": 4096, "cuda": 16384}
+#: Encoder tokens per call per device type: on a 2-core CPU 8192 measured fastest
+#: (benchmarks/infer.py --sweep 2048,4096,8192); the GPU value is unmeasured (no GPU lent).
+TOKEN_BUDGETS = {"cpu": 8192, "cuda": 16384}
 
 
 def default_token_budget(device: "torch.device | str") -> int:
@@ -275,13 +276,15 @@ class BertramNetwork(nn.Module):
     def infer(
         self,
         items: Sequence[Tuple[str, Sequence[str]]],
-        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        token_budget: int = 0,
         words_per_batch: int = 512,
     ) -> numpy.ndarray:
         """One float32 row per (word, contexts) item, in eval mode (deterministic).
 
-        A word without any context that contains it gets its form vector.
+        A word without any context that contains it gets its form vector;
+        `token_budget=0` takes the device's default (`TOKEN_BUDGETS`).
         """
+        token_budget = token_budget or default_token_budget(self.device)
         was_training = self.training
         self.eval()
         try:
