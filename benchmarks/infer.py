@@ -5,13 +5,20 @@ embedded corpus), in one process, so the ratio is a side-by-side measurement.
 The one-word-at-a-time run is how the reference implementation infers.
 
     python benchmarks/infer.py            # 500 words x 8 contexts
-    python benchmarks/infer.py --quick    # 24 words x 8 contexts
+    python benchmarks/infer.py --quick    # 96 words x 8 contexts, same ordering as the full run
+    python benchmarks/infer.py --sweep 1024,2048,4096,8192   # also time these token budgets
+
+The batched run uses the device's default token budget (`network.TOKEN_BUDGETS`),
+which is the budget that measured fastest with `--sweep`. Both ways are warmed
+up on a full round first (allocator, thread pools), and rounds alternate which
+way goes first, so a short run ranks them as a long one does.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import re
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -23,6 +30,7 @@ import torch
 
 from spacy_bertram import NgramVocab, create_bertram
 from spacy_bertram.inputs import EncodedContext, batch_by_token_budget
+from spacy_bertram.network import default_token_budget
 
 from timing import timed  # benchmarks/timing.py (scripts run from this folder)
 
@@ -87,33 +95,53 @@ def encoder_flops_per_position(config, length: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="24 words instead of 500")
+    parser.add_argument("--quick", action="store_true", help="96 words instead of 500")
     parser.add_argument("--words", type=int, default=500)
     parser.add_argument("--contexts", type=int, default=8)
     parser.add_argument("--corpus", type=Path, default=ROOT / "assets" / "corpus")
     parser.add_argument("--base-model", default="default")
     parser.add_argument("--mode", default="add")
-    parser.add_argument("--token-budget", type=int, default=4096)
-    parser.add_argument("--round-words", type=int, default=100, help="words per interleaved round")
+    parser.add_argument("--token-budget", type=int, default=0, help="0: the device's default")
+    parser.add_argument("--sweep", default="", help="comma-separated token budgets to time as well")
+    parser.add_argument("--round-words", type=int, default=100, help="words per interleaved round (quick: 48)")
     args = parser.parse_args()
-    n_words = 24 if args.quick else args.words
+    n_words = 96 if args.quick else args.words
+    if args.quick:
+        args.round_words = 48
     items = collect_items(args.corpus, n_words, args.contexts)
     print(f"{len(items)} words x {args.contexts} contexts, torch threads: {torch.get_num_threads()}")
     vocab = NgramVocab.from_words([w for w, _ in items], min_count=2)
     network = create_bertram(args.base_model, ngram_vocab=vocab, mode=args.mode)
-    network.infer(items[:4])  # warm-up: allocator, thread pools
+    args.token_budget = args.token_budget or default_token_budget(network.device)
+    sweep = [int(b) for b in args.sweep.split(",") if b.strip() and int(b) != args.token_budget]
+    # Warm-up of both ways on a full round: allocator, thread pools, the largest shapes.
+    network.infer(items[: args.round_words], token_budget=args.token_budget)
+    for item in items[:8]:
+        network.infer([item])
 
-    # Interleave the two ways round by round, so that load drifting on a shared
-    # machine affects both alike; each round still batches 100 words at once.
+    # Interleave the ways round by round, alternating which goes first, so that
+    # load drifting on a shared machine affects all alike.
     batched_s = single_s = batched_cpu = single_cpu = 0.0
     max_diff = 0.0
-    for start in range(0, len(items), args.round_words):
+    ratios: List[float] = []
+    swept: Dict[int, float] = {b: 0.0 for b in sweep}
+    for k, start in enumerate(range(0, len(items), args.round_words)):
         chunk = items[start : start + args.round_words]
-        batched_out, seconds, cpu = timed(lambda: network.infer(chunk, token_budget=args.token_budget))
-        batched_s, batched_cpu = batched_s + seconds, batched_cpu + cpu
-        single_out, seconds, cpu = timed(lambda: numpy.vstack([network.infer([item]) for item in chunk]))
-        single_s, single_cpu = single_s + seconds, single_cpu + cpu
-        max_diff = max(max_diff, float(numpy.abs(batched_out - single_out).max()))
+        runs = {"batched": lambda: network.infer(chunk, token_budget=args.token_budget),
+                "single": lambda: numpy.vstack([network.infer([item]) for item in chunk])}
+        runs.update({b: (lambda b: lambda: network.infer(chunk, token_budget=b))(b) for b in sweep})
+        outs, walls = {}, {}
+        for name in (list(runs) if k % 2 == 0 else list(runs)[::-1]):
+            outs[name], walls[name], cpu = timed(runs[name])
+            if name == "batched":
+                batched_cpu += cpu
+            elif name == "single":
+                single_cpu += cpu
+        batched_s, single_s = batched_s + walls["batched"], single_s + walls["single"]
+        for b in sweep:
+            swept[b] += walls[b]
+        ratios.append(walls["single"] / walls["batched"])
+        max_diff = max(max_diff, float(numpy.abs(outs["batched"] - outs["single"]).max()))
     # Each (word, context) row encodes the same whether alone or in a batch: tokenise once.
     item_rows = [network.prepare([w], [c]).rows for w, c in items]
     real = sum(len(r) for rows in item_rows for r in rows)
@@ -124,7 +152,11 @@ def main() -> None:
     )
     batched, single = len(items) / batched_s, len(items) / single_s
     print(f"batched (token budget {args.token_budget}): {batched:8.1f} words/s")
+    for b in sweep:
+        print(f"batched (token budget {b}): {len(items) / swept[b]:8.1f} words/s")
     print(f"one word at a time:                  {single:8.1f} words/s")
+    print(f"batched vs one at a time: {batched / single:.2f}x on total time, "
+          f"{statistics.median(ratios):.2f}x median of {len(ratios)} paired rounds")
     print(f"CPU seconds: batched {batched_cpu:.1f}, one at a time {single_cpu:.1f}")
     print(f"max |batched - single|: {max_diff:.2e}")
     print(f"encoder positions: {real} real; padded to {batched_padded} batched ({batched_padded / real:.3f}x), "
@@ -139,6 +171,8 @@ def main() -> None:
     print(f"encoder GFLOP/s: batched {batched_gflops:.0f}, one at a time {single_gflops:.0f}; "
           f"a {MATMUL_ROWS}x{config.hidden_size} @ {config.hidden_size}x{config.intermediate_size} matmul: {ceiling:.0f} "
           f"(batched at {100 * batched_gflops / ceiling:.0f}% of it)")
+    print(f"encoder's share of the matmul rate: batched {batched_gflops / ceiling:.0%}, "
+          f"one at a time {single_gflops / ceiling:.0%}")
     # Best case for any batching: no padding at all, at the matmul's rate.
     bound = (single_padded / real) * (ceiling / single_gflops)
     print(f"upper bound on the batched speed-up here (no padding, matmul rate): {bound:.2f}x")
@@ -149,7 +183,11 @@ def main() -> None:
         "max_abs_diff": max_diff, "padding_batched": round(batched_padded / real, 3),
         "padding_single": round(single_padded / real, 3), "matmul_gflops": round(ceiling, 1),
         "batched_gflops": round(batched_gflops, 1), "single_gflops": round(single_gflops, 1),
-        "speedup_upper_bound": round(bound, 2),
+        "speedup_upper_bound": round(bound, 2), "token_budget": args.token_budget,
+        "speedup_median_rounds": round(statistics.median(ratios), 2),
+        "encoder_share_of_matmul": round(batched_gflops / ceiling, 3),
+        "single_share_of_matmul": round(single_gflops / ceiling, 3),
+        "sweep_words_per_s": {str(b): round(len(items) / t, 1) for b, t in swept.items()},
     }))
 
 

@@ -4,6 +4,7 @@ Corpus and BERTRAM (the training package's own commands, registered here):
   prepare         corpus -> word counts + SQLite context store
   targets         training words and their targets (embedding rows / OTA)
   train           the three BERTRAM training stages -> a model directory
+  vectors         a vector table: BERTRAM vectors for a whole vocabulary, on a Dask cluster
 Rarification and evaluation (paper section 4):
   split           dataset -> train / dev / test candidates + the augmented training DocBin
   train-baseline  the masked / "w / w"-augmented transformer textcat, embeddings frozen
@@ -88,6 +89,40 @@ def train_cmd(ctx: typer.Context) -> None:
     from .training.cli import main as training_main
 
     raise typer.Exit(code=training_main(["train", *ctx.args]) or 0)
+
+
+@app.command("vectors")
+def vectors_cmd(
+    model: Path = typer.Argument(..., help="trained BERTRAM model directory"),
+    store: Path = typer.Argument(..., help="contexts.sqlite from `prepare` (its counts select the words)"),
+    output: Path = typer.Argument(..., help="the vector table directory (table.json + vectors.safetensors)"),
+    min_count: int = typer.Option(1, help="words with at least this many corpus occurrences"),
+    max_count: Optional[int] = typer.Option(None, help="and fewer than this many (e.g. the rare-word threshold); default: no bound"),
+    words: Optional[Path] = typer.Option(None, help="a word list (one per line): only these words (within the count range)"),
+    min_contexts: int = typer.Option(1, help="skip words with fewer store contexts (the component infers those from the doc)"),
+    max_contexts: int = typer.Option(8, help="store contexts per word (as the component's max_contexts)"),
+    shard_size: int = typer.Option(256, help="words per shard: the unit of work, of writing and of resuming"),
+    workers: Optional[int] = typer.Option(None, help="local Dask workers (default: one per core); 0: no Dask, in this process"),
+    scheduler: Optional[str] = typer.Option(None, help="address of a running Dask scheduler, e.g. tcp://10.0.0.1:8786 (model and store at the same paths on every worker)"),
+    gpu_id: str = typer.Option("-1", "--gpu-id", "-g", help="-1: CPU; a GPU id, or ids like 0,1 for one dask-cuda worker per GPU"),
+    token_budget: int = typer.Option(0, help="encoder tokens per call (0: the device's default)"),
+    no_progress: bool = typer.Option(False, "--no-progress"),
+) -> None:
+    """Infer every selected word's vector from its store contexts into a vector table.
+
+    Runs on Dask distributed; a killed run resumes where it stopped when re-run.
+    """
+    from .vectors import build_vector_table
+
+    _setup_logging()
+    try:
+        gpu_ids = [int(g) for g in gpu_id.split(",") if g.strip() and int(g) >= 0]
+    except ValueError:
+        _fail(ValueError(f"--gpu-id must be -1, an id or ids like 0,1, not {gpu_id!r}"))
+    _echo_json(_run_checked(build_vector_table, model, store, output, min_count=min_count, max_count=max_count,
+                            word_list=words, min_contexts=min_contexts, max_contexts=max_contexts,
+                            shard_size=shard_size, workers=workers, scheduler=scheduler, gpu_ids=gpu_ids,
+                            token_budget=token_budget, progress=not no_progress))
 
 
 # ---------------------------------------------------------------------------
@@ -289,12 +324,14 @@ def assemble_cmd(
     max_contexts: int = typer.Option(8),
     name: str = typer.Option("textcat_bertram"),
     version: str = typer.Option("0.1.0"),
+    vector_table: Optional[Path] = typer.Option(None, help="a table from `vectors`, shipped inside the pipeline"),
 ) -> None:
     """Save the baseline textcat with the bertram component as one pipeline."""
     from .pipeline_eval import assemble_pipeline
 
     path = _run_checked(assemble_pipeline, model_dir, bertram, output_dir, injection=injection,
-                        threshold=threshold, max_contexts=max_contexts, name=name, version=version)
+                        threshold=threshold, max_contexts=max_contexts, name=name, version=version,
+                        vector_table=vector_table)
     typer.echo(str(path))
 
 

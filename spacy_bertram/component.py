@@ -5,7 +5,9 @@ word's contexts (the doc's own sentences, a context store, or both), looks the
 (word, contexts) pair up in a bounded LRU cache (`vector_cache.py`), infers the
 missing vectors for a whole batch of docs in one call of the BERTRAM layer, and
 sets `doc._.bertram` = {token index: float32 vector}, which the
-`spacy-bertram.TransformerModel.v1` architecture reads. Every occurrence of a
+`spacy-bertram.TransformerModel.v1` architecture reads. A word in the
+`vector_table` (precomputed by `python -m spacy_bertram vectors`, shipped with
+the pipeline) gets its row with no inference. Every occurrence of a
 word in a doc gets the same vector; a doc with no rare word gets {}.
 
 The BERTRAM weights are trained offline, so the component is not trainable:
@@ -63,6 +65,7 @@ from .rare_words import (
 )
 from .storage import MODEL_FILES, load_bertram
 from .vector_cache import CacheKey, VectorCache, cache_key
+from .vector_table import VectorTable, encoder_identity
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -82,6 +85,8 @@ max_contexts = 8
 context_window = 25
 cache_size = 10000
 save_cache = false
+vector_table = null
+infer_missing = true
 
 [bertram.model]
 @architectures = "spacy-bertram.Bertram.v1"
@@ -129,6 +134,8 @@ def make_bertram(
     context_window: int,
     cache_size: int,
     save_cache: bool,
+    vector_table: Optional[str] = None,
+    infer_missing: bool = True,
 ) -> "BertramComponent":
     """BERTRAM vectors for the rare tokens of each doc, in `doc._.bertram`.
 
@@ -147,6 +154,11 @@ def make_bertram(
     cache_size: vectors kept in the LRU cache (0 disables it).
     save_cache: write the cache with the pipeline. Off by default: the cache
         holds the rare words of every doc processed (the training data too).
+    vector_table: a table from `python -m spacy_bertram vectors` (or give it at
+        initialize): a rare word in it gets its row, no inference; the table is
+        saved with the pipeline.
+    infer_missing: infer rare words that are not in the table (False: they
+        keep their stock encoding).
     """
     return BertramComponent(
         nlp.vocab,
@@ -161,6 +173,8 @@ def make_bertram(
         context_window=context_window,
         cache_size=cache_size,
         save_cache=save_cache,
+        vector_table=vector_table,
+        infer_missing=infer_missing,
     )
 
 
@@ -182,6 +196,8 @@ class BertramComponent(Pipe):
         context_window: int = 25,
         cache_size: int = 10_000,
         save_cache: bool = False,
+        vector_table: Optional[str] = None,
+        infer_missing: bool = True,
     ) -> None:
         if contexts not in CONTEXT_SOURCES:
             raise ValueError(f"bertram: contexts must be one of {CONTEXT_SOURCES}, got {contexts!r}")
@@ -213,6 +229,10 @@ class BertramComponent(Pipe):
         self._checked: Set[int] = set()
         self._layout: Optional[Tuple[int, ...]] = None
         self._pid = os.getpid()
+        self.vectors: Optional[VectorTable] = None
+        self.infer_missing = bool(infer_missing)
+        self._vector_table_path = vector_table
+        self._table_checked = False
         install_extension()
 
     # -- the trained model -------------------------------------------------------------
@@ -240,12 +260,18 @@ class BertramComponent(Pipe):
         self.cfg["model_source"] = str(path)
         self._finder = None
         self._checked.clear()
+        self._table_checked = False
         self.cache.bind(self.cfg["model_id"])
 
     def ensure_weights(self) -> None:
         """Load the factory's model_path if nothing is loaded yet (before saving, say)."""
         if not self.is_loaded and self._model_path:
             self.load_model(self._model_path)
+
+    def load_vector_table(self, path: Union[str, Path]) -> None:
+        """Use a vector table (checked against the model before first use)."""
+        self.vectors = VectorTable.from_disk(path)
+        self._table_checked = False
 
     def _ensure_ready(self) -> RareWordFinder:
         if not self.is_loaded:
@@ -256,6 +282,11 @@ class BertramComponent(Pipe):
                     f"{self.name}] model_path, or load a pipeline saved with one."
                 )
             self.load_model(self._model_path)
+        if self.vectors is None and self._vector_table_path:
+            self.load_vector_table(self._vector_table_path)
+        if self.vectors is not None and not self._table_checked:
+            self.vectors.check_model(self.cfg["model_id"], encoder_identity(self.network), f"of '{self.name}'")
+            self._table_checked = True
         if self.cache.bind(self.cfg["model_id"]):
             logger.info("bertram: vector cache emptied: it held another model's vectors")
         if self._finder is None:
@@ -398,6 +429,13 @@ class BertramComponent(Pipe):
         for doc in docs:
             plan = []
             for word, indices in group_by_word(doc, finder.find(doc), self._word_key).items():
+                row = self.vectors.get(word) if self.vectors is not None else None
+                if row is not None:
+                    found[(word, "table", "")] = row
+                    plan.append((indices, (word, "table", "")))
+                    continue
+                if not self.infer_missing:
+                    continue
                 contexts = self.contexts_for(doc, word, indices)
                 key = cache_key(word, self.source, contexts)
                 if key not in found and key not in missing:
@@ -452,12 +490,15 @@ class BertramComponent(Pipe):
         *,
         nlp: Optional[Language] = None,
         model_path: Optional[str] = None,
+        vector_table: Optional[str] = None,
     ) -> None:
-        """Load the trained model (`model_path` here wins over the factory setting)."""
+        """Load the trained model and vector table (settings here win over the factory's)."""
         if nlp is not None:
             self._nlp = nlp
         if model_path is not None:
             self.load_model(model_path)
+        if vector_table is not None:
+            self.load_vector_table(vector_table)
         self._finder = None
         self._layout = None
         self._ensure_ready()
@@ -487,6 +528,15 @@ class BertramComponent(Pipe):
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
         serialization.from_disk(self, path, exclude)
         return self
+
+    def table_to_save(self) -> Optional[VectorTable]:
+        """The vector table to write with the pipeline (loaded from the setting if need be)."""
+        if self.vectors is None and self._vector_table_path:
+            self.load_vector_table(self._vector_table_path)  # the pipeline must carry the table
+        return self.vectors
+
+    def table_changed(self) -> None:
+        self._table_checked = False
 
 
 # -- helpers ---------------------------------------------------------------------------

@@ -21,13 +21,15 @@ can be masked exactly even if it occurs twice in the window.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import random
 import sqlite3
 from array import array
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from tqdm import tqdm
 
@@ -232,17 +234,27 @@ def make_context(line: str, spans: Sequence[Span], i: int, window: int) -> Conte
     return line[first:last], spans[i][1] - first, spans[i][2] - first
 
 
+def context_digest(text: str) -> int:
+    """A 64-bit digest of a context's text, the same in every process (unlike `hash`)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf8"), digest_size=8).digest(), "little", signed=True)
+
+
 class _Reservoirs:
     """Per-word reservoir samples of distinct contexts, flushed to SQLite in batches.
 
     In memory: for each selected word, occurrences seen, slots filled and a
-    64-bit hash per slot (for de-duplication); texts wait in `pending` until
-    the next flush.
+    64-bit digest per slot (for de-duplication); texts wait in `pending` until
+    the next flush. `choose` and `place` are the whole sampling decision, so
+    a Dask run can replay it from (word, digest) pairs alone.
     """
 
-    def __init__(self, conn: sqlite3.Connection, caps: Sequence[int], seed: int, batch_size: int) -> None:
+    def __init__(
+        self, conn: Optional[sqlite3.Connection], caps: Sequence[int], seed: int, batch_size: int,
+        word_ids: Optional[Sequence[int]] = None,
+    ) -> None:
         self.conn = conn
         self.caps = caps
+        self.word_ids = list(word_ids) if word_ids is not None else list(range(len(caps)))
         self.offsets = array("q", [0])
         for cap in caps:
             self.offsets.append(self.offsets[-1] + cap)
@@ -253,34 +265,63 @@ class _Reservoirs:
         self.batch_size = batch_size
         self.pending: Dict[Tuple[int, int], Context] = {}
 
-    def offer(self, wid: int, line: str, spans: Sequence[Span], i: int, window: int) -> None:
-        """Algorithm R over occurrences; a context already held is not stored twice."""
+    def choose(self, wid: int) -> Optional[int]:
+        """Algorithm R: the slot this occurrence of word `wid` would take, or None."""
         seen = self.seen[wid] + 1
         self.seen[wid] = seen
         stored, cap = self.stored[wid], self.caps[wid]
         if stored < cap:
-            slot = stored
-        else:
-            slot = int(self.random() * seen)
-            if slot >= cap:
-                return
-        context = make_context(line, spans, i, window)
-        digest = hash(context[0])
-        base = self.offsets[wid]
+            return stored
+        slot = int(self.random() * seen)
+        return slot if slot < cap else None
+
+    def place(self, wid: int, slot: int, digest: int) -> bool:
+        """Take the slot unless the word already holds this context (by digest)."""
+        base, stored = self.offsets[wid], self.stored[wid]
         if digest in self.hashes[base : base + stored]:
-            return
+            return False
         self.hashes[base + slot] = digest
         if slot == stored:
             self.stored[wid] = stored + 1
+        return True
+
+    def offer(self, wid: int, line: str, spans: Sequence[Span], i: int, window: int) -> None:
+        slot = self.choose(wid)
+        if slot is None:
+            return
+        context = make_context(line, spans, i, window)
+        if self.place(wid, slot, context_digest(context[0])):
+            self.add(wid, slot, context)
+
+    def add(self, wid: int, slot: int, context: Context) -> None:
         self.pending[(wid, slot)] = context
         if len(self.pending) >= self.batch_size:
             self.flush()
 
     def flush(self) -> None:
-        rows = ((wid, slot, text, start, end) for (wid, slot), (text, start, end) in sorted(self.pending.items()))
-        self.conn.executemany("INSERT OR REPLACE INTO contexts VALUES (?, ?, ?, ?, ?)", rows)
-        self.conn.commit()
+        ids = self.word_ids
+        rows = ((ids[wid], slot, text, start, end) for (wid, slot), (text, start, end) in sorted(self.pending.items()))
+        self.conn.executemany("INSERT OR REPLACE INTO contexts VALUES (?, ?, ?, ?, ?)", rows)  # type: ignore[union-attr]
+        self.conn.commit()  # type: ignore[union-attr]
         self.pending.clear()
+
+
+@dataclass
+class StorePlan:
+    """Word ids (most frequent first) and which words get contexts, with their caps."""
+
+    ranked: List[Tuple[str, int]]
+    selected: List[Tuple[int, int]]  # (word id, cap), by word id
+    slot_of: Dict[str, int]  # word -> index into `selected`
+
+    @classmethod
+    def make(cls, counts: Mapping[str, int], caps: Mapping[str, int]) -> "StorePlan":
+        if not counts:
+            raise ValueError("Cannot build a context store from an empty corpus")
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        word_ids = {word: i for i, (word, _) in enumerate(ranked)}
+        selected = sorted((word_ids[w], cap) for w, cap in caps.items() if cap > 0 and w in word_ids)
+        return cls(ranked, selected, {ranked[wid][0]: k for k, (wid, _) in enumerate(selected)})
 
 
 def build_context_store(
@@ -301,15 +342,38 @@ def build_context_store(
     Written to a temp file beside `path` and renamed at the end: on any error
     nothing is left at `path` (an existing store there stays untouched).
     """
+    plan = StorePlan.make(counts, caps)
+    lowercase = corpus.lowercase
+
+    def fill(sample: _Reservoirs) -> None:
+        slot_of = plan.slot_of
+        lines = tqdm(corpus.lines(), desc="Collecting contexts", unit=" lines", total=n_lines, disable=not progress)
+        for line in lines:
+            spans = tokenize_spans(line, lowercase)
+            for i, span in enumerate(spans):
+                k = slot_of.get(span[0])
+                if k is not None:
+                    sample.offer(k, line, spans, i, window)
+
+    return write_context_store(path, plan, fill, lowercase, window, seed, batch_size, cache_mb, extra_meta)
+
+
+def write_context_store(
+    path: PathLike,
+    plan: StorePlan,
+    fill: Callable[[_Reservoirs], None],
+    lowercase: bool,
+    window: int = DEFAULT_WINDOW,
+    seed: int = 0,
+    batch_size: int = 20_000,
+    cache_mb: int = 64,
+    extra_meta: Optional[Mapping[str, object]] = None,
+) -> Path:
+    """The store's file: `fill` samples the contexts into the reservoirs, then words and meta."""
     if window < 1:
         raise ValueError(f"window must be >= 1, not {window}")
-    if not counts:
-        raise ValueError("Cannot build a context store from an empty corpus")
     path = Path(path)
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    word_ids = {word: i for i, (word, _) in enumerate(ranked)}
-    selected = sorted((word_ids[w], cap) for w, cap in caps.items() if cap > 0 and w in word_ids)
-    slot_of = {ranked[wid][0]: k for k, (wid, _) in enumerate(selected)}
+    ranked, selected = plan.ranked, plan.selected
     with atomic_path(path) as tmp:
         conn = sqlite3.connect(str(tmp))
         try:
@@ -317,15 +381,8 @@ def build_context_store(
             conn.execute("PRAGMA synchronous = OFF")
             conn.execute(f"PRAGMA cache_size = {-cache_mb * 1024}")
             conn.executescript(_SCHEMA)
-            sample = _Reservoirs(conn, [cap for _, cap in selected], seed, batch_size)
-            lowercase = corpus.lowercase
-            lines = tqdm(corpus.lines(), desc="Collecting contexts", unit=" lines", total=n_lines, disable=not progress)
-            for line in lines:
-                spans = tokenize_spans(line, lowercase)
-                for i, span in enumerate(spans):
-                    k = slot_of.get(span[0])
-                    if k is not None:
-                        sample.offer(k, line, spans, i, window)
+            sample = _Reservoirs(conn, [cap for _, cap in selected], seed, batch_size, [wid for wid, _ in selected])
+            fill(sample)
             sample.flush()
             n_contexts = {wid: sample.stored[k] for k, (wid, _) in enumerate(selected)}
             conn.executemany(
@@ -339,8 +396,8 @@ def build_context_store(
                 "version": FORMAT_VERSION,
                 "lowercase": int(lowercase),
                 "window": window,
-                "total_words": sum(counts.values()),
-                "vocab_size": len(counts),
+                "total_words": sum(n for _, n in ranked),
+                "vocab_size": len(ranked),
                 "words_with_contexts": sum(1 for n in n_contexts.values() if n),
                 "total_contexts": sum(n_contexts.values()),
                 "seed": seed,
@@ -354,4 +411,3 @@ def build_context_store(
         path, meta["vocab_size"], meta["words_with_contexts"], meta["total_contexts"],
     )
     return path
-

@@ -20,6 +20,14 @@ from .inputs import EncodedContext, InputBuilder, batch_by_token_budget, split_i
 from .ngrams import PAD_ID, NgramVocab
 
 DEFAULT_TOKEN_BUDGET = 4096
+#: Encoder tokens per call per device type: on a 2-core CPU 8192 measured fastest
+#: (benchmarks/infer.py --sweep 2048,4096,8192); the GPU value is unmeasured (no GPU lent).
+TOKEN_BUDGETS = {"cpu": 8192, "cuda": 16384}
+
+
+def default_token_budget(device: "torch.device | str") -> int:
+    """The token budget for encoder calls on `device` (CPU and GPU want different sizes)."""
+    return TOKEN_BUDGETS.get(torch.device(device).type, DEFAULT_TOKEN_BUDGET)
 
 
 @dataclass
@@ -312,15 +320,17 @@ class BertramNetwork(nn.Module):
     def infer(
         self,
         items: Sequence[Tuple[str, Sequence[str]]],
-        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        token_budget: int = 0,
         words_per_batch: int = 512,
         use_form: bool = True,
     ) -> numpy.ndarray:
         """One float32 row per (word, contexts) item, in eval mode (deterministic).
 
-        A word without any context that contains it gets its form vector.
+        A word without any context that contains it gets its form vector;
+        `token_budget=0` takes the device's default (`TOKEN_BUDGETS`).
         `use_form=False`: contexts only (see `forward`).
         """
+        token_budget = token_budget or default_token_budget(self.device)
         was_training = self.training
         self.eval()
         try:

@@ -333,13 +333,17 @@ def assemble_pipeline(
     max_contexts: int = 8,
     name: str = "textcat_bertram",
     version: str = "0.1.0",
+    vector_table: Optional[PathOrStr] = None,
 ) -> Path:
     """The trained textcat + `bertram` (+ injection) saved as one self-contained pipeline,
     with a `code.py` beside it for `spacy package --code`. Contexts come from the doc
     and rarity from wordfreq (Zipf < 3): a packaged pipeline cannot rely on a local
-    context store."""
+    context store, but it can carry a `vector_table` (from `vectors`) whose words get
+    their corpus-context vectors with no inference."""
     nlp = load_textcat(model_dir, injection=injection)
-    add_bertram(nlp, bertram_path, "doc", None, threshold, max_contexts)
+    pipe = add_bertram(nlp, bertram_path, "doc", None, threshold, max_contexts)
+    if vector_table is not None:
+        pipe.initialize(lambda: [], nlp=nlp, vector_table=str(vector_table))  # refuses another model's table
     nlp.meta["name"] = name
     nlp.meta["version"] = version
     nlp.meta["description"] = f"Text classifier on the MiniLM with BERTRAM vectors ({injection}) for rare words"

@@ -3,6 +3,7 @@
 Parts (files of the component's directory, or keys of its bytes):
 - model: the BERTRAM layer (config, n-grams, weights);
 - frequencies: the trained model's corpus counts (if it ships them);
+- vector_table: precomputed vectors (`python -m spacy_bertram vectors`), if the component has one;
 - cache: the vector cache (only with save_cache = true);
 - cfg: which trained model this is, and the name and digest of every other
   part written with it. It is written last and read first.
@@ -48,11 +49,24 @@ def _load_cache(component: "BertramComponent", data: bytes) -> None:
     component.cache.from_bytes(data)
 
 
+def _load_vector_table(component: "BertramComponent", data: bytes) -> None:
+    from .vector_table import VectorTable
+
+    component.vectors = VectorTable.from_bytes(data)
+    component.table_changed()
+
+
+def _dump_vector_table(component: "BertramComponent") -> Optional[bytes]:
+    table = component.table_to_save()
+    return table.to_bytes() if table is not None else None
+
+
 #: name -> (dump: bytes, or None when the component has nothing for it; load).
 PARTS: Dict[str, Tuple[Dump, Load]] = {
     "model": (lambda c: c.model.to_bytes(), _load_model),
     "frequencies": (lambda c: c.table.to_bytes() if c.table is not None else None, _load_frequencies),
     "cache": (lambda c: c.cache.to_bytes() if c.save_cache else None, _load_cache),
+    "vector_table": (_dump_vector_table, _load_vector_table),
 }
 
 

@@ -15,7 +15,7 @@ from spacy_bertram.cli import app
 ROOT = Path(__file__).parent.parent
 runner = CliRunner()
 #: Commands that run a model, and the option that selects its device.
-MODEL_STEPS = {"train", "targets", "train-baseline", "rarify", "evaluate", "similarity", "intrinsic"}
+MODEL_STEPS = {"train", "targets", "train-baseline", "rarify", "evaluate", "similarity", "intrinsic", "vectors"}
 
 
 def invoke(*args):
@@ -89,7 +89,7 @@ def test_project_workflows_and_vars():
     for name, argv in _project_scripts():
         if argv[:3] == ["python", "-m", "spacy_bertram"] and argv[3] in ("split", "train-baseline", "rarify",
                                                                           "evaluate", "similarity", "intrinsic",
-                                                                          "report", "assemble", "pool"):
+                                                                          "report", "assemble", "pool", "vectors"):
             help_text = invoke(argv[3], "--help").output
             for option in (a for a in argv[4:] if a.startswith("--")):
                 assert option in help_text, f"{name}: {argv[3]} has no {option}"

@@ -18,6 +18,7 @@ import numpy
 
 from fresh_venv import make_venv
 from test_component import TEXT, bertram_dir, make_nlp  # noqa: F401  (fixture)
+from test_component_table import make_table
 
 PACKAGE = "bertram_pkg_test"
 
@@ -33,7 +34,9 @@ def factory_entry_point_installed() -> bool:
 
 
 def test_packaged_wheel_installs_and_loads_in_a_fresh_venv(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
-    nlp = make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, textcat=True)
+    make_table(bertram_dir, ["quokka"], tmp_path / "table")  # the package ships the vector table
+    nlp = make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, textcat=True,
+                   vector_table=str(tmp_path / "table"))
     nlp.meta["name"] = PACKAGE
     texts = [TEXT, "A zorbing quokka.", ""]
     docs = list(nlp.pipe(texts))
@@ -58,6 +61,7 @@ numpy.savez(sys.argv[2], **{{f"{{n}}_{{i}}": v for n, d in enumerate(docs) for i
 print(json.dumps({{"file": spacy.util.get_package_path("en_{PACKAGE}").as_posix(),
                   "requires": importlib.metadata.requires("en_{PACKAGE}"), "cats": [d.cats for d in docs]}}))
 """
+    (tmp_path / "table" / "table.json").unlink()  # the installed package carries its own copy
     out = json.loads(run([python, "-c", script, json.dumps(texts), tmp_path / "vectors.npz"], tmp_path))
     assert "/venv/" in out["file"]  # the installed package, not the pipeline directory
     assert any(req.startswith("spacy-bertram") for req in out["requires"])
@@ -66,6 +70,7 @@ print(json.dumps({{"file": spacy.util.get_package_path("en_{PACKAGE}").as_posix(
     expected = {f"{n}_{i}": v for n, d in enumerate(docs) for i, v in d._.bertram.items()}
     assert sorted(loaded.files) == sorted(expected) and expected
     assert all(numpy.array_equal(loaded[k], expected[k]) for k in expected)
+    assert (loaded["1_2"] == 1.0).all()  # "quokka", from the table
 
 
 def test_the_fresh_venv_sees_the_packages_of_a_virtualenv_it_is_made_from(tmp_path):

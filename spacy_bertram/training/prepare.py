@@ -20,7 +20,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
 from ..contexts import (
     DEFAULT_MAX_CONTEXTS,
@@ -78,6 +78,7 @@ def prepare(
     min_training_words: int = 1,
     seed: int = 0,
     progress: bool = True,
+    client: Any = None,
 ) -> PrepareResult:
     """Count words and collect contexts from a corpus (files or directories).
 
@@ -85,12 +86,19 @@ def prepare(
     default MiniLM). Raises ValueError, before writing anything, for a missing
     path, a binary or non-UTF-8 file (errors="skip" skips those with a
     warning), an empty corpus, or fewer than `min_training_words` words
-    reaching `min_count`.
+    reaching `min_count`. With a Dask `client`, both passes run on its cluster
+    (`dask_prepare.py`) and give the same store for the same files and seed.
     """
     start = time.time()
-    corpus = Corpus.from_paths(corpus_paths, lowercase=lowercase, errors=errors)
-    logger.info("Corpus: %d files, %.1f MB", len(corpus.files), corpus.size_bytes / 1e6)
-    counts, n_lines = count_words(corpus, progress=progress)
+    if client is not None:
+        from .dask_prepare import build_context_store_dask, count_words_dask
+
+        files, counts, n_lines = count_words_dask(client, corpus_paths, lowercase, errors)
+        corpus = Corpus(files, lowercase=lowercase)
+    else:
+        corpus = Corpus.from_paths(corpus_paths, lowercase=lowercase, errors=errors)
+        logger.info("Corpus: %d files, %.1f MB", len(corpus.files), corpus.size_bytes / 1e6)
+        counts, n_lines = count_words(corpus, progress=progress)
     caps = select_words(
         counts, min_count, max_contexts, rare_max_contexts,
         max_rare_words=max_rare_words, include=[w.lower() if lowercase else w for w in include_words],
@@ -109,10 +117,15 @@ def prepare(
         "max_rare_words": max_rare_words, "context_window": context_window, "lowercase": lowercase,
         "seed": seed,
     }
-    build_context_store(
-        corpus, out / STORE_NAME, counts, caps, window=context_window, n_lines=n_lines, seed=seed,
-        extra_meta={k: v for k, v in settings.items() if v is not None}, progress=progress,
-    )
+    extra_meta = {k: v for k, v in settings.items() if v is not None}
+    if client is not None:
+        build_context_store_dask(client, corpus.files, out / STORE_NAME, counts, caps, lowercase, context_window,
+                                 seed=seed, extra_meta=extra_meta, progress=progress)
+    else:
+        build_context_store(
+            corpus, out / STORE_NAME, counts, caps, window=context_window, n_lines=n_lines, seed=seed,
+            extra_meta=extra_meta, progress=progress,
+        )
     write_counts(out / COUNTS_NAME, counts)
     result = PrepareResult(
         store=str(out / STORE_NAME), counts=str(out / COUNTS_NAME), info=str(out / INFO_NAME),
@@ -142,6 +155,10 @@ def main(argv=None) -> int:
     parser.add_argument("--cased", action="store_true", help="keep case (for cased encoders)")
     parser.add_argument("--skip-bad-files", action="store_true", help="warn and skip binary/non-UTF-8 files")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--scheduler", default=None,
+                        help="run on the Dask cluster at this address (corpus files at the same path on every worker)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="run on a local Dask cluster of N processes (default: no Dask, one process)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     *corpus, output = args.paths
@@ -151,16 +168,25 @@ def main(argv=None) -> int:
             print(f"error: no corpus given and {corpus[0]} is missing; build it with "
                   "`python scripts/build_corpus.py`", file=sys.stderr)
             return 1
+    close = None
     try:
+        client = None
+        if args.scheduler or args.workers:
+            from ..distributed import open_client
+
+            client, close = open_client(args.scheduler, args.workers, ())
         result = prepare(
             corpus, output, max_contexts=args.max_contexts, context_window=args.context_window,
             min_count=args.min_count, rare_max_contexts=args.rare_max_contexts,
             max_rare_words=args.max_rare_words, lowercase=not args.cased,
-            errors="skip" if args.skip_bad_files else "raise", seed=args.seed,
+            errors="skip" if args.skip_bad_files else "raise", seed=args.seed, client=client,
         )
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    finally:
+        if close is not None:
+            close()
     print(json.dumps(asdict(result), indent=1))
     return 0
 

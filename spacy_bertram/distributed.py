@@ -1,0 +1,183 @@
+"""Vector-table shards on a Dask cluster: one BERTRAM model per worker, one task per shard.
+
+Each worker loads the model and opens the context store once (a worker
+plugin does it eagerly when the client registers it; `worker_state` caches it
+per process, so a worker that joins later loads it on its first task). A task
+gets a shard's words and returns the model's fingerprint with the rows; the
+driver writes each shard as it arrives, so a killed run keeps what finished,
+and refuses rows from a worker whose model files differ from the driver's.
+
+Clusters: any scheduler address (the model and the store must be at the same
+path on every worker, and spacy-bertram installed there), a LocalCluster of
+processes (default: one per core, cores shared out as torch threads), or
+dask-cuda's LocalCUDACluster with one worker per GPU.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+
+from .vector_table import ShardStore
+from .vectors import JobSettings, infer_words
+
+logger = logging.getLogger(__name__)
+
+PLUGIN_NAME = "spacy-bertram-model"
+MISSING_DASK = (
+    "The vectors command runs on Dask distributed: pip install 'spacy-bertram[distributed]' "
+    "(or dask and distributed from requirements.txt), or use --workers 0 to run in this process."
+)
+
+
+@dataclass
+class WorkerState:
+    """What one worker process holds: the network on its device, the store, the fingerprint."""
+
+    network: Any
+    store: Any
+    fingerprint: str
+
+
+_STATES: Dict[JobSettings, WorkerState] = {}
+_LOCK = threading.Lock()
+
+
+def worker_state(job: JobSettings) -> WorkerState:
+    """Load the model and open the store once per process (and per job settings)."""
+    with _LOCK:
+        state = _STATES.get(job)
+        if state is None:
+            import torch
+
+            from .component import model_fingerprint
+            from .contexts import ContextStore
+            from .storage import load_bertram
+
+            if job.torch_threads:
+                torch.set_num_threads(job.torch_threads)
+            network = load_bertram(job.model_path, device=job.device)
+            network.eval()
+            state = WorkerState(network, ContextStore.open(job.store_path), model_fingerprint(job.model_path))
+            _STATES[job] = state
+        return state
+
+
+def infer_shard(words: Sequence[str], job: JobSettings) -> Tuple[str, numpy.ndarray]:
+    """A Dask task: the shard's rows, with the fingerprint of the model that made them."""
+    state = worker_state(job)
+    return state.fingerprint, infer_words(state.network, state.store, words, job.max_contexts, job.token_budget)
+
+
+def make_plugin(job: JobSettings) -> Any:
+    """A worker plugin that loads the model as soon as a worker has it."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class LoadBertram(WorkerPlugin):
+        name = PLUGIN_NAME
+
+        def __init__(self, job: JobSettings) -> None:
+            self.job = job
+
+        def setup(self, worker: Any) -> None:
+            worker_state(self.job)
+
+    return LoadBertram(job)
+
+
+def open_client(
+    scheduler: Optional[str], workers: Optional[int], gpu_ids: Sequence[int]
+) -> Tuple[Any, Callable[[], None]]:
+    """A Dask client and a function that closes it (and the cluster it started)."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as err:
+        raise ValueError(MISSING_DASK) from err
+    logging.getLogger("distributed").setLevel(logging.WARNING)  # not every worker start and stop
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="30s")
+        except (OSError, TimeoutError) as err:
+            raise ValueError(f"Cannot reach the Dask scheduler at {scheduler!r}: {err}") from err
+        return client, client.close
+    if gpu_ids:
+        cluster = local_cuda_cluster(gpu_ids)
+    else:
+        n_workers = workers or os.cpu_count() or 1
+        cluster = LocalCluster(
+            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
+    client = Client(cluster)
+
+    def close() -> None:
+        client.close()
+        cluster.close()
+
+    return client, close
+
+
+def local_cuda_cluster(gpu_ids: Sequence[int]) -> Any:
+    """dask-cuda's LocalCUDACluster with one worker per GPU id (clear errors without CUDA)."""
+    try:
+        from dask_cuda import LocalCUDACluster
+    except ImportError as err:
+        raise ValueError(
+            f"--gpu-id {','.join(map(str, gpu_ids))} runs one Dask worker per GPU with dask-cuda: "
+            "pip install 'spacy-bertram[cuda]' (and a CUDA build of torch), or use --workers 0 "
+            "for one GPU in this process."
+        ) from err
+    import torch
+
+    if not torch.cuda.is_available():
+        raise ValueError(
+            f"--gpu-id {','.join(map(str, gpu_ids))}: torch sees no CUDA device on this machine "
+            f"(torch {torch.__version__}); use --gpu-id -1 for the CPU."
+        )
+    return LocalCUDACluster(
+        CUDA_VISIBLE_DEVICES=",".join(str(i) for i in gpu_ids), n_workers=len(gpu_ids),
+        threads_per_worker=1, dashboard_address=None, silence_logs=logging.ERROR,
+    )
+
+
+def run_on_dask(
+    client: Any, shards: ShardStore, todo: Sequence[int], job: JobSettings, model_id: str, progress: bool = True
+) -> None:
+    """Compute the `todo` shards on the cluster, writing each one as it finishes.
+
+    Dask's progress bar runs beside the writer; on any error the remaining
+    tasks are cancelled and the shards written so far stay for the next run.
+    """
+    from distributed import as_completed
+    from distributed.diagnostics.progressbar import progress as dask_progress
+
+    client.register_plugin(make_plugin(job), name=PLUGIN_NAME)
+    futures = [
+        client.submit(infer_shard, shards.shard_words(index), job, key=f"bertram-shard-{index}-{model_id[:8]}", pure=False)
+        for index in todo
+    ]
+    index_of = {future.key: index for future, index in zip(futures, todo)}
+    bar: Optional[threading.Thread] = None
+    if progress:
+        bar = threading.Thread(target=dask_progress, args=(futures,), kwargs={"notebook": False}, daemon=True)
+        bar.start()
+    try:
+        for future in as_completed(futures):
+            fingerprint, vectors = future.result()
+            if fingerprint != model_id:
+                raise ValueError(
+                    f"A Dask worker loaded another BERTRAM model from {job.model_path!r} (fingerprint "
+                    f"{fingerprint}, the driver's is {model_id}): put the same model at that path on every worker."
+                )
+            shards.write(index_of[future.key], vectors)
+            future.release()
+    except BaseException:
+        client.cancel(futures)
+        raise
+    finally:
+        if bar is not None:
+            bar.join(timeout=5)

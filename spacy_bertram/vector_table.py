@@ -1,0 +1,260 @@
+"""A vector table: BERTRAM vectors of a whole vocabulary, computed once, looked up at run time.
+
+A table is a directory with two files, both written atomically:
+- `vectors.safetensors`: one float32 matrix [words, width] (never pickled);
+- `table.json`: the format, the words (row order), the fingerprint of the
+  BERTRAM model that computed the rows, the identity of its encoder, and how
+  the rows were made (contexts per word, the store). Written last: its
+  presence means the table is complete.
+
+A row is only valid for the model and encoder that made it, so both are
+recorded and `check_model` refuses a table from another model: a silently
+wrong vector is worse than none. The words are stored in the form the
+component groups tokens by (lowercased for an uncased network).
+
+While a table is being computed the same directory holds `shards/`: a plan
+(`plan.json`, the words and settings) and one safetensors file per finished
+shard, so a killed run resumes with the shards it has. The finished table
+replaces the directory in one rename, shards and all.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+import numpy
+import srsly
+from safetensors import SafetensorError
+from safetensors.numpy import load as load_arrays
+from safetensors.numpy import load_file, save, save_file
+
+from .fileio import atomic_path, write_json_atomic
+
+PathLike = Union[str, Path]
+
+FORMAT_NAME = "spacy-bertram-vector-table"
+FORMAT_VERSION = 1
+META_FILE = "table.json"
+VECTORS_FILE = "vectors.safetensors"
+SHARDS_DIR = "shards"
+PLAN_FILE = "plan.json"
+#: Encoder fields that must agree (the name or path may differ between machines).
+ENCODER_KEYS = ("vocab_size", "width", "embedding_digest")
+
+
+def encoder_identity(network: Any) -> Dict[str, Any]:
+    """What identifies BERTRAM's encoder: its shape and a digest of sampled embedding rows."""
+    import torch
+
+    table = network.embedding_matrix().detach()
+    n_rows, width = int(table.shape[0]), int(table.shape[1])
+    rows = torch.linspace(0, n_rows - 1, steps=min(64, n_rows)).long().to(table.device)
+    sample = table[rows].float().cpu().contiguous().numpy()
+    digest = hashlib.blake2b(sample.tobytes(), digest_size=16).hexdigest()
+    return {
+        "base_model": str(network.config.base_model),
+        "vocab_size": n_rows,
+        "width": width,
+        "embedding_digest": digest,
+    }
+
+
+class VectorTable:
+    """Words and their float32 vectors, with the model and encoder they belong to."""
+
+    def __init__(self, words: Sequence[str], vectors: numpy.ndarray, meta: Mapping[str, Any]) -> None:
+        vectors = numpy.ascontiguousarray(vectors, dtype="float32")
+        if vectors.ndim != 2 or vectors.shape[0] != len(words):
+            raise ValueError(f"Vector table: {len(words)} words but a matrix of shape {vectors.shape}")
+        if not numpy.isfinite(vectors).all():
+            raise ValueError("Vector table: the matrix holds non-finite values")
+        self.words: List[str] = [str(w) for w in words]
+        self._index: Dict[str, int] = {w: i for i, w in enumerate(self.words)}
+        if len(self._index) != len(self.words):
+            raise ValueError("Vector table: a word occurs twice")
+        vectors.flags.writeable = False
+        self.vectors = vectors
+        self.meta: Dict[str, Any] = dict(meta)
+        self.meta["width"] = int(vectors.shape[1])
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._index
+
+    @property
+    def width(self) -> int:
+        return int(self.vectors.shape[1])
+
+    @property
+    def model_id(self) -> Optional[str]:
+        return self.meta.get("model_id")
+
+    def get(self, word: str) -> Optional[numpy.ndarray]:
+        """The word's (read-only) row, or None."""
+        i = self._index.get(word)
+        return None if i is None else self.vectors[i]
+
+    def check_model(self, model_id: Optional[str], encoder: Mapping[str, Any], where: str = "") -> None:
+        """Raise ValueError unless the table was made by this BERTRAM model on this encoder."""
+        source = f" {where}" if where else ""
+        if self.model_id != model_id:
+            raise ValueError(
+                f"The vector table{source} was computed with another BERTRAM model (fingerprint "
+                f"{self.model_id}, this one is {model_id}): rebuild it with "
+                "`python -m spacy_bertram vectors` for this model."
+            )
+        ours = self.meta.get("encoder", {})
+        bad = [key for key in ENCODER_KEYS if ours.get(key) != encoder.get(key)]
+        if bad:
+            raise ValueError(
+                f"The vector table{source} was computed on another encoder ({ours.get('base_model')!r}, "
+                f"differs in {', '.join(bad)}) than this model's ({encoder.get('base_model')!r}): "
+                "rebuild it for this encoder."
+            )
+
+    # -- serialization ---------------------------------------------------------------
+
+    def _header(self) -> Dict[str, Any]:
+        return {"format": FORMAT_NAME, "version": FORMAT_VERSION, **self.meta, "n_words": len(self)}
+
+    def to_disk(self, path: PathLike) -> None:
+        """Write the table directory in one rename (replacing whatever was there)."""
+        with atomic_path(path, is_dir=True) as tmp:
+            save_file({"vectors": self.vectors}, str(tmp / VECTORS_FILE), metadata={"format": FORMAT_NAME})
+            write_json_atomic(tmp / META_FILE, {**self._header(), "words": self.words}, indent=None)
+
+    @classmethod
+    def from_disk(cls, path: PathLike) -> "VectorTable":
+        path = Path(path)
+        if not (path / META_FILE).is_file():
+            hint = " (an unfinished run: re-run the same `vectors` command to resume)" if (path / SHARDS_DIR).is_dir() else ""
+            raise ValueError(f"No vector table at {str(path)!r}: {META_FILE} is missing{hint}")
+        try:
+            header = json.loads((path / META_FILE).read_text(encoding="utf8"))
+            vectors = load_file(str(path / VECTORS_FILE))["vectors"]
+        except (OSError, ValueError, KeyError, SafetensorError) as err:
+            raise ValueError(f"Corrupt vector table at {str(path)!r}: {err}") from err
+        return cls._from_header(header, vectors, str(path))
+
+    def to_bytes(self) -> bytes:
+        return srsly.msgpack_dumps(
+            {"header": self._header(), "words": self.words, "vectors": save({"vectors": self.vectors})}
+        )
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "VectorTable":
+        try:
+            msg = srsly.msgpack_loads(data)
+            header = {**msg["header"], "words": msg["words"]}
+            vectors = load_arrays(msg["vectors"])["vectors"]
+        except (ValueError, KeyError, TypeError, SafetensorError) as err:
+            raise ValueError(f"Corrupt serialized vector table: {err}") from err
+        return cls._from_header(header, vectors, "serialized bytes")
+
+    @classmethod
+    def _from_header(cls, header: Mapping[str, Any], vectors: numpy.ndarray, source: str) -> "VectorTable":
+        if header.get("format") != FORMAT_NAME or header.get("version") != FORMAT_VERSION:
+            raise ValueError(
+                f"Not a {FORMAT_NAME} v{FORMAT_VERSION} ({source}): found "
+                f"{header.get('format')!r} v{header.get('version')}"
+            )
+        words = header.get("words")
+        if not isinstance(words, list) or len(words) != header.get("n_words"):
+            raise ValueError(f"Corrupt vector table ({source}): the word list does not match n_words")
+        meta = {k: v for k, v in header.items() if k not in ("format", "version", "words", "n_words")}
+        return cls(words, vectors, meta)
+
+
+class ShardStore:
+    """The `shards/` directory of a table being computed: a plan and finished shards.
+
+    A shard is `shard-NNNNN.safetensors` holding its rows, with its words in
+    the file's metadata; each is written atomically, so any file present is
+    whole. `open` refuses shards left by a run with other words or settings.
+    """
+
+    def __init__(self, output: PathLike, plan: Mapping[str, Any]) -> None:
+        self.output = Path(output)
+        self.directory = self.output / SHARDS_DIR
+        self.plan = dict(plan)
+        self.words: List[str] = list(plan["words"])
+        self.shard_size = int(plan["shard_size"])
+
+    @classmethod
+    def open(cls, output: PathLike, words: Sequence[str], shard_size: int, settings: Mapping[str, Any]) -> "ShardStore":
+        if shard_size < 1:
+            raise ValueError(f"shard size must be at least 1, got {shard_size}")
+        plan = {"format": FORMAT_NAME, "words": list(words), "shard_size": int(shard_size), "settings": dict(settings)}
+        store = cls(output, plan)
+        plan_path = store.directory / PLAN_FILE
+        if plan_path.is_file():
+            old = json.loads(plan_path.read_text(encoding="utf8"))
+            if old != json.loads(json.dumps(plan)):
+                raise ValueError(
+                    f"{str(store.directory)!r} holds shards of a run with other words or settings; "
+                    "delete it to start over, or run the same command to resume it."
+                )
+        else:
+            if store.output.exists() and any(store.output.iterdir()) and not store.directory.is_dir():
+                raise ValueError(
+                    f"{str(store.output)!r} exists and is neither this table nor an unfinished run "
+                    "of it: give a new output directory (or delete it)."
+                )
+            store.directory.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(plan_path, plan, indent=None)
+        return store
+
+    @property
+    def n_shards(self) -> int:
+        return (len(self.words) + self.shard_size - 1) // self.shard_size
+
+    def shard_words(self, index: int) -> List[str]:
+        return self.words[index * self.shard_size : (index + 1) * self.shard_size]
+
+    def path(self, index: int) -> Path:
+        return self.directory / f"shard-{index:05d}.safetensors"
+
+    def missing(self) -> List[int]:
+        """Shards still to compute (a shard whose file is unreadable counts as missing)."""
+        todo = []
+        for index in range(self.n_shards):
+            try:
+                self.read(index)
+            except ValueError:
+                todo.append(index)
+        return todo
+
+    def write(self, index: int, vectors: numpy.ndarray) -> None:
+        words = self.shard_words(index)
+        vectors = numpy.ascontiguousarray(vectors, dtype="float32")
+        if vectors.shape[0] != len(words) or not numpy.isfinite(vectors).all():
+            raise ValueError(f"Shard {index}: {vectors.shape[0]} rows for {len(words)} words, or non-finite values")
+        with atomic_path(self.path(index)) as tmp:
+            save_file({"vectors": vectors}, str(tmp), metadata={"words": json.dumps(words, ensure_ascii=False)})
+
+    def read(self, index: int) -> numpy.ndarray:
+        path = self.path(index)
+        if not path.is_file():
+            raise ValueError(f"shard {index} is not computed")
+        try:
+            from safetensors import safe_open
+
+            with safe_open(str(path), framework="numpy") as file_:
+                words = json.loads((file_.metadata() or {}).get("words", "null"))
+                vectors = file_.get_tensor("vectors")
+        except (OSError, ValueError, SafetensorError) as err:
+            raise ValueError(f"shard {index} is unreadable: {err}") from err
+        if words != self.shard_words(index) or vectors.shape[0] != len(words):
+            raise ValueError(f"shard {index} holds other words than the plan")
+        return vectors
+
+    def merge(self, meta: Mapping[str, Any]) -> VectorTable:
+        """The finished table (every shard must be there)."""
+        parts = [self.read(index) for index in range(self.n_shards)]
+        width = parts[0].shape[1] if parts else int(meta.get("width", 0))
+        matrix = numpy.concatenate(parts) if parts else numpy.zeros((0, width), dtype="float32")
+        return VectorTable(self.words, matrix, meta)

@@ -1,0 +1,223 @@
+"""`python -m spacy_bertram vectors`: BERTRAM vectors for a whole vocabulary, once.
+
+The driver: it picks the words (a count range in the context store, a word
+list, or both), plans the table's shards (`vector_table.ShardStore`), and
+fills the shards still missing, either in this process (`workers=0`) or on a
+Dask cluster (`distributed.py`, one model per worker). Every row is what the
+`bertram` component would infer for the word with `contexts="store"`: the
+word's first `max_contexts` store contexts through `BertramNetwork.infer`.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy
+from tqdm import tqdm
+
+from .contexts import ContextStore
+from .network import BertramNetwork, default_token_budget
+from .vector_table import META_FILE, ShardStore, VectorTable, encoder_identity
+
+logger = logging.getLogger(__name__)
+
+PathLike = Union[str, Path]
+DEFAULT_SHARD_SIZE = 256
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """What every worker needs to compute rows: paths must be valid where the worker runs."""
+
+    model_path: str
+    store_path: str
+    max_contexts: int = 8
+    token_budget: int = 0  # 0: the device's default budget
+    device: str = "cpu"
+    torch_threads: int = 0  # 0: torch's own default
+
+
+def read_word_list(path: PathLike) -> List[str]:
+    """Words of a file, one per line (a tab and anything after it is ignored; '#' lines skipped)."""
+    try:
+        lines = Path(path).read_text(encoding="utf8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"Cannot read the word list {str(path)!r}: {err}") from err
+    words = [line.split("\t")[0].strip() for line in lines if line.strip() and not line.startswith("#")]
+    if not words:
+        raise ValueError(f"The word list {str(path)!r} has no words")
+    return words
+
+
+def select_words(
+    store: ContextStore,
+    word_key: Callable[[str], str],
+    min_count: int = 1,
+    max_count: Optional[int] = None,
+    word_list: Optional[Iterable[str]] = None,
+    min_contexts: int = 1,
+) -> List[str]:
+    """Words with min_count <= count < max_count (most frequent first), or those of a word list.
+
+    With a word list and a count range, the list's words in the range. Words
+    with fewer than `min_contexts` store contexts are left out: the component
+    infers those from the document's own sentences, which beats a form-only
+    vector. Words are keyed as the component keys tokens (`word_key`).
+    """
+    if max_count is not None and max_count <= min_count:
+        raise ValueError(f"max_count ({max_count}) must be above min_count ({min_count})")
+    if word_list is not None:
+        candidates: Iterable[str] = (w for w in word_list)
+    else:
+        candidates = (w for w, n in store.counts(min_count, min_contexts) if max_count is None or n < max_count)
+    words: List[str] = []
+    seen = set()
+    for word in candidates:
+        key = word_key(word)
+        if key in seen:
+            continue
+        if word_list is not None:
+            count = store.count(key)
+            if count < min_count or (max_count is not None and count >= max_count):
+                continue
+            if store.num_contexts(key) < min_contexts:
+                continue
+        seen.add(key)
+        words.append(key)
+    return words
+
+
+def store_items(store: ContextStore, words: Sequence[str], max_contexts: int) -> List[Tuple[str, List[str]]]:
+    return [(word, store.contexts(word, limit=max_contexts)) for word in words]
+
+
+def infer_words(
+    network: BertramNetwork, store: ContextStore, words: Sequence[str], max_contexts: int, token_budget: int = 0
+) -> numpy.ndarray:
+    """Rows for `words` from their store contexts: the single-process reference."""
+    budget = token_budget or default_token_budget(network.device)
+    return network.infer(store_items(store, words, max_contexts), token_budget=budget)
+
+
+def table_meta(model_id: str, encoder: Dict[str, Any], job: JobSettings, store: ContextStore, key: str) -> Dict[str, Any]:
+    return {
+        "model_id": model_id,
+        "encoder": encoder,
+        "word_key": key,
+        "max_contexts": job.max_contexts,
+        "store": {k: store.meta.get(k) for k in ("total_words", "vocab_size", "seed", "window", "lowercase")},
+    }
+
+
+def run_in_process(shards: ShardStore, todo: Sequence[int], job: JobSettings, progress: bool = True) -> None:
+    """Fill the shards one after the other here (no Dask): for one device or debugging."""
+    from .distributed import worker_state
+
+    state = worker_state(job)
+    for index in tqdm(todo, desc="Shards", unit=" shards", disable=not progress):
+        shards.write(index, infer_words(state.network, state.store, shards.shard_words(index),
+                                        job.max_contexts, job.token_budget))
+
+
+def build_vector_table(
+    model_path: PathLike,
+    store_path: PathLike,
+    output: PathLike,
+    *,
+    min_count: int = 1,
+    max_count: Optional[int] = None,
+    word_list: Optional[PathLike] = None,
+    min_contexts: int = 1,
+    max_contexts: int = 8,
+    shard_size: int = DEFAULT_SHARD_SIZE,
+    workers: Optional[int] = None,
+    scheduler: Optional[str] = None,
+    gpu_ids: Sequence[int] = (),
+    token_budget: int = 0,
+    progress: bool = True,
+) -> Dict[str, Any]:
+    """Compute (or finish) the vector table at `output`; returns a summary.
+
+    Re-running the same command after a kill computes only the missing
+    shards. `workers=0` runs in this process; otherwise a Dask cluster at
+    `scheduler`, or a new LocalCluster of `workers` processes (default: one
+    per core), or a LocalCUDACluster with one worker per id in `gpu_ids`.
+    """
+    from .component import model_fingerprint, word_key_function
+    from .storage import load_bertram
+
+    start = time.perf_counter()
+    if max_contexts < 1:
+        raise ValueError("max_contexts must be at least 1")
+    model_path, store_path = Path(model_path).resolve(), Path(store_path).resolve()
+    network = load_bertram(model_path)  # here for the word key and the encoder identity
+    model_id = model_fingerprint(model_path)
+    encoder = encoder_identity(network)
+    key_fn = word_key_function(network)
+    key = "lower" if key_fn is str.lower else "cased"
+    store = ContextStore.open(store_path)
+    listed = read_word_list(word_list) if word_list is not None else None
+    words = select_words(store, key_fn, min_count, max_count, listed, min_contexts)
+    if not words:
+        raise ValueError(
+            f"No words selected from {str(store_path)!r} (count range {min_count}..{max_count}, "
+            f"at least {min_contexts} contexts{', from the word list' if listed is not None else ''})"
+        )
+    device = "cuda" if gpu_ids else "cpu"
+    job = JobSettings(str(model_path), str(store_path), max_contexts, token_budget, device)
+    meta = table_meta(model_id, encoder, job, store, key)
+    out = Path(output)
+    if (out / META_FILE).is_file():
+        done = VectorTable.from_disk(out)
+        if done.words == words and {k: done.meta.get(k) for k in meta} == meta:
+            return {"output": str(out), "words": len(done), "computed_shards": 0, "already_done": True}
+        raise ValueError(f"{str(out)!r} holds another vector table: give a new output directory (or delete it)")
+    shards = ShardStore.open(out, words, shard_size, {k: v for k, v in meta.items() if k != "encoder"})
+    todo = shards.missing()
+    logger.info("Vector table %s: %d words in %d shards, %d to compute", out, len(words), shards.n_shards, len(todo))
+    del network  # the workers load their own
+    compute_start = time.perf_counter()
+    where = "this process"
+    if todo and workers == 0:
+        if gpu_ids:
+            job = JobSettings(**{**asdict(job), "device": f"cuda:{gpu_ids[0]}"})
+        run_in_process(shards, todo, job, progress)
+    elif todo:
+        from .distributed import open_client, run_on_dask
+
+        client, close = open_client(scheduler, workers, gpu_ids)
+        try:
+            where = describe_client(client)
+            if scheduler is None and not gpu_ids:
+                job = JobSettings(**{**asdict(job), "torch_threads": local_threads(client)})
+            run_on_dask(client, shards, todo, job, model_id, progress)
+        finally:
+            close()
+    compute_seconds = time.perf_counter() - compute_start
+    table = shards.merge(meta)
+    table.to_disk(out)
+    computed = sum(len(shards.shard_words(i)) for i in todo)
+    return {
+        "output": str(out), "words": len(table), "width": table.width, "shards": shards.n_shards,
+        "computed_shards": len(todo), "resumed_shards": shards.n_shards - len(todo), "computed_words": computed,
+        "on": where, "compute_seconds": round(compute_seconds, 2),
+        "words_per_s": round(computed / compute_seconds, 1) if computed and compute_seconds > 0 else None,
+        "seconds": round(time.perf_counter() - start, 2),
+    }
+
+
+def describe_client(client: Any) -> str:
+    info = client.scheduler_info()
+    workers = info.get("workers", {})
+    return f"Dask scheduler {info.get('address')} with {len(workers)} workers"
+
+
+def local_threads(client: Any) -> int:
+    """Torch threads per worker of a local cluster: the cores shared out among the workers."""
+    import os
+
+    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+    return max(1, (os.cpu_count() or 1) // n_workers)

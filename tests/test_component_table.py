@@ -1,0 +1,91 @@
+"""The `bertram` component with a vector table: lookups, skipping, model checks, round trips."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Sequence
+
+import numpy
+import pytest
+import spacy
+from spacy.lang.en import English
+
+from spacy_bertram import load_bertram
+from spacy_bertram.component import model_fingerprint
+from spacy_bertram.vector_table import VectorTable, encoder_identity
+from test_component import TEXT, bertram_dir, make_bertram_dir, make_nlp, same_vectors  # noqa: F401  (fixture)
+
+TEXTS = [TEXT, "A zorbing quokka.", "", "the cat"]
+
+
+def make_table(bertram_dir: str, words: Sequence[str], path: Path) -> VectorTable:
+    """Rows 1.0, 2.0, ... (nothing BERTRAM would infer), tagged for this model and encoder."""
+    network = load_bertram(bertram_dir)
+    rows = numpy.repeat(numpy.arange(1, len(words) + 1, dtype="float32")[:, None], network.width, axis=1)
+    table = VectorTable(list(words), rows, {"model_id": model_fingerprint(bertram_dir),
+                                            "encoder": encoder_identity(network)})
+    table.to_disk(path)
+    return table
+
+
+def count_inferred(pipe, monkeypatch) -> List[List[str]]:
+    calls: List[List[str]] = []
+    infer = pipe.infer
+    monkeypatch.setattr(pipe, "infer", lambda items: calls.append([w for w, _ in items]) or infer(items))
+    return calls
+
+
+def test_words_in_the_table_get_their_row_without_inference(bertram_dir, tiny_bert_path, tmp_path, monkeypatch):
+    make_table(bertram_dir, ["kumquat", "quokka"], tmp_path / "table")
+    nlp = make_nlp(bertram_dir, tiny_bert_path, vector_table=str(tmp_path / "table"))
+    pipe = nlp.get_pipe("bertram")
+    inferred = count_inferred(pipe, monkeypatch)
+    docs = list(nlp.pipe(TEXTS))
+    assert sorted(docs[0]._.bertram) == [1, 11] and all((docs[0]._.bertram[i] == 1.0).all() for i in (1, 11))
+    assert sorted(docs[1]._.bertram) == [1, 2] and (docs[1]._.bertram[2] == 2.0).all()
+    assert inferred == [["zorbing"]]  # only the word the table lacks
+    assert not (docs[1]._.bertram[1] == 1.0).all() and docs[2]._.bertram == {}
+    skip = make_nlp(bertram_dir, tiny_bert_path, vector_table=str(tmp_path / "table"), infer_missing=False)
+    inferred = count_inferred(skip.get_pipe("bertram"), monkeypatch)
+    doc = skip("A zorbing quokka.")
+    assert sorted(doc._.bertram) == [2] and inferred == []  # zorbing keeps its stock encoding
+
+
+def test_table_given_at_initialize_and_refused_for_another_model(bertram_dir, tiny_bert_path, tmp_path):
+    make_table(bertram_dir, ["kumquat"], tmp_path / "table")
+    nlp = make_nlp(bertram_dir, tiny_bert_path)
+    nlp.get_pipe("bertram").initialize(lambda: [], nlp=nlp, vector_table=str(tmp_path / "table"))
+    assert (nlp(TEXT)._.bertram[1] == 1.0).all()
+    other = make_bertram_dir(tmp_path / "other", tiny_bert_path, seed=1)
+    make_table(other, ["kumquat"], tmp_path / "other-table")
+    with pytest.raises(ValueError, match="another BERTRAM model"):
+        make_nlp(bertram_dir, tiny_bert_path, vector_table=str(tmp_path / "other-table"))
+    with pytest.raises(ValueError, match="No vector table"):
+        make_nlp(bertram_dir, tiny_bert_path, vector_table=str(tmp_path / "nowhere"))
+
+
+def test_encoder_of_the_table_must_match(bertram_dir, tiny_bert_path, tmp_path):
+    table = make_table(bertram_dir, ["kumquat"], tmp_path / "table")
+    table.meta["encoder"] = {**table.meta["encoder"], "embedding_digest": "f" * 32}
+    table.to_disk(tmp_path / "table")
+    with pytest.raises(ValueError, match="another encoder"):
+        make_nlp(bertram_dir, tiny_bert_path, vector_table=str(tmp_path / "table"))
+
+
+def test_table_round_trips_with_the_pipeline(bertram_dir, tiny_bert_path, tmp_path):
+    make_table(bertram_dir, ["kumquat", "quokka"], tmp_path / "table")
+    nlp = make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, vector_table=str(tmp_path / "table"))
+    docs = list(nlp.pipe(TEXTS))
+    nlp.to_disk(tmp_path / "pipeline")
+    # One part of the component's save (serialization.py): listed in cfg with its digest.
+    assert (tmp_path / "pipeline" / "bertram" / "vector_table").is_file()
+    assert "vector_table" in json.loads((tmp_path / "pipeline" / "bertram" / "cfg").read_text())["parts"]
+    # Neither the table's nor the model's original directory is needed any more.
+    moved = {"components.bertram.vector_table": "/nowhere", "components.bertram.model_path": "/nowhere"}
+    loaded = spacy.load(tmp_path / "pipeline", config=moved)
+    from_bytes = English.from_config(nlp.config).from_bytes(nlp.to_bytes())
+    for other in (loaded, from_bytes):
+        pipe = other.get_pipe("bertram")
+        pipe.cache.clear()
+        assert pipe.vectors is not None and pipe.vectors.words == ["kumquat", "quokka"]
+        assert all(same_vectors(a, b) for a, b in zip(docs, other.pipe(TEXTS)))

@@ -1,0 +1,204 @@
+"""Vector tables: the format, word selection, `vectors` in process and on a 2-worker LocalCluster, resuming."""
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import numpy
+import pytest
+
+from spacy_bertram import load_bertram
+from spacy_bertram.component import model_fingerprint, word_key_function
+from spacy_bertram.contexts import ContextStore
+from spacy_bertram.training.prepare import prepare
+from spacy_bertram.vector_table import SHARDS_DIR, VectorTable, encoder_identity
+from spacy_bertram.vectors import build_vector_table, read_word_list, select_words
+from test_component import make_bertram_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+RARE = ["kumquat", "quokka", "tarantula", "zorbing", "kumquats"]
+LINES = [
+    f"the {adj} farmer saw a {word} near the {place} and {verb} it"
+    for i, (word, adj, place, verb) in enumerate(
+        (w, a, p, v)
+        for w in RARE
+        for a in ("old", "small", "good", "new")
+        for p, v in (("market", "liked"), ("river", "sold"), ("garden", "ate"))
+    )
+]
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("vectors-store")
+    (directory / "corpus.txt").write_text("\n".join(LINES) + "\n", encoding="utf8")
+    prepare(directory / "corpus.txt", directory / "out", min_count=30, max_contexts=4, rare_max_contexts=6,
+            progress=False)
+    return directory / "out"
+
+
+@pytest.fixture(scope="module")
+def model_dir(tiny_bert_path, tmp_path_factory) -> str:
+    return make_bertram_dir(tmp_path_factory.mktemp("vectors-model") / "model", tiny_bert_path)
+
+
+def reference(model_dir: str, store_dir: Path, words, max_contexts: int) -> numpy.ndarray:
+    """What a single process gets from `network.infer` on the words' store contexts."""
+    network = load_bertram(model_dir)
+    with ContextStore.open(store_dir / "contexts.sqlite") as store:
+        return network.infer([(w, store.contexts(w, limit=max_contexts)) for w in words])
+
+
+def test_table_round_trips_and_refuses_another_model(model_dir, tmp_path):
+    network = load_bertram(model_dir)
+    encoder = encoder_identity(network)
+    rows = numpy.arange(12, dtype="float32").reshape(3, 4) / 7
+    table = VectorTable(["kumquat", "quokka", "zorbing"], rows, {"model_id": "abc", "encoder": encoder})
+    assert numpy.array_equal(table.get("quokka"), rows[1]) and table.get("apple") is None
+    table.to_disk(tmp_path / "t")
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == ["table.json", "vectors.safetensors"]
+    for loaded in (VectorTable.from_disk(tmp_path / "t"), VectorTable.from_bytes(table.to_bytes())):
+        assert loaded.words == table.words and numpy.array_equal(loaded.vectors, rows)
+        assert loaded.vectors.dtype == numpy.float32 and loaded.meta == table.meta
+    table.check_model("abc", encoder)
+    with pytest.raises(ValueError, match="another BERTRAM model"):
+        table.check_model("other", encoder)
+    with pytest.raises(ValueError, match="another encoder.*embedding_digest"):
+        table.check_model("abc", {**encoder, "embedding_digest": "0" * 32})
+    with pytest.raises(ValueError, match="occurs twice"):
+        VectorTable(["a", "a"], rows[:2], {})
+    with pytest.raises(ValueError, match="non-finite"):
+        VectorTable(["a"], numpy.full((1, 4), numpy.nan, "float32"), {})
+    (tmp_path / "t" / "table.json").write_text("{}", encoding="utf8")
+    with pytest.raises(ValueError, match="Not a spacy-bertram-vector-table"):
+        VectorTable.from_disk(tmp_path / "t")
+
+
+def test_word_selection_by_count_range_and_word_list(model_dir, store_dir, tmp_path):
+    network = load_bertram(model_dir)
+    key = word_key_function(network)
+    with ContextStore.open(store_dir / "contexts.sqlite") as store:
+        assert store.count("kumquat") == 12 and store.count("the") == 120
+        rare = select_words(store, key, min_count=1, max_count=30)
+        counts = dict(store.counts())
+        assert set(RARE) <= set(rare) and len(rare) == 15 and all(1 <= counts[w] < 30 for w in rare)
+        assert [counts[w] for w in rare] == sorted((counts[w] for w in rare), reverse=True)  # most frequent first
+        assert select_words(store, key, min_count=13, max_count=30) == rare[:10]  # not the 12-count words
+        (tmp_path / "words.txt").write_text("# my domain\nQuokka\t7\nunseenword\nkumquat\nthe\n", encoding="utf8")
+        listed = read_word_list(tmp_path / "words.txt")
+        assert listed == ["Quokka", "unseenword", "kumquat", "the"]
+        # In range and with store contexts, keyed as the component keys tokens (cased for this network).
+        assert key is str and select_words(store, key, 1, 30, listed) == ["Quokka", "kumquat"]
+        assert select_words(store, str.lower, 1, None, listed) == ["quokka", "kumquat", "the"]
+    with pytest.raises(ValueError, match="must be above"):
+        select_words(store, key, 5, 5)
+
+
+def test_vectors_in_process_equal_single_process_infer(model_dir, store_dir, tmp_path):
+    out = tmp_path / "table"
+    summary = build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=3,
+                                 shard_size=4, workers=0, progress=False)
+    table = VectorTable.from_disk(out)
+    assert summary["words"] == len(table) == summary["computed_words"] and summary["shards"] == -(-len(table) // 4)
+    assert not (out / SHARDS_DIR).exists()
+    expected = reference(model_dir, store_dir, table.words, 3)
+    assert numpy.allclose(table.vectors, expected, atol=1e-5) and numpy.abs(expected).max() > 0.01
+    assert table.model_id == model_fingerprint(model_dir) and table.meta["max_contexts"] == 3
+    assert table.meta["encoder"] == encoder_identity(load_bertram(model_dir)) and table.meta["word_key"] == "cased"
+    again = build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=3,
+                               shard_size=4, workers=0, progress=False)
+    assert again["already_done"] and again["computed_shards"] == 0
+    with pytest.raises(ValueError, match="another vector table"):
+        build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=2,
+                           shard_size=4, workers=0, progress=False)
+
+
+def test_a_killed_run_resumes_with_the_missing_shards(model_dir, store_dir, tmp_path, monkeypatch):
+    import spacy_bertram.vectors as vectors_mod
+
+    calls = []
+    real = vectors_mod.infer_words
+    killed = []
+
+    def dies_on_third_shard(network, store, words, max_contexts, token_budget=0):
+        calls.append(list(words))
+        if len(calls) == 3 and not killed:
+            killed.append(True)
+            raise KeyboardInterrupt  # the run is killed while computing shard 3
+        return real(network, store, words, max_contexts, token_budget)
+
+    monkeypatch.setattr(vectors_mod, "infer_words", dies_on_third_shard)
+    out = tmp_path / "table"
+    args = (model_dir, store_dir / "contexts.sqlite", out)
+    settings = dict(max_count=30, max_contexts=3, shard_size=3, workers=0, progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        build_vector_table(*args, **settings)
+    assert not (out / "table.json").exists()
+    assert sorted(p.name for p in (out / SHARDS_DIR).iterdir()) == [
+        "plan.json", "shard-00000.safetensors", "shard-00001.safetensors"]
+    with pytest.raises(ValueError, match="No vector table.*resume"):
+        VectorTable.from_disk(out)
+    with pytest.raises(ValueError, match="other words or settings"):
+        build_vector_table(*args, **{**settings, "max_contexts": 2})
+    calls.clear()
+    summary = build_vector_table(*args, **settings)
+    assert summary["resumed_shards"] == 2 and summary["computed_shards"] == summary["shards"] - 2
+    table = VectorTable.from_disk(out)
+    assert calls[0] == table.words[6:9]  # it went on at shard 3
+    assert numpy.allclose(table.vectors, reference(model_dir, store_dir, table.words, 3), atol=1e-5)
+
+
+def test_vectors_on_a_two_worker_local_cluster(model_dir, store_dir, tmp_path):
+    """A real LocalCluster of 2 processes gives the single-process rows."""
+    pytest.importorskip("distributed")
+    out = tmp_path / "table"
+    summary = build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=3,
+                                 shard_size=3, workers=2, progress=False)
+    assert "with 2 workers" in summary["on"]
+    table = VectorTable.from_disk(out)
+    assert summary["computed_words"] == len(table) >= 10
+    assert numpy.allclose(table.vectors, reference(model_dir, store_dir, table.words, 3), atol=1e-5)
+
+
+def test_gpu_workers_need_dask_cuda_and_cuda(monkeypatch):
+    import torch
+
+    from spacy_bertram import distributed
+
+    monkeypatch.setitem(sys.modules, "dask_cuda", None)  # not installed
+    with pytest.raises(ValueError, match=r"--gpu-id 0,1 .*dask-cuda.*spacy-bertram\[cuda\]"):
+        distributed.local_cuda_cluster([0, 1])
+    made = {}
+    fake = types.ModuleType("dask_cuda")
+    fake.LocalCUDACluster = lambda **kwargs: made.update(kwargs) or "cluster"
+    monkeypatch.setitem(sys.modules, "dask_cuda", fake)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="sees no CUDA device"):
+        distributed.local_cuda_cluster([0])
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert distributed.local_cuda_cluster([0, 1]) == "cluster"
+    assert made["CUDA_VISIBLE_DEVICES"] == "0,1" and made["n_workers"] == 2 and made["threads_per_worker"] == 1
+
+
+def test_vectors_cli_help_and_errors(model_dir, store_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_bertram.cli import app
+
+    def cli(*args):
+        return CliRunner().invoke(app, ["vectors", *map(str, args)])
+
+    shown = cli("--help")
+    assert shown.exit_code == 0
+    for option in ("--min-count", "--max-count", "--words", "--max-contexts", "--workers", "--scheduler", "--gpu-id"):
+        assert option in shown.output
+    bad = cli(model_dir, store_dir / "contexts.sqlite", tmp_path / "t", "--gpu-id", "x")
+    assert bad.exit_code == 1 and "--gpu-id must be" in bad.output
+    none = cli(model_dir, store_dir / "contexts.sqlite", tmp_path / "t", "--min-count", "1000", "--workers", "0")
+    assert none.exit_code == 1 and "No words selected" in none.output
+    ok = cli(model_dir, store_dir / "contexts.sqlite", tmp_path / "t", "--max-count", "30", "--workers", "0",
+             "--no-progress")
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output[ok.output.index("{"):])["words"] == len(VectorTable.from_disk(tmp_path / "t"))
