@@ -1,4 +1,4 @@
-"""The three BERTRAM training stages (DESIGN.md, "Three stages"), with checkpoints.
+"""BERTRAM training stages (the paper's three for add/shallow/replace, one for inplace), with checkpoints.
 
 1. context: mode "context" (the SHALLOW path without form), trains the
    attentive-mimicking layer and the projection A, b;
