@@ -74,6 +74,17 @@ def test_project_passes_gpu_id_to_every_training_and_evaluation_step():
     assert {"train", "train-baseline", "rarify", "evaluate", "similarity", "intrinsic"} <= seen
 
 
+def test_project_file_passes_weasels_own_validation():
+    """`spacy project run` validates the whole file first: a workflow named like a
+    command (or any schema error) would stop every step, `all` included."""
+    from weasel.schemas import ProjectConfigSchema, validate
+    from weasel.util.validation import validate_project_commands
+
+    project = srsly.read_yaml(ROOT / "project.yml")
+    assert validate(ProjectConfigSchema, project) == []
+    validate_project_commands(project)  # exits (SystemExit) on a clash
+
+
 def test_project_workflows_and_vars():
     project = srsly.read_yaml(ROOT / "project.yml")
     names = {c["name"] for c in project["commands"]}
