@@ -49,13 +49,13 @@ setup(
             "spacy-bertram.TransformerModel.v1 = spacy_bertram.injection:create_TransformerModel_v1",
             "spacy-bertram.Tok2VecTransformer.v1 = spacy_bertram.injection:create_Tok2VecTransformer_v1",
         ],
-        "spacy_factories": ["bertram = spacy_bertram.component:make_bertram"],
+        "spacy_factories": ["bertram = spacy_bertram.pipeline.component:make_bertram"],
         "spacy_misc": [
             "spacy-bertram.RareWords.v1 = spacy_bertram.rare_words:make_rare_word_rule",
-            "spacy-bertram.encoder_path.v1 = spacy_bertram.component:encoder_path",
+            "spacy-bertram.encoder_path.v1 = spacy_bertram.pipeline.component:encoder_path",
         ],
         "spacy_callbacks": [
-            "spacy-bertram.freeze_embeddings.v1 = spacy_bertram.baseline:create_freeze_embeddings",
+            "spacy-bertram.freeze_embeddings.v1 = spacy_bertram.evaluation.baseline:create_freeze_embeddings",
         ],
         "console_scripts": ["spacy-bertram = spacy_bertram.cli:main"],
     },

@@ -34,11 +34,11 @@ import spacy
 import torch
 from spacy.tokens import Doc
 
-import spacy_bertram.component  # noqa: F401  (registers the factory)
+import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory)
 from spacy_bertram import NgramVocab, create_bertram, save_bertram
-from spacy_bertram.corpus import tokenize
+from spacy_bertram.training.corpus import tokenize
 from spacy_bertram.encoder import resolve_base_model
-from spacy_bertram.registry_data import default_assets_dir
+from spacy_bertram.training.registry_data import default_assets_dir
 
 from timing import timed  # benchmarks/timing.py (scripts run from this folder)
 

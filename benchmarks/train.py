@@ -28,7 +28,8 @@ import torch
 
 from spacy_bertram.encoder import load_encoder
 from spacy_bertram.training.ota import OTASettings
-from spacy_bertram.training.sources import MemoryContexts, open_context_source
+from spacy_bertram.pipeline.contexts import open_context_store
+from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.stages import StageSpec, TrainingRun, TrainSettings
 from spacy_bertram.training.targets import build_targets
 
@@ -37,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def context_source(store: Path, corpus: Path, max_lines: int):
     if store.exists():
-        return open_context_source(store), f"context store {store}"
+        return open_context_store(store), f"context store {store}"
     files = sorted(corpus.glob("*.txt"))
     if not files:
         sys.exit(f"No context store at {store} and no corpus in {corpus}: run `python -m spacy_bertram "

@@ -39,13 +39,13 @@ import numpy
 import torch
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
-from spacy_bertram.component import model_fingerprint
-from spacy_bertram.contexts import ContextStore
-from spacy_bertram.distributed import open_client, run_on_dask
+from spacy_bertram.storage import model_fingerprint
+from spacy_bertram.pipeline.contexts import ContextStore
+from spacy_bertram.training.distributed import open_client, run_on_dask
 from spacy_bertram.encoder import resolve_base_model
-from spacy_bertram.registry_data import default_assets_dir
-from spacy_bertram.vector_table import ShardStore, VectorTable, encoder_identity
-from spacy_bertram.vectors import JobSettings, infer_words
+from spacy_bertram.training.registry_data import default_assets_dir
+from spacy_bertram.pipeline.vector_table import ShardStore, VectorTable, encoder_identity
+from spacy_bertram.training.vectors import JobSettings, infer_words
 
 from pipeline import build, load_texts  # benchmarks/pipeline.py (scripts run from this folder)
 from timing import timed  # benchmarks/timing.py

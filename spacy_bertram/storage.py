@@ -8,8 +8,9 @@ corpus, from which the `bertram` component tells rare words.
 """
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Union
+from typing import Dict, Mapping, Optional
 
 import srsly
 import torch
@@ -23,13 +24,13 @@ from .fileio import atomic_path, write_json_atomic
 from .network import BertramNetwork
 from .ngrams import NgramVocab
 from .rare_words import COUNTS_FILE, write_counts
+from .types import PathLike
 
 CONFIG_FILE = "config.json"
 NGRAMS_FILE = "ngrams.json"
 WEIGHTS_FILE = "weights.safetensors"
 MODEL_FILES = (CONFIG_FILE, NGRAMS_FILE, WEIGHTS_FILE)
 
-PathLike = Union[str, Path]
 
 
 def create_bertram(
@@ -150,3 +151,13 @@ def network_from_bytes(
     if device is not None:
         network.to(device)
     return network
+
+
+def model_fingerprint(path: PathLike) -> str:
+    """Content hash of a BERTRAM model directory: cache entries are valid for this model only."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name in MODEL_FILES:
+        with open(Path(path) / name, "rb") as file_:
+            for block in iter(lambda: file_.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()

@@ -1,11 +1,26 @@
-"""Shared fixtures: a tiny BERT built locally (no downloads) and the real MiniLM."""
+"""Shared fixtures and helpers: a tiny BERT built locally (no downloads), the real MiniLM,
+a BERTRAM model directory on the tiny BERT and pipelines around it, tiny training runs,
+and the `slow` marker (deselect with `-m "not slow"`)."""
 from __future__ import annotations
 
+import random
 import string
 from pathlib import Path
+from typing import Dict, Optional, Sequence
 
+import numpy
 import pytest
+import spacy
 import torch
+from spacy.tokens import Doc
+
+from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
+from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
+from spacy_bertram.rare_words import write_counts
+from spacy_bertram.storage import model_fingerprint
+from spacy_bertram.training.ota import OTASettings
+from spacy_bertram.training.run import train
+from spacy_bertram.training.stages import TrainSettings
 
 torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
 
@@ -99,3 +114,116 @@ def write_tiny_roberta(directory: Path, seed: int = 0, hidden: int = 32) -> Path
 @pytest.fixture(scope="session")
 def tiny_roberta_path(tmp_path_factory) -> str:
     return str(write_tiny_roberta(tmp_path_factory.mktemp("tiny-roberta")))
+
+
+# -- BERTRAM models and pipelines on the tiny BERT ------------------------------------------
+
+EXTRA_WORDS = ["kumquat", "kumquats", "tarantula", "zorbing", "quokka"]
+TEXT = "The kumquat grows in a garden. A farmer sold one kumquat at the market."
+
+
+def make_bertram_dir(path: Path, base_model: str, counts: Optional[Dict[str, int]] = None, seed: int = 0) -> str:
+    """A BERTRAM model directory on `base_model` (random weights: what matters here is plumbing)."""
+    import torch
+
+    torch.manual_seed(seed)
+    ngrams = NgramVocab.from_words(TINY_WORDS + EXTRA_WORDS, min_count=1)
+    network = create_bertram(base_model, ngrams, max_seq_length=32, max_contexts=8)
+    save_bertram(network, path)
+    if counts is not None:
+        write_counts(path / "counts.tsv", counts)
+    return str(path)
+
+
+def transformer_config(name: str, injection: str = "slash") -> dict:
+    return {
+        "model": {
+            "@architectures": "spacy-bertram.TransformerModel.v1",
+            "name": name,
+            "injection": injection,
+            # The tiny fixture's tokenizer does not know its 128 positions: say so.
+            "tokenizer_config": {"use_fast": True, "model_max_length": 128},
+            "get_spans": {"@span_getters": "spacy-transformers.strided_spans.v1", "window": 128, "stride": 96},
+        }
+    }
+
+
+def make_nlp(
+    bertram_dir: str,
+    base_model: str,
+    transformer: Optional[str] = None,
+    textcat: bool = False,
+    sentencizer: bool = False,
+    **settings,
+) -> spacy.Language:
+    nlp = spacy.blank("en")
+    if sentencizer:
+        nlp.add_pipe("sentencizer")
+    config = {"model_path": bertram_dir, "model": {"base_model": base_model}, **settings}
+    nlp.add_pipe("bertram", config=config)
+    if transformer:
+        nlp.add_pipe("transformer", config=transformer_config(transformer))
+    if textcat:
+        reduce = {f"use_reduce_{k}": k == "mean" for k in ("first", "last", "max", "mean")}
+        listener = {
+            "@architectures": "spacy-transformers.TransformerListener.v1",
+            "grad_factor": 1.0,
+            "pooling": {"@layers": "reduce_mean.v1"},
+        }
+        model = {"@architectures": "spacy.TextCatReduce.v1", "exclusive_classes": True, "tok2vec": listener, **reduce}
+        pipe = nlp.add_pipe("textcat", config={"model": model})
+        pipe.add_label("POS")
+        pipe.add_label("NEG")
+    nlp.initialize()
+    return nlp
+
+
+def same_vectors(a: Doc, b: Doc) -> bool:
+    return a._.bertram.keys() == b._.bertram.keys() and all(
+        numpy.array_equal(a._.bertram[k], b._.bertram[k]) for k in a._.bertram
+    )
+
+
+@pytest.fixture(scope="session")
+def bertram_dir(tiny_bert_path, tmp_path_factory) -> str:
+    return make_bertram_dir(tmp_path_factory.mktemp("bertram") / "model", tiny_bert_path)
+
+
+def make_table(bertram_dir: str, words: Sequence[str], path: Path) -> VectorTable:
+    """Rows 1.0, 2.0, ... (nothing BERTRAM would infer), tagged for this model and encoder."""
+    network = load_bertram(bertram_dir)
+    rows = numpy.repeat(numpy.arange(1, len(words) + 1, dtype="float32")[:, None], network.width, axis=1)
+    table = VectorTable(list(words), rows, {"model_id": model_fingerprint(bertram_dir),
+                                            "encoder": encoder_identity(network)})
+    table.to_disk(path)
+    return table
+
+
+# -- tiny training runs ----------------------------------------------------------------------
+
+WORDS = (
+    "the cat dog fox bird fish tree house car road city river sea sky sun moon day night apple lemon "
+    "garden farm farmer market people time year man woman child kumquats unable grower sweet sour"
+).split()
+SMALL = dict(mode="add", epochs=(2, 2, 2), batch_words=(8, 8, 8), min_contexts=2, max_contexts=6, pool_contexts=6,
+             max_seq_length=24, lr=(1e-2, 1e-2, 1e-2))
+
+
+def corpus_lines(n_lines: int = 300, seed: int = 0):
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(9)) for _ in range(n_lines)]
+
+
+class Killed(Exception):
+    pass
+
+
+def _train(source, out, tiny, **kwargs):
+    settings = TrainSettings(**{**SMALL, **kwargs.pop("settings", {})})
+    return train(source, out, base_model=tiny, settings=settings, min_count=20, held_out_fraction=0.1,
+                 ota=OTASettings(steps=2), progress=False, log=lambda _: None, **kwargs)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: expensive (venvs, `spacy train` subprocesses, n_process=2, "
+                                       "baselines trained twice); CI runs them, `-m \"not slow\"` skips them")

@@ -14,83 +14,15 @@ import spacy
 from spacy.lang.en import English
 from spacy.tokens import Doc, DocBin
 
-import spacy_bertram.component  # noqa: F401  (registers the factory until the entry point is installed)
-from conftest import TINY_WORDS
+import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
+from conftest import TEXT, make_bertram_dir, make_nlp, same_vectors, transformer_config  # noqa: F401
 from spacy_bertram import NgramVocab, create_bertram, save_bertram
-from spacy_bertram.component import BertramComponent, spread
+from spacy_bertram.pipeline.component import BertramComponent
+from spacy_bertram.pipeline.word_sources import spread
 from spacy_bertram.rare_words import CountTable, RareWordRule, WordfreqFrequencies, write_counts, zipf_from_count
-from spacy_bertram.vector_cache import VectorCache, cache_key
+from spacy_bertram.pipeline.vector_cache import VectorCache, cache_key
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTRA_WORDS = ["kumquat", "kumquats", "tarantula", "zorbing", "quokka"]
-TEXT = "The kumquat grows in a garden. A farmer sold one kumquat at the market."
-
-
-def make_bertram_dir(path: Path, base_model: str, counts: Optional[Dict[str, int]] = None, seed: int = 0) -> str:
-    """A BERTRAM model directory on `base_model` (random weights: what matters here is plumbing)."""
-    import torch
-
-    torch.manual_seed(seed)
-    ngrams = NgramVocab.from_words(TINY_WORDS + EXTRA_WORDS, min_count=1)
-    network = create_bertram(base_model, ngrams, max_seq_length=32, max_contexts=8)
-    save_bertram(network, path)
-    if counts is not None:
-        write_counts(path / "counts.tsv", counts)
-    return str(path)
-
-
-def transformer_config(name: str, injection: str = "slash") -> dict:
-    return {
-        "model": {
-            "@architectures": "spacy-bertram.TransformerModel.v1",
-            "name": name,
-            "injection": injection,
-            # The tiny fixture's tokenizer does not know its 128 positions: say so.
-            "tokenizer_config": {"use_fast": True, "model_max_length": 128},
-            "get_spans": {"@span_getters": "spacy-transformers.strided_spans.v1", "window": 128, "stride": 96},
-        }
-    }
-
-
-def make_nlp(
-    bertram_dir: str,
-    base_model: str,
-    transformer: Optional[str] = None,
-    textcat: bool = False,
-    sentencizer: bool = False,
-    **settings,
-) -> spacy.Language:
-    nlp = spacy.blank("en")
-    if sentencizer:
-        nlp.add_pipe("sentencizer")
-    config = {"model_path": bertram_dir, "model": {"base_model": base_model}, **settings}
-    nlp.add_pipe("bertram", config=config)
-    if transformer:
-        nlp.add_pipe("transformer", config=transformer_config(transformer))
-    if textcat:
-        reduce = {f"use_reduce_{k}": k == "mean" for k in ("first", "last", "max", "mean")}
-        listener = {
-            "@architectures": "spacy-transformers.TransformerListener.v1",
-            "grad_factor": 1.0,
-            "pooling": {"@layers": "reduce_mean.v1"},
-        }
-        model = {"@architectures": "spacy.TextCatReduce.v1", "exclusive_classes": True, "tok2vec": listener, **reduce}
-        pipe = nlp.add_pipe("textcat", config={"model": model})
-        pipe.add_label("POS")
-        pipe.add_label("NEG")
-    nlp.initialize()
-    return nlp
-
-
-def same_vectors(a: Doc, b: Doc) -> bool:
-    return a._.bertram.keys() == b._.bertram.keys() and all(
-        numpy.array_equal(a._.bertram[k], b._.bertram[k]) for k in a._.bertram
-    )
-
-
-@pytest.fixture(scope="session")
-def bertram_dir(tiny_bert_path, tmp_path_factory) -> str:
-    return make_bertram_dir(tmp_path_factory.mktemp("bertram") / "model", tiny_bert_path)
 
 
 @pytest.fixture(scope="module")
@@ -174,8 +106,8 @@ def test_doc_contexts_are_sentences_or_windows(bertram_dir, tiny_bert_path):
 
 
 def test_contexts_from_a_store(bertram_dir, tiny_bert_path, tmp_path):
-    from spacy_bertram.contexts import build_context_store, count_words, select_words
-    from spacy_bertram.corpus import Corpus
+    from spacy_bertram.training.store_builder import build_context_store, count_words, select_words
+    from spacy_bertram.training.corpus import Corpus
 
     (tmp_path / "corpus").mkdir()
     lines = [f"the farmer {i} sold a kumquat at the market" for i in range(6)] + ["a quokka ate fruit"]
@@ -288,6 +220,7 @@ def test_round_trips_give_identical_vectors_and_predictions(nlp_full, tmp_path):
     assert all(same_vectors(a, b) for a, b in zip(docs, loaded.pipe(texts)))
 
 
+@pytest.mark.slow
 def test_multiprocessing_pipe(nlp_full):
     texts = [TEXT, "A zorbing quokka.", "", "the cat"] * 2
     docs = list(nlp_full.pipe(texts))  # torch has run in this process before the fork
@@ -299,6 +232,7 @@ def test_multiprocessing_pipe(nlp_full):
 # -- configs -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path):
     nlp = spacy.blank("en")
     bin_ = DocBin()
@@ -309,7 +243,7 @@ def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path):
         bin_.add(doc)
     bin_.to_disk(tmp_path / "data.spacy")
     code = tmp_path / "code.py"
-    code.write_text("import spacy_bertram.component\nimport spacy_bertram.injection\n", encoding="utf8")
+    code.write_text("import spacy_bertram.pipeline.component\nimport spacy_bertram.injection\n", encoding="utf8")
     common = [
         "--code", str(code), "--paths.train", str(tmp_path / "data.spacy"), "--paths.dev", str(tmp_path / "data.spacy"),
         "--components.transformer.model.name.name", tiny_bert_path, "--training.max_steps", "2",

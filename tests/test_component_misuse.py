@@ -8,7 +8,7 @@ import pytest
 import spacy
 
 from spacy_bertram.rare_words import RareWordRule
-from test_component import TEXT, bertram_dir, make_bertram_dir, make_nlp, same_vectors, transformer_config  # noqa: F401
+from conftest import TEXT, make_bertram_dir, make_nlp, same_vectors, transformer_config
 
 
 def bertram_config(model_dir: str, base_model: str, **model_settings) -> dict:
@@ -172,8 +172,8 @@ def test_devanagari_words_are_alphabetic(tmp_path, minilm_path):
 
 
 def _store(tmp_path):
-    from spacy_bertram.contexts import build_context_store, count_words, select_words
-    from spacy_bertram.corpus import Corpus
+    from spacy_bertram.training.store_builder import build_context_store, count_words, select_words
+    from spacy_bertram.training.corpus import Corpus
 
     (tmp_path / "corpus").mkdir()
     lines = [f"the farmer {i} sold a kumquat at the market" for i in range(200)]
@@ -236,7 +236,7 @@ def test_junk_cfg_names_the_file(bertram_dir, tiny_bert_path, tmp_path):  # noqa
 def test_a_cache_hit_equals_recomputing_within_the_documented_tolerance(bertram_dir, tiny_bert_path):  # noqa: F811
     from pathlib import Path
 
-    from spacy_bertram.vector_cache import RECOMPUTE_TOLERANCE
+    from spacy_bertram.pipeline.vector_cache import RECOMPUTE_TOLERANCE
 
     pipe = make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram")
     item = ("kumquat", ["The farmer sold a kumquat at the market."])

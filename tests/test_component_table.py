@@ -11,21 +11,11 @@ import spacy
 from spacy.lang.en import English
 
 from spacy_bertram import load_bertram
-from spacy_bertram.component import model_fingerprint
-from spacy_bertram.vector_table import VectorTable, encoder_identity
-from test_component import TEXT, bertram_dir, make_bertram_dir, make_nlp, same_vectors  # noqa: F401  (fixture)
+from spacy_bertram.storage import model_fingerprint
+from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
+from conftest import TEXT, make_bertram_dir, make_nlp, make_table, same_vectors
 
 TEXTS = [TEXT, "A zorbing quokka.", "", "the cat"]
-
-
-def make_table(bertram_dir: str, words: Sequence[str], path: Path) -> VectorTable:
-    """Rows 1.0, 2.0, ... (nothing BERTRAM would infer), tagged for this model and encoder."""
-    network = load_bertram(bertram_dir)
-    rows = numpy.repeat(numpy.arange(1, len(words) + 1, dtype="float32")[:, None], network.width, axis=1)
-    table = VectorTable(list(words), rows, {"model_id": model_fingerprint(bertram_dir),
-                                            "encoder": encoder_identity(network)})
-    table.to_disk(path)
-    return table
 
 
 def count_inferred(pipe, monkeypatch) -> List[List[str]]:

@@ -7,15 +7,10 @@ from collections import Counter
 
 import pytest
 
-import spacy_bertram.contexts as contexts_mod
-from spacy_bertram.contexts import (
-    ContextStore,
-    build_context_store,
-    count_words,
-    make_context,
-    select_words,
-)
-from spacy_bertram.corpus import Corpus, tokenize, tokenize_spans
+import spacy_bertram.training.store_builder as contexts_mod
+from spacy_bertram.pipeline.contexts import ContextStore
+from spacy_bertram.training.store_builder import build_context_store, count_words, make_context, select_words
+from spacy_bertram.training.corpus import Corpus, tokenize, tokenize_spans
 
 TEXT = """The kumquat is a small citrus fruit.
 Kumquat trees grow in the garden, and the kumquat fruit is sweet.

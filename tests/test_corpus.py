@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from spacy_bertram.corpus import (
+from spacy_bertram.training.corpus import (
     Corpus,
     corpus_files,
     expand_paths,
@@ -64,7 +64,7 @@ def test_non_utf8_file_is_an_error_naming_the_file(tmp_path):
 
 
 def test_utf8_split_across_read_chunks_is_fine(tmp_path, monkeypatch):
-    import spacy_bertram.corpus as corpus_mod
+    import spacy_bertram.training.corpus as corpus_mod
 
     monkeypatch.setattr(corpus_mod, "CHUNK_BYTES", 3)
     path = tmp_path / "u.txt"

@@ -23,19 +23,18 @@ import spacy
 import torch
 from safetensors.torch import load_file
 
-import spacy_bertram.contexts as contexts_mod
+import spacy_bertram.training.store_builder as contexts_mod
 import spacy_bertram.fileio as fileio
 import spacy_bertram.storage as storage_mod
 import spacy_bertram.training.prepare as prepare_mod
 import spacy_bertram.training.targets as targets_mod
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
-from spacy_bertram.contexts import ContextStore
+from spacy_bertram.pipeline.contexts import ContextStore
 from spacy_bertram.rare_words import CountTable
 from spacy_bertram.training.prepare import prepare
 from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.stages import TrainSettings, plan_stages
-from test_component import TEXT, make_bertram_dir, make_nlp, same_vectors
-from test_stages import SMALL, Killed, _train, corpus_lines
+from conftest import SMALL, TEXT, Killed, _train, corpus_lines, make_bertram_dir, make_nlp, same_vectors
 
 ROOT = Path(__file__).resolve().parents[1]
 

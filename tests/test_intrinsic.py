@@ -281,7 +281,7 @@ def test_fed_is_what_the_component_puts_on_the_doc(data):
     """The component feeds infer's output unchanged, with its default number of contexts."""
     import spacy
 
-    import spacy_bertram.component  # noqa: F401  (registers the factory)
+    import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory)
 
     model = str(data / "model")
     network = load_bertram(model)

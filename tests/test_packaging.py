@@ -15,10 +15,12 @@ import sys
 from pathlib import Path
 
 import numpy
+import pytest
 
 from fresh_venv import make_venv
-from test_component import TEXT, bertram_dir, make_nlp  # noqa: F401  (fixture)
-from test_component_table import make_table
+from conftest import TEXT, make_nlp, make_table
+
+pytestmark = pytest.mark.slow  # builds venvs and wheels
 
 PACKAGE = "bertram_pkg_test"
 
@@ -44,7 +46,7 @@ def test_packaged_wheel_installs_and_loads_in_a_fresh_venv(bertram_dir, tiny_ber
     (tmp_path / "out").mkdir()
     package = ["-m", "spacy", "package", tmp_path / "pipeline", tmp_path / "out", "--build", "sdist", "--force"]
     if not factory_entry_point_installed():  # until setup.py declares the factory
-        (tmp_path / "code.py").write_text("import spacy_bertram.component\n", encoding="utf8")
+        (tmp_path / "code.py").write_text("import spacy_bertram.pipeline.component\n", encoding="utf8")
         package += ["--code", tmp_path / "code.py"]
     run([sys.executable, *package], tmp_path)
     (sdist,) = (tmp_path / "out").glob("*/dist/*.tar.gz")

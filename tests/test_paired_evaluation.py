@@ -224,7 +224,7 @@ def test_strata_join_sets_that_share_texts_only():
 
 
 def test_report_puts_the_pooled_table_first(tmp_path: Path):
-    from spacy_bertram.report import write_report
+    from spacy_bertram.evaluation.report import write_report
 
     _two_sets(tmp_path / "metrics")
     (tmp_path / "metrics" / "a" / "metrics.json").write_text(json.dumps(

@@ -12,7 +12,7 @@ import spacy
 import torch
 
 from conftest import TINY_WORDS, write_tiny_bert
-from test_component import bertram_dir, make_bertram_dir, make_nlp  # noqa: F401  (fixture)
+from conftest import make_bertram_dir, make_nlp
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 import spacy
 from spacy.tokens import DocBin
 
-from spacy_bertram.baseline import (
+from spacy_bertram.evaluation.baseline import (
     baseline_config,
     embedding_drift,
     embeddings_frozen,
@@ -19,15 +19,14 @@ from spacy_bertram.baseline import (
     train_baseline,
     transformer_models,
 )
-from spacy_bertram.datasets import (
+from spacy_bertram.evaluation.datasets import (
     DatasetError,
-    Record,
     load_dataset,
     split_records,
     stratified_sample,
     truncate_words,
 )
-from spacy_bertram.rarify import UnknownLabelError
+from spacy_bertram.evaluation.records import Record, UnknownLabelError
 
 CONFIG = Path(__file__).parent.parent / "configs" / "textcat_minilm.cfg"
 FOOD = "apple orange lemon fruit food".split()
@@ -185,9 +184,10 @@ def _toy_classifier(labels):
 
 
 def test_rarified_items_flip_when_masked_and_resume(tmp_path):
-    from spacy_bertram.pipeline_eval import rarify_in_chunks
-    from spacy_bertram.rarify import FrequencyModel, SubstitutionDictionary, spacy_tagger
-    from spacy_bertram.wordnet import wordnet_available
+    from spacy_bertram.evaluation.rarify_step import rarify_in_chunks
+    from spacy_bertram.evaluation.rarify import FrequencyModel, spacy_tagger
+    from spacy_bertram.evaluation.substitution import SubstitutionDictionary
+    from spacy_bertram.evaluation.wordnet import wordnet_available
 
     if not wordnet_available():
         pytest.skip("WordNet 3.0 is not installed")
@@ -226,9 +226,9 @@ def test_rarified_items_flip_when_masked_and_resume(tmp_path):
 
 
 def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, monkeypatch):
-    from spacy_bertram import pipeline_eval
-    from spacy_bertram.rarify_step import run_rarification
-    from spacy_bertram.wordnet import wordnet_available
+    from spacy_bertram.evaluation import pipelines
+    from spacy_bertram.evaluation.rarify_step import run_rarification
+    from spacy_bertram.evaluation.wordnet import wordnet_available
 
     if not wordnet_available():
         pytest.skip("WordNet 3.0 is not installed")
@@ -241,9 +241,9 @@ def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, 
             return _toy_classifier(labels)(texts)
         return classify
 
-    monkeypatch.setattr(pipeline_eval, "load_textcat", lambda model_dir, injection="none": None)
-    monkeypatch.setattr(pipeline_eval, "textcat_labels", lambda nlp: labels)
-    monkeypatch.setattr(pipeline_eval, "make_classifier", classifier)
+    monkeypatch.setattr(pipelines, "load_textcat", lambda model_dir, injection="none": None)
+    monkeypatch.setattr(pipelines, "textcat_labels", lambda nlp: labels)
+    monkeypatch.setattr(pipelines, "make_classifier", classifier)
     splits, model = tmp_path / "splits", tmp_path / "model"
     model.mkdir()
     (model / "weights").write_text("w")
@@ -296,7 +296,7 @@ def bertram_assets(tmp_path_factory, tiny_bert_path):
 
 
 def _write_rarified(directory: Path, label_override=None):
-    from spacy_bertram.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
+    from spacy_bertram.evaluation.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
 
     items = []
     texts = [("the kumquat was good", "food", "kumquat", "synonym"), ("the dgo was big", "animal", "dgo", "misspelling"),
@@ -309,7 +309,8 @@ def _write_rarified(directory: Path, label_override=None):
 
 
 def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_assets, tmp_path):
-    from spacy_bertram.pipeline_eval import SYSTEMS, evaluate_systems, load_textcat
+    from spacy_bertram.evaluation.downstream import SYSTEMS, evaluate_systems
+    from spacy_bertram.evaluation.pipelines import load_textcat
 
     _write_rarified(tmp_path / "rarified")
     # a further rarification seed's set, listed in rarify.json (a stale, unlisted one is ignored)
@@ -352,7 +353,7 @@ def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_a
 
 
 def test_evaluate_rejects_labels_the_model_never_saw(trained, tmp_path):
-    from spacy_bertram.pipeline_eval import evaluate_systems
+    from spacy_bertram.evaluation.downstream import evaluate_systems
 
     _write_rarified(tmp_path / "rarified", label_override="space")
     with pytest.raises(UnknownLabelError, match="never saw"):
@@ -364,7 +365,7 @@ def test_evaluate_rejects_labels_the_model_never_saw(trained, tmp_path):
 
 
 def test_assembled_pipeline_loads_and_injects(trained, bertram_assets, tmp_path):
-    from spacy_bertram.pipeline_eval import assemble_pipeline
+    from spacy_bertram.evaluation.pipelines import assemble_pipeline
 
     out = assemble_pipeline(trained["model"], bertram_assets["model"], tmp_path / "asm")
     nlp = spacy.load(out / "pipeline")
@@ -373,12 +374,12 @@ def test_assembled_pipeline_loads_and_injects(trained, bertram_assets, tmp_path)
     assert "spacy-bertram>=0.1.0" in nlp.meta["requirements"]
     doc = nlp("the farmer sold a kumquat")
     assert set(doc.cats) == {"animal", "food"}
-    assert "import spacy_bertram.component" in (out / "code.py").read_text()
+    assert "import spacy_bertram.pipeline.component" in (out / "code.py").read_text()
 
 
 def test_report_shows_the_table_and_missing_datasets(trained, bertram_assets, tmp_path):
-    from spacy_bertram.pipeline_eval import evaluate_systems
-    from spacy_bertram.report import write_report
+    from spacy_bertram.evaluation.downstream import evaluate_systems
+    from spacy_bertram.evaluation.report import write_report
 
     root = tmp_path / "run"
     _write_rarified(root / "corpus" / "tiny" / "rarified")
@@ -397,7 +398,7 @@ def test_report_shows_the_table_and_missing_datasets(trained, bertram_assets, tm
 
 
 def test_report_layout_of_a_threshold_variant_shares_splits_and_baseline():
-    from spacy_bertram.report import DatasetDirs
+    from spacy_bertram.evaluation.report import DatasetDirs
 
     plain, high = DatasetDirs.layout("bbc"), DatasetDirs.layout("bbc-1000")
     assert high.splits == plain.splits and high.baseline == plain.baseline
@@ -407,7 +408,7 @@ def test_report_layout_of_a_threshold_variant_shares_splits_and_baseline():
 
 
 def test_report_similarity_section_lists_both_systems(tmp_path):
-    from spacy_bertram.report import similarity_metrics, similarity_section
+    from spacy_bertram.evaluation.report import similarity_metrics, similarity_section
 
     assert similarity_section(similarity_metrics(tmp_path / "none")) == []
     (tmp_path / "wordsim").mkdir()

@@ -5,9 +5,12 @@ import json
 
 import pytest
 
-import spacy_bertram.contexts as contexts_mod
-from spacy_bertram.contexts import ContextStore
-from spacy_bertram.training.prepare import main, prepare
+import spacy_bertram.training.store_builder as contexts_mod
+from spacy_bertram.pipeline.contexts import ContextStore
+from typer.testing import CliRunner
+
+from spacy_bertram.cli import app
+from spacy_bertram.training.prepare import prepare
 
 LINES = [
     "The farmer grows kumquats in the garden.",
@@ -96,13 +99,15 @@ def test_failure_while_collecting_leaves_no_output(corpus_dir, tmp_path, monkeyp
     _assert_nothing_written(out)
 
 
-def test_main_cli(corpus_dir, tmp_path, capsys):
+def test_main_cli(corpus_dir, tmp_path):
     out = tmp_path / "out"
-    assert main([str(corpus_dir), str(out), "--min-count", "2", "--max-contexts", "3"]) == 0
-    printed = json.loads(capsys.readouterr().out)
+    result = CliRunner().invoke(app, ["prepare", str(corpus_dir), str(out), "--min-count", "2", "--max-contexts", "3"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
     assert printed["total_words"] == 27 and (out / "prepare.json").exists()
-    assert main([str(corpus_dir), str(tmp_path / "o2"), "--min-count", "1000"]) == 1
-    assert "Too few training words" in capsys.readouterr().err
+    result = CliRunner().invoke(app, ["prepare", str(corpus_dir), str(tmp_path / "o2"), "--min-count", "1000"])
+    assert result.exit_code == 1
+    assert "Too few training words" in result.stderr
 
 
 def _store_rows(path):

@@ -12,8 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spacy_bertram import rarify as R
-from spacy_bertram.wordnet import (
+from spacy_bertram.evaluation import rarify as R
+from spacy_bertram.evaluation.baseline import augment_examples, augment_tokens
+from spacy_bertram.evaluation.records import Record, UnknownLabelError, as_records, drop_empty, make_docbin
+from spacy_bertram.evaluation.substitution import TAG_TO_WORDNET, SubstitutionDictionary, misspell_candidates
+from spacy_bertram.evaluation.wordnet import (
     LEXNAMES,
     REQUIRED_FILES,
     WordNetMissingError,
@@ -54,7 +57,7 @@ def toy_tagger(texts):
     out = []
     for text in texts:
         words = text.split(" ")
-        out.append([R.Token(w, "NN", w.lower(), " " if i < len(words) - 1 else "")
+        out.append([R.TaggedToken(w, "NN", w.lower(), " " if i < len(words) - 1 else "")
                     for i, w in enumerate(words)])
     return out
 
@@ -79,11 +82,11 @@ class FakeSubs:
 
 
 TOY = [
-    R.Example("a great and fun film", "pos", "g"),    # 2.75 -> mask great 0.75 -> mask fun -0.25: flips
-    R.Example("an awful fun plot", "neg", "a"),        # -1.25 -> mask awful 0.75: flips
-    R.Example("awful boring dull plot", "neg", "d"),   # stays negative after 3 masks: not flipped
-    R.Example("great plot", "neg", "w"),               # misclassified: dropped
-    R.Example("a plot", "neg", "n"),                   # correct, but nothing to mask
+    Record("a great and fun film", "pos", "g"),    # 2.75 -> mask great 0.75 -> mask fun -0.25: flips
+    Record("an awful fun plot", "neg", "a"),        # -1.25 -> mask awful 0.75: flips
+    Record("awful boring dull plot", "neg", "d"),   # stays negative after 3 masks: not flipped
+    Record("great plot", "neg", "w"),               # misclassified: dropped
+    Record("a plot", "neg", "n"),                   # correct, but nothing to mask
 ]
 
 
@@ -115,7 +118,7 @@ def test_max_masks_and_misspelling_rate():
 
 
 def test_seeds_share_one_masking_pass_and_differ_only_in_substitutes():
-    from spacy_bertram.masking import MaskingResult, mask_candidates, substitute_masked
+    from spacy_bertram.evaluation.masking import MaskingResult, mask_candidates, substitute_masked
 
     calls = []
 
@@ -140,7 +143,7 @@ def test_seeds_share_one_masking_pass_and_differ_only_in_substitutes():
 
 
 def test_bad_input_errors():
-    with pytest.raises(R.UnknownLabelError, match="'sports'"):
+    with pytest.raises(UnknownLabelError, match="'sports'"):
         R.rarify([("a fun plot", "sports")], toy_classifier, LABELS, FakeSubs(), tagger=toy_tagger)
     with pytest.warns(UserWarning, match="empty text"):
         res = R.rarify([("", "pos"), ("   ", "neg"), ("a great and fun film", "pos")],
@@ -149,14 +152,14 @@ def test_bad_input_errors():
     with pytest.raises(ValueError, match="shape"):
         R.rarify([("a fun plot", "pos")], lambda texts: np.ones((len(texts), 3)), LABELS,
                  FakeSubs(), tagger=toy_tagger)
-    with pytest.raises(R.UnknownLabelError, match="'sports'"):
-        R.make_docbin([("text", "sports")], LABELS)
+    with pytest.raises(UnknownLabelError, match="'sports'"):
+        make_docbin([("text", "sports")], LABELS)
 
 
 def test_augmentation_rates_with_seed():
     tokens = [f"w{i % 50}" for i in range(20000)] + [",", "."] * 100
-    out = R.augment_tokens(tokens, 1)
-    assert out == R.augment_tokens(tokens, 1) and out != R.augment_tokens(tokens, 2)
+    out = augment_tokens(tokens, 1)
+    assert out == augment_tokens(tokens, 1) and out != augment_tokens(tokens, 2)
     assert tokens[-1] == "."  # input untouched
     # walk the output back onto the input words
     masked = duplicated = copies_masked = 0
@@ -177,7 +180,7 @@ def test_augmentation_rates_with_seed():
     assert abs(masked / n_words - 0.05) < 0.01
     assert abs(duplicated / n_words - 0.10) < 0.015
     assert abs(copies_masked / (2 * duplicated) - 0.25) < 0.04
-    examples = R.augment_examples([("a b c", "pos")], seed=0, copies=2, keep_original=True)
+    examples = augment_examples([("a b c", "pos")], seed=0, copies=2, keep_original=True)
     assert [ex.label for ex in examples] == ["pos"] * 3 and examples[0].text == "a b c"
 
 
@@ -196,10 +199,10 @@ def test_frequency_model_counts_and_wordfreq_fallback():
 
 def test_misspelling_edits_keep_outer_letters():
     rng = random.Random(0)
-    cands = list(R.misspell_candidates("farmer", rng, tries=40))
+    cands = list(misspell_candidates("farmer", rng, tries=40))
     assert cands and all(c[0] == "f" and c[-1] == "r" and c != "farmer" for c in cands)
     assert all(abs(len(c) - 6) <= 1 for c in cands)
-    assert list(R.misspell_candidates("cat", rng)) == []
+    assert list(misspell_candidates("cat", rng)) == []
 
 
 def test_split_and_writers(tmp_path: Path):
@@ -208,8 +211,9 @@ def test_split_and_writers(tmp_path: Path):
 
     data = [(f"text number {i}", LABELS[i % 2]) for i in range(20)] + [("", "pos")]
     with pytest.warns(UserWarning):
-        train, dev, test = R.split_examples(data, dev_fraction=0.1, test_fraction=0.2, seed=3)
-    assert (len(train), len(dev), len(test)) == (14, 2, 4)
+        items, n_empty = drop_empty(as_records(data))
+    train, dev, test = items[6:], items[4:6], items[:4]
+    assert (len(train), len(dev), len(test), n_empty) == (14, 2, 4, 1)
     res = R.rarify(TOY, toy_classifier, LABELS, FakeSubs(), tagger=toy_tagger)
     paths = R.write_rarified_dataset(tmp_path / "out", train, dev, res.items, LABELS)
     nlp = spacy.blank("en")
@@ -232,8 +236,8 @@ def test_wordnet_missing_message(tmp_path: Path, monkeypatch):
     with pytest.raises(WordNetMissingError, match="apt-get install -y wordnet-base"):
         find_wordnet_source(tmp_path / "nowhere")
     with pytest.raises(WordNetMissingError, match="wordnet_dir"):
-        R.SubstitutionDictionary(wordnet_dir=tmp_path / "nowhere")
-    monkeypatch.setattr("spacy_bertram.wordnet.DEBIAN_WORDNET_DIRS", (str(tmp_path / "no"),))
+        SubstitutionDictionary(wordnet_dir=tmp_path / "nowhere")
+    monkeypatch.setattr("spacy_bertram.evaluation.wordnet.DEBIAN_WORDNET_DIRS", (str(tmp_path / "no"),))
     monkeypatch.delenv("SPACY_BERTRAM_WORDNET_DIR", raising=False)
     with pytest.raises(WordNetMissingError):
         prepare_wordnet(cache_dir=tmp_path / "empty-cache")
@@ -265,7 +269,7 @@ def test_prepare_wordnet_copies_files_and_writes_lexnames(tmp_path: Path):
 def subs():
     if not HAVE_WORDNET:
         pytest.skip("WordNet missing: apt-get install -y wordnet-base")
-    return R.SubstitutionDictionary(threshold=1000)
+    return SubstitutionDictionary(threshold=1000)
 
 
 @pytest.fixture(scope="module")
@@ -282,7 +286,7 @@ def test_synonyms_most_frequent_sense_inflected_and_rare(subs):
     assert "speediest" in subs.rare_synonyms("quickest", "JJS", "quick")
     rare = subs.rare_synonyms("happily", "RB", "happily")
     assert rare and all(subs.frequencies.count(w) < 1000 for w in rare)
-    assert "merrily" not in R.SubstitutionDictionary(threshold=100).rare_synonyms("happily", "RB")
+    assert "merrily" not in SubstitutionDictionary(threshold=100).rare_synonyms("happily", "RB")
     # words with no (rare) synonyms are skipped
     assert subs.rare_synonyms("xqzvbtt", "NN") == []
     assert subs.rare_synonyms("the", "DT", "the") == []
@@ -315,7 +319,7 @@ def test_substitutions_keep_part_of_speech(subs, tagger):
     for tokens in tagger(SENTENCES):
         for i, tok in enumerate(tokens):
             for new in subs.rare_synonyms(tok.text, tok.tag, tok.lemma):
-                wn_pos = R.TAG_TO_WORDNET[tok.tag]
+                wn_pos = TAG_TO_WORDNET[tok.tag]
                 # by construction: a WordNet lemma of the same POS
                 assert subs.wordnet.morphy(new.lower(), wn_pos) is not None, (tok.text, new)
                 retagged = tagger([R.detokenize(tokens, {i: new})])[0][i]

@@ -11,7 +11,8 @@ import zipfile
 
 import pytest
 
-import spacy_bertram.registry_data as rd
+import spacy_bertram.training.registry_data as rd
+from spacy_bertram.training.text_cleaning import strip_wikitext, wikipedia_articles
 
 WIKI_ARTICLE = """{{Infobox thing|name=x|{{nested|y}}}}
 '''Kumquats''' are small [[citrus|citrus fruits]] grown in [[China]].<ref>A source.</ref> They taste sweet &amp; sour.
@@ -101,7 +102,7 @@ def assets(tmp_path):
 
 
 def test_strip_wikitext():
-    paragraphs = rd.strip_wikitext(WIKI_ARTICLE)
+    paragraphs = strip_wikitext(WIKI_ARTICLE)
     assert paragraphs == [
         "Kumquats are small citrus fruits grown in China. They taste sweet & sour.",
         "The fruit was described by Robert Fortune in the 1840s in detail.",
@@ -109,7 +110,7 @@ def test_strip_wikitext():
 
 
 def test_wikipedia_articles_skip_redirects_and_other_namespaces():
-    assert [title for title, _ in rd.wikipedia_articles(wiki_dump())] == ["Kumquat"]
+    assert [title for title, _ in wikipedia_articles(wiki_dump())] == ["Kumquat"]
 
 
 def test_split_is_fixed_by_normalised_text():

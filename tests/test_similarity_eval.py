@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from spacy_bertram import NgramVocab, create_bertram, save_bertram
-from spacy_bertram.similarity_eval import evaluate_similarity_files
+from spacy_bertram.evaluation.similarity_eval import evaluate_similarity_files
 
 from conftest import TINY_TEXT
 

@@ -7,13 +7,16 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import write_tiny_bert
+from conftest import SMALL, WORDS, Killed, _train, corpus_lines, write_tiny_bert  # noqa: F401
 from safetensors.torch import load_file
 
 from spacy_bertram.encoder import load_encoder
-from spacy_bertram.training.cli import main as cli_main
+from typer.testing import CliRunner
+
+from spacy_bertram.cli import app
 from spacy_bertram.training.ota import OTASettings
-from spacy_bertram.training.run import select_device, train
+from spacy_bertram.encoder import select_device
+from spacy_bertram.training.run import train
 from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.stages import (
     StageSpec,
@@ -25,19 +28,6 @@ from spacy_bertram.training.stages import (
     plan_stages,
 )
 from spacy_bertram.training.targets import build_targets
-
-WORDS = (
-    "the cat dog fox bird fish tree house car road city river sea sky sun moon day night apple lemon "
-    "garden farm farmer market people time year man woman child kumquats unable grower sweet sour"
-).split()
-SMALL = dict(mode="add", epochs=(2, 2, 2), batch_words=(8, 8, 8), min_contexts=2, max_contexts=6, pool_contexts=6,
-             max_seq_length=24, lr=(1e-2, 1e-2, 1e-2))
-
-
-def corpus_lines(n_lines: int = 300, seed: int = 0):
-    rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(9)) for _ in range(n_lines)]
-
 
 @pytest.fixture(scope="module")
 def source():
@@ -57,12 +47,6 @@ def tiny_run(tiny_bert_path, source):
                            progress=False, log=lambda _: None)
 
     return make
-
-
-def _train(source, out, tiny, **kwargs):
-    settings = TrainSettings(**{**SMALL, **kwargs.pop("settings", {})})
-    return train(source, out, base_model=tiny, settings=settings, min_count=20, held_out_fraction=0.1,
-                 ota=OTASettings(steps=2), progress=False, log=lambda _: None, **kwargs)
 
 
 def test_lr_schedule_warms_up_then_decays():
@@ -117,10 +101,6 @@ def test_reused_encoder_states_give_the_same_losses(tiny_run):
     assert reuse["cache"]["rows"] > 0 and again["cache"] is None
     for a, b in zip(reuse["epochs"], again["epochs"]):
         assert a["loss"] == pytest.approx(b["loss"], abs=1e-5)
-
-
-class Killed(Exception):
-    pass
 
 
 def _kill_at(stage: str, epoch: int):
@@ -191,20 +171,23 @@ def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
             "--min-count", "20", "--held-out", "0.1", "--epochs", "1", "1", "1", "--batch-words", "8", "8", "8",
             "--min-contexts", "2", "--max-contexts", "4", "--pool-contexts", "4", "--ota-steps", "2", "--no-progress",
             "--mode", "add"]
-    assert cli_main(args) == 0
-    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert set(summary) == {"baseline", "final", "model"}
     assert (Path(summary["model"]) / "weights.safetensors").is_file()
     assert (tmp_path / "out" / "ablation-stage3-add").is_dir()
     # The corpus counts go into the model, so the component's "auto" rule uses them.
-    from spacy_bertram.contexts import ContextStore
+    from spacy_bertram.pipeline.contexts import ContextStore
     from spacy_bertram.rare_words import CountTable
 
     with ContextStore.open(tmp_path / "store" / "contexts.sqlite") as store:
         expected = dict(store.counts())
     assert CountTable.from_model_dir(summary["model"]).counts == expected
-    assert cli_main(["train", str(tmp_path / "nothing"), str(tmp_path / "out2"), "--base-model", tiny_bert_path]) == 1
-    assert "error:" in capsys.readouterr().err and not (tmp_path / "out2").exists()
+    result = CliRunner().invoke(app, ["train", str(tmp_path / "nothing"), str(tmp_path / "out2"),
+                                      "--base-model", tiny_bert_path])
+    assert result.exit_code == 1
+    assert "error:" in result.stderr and not (tmp_path / "out2").exists()
 
 
 def test_inplace_trains_one_stage_on_rare_like_spellings_and_resumes(tiny_run, tiny_bert_path, source, tmp_path):

@@ -10,12 +10,13 @@ import numpy
 import pytest
 
 from spacy_bertram import load_bertram
-from spacy_bertram.component import model_fingerprint, word_key_function
-from spacy_bertram.contexts import ContextStore
+from spacy_bertram.pipeline.word_sources import word_key_function
+from spacy_bertram.storage import model_fingerprint
+from spacy_bertram.pipeline.contexts import ContextStore
 from spacy_bertram.training.prepare import prepare
-from spacy_bertram.vector_table import SHARDS_DIR, VectorTable, encoder_identity
-from spacy_bertram.vectors import build_vector_table, read_word_list, select_words
-from test_component import make_bertram_dir
+from spacy_bertram.pipeline.vector_table import SHARDS_DIR, VectorTable, encoder_identity
+from spacy_bertram.training.vectors import build_vector_table, read_word_list, select_words
+from conftest import make_bertram_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 RARE = ["kumquat", "quokka", "tarantula", "zorbing", "kumquats"]
@@ -116,7 +117,7 @@ def test_vectors_in_process_equal_single_process_infer(model_dir, store_dir, tmp
 
 
 def test_a_killed_run_resumes_with_the_missing_shards(model_dir, store_dir, tmp_path, monkeypatch):
-    import spacy_bertram.vectors as vectors_mod
+    import spacy_bertram.training.vectors as vectors_mod
 
     calls = []
     real = vectors_mod.infer_words
@@ -165,7 +166,7 @@ def test_vectors_on_a_two_worker_local_cluster(model_dir, store_dir, tmp_path):
 def test_gpu_workers_need_dask_cuda_and_cuda(monkeypatch):
     import torch
 
-    from spacy_bertram import distributed
+    from spacy_bertram.training import distributed
 
     monkeypatch.setitem(sys.modules, "dask_cuda", None)  # not installed
     with pytest.raises(ValueError, match=r"--gpu-id 0,1 .*dask-cuda.*spacy-bertram\[cuda\]"):

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -40,9 +40,9 @@ from ..fileio import write_json_atomic
 from .bootstrap import paired_difference
 from .rare_sets import NONCE, CardSet, ChimeraItem, CrwSet, read_card, read_chimeras, read_crw
 from .similarity import Pair, SubwordMean, cosine_rows, evaluate_similarity, spearman_rho
+from ..types import PathLike
 
 logger = logging.getLogger(__name__)
-PathOrStr = Union[str, Path]
 Tables = Dict[str, Dict[str, np.ndarray]]  # system -> word -> vector
 
 BASELINE = "subword_mean"
@@ -89,7 +89,7 @@ def fed_vectors(network, words: Sequence[str], contexts: Mapping[str, List[str]]
     `word_key_function`) with the component's default number of contexts, the
     first ones of the word's list, as for contexts from a store.
     """
-    from ..component import word_key_function
+    from ..pipeline.word_sources import word_key_function
 
     limit = fed_max_contexts()
     key = word_key_function(network)
@@ -98,7 +98,7 @@ def fed_vectors(network, words: Sequence[str], contexts: Mapping[str, List[str]]
 
 def fed_max_contexts() -> int:
     """The `bertram` component's default max_contexts (its factory config)."""
-    from ..component import DEFAULT_CONFIG
+    from ..pipeline.component import DEFAULT_CONFIG
 
     return int(DEFAULT_CONFIG["bertram"]["max_contexts"])
 
@@ -297,12 +297,12 @@ def missing_message(missing: Mapping[str, str]) -> str:
 
 
 def evaluate_intrinsic(
-    model_path: PathOrStr,
-    crw: Optional[PathOrStr] = None,
-    card: Optional[PathOrStr] = None,
-    chimera: Optional[PathOrStr] = None,
-    store: Optional[PathOrStr] = None,
-    output: Optional[PathOrStr] = None,
+    model_path: PathLike,
+    crw: Optional[PathLike] = None,
+    card: Optional[PathLike] = None,
+    chimera: Optional[PathLike] = None,
+    store: Optional[PathLike] = None,
+    output: Optional[PathLike] = None,
     n_resamples: int = 2000,
     seed: int = 0,
     gpu_id: int = -1,
@@ -314,7 +314,7 @@ def evaluate_intrinsic(
     With `skip_missing` and none of the sets present, nothing is loaded: the
     metrics say which sets were missing and how to get them.
     """
-    from ..similarity_eval import load_contexts
+    from .similarity_eval import load_contexts
 
     started = time.perf_counter()
     given = {name: Path(p) for name, p in (("crw", crw), ("card", card), ("chimera", chimera)) if p is not None}
@@ -357,12 +357,12 @@ def evaluate_intrinsic(
     return metrics
 
 
-def _load(model_path: PathOrStr, gpu_id: int):
+def _load(model_path: PathLike, gpu_id: int):
     from ..storage import load_bertram
 
     network = load_bertram(model_path)
     if gpu_id >= 0:
-        from ..training.run import select_device
+        from ..encoder import select_device
 
         network.to(select_device(gpu_id))
     if network.config.max_contexts < max(CONTEXT_COUNTS):

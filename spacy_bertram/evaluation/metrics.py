@@ -153,7 +153,7 @@ def plot_accuracy_by_frequency(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..rarify import atomic_write_bytes
+    from ..fileio import write_bytes_atomic
 
     shown_all = {(b.low, b.high): b for bs in results.values() for b in bs if b.n > 0}
     labels = [shown_all[key].label for key in sorted(shown_all)]
@@ -173,4 +173,4 @@ def plot_accuracy_by_frequency(
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
     plt.close(fig)
-    return atomic_write_bytes(path, buf.getvalue())
+    return write_bytes_atomic(path, buf.getvalue())

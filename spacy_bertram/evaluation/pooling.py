@@ -20,18 +20,18 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Sequence, Union
+from typing import Any, Dict, List, Mapping, Sequence
 
 import numpy as np
 
 from ..fileio import atomic_path, write_json_atomic
-from ..seed_sets import listed_sets
+from .seed_sets import listed_sets
 from .paired import DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_predictions
+from ..types import PathLike
 
-PathOrStr = Union[str, Path]
 
 
-def discover_sets(metrics_dirs: Sequence[PathOrStr]) -> Dict[str, Path]:
+def discover_sets(metrics_dirs: Sequence[PathLike]) -> Dict[str, Path]:
     """Set name -> predictions.jsonl for each evaluate output dir and the seed sets its
     metrics.json lists ("bbc", "bbc/seed-1", ...). Missing files are an error; a
     directory given twice counts once."""
@@ -96,7 +96,7 @@ def pool_tables(
 
 
 def pool_files(
-    metrics_dirs: Sequence[PathOrStr], output_dir: PathOrStr, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+    metrics_dirs: Sequence[PathLike], output_dir: PathLike, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
 ) -> Dict[str, Any]:
     """Read the per-item files, pool them, write OUTPUT/pooled.json and OUTPUT/pooled.md."""
     start = time.time()
@@ -168,7 +168,7 @@ def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str
     return lines
 
 
-def load_pooled(path: PathOrStr) -> Dict[str, Any]:
+def load_pooled(path: PathLike) -> Dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"No pooled results at {path}; run the pool step first.")

@@ -22,11 +22,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .similarity import Pair, read_contexts, read_similarity_pairs
+from ..types import PathLike
 
-PathOrStr = Union[str, Path]
 #: What `___` becomes in a Chimera passage: "wug", the classic made-up word
 #: (Berko 1958). It is masked in every context, so its spelling never reaches
 #: the encoder; it only has to be one word that the passages do not contain.
@@ -36,7 +36,7 @@ CHIMERA_PATTERN = re.compile(r"^dataset\.l(\d+)\.fixed\.(train|test)\.txt$")
 PAIR_FILE_NAMES = ("pairs.tsv", "dataset.tsv")
 
 
-def find_pairs_file(path: PathOrStr, what: str) -> Path:
+def find_pairs_file(path: PathLike, what: str) -> Path:
     """`path` itself, or in a directory its pairs.tsv / dataset.tsv / only *.tsv."""
     path = Path(path)
     if path.is_file():
@@ -65,7 +65,7 @@ class CrwSet:
         return sorted({rare for _, rare, _ in self.pairs})
 
 
-def read_crw(directory: PathOrStr) -> CrwSet:
+def read_crw(directory: PathLike) -> CrwSet:
     """pairs.tsv and contexts/<rare word>.txt; a rare word without a file has no contexts."""
     directory = Path(directory)
     if not directory.is_dir():
@@ -101,7 +101,7 @@ def single_word_problem(word: str) -> Optional[str]:
     return None
 
 
-def read_card(path: PathOrStr) -> CardSet:
+def read_card(path: PathLike) -> CardSet:
     """Card-660 pairs of two alphabetic single words; the rest counted by reason."""
     pairs_path = find_pairs_file(path, "Card-660")
     kept: List[Pair] = []
@@ -164,7 +164,7 @@ def parse_chimera_line(line: str, where: str, nonce: str = NONCE) -> ChimeraItem
     return ChimeraItem(item_id.strip(), [s for s in sentences if s], context_text, probes, ratings)
 
 
-def chimera_files(directory: PathOrStr) -> List[Tuple[str, Path]]:
+def chimera_files(directory: PathLike) -> List[Tuple[str, Path]]:
     """("l2.train", path), ... for the Chimera files present, by length then split."""
     directory = Path(directory)
     if not directory.is_dir():
@@ -179,7 +179,7 @@ def chimera_files(directory: PathOrStr) -> List[Tuple[str, Path]]:
     return [(name, path) for _, name, path in sorted(found)]
 
 
-def read_chimera_file(path: PathOrStr, nonce: str = NONCE) -> List[ChimeraItem]:
+def read_chimera_file(path: PathLike, nonce: str = NONCE) -> List[ChimeraItem]:
     items = []
     with open(path, encoding="utf8") as fh:
         for n, line in enumerate(fh, start=1):
@@ -190,7 +190,7 @@ def read_chimera_file(path: PathOrStr, nonce: str = NONCE) -> List[ChimeraItem]:
     return items
 
 
-def read_chimeras(directory: PathOrStr, nonce: str = NONCE) -> Dict[str, List[ChimeraItem]]:
+def read_chimeras(directory: PathLike, nonce: str = NONCE) -> Dict[str, List[ChimeraItem]]:
     """Items of every Chimera file present, keyed "l2.train", "l4.test", ..."""
     return {name: read_chimera_file(path, nonce) for name, path in chimera_files(directory)}
 

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
+from ..types import PathLike
 
-PathOrStr = Union[str, Path]
 VectorFn = Callable[[List[Tuple[str, List[str]]]], np.ndarray]
 Pair = Tuple[str, str, float]
 
 
-def read_similarity_pairs(path: PathOrStr, allow_header: bool = True) -> List[Pair]:
+def read_similarity_pairs(path: PathLike, allow_header: bool = True) -> List[Pair]:
     """(word, rare word, score) triples from the TSV.
 
     `allow_header=False` for formats without one: a first line whose score is
@@ -49,7 +49,7 @@ def read_similarity_pairs(path: PathOrStr, allow_header: bool = True) -> List[Pa
     return pairs
 
 
-def read_contexts(directory: Optional[PathOrStr], word: str, max_contexts: Optional[int] = None) -> List[str]:
+def read_contexts(directory: Optional[PathLike], word: str, max_contexts: Optional[int] = None) -> List[str]:
     """Non-empty lines of `<directory>/<word>.txt`; [] if there is no such file."""
     if directory is None:
         return []
@@ -106,7 +106,7 @@ def _vectors(fn: VectorFn, words: Sequence[str], contexts: Mapping[str, List[str
 def evaluate_similarity(
     pairs: Sequence[Pair],
     rare_vectors: VectorFn,
-    contexts: Union[None, PathOrStr, Mapping[str, List[str]]] = None,
+    contexts: Union[None, PathLike, Mapping[str, List[str]]] = None,
     word_vectors: Optional[VectorFn] = None,
     max_contexts: Optional[int] = None,
 ) -> SimilarityResult:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional
 
 import numpy
 import torch
@@ -20,8 +20,8 @@ from safetensors.torch import load_file, save_file
 from ..fileio import atomic_path, write_json_atomic
 from ..network import BertramNetwork
 from ..storage import WEIGHTS_FILE, save_bertram
+from ..types import PathLike
 
-PathLike = Union[str, Path]
 STATE_FILE = "state.safetensors"
 TRAINER_FILE = "trainer.json"
 MODEL_DIR = "model"

@@ -32,12 +32,13 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy
 from tqdm import tqdm
 
-from ..contexts import Context, StorePlan, _Reservoirs, context_digest, make_context, write_context_store
-from ..corpus import check_file, expand_paths, iter_lines, tokenize, tokenize_spans
+from ..pipeline.contexts import Context
+from .store_builder import StorePlan, _Reservoirs, context_digest, make_context, write_context_store
+from .corpus import check_file, expand_paths, iter_lines, tokenize, tokenize_spans
+from ..types import PathLike
 
 logger = logging.getLogger(__name__)
 
-PathLike = Union[str, Path]
 #: Occurrence ids: file index in the high bits, occurrence within the file below.
 FILE_SHIFT = 40
 

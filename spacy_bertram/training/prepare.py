@@ -13,31 +13,29 @@ them behind (earlier outputs from a previous run stay as they were).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
-from ..contexts import (
+from ..pipeline.contexts import DEFAULT_WINDOW, STORE_FILE
+from .store_builder import (
     DEFAULT_MAX_CONTEXTS,
     DEFAULT_RARE_MAX_CONTEXTS,
-    DEFAULT_WINDOW,
     build_context_store,
     count_words,
     select_words,
 )
-from ..corpus import Corpus
+from .corpus import Corpus
 from ..fileio import atomic_path
 from ..rare_words import write_counts as write_word_counts
+from ..types import PathLike
 
 logger = logging.getLogger(__name__)
 
-PathLike = Union[str, Path]
-STORE_NAME = "contexts.sqlite"
+STORE_NAME = STORE_FILE
 COUNTS_NAME = "counts.tsv"
 INFO_NAME = "prepare.json"
 DEFAULT_MIN_COUNT = 100
@@ -138,58 +136,3 @@ def prepare(
     logger.info("Prepared %s: %d words, vocabulary %d, %d training words", out, result.total_words,
                 result.vocab_size, n_training)
     return result
-
-
-def main(argv=None) -> int:
-    """`python -m spacy_bertram.training.prepare [CORPUS ...] OUTPUT_DIR` (no typer needed)."""
-    from ..registry_data import default_corpus_dir
-
-    parser = argparse.ArgumentParser(description="Count words and collect contexts for BERTRAM training.")
-    parser.add_argument("paths", nargs="+", help="corpus files/directories, then the output directory "
-                        "(with only the output directory, the embedded corpus in assets/corpus is used)")
-    parser.add_argument("--min-count", type=int, default=DEFAULT_MIN_COUNT)
-    parser.add_argument("--max-contexts", type=int, default=DEFAULT_MAX_CONTEXTS)
-    parser.add_argument("--rare-max-contexts", type=int, default=DEFAULT_RARE_MAX_CONTEXTS)
-    parser.add_argument("--max-rare-words", type=int, default=None)
-    parser.add_argument("--context-window", type=int, default=DEFAULT_WINDOW)
-    parser.add_argument("--cased", action="store_true", help="keep case (for cased encoders)")
-    parser.add_argument("--skip-bad-files", action="store_true", help="warn and skip binary/non-UTF-8 files")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--scheduler", default=None,
-                        help="run on the Dask cluster at this address (corpus files at the same path on every worker)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="run on a local Dask cluster of N processes (default: no Dask, one process)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
-    *corpus, output = args.paths
-    if not corpus:
-        corpus = [default_corpus_dir()]
-        if not corpus[0].is_dir():
-            print(f"error: no corpus given and {corpus[0]} is missing; build it with "
-                  "`python scripts/build_corpus.py`", file=sys.stderr)
-            return 1
-    close = None
-    try:
-        client = None
-        if args.scheduler or args.workers:
-            from ..distributed import open_client
-
-            client, close = open_client(args.scheduler, args.workers, ())
-        result = prepare(
-            corpus, output, max_contexts=args.max_contexts, context_window=args.context_window,
-            min_count=args.min_count, rare_max_contexts=args.rare_max_contexts,
-            max_rare_words=args.max_rare_words, lowercase=not args.cased,
-            errors="skip" if args.skip_bad_files else "raise", seed=args.seed, client=client,
-        )
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    finally:
-        if close is not None:
-            close()
-    print(json.dumps(asdict(result), indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

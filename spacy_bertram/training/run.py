@@ -16,35 +16,20 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import torch
 
-from ..encoder import load_encoder
+from ..encoder import load_encoder, select_device
 from ..fileio import write_json_atomic
 from ..storage import save_bertram
 from .ota import OTASettings
-from .sources import ContextSource, open_context_source
+from ..pipeline.contexts import open_context_store
+from .sources import ContextSource
 from .stages import StageResult, TrainingRun, TrainSettings, combined_init, plan_stages
 from .targets import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT, TargetSet, build_targets
 from .validation import format_table
+from ..types import PathLike
 
-PathLike = Union[str, Path]
 TARGETS_DIR = "targets"
 MODEL_DIR = "model"
 METRICS_FILE = "metrics.json"
-
-
-def select_device(gpu_id: int) -> torch.device:
-    """spaCy-style device choice: -1 is the CPU, N >= 0 is CUDA device N."""
-    if gpu_id < 0:
-        return torch.device("cpu")
-    if not torch.cuda.is_available():
-        raise ValueError(f"--gpu-id {gpu_id} asks for CUDA device {gpu_id}, but torch sees no CUDA GPU")
-    try:
-        from thinc.api import require_gpu
-
-        require_gpu(gpu_id)
-    except (ImportError, ValueError):  # thinc needs cupy for its own ops; torch alone suffices here
-        pass
-    torch.cuda.set_device(gpu_id)
-    return torch.device(f"cuda:{gpu_id}")
 
 
 def _variant_label(mode: str, subword_mean: bool) -> str:
@@ -120,7 +105,7 @@ def train(
     call_started = time.perf_counter()
     settings = settings or TrainSettings()
     device = select_device(gpu_id)
-    source = open_context_source(contexts) if isinstance(contexts, (str, Path)) else contexts
+    source = open_context_store(contexts) if isinstance(contexts, (str, Path)) else contexts
     encoder, tokenizer = load_encoder(base_model)
     encoder.to(device)
     width = int(encoder.get_input_embeddings().weight.shape[1])

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Protocol, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Protocol, Tuple
 
 _WORD = re.compile(r"[^\W\d_]+")
 
@@ -55,15 +54,3 @@ class MemoryContexts:
         found = self._contexts.get(word, [])
         return list(found if limit is None else found[:limit])
 
-
-def open_context_source(path: Union[str, Path]):
-    """A `ContextStore` from its file, or from a `prepare` output directory."""
-    from ..contexts import ContextStore
-
-    path = Path(path)
-    if path.is_dir():
-        candidates = sorted(path.glob("*.sqlite"))
-        if not candidates:
-            raise ValueError(f"No context store (*.sqlite) in {str(path)!r}; run `prepare` first")
-        path = candidates[0]
-    return ContextStore.open(path)

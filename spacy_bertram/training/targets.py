@@ -18,7 +18,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import torch
@@ -30,10 +30,10 @@ from ..fileio import atomic_path, write_json_atomic
 from .ota import OTASettings, one_token_approximation
 from .segmentation import RareLikeSegmenter
 from .sources import ContextSource
+from ..types import PathLike
 
 logger = logging.getLogger("spacy_bertram")
 
-PathLike = Union[str, Path]
 VECTORS_FILE = "targets.safetensors"
 INDEX_FILE = "targets.json"
 MIN_TRAINING_WORDS = 20

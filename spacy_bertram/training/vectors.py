@@ -13,18 +13,18 @@ import logging
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from tqdm import tqdm
 
-from .contexts import ContextStore
-from .network import BertramNetwork, default_token_budget
-from .vector_table import META_FILE, ShardStore, VectorTable, encoder_identity
+from ..pipeline.contexts import ContextStore, open_context_store
+from ..network import BertramNetwork, default_token_budget
+from ..pipeline.vector_table import META_FILE, ShardStore, VectorTable, encoder_identity
+from ..types import PathLike
 
 logger = logging.getLogger(__name__)
 
-PathLike = Union[str, Path]
 DEFAULT_SHARD_SIZE = 256
 
 
@@ -146,8 +146,9 @@ def build_vector_table(
     `scheduler`, or a new LocalCluster of `workers` processes (default: one
     per core), or a LocalCUDACluster with one worker per id in `gpu_ids`.
     """
-    from .component import model_fingerprint, word_key_function
-    from .storage import load_bertram
+    from ..pipeline.word_sources import word_key_function
+    from ..storage import model_fingerprint
+    from ..storage import load_bertram
 
     start = time.perf_counter()
     if max_contexts < 1:
@@ -158,7 +159,7 @@ def build_vector_table(
     encoder = encoder_identity(network)
     key_fn = word_key_function(network)
     key = "lower" if key_fn is str.lower else "cased"
-    store = ContextStore.open(store_path)
+    store = open_context_store(store_path)
     listed = read_word_list(word_list) if word_list is not None else None
     words = select_words(store, key_fn, min_count, max_count, listed, min_contexts)
     if not words:

@@ -19,13 +19,14 @@ fit the fine-tuned encoder.
   `spacy train` in-process (`gpu_id` is spaCy's `--gpu-id`), writes into a temp
   directory that is renamed into place, and checks that the saved pipelines'
   embeddings equal the pretrained encoder's.
+- `augment_tokens` / `augment_examples`: that augmentation, on tokens and on records.
 """
 from __future__ import annotations
 
 import json
 import logging
-import math
 import os
+import random
 import shutil
 import time
 from pathlib import Path
@@ -34,9 +35,8 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Un
 from spacy.language import Language
 from spacy.util import registry
 
-from . import component  # noqa: F401  (registers spacy-bertram.encoder_path.v1 used by the configs)
+from ..pipeline import component  # noqa: F401  (registers spacy-bertram.encoder_path.v1 used by the configs)
 from .datasets import (
-    Record,
     labels_of,
     load_dataset,
     split_records,
@@ -44,13 +44,75 @@ from .datasets import (
     truncate_words,
     write_records,
 )
+from ..types import PathLike
+from .rarify import DEFAULT_MASK_TOKEN
+from .records import Record, RecordLike, as_records, check_labels, write_docbin
 
 logger = logging.getLogger("spacy_bertram")
 
-PathOrStr = Union[str, Path]
 FREEZE_CALLBACK = "spacy-bertram.freeze_embeddings.v1"
 SPLIT_FILES = ("train.jsonl", "dev.jsonl", "test_candidates.jsonl")
 INFO_FILE = "baseline.json"
+
+
+# ---------------------------------------------------------------------------
+# Baseline augmentation
+
+
+def _is_word(token: str) -> bool:
+    return any(c.isalnum() for c in token)
+
+
+def augment_tokens(
+    tokens: Sequence[str],
+    rng: Union[int, random.Random] = 0,
+    mask_rate: float = 0.05,
+    duplicate_rate: float = 0.10,
+    duplicate_mask_rate: float = 0.25,
+    mask_token: str = DEFAULT_MASK_TOKEN,
+) -> List[str]:
+    """Mask 5% of the words; write 10% as "w / w" with each copy masked w.p. 0.25.
+
+    Masking and duplication are exclusive per word (one uniform draw decides),
+    so the rates hold over words; punctuation-only tokens are never touched.
+    Pure given an int seed; pass a `random.Random` to continue one stream.
+    """
+    r = random.Random(rng) if isinstance(rng, int) else rng
+    out: List[str] = []
+    for tok in tokens:
+        if not _is_word(tok):
+            out.append(tok)
+            continue
+        u = r.random()
+        if u < mask_rate:
+            out.append(mask_token)
+        elif u < mask_rate + duplicate_rate:
+            left = mask_token if r.random() < duplicate_mask_rate else tok
+            right = mask_token if r.random() < duplicate_mask_rate else tok
+            out.extend([left, "/", right])
+        else:
+            out.append(tok)
+    return out
+
+
+def augment_examples(
+    examples: Iterable[RecordLike],
+    seed: int = 0,
+    tokenize: Callable[[str], List[str]] = str.split,
+    copies: int = 1,
+    keep_original: bool = False,
+    **kwargs,
+) -> List[Record]:
+    """Augmented training examples (tokens re-joined with single spaces)."""
+    rng = random.Random(seed)
+    out: List[Record] = []
+    for ex in as_records(examples):
+        if keep_original:
+            out.append(ex)
+        for k in range(copies):
+            text = " ".join(augment_tokens(tokenize(ex.text), rng, **kwargs))
+            out.append(Record(text, ex.label, f"{ex.id}-aug{k}"))
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -59,8 +121,8 @@ INFO_FILE = "baseline.json"
 
 def make_splits(
     dataset: str,
-    output_dir: PathOrStr,
-    assets: Optional[PathOrStr] = None,
+    output_dir: PathLike,
+    assets: Optional[PathLike] = None,
     max_words: int = 120,
     max_train: Optional[int] = None,
     max_dev: Optional[int] = None,
@@ -78,7 +140,6 @@ def make_splits(
     """
     import spacy
 
-    from .rarify import Example, augment_examples, check_labels, write_docbin
 
     start = time.time()
     records, n_empty = load_dataset(dataset, assets)
@@ -90,9 +151,8 @@ def make_splits(
     dev = stratified_sample(dev, max_dev, seed + 1)
     test = stratified_sample(test, max_test, seed + 2)
     labels = labels_of(train)
-    as_ex = lambda rs: [Example(r.text, r.label, r.id) for r in rs]  # noqa: E731
-    check_labels(as_ex(dev), labels)
-    check_labels(as_ex(test), labels)
+    check_labels(dev, labels)
+    check_labels(test, labels)
 
     out = Path(output_dir)
     for name, part in zip(SPLIT_FILES, (train, dev, test)):
@@ -105,11 +165,11 @@ def make_splits(
         return [t.text for t in nlp.make_doc(text) if not t.is_space]
 
     augmented = augment_examples(
-        as_ex(train), seed=seed, tokenize=tokenize, copies=augment_copies,
+        train, seed=seed, tokenize=tokenize, copies=augment_copies,
         mask_rate=mask_rate, duplicate_rate=duplicate_rate, duplicate_mask_rate=duplicate_mask_rate,
     )
     write_docbin(out / "train.spacy", augmented, labels, nlp)
-    write_docbin(out / "dev.spacy", as_ex(dev), labels, nlp)
+    write_docbin(out / "dev.spacy", dev, labels, nlp)
     n_words = [len(r.text.split()) for r in records]
     info = {
         "dataset": dataset, "labels": labels, "seed": seed, "max_words": max_words,
@@ -204,7 +264,7 @@ def embedding_drift(nlp: Language, base_model: str) -> float:
     pretrained encoder's (0.0 when the embedding layer really stayed frozen)."""
     from transformers import AutoModel
 
-    from .encoder import resolve_base_model
+    from ..encoder import resolve_base_model
 
     pretrained = AutoModel.from_pretrained(resolve_base_model(base_model)).get_input_embeddings().weight
     drift = 0.0
@@ -221,7 +281,7 @@ def embedding_drift(nlp: Language, base_model: str) -> float:
 
 
 def baseline_config(
-    base_config: PathOrStr,
+    base_config: PathLike,
     base_model: str = "default",
     seed: int = 0,
     max_steps: int = 300,
@@ -261,10 +321,10 @@ def baseline_config(
 
 
 def train_baseline(
-    train_path: PathOrStr,
-    dev_path: PathOrStr,
-    output_dir: PathOrStr,
-    base_config: PathOrStr = "configs/textcat_minilm.cfg",
+    train_path: PathLike,
+    dev_path: PathLike,
+    output_dir: PathLike,
+    base_config: PathLike = "configs/textcat_minilm.cfg",
     base_model: str = "default",
     gpu_id: int = -1,
     seed: int = 0,
@@ -323,8 +383,8 @@ def train_baseline(
     return info
 
 
-def _write_json(path: PathOrStr, data: object) -> None:
-    from .fileio import write_json_atomic
+def _write_json(path: PathLike, data: object) -> None:
+    from ..fileio import write_json_atomic
 
     write_json_atomic(path, data)
 

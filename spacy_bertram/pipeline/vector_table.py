@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy
 import srsly
@@ -30,9 +30,9 @@ from safetensors import SafetensorError
 from safetensors.numpy import load as load_arrays
 from safetensors.numpy import load_file, save, save_file
 
-from .fileio import atomic_path, write_json_atomic
+from ..fileio import atomic_path, write_json_atomic
+from ..types import PathLike
 
-PathLike = Union[str, Path]
 
 FORMAT_NAME = "spacy-bertram-vector-table"
 FORMAT_VERSION = 1

@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .vector_table import ShardStore
+from ..pipeline.vector_table import ShardStore
 from .vectors import JobSettings, infer_words
 
 logger = logging.getLogger(__name__)
@@ -54,15 +54,15 @@ def worker_state(job: JobSettings) -> WorkerState:
         if state is None:
             import torch
 
-            from .component import model_fingerprint
-            from .contexts import ContextStore
-            from .storage import load_bertram
+            from ..storage import model_fingerprint
+            from ..pipeline.contexts import open_context_store
+            from ..storage import load_bertram
 
             if job.torch_threads:
                 torch.set_num_threads(job.torch_threads)
             network = load_bertram(job.model_path, device=job.device)
             network.eval()
-            state = WorkerState(network, ContextStore.open(job.store_path), model_fingerprint(job.model_path))
+            state = WorkerState(network, open_context_store(job.store_path), model_fingerprint(job.model_path))
             _STATES[job] = state
         return state
 

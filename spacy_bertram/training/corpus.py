@@ -29,8 +29,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterable, Iterator, List, Sequence, Tuple, Union
+from ..types import PathLike
 
-PathLike = Union[str, Path]
 
 WORD_PATTERN = r"[^\W_]+(?:(?:['\u2019](?![sS]\b)|-)[^\W_]+)*|['\u2019][sS]\b"
 WORD_RE = re.compile(WORD_PATTERN)

@@ -15,39 +15,39 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional
 
-from .evaluation.similarity import Pair, SubwordMean, evaluate_similarity, read_contexts, read_similarity_pairs
-from .fileio import write_json_atomic
+from .similarity import Pair, SubwordMean, evaluate_similarity, read_contexts, read_similarity_pairs
+from ..fileio import write_json_atomic
+from ..types import PathLike
 
 logger = logging.getLogger(__name__)
-PathOrStr = Union[str, Path]
 
 
-def load_contexts(source: PathOrStr, words: List[str], max_contexts: int) -> Mapping[str, List[str]]:
+def load_contexts(source: PathLike, words: List[str], max_contexts: int) -> Mapping[str, List[str]]:
     """word -> contexts from a `<word>.txt` directory or a contexts.sqlite store."""
     path = Path(source)
-    if path.is_dir() and not (path / "contexts.sqlite").is_file():
-        return {w: read_contexts(path, w, max_contexts) for w in words}
-    from .contexts import ContextStore
+    from ..pipeline.contexts import STORE_FILE, open_context_store
 
-    store_path = path / "contexts.sqlite" if path.is_dir() else path
+    if path.is_dir() and not (path / STORE_FILE).is_file():
+        return {w: read_contexts(path, w, max_contexts) for w in words}
+    store_path = path / STORE_FILE if path.is_dir() else path
     if not store_path.is_file():
         raise ValueError(f"No contexts at {str(source)!r}: expected a directory of <word>.txt files or contexts.sqlite.")
-    with ContextStore.open(store_path) as store:
+    with open_context_store(store_path) as store:
         return {w: store.contexts(w, max_contexts) for w in words}
 
 
 def evaluate_similarity_files(
-    pairs_path: PathOrStr,
-    contexts: PathOrStr,
-    bertram_path: PathOrStr,
-    output: Optional[PathOrStr] = None,
+    pairs_path: PathLike,
+    contexts: PathLike,
+    bertram_path: PathLike,
+    output: Optional[PathLike] = None,
     max_contexts: int = 16,
     gpu_id: int = -1,
 ) -> Dict[str, Any]:
     """Spearman's rho of BERTRAM and of the subword mean on one pairs file."""
-    from .storage import load_bertram
+    from ..storage import load_bertram
 
     started = time.perf_counter()
     pairs = read_similarity_pairs(pairs_path)
@@ -55,7 +55,7 @@ def evaluate_similarity_files(
         raise ValueError(f"{str(pairs_path)!r} has {len(pairs)} usable pair(s); Spearman's rho needs at least two.")
     network = load_bertram(bertram_path)
     if gpu_id >= 0:
-        from .training.run import select_device
+        from ..encoder import select_device
 
         network.to(select_device(gpu_id))
     subword = SubwordMean.from_model(network.encoder, network.inputs.tokenizer)

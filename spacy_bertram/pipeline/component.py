@@ -1,9 +1,10 @@
 """The `bertram` pipeline component: rare tokens in, BERTRAM vectors on the doc out.
 
 For each doc it finds the rare tokens (`rare_words.py`), gathers each rare
-word's contexts (the doc's own sentences, a context store, or both), looks the
-(word, contexts) pair up in a bounded LRU cache (`vector_cache.py`), infers the
-missing vectors for a whole batch of docs in one call of the BERTRAM layer, and
+word's contexts (the doc's own sentences, a context store, or both:
+`word_sources.py`), looks the (word, contexts) pair up in a bounded LRU cache
+(`vector_cache.py`), infers the missing vectors for a whole batch of docs in one
+call of the BERTRAM layer, and
 sets `doc._.bertram` = {token index: float32 vector}, which the
 `spacy-bertram.TransformerModel.v1` architecture reads. A word in the
 `vector_table` (precomputed by `python -m spacy_bertram vectors`, shipped with
@@ -27,11 +28,10 @@ Fallbacks, all documented and none silent about a wrong vector:
 - a missing or corrupt model, a missing or corrupt context store (at
   `initialize` or load), a model for another encoder than the pipeline's
   transformer, a transformer that would never read the vectors
-  (`pipeline_checks.py`), or non-finite vectors raise ValueError.
+  (`checks.py`), or non-finite vectors raise ValueError.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from pathlib import Path
@@ -48,24 +48,16 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 from thinc.util import get_torch_default_device
 
-from .encoder import resolve_base_model
+from ..encoder import limit_torch_threads_in_forked_worker, resolve_base_model
 from . import serialization
-from .layers import check_network_settings, get_bertram_network, set_bertram_network
-from .network import BertramNetwork
-from .ngrams import UNK_ID
-from .pipeline_checks import check_encoders, check_placement
-from .rare_words import (
-    CountTable,
-    Frequencies,
-    RareWordFinder,
-    RareWordRule,
-    StoreFrequencies,
-    WordfreqFrequencies,
-    group_by_word,
-)
-from .storage import MODEL_FILES, load_bertram
+from ..layers import check_network_settings, get_bertram_network, set_bertram_network
+from ..network import BertramNetwork
+from .checks import check_encoders, check_placement
+from ..rare_words import CountTable, RareWordFinder, RareWordRule, group_by_word
+from ..storage import load_bertram, model_fingerprint
 from .vector_cache import CacheKey, VectorCache, cache_key
 from .vector_table import VectorTable, encoder_identity
+from .word_sources import WordSources, word_key_function
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -178,7 +170,7 @@ def make_bertram(
     )
 
 
-class BertramComponent(Pipe):
+class BertramComponent(WordSources, Pipe):
     """Sets `doc._.bertram` (token index -> BERTRAM vector) for rare tokens."""
 
     def __init__(
@@ -297,60 +289,6 @@ class BertramComponent(Pipe):
             self._word_key = word_key_function(network)
         return self._finder
 
-    def _frequencies(self) -> Frequencies:
-        source = self.rule.frequencies
-        if source == "auto":
-            source = "model" if self.table is not None else "wordfreq"
-        if source == "model":
-            if self.table is None:
-                raise ValueError(
-                    "bertram: rare_words.frequencies is 'model', but the BERTRAM model ships "
-                    "no word counts (counts.tsv in its directory, written by `train`). Use "
-                    "'auto', 'wordfreq' or 'store'."
-                )
-            return self.table
-        if source == "store":
-            return StoreFrequencies(self._get_store)
-        return WordfreqFrequencies(self.vocab.lang)
-
-    def _check_sources(self) -> None:
-        """Open the context store now if the settings use one: a bad store fails here, not at a doc."""
-        if self.source != "doc" or self.rule.frequencies == "store":
-            self._get_store()
-
-    def _count_pieces(self, word: str) -> int:
-        try:
-            return len(self.network.inputs.word_pieces(word))
-        except ValueError:  # the tokenizer drops the word entirely
-            return 0
-
-    def _has_signal(self, word: str) -> bool:
-        network = self.network
-        if any(i != UNK_ID for i in network.ngram_vocab.encode(word)):
-            return True
-        unk = network.tokenizer.unk_token_id
-        try:
-            return any(piece != unk for piece in network.inputs.word_pieces(word))
-        except ValueError:
-            return False
-
-    def _get_store(self) -> Any:
-        """The context store, opened lazily and once per process (SQLite handles must not cross fork)."""
-        if self._store is None or self._store_pid != os.getpid():
-            if not self.context_store:
-                raise ValueError("bertram: no context_store configured")
-            from .contexts import ContextStore
-
-            try:
-                self._store = ContextStore.open(self.context_store)
-            except ValueError as err:
-                raise ValueError(
-                    f"bertram: cannot open the context store {self.context_store!r} "
-                    f"(contexts={self.source!r}): {err}"
-                ) from err
-            self._store_pid = os.getpid()
-        return self._store
-
     # -- encoder compatibility -----------------------------------------------------------
 
     def _check_transformers(self) -> None:
@@ -362,38 +300,6 @@ class BertramComponent(Pipe):
             check_placement(self._nlp, self, self.name)
             self._layout = layout
         check_encoders(self._nlp, self, self.network, self._checked)
-
-    # -- contexts ----------------------------------------------------------------------
-
-    def doc_contexts(self, doc: Doc, indices: Sequence[int]) -> List[str]:
-        """Distinct texts of the sentences (or token windows) around the word's occurrences."""
-        use_sents = doc.has_annotation("SENT_START")
-        window = self.context_window
-        texts: List[str] = []
-        seen: Set[str] = set()
-        for i in indices:
-            lo, hi = max(0, i - window), min(len(doc), i + window + 1)
-            if use_sents:
-                sent = doc[i].sent
-                if len(sent) <= 2 * window + 1:
-                    lo, hi = sent.start, sent.end
-                else:
-                    lo, hi = max(sent.start, lo), min(sent.end, hi)
-            text = doc[lo:hi].text
-            if text not in seen:
-                seen.add(text)
-                texts.append(text)
-        return spread(texts, self.max_contexts)
-
-    def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
-        texts = self.doc_contexts(doc, indices) if self.source != "store" else []
-        if self.source != "doc" and len(texts) < self.max_contexts:
-            seen = set(texts)
-            for text in self._get_store().contexts(word, limit=self.max_contexts):
-                if text not in seen and len(texts) < self.max_contexts:
-                    seen.add(text)
-                    texts.append(text)
-        return texts
 
     # -- processing --------------------------------------------------------------------
 
@@ -540,46 +446,3 @@ class BertramComponent(Pipe):
 
 
 # -- helpers ---------------------------------------------------------------------------
-
-
-def limit_torch_threads_in_forked_worker() -> None:
-    """One torch thread in a process forked by `nlp.pipe(n_process=...)`.
-
-    A child forked after the parent ran torch inherits an OpenMP thread pool
-    whose threads do not exist, and its first parallel op (ours, or the
-    transformer's after us) deadlocks. One thread per worker avoids OpenMP
-    entirely and is what n_process wants anyway: one process per core.
-    """
-    import torch
-
-    if torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
-
-
-def spread(items: Sequence[str], limit: int) -> List[str]:
-    """At most `limit` items, evenly spaced over the sequence (first and last kept)."""
-    if len(items) <= limit:
-        return list(items)
-    if limit == 1:
-        return [items[0]]
-    step = (len(items) - 1) / (limit - 1)
-    return [items[round(k * step)] for k in range(limit)]
-
-
-def word_key_function(network: BertramNetwork) -> Callable[[str], str]:
-    """The word form that decides the vector: lowercased only if the network ignores case."""
-    ngrams_ignore_case = network.ngram_vocab.lowercase
-    tokenizer_ignores_case = network.inputs.normalize("Ab") == network.inputs.normalize("ab")
-    if ngrams_ignore_case and tokenizer_ignores_case:
-        return str.lower
-    return str
-
-
-def model_fingerprint(path: Union[str, Path]) -> str:
-    """Content hash of a BERTRAM model directory: cache entries are valid for this model only."""
-    digest = hashlib.blake2b(digest_size=16)
-    for name in MODEL_FILES:
-        with open(Path(path) / name, "rb") as file_:
-            for block in iter(lambda: file_.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Optional, Tuple
 import srsly
 from spacy import util
 
-from .fileio import staged_files
-from .rare_words import CountTable
+from ..fileio import staged_files
+from ..rare_words import CountTable
 
 if TYPE_CHECKING:
     from .component import BertramComponent

@@ -18,21 +18,18 @@ import numpy as np
 from .rarify import (
     DEFAULT_MASK_TOKEN,
     Classifier,
-    ExampleLike,
     RarificationResult,
     RarifiedItem,
-    SubstitutionDictionary,
+    TaggedToken,
     Tagger,
-    Token,
     _probabilities,
-    as_examples,
-    check_labels,
     detokenize,
-    drop_empty,
     greedy_mask,
     spacy_tagger,
     substitute,
 )
+from .records import RecordLike, as_records, check_labels, drop_empty
+from .substitution import SubstitutionDictionary
 
 
 @dataclass
@@ -42,7 +39,7 @@ class MaskedItem:
     id: str
     label: str
     text: str
-    tokens: List[Token]
+    tokens: List[TaggedToken]
     masked: List[int]
     p_original: float
     p_masked: float
@@ -52,7 +49,7 @@ class MaskedItem:
 
     @classmethod
     def from_dict(cls, data: dict) -> "MaskedItem":
-        return cls(**{**data, "tokens": [Token(**t) for t in data["tokens"]]})
+        return cls(**{**data, "tokens": [TaggedToken(**t) for t in data["tokens"]]})
 
 
 @dataclass
@@ -85,7 +82,7 @@ class MaskingResult:
 
 
 def mask_candidates(
-    examples: Iterable[ExampleLike],
+    examples: Iterable[RecordLike],
     classify: Classifier,
     labels: Sequence[str],
     subs: SubstitutionDictionary,
@@ -97,7 +94,7 @@ def mask_candidates(
     """The seed-free half: drop misclassified candidates, mask greedily until the
     prediction flips (words with a rare synonym only, at most `max_masks`)."""
     label_list = list(labels)
-    items = as_examples(examples)
+    items = as_records(examples)
     check_labels(items, label_list)
     items, n_empty = drop_empty(items, "test candidates")
     result = MaskingResult(n_candidates=len(items), skipped_empty=n_empty)

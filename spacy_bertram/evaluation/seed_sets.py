@@ -13,8 +13,8 @@ import json
 import shutil
 from pathlib import Path
 from typing import Dict, List, Sequence, Union
+from ..types import PathLike
 
-PathOrStr = Union[str, Path]
 PREFIX = "seed-"
 
 
@@ -40,7 +40,7 @@ def seed_set_name(seed: int) -> str:
     return f"{PREFIX}{seed}"
 
 
-def listed_sets(directory: PathOrStr, info_file: str) -> Dict[str, Path]:
+def listed_sets(directory: PathLike, info_file: str) -> Dict[str, Path]:
     """{"": directory, "seed-N": directory/seed-N, ...} as listed in `info_file`."""
     root = Path(directory)
     info = root / info_file
@@ -48,7 +48,7 @@ def listed_sets(directory: PathOrStr, info_file: str) -> Dict[str, Path]:
     return {"": root, **{name: root / name for name in names}}
 
 
-def remove_unlisted(directory: PathOrStr, keep: Sequence[str]) -> None:
+def remove_unlisted(directory: PathLike, keep: Sequence[str]) -> None:
     """Delete seed-N subdirectories that the current run did not write."""
     root = Path(directory)
     if not root.is_dir():

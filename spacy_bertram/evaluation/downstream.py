@@ -4,7 +4,7 @@ Steps (each a `python -m spacy_bertram` command, see cli.py and project.yml):
 
 - `run_rarification` (module `rarify_step`): the trained baseline textcat guides
   `rarify.rarify`, resumably, for one or several rarification seeds.
-- `evaluate_systems`: the same trained textcat, unchanged, predicts the rarified
+- `evaluate_systems` (here): the same trained textcat, unchanged, predicts the rarified
   test set as
     baseline                 stock encoding of every word;
     bertram_replace          BERTRAM vectors instead of the rare words' wordpieces;
@@ -22,34 +22,24 @@ Steps (each a `python -m spacy_bertram` command, see cli.py and project.yml):
   log-probability, accuracy by the rarest substitute's frequency, injection
   coverage), predictions.jsonl (per item, for `pool`) and accuracy_by_frequency.png;
   the same for each further rarification seed's set (OUTPUT/seed-N).
-- `assemble_pipeline`: the baseline with the `bertram` component and slash
-  injection, saved as a self-contained pipeline for `spacy package`.
+- `assemble_pipeline` (module `pipelines`): the baseline with the `bertram`
+  component and slash injection, saved as a self-contained pipeline for `spacy package`.
 """
 from __future__ import annotations
 
 import logging
-import math
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import component  # noqa: F401  (registers the bertram factory and encoder_path misc)
-from .fileio import atomic_path
-# The rarify step has its own module; its names stay importable from here.
-from .rarify_step import (  # noqa: F401
-    directory_fingerprint,
-    load_counts,
-    mask_in_chunks,
-    rarify_in_chunks,
-    run_rarification,
-)
+from ..encoder import select_device
+from ..types import PathLike
+from .pipelines import add_bertram, load_textcat, set_injection, textcat_labels
 
 logger = logging.getLogger("spacy_bertram")
 
-PathOrStr = Union[str, Path]
-INJECTION_ARCH = "spacy-bertram.TransformerModel.v1"
 #: name -> (injection, contexts); "baseline" has no bertram component.
 SYSTEMS: Dict[str, Tuple[str, Optional[str]]] = {
     "baseline": ("none", None),
@@ -60,84 +50,11 @@ SYSTEMS: Dict[str, Tuple[str, Optional[str]]] = {
 DEFAULT_SYSTEMS = tuple(SYSTEMS)
 
 
-def use_device(gpu_id: int) -> None:
-    """spaCy's `--gpu-id`: -1 is the CPU; N >= 0 requires CUDA device N (clear error if absent)."""
-    if gpu_id is None or gpu_id < 0:
-        return
-    import spacy
-
-    try:
-        spacy.require_gpu(gpu_id)
-    except ValueError as err:
-        raise ValueError(f"--gpu-id {gpu_id}: no usable GPU ({err}). Use --gpu-id -1 for the CPU.") from err
-
-
-# ---------------------------------------------------------------------------
-# Loading the trained textcat with the injection architecture
-
-
-def load_textcat(model_dir: PathOrStr, injection: str = "none"):
-    """The trained pipeline with its transformer on `spacy-bertram.TransformerModel.v1`.
-
-    The weights are the trained ones (the architectures serialise alike); only the
-    forward pass differs, and with injection "none" not even that.
-    """
-    import spacy
-
-    path = Path(model_dir)
-    if not (path / "config.cfg").is_file():
-        raise ValueError(f"{path} is not a trained spaCy pipeline (no config.cfg); train the baseline first.")
-    overrides = {
-        "components.transformer.model.@architectures": INJECTION_ARCH,
-        "components.transformer.model.injection": injection,
-    }
-    nlp = spacy.load(path, config=overrides)
-    if "textcat" not in nlp.pipe_names:
-        raise ValueError(f"{path} has no 'textcat' component.")
-    return nlp
-
-
-def set_injection(nlp, injection: str) -> None:
-    """Switch the injection mode of every BERTRAM transformer in `nlp` in place."""
-    from .injection import INJECTION_MODES, BertramTransformerModel
-
-    if injection not in INJECTION_MODES:
-        raise ValueError(f"injection must be one of {INJECTION_MODES}, got {injection!r}")
-    found = False
-    for _, proc in nlp.components:
-        model = getattr(proc, "model", None)
-        if model is None or not hasattr(model, "walk"):
-            continue
-        for node in model.walk():
-            if isinstance(node, BertramTransformerModel):
-                node.injection = injection
-                found = True
-    if not found:
-        raise ValueError("The pipeline has no spacy-bertram.TransformerModel.v1 transformer.")
-
-
-def textcat_labels(nlp) -> List[str]:
-    return list(nlp.get_pipe("textcat").labels)
-
-
-def make_classifier(nlp, batch_size: int = 32):
-    """texts -> probabilities (n_texts, n_labels), columns in `textcat_labels(nlp)` order."""
-    labels = textcat_labels(nlp)
-
-    def classify(texts: List[str]) -> np.ndarray:
-        out = np.zeros((len(texts), len(labels)), dtype=float)
-        for i, doc in enumerate(nlp.pipe(texts, batch_size=batch_size)):
-            out[i] = [doc.cats.get(label, 0.0) for label in labels]
-        return out
-
-    return classify
-
-
 # ---------------------------------------------------------------------------
 # Evaluation
 
 
-def read_test_items(rarified_dir: PathOrStr) -> List[dict]:
+def read_test_items(rarified_dir: PathLike) -> List[dict]:
     from .rarify import read_substitutions_jsonl
 
     path = Path(rarified_dir) / "test.jsonl"
@@ -148,51 +65,6 @@ def read_test_items(rarified_dir: PathOrStr) -> List[dict]:
     if empty:
         raise ValueError(f"{path}: items with an empty text: {empty[:5]}")
     return items
-
-
-def rare_zipf(threshold: float, total_words: int) -> float:
-    """The Zipf value below which a word has fewer than `threshold` occurrences."""
-    from .rare_words import zipf_from_count
-
-    return zipf_from_count(max(1, int(math.ceil(threshold))), total_words) if total_words > 0 else 0.0
-
-
-def add_bertram(
-    nlp,
-    bertram_path: PathOrStr,
-    contexts: str = "store",
-    context_store: Optional[PathOrStr] = None,
-    threshold: float = 100,
-    max_contexts: int = 8,
-    name: str = "bertram",
-):
-    """Add the `bertram` component before the transformer, with the rarification rule.
-
-    Rare = fewer than `threshold` occurrences in the context store's corpus (so the
-    words rarification put in get vectors); without a store, wordfreq's Zipf 3.0.
-    """
-    from .storage import load_bertram
-
-    model_dir = Path(bertram_path)
-    network = load_bertram(model_dir)  # clear error for a missing / corrupt model
-    rule: Dict[str, Any] = {"@misc": "spacy-bertram.RareWords.v1"}
-    if context_store:
-        from .contexts import ContextStore
-
-        with ContextStore.open(context_store) as store:
-            total = store.total_words
-        rule.update(frequencies="store", max_zipf=rare_zipf(threshold, total))
-    else:
-        rule.update(frequencies="wordfreq", max_zipf=3.0)
-    config = {
-        "model_path": str(model_dir),
-        "contexts": contexts,
-        "context_store": str(context_store) if context_store else None,
-        "max_contexts": int(max_contexts),
-        "rare_words": rule,
-        "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": network.config.base_model},
-    }
-    return nlp.add_pipe("bertram", name=name, before="transformer", config=config)
 
 
 def predict_labels(nlp, texts: Sequence[str], batch_size: int = 32) -> Tuple[List[str], np.ndarray, List[int]]:
@@ -224,11 +96,11 @@ def substitute_coverage(nlp, items: Sequence[dict]) -> float:
 
 
 def evaluate_systems(
-    model_dir: PathOrStr,
-    rarified_dir: PathOrStr,
-    output_dir: PathOrStr,
-    bertram_path: Optional[PathOrStr] = None,
-    context_store: Optional[PathOrStr] = None,
+    model_dir: PathLike,
+    rarified_dir: PathLike,
+    output_dir: PathLike,
+    bertram_path: Optional[PathLike] = None,
+    context_store: Optional[PathLike] = None,
     systems: Sequence[str] = DEFAULT_SYSTEMS,
     threshold: float = 100,
     max_contexts: int = 8,
@@ -244,8 +116,8 @@ def evaluate_systems(
     (RARIFIED/seed-N) are evaluated in the same run (one model load, one BERTRAM
     vector cache) into OUTPUT/seed-N. Returns the first set's metrics.
     """
-    from .evaluation.set_outputs import gold_probabilities, write_set_outputs
-    from .rarify import UnknownLabelError
+    from .set_outputs import gold_probabilities, write_set_outputs
+    from .records import UnknownLabelError
     from .seed_sets import listed_sets, remove_unlisted
 
     start = time.time()
@@ -261,7 +133,7 @@ def evaluate_systems(
         logger.warning("No context store: BERTRAM systems use the doc's contexts only.")
     dirs = listed_sets(rarified_dir, "rarify.json") if seed_sets else {"": Path(rarified_dir)}
     sets = {name: read_test_items(path) for name, path in dirs.items()}
-    use_device(gpu_id)
+    select_device(gpu_id, pipeline=True)
     nlp = load_textcat(model_dir, injection="none")
     labels = textcat_labels(nlp)
     for it in (it for items in sets.values() for it in items):
@@ -314,52 +186,6 @@ def evaluate_systems(
     return metrics
 
 
-# ---------------------------------------------------------------------------
-# The pipeline that gets packaged
 
 
-PACKAGE_CODE = '''"""Registers spacy-bertram's factory, layers and misc functions when the package loads."""
-import spacy_bertram.component  # noqa: F401
-import spacy_bertram.injection  # noqa: F401
-'''
-
-
-def assemble_pipeline(
-    model_dir: PathOrStr,
-    bertram_path: PathOrStr,
-    output_dir: PathOrStr,
-    injection: str = "slash",
-    threshold: float = 100,
-    max_contexts: int = 8,
-    name: str = "textcat_bertram",
-    version: str = "0.1.0",
-    vector_table: Optional[PathOrStr] = None,
-) -> Path:
-    """The trained textcat + `bertram` (+ injection) saved as one self-contained pipeline,
-    with a `code.py` beside it for `spacy package --code`. Contexts come from the doc
-    and rarity from wordfreq (Zipf < 3): a packaged pipeline cannot rely on a local
-    context store, but it can carry a `vector_table` (from `vectors`) whose words get
-    their corpus-context vectors with no inference."""
-    nlp = load_textcat(model_dir, injection=injection)
-    pipe = add_bertram(nlp, bertram_path, "doc", None, threshold, max_contexts)
-    if vector_table is not None:
-        pipe.initialize(lambda: [], nlp=nlp, vector_table=str(vector_table))  # refuses another model's table
-    nlp.meta["name"] = name
-    nlp.meta["version"] = version
-    nlp.meta["description"] = f"Text classifier on the MiniLM with BERTRAM vectors ({injection}) for rare words"
-    reqs = list(nlp.meta.get("requirements", []))
-    if not any(r.startswith("spacy-bertram") for r in reqs):
-        reqs.append("spacy-bertram>=0.1.0")
-    nlp.meta["requirements"] = reqs
-    out = Path(output_dir)
-    with atomic_path(out, is_dir=True) as tmp:
-        nlp.to_disk(tmp / "pipeline")
-        (tmp / "code.py").write_text(PACKAGE_CODE, encoding="utf8")
-    return out
-
-
-__all__ = [
-    "DEFAULT_SYSTEMS", "SYSTEMS", "add_bertram", "assemble_pipeline", "evaluate_systems",
-    "load_counts", "load_textcat", "make_classifier", "run_rarification", "set_injection",
-    "use_device",
-]
+__all__ = ["DEFAULT_SYSTEMS", "SYSTEMS", "evaluate_systems", "predict_labels", "read_test_items"]

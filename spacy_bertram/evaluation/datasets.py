@@ -28,13 +28,13 @@ import re
 import tarfile
 import warnings
 import zipfile
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from .registry_data import default_assets_dir
+from ..training.registry_data import default_assets_dir
+from ..types import PathLike
+from .records import Record
 
-PathOrStr = Union[str, Path]
 
 #: Name -> file under <assets>/datasets/ for the embedded datasets.
 EMBEDDED = {"bbc": "bbc.jsonl", "rotten_tomatoes": "rotten_tomatoes.jsonl"}
@@ -57,28 +57,15 @@ OPTIONAL = {
 DATASET_NAMES = tuple(EMBEDDED) + tuple(OPTIONAL)
 
 
-@dataclass(frozen=True)
-class Record:
-    """One labelled text; `split` is "train", "test" or None (not fixed)."""
-
-    text: str
-    label: str
-    id: str
-    split: Optional[str] = None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
 class DatasetError(ValueError):
     """A dataset is missing or malformed; the message says what to do."""
 
 
-def datasets_dir(assets: Optional[PathOrStr] = None) -> Path:
+def datasets_dir(assets: Optional[PathLike] = None) -> Path:
     return Path(assets) / "datasets" if assets is not None else default_assets_dir() / "datasets"
 
 
-def dataset_path(name: str, assets: Optional[PathOrStr] = None) -> Path:
+def dataset_path(name: str, assets: Optional[PathLike] = None) -> Path:
     """Where dataset `name` (or a path to a JSONL file) lives."""
     if name in EMBEDDED:
         return datasets_dir(assets) / EMBEDDED[name]
@@ -162,7 +149,7 @@ def _archive_member(archive: Path, member: str) -> bytes:
     raise DatasetError(f"{archive} holds no file named {member!r}; is it the right archive?")
 
 
-def iter_records(name: str, assets: Optional[PathOrStr] = None) -> Iterator[Record]:
+def iter_records(name: str, assets: Optional[PathLike] = None) -> Iterator[Record]:
     """All records of a dataset, empty texts included (see `load_dataset`)."""
     path = dataset_path(name, assets)
     if not path.exists():
@@ -180,7 +167,7 @@ def iter_records(name: str, assets: Optional[PathOrStr] = None) -> Iterator[Reco
         yield from read_jsonl_records(fh, str(path))
 
 
-def load_dataset(name: str, assets: Optional[PathOrStr] = None) -> Tuple[List[Record], int]:
+def load_dataset(name: str, assets: Optional[PathLike] = None) -> Tuple[List[Record], int]:
     """(records with a non-blank text, number of records skipped for an empty text)."""
     kept: List[Record] = []
     empty: List[str] = []
@@ -272,15 +259,15 @@ def stratified_sample(records: Sequence[Record], limit: Optional[int], seed: int
     return out[:limit]
 
 
-def write_records(path: PathOrStr, records: Iterable[Record]) -> Path:
+def write_records(path: PathLike, records: Iterable[Record]) -> Path:
     """JSONL, written atomically."""
-    from .rarify import atomic_write_bytes
+    from ..fileio import write_bytes_atomic
 
     data = "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in records)
-    return atomic_write_bytes(path, data.encode("utf8"))
+    return write_bytes_atomic(path, data.encode("utf8"))
 
 
-def read_records(path: PathOrStr) -> List[Record]:
+def read_records(path: PathLike) -> List[Record]:
     with open(path, encoding="utf8") as fh:
         return list(read_jsonl_records(fh, str(path)))
 

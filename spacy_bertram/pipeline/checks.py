@@ -18,7 +18,7 @@ from typing import Any, List, Tuple
 from spacy.language import Language
 from thinc.api import Model
 
-from .network import BertramNetwork
+from ..network import BertramNetwork
 
 #: Mean cosine between sampled embedding rows of BERTRAM's encoder and the
 #: pipeline transformer's below which they are different embedding spaces
@@ -41,7 +41,7 @@ def transformer_nodes(nlp: Language, skip: Any) -> List[Tuple[int, str, Model]]:
 
 def check_placement(nlp: Language, component: Any, name: str) -> None:
     """Raise unless a transformer after `component` injects its vectors (or there is no transformer)."""
-    from .injection import BertramTransformerModel
+    from ..injection import BertramTransformerModel
 
     position = next(i for i, (_, proc) in enumerate(nlp.pipeline) if proc is component)
     problems: List[str] = []

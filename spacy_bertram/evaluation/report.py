@@ -16,11 +16,11 @@ import os
 import re
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence
 
-from .fileio import atomic_path
+from ..fileio import atomic_path
+from ..types import PathLike
 
-PathOrStr = Union[str, Path]
 SYSTEM_NAMES = {
     "baseline": "baseline (stock MiniLM textcat)",
     "bertram_replace": "+BERTRAM (replace)",
@@ -29,7 +29,7 @@ SYSTEM_NAMES = {
 }
 
 
-def _load(path: Optional[PathOrStr]) -> Optional[Dict[str, Any]]:
+def _load(path: Optional[PathLike]) -> Optional[Dict[str, Any]]:
     if path is None:
         return None
     path = Path(path)
@@ -81,7 +81,7 @@ def _ci(ci: Dict[str, float], scale: float, digits: int) -> str:
 
 def pooled_section(pooled: Dict[str, Any]) -> List[str]:
     """The pooled table and the per-set rows (`evaluation.pooling`)."""
-    from .evaluation.pooling import pooled_markdown
+    from .pooling import pooled_markdown
 
     return ["## Pooled: baseline vs +BERTRAM on all rarified sets", ""] + pooled_markdown(pooled) + [""]
 
@@ -99,8 +99,8 @@ class DatasetDirs:
     metrics: Path
 
     @classmethod
-    def layout(cls, name: str, corpus_dir: PathOrStr = "corpus", training_dir: PathOrStr = "training",
-               metrics_dir: PathOrStr = "metrics") -> "DatasetDirs":
+    def layout(cls, name: str, corpus_dir: PathLike = "corpus", training_dir: PathLike = "training",
+               metrics_dir: PathLike = "metrics") -> "DatasetDirs":
         """`NAME` or `NAME-THRESHOLD` (e.g. bbc-1000: the same splits and baseline, rarified-1000)."""
         variant = VARIANT_RE.fullmatch(name)
         base, rarified = (variant.group(1), f"rarified-{variant.group(2)}") if variant else (name, "rarified")
@@ -204,15 +204,15 @@ def timing_rows(steps: Sequence[tuple]) -> List[str]:
 
 
 def write_report(
-    output: PathOrStr,
+    output: PathLike,
     datasets: Sequence[str],
-    corpus_dir: PathOrStr = "corpus",
-    training_dir: PathOrStr = "training",
-    metrics_dir: PathOrStr = "metrics",
-    bertram_dir: Optional[PathOrStr] = None,
-    prepare_dir: Optional[PathOrStr] = None,
+    corpus_dir: PathLike = "corpus",
+    training_dir: PathLike = "training",
+    metrics_dir: PathLike = "metrics",
+    bertram_dir: Optional[PathLike] = None,
+    prepare_dir: Optional[PathLike] = None,
     title: str = "spacy-bertram: rarified text classification",
-    pooled: Optional[PathOrStr] = None,
+    pooled: Optional[PathLike] = None,
 ) -> Path:
     """Write the markdown report for the datasets that have been evaluated; returns its path.
     With `pooled` (the pool step's pooled.json), the pooled table comes first."""
@@ -225,7 +225,7 @@ def write_report(
         raise ValueError(f"None of the datasets {list(datasets)} has been evaluated (no metrics.json under {metrics_dir}).")
     pooled_result = None
     if pooled is not None:
-        from .evaluation.pooling import load_pooled
+        from .pooling import load_pooled
 
         pooled_result = load_pooled(pooled)
         lines += pooled_section(pooled_result)

@@ -17,21 +17,22 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Union
 
-from .datasets import Record, read_records
-from .fileio import write_json_atomic
+from .datasets import read_records
+from .records import Record
+from ..fileio import write_json_atomic
+from ..types import PathLike
 
-PathOrStr = Union[str, Path]
 
 
-def load_counts(path: PathOrStr) -> Dict[str, int]:
+def load_counts(path: PathLike) -> Dict[str, int]:
     """Word counts from `prepare`'s counts.tsv ("word<TAB>count") or a context store."""
     path = Path(path)
     if path.is_dir():
         path = path / "counts.tsv"
     if path.suffix in (".sqlite", ".db"):
-        from .contexts import ContextStore
+        from ..pipeline.contexts import open_context_store
 
-        with ContextStore.open(path) as store:
+        with open_context_store(path) as store:
             return dict(store.counts(min_count=1))
     if not path.is_file():
         raise ValueError(f"No word counts at {path}; run the prepare step first.")
@@ -48,7 +49,7 @@ def _settings_key(settings: Dict[str, Any]) -> str:
     return hashlib.sha1(json.dumps(settings, sort_keys=True).encode("utf8")).hexdigest()[:12]
 
 
-def directory_fingerprint(path: PathOrStr) -> str:
+def directory_fingerprint(path: PathLike) -> str:
     """Names, sizes and modification times of every file below `path` (or of the file
     `path`): a retrained model at the same path gets a new fingerprint, so stale
     partial results are not reused."""
@@ -68,7 +69,7 @@ def mask_in_chunks(
     labels: Sequence[str],
     subs,
     tagger,
-    partial_dir: PathOrStr,
+    partial_dir: PathLike,
     chunk_size: int = 25,
     max_masks: int = 5,
     batch_size: int = 64,
@@ -80,7 +81,6 @@ def mask_in_chunks(
     from tqdm import tqdm
 
     from .masking import MaskingResult, mask_candidates
-    from .rarify import Example
 
     partial = Path(partial_dir)
     partial.mkdir(parents=True, exist_ok=True)
@@ -92,7 +92,7 @@ def mask_in_chunks(
         if path.is_file():
             result = MaskingResult.from_dict(json.loads(path.read_text(encoding="utf8")))
         else:
-            result = mask_candidates([Example(r.text, r.label, r.id) for r in chunk], classify, labels, subs,
+            result = mask_candidates(list(chunk), classify, labels, subs,
                                      tagger=tagger, max_masks=max_masks, batch_size=batch_size)
             write_json_atomic(path, result.to_dict(), indent=None)
         total.extend(result)
@@ -108,7 +108,7 @@ def rarify_in_chunks(
     labels: Sequence[str],
     subs,
     tagger,
-    partial_dir: PathOrStr,
+    partial_dir: PathLike,
     chunk_size: int = 25,
     max_masks: int = 5,
     misspelling_rate: float = 0.1,
@@ -126,10 +126,10 @@ def rarify_in_chunks(
 
 
 def run_rarification(
-    model_dir: PathOrStr,
-    splits_dir: PathOrStr,
-    output_dir: PathOrStr,
-    counts: PathOrStr,
+    model_dir: PathLike,
+    splits_dir: PathLike,
+    output_dir: PathLike,
+    counts: PathLike,
     threshold: float = 100,
     max_candidates: Optional[int] = None,
     max_masks: int = 5,
@@ -137,7 +137,7 @@ def run_rarification(
     seed: Union[int, str, Sequence[int]] = 0,
     gpu_id: int = -1,
     chunk_size: int = 25,
-    wordnet_dir: Optional[PathOrStr] = None,
+    wordnet_dir: Optional[PathLike] = None,
     batch_size: int = 64,
     progress: bool = True,
 ) -> Dict[str, Any]:
@@ -147,8 +147,11 @@ def run_rarification(
     `output_dir`, each further one's to `output_dir/seed-N` (see `seed_sets`).
     """
     from .masking import substitute_masked
-    from .pipeline_eval import load_textcat, make_classifier, textcat_labels, use_device
-    from .rarify import Example, FrequencyModel, SubstitutionDictionary, spacy_tagger, write_docbin
+    from ..encoder import select_device
+    from .pipelines import load_textcat, make_classifier, textcat_labels
+    from .rarify import FrequencyModel, spacy_tagger
+    from .records import write_docbin
+    from .substitution import SubstitutionDictionary
     from .rarify import write_rarified_dataset, write_substitutions_jsonl
     from .seed_sets import parse_seeds, remove_unlisted, seed_set_name
 
@@ -159,7 +162,7 @@ def run_rarification(
     train, dev, candidates = (read_records(splits / n) for n in ("train.jsonl", "dev.jsonl", "test_candidates.jsonl"))
     if max_candidates:
         candidates = candidates[:max_candidates]
-    use_device(gpu_id)
+    select_device(gpu_id, pipeline=True)
     # WordNet first: its absence is the likeliest set-up problem, say so before any work.
     subs = SubstitutionDictionary(FrequencyModel(load_counts(counts)), threshold=threshold, wordnet_dir=wordnet_dir)
     nlp = load_textcat(model_dir)
@@ -176,7 +179,6 @@ def run_rarification(
             f"({masking.counts()}); use more candidates, shorter texts or a higher threshold."
         )
     masking_seconds = round(time.time() - start, 2)
-    example = lambda rs: [Example(r.text, r.label, r.id) for r in rs]  # noqa: E731
     extra = [seed_set_name(s) for s in seeds[1:]]
     summaries = []
     for k, s in enumerate(seeds):
@@ -184,9 +186,9 @@ def run_rarification(
         total = substitute_masked(masking, subs, s, misspelling_rate)
         target = out if k == 0 else out / seed_set_name(s)
         if k == 0:
-            write_rarified_dataset(out, example(train), example(dev), total.items, labels)
+            write_rarified_dataset(out, train, dev, total.items, labels)
         else:  # train / dev are the same for every seed: only the test set is written
-            write_docbin(target / "test.spacy", [Example(it.text, it.label, it.id) for it in total.items], labels)
+            write_docbin(target / "test.spacy", [Record(it.text, it.label, it.id) for it in total.items], labels)
             write_substitutions_jsonl(target / "test.jsonl", total.items)
         kinds = [sub.kind for it in total.items for sub in it.substitutions]
         summaries.append((target, {

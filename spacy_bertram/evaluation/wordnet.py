@@ -17,9 +17,9 @@ import tempfile
 import threading
 import warnings
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Union
+from typing import Dict, Iterable, List, Optional
+from ..types import PathLike
 
-PathOrStr = Union[str, Path]
 
 #: Environment variable naming a directory with the WordNet 3.0 dict files.
 WORDNET_DIR_ENV = "SPACY_BERTRAM_WORDNET_DIR"
@@ -92,7 +92,7 @@ def _is_complete_layout(path: Path) -> bool:
     )
 
 
-def _candidate_dirs(wordnet_dir: Optional[PathOrStr]) -> Iterable[Path]:
+def _candidate_dirs(wordnet_dir: Optional[PathLike]) -> Iterable[Path]:
     if wordnet_dir is not None:
         yield Path(wordnet_dir)
         return
@@ -103,7 +103,7 @@ def _candidate_dirs(wordnet_dir: Optional[PathOrStr]) -> Iterable[Path]:
         yield Path(d)
 
 
-def find_wordnet_source(wordnet_dir: Optional[PathOrStr] = None) -> Path:
+def find_wordnet_source(wordnet_dir: Optional[PathLike] = None) -> Path:
     """Directory with the WordNet 3.0 dict files, or WordNetMissingError.
 
     An explicit `wordnet_dir` is the only candidate when given (a wrong path
@@ -193,7 +193,7 @@ def _write_index_sense(directory: Path, nltk_root: Path) -> None:
 
 
 def prepare_wordnet(
-    wordnet_dir: Optional[PathOrStr] = None, cache_dir: Optional[PathOrStr] = None
+    wordnet_dir: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None
 ) -> Path:
     """Build `<cache_dir>/corpora/wordnet/` for NLTK and return `<cache_dir>`.
 
@@ -227,7 +227,7 @@ def prepare_wordnet(
     return root
 
 
-def register_nltk_data(nltk_data_dir: PathOrStr) -> None:
+def register_nltk_data(nltk_data_dir: PathLike) -> None:
     """Put the directory first on NLTK's search path ($NLTK_DATA and nltk.data.path)."""
     import nltk
 
@@ -246,7 +246,7 @@ _READERS: dict = {}
 
 
 def load_wordnet(
-    wordnet_dir: Optional[PathOrStr] = None, cache_dir: Optional[PathOrStr] = None
+    wordnet_dir: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None
 ):
     """A (cached) NLTK `WordNetCorpusReader` over WordNet 3.0.
 
@@ -266,7 +266,7 @@ def load_wordnet(
         return _READERS[key]
 
 
-def wordnet_available(wordnet_dir: Optional[PathOrStr] = None) -> bool:
+def wordnet_available(wordnet_dir: Optional[PathLike] = None) -> bool:
     """True when `load_wordnet` can succeed (used by tests to skip)."""
     try:
         find_wordnet_source(wordnet_dir)

@@ -1,0 +1,226 @@
+"""The rarification and evaluation commands of `python -m spacy_bertram` (registered on `cli.app`).
+
+  split           dataset -> train / dev / test candidates + the augmented training DocBin
+  train-baseline  the masked / "w / w"-augmented transformer textcat, embeddings frozen
+  rarify          the rarified test set, guided by the trained baseline
+  evaluate        baseline vs +BERTRAM (replace / slash / slash in-domain) on All / WN / Msp
+  pool            the evaluate results of several sets pooled (datasets x thresholds x seeds)
+  similarity      word similarity (Spearman) of BERTRAM vs the subword mean, with contexts
+  intrinsic       the same on real rare words (CRW, Card-660, Chimeras), with bootstrap CIs
+  report          the markdown report of a project run
+  assemble        the baseline + bertram pipeline, ready for `spacy package`
+
+Each command imports its step when it runs, so `--help` stays fast.
+"""
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..cli import GPU_HELP, app, echo_json, run_checked, setup_logging
+
+
+@app.command("split")
+def split_cmd(
+    dataset: str = typer.Argument(..., help="bbc, rotten_tomatoes, ag_news, dbpedia, mnli, or a JSONL path"),
+    output_dir: Path = typer.Argument(..., help="where train/dev/test_candidates.jsonl and train/dev.spacy go"),
+    assets: Optional[Path] = typer.Option(None, help="assets directory (default: ./assets)"),
+    max_words: int = typer.Option(120, help="keep the first N words of each text (0: all)"),
+    max_train: Optional[int] = typer.Option(None, help="at most N training texts (stratified)"),
+    max_dev: Optional[int] = typer.Option(None, help="at most N dev texts"),
+    max_test: Optional[int] = typer.Option(None, help="at most N test candidates"),
+    dev_fraction: float = typer.Option(0.1, help="share of the training part used as dev"),
+    seed: int = typer.Option(0, help="seed of the split, the sampling and the augmentation"),
+) -> None:
+    """Split a dataset; the training DocBin gets the baseline's mask / "w / w" augmentation."""
+    from .baseline import make_splits
+
+    echo_json(run_checked(make_splits, dataset, output_dir, assets=assets, max_words=max_words,
+                            max_train=max_train, max_dev=max_dev, max_test=max_test,
+                            dev_fraction=dev_fraction, seed=seed))
+
+
+@app.command("train-baseline")
+def train_baseline_cmd(
+    splits_dir: Path = typer.Argument(..., help="output of `split` (train.spacy, dev.spacy)"),
+    output_dir: Path = typer.Argument(..., help="trained pipelines: OUTPUT/model-best, model-last"),
+    config: Path = typer.Option(Path("configs/textcat_minilm.cfg"), help="pipeline config to start from"),
+    base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    seed: int = typer.Option(0, help="spaCy's training seed"),
+    max_steps: int = typer.Option(300, help="training steps"),
+    eval_frequency: int = typer.Option(100, help="steps between dev evaluations"),
+    batch_size: int = typer.Option(1000, help="padded words per batch"),
+    learn_rate: float = typer.Option(1e-4, help="Adam learning rate"),
+    no_freeze: bool = typer.Option(False, "--no-freeze", help="train the embedding layer too (not the paper's setting)"),
+) -> None:
+    """Train the rarification baseline (embedding layer frozen) with `spacy train`."""
+    from .baseline import train_baseline
+
+    setup_logging()
+    info = run_checked(train_baseline, splits_dir / "train.spacy", splits_dir / "dev.spacy", output_dir,
+                        base_config=config, base_model=base_model, gpu_id=gpu_id, seed=seed,
+                        max_steps=max_steps, eval_frequency=eval_frequency, batch_size=batch_size,
+                        learn_rate=learn_rate, freeze=not no_freeze)
+    echo_json(info)
+
+
+@app.command("rarify")
+def rarify_cmd(
+    model_dir: Path = typer.Argument(..., help="the trained baseline (e.g. .../model-best)"),
+    splits_dir: Path = typer.Argument(..., help="output of `split`"),
+    output_dir: Path = typer.Argument(..., help="train/dev/test.spacy + test.jsonl + rarify.json"),
+    counts: Path = typer.Option(..., help="word counts: prepare's counts.tsv, its directory, or contexts.sqlite"),
+    threshold: float = typer.Option(100, help="rare = fewer occurrences than this in the corpus"),
+    max_candidates: Optional[int] = typer.Option(None, help="at most N test candidates"),
+    max_masks: int = typer.Option(5, help="words masked per item at most"),
+    misspelling_rate: float = typer.Option(0.1, help="share of substitutions that are misspellings"),
+    seed: str = typer.Option("0", help="rarification seed(s), comma-separated (0,1,2): they share one masking "
+                             "pass; the first seed's set goes to OUTPUT_DIR, each further seed N's to OUTPUT_DIR/seed-N"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    wordnet_dir: Optional[Path] = typer.Option(None, help="directory with the WordNet 3.0 dict files"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
+) -> None:
+    """Build the rarified test set (resumes an interrupted run)."""
+    from .rarify_step import run_rarification
+
+    setup_logging()
+    echo_json(run_checked(run_rarification, model_dir, splits_dir, output_dir, counts, threshold=threshold,
+                            max_candidates=max_candidates, max_masks=max_masks,
+                            misspelling_rate=misspelling_rate, seed=seed, gpu_id=gpu_id,
+                            wordnet_dir=wordnet_dir, progress=not no_progress))
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    model_dir: Path = typer.Argument(..., help="the trained baseline"),
+    rarified_dir: Path = typer.Argument(..., help="output of `rarify`"),
+    output_dir: Path = typer.Argument(..., help="metrics.json, predictions.jsonl, accuracy_by_frequency.png"),
+    bertram: Optional[Path] = typer.Option(None, help="trained BERTRAM model directory"),
+    context_store: Optional[Path] = typer.Option(None, help="contexts.sqlite from `prepare`"),
+    systems: str = typer.Option(",".join(["baseline", "bertram_replace", "bertram_slash", "bertram_slash_indomain"]),
+                                help="comma-separated systems"),
+    threshold: float = typer.Option(100, help="rare = fewer occurrences than this in the store's corpus"),
+    max_contexts: int = typer.Option(8, help="contexts per rare word"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    seed_sets: bool = typer.Option(True, "--seed-sets/--no-seed-sets",
+                                   help="also evaluate the further seeds' sets that RARIFIED_DIR/rarify.json lists "
+                                   "(into OUTPUT_DIR/seed-N)"),
+    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+) -> None:
+    """Accuracy, gold-label log-probability and paired bootstrap CIs vs the baseline on the rarified test set."""
+    from .downstream import evaluate_systems
+
+    setup_logging()
+    metrics = run_checked(evaluate_systems, model_dir, rarified_dir, output_dir, bertram_path=bertram,
+                           context_store=context_store, systems=[s.strip() for s in systems.split(",") if s.strip()],
+                           threshold=threshold, max_contexts=max_contexts, gpu_id=gpu_id, seed_sets=seed_sets,
+                           n_resamples=bootstrap_resamples)
+    echo_json({"n_items": metrics["n_items"], "seed_sets": metrics.get("seed_sets", []),
+                "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()}})
+
+
+@app.command("pool")
+def pool_cmd(
+    metrics_dirs: List[Path] = typer.Argument(..., help="evaluate output dirs (each with predictions.jsonl); "
+                                              "the seed sets their metrics.json lists are included"),
+    output: Path = typer.Option(Path("metrics/pooled"), help="directory for pooled.json and pooled.md"),
+    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
+) -> None:
+    """Pool per-item results of several rarified sets: the same figures as evaluate, with
+    test texts resampled as clusters, stratified by groups of sets sharing texts."""
+    from .pooling import pool_files, pooled_markdown
+
+    result = run_checked(pool_files, metrics_dirs, output, n_resamples=bootstrap_resamples, seed=seed)
+    typer.echo("\n".join(pooled_markdown(result, per_set=False)))
+
+
+@app.command("similarity")
+def similarity_cmd(
+    pairs: Path = typer.Argument(..., help="TSV of word, rare word, human score (a header line is skipped)"),
+    contexts: Path = typer.Argument(..., help="a directory of <rare word>.txt files (one context per line) or contexts.sqlite"),
+    bertram: Path = typer.Argument(..., help="trained BERTRAM model directory"),
+    output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
+    max_contexts: int = typer.Option(16, help="contexts per rare word"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+) -> None:
+    """Spearman's rho between human scores and cosines in the encoder's input-embedding space."""
+    from .similarity_eval import evaluate_similarity_files
+
+    setup_logging()
+    metrics = run_checked(evaluate_similarity_files, pairs, contexts, bertram, output=output,
+                           max_contexts=max_contexts, gpu_id=gpu_id)
+    echo_json(metrics["results"])
+
+
+@app.command("intrinsic")
+def intrinsic_cmd(
+    model: Path = typer.Argument(..., metavar="MODEL", help="trained BERTRAM model directory"),
+    crw: Optional[Path] = typer.Option(None, help="CRW directory: pairs.tsv (word, rare word, score; no header) "
+                                                  "and contexts/<rare word>.txt (one sentence per line)"),
+    card: Optional[Path] = typer.Option(None, help="Card-660 pairs TSV (word, word, score; no header), or its "
+                                                   "directory; only pairs of two single alphabetic words are kept"),
+    chimera: Optional[Path] = typer.Option(None, help="Chimeras directory with dataset.l{2,4,6}.fixed.{train,test}.txt "
+                                                      "(whichever exist)"),
+    store: Optional[Path] = typer.Option(None, help="contexts.sqlite (or a directory of <word>.txt files): "
+                                                    "contexts for Card-660's second words; without it Card-660 is "
+                                                    "scored form only"),
+    output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
+    bootstrap: int = typer.Option(2000, help="paired bootstrap resamples for the 95% CI of each system's "
+                                             "difference to the baseline"),
+    seed: int = typer.Option(0, help="seed of the bootstrap's random generator"),
+    skip_missing: bool = typer.Option(False, "--skip-missing",
+                                      help="skip sets whose path does not exist (and say so) instead of failing"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+) -> None:
+    """Spearman on real rare words (CRW, Card-660, Chimeras): subword mean vs BERTRAM, paired bootstrap CIs."""
+    from .intrinsic import evaluate_intrinsic, format_table
+
+    setup_logging()
+    metrics = run_checked(evaluate_intrinsic, model, crw=crw, card=card, chimera=chimera, store=store,
+                           output=output, n_resamples=bootstrap, seed=seed, gpu_id=gpu_id,
+                           skip_missing=skip_missing)
+    typer.echo(format_table(metrics), nl=False)
+
+
+@app.command("report")
+def report_cmd(
+    output: Path = typer.Argument(..., help="the markdown file"),
+    datasets: str = typer.Option("bbc", help="comma-separated dataset names; those not evaluated are listed as not run"),
+    corpus_dir: Path = typer.Option(Path("corpus"), help="holds NAME/splits and NAME/rarified"),
+    training_dir: Path = typer.Option(Path("training"), help="holds NAME/baseline"),
+    metrics_dir: Path = typer.Option(Path("metrics"), help="holds NAME/metrics.json"),
+    bertram_dir: Optional[Path] = typer.Option(None, help="BERTRAM training output (metrics.json)"),
+    prepare_dir: Optional[Path] = typer.Option(None, help="prepare output (prepare.json)"),
+    pooled: Optional[Path] = typer.Option(None, help="pooled.json of the pool step: its table comes first"),
+) -> None:
+    """Write the markdown report."""
+    from .report import write_report
+
+    names = [d.strip() for d in datasets.split(",") if d.strip()]
+    path = run_checked(write_report, output, names, corpus_dir=corpus_dir, training_dir=training_dir,
+                        metrics_dir=metrics_dir, bertram_dir=bertram_dir, prepare_dir=prepare_dir,
+                        pooled=pooled)
+    typer.echo(Path(path).read_text(encoding="utf8"))
+
+
+@app.command("assemble")
+def assemble_cmd(
+    model_dir: Path = typer.Argument(..., help="the trained baseline"),
+    bertram: Path = typer.Argument(..., help="trained BERTRAM model directory"),
+    output_dir: Path = typer.Argument(..., help="OUTPUT/pipeline and OUTPUT/code.py for `spacy package`"),
+    injection: str = typer.Option("slash", help="slash or replace"),
+    threshold: float = typer.Option(100, help="rare-word threshold in corpus occurrences; an assembled pipeline has no context store, so rarity there is wordfreq Zipf < 3.0"),
+    max_contexts: int = typer.Option(8, help="contexts per rare word"),
+    name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
+    version: str = typer.Option("0.1.0", help="the pipeline's meta version"),
+    vector_table: Optional[Path] = typer.Option(None, help="a table from `vectors`, shipped inside the pipeline"),
+) -> None:
+    """Save the baseline textcat with the bertram component as one pipeline."""
+    from .pipelines import assemble_pipeline
+
+    path = run_checked(assemble_pipeline, model_dir, bertram, output_dir, injection=injection,
+                        threshold=threshold, max_contexts=max_contexts, name=name, version=version,
+                        vector_table=vector_table)
+    typer.echo(str(path))

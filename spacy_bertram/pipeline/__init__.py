@@ -1,0 +1,11 @@
+"""The `bertram` pipeline component and the parts only it uses.
+
+- `component`: the factory `bertram` and `BertramComponent`;
+- `word_sources`: a word's frequency, signal and contexts (doc, store or both);
+- `checks`: the component's placement before a transformer that reads its vectors;
+- `serialization`: `to_disk` / `from_disk` / bytes through one table of parts;
+- `contexts`: the read-only SQLite context store (built by `training/store_builder.py`);
+- `vector_cache`, `vector_table`: the LRU cache and precomputed vector tables.
+
+Nothing is imported here, so `import spacy_bertram.pipeline.contexts` stays light.
+"""

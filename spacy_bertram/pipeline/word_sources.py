@@ -1,0 +1,130 @@
+"""Where the `bertram` component's knowledge of a word comes from.
+
+`WordSources` is the part of `BertramComponent` that answers, for a word of a
+doc: how frequent it is (the frequency table the rare-word rule reads: the
+model's counts, wordfreq, or the context store's corpus), whether BERTRAM can
+see anything of it (known n-grams or wordpieces), and which contexts it gets
+(the doc's own sentences, the context store, or both). `word_key_function`
+says which form of a word decides its vector.
+"""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Callable, List, Sequence, Set
+
+from spacy.tokens import Doc
+
+from ..ngrams import UNK_ID
+from ..rare_words import Frequencies, StoreFrequencies, WordfreqFrequencies
+
+if TYPE_CHECKING:
+    from ..network import BertramNetwork
+
+
+class WordSources:
+    """Frequencies, signal and contexts of words (a part of `BertramComponent`)."""
+
+    def _frequencies(self) -> Frequencies:
+        source = self.rule.frequencies
+        if source == "auto":
+            source = "model" if self.table is not None else "wordfreq"
+        if source == "model":
+            if self.table is None:
+                raise ValueError(
+                    "bertram: rare_words.frequencies is 'model', but the BERTRAM model ships "
+                    "no word counts (counts.tsv in its directory, written by `train`). Use "
+                    "'auto', 'wordfreq' or 'store'."
+                )
+            return self.table
+        if source == "store":
+            return StoreFrequencies(self._get_store)
+        return WordfreqFrequencies(self.vocab.lang)
+
+    def _check_sources(self) -> None:
+        """Open the context store now if the settings use one: a bad store fails here, not at a doc."""
+        if self.source != "doc" or self.rule.frequencies == "store":
+            self._get_store()
+
+    def _count_pieces(self, word: str) -> int:
+        try:
+            return len(self.network.inputs.word_pieces(word))
+        except ValueError:  # the tokenizer drops the word entirely
+            return 0
+
+    def _has_signal(self, word: str) -> bool:
+        network = self.network
+        if any(i != UNK_ID for i in network.ngram_vocab.encode(word)):
+            return True
+        unk = network.tokenizer.unk_token_id
+        try:
+            return any(piece != unk for piece in network.inputs.word_pieces(word))
+        except ValueError:
+            return False
+
+    def _get_store(self) -> Any:
+        """The context store, opened lazily and once per process (SQLite handles must not cross fork)."""
+        if self._store is None or self._store_pid != os.getpid():
+            if not self.context_store:
+                raise ValueError("bertram: no context_store configured")
+            from .contexts import open_context_store
+
+            try:
+                self._store = open_context_store(self.context_store)
+            except ValueError as err:
+                raise ValueError(
+                    f"bertram: cannot open the context store {self.context_store!r} "
+                    f"(contexts={self.source!r}): {err}"
+                ) from err
+            self._store_pid = os.getpid()
+        return self._store
+
+    # -- contexts ----------------------------------------------------------------------
+
+    def doc_contexts(self, doc: Doc, indices: Sequence[int]) -> List[str]:
+        """Distinct texts of the sentences (or token windows) around the word's occurrences."""
+        use_sents = doc.has_annotation("SENT_START")
+        window = self.context_window
+        texts: List[str] = []
+        seen: Set[str] = set()
+        for i in indices:
+            lo, hi = max(0, i - window), min(len(doc), i + window + 1)
+            if use_sents:
+                sent = doc[i].sent
+                if len(sent) <= 2 * window + 1:
+                    lo, hi = sent.start, sent.end
+                else:
+                    lo, hi = max(sent.start, lo), min(sent.end, hi)
+            text = doc[lo:hi].text
+            if text not in seen:
+                seen.add(text)
+                texts.append(text)
+        return spread(texts, self.max_contexts)
+
+    def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
+        texts = self.doc_contexts(doc, indices) if self.source != "store" else []
+        if self.source != "doc" and len(texts) < self.max_contexts:
+            seen = set(texts)
+            for text in self._get_store().contexts(word, limit=self.max_contexts):
+                if text not in seen and len(texts) < self.max_contexts:
+                    seen.add(text)
+                    texts.append(text)
+        return texts
+
+
+def spread(items: Sequence[str], limit: int) -> List[str]:
+    """At most `limit` items, evenly spaced over the sequence (first and last kept)."""
+    if len(items) <= limit:
+        return list(items)
+    if limit == 1:
+        return [items[0]]
+    step = (len(items) - 1) / (limit - 1)
+    return [items[round(k * step)] for k in range(limit)]
+
+
+def word_key_function(network: BertramNetwork) -> Callable[[str], str]:
+    """The word form that decides the vector: lowercased only if the network ignores case."""
+    ngrams_ignore_case = network.ngram_vocab.lowercase
+    tokenizer_ignores_case = network.inputs.normalize("Ab") == network.inputs.normalize("ab")
+    if ngrams_ignore_case and tokenizer_ignores_case:
+        return str.lower
+    return str

@@ -1,0 +1,227 @@
+"""The corpus and BERTRAM commands of `python -m spacy_bertram` (registered on `cli.app`).
+
+  prepare   corpus -> word counts + SQLite context store
+  targets   training words and their targets (embedding rows / OTA)
+  train     the BERTRAM training stages -> a model directory
+  vectors   a vector table: BERTRAM vectors for a whole vocabulary, on a Dask cluster
+
+Each command imports its step when it runs, so `--help` stays fast.
+"""
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+import typer
+
+from ..cli import GPU_HELP, app, echo_json, fail, run_checked, setup_logging
+from ..pipeline.contexts import DEFAULT_WINDOW
+from .ota import OTASettings
+from .stages import TrainSettings
+from .store_builder import DEFAULT_MAX_CONTEXTS, DEFAULT_RARE_MAX_CONTEXTS
+from .targets import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT
+
+TRAIN = TrainSettings()
+OTA = OTASettings()
+MODES = ("form", "context", "shallow", "replace", "add", "inplace")
+# The options `targets` and `train` share (typer reads each default's help and flags).
+CONTEXTS = typer.Argument(..., help="context store: contexts.sqlite or the `prepare` output directory")
+OUTPUT = typer.Argument(..., help="output directory (train: OUTPUT/model is the trained model)")
+BASE_MODEL = typer.Option("default", help="encoder name or path ('default': MiniLM)")
+MIN_COUNT = typer.Option(DEFAULT_MIN_COUNT, help="training words' minimum frequency")
+MAX_WORDS = typer.Option(None, help="at most this many (most frequent) training words")
+HELD_OUT = typer.Option(DEFAULT_HELD_OUT, help="fraction of words held out")
+SEED = typer.Option(0, help="seed of the word split, OTA and training")
+GPU_ID = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP)
+OTA_STEPS = typer.Option(OTA.steps, help="OTA: Adam steps per word")
+OTA_BATCH = typer.Option(OTA.batch_words, help="OTA: words per batch")
+OTA_NEIGHBOURS = typer.Option(OTA.neighbours, help="OTA: random tokens on each side of the word")
+NO_PROGRESS = typer.Option(False, "--no-progress", help="no progress bars")
+
+
+@app.command("prepare")
+def prepare_cmd(
+    paths: List[Path] = typer.Argument(..., help="corpus files/directories, then the output directory (with only "
+                                       "the output directory, the embedded corpus in assets/corpus is used)"),
+    min_count: int = typer.Option(DEFAULT_MIN_COUNT, help="training words: at least this many occurrences"),
+    max_contexts: int = typer.Option(DEFAULT_MAX_CONTEXTS, help="contexts kept per training word"),
+    rare_max_contexts: int = typer.Option(DEFAULT_RARE_MAX_CONTEXTS, help="contexts kept per rarer word"),
+    max_rare_words: Optional[int] = typer.Option(None, help="contexts for at most this many rarer words (default: all)"),
+    context_window: int = typer.Option(DEFAULT_WINDOW, help="words kept on each side of an occurrence"),
+    cased: bool = typer.Option(False, "--cased", help="keep case (for cased encoders)"),
+    skip_bad_files: bool = typer.Option(False, "--skip-bad-files", help="warn and skip binary/non-UTF-8 files"),
+    seed: int = typer.Option(0, help="seed of the context sampling"),
+    scheduler: Optional[str] = typer.Option(None, help="run on the Dask cluster at this address (corpus files at "
+                                            "the same path on every worker)"),
+    workers: Optional[int] = typer.Option(None, help="run on a local Dask cluster of N processes "
+                                          "(default: no Dask, one process)"),
+) -> None:
+    """Count words and collect contexts for BERTRAM training (contexts.sqlite, counts.tsv, prepare.json)."""
+    from .prepare import prepare
+    from .registry_data import default_corpus_dir
+
+    setup_logging()
+    *corpus, output = paths
+    if not corpus:
+        corpus = [default_corpus_dir()]
+        if not corpus[0].is_dir():
+            fail(ValueError(f"no corpus given and {corpus[0]} is missing; build it with "
+                            "`python scripts/build_corpus.py`"))
+    close = None
+    try:
+        client = None
+        if scheduler or workers:
+            from .distributed import open_client
+
+            client, close = open_client(scheduler, workers, ())
+        result = run_checked(
+            prepare, corpus, output, max_contexts=max_contexts, context_window=context_window,
+            min_count=min_count, rare_max_contexts=rare_max_contexts, max_rare_words=max_rare_words,
+            lowercase=not cased, errors="skip" if skip_bad_files else "raise", seed=seed, client=client,
+        )
+    finally:
+        if close is not None:
+            close()
+    echo_json(asdict(result))
+
+
+def _ota(seed: int, steps: int, batch: int, neighbours: int) -> OTASettings:
+    return OTASettings(steps=steps, batch_words=batch, neighbours=neighbours, seed=seed)
+
+
+@app.command("targets")
+def targets_cmd(
+    contexts: Path = CONTEXTS,
+    output: Path = OUTPUT,
+    base_model: str = BASE_MODEL,
+    min_count: int = MIN_COUNT,
+    max_words: Optional[int] = MAX_WORDS,
+    held_out: float = HELD_OUT,
+    seed: int = SEED,
+    gpu_id: int = GPU_ID,
+    ota_steps: int = OTA_STEPS,
+    ota_batch: int = OTA_BATCH,
+    ota_neighbours: int = OTA_NEIGHBOURS,
+    no_progress: bool = NO_PROGRESS,
+) -> None:
+    """Training words and their targets (embedding rows, or one-token approximation)."""
+    from ..encoder import load_encoder, select_device
+    from ..pipeline.contexts import open_context_store
+    from .targets import build_targets
+
+    setup_logging()
+
+    def build():
+        device = select_device(gpu_id)
+        source = open_context_store(contexts)
+        encoder, tokenizer = load_encoder(base_model)
+        encoder.to(device)
+        targets = build_targets(source, encoder, tokenizer, base_model, min_count, max_words, held_out, seed,
+                                _ota(seed, ota_steps, ota_batch, ota_neighbours), device, not no_progress)
+        targets.save(Path(output))
+        return targets
+
+    targets = run_checked(build)
+    typer.echo(json.dumps({"words": len(targets), "held_out": sum(targets.held_out), **targets.info}))
+
+
+@app.command("train")
+def train_cmd(
+    contexts: Path = CONTEXTS,
+    output: Path = OUTPUT,
+    base_model: str = BASE_MODEL,
+    min_count: int = MIN_COUNT,
+    max_words: Optional[int] = MAX_WORDS,
+    held_out: float = HELD_OUT,
+    seed: int = SEED,
+    gpu_id: int = GPU_ID,
+    ota_steps: int = OTA_STEPS,
+    ota_batch: int = OTA_BATCH,
+    ota_neighbours: int = OTA_NEIGHBOURS,
+    no_progress: bool = NO_PROGRESS,
+    mode: str = typer.Option(TRAIN.mode, help="network mode: " + ", ".join(MODES)),
+    read_layer: int = typer.Option(TRAIN.read_layer, help="inplace: encoder layer read (-1 last, -2 the one before)"),
+    subword_share: float = typer.Option(TRAIN.subword_share, help="weight of the subword mean in the output mix "
+                                        "(0: BERTRAM's own vector)"),
+    inplace_mask_fraction: float = typer.Option(TRAIN.inplace_mask_fraction, help="inplace: share of training rows "
+                                                "that read the mask instead of the word (context-only learning)"),
+    targets: Optional[Path] = typer.Option(None, help="a target directory made by `targets` (else built here)"),
+    no_subword_mean: bool = typer.Option(False, "--no-subword-mean", help="paper form: n-grams only"),
+    epochs: Tuple[int, int, int] = typer.Option(TRAIN.epochs, help="epochs of stages 1 2 3 (inplace: the first)"),
+    lr: Tuple[float, float, float] = typer.Option(TRAIN.lr, help="learning rate of stages 1 2 3"),
+    batch_words: Tuple[int, int, int] = typer.Option(TRAIN.batch_words, help="words per batch in stages 1 2 3"),
+    warmup: float = typer.Option(TRAIN.warmup, help="share of each stage's steps spent warming up the lr"),
+    min_contexts: int = typer.Option(TRAIN.min_contexts, help="contexts per word per step, at least"),
+    max_contexts: int = typer.Option(TRAIN.max_contexts, help="contexts per word per step, at most"),
+    pool_contexts: int = typer.Option(TRAIN.pool_contexts, help="contexts kept per word"),
+    max_seq_length: int = typer.Option(TRAIN.max_seq_length, help="encoder window per context (special tokens "
+                                       "included)"),
+    ngram_min_count: int = typer.Option(TRAIN.ngram_min_count, help="n-grams seen fewer times share the UNK row"),
+    no_reuse: bool = typer.Option(False, "--no-reuse", help="re-encode contexts every epoch (slow; for comparison)"),
+    cache_mb: float = typer.Option(TRAIN.cache_memory_mb, help="encoder states kept in memory (MB)"),
+    no_ablation: bool = typer.Option(False, "--no-ablation", help="skip the other form variant"),
+    keep_cache: bool = typer.Option(False, "--keep-cache", help="keep the encoder-state cache files"),
+) -> None:
+    """Train BERTRAM: the training stages, validation and the form ablation (resumes if interrupted)."""
+    from .run import train
+
+    setup_logging()
+    if mode not in MODES:
+        fail(ValueError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}"))
+
+    def run():
+        settings = TrainSettings(
+            mode=mode, use_subword_mean=not no_subword_mean, read_layer=read_layer, subword_share=subword_share,
+            inplace_mask_fraction=inplace_mask_fraction, epochs=tuple(epochs), lr=tuple(lr),
+            batch_words=tuple(batch_words), warmup=warmup, min_contexts=min_contexts, max_contexts=max_contexts,
+            pool_contexts=pool_contexts, max_seq_length=max_seq_length, ngram_min_count=ngram_min_count,
+            seed=seed, reuse_states=not no_reuse, cache_memory_mb=cache_mb,
+        )
+        return train(
+            contexts, output, base_model=base_model, settings=settings, min_count=min_count, max_words=max_words,
+            held_out_fraction=held_out, targets=targets, ota=_ota(seed, ota_steps, ota_batch, ota_neighbours),
+            ablation=not no_ablation, gpu_id=gpu_id, keep_cache=keep_cache, progress=not no_progress,
+        )
+
+    metrics = run_checked(run)
+    typer.echo(json.dumps({"baseline": metrics["baseline"], "final": metrics["final"], "model": metrics["model"]}))
+
+
+@app.command("vectors")
+def vectors_cmd(
+    model: Path = typer.Argument(..., help="trained BERTRAM model directory"),
+    store: Path = typer.Argument(..., help="contexts.sqlite from `prepare` (its counts select the words)"),
+    output: Path = typer.Argument(..., help="the vector table directory (table.json + vectors.safetensors)"),
+    min_count: int = typer.Option(1, help="words with at least this many corpus occurrences"),
+    max_count: Optional[int] = typer.Option(None, help="and fewer than this many (e.g. the rare-word threshold); "
+                                            "default: no bound"),
+    words: Optional[Path] = typer.Option(None, help="a word list (one per line): only these words (within the "
+                                         "count range)"),
+    min_contexts: int = typer.Option(1, help="skip words with fewer store contexts (the component infers those "
+                                     "from the doc)"),
+    max_contexts: int = typer.Option(8, help="store contexts per word (as the component's max_contexts)"),
+    shard_size: int = typer.Option(256, help="words per shard: the unit of work, of writing and of resuming"),
+    workers: Optional[int] = typer.Option(None, help="local Dask workers (default: one per core); 0: no Dask, "
+                                          "in this process"),
+    scheduler: Optional[str] = typer.Option(None, help="address of a running Dask scheduler, e.g. "
+                                            "tcp://10.0.0.1:8786 (model and store at the same paths on every worker)"),
+    gpu_id: str = typer.Option("-1", "--gpu-id", "-g", help="-1: CPU; a GPU id, or ids like 0,1 for one dask-cuda "
+                               "worker per GPU"),
+    token_budget: int = typer.Option(0, help="encoder tokens per call (0: the device's default)"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
+) -> None:
+    """Infer every selected word's vector from its store contexts into a vector table.
+
+    Runs on Dask distributed; a killed run resumes where it stopped when re-run.
+    """
+    from .vectors import build_vector_table
+
+    setup_logging()
+    try:
+        gpu_ids = [int(g) for g in gpu_id.split(",") if g.strip() and int(g) >= 0]
+    except ValueError:
+        fail(ValueError(f"--gpu-id must be -1, an id or ids like 0,1, not {gpu_id!r}"))
+    echo_json(run_checked(build_vector_table, model, store, output, min_count=min_count, max_count=max_count,
+                          word_list=words, min_contexts=min_contexts, max_contexts=max_contexts,
+                          shard_size=shard_size, workers=workers, scheduler=scheduler, gpu_ids=gpu_ids,
+                          token_budget=token_budget, progress=not no_progress))

@@ -1,0 +1,80 @@
+"""The package's layout: the runtime plugin apart from training/ and evaluation/, sizes, entry points."""
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+PACKAGE = ROOT / "spacy_bertram"
+MAX_TOP_LEVEL_MODULES = 15
+MAX_MODULE_LINES = 450
+
+
+def test_at_most_15_modules_directly_in_the_package():
+    modules = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(modules) <= MAX_TOP_LEVEL_MODULES, modules
+
+
+def test_no_module_over_450_lines():
+    long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf8").splitlines())) > MAX_MODULE_LINES}
+    assert not long
+
+
+def test_one_path_alias():
+    """`PathLike` is defined once, in spacy_bertram/types.py."""
+    defined = [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
+               for node in ast.parse(p.read_text(encoding="utf8")).body
+               if isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("PathLike", "PathOrStr")
+                                                        for t in node.targets)]
+    assert defined == ["spacy_bertram/types.py"]
+
+
+RUNTIME_CHECK = """
+import json, sys
+import spacy
+import spacy_bertram
+nlp = spacy.blank("en")
+nlp.add_pipe("bertram")
+assert nlp.pipe_names == ["bertram"]
+print(json.dumps(sorted(m for m in sys.modules
+                        if m.startswith(("spacy_bertram.training", "spacy_bertram.evaluation", "spacy_bertram.cli")))))
+"""
+
+
+def test_a_pipeline_with_bertram_imports_nothing_from_training_or_evaluation():
+    """A fresh interpreter that imports the package and adds the component loads no training or evaluation code."""
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c", RUNTIME_CHECK], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": path}, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def _entry_points():
+    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "entry_points":
+            groups = ast.literal_eval(node.value)
+            for group, entries in groups.items():
+                for entry in entries:
+                    name, target = (s.strip() for s in entry.split("="))
+                    yield group, name, target
+
+
+@pytest.mark.parametrize("group,name,target", list(_entry_points()))
+def test_entry_points_resolve(group, name, target):
+    module, _, attr = target.partition(":")
+    assert callable(getattr(importlib.import_module(module), attr)), f"{group} {name} -> {target}"
+
+
+def test_every_package_directory_is_a_regular_package():
+    """setup.py's find_packages ships only directories with an __init__.py."""
+    directories = {p.parent for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+    assert all((d / "__init__.py").is_file() for d in directories), sorted(map(str, directories))
