@@ -138,6 +138,19 @@ def test_a_changed_run_is_not_resumed(tiny_bert_path, source, tmp_path):
         _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)})
 
 
+def test_restart_replaces_a_run_with_other_settings_and_keeps_other_files(tiny_bert_path, source, tmp_path):
+    run = tmp_path / "run"
+    _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)})
+    (run / "notes.txt").write_text("mine")
+    fresh = _train(source, tmp_path / "fresh", tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)})
+    again = _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)}, restart=True)
+    assert [len(r["epochs"]) for r in again["stages"].values()] == [2, 1, 1]
+    assert again["final"] == fresh["final"]  # a clean start, not a resume of the 1-epoch run
+    assert (run / "notes.txt").read_text() == "mine"
+    recorded = json.loads((run / "progress.json").read_text())
+    assert recorded["run"]["settings"]["epochs"] == [2, 1, 1]
+
+
 def test_bad_input_is_a_clear_error_and_writes_nothing(tiny_bert_path, source, tmp_path):
     out = tmp_path / "out"
     with pytest.raises(ValueError, match="Only 0 alphabetic words"):

@@ -161,6 +161,8 @@ def train_cmd(
     cache_mb: float = typer.Option(TRAIN.cache_memory_mb, help="encoder states kept in memory (MB)"),
     no_ablation: bool = typer.Option(False, "--no-ablation", help="skip the other form variant"),
     keep_cache: bool = typer.Option(False, "--keep-cache", help="keep the encoder-state cache files"),
+    restart: bool = typer.Option(False, "--restart", help="if OUTPUT holds a run with other settings, remove its "
+                                 "files and start over (without it: an error; same settings always resume)"),
 ) -> None:
     """Train BERTRAM: the training stages, validation and the form ablation (resumes if interrupted)."""
     from .run import train
@@ -180,7 +182,8 @@ def train_cmd(
         return train(
             contexts, output, base_model=base_model, settings=settings, min_count=min_count, max_words=max_words,
             held_out_fraction=held_out, targets=targets, ota=_ota(seed, ota_steps, ota_batch, ota_neighbours),
-            ablation=not no_ablation, gpu_id=gpu_id, keep_cache=keep_cache, progress=not no_progress,
+            ablation=not no_ablation, gpu_id=gpu_id, keep_cache=keep_cache, restart=restart,
+            progress=not no_progress,
         )
 
     metrics = run_checked(run)

@@ -66,7 +66,23 @@ def own_vector_row(run: TrainingRun, final: StageResult) -> tuple:
     return (f"{final.spec.mode.upper()}, BERTRAM's own vector (share 0)", scores["cosine"], scores["mrr"])
 
 
-def _check_resume(output: Path, run_info: Dict[str, Any]) -> None:
+# What `train` writes into its output directory (and `restart` removes); anything else is left alone.
+RUN_FILES = ("progress.json", METRICS_FILE, "checkpoints", "cache", TARGETS_DIR, MODEL_DIR)
+
+
+def _clear_run(output: Path, log: Callable[[str], None]) -> None:
+    """Remove a finished or killed run's files so that a run with new settings starts over."""
+    stage_dirs = [p for p in output.iterdir() if p.is_dir() and p.name.startswith(("stage", "ablation-"))]
+    for path in [output / name for name in RUN_FILES] + stage_dirs:
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+    log(f"{output}: the previous run had other settings; starting over (--restart)")
+
+
+def _check_resume(output: Path, run_info: Dict[str, Any], restart: bool = False,
+                  log: Callable[[str], None] = print) -> None:
     progress = output / "progress.json"
     if progress.is_file():
         try:
@@ -78,9 +94,12 @@ def _check_resume(output: Path, run_info: Dict[str, Any]) -> None:
                 f"Corrupt training record {str(progress)!r}: {err}. Delete {str(output)!r} to start over."
             ) from err
         if recorded.get("run") not in (None, run_info):
+            if restart:
+                _clear_run(output, log)
+                return
             raise ValueError(
                 f"{str(output)!r} holds a training run with other settings ({recorded.get('run')}); "
-                "use another output directory, or delete this one to start over"
+                "use another output directory, delete this one, or pass --restart to start over"
             )
 
 
@@ -97,11 +116,16 @@ def train(
     ablation: bool = True,
     gpu_id: int = -1,
     keep_cache: bool = False,
+    restart: bool = False,
     progress: bool = True,
     on_epoch_end: Optional[Callable[[str, int], None]] = None,
     log: Callable[[str], None] = print,
 ) -> Dict[str, Any]:
-    """Train BERTRAM end to end; returns (and writes) the metrics."""
+    """Train BERTRAM end to end; returns (and writes) the metrics.
+
+    Re-running with the same settings resumes; with other settings it is an error,
+    unless `restart` (what a project step wants when its settings change).
+    """
     call_started = time.perf_counter()
     settings = settings or TrainSettings()
     device = select_device(gpu_id)
@@ -113,7 +137,7 @@ def train(
     run_info = {"base_model": base_model, "settings": settings.to_dict(), "min_count": min_count,
                 "max_words": max_words, "held_out_fraction": held_out_fraction,
                 "targets": str(targets) if targets else None}
-    _check_resume(output, run_info)
+    _check_resume(output, run_info, restart, log)
     if targets is not None:
         target_set = TargetSet.load(targets, expected_width=width)
     elif (output / TARGETS_DIR).is_dir():
