@@ -36,6 +36,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import component  # noqa: F401  (registers the bertram factory and encoder_path misc)
+from .device import use_device  # noqa: F401  (importable from here, as before)
 from .fileio import atomic_path
 # The rarify step has its own module; its names stay importable from here.
 from .rarify_step import (  # noqa: F401
@@ -58,18 +59,6 @@ SYSTEMS: Dict[str, Tuple[str, Optional[str]]] = {
     "bertram_slash_indomain": ("slash", "both"),
 }
 DEFAULT_SYSTEMS = tuple(SYSTEMS)
-
-
-def use_device(gpu_id: int) -> None:
-    """spaCy's `--gpu-id`: -1 is the CPU; N >= 0 requires CUDA device N (clear error if absent)."""
-    if gpu_id is None or gpu_id < 0:
-        return
-    import spacy
-
-    try:
-        spacy.require_gpu(gpu_id)
-    except ValueError as err:
-        raise ValueError(f"--gpu-id {gpu_id}: no usable GPU ({err}). Use --gpu-id -1 for the CPU.") from err
 
 
 # ---------------------------------------------------------------------------

@@ -81,7 +81,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         if args.command == "targets":
             from ..encoder import load_encoder
-            from .run import select_device
+            from ..device import select_device
             from .sources import open_context_source
             from .targets import build_targets
 

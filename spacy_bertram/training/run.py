@@ -14,8 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
-import torch
-
+from ..device import select_device
 from ..encoder import load_encoder
 from ..fileio import write_json_atomic
 from ..storage import save_bertram
@@ -29,22 +28,6 @@ PathLike = Union[str, Path]
 TARGETS_DIR = "targets"
 MODEL_DIR = "model"
 METRICS_FILE = "metrics.json"
-
-
-def select_device(gpu_id: int) -> torch.device:
-    """spaCy-style device choice: -1 is the CPU, N >= 0 is CUDA device N."""
-    if gpu_id < 0:
-        return torch.device("cpu")
-    if not torch.cuda.is_available():
-        raise ValueError(f"--gpu-id {gpu_id} asks for CUDA device {gpu_id}, but torch sees no CUDA GPU")
-    try:
-        from thinc.api import require_gpu
-
-        require_gpu(gpu_id)
-    except (ImportError, ValueError):  # thinc needs cupy for its own ops; torch alone suffices here
-        pass
-    torch.cuda.set_device(gpu_id)
-    return torch.device(f"cuda:{gpu_id}")
 
 
 def _variant_label(mode: str, subword_mean: bool) -> str:

@@ -1,0 +1,108 @@
+"""Device choice in one place: spaCy's `--gpu-id` convention, with named errors.
+
+-1 (or any negative id) is the CPU; N >= 0 is CUDA device N for both torch
+(BERTRAM, the encoder) and thinc/spaCy (the pipelines, through CuPy). A bad id
+is a `DeviceError` (a ValueError) that says what was wrong and how to fix it,
+never a CuPy or torch traceback. `training/run.py` and `pipeline_eval.py`
+import their helpers from here.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import torch
+
+#: The extra that installs CuPy for spaCy/thinc on CUDA 12 (see setup.py).
+CUDA_EXTRA = "cuda12x"
+CPU_HINT = "Use --gpu-id -1 (gpu_id = -1) for the CPU."
+
+
+class DeviceError(ValueError):
+    """A GPU id that cannot be used here, with the reason and the fix."""
+
+
+def check_gpu_id(gpu_id: Any, what: str = "--gpu-id") -> int:
+    """`gpu_id` as an int, or a DeviceError for anything that is not a whole number."""
+    if isinstance(gpu_id, bool):
+        raise DeviceError(f"{what} must be a whole number (-1 for the CPU, 0.. for a GPU), not {gpu_id!r}")
+    if isinstance(gpu_id, str):
+        try:
+            gpu_id = int(gpu_id.strip())
+        except ValueError:
+            raise DeviceError(
+                f"{what} must be a whole number (-1 for the CPU, 0.. for a GPU), not {gpu_id!r}"
+            ) from None
+    try:
+        value = int(gpu_id)
+    except (TypeError, ValueError):
+        raise DeviceError(f"{what} must be a whole number (-1 for the CPU, 0.. for a GPU), not {gpu_id!r}") from None
+    if value != gpu_id:
+        raise DeviceError(f"{what} must be a whole number (-1 for the CPU, 0.. for a GPU), not {gpu_id!r}")
+    return value
+
+
+def _check_cuda_device(gpu_id: int, what: str) -> None:
+    if not torch.cuda.is_available():
+        build = torch.version.cuda
+        why = (
+            f"this torch ({torch.__version__}) is a CPU-only build, with no CUDA support"
+            if build is None
+            else f"torch (built for CUDA {build}) sees no CUDA device (driver missing, or CUDA_VISIBLE_DEVICES empty)"
+        )
+        raise DeviceError(
+            f"{what} {gpu_id} asks for CUDA device {gpu_id}, but {why}. {CPU_HINT} For a GPU, install "
+            f"a CUDA build of torch and `pip install 'spacy-bertram[{CUDA_EXTRA}]'` (scripts/install.sh "
+            "does both when nvidia-smi finds a GPU)."
+        )
+    count = torch.cuda.device_count()
+    if gpu_id >= count:
+        raise DeviceError(
+            f"{what} {gpu_id}: this machine has {count} CUDA device{'s' if count != 1 else ''} "
+            f"(ids 0..{count - 1}{', as CUDA_VISIBLE_DEVICES numbers them' if count else ''}). "
+            f"Give one of those ids. {CPU_HINT}"
+        )
+
+
+def _require_thinc_gpu(gpu_id: int, what: str) -> None:
+    """spaCy/thinc on GPU `gpu_id` (CuPy ops); a named error instead of thinc's."""
+    from thinc.api import require_gpu
+
+    try:
+        require_gpu(gpu_id)
+    except ValueError as err:
+        raise DeviceError(
+            f"{what} {gpu_id}: spaCy cannot use the GPU ({err}). spaCy and thinc run on CUDA "
+            f"through CuPy: `pip install 'spacy-bertram[{CUDA_EXTRA}]'` (CUDA 12; cuda11x for CUDA "
+            f"11). {CPU_HINT}"
+        ) from err
+    except Exception as err:  # CuPy's own CUDA errors (bad device, driver mismatch)
+        raise DeviceError(
+            f"{what} {gpu_id}: CuPy could not select CUDA device {gpu_id} ({type(err).__name__}: {err}). "
+            f"Check that CuPy's CUDA version (the {CUDA_EXTRA} extra is for CUDA 12) matches the driver "
+            f"(nvidia-smi). {CPU_HINT}"
+        ) from err
+
+
+def select_device(gpu_id: Any, what: str = "--gpu-id", thinc: bool = True) -> torch.device:
+    """spaCy-style device choice: -1 is the CPU, N >= 0 is CUDA device N.
+
+    With `thinc=True` spaCy/thinc are switched to the GPU too (`require_gpu`), so
+    a pipeline built or loaded afterwards runs there; a missing CuPy is an error
+    here, at the start of a step, rather than in a later step of the project.
+    """
+    gpu_id = check_gpu_id(gpu_id, what)
+    if gpu_id < 0:
+        return torch.device("cpu")
+    _check_cuda_device(gpu_id, what)
+    if thinc:
+        _require_thinc_gpu(gpu_id, what)
+    torch.cuda.set_device(gpu_id)
+    return torch.device(f"cuda:{gpu_id}")
+
+
+def use_device(gpu_id: Optional[Any], what: str = "--gpu-id") -> None:
+    """spaCy's `--gpu-id` for a pipeline step: -1/None is the CPU; N >= 0 requires CUDA device N."""
+    if gpu_id is None:
+        return
+    select_device(gpu_id, what, thinc=True)
+

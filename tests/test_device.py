@@ -1,0 +1,95 @@
+"""The GPU path without a GPU: named errors for bad ids (monkeypatched torch.cuda / thinc)."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from spacy_bertram import device as device_module
+from spacy_bertram.device import DeviceError, check_gpu_id, select_device, use_device
+
+
+def fake_cuda(monkeypatch, count: int) -> list:
+    """torch.cuda that reports `count` devices; set_device calls are recorded, not made."""
+    calls: list = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: count > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda i: calls.append(("torch", i)))
+    return calls
+
+
+@pytest.mark.parametrize("bad", ["gpu0", "0.5", 1.5, True, None, [0]])
+def test_a_gpu_id_that_is_not_a_whole_number_is_a_named_error(bad):
+    with pytest.raises(DeviceError, match="--gpu-id must be a whole number"):
+        check_gpu_id(bad)
+
+
+def test_negative_ids_are_the_cpu_and_none_is_a_no_op():
+    assert select_device(-1) == torch.device("cpu")
+    assert select_device("-1") == torch.device("cpu")
+    use_device(None)
+    use_device(-1)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the message for a machine without CUDA")
+def test_a_gpu_id_without_cuda_says_why_and_how_to_fix_it():
+    with pytest.raises(DeviceError) as info:
+        select_device(0)
+    message = str(info.value)
+    assert "--gpu-id 0" in message and "--gpu-id -1" in message and "cuda12x" in message
+    assert isinstance(info.value, ValueError)  # callers that catch ValueError keep working
+
+
+def test_an_id_past_the_last_device_names_the_valid_ids(monkeypatch):
+    calls = fake_cuda(monkeypatch, 2)
+    with pytest.raises(DeviceError, match=r"--gpu-id 3: this machine has 2 CUDA devices \(ids 0\.\.1"):
+        select_device(3)
+    assert calls == []
+
+
+def test_thincs_gpu_error_is_not_swallowed_but_named(monkeypatch):
+    calls = fake_cuda(monkeypatch, 1)
+
+    def no_cupy(gpu_id):
+        raise ValueError("Cannot use GPU, CuPy is not installed")
+
+    monkeypatch.setattr("thinc.api.require_gpu", no_cupy)
+    with pytest.raises(DeviceError, match=r"spaCy cannot use the GPU \(Cannot use GPU, CuPy is not installed\).*cuda12x"):
+        select_device(0)
+    with pytest.raises(DeviceError, match="cuda12x"):
+        use_device(0, what="gpu_id")
+    assert calls == []
+    # torch alone (thinc=False) goes on to the device
+    assert select_device(0, thinc=False) == torch.device("cuda:0") and calls == [("torch", 0)]
+
+
+def test_cupys_own_errors_are_named(monkeypatch):
+    fake_cuda(monkeypatch, 1)
+
+    class CUDARuntimeError(Exception):
+        pass
+
+    def bad_driver(gpu_id):
+        raise CUDARuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")
+
+    monkeypatch.setattr("thinc.api.require_gpu", bad_driver)
+    with pytest.raises(DeviceError, match="CuPy could not select CUDA device 0 .*CUDARuntimeError.*nvidia-smi"):
+        select_device(0)
+
+
+def test_every_step_uses_the_one_helper():
+    """The old names stay importable and are the helpers of spacy_bertram.device."""
+    from spacy_bertram import pipeline_eval
+    from spacy_bertram.training import run
+
+    assert run.select_device is device_module.select_device
+    assert pipeline_eval.use_device is device_module.use_device
+
+
+def test_train_cli_with_a_bad_gpu_id_fails_with_the_named_error(tmp_path, capsys, monkeypatch):
+    from spacy_bertram.training.cli import main
+
+    fake_cuda(monkeypatch, 1)
+    assert main(["train", str(tmp_path / "store"), str(tmp_path / "out"), "--gpu-id", "4"]) == 1
+    err = capsys.readouterr().err
+    assert "--gpu-id 4: this machine has 1 CUDA device" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
