@@ -93,3 +93,14 @@ def test_train_cli_with_a_bad_gpu_id_fails_with_the_named_error(tmp_path, capsys
     err = capsys.readouterr().err
     assert "--gpu-id 4: this machine has 1 CUDA device" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_cuda_extra_is_declared_and_installed_when_nvidia_smi_finds_a_gpu():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    setup = (root / "setup.py").read_text(encoding="utf8")
+    install = (root / "scripts" / "install.sh").read_text(encoding="utf8")
+    assert f'"{device_module.CUDA_EXTRA}": ["cupy-cuda12x>=13.3.0,<14.0.0"]' in setup
+    assert "nvidia-smi -L" in install and f".[{device_module.CUDA_EXTRA}]" in install
+    assert "!=2.13.0+cpu" in install  # a CUDA build of torch on a GPU machine
