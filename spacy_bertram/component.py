@@ -48,6 +48,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 from thinc.util import get_torch_default_device
 
+from .device import check_not_forked_on_gpu
 from .encoder import resolve_base_model
 from . import serialization
 from .layers import check_network_settings, get_bertram_network, set_bertram_network
@@ -419,6 +420,7 @@ class BertramComponent(Pipe):
     def predict(self, docs: Iterable[Doc]) -> List[Vectors]:
         """Vectors for the rare tokens of each doc, without modifying the docs."""
         if os.getpid() != self._pid:
+            check_not_forked_on_gpu(f"'{self.name}'")  # a named error, not CUDA's re-initialisation one
             self._pid = os.getpid()
             limit_torch_threads_in_forked_worker()
         finder = self._ensure_ready()

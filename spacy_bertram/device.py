@@ -8,6 +8,7 @@ import their helpers from here.
 """
 from __future__ import annotations
 
+import multiprocessing
 from typing import Any, Optional
 
 import torch
@@ -106,3 +107,41 @@ def use_device(gpu_id: Optional[Any], what: str = "--gpu-id") -> None:
         return
     select_device(gpu_id, what, thinc=True)
 
+
+
+# -- processes ---------------------------------------------------------------------------
+
+
+def _thinc_on_gpu() -> bool:
+    try:
+        from thinc.api import get_current_ops
+
+        return type(get_current_ops()).__name__ == "CupyOps"
+    except Exception:  # pragma: no cover - thinc is a dependency
+        return False
+
+
+def forked_after_gpu_use() -> bool:
+    """True in a process forked after its parent used CUDA (torch) or CuPy (thinc).
+
+    CUDA cannot be used in such a child ("Cannot re-initialize CUDA in forked
+    subprocess"), which is what `nlp.pipe(n_process > 1)` makes with the
+    default start method on Linux.
+    """
+    if torch.cuda._is_in_bad_fork():
+        return True
+    return multiprocessing.get_start_method(allow_none=True) in (None, "fork") and _thinc_on_gpu()
+
+
+class GPUForkError(RuntimeError):
+    """nlp.pipe(n_process > 1) on a GPU: forked workers cannot use CUDA."""
+
+
+def check_not_forked_on_gpu(where: str = "bertram") -> None:
+    if forked_after_gpu_use():
+        raise GPUForkError(
+            f"{where}: nlp.pipe(n_process > 1) forked this worker after the GPU was in use, and "
+            "CUDA cannot run in a forked process. With a GPU use nlp.pipe(..., n_process=1) and a "
+            "larger batch_size (the GPU batches the docs itself); n_process > 1 is for the CPU "
+            "(gpu_id -1)."
+        )

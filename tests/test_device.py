@@ -104,3 +104,19 @@ def test_the_cuda_extra_is_declared_and_installed_when_nvidia_smi_finds_a_gpu():
     assert f'"{device_module.CUDA_EXTRA}": ["cupy-cuda12x>=13.3.0,<14.0.0"]' in setup
     assert "nvidia-smi -L" in install and f".[{device_module.CUDA_EXTRA}]" in install
     assert "!=2.13.0+cpu" in install  # a CUDA build of torch on a GPU machine
+
+
+def test_a_worker_forked_after_cuda_or_cupy_use_is_detected(monkeypatch):
+    from spacy_bertram.device import GPUForkError, check_not_forked_on_gpu, forked_after_gpu_use
+
+    assert not forked_after_gpu_use()
+    check_not_forked_on_gpu()
+    monkeypatch.setattr(torch.cuda, "_is_in_bad_fork", lambda: True)  # torch CUDA used before the fork
+    assert forked_after_gpu_use()
+    with pytest.raises(GPUForkError, match="'bertram': nlp.pipe.*n_process=1"):
+        check_not_forked_on_gpu("'bertram'")
+    monkeypatch.setattr(torch.cuda, "_is_in_bad_fork", lambda: False)
+    monkeypatch.setattr(device_module, "_thinc_on_gpu", lambda: True)  # CupyOps inherited by the fork
+    assert forked_after_gpu_use()
+    monkeypatch.setattr(device_module.multiprocessing, "get_start_method", lambda allow_none=False: "spawn")
+    assert not forked_after_gpu_use()  # spawned workers start clean
