@@ -15,7 +15,7 @@ import torch
 from torch import Tensor, nn
 
 from .config import BertramConfig
-from .encoder import describe_encoder
+from .encoder import describe_encoder, encoder_device, encoder_on
 from .inputs import EncodedContext, InputBuilder, batch_by_token_budget, split_items, validate_word
 from .ngrams import PAD_ID, NgramVocab
 
@@ -120,7 +120,10 @@ class BertramNetwork(nn.Module):
         self.inputs = InputBuilder(
             tokenizer, config.mode, config.max_seq_length, config.max_word_pieces
         )
-        self.encoder = encoder
+        # Not a submodule: the frozen encoder is shared between networks, so `.to()`,
+        # `.cuda()` and `state_dict()` see only BERTRAM's own weights, and `encoder`
+        # gives the copy on this network's device (`encoder_on`, one per device).
+        object.__setattr__(self, "_base_encoder", encoder)
         width, hidden = info.embedding_width, info.hidden_width
         self.width = width
         self.ngram_form = NgramForm(len(ngram_vocab), width, config.ngram_dropout)
@@ -135,7 +138,17 @@ class BertramNetwork(nn.Module):
         self.context_gate = nn.Linear(width + hidden, 1)
         nn.init.zeros_(self.context_gate.weight)
         nn.init.zeros_(self.context_gate.bias)
-        self.encoder.eval()
+        encoder.eval()
+        # The network lives where the encoder it was given lives (initialised on the CPU first,
+        # so a seed gives the same weights on every device).
+        device = encoder_device(encoder)
+        if device.type != "cpu":
+            self.to(device)
+
+    @property
+    def encoder(self):
+        """The frozen encoder on this network's device."""
+        return encoder_on(self._base_encoder, self.device)
 
     # -- parameter groups, one per training stage ------------------------------------
 
@@ -150,7 +163,7 @@ class BertramNetwork(nn.Module):
         }
 
     def bertram_state_dict(self) -> Dict[str, Tensor]:
-        """Trainable weights only: the encoder is referenced by name, never copied."""
+        """Trainable weights only: the encoder is referenced by name, never copied (nor a submodule)."""
         return {k: v for k, v in self.state_dict().items() if not k.startswith("encoder.")}
 
     def train(self, mode: bool = True) -> "BertramNetwork":
@@ -160,6 +173,7 @@ class BertramNetwork(nn.Module):
 
     @property
     def device(self) -> torch.device:
+        """Where the network's weights are, and so its encoder (`encoder`)."""
         return self.projection.weight.device
 
     def embedding_matrix(self) -> Tensor:

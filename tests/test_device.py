@@ -120,3 +120,52 @@ def test_a_worker_forked_after_cuda_or_cupy_use_is_detected(monkeypatch):
     assert forked_after_gpu_use()
     monkeypatch.setattr(device_module.multiprocessing, "get_start_method", lambda allow_none=False: "spawn")
     assert not forked_after_gpu_use()  # spawned workers start clean
+
+
+# -- the encoder cache is keyed by device (the `meta` device stands in for a GPU) -------------
+
+ITEMS = [("kumquat", ["the farmer sold a kumquat at the market", "a sweet kumquat"]), ("lemons", [])]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tiny_bert_path, tmp_path_factory):
+    from spacy_bertram import NgramVocab, create_bertram, save_bertram
+
+    network = create_bertram(tiny_bert_path, NgramVocab.from_words(["kumquat", "lemons"] * 3, min_count=1), mode="add")
+    return str(save_bertram(network, tmp_path_factory.mktemp("bertram") / "model"))
+
+
+def weight_device(encoder) -> str:
+    return encoder.get_input_embeddings().weight.device.type
+
+
+def test_moving_one_network_leaves_the_others_encoder_alone(model_dir):
+    import numpy
+
+    from spacy_bertram import load_bertram
+
+    a, b = load_bertram(model_dir), load_bertram(model_dir)
+    assert a.encoder is b.encoder and a.device.type == "cpu"  # one CPU copy, shared
+    before = b.infer(ITEMS)
+    a.to("meta")
+    assert a.device.type == "meta" and weight_device(a.encoder) == "meta"
+    assert weight_device(b.encoder) == "cpu"  # used to be moved under b's head
+    numpy.testing.assert_array_equal(b.infer(ITEMS), before)
+    assert "encoder.embeddings.word_embeddings.weight" not in a.state_dict()  # not a submodule
+    c = load_bertram(model_dir)
+    assert c.encoder is b.encoder  # new CPU networks still share the CPU copy
+    numpy.testing.assert_array_equal(c.infer(ITEMS), before)
+
+
+def test_load_bertram_puts_head_and_encoder_on_one_device(model_dir, tiny_bert_path):
+    from spacy_bertram import load_bertram
+    from spacy_bertram.encoder import load_encoder
+
+    cpu = load_bertram(model_dir)
+    assert cpu.device.type == "cpu" and weight_device(cpu.encoder) == "cpu"
+    meta = load_bertram(model_dir, device="meta")
+    assert meta.device.type == "meta" and weight_device(meta.encoder) == "meta"
+    assert load_bertram(model_dir, device="meta").encoder is meta.encoder  # one copy per device
+    encoder, _ = load_encoder(tiny_bert_path, device="meta")
+    assert encoder is meta.encoder and weight_device(load_encoder(tiny_bert_path)[0]) == "cpu"
+

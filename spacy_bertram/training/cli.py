@@ -87,8 +87,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
             device = select_device(args.gpu_id)
             source = open_context_source(args.contexts)
-            encoder, tokenizer = load_encoder(args.base_model)
-            encoder.to(device)
+            encoder, tokenizer = load_encoder(args.base_model, device=device)
             targets = build_targets(source, encoder, tokenizer, args.base_model, args.min_count, args.max_words,
                                     args.held_out, args.seed, ota, device, not args.no_progress)
             targets.save(Path(args.output))

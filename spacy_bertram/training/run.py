@@ -104,8 +104,7 @@ def train(
     settings = settings or TrainSettings()
     device = select_device(gpu_id)
     source = open_context_source(contexts) if isinstance(contexts, (str, Path)) else contexts
-    encoder, tokenizer = load_encoder(base_model)
-    encoder.to(device)
+    encoder, tokenizer = load_encoder(base_model, device=device)  # the cached copy for the device
     width = int(encoder.get_input_embeddings().weight.shape[1])
     output = Path(output_dir)
     run_info = {"base_model": base_model, "settings": settings.to_dict(), "min_count": min_count,
