@@ -169,3 +169,67 @@ def test_load_bertram_puts_head_and_encoder_on_one_device(model_dir, tiny_bert_p
     encoder, _ = load_encoder(tiny_bert_path, device="meta")
     assert encoder is meta.encoder and weight_device(load_encoder(tiny_bert_path)[0]) == "cpu"
 
+
+# -- the fake-device guard: every tensor an op meets must be on the (fake) device ------------
+
+
+class CpuTensorGuard:
+    """A torch dispatch mode that records every op mixing a CPU tensor (not a 0-dim scalar)
+    with a tensor on `device`. On a GPU each is an implicit host-to-device copy or an
+    error; on `meta` some (indexing) pass silently, so they are caught here instead."""
+
+    def __init__(self, device: str = "meta") -> None:
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils._pytree import tree_flatten
+
+        guard = self
+        self.device, self.mixed = device, []
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                tensors = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+                if any(t.device.type == guard.device for t in tensors):
+                    cpu = [tuple(t.shape) for t in tensors if t.device.type == "cpu" and t.dim() > 0]
+                    if cpu:
+                        guard.mixed.append(f"{func}: CPU tensors {cpu}")
+                return func(*args, **kwargs)
+
+        self.mode = Mode()
+
+    def __enter__(self) -> "CpuTensorGuard":
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.mode.__exit__(*exc)
+
+
+def test_the_guard_catches_a_cpu_index_that_meta_accepts():
+    table = torch.zeros(4, 3, device="meta")
+    with CpuTensorGuard() as guard:
+        table[torch.tensor([0, 2])]  # meta (and CUDA) accept a CPU index; the guard does not
+        table[torch.tensor([0, 2], device="meta")]
+        table * torch.tensor(2.0)  # a 0-dim CPU scalar is fine on any device
+    assert len(guard.mixed) == 1 and "index" in guard.mixed[0]
+
+
+def test_wnlampro_feeds_the_model_on_its_device(tiny_bert_path):
+    import copy
+
+    import numpy
+    from transformers import AutoTokenizer, BertForMaskedLM
+
+    from spacy_bertram.evaluation.wnlampro import build_inputs_embeds, masked_lm_logits
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert_path)
+    model = BertForMaskedLM.from_pretrained(tiny_bert_path, attn_implementation="eager").eval()
+    meta = copy.deepcopy(model).to("meta")
+    vector = {"kumquat": numpy.ones(32, dtype="float32")}
+    with CpuTensorGuard() as guard:
+        for mode in ("replace", "slash"):
+            embeds, attention, _ = build_inputs_embeds(meta, tokenizer, "a kumquat is a [MASK] .", "kumquat", vector, mode)
+            assert embeds.device.type == "meta" and attention.device.type == "meta"
+            logits = masked_lm_logits(meta, tokenizer, "a kumquat is a [MASK] .", "kumquat", vector, mode)
+            assert logits.device.type == "meta"
+    assert guard.mixed == []
