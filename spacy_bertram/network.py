@@ -286,13 +286,16 @@ class BertramNetwork(nn.Module):
         if states.shape[0] == 0:
             empty = torch.zeros(n_words, 0, device=v_form.device, dtype=v_form.dtype)
             return v_form, empty
-        word_index = word_index.to(self.device)
+        # The layout (which context goes where) is integer bookkeeping: done on the CPU, where
+        # the word index comes from, and moved once, so a GPU never waits on `counts.max()`.
+        word_index = word_index.cpu()
         counts = torch.bincount(word_index, minlength=n_words)
         order = torch.argsort(word_index, stable=True)
         sorted_words = word_index[order]
         starts = torch.cumsum(counts, 0) - counts
-        slots = torch.arange(len(order), device=self.device) - starts[sorted_words]
+        slots = torch.arange(len(order)) - starts[sorted_words]
         m = int(counts.max())
+        order, sorted_words, slots = (t.to(self.device) for t in (order, sorted_words, slots))
         grid = torch.zeros(n_words, m, states.shape[1], device=self.device, dtype=states.dtype)
         grid = grid.index_put((sorted_words, slots), states[order])
         mask = torch.zeros(n_words, m, dtype=torch.bool, device=self.device)
@@ -304,7 +307,7 @@ class BertramNetwork(nn.Module):
             alpha = torch.sigmoid(self.context_gate(torch.cat([form, grid], dim=-1)))
             per_context = alpha * per_context + (1.0 - alpha) * form
         v_ctx = (rho.unsqueeze(-1) * per_context).sum(dim=1)
-        has_context = (counts > 0).unsqueeze(-1)
+        has_context = (counts > 0).unsqueeze(-1).to(self.device)
         return torch.where(has_context, v_ctx, v_form), rho
 
     def forward(

@@ -53,8 +53,11 @@ def length_batches(rows: Sequence[EncodedContext], token_budget: int) -> Iterato
 def _encode_batch(
     network: BertramNetwork, batch: List[EncodedContext], slot_vectors: Optional[Tensor], token_budget: int
 ) -> Tensor:
-    """One same-length batch, repeated up to MIN_BATCH_TOKENS tokens: CPU kernels round
-    tiny matrices (one row; 4 rows of 5 tokens) differently from larger ones."""
+    """One same-length batch, repeated up to MIN_BATCH_TOKENS tokens on the CPU: CPU kernels
+    round tiny matrices (one row; 4 rows of 5 tokens) differently from larger ones. Other
+    devices run the batch as it is (see README, GPU: what is deterministic)."""
+    if network.device.type != "cpu":
+        return network.encode_contexts(batch, slot_vectors, token_budget)
     copies = max(1, math.ceil(MIN_BATCH_TOKENS / (len(batch) * len(batch[0]))))
     return network.encode_contexts(batch * copies, slot_vectors, token_budget)[: len(batch)]
 
