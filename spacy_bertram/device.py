@@ -9,7 +9,8 @@ import their helpers from here.
 from __future__ import annotations
 
 import multiprocessing
-from typing import Any, Optional
+import os
+from typing import Any, Dict, Optional
 
 import torch
 
@@ -99,6 +100,32 @@ def select_device(gpu_id: Any, what: str = "--gpu-id", thinc: bool = True) -> to
         _require_thinc_gpu(gpu_id, what)
     torch.cuda.set_device(gpu_id)
     return torch.device(f"cuda:{gpu_id}")
+
+
+#: cuBLAS's setting for reproducible results (must be set before its first call).
+CUBLAS_WORKSPACE_CONFIG = ":4096:8"
+
+
+def make_deterministic(device: Any) -> Dict[str, Any]:
+    """Deterministic kernels on CUDA (training: reuse equals recompute, resume is exact).
+
+    Sets CUBLAS_WORKSPACE_CONFIG (unless set), torch.use_deterministic_algorithms
+    (warn_only: an op without a deterministic CUDA kernel warns, it does not stop
+    the run), no cuDNN autotuning and no TF32. The CPU needs none of it (its kernels
+    are deterministic for a fixed thread count). Returns what it set, for the record.
+    """
+    import torch
+
+    if torch.device(device).type != "cuda":
+        return {"device": torch.device(device).type, "deterministic_algorithms": False}
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE_CONFIG)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return {"device": "cuda", "deterministic_algorithms": True,
+            "cublas_workspace_config": os.environ["CUBLAS_WORKSPACE_CONFIG"]}
 
 
 def use_device(gpu_id: Optional[Any], what: str = "--gpu-id") -> None:

@@ -233,3 +233,64 @@ def test_wnlampro_feeds_the_model_on_its_device(tiny_bert_path):
             logits = masked_lm_logits(meta, tokenizer, "a kumquat is a [MASK] .", "kumquat", vector, mode)
             assert logits.device.type == "meta"
     assert guard.mixed == []
+
+
+# -- item 6: deterministic mode on CUDA, the device in every resume key -------------------
+
+
+def test_deterministic_mode_is_set_for_cuda_only(monkeypatch):
+    from spacy_bertram.device import make_deterministic
+
+    calls = []
+    monkeypatch.setattr(torch, "use_deterministic_algorithms", lambda mode, warn_only=False: calls.append((mode, warn_only)))
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    for flag in ("benchmark", "deterministic", "allow_tf32"):
+        monkeypatch.setattr(torch.backends.cudnn, flag, getattr(torch.backends.cudnn, flag))
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", torch.backends.cuda.matmul.allow_tf32)
+    assert make_deterministic("cpu")["deterministic_algorithms"] is False and calls == []
+    record = make_deterministic("cuda:0")
+    assert calls == [(True, True)] and record["cublas_workspace_config"] == ":4096:8"
+    import os
+
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark
+
+
+def test_a_cpu_run_is_not_resumed_on_a_gpu(tmp_path):
+    import json
+
+    from spacy_bertram.training.run import _check_resume
+
+    run = {"base_model": "m", "settings": {}, "min_count": 1}
+    (tmp_path / "progress.json").write_text(json.dumps({"run": run, "stages": {}}))  # recorded before the device was
+    _check_resume(tmp_path, {**run, "device": "cpu"})  # same device: resumes
+    with pytest.raises(ValueError, match=r"training run on cpu, and this one is on cuda.*--gpu-id -1"):
+        _check_resume(tmp_path, {**run, "device": "cuda"})
+
+
+def test_a_checkpoint_resumes_only_on_its_device(model_dir, tmp_path):
+    import numpy
+
+    from spacy_bertram import load_bertram
+    from spacy_bertram.training.checkpoint import load_checkpoint, save_checkpoint
+
+    network = load_bertram(model_dir)
+    optimizer = torch.optim.Adam(network.parameters())
+    save_checkpoint(tmp_path / "ckpt", network, optimizer, numpy.random.default_rng(0), {"epoch": 1, "history": []})
+    rng = numpy.random.default_rng(1)
+    info = load_checkpoint(tmp_path / "ckpt", load_bertram(model_dir), optimizer, rng)
+    assert info["epoch"] == 1 and "device" not in info
+    on_meta = load_bertram(model_dir, device="meta")  # stands in for a CUDA run
+    with pytest.raises(ValueError, match=r"written on cpu and this run is on meta.*--gpu-id -1"):
+        load_checkpoint(tmp_path / "ckpt", on_meta, torch.optim.Adam(on_meta.parameters()), rng)
+
+
+def test_the_state_cache_key_holds_a_non_cpu_device(model_dir):
+    from spacy_bertram import load_bertram
+    from spacy_bertram.training.state_cache import fingerprint
+
+    cpu = load_bertram(model_dir)
+    rows = cpu.prepare(*zip(*[(w, c) for w, c in ITEMS])).rows
+    assert rows and fingerprint(cpu, rows, None) == fingerprint(load_bertram(model_dir), rows, None)
+    assert fingerprint(load_bertram(model_dir, device="meta"), rows, None) != fingerprint(cpu, rows, None)
+

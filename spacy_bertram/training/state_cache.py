@@ -82,6 +82,8 @@ def fingerprint(network: BertramNetwork, rows: Sequence[EncodedContext], slot_ve
     digest = hashlib.sha1()
     config = network.config
     digest.update(f"{config.base_model}|{config.encoder_hidden_width}|{config.read_layer}|{len(rows)}".encode())
+    if network.device.type != "cpu":  # states computed on another device differ in rounding
+        digest.update(f"|{network.device.type}".encode())
     for row in rows:
         fields = (row.word_index, row.mask_position, row.slot_position, row.span, *row.input_ids)
         digest.update(numpy.asarray(fields, dtype=numpy.int64).tobytes())
