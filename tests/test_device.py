@@ -294,3 +294,108 @@ def test_the_state_cache_key_holds_a_non_cpu_device(model_dir):
     assert rows and fingerprint(cpu, rows, None) == fingerprint(load_bertram(model_dir), rows, None)
     assert fingerprint(load_bertram(model_dir, device="meta"), rows, None) != fingerprint(cpu, rows, None)
 
+
+# -- the network, layer, injection and training paths on the fake device ------------------
+
+
+def eager_attention(encoder) -> None:
+    """transformers' SDPA mask shortcut asks `torch.all(mask == 1)` of the data: `meta` has none."""
+    encoder.attn_implementation = "eager"
+    encoder.config._attn_implementation = "eager"
+
+
+def test_network_forward_makes_every_tensor_on_its_device(model_dir):
+    from spacy_bertram import load_bertram
+
+    network = load_bertram(model_dir, device="meta")
+    eager_attention(network.encoder)
+    batch = network.prepare(*zip(*ITEMS))
+    with CpuTensorGuard() as guard:
+        vectors = network(batch, token_budget=64)
+        network.train()
+        network(batch, token_budget=64).sum().backward()  # training mode: n-gram dropout, gradients
+    assert vectors.device.type == "meta" and tuple(vectors.shape) == (2, network.width)
+    assert guard.mixed == []
+
+
+def test_layer_feeds_the_network_on_its_device(model_dir):
+    from spacy_bertram import load_bertram
+    from spacy_bertram.layers import Bertram_v1, _convert_inputs, set_bertram_network
+
+    layer = Bertram_v1(model_path=model_dir, token_budget=64)
+    network = load_bertram(model_dir, device="meta")
+    eager_attention(network.encoder)
+    set_bertram_network(layer, network)
+    args, _ = _convert_inputs(layer, ITEMS, False)
+    with CpuTensorGuard() as guard:
+        out = network(*args.args, **args.kwargs)
+    assert out.device.type == "meta" and guard.mixed == []
+
+
+def test_injection_feeds_and_maps_on_the_encoders_device(tiny_bert_path):
+    import copy
+    from types import SimpleNamespace
+
+    import numpy
+    import spacy
+    from transformers import AutoModel, AutoTokenizer
+    from test_injection_plan import plan_inputs
+
+    from spacy_bertram.injection import InjectedWordpieces, convert_injected_inputs, make_injection_plan, map_outputs_to_stock
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert_path)
+    hf = copy.deepcopy(AutoModel.from_pretrained(tiny_bert_path)).to("meta")
+    eager_attention(hf)
+    nlp = spacy.blank("en")
+    docs = [nlp.make_doc("the farmer sold kumquats at the market"), nlp.make_doc("the kumquats grew")]
+    docs[0]._.bertram = {3: numpy.ones(32, dtype="float32")}
+    docs[1]._.bertram = {1: numpy.ones(32, dtype="float32")}
+    spans, wordpieces, align = plan_inputs(nlp, tokenizer, docs, 4, 3)
+    layer = SimpleNamespace(shims=[SimpleNamespace(_hfmodel=SimpleNamespace(transformer=hf))], attrs={})
+    for mode in ("slash", "replace"):
+        plan = make_injection_plan(spans, wordpieces, align, mode, tokenizer, hf)
+        args, _ = convert_injected_inputs(layer, InjectedWordpieces(wordpieces, plan), False)
+        with CpuTensorGuard() as guard:
+            output = hf(**args.kwargs, output_hidden_states=True)
+            mapped = map_outputs_to_stock(output, plan)
+        assert layer.attrs == {}  # the hook fired and removed itself
+        assert mapped.last_hidden_state.device.type == "meta"
+        assert tuple(mapped.last_hidden_state.shape[:2]) == tuple(wordpieces.input_ids.shape)
+        assert all(tuple(h.shape[:2]) == tuple(wordpieces.input_ids.shape) for h in mapped.hidden_states)
+        assert guard.mixed == [], mode
+
+
+def test_training_steps_make_every_tensor_on_the_runs_device(tiny_bert_path):
+    import numpy
+
+    from spacy_bertram.encoder import load_encoder
+    from spacy_bertram.training.ota import OTASettings
+    from spacy_bertram.training.sources import MemoryContexts
+    from spacy_bertram.training.stages import StageSpec, TrainingRun, TrainSettings
+    from spacy_bertram.training.targets import build_targets
+    from test_stages import SMALL, corpus_lines
+
+    source = MemoryContexts.from_lines(corpus_lines())
+    encoder, tokenizer = load_encoder(tiny_bert_path)
+    targets = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, held_out_fraction=0.1,
+                            ota=OTASettings(steps=1), progress=False)
+    contexts = [source.contexts(w, 6) for w in targets.words]
+    meta_encoder, _ = load_encoder(tiny_bert_path, device="meta")
+    eager_attention(meta_encoder)
+    settings = TrainSettings(**{**SMALL, "reuse_states": False})
+    run = TrainingRun(targets, contexts, meta_encoder, tokenizer, tiny_bert_path, settings, None,
+                      device=torch.device("meta"), progress=False, log=lambda _: None)
+    assert run.ngram_ids.device.type == "meta" and run.subword_ids.device.type == "meta"  # moved once
+    run.validator = object()  # validation scores on the CPU by design (it copies the table there)
+    rng = numpy.random.default_rng(0)
+    specs = [StageSpec(1, "context", ("context",), 1, 1e-2, 8, True), StageSpec(2, "form", ("form",), 1, 1e-2, 8, True),
+             StageSpec(3, "add", ("context",), 1, 1e-2, 8, True), StageSpec(3, "replace", ("form", "context"), 1, 1e-2, 8, True)]
+    for spec in specs:
+        network = run.network(spec.mode, spec.use_subword_mean, spec.index)
+        assert network.device.type == "meta" and network.encoder is meta_encoder
+        network.train()
+        words = numpy.asarray(run.context_word_ids(network) if spec.uses_contexts else run.train_ids)[:8]
+        with CpuTensorGuard() as guard:
+            loss = run._loss(network, spec, words, rng, None)
+            loss.backward()
+        assert loss.device.type == "meta" and guard.mixed == [], (spec.name, guard.mixed[:3])
