@@ -65,7 +65,7 @@ def test_thincs_gpu_error_is_not_swallowed_but_named(monkeypatch):
 def test_cupys_own_errors_are_named(monkeypatch):
     fake_cuda(monkeypatch, 1)
 
-    class CUDARuntimeError(Exception):
+    class CUDARuntimeError(RuntimeError):  # as cupy_backends' is
         pass
 
     def bad_driver(gpu_id):

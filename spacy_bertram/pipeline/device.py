@@ -78,7 +78,7 @@ def _require_thinc_gpu(gpu_id: int, what: str) -> None:
             f"through CuPy: `pip install 'spacy-bertram[{CUDA_EXTRA}]'` (CUDA 12; cuda11x for CUDA "
             f"11). {CPU_HINT}"
         ) from err
-    except Exception as err:  # CuPy's own CUDA errors (bad device, driver mismatch)
+    except RuntimeError as err:  # CuPy's own CUDA errors (CUDARuntimeError: bad device, driver mismatch)
         raise DeviceError(
             f"{what} {gpu_id}: CuPy could not select CUDA device {gpu_id} ({type(err).__name__}: {err}). "
             f"Check that CuPy's CUDA version (the {CUDA_EXTRA} extra is for CUDA 12) matches the driver "
