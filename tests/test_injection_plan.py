@@ -35,15 +35,9 @@ logger = logging.getLogger(__name__)
 WIDTH = 8
 
 
-def reference_plan(
-    flat_spans: Sequence[Span],
-    wordpieces: WordpieceBatch,
-    align: Ragged,
-    injection: str,
-    tokenizer: Any,
-    hf_model: Any,
-) -> Optional[InjectionPlan]:
-    """Find the injected words per sequence and build the rebuilt inputs; None if no vectors."""
+def reference_plan(flat_spans: Sequence[Span], wordpieces: WordpieceBatch, align: Ragged, injection: str,
+                   tokenizer: Any, hf_model: Any) -> Optional[InjectionPlan]:
+    """The per-wordpiece loop `make_injection_plan` replaced (same arguments, same plan)."""
     width = int(hf_model.get_input_embeddings().weight.shape[1])
     vectors_by_doc: Dict[int, Dict[int, numpy.ndarray]] = {}
     for span in flat_spans:
