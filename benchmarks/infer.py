@@ -29,6 +29,7 @@ import numpy
 import torch
 
 from spacy_bertram import NgramVocab, create_bertram
+from spacy_bertram.pipeline.device import select_device
 from spacy_bertram.inputs import EncodedContext, batch_by_token_budget
 from spacy_bertram.network import default_token_budget
 
@@ -104,14 +105,16 @@ def main() -> None:
     parser.add_argument("--token-budget", type=int, default=0, help="0: the device's default")
     parser.add_argument("--sweep", default="", help="comma-separated token budgets to time as well")
     parser.add_argument("--round-words", type=int, default=100, help="words per interleaved round (quick: 48)")
+    parser.add_argument("--gpu-id", type=int, default=-1, help="-1: CPU; N: CUDA device N")
     args = parser.parse_args()
+    device = select_device(args.gpu_id)
     n_words = 96 if args.quick else args.words
     if args.quick:
         args.round_words = 48
     items = collect_items(args.corpus, n_words, args.contexts)
     print(f"{len(items)} words x {args.contexts} contexts, torch threads: {torch.get_num_threads()}")
     vocab = NgramVocab.from_words([w for w, _ in items], min_count=2)
-    network = create_bertram(args.base_model, ngram_vocab=vocab, mode=args.mode)
+    network = create_bertram(args.base_model, ngram_vocab=vocab, mode=args.mode).to(device)
     args.token_budget = args.token_budget or default_token_budget(network.device)
     sweep = [int(b) for b in args.sweep.split(",") if b.strip() and int(b) != args.token_budget]
     # Warm-up of both ways on a full round: allocator, thread pools, the largest shapes.

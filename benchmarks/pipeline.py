@@ -36,6 +36,7 @@ from spacy.tokens import Doc
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory)
 from spacy_bertram import NgramVocab, create_bertram, save_bertram
+from spacy_bertram.pipeline.device import use_device
 from spacy_bertram.training.corpus import tokenize
 from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.training.registry_data import default_assets_dir
@@ -109,8 +110,7 @@ def main() -> None:
     parser.add_argument("--injection", default="slash", choices=["slash", "replace", "none"])
     parser.add_argument("--gpu-id", type=int, default=-1)
     args = parser.parse_args()
-    if args.gpu_id >= 0:
-        spacy.require_gpu(args.gpu_id)
+    use_device(args.gpu_id)  # a named error for a bad id or a missing CuPy
     n = 200 if args.quick else args.texts
     round_size = 50 if args.quick else args.round
     assets = args.assets or default_assets_dir()

@@ -41,6 +41,7 @@ import torch
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.storage import model_fingerprint
 from spacy_bertram.pipeline.contexts import ContextStore
+from spacy_bertram.pipeline.device import select_device
 from spacy_bertram.training.distributed import open_client, run_on_dask
 from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.training.registry_data import default_assets_dir
@@ -70,7 +71,7 @@ def model_dir(args: argparse.Namespace, words: Sequence[str], directory: Path) -
 
 def throughput(args, model: str, store_path: Path, words: List[str]) -> Dict[str, object]:
     job = JobSettings(model, str(store_path.resolve()), args.contexts)
-    network = load_bertram(model)
+    network = load_bertram(model, device=args.device)
     model_id = model_fingerprint(model)
     store = ContextStore.open(store_path)
     infer_words(network, store, words[:4], args.contexts)  # warm-up
@@ -201,7 +202,11 @@ def main() -> None:
     parser.add_argument("--assets", type=Path, default=None, help="assets dir (default: $SPACY_BERTRAM_ASSETS or ./assets)")
     parser.add_argument("--bertram", default=None, help="trained BERTRAM directory (default: untrained, same shape)")
     parser.add_argument("--base-model", default="default")
+    parser.add_argument("--gpu-id", type=int, default=-1,
+                        help="-1: CPU; N: the single-process inference and the pipelines on CUDA device N "
+                             "(the Dask workers stay on the CPU)")
     args = parser.parse_args()
+    args.device = select_device(args.gpu_id)  # spaCy's pipelines follow (thinc on the GPU)
     if args.quick:
         args.words, args.contexts, args.round_words, args.texts, args.round_texts = 32, 4, 16, 200, 50
     if not args.store.is_file():

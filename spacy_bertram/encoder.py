@@ -7,13 +7,14 @@ found on disk without any network access.
 """
 from __future__ import annotations
 
+import copy
 import os
+import threading
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import Any, Dict, Tuple
 
-if TYPE_CHECKING:
-    import torch
 from .types import PathLike
 
 DEFAULT_BASE_MODEL = "default"
@@ -81,16 +82,68 @@ def _load_cached(name: str):
     return _load_uncached(name, use_local_only=False)
 
 
-def load_encoder(name: PathLike = DEFAULT_BASE_MODEL, shared: bool = True) -> Tuple[object, object]:
+def load_encoder(
+    name: PathLike = DEFAULT_BASE_MODEL, shared: bool = True, device: Any = None
+) -> Tuple[object, object]:
     """Load (encoder, fast tokenizer) in eval mode with every parameter frozen.
 
-    With `shared=True`, models are cached per process so that several BERTRAM
-    layers (or a layer and the trainer) do not hold duplicate copies of a
-    frozen encoder. Callers must never modify the returned encoder in place.
+    With `shared=True`, models are cached per process and per device so that
+    several BERTRAM layers (or a layer and the trainer) do not hold duplicate
+    copies of a frozen encoder: `device` (None: the CPU copy) picks the copy
+    (`encoder_on`). Callers must never modify the returned encoder in place,
+    nor move it with `.to()`: ask for the device instead.
     """
     if shared:
-        return _load_cached(str(name))
-    return _load_uncached(str(name), use_local_only=False)
+        encoder, tokenizer = _load_cached(str(name))
+        return (encoder if device is None else encoder_on(encoder, device)), tokenizer
+    encoder, tokenizer = _load_uncached(str(name), use_local_only=False)
+    if device is not None:
+        encoder.to(device)
+    return encoder, tokenizer
+
+
+# -- one copy of a frozen encoder per device ------------------------------------------------
+
+_COPIES: "weakref.WeakKeyDictionary[Any, Dict[str, Any]]" = weakref.WeakKeyDictionary()
+_COPIES_LOCK = threading.Lock()
+
+
+def encoder_device(encoder: Any) -> Any:
+    """The device of the encoder's weights."""
+    return encoder.get_input_embeddings().weight.device
+
+
+def normalize_device(device: Any) -> Any:
+    """`torch.device(device)`, with the current CUDA index filled in for a bare "cuda"."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
+def encoder_on(encoder: Any, device: Any) -> Any:
+    """`encoder` itself when it is on `device`, else its copy there (made once, cached).
+
+    The copies of a frozen encoder are keyed by the original and the device, and
+    go when the original goes. Moving one BERTRAM network never moves the
+    encoder another network reads (issue 13: `.to()` used to move a shared
+    encoder in place, under the other networks' heads).
+    """
+    device = normalize_device(device)
+    if encoder_device(encoder) == device:
+        return encoder
+    with _COPIES_LOCK:
+        copies = _COPIES.setdefault(encoder, {})
+        moved = copies.get(str(device))
+        if moved is None:
+            moved = copy.deepcopy(encoder).to(device)
+            moved.eval()
+            for param in moved.parameters():
+                param.requires_grad_(False)
+            copies[str(device)] = moved
+    return moved
 
 
 def is_bpe_tokenizer(tokenizer) -> bool:
@@ -108,37 +161,6 @@ def describe_encoder(name: str, encoder, tokenizer) -> EncoderInfo:
         vocab_size=int(embeddings.shape[0]),
         is_bpe=is_bpe_tokenizer(tokenizer),
     )
-
-
-def select_device(gpu_id: Optional[int], pipeline: bool = False) -> "torch.device":
-    """spaCy-style device choice (`--gpu-id`): -1 (or None) is the CPU, N >= 0 is CUDA device N.
-
-    `pipeline=True` is for steps that run spaCy pipelines: spaCy's own ops must
-    move to the GPU too (`spacy.require_gpu`), so a GPU thinc cannot use is an
-    error there. For BERTRAM's own torch work thinc's GPU ops are optional.
-    """
-    import torch
-
-    if gpu_id is None or gpu_id < 0:
-        return torch.device("cpu")
-    if pipeline:
-        import spacy
-
-        try:
-            spacy.require_gpu(gpu_id)
-        except ValueError as err:
-            raise ValueError(f"--gpu-id {gpu_id}: no usable GPU ({err}). Use --gpu-id -1 for the CPU.") from err
-        return torch.device(f"cuda:{gpu_id}")
-    if not torch.cuda.is_available():
-        raise ValueError(f"--gpu-id {gpu_id} asks for CUDA device {gpu_id}, but torch sees no CUDA GPU")
-    try:
-        from thinc.api import require_gpu
-
-        require_gpu(gpu_id)
-    except (ImportError, ValueError):  # thinc needs cupy for its own ops; torch alone suffices here
-        pass
-    torch.cuda.set_device(gpu_id)
-    return torch.device(f"cuda:{gpu_id}")
 
 
 def limit_torch_threads_in_forked_worker() -> None:

@@ -257,9 +257,8 @@ def convert_injected_inputs(model: Model, X: Any, is_train: bool) -> Tuple[ArgsK
     if plan.token_type_ids is not None:
         kwargs["token_type_ids"] = xp2torch(plan.token_type_ids, device=device)
     embeddings = hf_model.get_input_embeddings()
-    rows = torch.as_tensor(plan.vector_rows, device=device)
-    cols = torch.as_tensor(plan.vector_cols, device=device)
-    vectors = torch.as_tensor(plan.vectors, device=device)
+    tensors = plan.on_device(device)  # every index tensor moves once per batch
+    rows, cols, vectors = tensors.rows, tensors.cols, tensors.vectors
     expected = tuple(plan.input_ids.shape)
     state = {"fired": False}
 
@@ -271,7 +270,10 @@ def convert_injected_inputs(model: Model, X: Any, is_train: bool) -> Tuple[ArgsK
                 f"batch {expected}; this model's embedding layer is not supported"
             )
         state["fired"] = True
-        return output.index_put((rows, cols), vectors.to(output.dtype))
+        if torch.is_grad_enabled() and output.requires_grad:
+            return output.index_put((rows, cols), vectors.to(output.dtype))
+        # Inference: the embedding output is a fresh tensor nothing saved; write in place.
+        return output.index_put_((rows, cols), vectors.to(output.dtype))
 
     model.attrs[_HOOK_ATTR] = (embeddings.register_forward_hook(put_vectors), state)
     return ArgsKwargs(args=(), kwargs=kwargs), lambda dX: []

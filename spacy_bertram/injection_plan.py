@@ -34,7 +34,8 @@ Policies:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -71,6 +72,38 @@ class InjectionPlan:
     src: numpy.ndarray
     keep: numpy.ndarray
     n_skipped: int = 0
+    _tensors: Dict[str, "PlanTensors"] = field(default_factory=dict, repr=False, compare=False)
+
+    def on_device(self, device: Any) -> "PlanTensors":
+        """The plan's index tensors on `device`, made once per batch (not per output or layer)."""
+        key = str(device)
+        tensors = self._tensors.get(key)
+        if tensors is None:
+            n_seq, new_length = self.input_ids.shape
+            flat = (numpy.arange(n_seq, dtype="int64")[:, None] * new_length + self.src).ravel()
+            tensors = self._tensors[key] = PlanTensors(
+                rows=torch.as_tensor(self.vector_rows, device=device),
+                cols=torch.as_tensor(self.vector_cols, device=device),
+                vectors=torch.as_tensor(self.vectors, device=device),
+                src=torch.as_tensor(self.src, device=device),
+                keep=torch.as_tensor(self.keep, device=device),
+                flat_src=torch.as_tensor(flat, device=device),
+                drop=torch.as_tensor(~self.keep, device=device),
+            )
+        return tensors
+
+
+@dataclass
+class PlanTensors:
+    """An `InjectionPlan`'s index arrays as tensors on the encoder's device."""
+
+    rows: torch.Tensor
+    cols: torch.Tensor
+    vectors: torch.Tensor
+    src: torch.Tensor
+    keep: torch.Tensor
+    flat_src: torch.Tensor  # b * new_length + src[b, k], flattened: one index_select per output
+    drop: torch.Tensor  # ~keep
 
 
 @dataclass
@@ -96,8 +129,21 @@ def max_sequence_length(tokenizer: Any, hf_config: Any) -> int:
     return min(limits) if limits else 2**31 - 1
 
 
+_SLASH_IDS: "weakref.WeakKeyDictionary[Any, int]" = weakref.WeakKeyDictionary()
+
+
 def slash_token_id(tokenizer: Any) -> int:
-    """The id of "/" as it appears between words (e.g. "Ġ/" for byte-level BPE)."""
+    """The id of "/" as it appears between words (e.g. "Ġ/" for byte-level BPE), found once per tokenizer."""
+    try:
+        cached = _SLASH_IDS.get(tokenizer)
+    except TypeError:  # not weak-referenceable: look it up each time
+        return _find_slash_id(tokenizer)
+    if cached is None:
+        cached = _SLASH_IDS[tokenizer] = _find_slash_id(tokenizer)
+    return cached
+
+
+def _find_slash_id(tokenizer: Any) -> int:
     ids = tokenizer(" /", add_special_tokens=False)["input_ids"]
     if len(ids) == 1 and ids[0] != tokenizer.unk_token_id:
         return int(ids[0])
@@ -140,143 +186,206 @@ def make_injection_plan(
     tokenizer: Any,
     hf_model: Any,
 ) -> Optional[InjectionPlan]:
-    """Find the injected words per sequence and build the rebuilt inputs; None if no vectors."""
-    width = int(hf_model.get_input_embeddings().weight.shape[1])
-    vectors_by_doc: Dict[int, Dict[int, numpy.ndarray]] = {}
-    for span in flat_spans:
-        key = id(span.doc)
-        if key not in vectors_by_doc:
-            vectors_by_doc[key] = doc_vectors(span.doc, width)
-    if not any(vectors_by_doc.values()):
-        return None
+    """Find the injected words per sequence and build the rebuilt inputs; None if no vectors.
 
-    n_seq, length = wordpieces.input_ids.shape
-    # (start, end, vector) per sequence; from the alignment of each vector's token.
-    groups: List[List[Tuple[int, int, numpy.ndarray]]] = [[] for _ in range(n_seq)]
-    align_starts = numpy.concatenate([[0], numpy.cumsum(align.lengths)])
-    align_data = numpy.asarray(align.data).ravel()
-    n_skipped = 0
+    Vectorised with numpy: Python loops run over docs and rare words, never over
+    wordpieces (`tests/test_injection_plan.py` checks it against the loop it replaced).
+    """
+    width = int(hf_model.get_input_embeddings().weight.shape[1])
     # Alignment rows are per unique token, docs in order of first span (as
     # spacy_transformers.align.get_token_positions numbers them).
-    offset = 0
     docs = {id(span.doc): span.doc for span in flat_spans}
-    for doc_key, doc in docs.items():
-        for i, vec in vectors_by_doc[doc_key].items():
-            position = offset + i
-            flat = align_data[align_starts[position] : align_starts[position + 1]]
-            for row in numpy.unique(flat // length):
-                cols = numpy.sort(flat[flat // length == row] % length)
-                if cols[-1] - cols[0] + 1 != len(cols):
-                    logger.debug("bertram: %r has non-contiguous wordpieces; skipped", doc[i].text)
-                    n_skipped += 1
-                    continue
-                groups[int(row)].append((int(cols[0]), int(cols[-1]), vec))
+    positions: List[int] = []
+    vec_list: List[numpy.ndarray] = []
+    owners: List[Tuple[Doc, int]] = []
+    offset = 0
+    for doc in docs.values():
+        for i, vec in doc_vectors(doc, width).items():
+            positions.append(offset + i)
+            vec_list.append(vec)
+            owners.append((doc, i))
         offset += len(doc)
+    if not positions:
+        return None
+    input_ids = numpy.asarray(wordpieces.input_ids)
+    n_seq, length = input_ids.shape
+    rows, starts, stops, vector_of, n_skipped = _word_groups(align, numpy.asarray(positions), length, owners)
 
     real = numpy.asarray(wordpieces.attention_mask) > 0
+    # One past the last real position of each row (0 for a row without any).
+    end = numpy.where(real.any(axis=1), length - numpy.argmax(real[:, ::-1], axis=1), 0)
     max_length = max_sequence_length(tokenizer, hf_model.config)
-    slash_id = slash_token_id(tokenizer) if injection == "slash" else -1
+    order, chosen, skipped = _choose_groups(rows, starts, stops, end, injection, max_length)
+    n_skipped += skipped
+    if not chosen.any():
+        return None
+    pick = order[chosen]
+    rows, starts, stops, vector_of = rows[pick], starts[pick], stops[pick], vector_of[pick]
+    type_ids = None if wordpieces.token_type_ids is None else numpy.asarray(wordpieces.token_type_ids)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    input_ids = numpy.asarray(wordpieces.input_ids)
-    type_ids = (
-        None if wordpieces.token_type_ids is None else numpy.asarray(wordpieces.token_type_ids)
+    slash_id = slash_token_id(tokenizer) if injection == "slash" else -1
+    return _rebuild(
+        input_ids, numpy.asarray(wordpieces.attention_mask), type_ids, real, end,
+        rows, starts, stops, numpy.stack(vec_list)[vector_of].astype("float32"),
+        injection, pad_id, slash_id, n_skipped,
     )
 
-    new_rows: List[Tuple[List[int], List[int], List[int]]] = []
-    vec_rows: List[int] = []
-    vec_cols: List[int] = []
-    vec_list: List[numpy.ndarray] = []
-    src = numpy.zeros((n_seq, length), dtype="int64")
-    keep = numpy.zeros((n_seq, length), dtype="bool")
-    for row in range(n_seq):
-        positions = numpy.nonzero(real[row])[0]
-        end = int(positions[-1]) + 1 if len(positions) else 0
-        row_groups, skipped = _select_groups(groups[row], end, injection, max_length)
-        n_skipped += skipped
-        ids: List[int] = []
-        types: List[int] = []
-        mask: List[int] = []
-        starts = {start: (stop, vec) for start, stop, vec in row_groups}
-        col = 0
-        while col < end:
-            if col in starts:
-                stop, vec = starts[col]
-                type_id = int(type_ids[row, stop]) if type_ids is not None else 0
-                if injection == "slash":
-                    for k in range(col, stop + 1):
-                        src[row, k] = len(ids)
-                        ids.append(int(input_ids[row, k]))
-                        types.append(int(type_ids[row, k]) if type_ids is not None else 0)
-                        mask.append(1)
-                    ids.append(slash_id)
-                    types.append(type_id)
-                    mask.append(1)
-                else:
-                    src[row, col : stop + 1] = len(ids)
-                # The vector's position; its id (the word's first piece) is never
-                # looked up, but it must not be the pad id (position ids of some models).
-                vec_rows.append(row)
-                vec_cols.append(len(ids))
-                vec_list.append(vec)
-                ids.append(int(input_ids[row, col]))
-                types.append(type_id)
-                mask.append(1)
-                col = stop + 1
-                continue
-            src[row, col] = len(ids)
-            ids.append(int(input_ids[row, col]))
-            types.append(int(type_ids[row, col]) if type_ids is not None else 0)
-            mask.append(int(real[row, col]))
-            col += 1
-        keep[row, :end] = real[row, :end]
-        new_rows.append((ids, types, mask))
 
-    if not vec_list:
-        return None
-    new_length = max(len(ids) for ids, _, _ in new_rows)
+def _word_groups(
+    align: Ragged, positions: numpy.ndarray, length: int, owners: Sequence[Tuple[Doc, int]]
+) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray, int]:
+    """(row, first piece, last piece, vector index) of each token with a vector, per
+    sequence holding its wordpieces; tokens whose pieces in a row are not contiguous
+    are left out (and counted)."""
+    lengths = numpy.asarray(align.lengths, dtype="int64")
+    align_starts = numpy.concatenate([[0], numpy.cumsum(lengths)])
+    align_data = numpy.asarray(align.data).ravel().astype("int64")
+    counts = lengths[positions]
+    owner = numpy.repeat(numpy.arange(len(positions)), counts)
+    # The alignment entries of each token, concatenated in token order.
+    within = numpy.arange(int(counts.sum())) - numpy.repeat(numpy.cumsum(counts) - counts, counts)
+    flat = align_data[numpy.repeat(align_starts[positions], counts) + within]
+    rows, cols = flat // length, flat % length
+    order = numpy.lexsort((cols, rows, owner))  # by token, then row (as numpy.unique), then piece
+    owner, rows, cols = owner[order], rows[order], cols[order]
+    if len(order) == 0:
+        empty = numpy.zeros(0, dtype="int64")
+        return empty, empty, empty, empty, 0
+    first = numpy.ones(len(order), dtype=bool)
+    first[1:] = (owner[1:] != owner[:-1]) | (rows[1:] != rows[:-1])
+    seg_start = numpy.flatnonzero(first)
+    seg_end = numpy.append(seg_start[1:], len(order)) - 1
+    lo, hi = cols[seg_start], cols[seg_end]
+    contiguous = hi - lo + 1 == seg_end - seg_start + 1
+    for k in numpy.flatnonzero(~contiguous):
+        doc, i = owners[int(owner[seg_start[k]])]
+        logger.debug("bertram: %r has non-contiguous wordpieces; skipped", doc[i].text)
+    keep = seg_start[contiguous]
+    return rows[keep], lo[contiguous], hi[contiguous], owner[keep], int((~contiguous).sum())
+
+
+def _choose_groups(
+    rows: numpy.ndarray, starts: numpy.ndarray, stops: numpy.ndarray, end: numpy.ndarray,
+    injection: str, max_length: int,
+) -> Tuple[numpy.ndarray, numpy.ndarray, int]:
+    """Which groups are injected: none in padding, no overlaps (the first by position
+    wins) and, for slash, no more than fit. Returns (order, mask over the ordered
+    groups, skipped): groups ordered by (row, start, stop), ties in their given order."""
+    order = numpy.lexsort((numpy.arange(len(rows)), stops, starts, rows))
+    rows, starts, stops = rows[order], starts[order], stops[order]
+    chosen = stops < end[rows]
+    # Overlaps need the sequential rule only where a word starts at or before the end of
+    # an earlier one in its row (rare): elsewhere nothing overlaps. Rows are offset so
+    # that a running maximum never crosses from one row into the next.
+    scale = int(stops.max()) + 2 if len(stops) else 1
+    running = numpy.maximum.accumulate(numpy.where(chosen, rows * scale + stops, rows * scale - 1))
+    overlaps = numpy.zeros(len(rows), dtype=bool)
+    overlaps[1:] = rows[1:] * scale + starts[1:] <= running[:-1]
+    if (overlaps & chosen).any():
+        last_row, last_stop = -1, -1
+        for k in range(len(rows)):  # over words, not wordpieces
+            if rows[k] != last_row:
+                last_row, last_stop = rows[k], -1
+            if chosen[k]:
+                if starts[k] <= last_stop:
+                    chosen[k] = False
+                else:
+                    last_stop = stops[k]
+    skipped = int((~chosen).sum())
+    if skipped:
+        logger.debug("bertram: %d overlapping or padded word(s) skipped", skipped)
+    if injection == "slash":
+        room = numpy.maximum(0, (max_length - end) // 2)
+        taken = numpy.cumsum(chosen)
+        row_first = numpy.searchsorted(rows, rows, side="left")
+        before = numpy.where(row_first > 0, taken[numpy.maximum(row_first - 1, 0)], 0)
+        fits = chosen & (taken - 1 - before < room[rows])
+        dropped = int((chosen & ~fits).sum())
+        if dropped:
+            logger.debug("bertram: %d slash insertion(s) do not fit", dropped)
+        skipped += dropped
+        chosen = fits
+    return order, chosen, skipped
+
+
+def _rebuild(
+    input_ids: numpy.ndarray,
+    attention_mask: numpy.ndarray,
+    type_ids: Optional[numpy.ndarray],
+    real: numpy.ndarray,
+    end: numpy.ndarray,
+    rows: numpy.ndarray,
+    starts: numpy.ndarray,
+    stops: numpy.ndarray,
+    vectors: numpy.ndarray,
+    injection: str,
+    pad_id: int,
+    slash_id: int,
+    n_skipped: int,
+) -> InjectionPlan:
+    """The rebuilt sequences for the chosen groups (sorted by row and start, no overlaps).
+
+    Each stock column c < end emits w[c] rebuilt positions and its output comes from
+    the first of them, at the exclusive running sum P[c] of w: slash emits 3 at a
+    word's last piece (the piece, "/", the vector); replace emits 1 for a whole word
+    (at its last piece, so every piece of the word reads the vector's position).
+    """
+    n_seq, length = input_ids.shape
+    valid = numpy.arange(length)[None, :] < end[:, None]
+    # Columns of each word: s..e (in_word) and s..e-1 (inner), from difference arrays.
+    marks = numpy.zeros((n_seq, length + 1), dtype="int64")
+    marks[rows, starts] += 1
+    marks[rows, stops + 1] -= 1
+    in_word = numpy.cumsum(marks, axis=1)[:, :length] > 0
+    emits = valid.astype("int64")
+    if injection == "slash":
+        emits[rows, stops] = 3
+    else:
+        inner = in_word.copy()
+        inner[rows, stops] = False
+        emits[inner] = 0
+    totals = numpy.cumsum(emits, axis=1)
+    position = totals - emits
+    new_length = int(totals[:, -1].max()) if length else 0
     new_ids = numpy.full((n_seq, new_length), pad_id, dtype=input_ids.dtype)
-    new_mask = numpy.zeros((n_seq, new_length), dtype=numpy.asarray(wordpieces.attention_mask).dtype)
+    new_mask = numpy.zeros((n_seq, new_length), dtype=attention_mask.dtype)
     new_types = None if type_ids is None else numpy.zeros((n_seq, new_length), dtype=type_ids.dtype)
-    for row, (ids, types, mask) in enumerate(new_rows):
-        new_ids[row, : len(ids)] = ids
-        new_mask[row, : len(mask)] = mask
+    # Stock columns copied one to one: every valid column for slash (a word's pieces are
+    # kept, with attention 1), those outside the words for replace.
+    copied = valid if injection == "slash" else valid & ~in_word
+    r, c = numpy.nonzero(copied)
+    p = position[r, c]
+    new_ids[r, p] = input_ids[r, c]
+    new_mask[r, p] = numpy.where(in_word[r, c], 1, real[r, c])
+    if new_types is not None:
+        new_types[r, p] = type_ids[r, c]
+    word_type = type_ids[rows, stops] if type_ids is not None else None
+    if injection == "slash":
+        slash_at = position[rows, stops] + 1
+        new_ids[rows, slash_at] = slash_id
+        new_mask[rows, slash_at] = 1
         if new_types is not None:
-            new_types[row, : len(types)] = types
+            new_types[rows, slash_at] = word_type
+        vector_at = slash_at + 1
+    else:
+        vector_at = position[rows, starts]
+    # The vector's position; its id (the word's first piece) is never looked up, but it
+    # must not be the pad id (position ids of some models).
+    new_ids[rows, vector_at] = input_ids[rows, starts]
+    new_mask[rows, vector_at] = 1
+    if new_types is not None:
+        new_types[rows, vector_at] = word_type
     return InjectionPlan(
         input_ids=new_ids,
         attention_mask=new_mask,
         token_type_ids=new_types,
-        vector_rows=numpy.asarray(vec_rows, dtype="int64"),
-        vector_cols=numpy.asarray(vec_cols, dtype="int64"),
-        vectors=numpy.stack(vec_list).astype("float32"),
-        src=src,
-        keep=keep,
+        vector_rows=rows.astype("int64"),
+        vector_cols=vector_at.astype("int64"),
+        vectors=vectors,
+        src=numpy.where(valid, position, 0).astype("int64"),
+        keep=real & valid,
         n_skipped=n_skipped,
     )
-
-
-def _select_groups(
-    groups: List[Tuple[int, int, numpy.ndarray]], end: int, injection: str, max_length: int
-) -> Tuple[List[Tuple[int, int, numpy.ndarray]], int]:
-    """Drop overlapping groups, groups in padding, and (slash) what does not fit."""
-    chosen: List[Tuple[int, int, numpy.ndarray]] = []
-    skipped = 0
-    last_stop = -1
-    for start, stop, vec in sorted(groups, key=lambda g: (g[0], g[1])):
-        if start <= last_stop or stop >= end:
-            logger.debug("bertram: overlapping or padded wordpieces %d..%d skipped", start, stop)
-            skipped += 1
-            continue
-        chosen.append((start, stop, vec))
-        last_stop = stop
-    if injection == "slash":
-        room = max(0, (max_length - end) // 2)
-        if len(chosen) > room:
-            logger.debug("bertram: %d slash insertions do not fit; kept %d", len(chosen), room)
-            skipped += len(chosen) - room
-            chosen = chosen[:room]
-    return chosen, skipped
-
 
 # ----------------------------------------------------------------------------------------
 # The HF call: inputs in, vectors into the embedding output, outputs back to stock layout
@@ -302,16 +411,27 @@ def _map_tensor(
 ) -> torch.Tensor:
     if tensor.ndim < 2 or tensor.shape[0] != n_seq:
         return tensor
-    src = torch.as_tensor(plan.src, device=tensor.device)
-    keep = torch.as_tensor(plan.keep, device=tensor.device)
+    index = plan.on_device(tensor.device)
     if key in _PAIRWISE_KEYS and tensor.ndim == 4 and tensor.shape[-1] == new_length:
-        tensor = _gather_axis(tensor, src, keep, axis=2)
-        return _gather_axis(tensor, src, keep, axis=3)
+        tensor = _gather_axis(tensor, index.src, index.keep, axis=2)
+        return _gather_axis(tensor, index.src, index.keep, axis=3)
     if key in ("last_hidden_state", "hidden_states") or (
         tensor.ndim >= 3 and tensor.shape[1] == new_length
     ):
-        return _gather_axis(tensor, src, keep, axis=1)
+        return _select_positions(tensor, index)
     return tensor
+
+
+def _select_positions(tensor: torch.Tensor, index: "PlanTensors") -> torch.Tensor:
+    """tensor[b, src[b, k]], zero where not `keep`: one row copy per position (differentiable).
+
+    Equal to `_gather_axis(tensor, src, keep, 1)`, without an element-wise index."""
+    n_seq, length = index.src.shape
+    rest = tuple(tensor.shape[2:])
+    rows = tensor.reshape(n_seq * tensor.shape[1], *rest).index_select(0, index.flat_src)
+    out = rows.view(n_seq, length, *rest)
+    # index_select's backward does not need its output: zero the padding in place.
+    return out.masked_fill_(index.drop.view(n_seq, length, *([1] * len(rest))), 0)
 
 
 def _gather_axis(

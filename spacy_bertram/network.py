@@ -15,7 +15,7 @@ import torch
 from torch import Tensor, nn
 
 from .config import BertramConfig
-from .encoder import describe_encoder
+from .encoder import describe_encoder, encoder_device, encoder_on
 from .inputs import EncodedContext, InputBuilder, batch_by_token_budget, split_items, validate_word
 from .ngrams import PAD_ID, NgramVocab
 
@@ -120,7 +120,10 @@ class BertramNetwork(nn.Module):
         self.inputs = InputBuilder(
             tokenizer, config.mode, config.max_seq_length, config.max_word_pieces
         )
-        self.encoder = encoder
+        # Not a submodule: the frozen encoder is shared between networks, so `.to()`,
+        # `.cuda()` and `state_dict()` see only BERTRAM's own weights, and `encoder`
+        # gives the copy on this network's device (`encoder_on`, one per device).
+        object.__setattr__(self, "_base_encoder", encoder)
         width, hidden = info.embedding_width, info.hidden_width
         self.width = width
         self.ngram_form = NgramForm(len(ngram_vocab), width, config.ngram_dropout)
@@ -135,7 +138,17 @@ class BertramNetwork(nn.Module):
         self.context_gate = nn.Linear(width + hidden, 1)
         nn.init.zeros_(self.context_gate.weight)
         nn.init.zeros_(self.context_gate.bias)
-        self.encoder.eval()
+        encoder.eval()
+        # The network lives where the encoder it was given lives (initialised on the CPU first,
+        # so a seed gives the same weights on every device).
+        device = encoder_device(encoder)
+        if device.type != "cpu":
+            self.to(device)
+
+    @property
+    def encoder(self):
+        """The frozen encoder on this network's device."""
+        return encoder_on(self._base_encoder, self.device)
 
     # -- parameter groups, one per training stage ------------------------------------
 
@@ -150,7 +163,7 @@ class BertramNetwork(nn.Module):
         }
 
     def bertram_state_dict(self) -> Dict[str, Tensor]:
-        """Trainable weights only: the encoder is referenced by name, never copied."""
+        """Trainable weights only: the encoder is referenced by name, never copied (nor a submodule)."""
         return {k: v for k, v in self.state_dict().items() if not k.startswith("encoder.")}
 
     def train(self, mode: bool = True) -> "BertramNetwork":
@@ -160,6 +173,7 @@ class BertramNetwork(nn.Module):
 
     @property
     def device(self) -> torch.device:
+        """Where the network's weights are, and so its encoder (`encoder`)."""
         return self.projection.weight.device
 
     def embedding_matrix(self) -> Tensor:
@@ -272,13 +286,16 @@ class BertramNetwork(nn.Module):
         if states.shape[0] == 0:
             empty = torch.zeros(n_words, 0, device=v_form.device, dtype=v_form.dtype)
             return v_form, empty
-        word_index = word_index.to(self.device)
+        # The layout (which context goes where) is integer bookkeeping: done on the CPU, where
+        # the word index comes from, and moved once, so a GPU never waits on `counts.max()`.
+        word_index = word_index.cpu()
         counts = torch.bincount(word_index, minlength=n_words)
         order = torch.argsort(word_index, stable=True)
         sorted_words = word_index[order]
         starts = torch.cumsum(counts, 0) - counts
-        slots = torch.arange(len(order), device=self.device) - starts[sorted_words]
+        slots = torch.arange(len(order)) - starts[sorted_words]
         m = int(counts.max())
+        order, sorted_words, slots = (t.to(self.device) for t in (order, sorted_words, slots))
         grid = torch.zeros(n_words, m, states.shape[1], device=self.device, dtype=states.dtype)
         grid = grid.index_put((sorted_words, slots), states[order])
         mask = torch.zeros(n_words, m, dtype=torch.bool, device=self.device)
@@ -290,7 +307,7 @@ class BertramNetwork(nn.Module):
             alpha = torch.sigmoid(self.context_gate(torch.cat([form, grid], dim=-1)))
             per_context = alpha * per_context + (1.0 - alpha) * form
         v_ctx = (rho.unsqueeze(-1) * per_context).sum(dim=1)
-        has_context = (counts > 0).unsqueeze(-1)
+        has_context = (counts > 0).unsqueeze(-1).to(self.device)
         return torch.where(has_context, v_ctx, v_form), rho
 
     def forward(

@@ -84,7 +84,10 @@ def _load_weights(network: BertramNetwork, state: Dict[str, torch.Tensor], sourc
 def load_bertram(
     path: PathLike, base_model: Optional[str] = None, device: Optional[str] = None
 ) -> BertramNetwork:
-    """Load a model directory; `base_model` overrides the recorded encoder location."""
+    """Load a model directory; `base_model` overrides the recorded encoder location.
+
+    `device` (None: the CPU) is where the network and the encoder copy it reads go.
+    """
     directory = Path(path)
     if not directory.is_dir():
         raise ValueError(f"BERTRAM model path {str(directory)!r} is not a directory")

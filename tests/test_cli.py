@@ -135,11 +135,15 @@ def test_project_workflows_and_vars():
 
 
 def test_gpu_id_reaches_spacy(monkeypatch, tmp_path):
-    """--gpu-id is handed to spaCy: spacy train's use_gpu, spacy.require_gpu elsewhere."""
-    import spacy
+    """--gpu-id is handed to spaCy: spacy train's use_gpu, thinc's require_gpu (through
+    spacy_bertram.pipeline.device, which checks the id first) elsewhere. CUDA is faked."""
     import spacy.cli.train
+    import torch
 
     calls = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda i: None)
 
     class Stop(Exception):
         pass
@@ -150,10 +154,12 @@ def test_gpu_id_reaches_spacy(monkeypatch, tmp_path):
 
     def fake_require_gpu(gpu_id=0):
         calls.append(("require_gpu", gpu_id))
-        raise Stop()
+        if ("train", 0) in calls:  # train-baseline checks the id, then spaCy's train gets it
+            raise Stop()
+        return True
 
     monkeypatch.setattr(spacy.cli.train, "train", fake_train)
-    monkeypatch.setattr(spacy, "require_gpu", fake_require_gpu)
+    monkeypatch.setattr("thinc.api.require_gpu", fake_require_gpu)
     splits = tmp_path / "splits"
     assert invoke("split", tiny_jsonl(tmp_path / "d.jsonl"), splits).exit_code == 0
     result = invoke("train-baseline", splits, tmp_path / "m", "--gpu-id", "0")
@@ -168,7 +174,7 @@ def test_gpu_id_reaches_spacy(monkeypatch, tmp_path):
     assert isinstance(result.exception, Stop)
     result = invoke("evaluate", tmp_path / "m", rarified, tmp_path / "e", "--systems", "baseline", "--gpu-id", "0")
     assert isinstance(result.exception, Stop)
-    assert calls == [("train", 0), ("require_gpu", 0), ("require_gpu", 0)]
+    assert calls == [("require_gpu", 0), ("train", 0), ("require_gpu", 0), ("require_gpu", 0)]
 
 
 def test_split_command_and_bad_datasets(tmp_path):

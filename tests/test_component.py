@@ -229,6 +229,18 @@ def test_multiprocessing_pipe(nlp_full):
         assert same_vectors(a, b) and a.cats == pytest.approx(b.cats, abs=1e-5)
 
 
+def test_multiprocessing_pipe_after_gpu_use_is_a_named_error(nlp_full, monkeypatch):
+    """Forked workers cannot use CUDA: each says so (spaCy passes the message on) instead
+    of CUDA's "Cannot re-initialize CUDA in forked subprocess". The GPU is faked: the
+    workers inherit the patched check."""
+    from spacy_bertram.pipeline import device
+
+    monkeypatch.setattr(device, "forked_after_gpu_use", lambda: True)
+    list(nlp_full.pipe(["the cat"]))  # in this process nothing changes
+    with pytest.raises(ValueError, match=r"(?s)n_process > 1\) forked this worker after the GPU was in use.*n_process=1"):
+        list(nlp_full.pipe([TEXT, "the cat"] * 2, n_process=2, batch_size=2))
+
+
 # -- configs -----------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from spacy_bertram.cli import app
 from spacy_bertram.training.ota import OTASettings
-from spacy_bertram.encoder import select_device
+from spacy_bertram.pipeline.device import select_device
 from spacy_bertram.training.run import train
 from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.stages import (

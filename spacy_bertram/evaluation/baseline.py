@@ -36,6 +36,7 @@ from spacy.language import Language
 from spacy.util import registry
 
 from ..pipeline import component  # noqa: F401  (registers spacy-bertram.encoder_path.v1 used by the configs)
+from ..pipeline.device import use_device
 from .datasets import (
     labels_of,
     load_dataset,
@@ -346,6 +347,7 @@ def train_baseline(
     for path in (train_path, dev_path, base_config):
         if not Path(path).exists():
             raise ValueError(f"{path} does not exist")
+    use_device(gpu_id)  # a named error for a bad id or a missing CuPy, before spaCy's own
     start = time.time()
     output = Path(output_dir)
     tmp = output.parent / f".{output.name}.tmp"

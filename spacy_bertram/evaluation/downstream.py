@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..encoder import select_device
+from ..pipeline.device import use_device
 from ..types import PathLike
 from .pipelines import add_bertram, load_textcat, set_injection, textcat_labels
 
@@ -133,7 +133,7 @@ def evaluate_systems(
         logger.warning("No context store: BERTRAM systems use the doc's contexts only.")
     dirs = listed_sets(rarified_dir, "rarify.json") if seed_sets else {"": Path(rarified_dir)}
     sets = {name: read_test_items(path) for name, path in dirs.items()}
-    select_device(gpu_id, pipeline=True)
+    use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
     nlp = load_textcat(model_dir, injection="none")
     labels = textcat_labels(nlp)
     for it in (it for items in sets.values() for it in items):

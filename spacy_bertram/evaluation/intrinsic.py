@@ -362,7 +362,7 @@ def _load(model_path: PathLike, gpu_id: int):
 
     network = load_bertram(model_path)
     if gpu_id >= 0:
-        from ..encoder import select_device
+        from ..pipeline.device import select_device
 
         network.to(select_device(gpu_id))
     if network.config.max_contexts < max(CONTEXT_COUNTS):

@@ -147,7 +147,7 @@ def run_rarification(
     `output_dir`, each further one's to `output_dir/seed-N` (see `seed_sets`).
     """
     from .masking import substitute_masked
-    from ..encoder import select_device
+    from ..pipeline.device import use_device
     from .pipelines import load_textcat, make_classifier, textcat_labels
     from .rarify import FrequencyModel, spacy_tagger
     from .records import write_docbin
@@ -162,7 +162,7 @@ def run_rarification(
     train, dev, candidates = (read_records(splits / n) for n in ("train.jsonl", "dev.jsonl", "test_candidates.jsonl"))
     if max_candidates:
         candidates = candidates[:max_candidates]
-    select_device(gpu_id, pipeline=True)
+    use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
     # WordNet first: its absence is the likeliest set-up problem, say so before any work.
     subs = SubstitutionDictionary(FrequencyModel(load_counts(counts)), threshold=threshold, wordnet_dir=wordnet_dir)
     nlp = load_textcat(model_dir)

@@ -55,7 +55,7 @@ def evaluate_similarity_files(
         raise ValueError(f"{str(pairs_path)!r} has {len(pairs)} usable pair(s); Spearman's rho needs at least two.")
     network = load_bertram(bertram_path)
     if gpu_id >= 0:
-        from ..encoder import select_device
+        from ..pipeline.device import select_device
 
         network.to(select_device(gpu_id))
     subword = SubwordMean.from_model(network.encoder, network.inputs.tokenizer)

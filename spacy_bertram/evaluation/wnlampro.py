@@ -225,24 +225,25 @@ def build_inputs_embeds(
     if not mask_positions:
         raise ValueError(f"No mask token {tokenizer.mask_token!r} in {text!r}.")
     table = model.get_input_embeddings()
+    device = table.weight.device  # the model's device: every tensor it is fed is made there
     with torch.no_grad():
-        emb = table(ids)
+        emb = table(ids.to(device))
     mask_pos = mask_positions[0]
     vector = None if vectors is None else vectors.get(keyword)
     if vector is not None:
         i, j = _keyword_span(enc["offset_mapping"][0].tolist(), text, keyword)
-        v = torch.as_tensor(np.asarray(vector), dtype=emb.dtype).reshape(1, -1)
+        v = torch.as_tensor(np.asarray(vector), dtype=emb.dtype, device=device).reshape(1, -1)
         if mode == "replace":
             new = torch.cat([emb[:i], v, emb[j:]])
         else:
             slash_id = tokenizer.convert_tokens_to_ids("/")
             with torch.no_grad():
-                slash = table(torch.tensor([slash_id]))
+                slash = table(torch.tensor([slash_id], device=device))
             new = torch.cat([emb[:j], slash, v, emb[j:]])
         if mask_pos >= j:
             mask_pos += new.shape[0] - emb.shape[0]
         emb = new
-    attention = torch.ones(1, emb.shape[0], dtype=torch.long)
+    attention = torch.ones(1, emb.shape[0], dtype=torch.long, device=device)
     return emb.unsqueeze(0), attention, mask_pos
 
 
@@ -284,7 +285,7 @@ def target_ranks(
     logits = masked_lm_logits(model, tokenizer, text, keyword, vectors, mode)
     words = word_start_vocabulary(tokenizer)
     ids = list(words)
-    order = np.argsort(-logits[ids].float().numpy(), kind="stable")
+    order = np.argsort(-logits[ids].float().cpu().numpy(), kind="stable")
     position = {words[ids[k]]: r + 1 for r, k in enumerate(order)}
     return {t: position.get(t) for t in targets}
 
@@ -312,7 +313,7 @@ class MaskedLMRanker:
 
     def __call__(self, text: str, keyword: str) -> List[str]:
         logits = masked_lm_logits(self.model, self.tokenizer, text, keyword, self.vectors, self.mode)
-        scores = logits[self._ids].float().numpy()
+        scores = logits[self._ids].float().cpu().numpy()
         k = min(self.top_k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]

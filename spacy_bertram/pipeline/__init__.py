@@ -6,6 +6,7 @@
 - `serialization`: `to_disk` / `from_disk` / bytes through one table of parts;
 - `contexts`: the read-only SQLite context store (built by `training/store_builder.py`);
 - `vector_cache`, `vector_table`: the LRU cache and precomputed vector tables.
+- `device`: `--gpu-id` / `gpu_id` for every step (named errors), deterministic CUDA, the fork check.
 
 Nothing is imported here, so `import spacy_bertram.pipeline.contexts` stays light.
 """

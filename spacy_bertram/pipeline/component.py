@@ -49,6 +49,7 @@ from thinc.api import Config, Model
 from thinc.util import get_torch_default_device
 
 from ..encoder import limit_torch_threads_in_forked_worker, resolve_base_model
+from .device import check_not_forked_on_gpu
 from . import serialization
 from ..layers import check_network_settings, get_bertram_network, set_bertram_network
 from ..network import BertramNetwork
@@ -325,6 +326,7 @@ class BertramComponent(WordSources, Pipe):
     def predict(self, docs: Iterable[Doc]) -> List[Vectors]:
         """Vectors for the rare tokens of each doc, without modifying the docs."""
         if os.getpid() != self._pid:
+            check_not_forked_on_gpu(f"'{self.name}'")  # a named error, not CUDA's re-initialisation one
             self._pid = os.getpid()
             limit_torch_threads_in_forked_worker()
         finder = self._ensure_ready()

@@ -66,6 +66,7 @@ def save_checkpoint(
         tensors["rng.cuda"] = torch.cuda.get_rng_state(network.device)
     trainer = {
         **info,
+        "device": network.device.type,
         "param_groups": optimizer.state_dict()["param_groups"],
         "numpy_rng": rng.bit_generator.state,
     }
@@ -88,6 +89,7 @@ def load_checkpoint(
     stage from its first epoch, which gives the same result.
     """
     directory = Path(path)
+    _check_device(directory, network)
     load_weights(network, directory / MODEL_DIR)
     try:
         tensors = load_file(str(directory / STATE_FILE))
@@ -111,4 +113,20 @@ def load_checkpoint(
     if cuda_state is not None and network.device.type == "cuda":
         torch.cuda.set_rng_state(cuda_state, network.device)
     rng.bit_generator.state = trainer.pop("numpy_rng")
+    trainer.pop("device", None)
     return trainer
+
+
+def _check_device(directory: Path, network: BertramNetwork) -> None:
+    """A checkpoint resumes on the device type it was written on (its RNG streams are that device's)."""
+    try:
+        saved = json.loads((directory / TRAINER_FILE).read_text(encoding="utf8")).get("device", "cpu")
+    except (OSError, ValueError, AttributeError):
+        return  # a damaged file is reported by load_checkpoint itself
+    if saved != network.device.type:
+        raise ValueError(
+            f"Checkpoint {str(directory)!r} was written on {saved} and this run is on "
+            f"{network.device.type}: resuming would mix devices and skip or misuse the RNG state. "
+            f"Resume on {saved} (--gpu-id {'-1' if saved == 'cpu' else 'N'}), or delete "
+            f"{str(directory)!r} to restart this stage."
+        )

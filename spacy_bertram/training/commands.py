@@ -105,8 +105,9 @@ def targets_cmd(
     no_progress: bool = NO_PROGRESS,
 ) -> None:
     """Training words and their targets (embedding rows, or one-token approximation)."""
-    from ..encoder import load_encoder, select_device
+    from ..encoder import load_encoder
     from ..pipeline.contexts import open_context_store
+    from ..pipeline.device import select_device
     from .targets import build_targets
 
     setup_logging()
@@ -114,8 +115,7 @@ def targets_cmd(
     def build():
         device = select_device(gpu_id)
         source = open_context_store(contexts)
-        encoder, tokenizer = load_encoder(base_model)
-        encoder.to(device)
+        encoder, tokenizer = load_encoder(base_model, device=device)  # the cached copy for the device
         targets = build_targets(source, encoder, tokenizer, base_model, min_count, max_words, held_out, seed,
                                 _ota(seed, ota_steps, ota_batch, ota_neighbours), device, not no_progress)
         targets.save(Path(output))

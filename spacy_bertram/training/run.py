@@ -14,9 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
-import torch
-
-from ..encoder import load_encoder, select_device
+from ..encoder import load_encoder
+from ..pipeline.device import make_deterministic, select_device
 from ..fileio import write_json_atomic
 from ..storage import save_bertram
 from .ota import OTASettings
@@ -93,10 +92,20 @@ def _check_resume(output: Path, run_info: Dict[str, Any], restart: bool = False,
             raise ValueError(
                 f"Corrupt training record {str(progress)!r}: {err}. Delete {str(output)!r} to start over."
             ) from err
-        if recorded.get("run") not in (None, run_info):
+        recorded_run = recorded.get("run")
+        if isinstance(recorded_run, dict):
+            recorded_run = {"device": "cpu", **recorded_run}  # runs recorded before the device was
+        if recorded_run not in (None, run_info):
             if restart:
                 _clear_run(output, log)
                 return
+            if isinstance(recorded_run, dict) and recorded_run["device"] != run_info["device"]:
+                raise ValueError(
+                    f"{str(output)!r} holds a training run on {recorded_run['device']}, and this one is "
+                    f"on {run_info['device']}: resuming would mix devices (different kernels and "
+                    "RNG streams). Resume it on the same device (--gpu-id -1 for the CPU, a GPU id "
+                    "for CUDA), pass --restart to start over, or use another output directory."
+                )
             raise ValueError(
                 f"{str(output)!r} holds a training run with other settings ({recorded.get('run')}); "
                 "use another output directory, delete this one, or pass --restart to start over"
@@ -129,14 +138,14 @@ def train(
     call_started = time.perf_counter()
     settings = settings or TrainSettings()
     device = select_device(gpu_id)
+    make_deterministic(device)  # before the first cuBLAS call
     source = open_context_store(contexts) if isinstance(contexts, (str, Path)) else contexts
-    encoder, tokenizer = load_encoder(base_model)
-    encoder.to(device)
+    encoder, tokenizer = load_encoder(base_model, device=device)  # the cached copy for the device
     width = int(encoder.get_input_embeddings().weight.shape[1])
     output = Path(output_dir)
     run_info = {"base_model": base_model, "settings": settings.to_dict(), "min_count": min_count,
                 "max_words": max_words, "held_out_fraction": held_out_fraction,
-                "targets": str(targets) if targets else None}
+                "targets": str(targets) if targets else None, "device": device.type}
     _check_resume(output, run_info, restart, log)
     if targets is not None:
         target_set = TargetSet.load(targets, expected_width=width)

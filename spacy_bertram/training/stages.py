@@ -194,8 +194,9 @@ class TrainingRun:
         lowercase = InputBuilder(tokenizer, "form", 16).normalize("A") == "a"
         train_words = [targets.words[i] for i in self.train_ids]
         self.ngrams = NgramVocab.from_words(train_words, min_count=settings.ngram_min_count, lowercase=lowercase)
-        self.ngram_ids = pad_ids([self.ngrams.encode(w) for w in targets.words], PAD_ID)
-        self.subword_ids = pad_ids(targets.rare_like, -1)
+        # Id tables and targets go to the device once, not every step.
+        self.ngram_ids = pad_ids([self.ngrams.encode(w) for w in targets.words], PAD_ID).to(self.device)
+        self.subword_ids = pad_ids(targets.rare_like, -1).to(self.device)
         self.vectors = targets.vectors.float().to(self.device)
         self._pools: Dict[str, ContextPools] = {}
         self.validator: Optional[Validator] = None
@@ -260,9 +261,9 @@ class TrainingRun:
         self, network: BertramNetwork, spec: StageSpec, batch: numpy.ndarray,
         rng: numpy.random.Generator, cache: Optional[StateCache],
     ) -> Tensor:
-        index = torch.from_numpy(batch)
+        index = torch.from_numpy(batch).to(self.device)  # one small copy per step
         ngram_ids, subword_ids = self.ngram_ids[index], self.subword_ids[index]
-        target = self.vectors[index.to(self.device)]
+        target = self.vectors[index]
         if spec.mode == "form":
             return torch.nn.functional.mse_loss(network.form_vectors(ngram_ids, subword_ids), target)
         pools = self.pools(network)
@@ -350,7 +351,7 @@ class TrainingRun:
             if not spec.trains_form:
                 network.ngram_form.eval()  # frozen form: no dropout, fixed slot vectors
             order = rng.permutation(numpy.asarray(words, dtype=numpy.int64))
-            losses: List[float] = []
+            losses: List[Tensor] = []  # on the device: no host sync per step
             bar = tqdm(total=steps_per_epoch, desc=f"{name} epoch {epoch + 1}/{spec.epochs}", disable=not self.progress, leave=False)
             for step in range(steps_per_epoch):
                 factor = lr_factor(epoch * steps_per_epoch + step, total, s.warmup)
@@ -361,12 +362,14 @@ class TrainingRun:
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
-                losses.append(float(loss.detach()))
+                losses.append(loss.detach())
                 bar.update(1)
-                bar.set_postfix(loss=f"{sum(losses) / len(losses):.6f}")
+                if self.progress and (step + 1) % 50 == 0:  # the running mean costs a sync: now and then
+                    bar.set_postfix(loss=f"{float(torch.stack(losses).double().mean()):.6f}")
             bar.close()
+            epoch_losses = torch.stack(losses).tolist()  # one sync per epoch; summed as before
             seconds = time.perf_counter() - tick
-            history.append({"epoch": epoch + 1, "loss": sum(losses) / len(losses), "seconds": seconds})
+            history.append({"epoch": epoch + 1, "loss": sum(epoch_losses) / len(epoch_losses), "seconds": seconds})
             if not checkpoints:
                 continue
             self.log(f"{name} epoch {epoch + 1}/{spec.epochs}: loss {history[-1]['loss']:.6f} ({seconds:.1f}s)")

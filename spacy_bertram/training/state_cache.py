@@ -53,8 +53,11 @@ def length_batches(rows: Sequence[EncodedContext], token_budget: int) -> Iterato
 def _encode_batch(
     network: BertramNetwork, batch: List[EncodedContext], slot_vectors: Optional[Tensor], token_budget: int
 ) -> Tensor:
-    """One same-length batch, repeated up to MIN_BATCH_TOKENS tokens: CPU kernels round
-    tiny matrices (one row; 4 rows of 5 tokens) differently from larger ones."""
+    """One same-length batch, repeated up to MIN_BATCH_TOKENS tokens on the CPU: CPU kernels
+    round tiny matrices (one row; 4 rows of 5 tokens) differently from larger ones. Other
+    devices run the batch as it is (see README, GPU: what is deterministic)."""
+    if network.device.type != "cpu":
+        return network.encode_contexts(batch, slot_vectors, token_budget)
     copies = max(1, math.ceil(MIN_BATCH_TOKENS / (len(batch) * len(batch[0]))))
     return network.encode_contexts(batch * copies, slot_vectors, token_budget)[: len(batch)]
 
@@ -79,6 +82,8 @@ def fingerprint(network: BertramNetwork, rows: Sequence[EncodedContext], slot_ve
     digest = hashlib.sha1()
     config = network.config
     digest.update(f"{config.base_model}|{config.encoder_hidden_width}|{config.read_layer}|{len(rows)}".encode())
+    if network.device.type != "cpu":  # states computed on another device differ in rounding
+        digest.update(f"|{network.device.type}".encode())
     for row in rows:
         fields = (row.word_index, row.mask_position, row.slot_position, row.span, *row.input_ids)
         digest.update(numpy.asarray(fields, dtype=numpy.int64).tobytes())
