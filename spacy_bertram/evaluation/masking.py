@@ -17,6 +17,7 @@ import numpy as np
 
 from .rarify import (
     DEFAULT_MASK_TOKEN,
+    CandidateCounts,
     Classifier,
     RarificationResult,
     RarifiedItem,
@@ -53,16 +54,8 @@ class MaskedItem:
 
 
 @dataclass
-class MaskingResult:
+class MaskingResult(CandidateCounts):
     items: List[MaskedItem] = field(default_factory=list)
-    n_candidates: int = 0
-    n_correct: int = 0
-    skipped_empty: int = 0
-    skipped_no_candidates: int = 0
-    not_flipped: int = 0
-
-    def counts(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k != "items"}
 
     def extend(self, other: "MaskingResult") -> None:
         """Add another chunk's items and counts."""

@@ -33,7 +33,7 @@ from __future__ import annotations
 import io
 import json
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -201,18 +201,27 @@ class RarifiedItem:
 
 
 @dataclass
-class RarificationResult:
-    items: List[RarifiedItem] = field(default_factory=list)
+class CandidateCounts:
+    """Items kept and what happened to the other candidates: shared by the masking pass
+    (`masking.MaskingResult`) and the rarified set built from it."""
+
+    items: list = field(default_factory=list)
     n_candidates: int = 0
     n_correct: int = 0
     skipped_empty: int = 0
     skipped_no_candidates: int = 0
     not_flipped: int = 0
 
+    def counts(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "items"}
+
+
+@dataclass
+class RarificationResult(CandidateCounts):
+    items: List[RarifiedItem] = field(default_factory=list)
+
     def summary(self) -> dict:
-        out = {k: v for k, v in asdict(self).items() if k != "items"}
-        out["n_items"] = len(self.items)
-        return out
+        return {**self.counts(), "n_items": len(self.items)}
 
 
 def _probabilities(classify: Classifier, texts: List[str], n_labels: int) -> np.ndarray:
@@ -342,7 +351,8 @@ def substitution_kinds(item: Union[RarifiedItem, Mapping]) -> Set[str]:
 
 
 __all__ = [
-    "Classifier", "FrequencyModel", "RarificationResult", "RarifiedItem", "Substitution", "TaggedToken",
+    "CandidateCounts", "Classifier", "FrequencyModel", "RarificationResult", "RarifiedItem", "Substitution",
+    "TaggedToken",
     "detokenize", "greedy_mask", "load_spacy_tagger_pipeline", "rarify", "read_substitutions_jsonl",
     "spacy_tagger", "substitute", "substitution_kinds", "write_rarified_dataset", "write_substitutions_jsonl",
 ]
