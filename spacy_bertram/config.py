@@ -36,6 +36,12 @@ class BertramConfig:
         vectors scaled to the subword mean's norm: 0 is BERTRAM's own vector
         (the paper); 0.5 an equal mix. On real rare words the subword mean and
         BERTRAM's vector are complementary: the mix beats either alone.
+    own_embedding_for_one_piece: a word that is a single wordpiece of the
+        encoder's vocabulary and has no usable context gets that piece's own
+        input embedding. Without contexts BERTRAM has only the spelling, and
+        the encoder's embedding of that very piece was trained on every one of
+        its occurrences: reading the piece again cannot know more. (False: the
+        paper, which gives every word its form vector.)
     encoder_*: recorded from the base model so that a mismatched encoder is
         detected at load time instead of producing silently wrong vectors.
     """
@@ -49,6 +55,7 @@ class BertramConfig:
     max_word_pieces: int = 32
     read_layer: int = -1
     subword_share: float = 0.0
+    own_embedding_for_one_piece: bool = False
     encoder_embedding_width: Optional[int] = None
     encoder_hidden_width: Optional[int] = None
     encoder_vocab_size: Optional[int] = None

@@ -38,6 +38,7 @@ class PreparedBatch:
     ngram_ids: Tensor  # [n_words, max_ngrams], PAD_ID padded
     subword_ids: Tensor  # [n_words, max_pieces], -1 padded
     rows: List[EncodedContext] = field(default_factory=list)
+    has_contexts: Optional[Tensor] = None  # [n_words] bool: a row from a context (not the bare pieces)
 
     def __len__(self) -> int:
         return len(self.words)
@@ -207,10 +208,12 @@ class BertramNetwork(nn.Module):
                 raise ValueError(f"Got {len(contexts)} context lists for {len(clean)} words")
             spelled = (subword_ids if use_form else [[self.inputs.mask_id]] * len(clean)) if inplace else None
             rows = self.inputs.encode_many(clean, contexts, self.config.max_contexts, spelled)
+        has_contexts = torch.zeros(len(clean), dtype=torch.bool)
+        has_contexts[[r.word_index for r in rows]] = True
         if inplace and use_form:  # every word is also read from its pieces alone
             rows += [self.inputs.bare(i, subword_ids[i]) for i in range(len(clean))]
             rows.sort(key=lambda r: r.word_index)
-        return PreparedBatch(clean, ngram_ids, pieces, rows)
+        return PreparedBatch(clean, ngram_ids, pieces, rows, has_contexts)
 
     # -- the network -------------------------------------------------------------------
 
@@ -329,7 +332,20 @@ class BertramNetwork(nn.Module):
             states = self.encode_contexts(batch.rows, slots, token_budget)
             word_index = torch.as_tensor([r.word_index for r in batch.rows], dtype=torch.long)
             vectors, _ = self.combine(states, word_index, v_form)
-        return self.mix_subword_mean(vectors, batch.subword_ids) if use_form else vectors
+        if not use_form:
+            return vectors
+        return self.keep_own_embeddings(self.mix_subword_mean(vectors, batch.subword_ids), batch)
+
+    def keep_own_embeddings(self, vectors: Tensor, batch: PreparedBatch) -> Tensor:
+        """A one-piece word without contexts keeps its own embedding (config.own_embedding_for_one_piece)."""
+        if not self.config.own_embedding_for_one_piece or batch.has_contexts is None:
+            return vectors
+        pieces = batch.subword_ids.to(self.device)
+        alone = ((pieces >= 0).sum(dim=1) == 1) & ~batch.has_contexts.to(self.device)
+        if not bool(alone.any()):
+            return vectors
+        own = self.subword_mean(pieces).to(vectors.dtype)
+        return torch.where(alone.unsqueeze(-1), own, vectors)
 
     # -- convenience ---------------------------------------------------------------------
 

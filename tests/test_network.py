@@ -188,3 +188,21 @@ def test_subword_share_mixes_unit_vectors_at_the_subword_means_norm(tiny_bert_pa
     assert torch.allclose(mixed(batch), expected, atol=1e-5)
     with pytest.raises(ValueError, match="subword_share"):
         make_network(tiny_bert_path, "add", subword_share=1.5)
+
+
+@pytest.mark.parametrize("mode", ["add", "inplace"])
+def test_one_piece_word_without_contexts_keeps_its_own_embedding(tiny_bert_path, tmp_path, mode):
+    network = make_network(tiny_bert_path, mode, subword_share=0.5, own_embedding_for_one_piece=True).eval()
+    own = network.embedding_matrix()[network.inputs.word_pieces("orange")[0]].detach().numpy()
+    items = [("orange", []), ("orange", ["no such word here"]),  # one piece, no usable context
+             ("orange", ["the orange was sweet"]), ("kumquat", []), ("kumquat", ["she ate a kumquat"])]
+    ours = network.infer(items)
+    assert len(network.inputs.word_pieces("orange")) == 1 and len(network.inputs.word_pieces("kumquat")) > 1
+    numpy.testing.assert_allclose(ours[:2], [own, own], atol=1e-6)
+    network.config.own_embedding_for_one_piece = False  # the paper: the form vector for every word
+    paper = network.infer(items)
+    assert numpy.abs(paper[0] - own).max() > 1e-3
+    numpy.testing.assert_allclose(ours[2:], paper[2:], atol=1e-6)  # contexts or several pieces: unchanged
+    network.config.own_embedding_for_one_piece = True
+    save_bertram(network, tmp_path / "m")
+    numpy.testing.assert_allclose(load_bertram(tmp_path / "m").infer(items[:1]), [own], atol=1e-6)

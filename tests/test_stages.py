@@ -236,6 +236,7 @@ def test_inplace_trains_one_stage_on_rare_like_spellings_and_resumes(tiny_run, t
     assert all(torch.equal(a[k], b[k]) for k in a)
     saved = json.loads((tmp_path / "whole" / "model" / "config.json").read_text())
     assert (saved["mode"], saved["subword_share"], saved["read_layer"]) == ("inplace", 0.5, -2)
+    assert saved["own_embedding_for_one_piece"] is True  # TrainSettings' default, written for inference
     names = [row["model"] for row in whole["ablation"]]
     assert names[1] == "INPLACE (subword share 0.5)" and names[2] == "INPLACE, BERTRAM's own vector (share 0)"
     assert whole["ablation"][1]["cosine"] != whole["ablation"][2]["cosine"]

@@ -143,6 +143,9 @@ def train_cmd(
     read_layer: int = typer.Option(TRAIN.read_layer, help="inplace: encoder layer read (-1 last, -2 the one before)"),
     subword_share: float = typer.Option(TRAIN.subword_share, help="weight of the subword mean in the output mix "
                                         "(0: BERTRAM's own vector)"),
+    own_embedding_for_one_piece: bool = typer.Option(TRAIN.own_embedding_for_one_piece, help="a one-wordpiece "
+                                                     "word without contexts keeps the encoder's embedding (off: "
+                                                     "the paper's form vector)"),
     inplace_mask_fraction: float = typer.Option(TRAIN.inplace_mask_fraction, help="inplace: share of training rows "
                                                 "that read the mask instead of the word (context-only learning)"),
     targets: Optional[Path] = typer.Option(None, help="a target directory made by `targets` (else built here)"),
@@ -174,7 +177,7 @@ def train_cmd(
     def run():
         settings = TrainSettings(
             mode=mode, use_subword_mean=not no_subword_mean, read_layer=read_layer, subword_share=subword_share,
-            inplace_mask_fraction=inplace_mask_fraction, epochs=tuple(epochs), lr=tuple(lr),
+            own_embedding_for_one_piece=own_embedding_for_one_piece, inplace_mask_fraction=inplace_mask_fraction, epochs=tuple(epochs), lr=tuple(lr),
             batch_words=tuple(batch_words), warmup=warmup, min_contexts=min_contexts, max_contexts=max_contexts,
             pool_contexts=pool_contexts, max_seq_length=max_seq_length, ngram_min_count=ngram_min_count,
             seed=seed, reuse_states=not no_reuse, cache_memory_mb=cache_mb,

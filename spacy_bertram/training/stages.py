@@ -66,6 +66,7 @@ class TrainSettings:
     use_subword_mean: bool = True
     read_layer: int = -2
     subword_share: float = 0.5
+    own_embedding_for_one_piece: bool = True
     inplace_mask_fraction: float = 0.5
     epochs: Tuple[int, int, int] = (100, 20, 30)
     lr: Tuple[float, float, float] = (1e-2, 1e-2, 3e-3)
@@ -218,6 +219,7 @@ class TrainingRun:
             max_contexts=self.settings.max_contexts,
             read_layer=self.settings.read_layer if mode == "inplace" else -1,
             subword_share=self.settings.subword_share,
+            own_embedding_for_one_piece=self.settings.own_embedding_for_one_piece,
         )
         network = BertramNetwork(config, self.ngrams, self.encoder, self.tokenizer).to(self.device)
         if self.validator is None:
