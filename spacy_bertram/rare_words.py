@@ -7,6 +7,9 @@ best estimate of what it has and has not seen), the corpus behind a context
 store, or wordfreq's frequencies for the pipeline's language as a fallback. A
 word absent from a table has Zipf 0 (rarest).
 
+Dataset rarification (`evaluation.rarify`) reads the same `CountTable` with its
+own rule, on raw counts (see the class), so there is one frequency model.
+
 The rule is a registered function (`spacy-bertram.RareWords.v1`) so that a
 pipeline config states it in full and users can register their own.
 """
@@ -31,6 +34,8 @@ COUNTS_FILE = "counts.tsv"
 OTHER_COUNT_FILES = ("counts.json", "word_counts.json", "word_counts.tsv")
 FREQUENCY_SOURCES = ("auto", "model", "wordfreq", "store")
 FORMAT_NAME = "spacy-bertram-frequencies"
+#: Words per Zipf unit: wordfreq's Zipf z is 10**z occurrences per 10**9 words.
+ZIPF_SCALE = 1_000_000_000
 
 
 def zipf_from_count(count: int, total: int) -> float:
@@ -51,26 +56,66 @@ class Frequencies(Protocol):
 class CountTable:
     """Word counts with their corpus size: a model's training counts, shipped with it.
 
-    Lookup tries the word as written and lowercased and takes the higher
-    frequency, so a sentence-initial "The" is as frequent as "the".
+    Two rules read a table, each with its own queries:
+
+    * the pipeline's rare-word rule (`count`, `zipf`): the higher count of the
+      word as written and lowercased, so a sentence-initial "The" is as frequent
+      as "the"; an unlisted word counts 0 (Zipf 0, rarest);
+    * rarification's rule (`estimated_count`, `is_rare_count`, `is_known`): a
+      raw count against a count threshold (100, or 1000), the count of the word
+      as written if listed, else lowercased (a capitalised substitute keeps its
+      own count), and an unlisted word estimated from wordfreq's list for
+      `unseen` (a language code), scaled to the table's corpus size.
+
+    `unseen` is not serialised (the pipeline's rule never estimates); with it a
+    table may be empty (wordfreq alone, over `total` or 10**9 words).
     """
 
     source = "model"
 
-    def __init__(self, counts: Mapping[str, int], total: Optional[int] = None) -> None:
+    def __init__(self, counts: Mapping[str, int], total: Optional[int] = None, unseen: Optional[str] = None) -> None:
         self.counts: Dict[str, int] = {str(w): int(n) for w, n in counts.items() if int(n) > 0}
-        self.total = int(total) if total else sum(self.counts.values())
-        if not self.counts or self.total <= 0:
+        self.unseen: Optional[WordfreqFrequencies] = WordfreqFrequencies(unseen) if unseen else None
+        self.total = int(total) if total else sum(self.counts.values()) or (ZIPF_SCALE if self.unseen else 0)
+        if not (self.counts or self.unseen) or self.total <= 0:
             raise ValueError("A frequency table needs at least one word with a positive count")
+
+    @classmethod
+    def wordfreq_estimates(cls, total: int = ZIPF_SCALE, lang: str = "en") -> "CountTable":
+        """No counts: every word's count estimated from wordfreq for a corpus of `total` words."""
+        return cls({}, total, unseen=lang)
 
     def __len__(self) -> int:
         return len(self.counts)
 
     def count(self, word: str) -> int:
+        """The pipeline's count: the higher of the word as written and lowercased."""
         return max(self.counts.get(word, 0), self.counts.get(word.lower(), 0))
 
     def zipf(self, word: str) -> float:
         return zipf_from_count(self.count(word), self.total)
+
+    def estimated_count(self, word: str) -> float:
+        """Rarification's count: the first listed of the word as written and lowercased,
+        else wordfreq's Zipf z for `unseen` as 10**z per 10**9 words over `total`
+        (0 where wordfreq does not know the word, or without `unseen`)."""
+        for key in (word, word.lower()):
+            if key in self.counts:
+                return float(self.counts[key])
+        if self.unseen is None:
+            return 0.0
+        z = self.unseen.zipf(word)
+        return 0.0 if z <= 0 else 10 ** (z - 9) * self.total
+
+    def is_rare_count(self, word: str, threshold: float) -> bool:
+        """Rarification's rule: the estimated count is below `threshold` occurrences."""
+        return self.estimated_count(word) < threshold
+
+    def is_known(self, word: str) -> bool:
+        """Listed (as written or lowercased), or in wordfreq's list for `unseen`: a real word."""
+        if word in self.counts or word.lower() in self.counts:
+            return True
+        return self.unseen is not None and self.unseen.zipf(word) > 0
 
     def to_bytes(self) -> bytes:
         return srsly.msgpack_dumps({"format": FORMAT_NAME, "total": self.total, "counts": self.counts})
@@ -83,7 +128,7 @@ class CountTable:
         return cls(msg["counts"], msg["total"])
 
     @classmethod
-    def from_file(cls, path: PathLike) -> "CountTable":
+    def from_file(cls, path: PathLike, unseen: Optional[str] = None) -> "CountTable":
         """Read `word<TAB>count` lines; a line of another shape is an error naming it."""
         path = Path(path)
         try:
@@ -96,7 +141,7 @@ class CountTable:
                     if len(fields) != 2 or not fields[0] or not fields[1].isdigit():
                         raise ValueError(f"line {number} is not 'word<TAB>count': {line[:60]!r}")
                     counts[fields[0]] = counts.get(fields[0], 0) + int(fields[1])
-            return cls(counts)
+            return cls(counts, unseen=unseen)
         except (OSError, UnicodeDecodeError, ValueError) as err:
             raise ValueError(f"Corrupt word-count file {str(path)!r}: {err}") from err
 

@@ -82,6 +82,26 @@ def test_model_steps_accept_gpu_id():
         assert result.exit_code == 0 and "--gpu-id" in result.output, command
 
 
+def test_targets_and_train_share_their_word_options(monkeypatch):
+    """Declared once for both: the same parameters, in the same order, and `train` passes them on."""
+    import spacy_bertram.training.run as run
+
+    commands = typer.main.get_command(app).commands
+    shared = [(p.name, p.default) for p in commands["targets"].params]
+    assert shared == [(p.name, p.default) for p in commands["train"].params][: len(shared)]
+    assert [name for name, _ in shared][:2] == ["contexts", "output"] and len(shared) == 12
+    seen = {}
+    monkeypatch.setattr(run, "train", lambda *a, **k: seen.update(args=a, **k) or {"baseline": 1, "final": 2,
+                                                                                  "model": "m"})
+    result = invoke("train", "c.sqlite", "out", "--min-count", "7", "--held-out", "0.25", "--seed", "3",
+                    "--ota-steps", "11", "--ota-neighbours", "2", "--no-progress", "--epochs", "1", "2", "3")
+    assert result.exit_code == 0, result.output
+    assert seen["args"] == (Path("c.sqlite"), Path("out")) and seen["min_count"] == 7
+    assert seen["held_out_fraction"] == 0.25 and seen["progress"] is False and seen["settings"].seed == 3
+    assert (seen["ota"].steps, seen["ota"].neighbours, seen["ota"].seed) == (11, 2, 3)
+    assert seen["settings"].epochs == (1, 2, 3) and seen["max_words"] is None
+
+
 def _project_scripts():
     project = srsly.read_yaml(ROOT / "project.yml")
     for command in project["commands"]:

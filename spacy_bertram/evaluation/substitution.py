@@ -6,8 +6,9 @@ from __future__ import annotations
 import random
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from ..rare_words import CountTable
 from ..types import PathLike
-from .rarify import DEFAULT_THRESHOLD, FrequencyModel
+from .rarify import DEFAULT_THRESHOLD
 
 
 # ---------------------------------------------------------------------------
@@ -84,11 +85,15 @@ def misspell_candidates(word: str, rng: random.Random, tries: int = 50) -> Itera
 
 
 class SubstitutionDictionary:
-    """Rare same-POS synonyms (most frequent WordNet sense) and misspellings."""
+    """Rare same-POS synonyms (most frequent WordNet sense) and misspellings.
+
+    Rare = `frequencies.is_rare_count` below `threshold` (corpus counts, wordfreq
+    estimates for unlisted words; wordfreq alone without `frequencies`).
+    """
 
     def __init__(
         self,
-        frequencies: Optional[FrequencyModel] = None,
+        frequencies: Optional[CountTable] = None,
         threshold: float = DEFAULT_THRESHOLD,
         wordnet=None,
         wordnet_dir: Optional[PathLike] = None,
@@ -98,7 +103,7 @@ class SubstitutionDictionary:
 
             wordnet = load_wordnet(wordnet_dir)
         self.wordnet = wordnet
-        self.frequencies = frequencies if frequencies is not None else FrequencyModel()
+        self.frequencies = frequencies if frequencies is not None else CountTable.wordfreq_estimates()
         self.threshold = threshold
         self._cache: Dict[Tuple[str, str, str], List[str]] = {}
 
@@ -136,17 +141,17 @@ class SubstitutionDictionary:
         if key not in self._cache:
             self._cache[key] = [
                 s for s in self.synonyms(word, tag, lemma)
-                if self.frequencies.count(s) < self.threshold
+                if self.frequencies.is_rare_count(s, self.threshold)
             ]
         return self._cache[key]
 
     def is_misspelling(self, candidate: str) -> bool:
         """Not a real word (wordfreq, corpus counts, WordNet) and rare."""
-        if self.frequencies.is_known_word(candidate):
+        if self.frequencies.is_known(candidate):
             return False
         if self.wordnet.synsets(candidate.lower()):
             return False
-        return self.frequencies.count(candidate) < self.threshold
+        return self.frequencies.is_rare_count(candidate, self.threshold)
 
     def misspelling(self, word: str, rng: random.Random) -> Optional[str]:
         """A random misspelling of `word` that is no real word, or None."""

@@ -7,10 +7,12 @@
 
 Each command imports its step when it runs, so `--help` stays fast.
 """
+import functools
+import inspect
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import typer
 
@@ -24,19 +26,6 @@ from .targets import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT
 TRAIN = TrainSettings()
 OTA = OTASettings()
 MODES = ("form", "context", "shallow", "replace", "add", "inplace")
-# The options `targets` and `train` share (typer reads each default's help and flags).
-CONTEXTS = typer.Argument(..., help="context store: contexts.sqlite or the `prepare` output directory")
-OUTPUT = typer.Argument(..., help="output directory (train: OUTPUT/model is the trained model)")
-BASE_MODEL = typer.Option("default", help="encoder name or path ('default': MiniLM)")
-MIN_COUNT = typer.Option(DEFAULT_MIN_COUNT, help="training words' minimum frequency")
-MAX_WORDS = typer.Option(None, help="at most this many (most frequent) training words")
-HELD_OUT = typer.Option(DEFAULT_HELD_OUT, help="fraction of words held out")
-SEED = typer.Option(0, help="seed of the word split, OTA and training")
-GPU_ID = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP)
-OTA_STEPS = typer.Option(OTA.steps, help="OTA: Adam steps per word")
-OTA_BATCH = typer.Option(OTA.batch_words, help="OTA: words per batch")
-OTA_NEIGHBOURS = typer.Option(OTA.neighbours, help="OTA: random tokens on each side of the word")
-NO_PROGRESS = typer.Option(False, "--no-progress", help="no progress bars")
 
 
 @app.command("prepare")
@@ -85,25 +74,68 @@ def prepare_cmd(
     echo_json(asdict(result))
 
 
-def _ota(seed: int, steps: int, batch: int, neighbours: int) -> OTASettings:
-    return OTASettings(steps=steps, batch_words=batch, neighbours=neighbours, seed=seed)
+def _with_options(shared: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a command `shared`'s parameters before its own; it gets `shared(**those)` as its first argument.
+
+    typer reads a command's options from its signature: commands that share a
+    dozen options would otherwise declare each of them again.
+    """
+    shared_params = list(inspect.signature(shared).parameters.values())
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        own = list(inspect.signature(command).parameters.values())[1:]
+
+        @functools.wraps(command)
+        def run(**kwargs: Any) -> Any:
+            return command(shared(**{p.name: kwargs.pop(p.name) for p in shared_params}), **kwargs)
+
+        signature = inspect.Signature([*shared_params, *own], return_annotation=None)
+        run.__signature__ = signature  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in (*shared_params, *own)}
+        return run
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class WordsAndTargets:
+    """What `targets` and `train` both take from the command line: store, output, training words, targets."""
+
+    contexts: Path
+    output: Path
+    base_model: str
+    min_count: int
+    max_words: Optional[int]
+    held_out: float
+    seed: int
+    gpu_id: int
+    ota: OTASettings
+    progress: bool
+
+
+def _words_and_targets(
+    contexts: Path = typer.Argument(..., help="context store: contexts.sqlite or the `prepare` output directory"),
+    output: Path = typer.Argument(..., help="output directory (train: OUTPUT/model is the trained model)"),
+    base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
+    min_count: int = typer.Option(DEFAULT_MIN_COUNT, help="training words' minimum frequency"),
+    max_words: Optional[int] = typer.Option(None, help="at most this many (most frequent) training words"),
+    held_out: float = typer.Option(DEFAULT_HELD_OUT, help="fraction of words held out"),
+    seed: int = typer.Option(0, help="seed of the word split, OTA and training"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    ota_steps: int = typer.Option(OTA.steps, help="OTA: Adam steps per word"),
+    ota_batch: int = typer.Option(OTA.batch_words, help="OTA: words per batch"),
+    ota_neighbours: int = typer.Option(OTA.neighbours, help="OTA: random tokens on each side of the word"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
+) -> WordsAndTargets:
+    """The options `targets` and `train` share, declared once (`_with_options` adds them to both)."""
+    ota = OTASettings(steps=ota_steps, batch_words=ota_batch, neighbours=ota_neighbours, seed=seed)
+    return WordsAndTargets(contexts, output, base_model, min_count, max_words, held_out, seed, gpu_id, ota,
+                           not no_progress)
 
 
 @app.command("targets")
-def targets_cmd(
-    contexts: Path = CONTEXTS,
-    output: Path = OUTPUT,
-    base_model: str = BASE_MODEL,
-    min_count: int = MIN_COUNT,
-    max_words: Optional[int] = MAX_WORDS,
-    held_out: float = HELD_OUT,
-    seed: int = SEED,
-    gpu_id: int = GPU_ID,
-    ota_steps: int = OTA_STEPS,
-    ota_batch: int = OTA_BATCH,
-    ota_neighbours: int = OTA_NEIGHBOURS,
-    no_progress: bool = NO_PROGRESS,
-) -> None:
+@_with_options(_words_and_targets)
+def targets_cmd(args: WordsAndTargets) -> None:
     """Training words and their targets (embedding rows, or one-token approximation)."""
     from ..encoder import load_encoder
     from ..pipeline.contexts import open_context_store
@@ -113,12 +145,12 @@ def targets_cmd(
     setup_logging()
 
     def build():
-        device = select_device(gpu_id)
-        source = open_context_store(contexts)
-        encoder, tokenizer = load_encoder(base_model, device=device)  # the cached copy for the device
-        targets = build_targets(source, encoder, tokenizer, base_model, min_count, max_words, held_out, seed,
-                                _ota(seed, ota_steps, ota_batch, ota_neighbours), device, not no_progress)
-        targets.save(Path(output))
+        device = select_device(args.gpu_id)
+        source = open_context_store(args.contexts)
+        encoder, tokenizer = load_encoder(args.base_model, device=device)  # the cached copy for the device
+        targets = build_targets(source, encoder, tokenizer, args.base_model, args.min_count, args.max_words,
+                                args.held_out, args.seed, args.ota, device, args.progress)
+        targets.save(Path(args.output))
         return targets
 
     targets = run_checked(build)
@@ -126,19 +158,9 @@ def targets_cmd(
 
 
 @app.command("train")
+@_with_options(_words_and_targets)
 def train_cmd(
-    contexts: Path = CONTEXTS,
-    output: Path = OUTPUT,
-    base_model: str = BASE_MODEL,
-    min_count: int = MIN_COUNT,
-    max_words: Optional[int] = MAX_WORDS,
-    held_out: float = HELD_OUT,
-    seed: int = SEED,
-    gpu_id: int = GPU_ID,
-    ota_steps: int = OTA_STEPS,
-    ota_batch: int = OTA_BATCH,
-    ota_neighbours: int = OTA_NEIGHBOURS,
-    no_progress: bool = NO_PROGRESS,
+    args: WordsAndTargets,
     mode: str = typer.Option(TRAIN.mode, help="network mode: " + ", ".join(MODES)),
     read_layer: int = typer.Option(TRAIN.read_layer, help="inplace: encoder layer read (-1 last, -2 the one before)"),
     subword_share: float = typer.Option(TRAIN.subword_share, help="weight of the subword mean in the output mix "
@@ -180,13 +202,13 @@ def train_cmd(
             own_embedding_for_one_piece=own_embedding_for_one_piece, inplace_mask_fraction=inplace_mask_fraction, epochs=tuple(epochs), lr=tuple(lr),
             batch_words=tuple(batch_words), warmup=warmup, min_contexts=min_contexts, max_contexts=max_contexts,
             pool_contexts=pool_contexts, max_seq_length=max_seq_length, ngram_min_count=ngram_min_count,
-            seed=seed, reuse_states=not no_reuse, cache_memory_mb=cache_mb,
+            seed=args.seed, reuse_states=not no_reuse, cache_memory_mb=cache_mb,
         )
         return train(
-            contexts, output, base_model=base_model, settings=settings, min_count=min_count, max_words=max_words,
-            held_out_fraction=held_out, targets=targets, ota=_ota(seed, ota_steps, ota_batch, ota_neighbours),
-            ablation=not no_ablation, gpu_id=gpu_id, keep_cache=keep_cache, restart=restart,
-            progress=not no_progress,
+            args.contexts, args.output, base_model=args.base_model, settings=settings, min_count=args.min_count,
+            max_words=args.max_words, held_out_fraction=args.held_out, targets=targets, ota=args.ota,
+            ablation=not no_ablation, gpu_id=args.gpu_id, keep_cache=keep_cache, restart=restart,
+            progress=args.progress,
         )
 
     metrics = run_checked(run)
