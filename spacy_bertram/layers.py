@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from spacy.util import registry
@@ -81,7 +82,7 @@ def Bertram_v1(
     # loaded pipeline must use the token_budget and model_path of its config.
     shim.bertram_settings = requested
     shim.token_budget = token_budget
-    shim.model_path = str(model_path) if model_path else None
+    shim.model_path = str(Path(model_path)) if model_path else None
     shim.needs_init = bool(model_path)  # True until init or saved bytes give the network
     shim.loaded_from = None  # the directory init loaded the current network from
     return model
@@ -106,6 +107,7 @@ def init(model: Model, X: Any = None, Y: Any = None) -> None:
 
 
 def _mark_network(shim: Any, loaded_from: Optional[str]) -> None:
+    """The layer has its network now: init must not load model_path over it."""
     shim.needs_init = False
     shim.loaded_from = loaded_from
 
@@ -153,6 +155,7 @@ def check_settings(requested: Dict[str, Any], network: BertramNetwork, source: s
 
 
 def get_bertram_network(model: Model) -> BertramNetwork:
+    """The layer's network; a named error while its model_path waits for init, not an AttributeError."""
     network = model.shims[0]._model
     if network is None:
         raise ValueError(f"{_not_initialized(model)}: call model.initialize() first")

@@ -233,7 +233,7 @@ class BertramComponent(WordSources, Pipe):
     def is_loaded(self) -> bool:
         return self.cfg.get("model_id") is not None
 
-    def initialize_model(self) -> None:
+    def _initialize_model(self) -> None:
         """Run the layer's init, which loads its model_path once, and take what the
         component keeps of that model: its word counts and identity (cache, table checks)."""
         fresh = needs_init(self.model)
@@ -256,7 +256,7 @@ class BertramComponent(WordSources, Pipe):
     def ensure_weights(self) -> None:
         """Load the layer's model_path if nothing is loaded yet (on first use, before saving)."""
         if not self.is_loaded:
-            self.initialize_model()
+            self._initialize_model()
 
     def load_vector_table(self, path: Union[str, Path]) -> None:
         """Use a vector table (checked against the model before first use)."""
@@ -398,7 +398,7 @@ class BertramComponent(WordSources, Pipe):
         """Load the trained model (the layer's init) and vector table (this one wins over the factory's)."""
         if nlp is not None:
             self._nlp = nlp
-        self.initialize_model()
+        self._initialize_model()
         if vector_table is not None:
             self.load_vector_table(vector_table)
         self._finder = None
