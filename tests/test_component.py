@@ -106,8 +106,8 @@ def test_the_layers_model_path_loads_at_initialize_or_first_use(bertram_dir, tin
     nlp.initialize()  # the component's initialize runs the layer's init
     assert not needs_init(pipe.model)
     assert pipe.cfg["model_id"] == model_fingerprint(bertram_dir) and pipe.cfg["model_source"] == bertram_dir
-    lazy = spacy.blank("en")
-    lazy_pipe = lazy.add_pipe("bertram", config=config)
+    lazy = spacy.blank("en")  # model_path alone: every network setting, base_model too, from the directory
+    lazy_pipe = lazy.add_pipe("bertram", config={"model": {"model_path": bertram_dir}})
     assert same_vectors(lazy(TEXT), nlp(TEXT)) and lazy_pipe.is_loaded  # loaded on first use
 
 
