@@ -78,7 +78,7 @@ def build(
     nlp = spacy.blank("en")
     arch = "spacy-transformers.TransformerModel.v3"
     if bertram:
-        settings = {"model_path": bertram, "model": {"base_model": base_model}, "contexts": contexts}
+        settings = {"model": {"model_path": bertram, "base_model": base_model}, "contexts": contexts}
         if store:
             settings["context_store"] = store
         nlp.add_pipe("bertram", config=settings)

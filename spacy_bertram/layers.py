@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, PyTorchShim, get_torch_default_device, torch2xp, xp2torch
+from thinc.layers.pytorchwrapper import forward as pytorch_forward
 from thinc.types import Floats2d
 
 from .encoder import resolve_base_model
@@ -34,44 +36,95 @@ def Bertram_v1(
 ) -> Model[BertramInput, Floats2d]:
     """BERTRAM as a Thinc layer: (word, contexts) pairs in, one vector per word out.
 
-    base_model, mode, use_subword_mean, max_seq_length and max_contexts are
-    read from the trained model (`model_path` here, the component's model, or
-    the serialized weights): leave them unset. A value that differs from the
-    trained model's is a ValueError naming the setting, never silently
-    replaced. Without a trained model they configure the untrained network.
-    token_budget (encoder tokens per call) is this layer's own and always wins.
-    Serialisation writes safetensors + JSON, never pickles, never the encoder.
+    model_path: the trained BERTRAM directory. It is loaded by the layer's init
+    (`model.initialize()`, which the `bertram` component runs), not here: a
+    config stays valid without the directory, and a saved pipeline restores
+    its weights from its own files without ever reading it (as
+    spacy-transformers' `name`). Without model_path the layer is the untrained
+    network its settings describe, built here.
+    base_model, mode, use_subword_mean, max_seq_length and max_contexts (the
+    most contexts the network reads) are read from the trained model (the
+    directory or the serialized weights): leave them unset. A value that
+    differs from the trained model's is a ValueError naming the setting, never
+    silently replaced. token_budget (encoder tokens per call) is this layer's
+    own and always wins. Serialisation writes safetensors + JSON, never
+    pickles, never the encoder.
     """
     check_token_budget(token_budget)
     values = (base_model, mode, use_subword_mean, max_seq_length, max_contexts)
     requested = {key: value for key, value in zip(NETWORK_SETTINGS, values) if value is not None}
-    if model_path:
-        network = load_bertram(model_path)
-        check_settings(requested, network, repr(str(model_path)))
-    else:
+    network: Optional[BertramNetwork] = None
+    if not model_path:
         settings = {k: v for k, v in requested.items() if k != "base_model"}
         network = create_bertram(requested.get("base_model", "default"), **settings)
 
-    def deserialize(current: BertramNetwork, data: bytes, device: Any) -> BertramNetwork:
+    def serialize(current: Optional[BertramNetwork]) -> bytes:
+        if current is None:
+            raise ValueError(f"{_not_initialized(model)}: initialize it before saving")
+        return network_to_bytes(current)
+
+    def deserialize(current: Optional[BertramNetwork], data: bytes, device: Any) -> BertramNetwork:
         loaded = network_from_bytes(current, data, device)
         check_settings(requested, loaded, "the serialized weights")
+        _mark_network(shim, None)  # the saved weights: init must not load model_path over them
         return loaded
 
-    model: Model[BertramInput, Floats2d] = PyTorchWrapper_v3(
-        network,
-        convert_inputs=_convert_inputs,
-        convert_outputs=_convert_outputs,
-        serialize_model=network_to_bytes,
-        deserialize_model=deserialize,
+    shim = PyTorchShim(network, serialize_model=serialize, deserialize_model=deserialize)
+    model: Model[BertramInput, Floats2d] = Model(
+        "bertram",
+        pytorch_forward,
+        init=init,
+        attrs={"convert_inputs": _convert_inputs, "convert_outputs": _convert_outputs},
+        shims=[shim],
+        dims={"nI": None, "nO": network.width if network is not None else None},
     )
     # On the shim, not in attrs: thinc restores attrs from saved bytes, and a
-    # loaded pipeline must use the token_budget of its config.
-    shim = model.shims[0]
+    # loaded pipeline must use the token_budget and model_path of its config.
     shim.bertram_settings = requested
     shim.token_budget = token_budget
-    model.name = "bertram"
-    model.set_dim("nO", network.width)
+    shim.model_path = str(Path(model_path)) if model_path else None
+    shim.needs_init = bool(model_path)  # True until init or saved bytes give the network
+    shim.loaded_from = None  # the directory init loaded the current network from
     return model
+
+
+def init(model: Model, X: Any = None, Y: Any = None) -> None:
+    """Load the trained network from model_path, once: a network from saved bytes or
+    `set_bertram_network` is kept, so a loaded pipeline never needs the directory."""
+    shim = model.shims[0]
+    if not shim.needs_init:
+        return
+    path = shim.model_path
+    try:
+        network = load_bertram(path, device=str(get_torch_default_device()))
+    except ValueError as err:
+        raise ValueError(
+            f"Cannot load the BERTRAM model at {path!r} ([components.bertram.model] model_path): {err}"
+        ) from err
+    check_settings(shim.bertram_settings, network, repr(path))
+    set_bertram_network(model, network)
+    _mark_network(shim, path)
+
+
+def _mark_network(shim: Any, loaded_from: Optional[str]) -> None:
+    """The layer has its network now: init must not load model_path over it."""
+    shim.needs_init = False
+    shim.loaded_from = loaded_from
+
+
+def needs_init(model: Model) -> bool:
+    """Whether the layer still has to load its model_path (`model.initialize()` does)."""
+    return bool(getattr(model.shims[0], "needs_init", False))
+
+
+def loaded_model_path(model: Model) -> Optional[str]:
+    """The directory the layer's init loaded the current network from (None: untrained or from bytes)."""
+    return getattr(model.shims[0], "loaded_from", None)
+
+
+def _not_initialized(model: Model) -> str:
+    path = getattr(model.shims[0], "model_path", None)
+    return f"The BERTRAM layer has not loaded its model_path {path!r} yet (its init loads it)"
 
 
 def check_token_budget(token_budget: Any) -> None:
@@ -101,19 +154,19 @@ def check_settings(requested: Dict[str, Any], network: BertramNetwork, source: s
             )
 
 
-def check_network_settings(model: Model, network: BertramNetwork, source: str) -> None:
-    """`check_settings` with what the layer `model` was configured with."""
-    check_settings(getattr(model.shims[0], "bertram_settings", {}), network, source)
-
-
 def get_bertram_network(model: Model) -> BertramNetwork:
-    return model.shims[0]._model
+    """The layer's network; a named error while its model_path waits for init, not an AttributeError."""
+    network = model.shims[0]._model
+    if network is None:
+        raise ValueError(f"{_not_initialized(model)}: call model.initialize() first")
+    return network
 
 
 def set_bertram_network(model: Model, network: BertramNetwork) -> None:
-    """Swap in another (e.g. freshly trained) network, keeping the layer object."""
+    """Swap in another (e.g. freshly trained) network, keeping the layer object (init then keeps it)."""
     model.shims[0]._model = network
     model.set_dim("nO", network.width, force=True)
+    _mark_network(model.shims[0], None)
 
 
 def _convert_inputs(

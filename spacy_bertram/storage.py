@@ -126,9 +126,10 @@ def network_to_bytes(network: BertramNetwork) -> bytes:
 
 
 def network_from_bytes(
-    network: BertramNetwork, data: bytes, device: Optional[torch.device] = None
+    network: Optional[BertramNetwork], data: bytes, device: Optional[torch.device] = None
 ) -> BertramNetwork:
-    """Restore from bytes, rebuilding the network when config or n-grams differ."""
+    """Restore from bytes, rebuilding the network when config or n-grams differ (or there
+    is none yet: a layer whose model_path was never loaded)."""
     try:
         msg = srsly.msgpack_loads(data)
         if not isinstance(msg, dict) or not {"config", "ngrams", "weights"} <= set(msg):
@@ -137,11 +138,11 @@ def network_from_bytes(
         ngrams = NgramVocab.from_dict(msg["ngrams"])
     except (ValueError, TypeError) as err:  # msgpack's decoding errors are ValueErrors
         raise ValueError(f"Corrupt serialized BERTRAM network: {err}") from err
-    same_shape = (
+    same_shape = network is not None and (
         config.to_dict() == network.config.to_dict() and ngrams.to_dict() == network.ngram_vocab.to_dict()
     )
     if not same_shape:
-        if config.base_model == network.config.base_model:
+        if network is not None and config.base_model == network.config.base_model:
             encoder, tokenizer = network.encoder, network.tokenizer
         else:
             encoder, tokenizer = load_encoder(config.base_model)

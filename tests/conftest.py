@@ -159,7 +159,7 @@ def make_nlp(
     nlp = spacy.blank("en")
     if sentencizer:
         nlp.add_pipe("sentencizer")
-    config = {"model_path": bertram_dir, "model": {"base_model": base_model}, **settings}
+    config = {"model": {"base_model": base_model, "model_path": bertram_dir}, **settings}
     nlp.add_pipe("bertram", config=config)
     if transformer:
         nlp.add_pipe("transformer", config=transformer_config(transformer))

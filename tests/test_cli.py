@@ -140,7 +140,7 @@ def test_project_workflows_and_vars():
     assert not set(project["workflows"]) & names
     assert project["workflows"]["all"][:3] == ["corpus", "prepare", "train-bertram"]
     assert project["workflows"]["all"][-1] == "package"
-    assert {"base_model", "gpu_id", "threshold", "max_contexts", "seed"} <= set(project["vars"])
+    assert {"base_model", "gpu_id", "threshold", "contexts_per_word", "seed"} <= set(project["vars"])
     for command in project["commands"]:
         if command["name"] not in ("corpus",):
             assert command.get("outputs"), command["name"]

@@ -90,6 +90,64 @@ def test_model_counts_replace_wordfreq(bertram_dir, tiny_bert_path, tmp_path):
     assert [doc[i].text for i in doc._.bertram] == ["kumquat", "tarantulas"]
 
 
+# -- the trained model: one model_path, the layer's -------------------------------------
+
+
+def test_the_layers_model_path_loads_at_initialize_or_first_use(bertram_dir, tiny_bert_path):
+    from spacy_bertram.layers import needs_init
+    from spacy_bertram.storage import model_fingerprint
+
+    config = {"model": {"model_path": bertram_dir, "base_model": tiny_bert_path}}
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("bertram", config=config)
+    assert "model_path" not in nlp.config["components"]["bertram"]
+    assert nlp.config["components"]["bertram"]["model"]["model_path"] == bertram_dir
+    assert needs_init(pipe.model) and not pipe.is_loaded  # constructing reads nothing
+    nlp.initialize()  # the component's initialize runs the layer's init
+    assert not needs_init(pipe.model)
+    assert pipe.cfg["model_id"] == model_fingerprint(bertram_dir) and pipe.cfg["model_source"] == bertram_dir
+    lazy = spacy.blank("en")  # model_path alone: every network setting, base_model too, from the directory
+    lazy_pipe = lazy.add_pipe("bertram", config={"model": {"model_path": bertram_dir}})
+    assert same_vectors(lazy(TEXT), nlp(TEXT)) and lazy_pipe.is_loaded  # loaded on first use
+
+
+@pytest.mark.parametrize("setting", ["model_path", "max_contexts"])
+def test_the_old_component_settings_are_config_errors(bertram_dir, setting):
+    from confection import ConfigValidationError
+
+    with pytest.raises(ConfigValidationError, match=f"bertram -> {setting}.*unexpected argument"):
+        spacy.blank("en").add_pipe("bertram", config={setting: bertram_dir if setting == "model_path" else 8})
+
+
+def test_model_path_at_initialize_is_a_config_error(bertram_dir, tiny_bert_path):
+    from confection import ConfigValidationError
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bertram", config={"model": {"model_path": bertram_dir, "base_model": tiny_bert_path}})
+    nlp.config["initialize"]["components"]["bertram"] = {"model_path": bertram_dir}
+    with pytest.raises(ConfigValidationError, match="model_path"):
+        nlp.initialize()
+
+
+def test_a_saved_pipeline_never_reads_its_model_path_again(tiny_bert_path, tmp_path):
+    model = make_bertram_dir(tmp_path / "m", tiny_bert_path, seed=7)
+    nlp = make_nlp(model, tiny_bert_path)
+    doc = nlp(TEXT)
+    nlp.to_disk(tmp_path / "p")
+    data = nlp.to_bytes()
+    (tmp_path / "m").rename(tmp_path / "moved")
+    loaded = spacy.load(tmp_path / "p")
+    assert loaded.config["components"]["bertram"]["model"]["model_path"] == model  # still named, never read
+    assert same_vectors(loaded(TEXT), doc)
+    loaded.initialize()  # the weights came from the pipeline: init does not reload them
+    from_bytes = English.from_config(nlp.config).from_bytes(data)
+    for other in (loaded, from_bytes):
+        pipe = other.get_pipe("bertram")
+        assert pipe.cfg["model_id"] == nlp.get_pipe("bertram").cfg["model_id"]
+        pipe.cache.clear()
+        assert same_vectors(other(TEXT), doc)
+
+
 # -- contexts --------------------------------------------------------------------------
 
 
@@ -115,11 +173,11 @@ def test_contexts_from_a_store(bertram_dir, tiny_bert_path, tmp_path):
     corpus = Corpus.from_paths(tmp_path / "corpus", lowercase=True)
     counts, _ = count_words(corpus, progress=False)
     store = build_context_store(corpus, tmp_path / "c.sqlite", counts, select_words(counts, 2), progress=False)
-    both = make_nlp(bertram_dir, tiny_bert_path, contexts="both", context_store=str(store), max_contexts=3)
+    both = make_nlp(bertram_dir, tiny_bert_path, contexts="both", context_store=str(store), contexts_per_word=3)
     doc = spacy.blank("en")("A kumquat is sweet.")
     texts = both.get_pipe("bertram").contexts_for(doc, "kumquat", [1])
     assert len(texts) == 3 and texts[0] == "A kumquat is sweet." and "kumquat" in texts[1]
-    only = make_nlp(bertram_dir, tiny_bert_path, contexts="store", context_store=str(store), max_contexts=3)
+    only = make_nlp(bertram_dir, tiny_bert_path, contexts="store", context_store=str(store), contexts_per_word=3)
     assert all("market" in t for t in only.get_pipe("bertram").contexts_for(doc, "kumquat", [1]))
     a, b = only("A kumquat is sweet."), only("Sour kumquat!")
     assert numpy.array_equal(a._.bertram[1], b._.bertram[1])  # store contexts: same vector everywhere
@@ -215,7 +273,7 @@ def test_round_trips_give_identical_vectors_and_predictions(nlp_full, tmp_path):
         for a, b in zip(docs, other.pipe(texts)):
             assert same_vectors(a, b) and a.cats == b.cats
     # Without the cache and the original model directory, vectors are recomputed identically.
-    loaded = spacy.load(tmp_path / "pipeline", config={"components.bertram.model_path": "/nowhere"})
+    loaded = spacy.load(tmp_path / "pipeline", config={"components.bertram.model.model_path": "/nowhere"})
     loaded.get_pipe("bertram").cache.clear()
     assert all(same_vectors(a, b) for a, b in zip(docs, loaded.pipe(texts)))
 

@@ -14,7 +14,7 @@ from conftest import TEXT, make_bertram_dir, make_nlp, same_vectors, transformer
 
 
 def bertram_config(model_dir: str, base_model: str, **model_settings) -> dict:
-    return {"model_path": model_dir, "model": {"base_model": base_model, **model_settings}}
+    return {"model": {"model_path": model_dir, "base_model": base_model, **model_settings}}
 
 
 # -- 1. placement: a transformer must read the vectors ------------------------------------

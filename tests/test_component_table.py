@@ -71,7 +71,7 @@ def test_table_round_trips_with_the_pipeline(bertram_dir, tiny_bert_path, tmp_pa
     assert (tmp_path / "pipeline" / "bertram" / "vector_table").is_file()
     assert "vector_table" in json.loads((tmp_path / "pipeline" / "bertram" / "cfg").read_text())["parts"]
     # Neither the table's nor the model's original directory is needed any more.
-    moved = {"components.bertram.vector_table": "/nowhere", "components.bertram.model_path": "/nowhere"}
+    moved = {"components.bertram.vector_table": "/nowhere", "components.bertram.model.model_path": "/nowhere"}
     loaded = spacy.load(tmp_path / "pipeline", config=moved)
     from_bytes = English.from_config(nlp.config).from_bytes(nlp.to_bytes())
     for other in (loaded, from_bytes):

@@ -16,7 +16,7 @@ from spacy_bertram.cli import app
 from spacy_bertram.evaluation.bootstrap import paired_difference as paired_bootstrap
 from spacy_bertram.evaluation.intrinsic import (
     evaluate_intrinsic,
-    fed_max_contexts,
+    fed_contexts_per_word,
     fed_vectors,
     format_table,
     normalised_mix,
@@ -286,7 +286,7 @@ def test_fed_is_what_the_component_puts_on_the_doc(data):
     model = str(data / "model")
     network = load_bertram(model)
     nlp = spacy.blank("en")
-    nlp.add_pipe("bertram", config={"model_path": model, "model": {"base_model": network.config.base_model},
+    nlp.add_pipe("bertram", config={"model": {"model_path": model, "base_model": network.config.base_model},
                                     "rare_words": {"frequencies": "wordfreq"}})
     text = "the farmer sold a Kumquat at the market"
     doc = nlp(text)
@@ -294,7 +294,7 @@ def test_fed_is_what_the_component_puts_on_the_doc(data):
     assert index in doc._.bertram
     fed = fed_vectors(network, ["Kumquat"], {"Kumquat": [text]})[0]
     assert numpy.allclose(doc._.bertram[index], fed, atol=1e-6)
-    assert fed_max_contexts() == nlp.get_pipe("bertram").max_contexts
+    assert fed_contexts_per_word() == nlp.get_pipe("bertram").contexts_per_word
 
 
 # -- the project -----------------------------------------------------------------------

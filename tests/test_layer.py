@@ -7,6 +7,7 @@ from thinc.api import Adam
 
 import spacy_bertram  # noqa: F401  (registers the architecture)
 from spacy_bertram import NgramVocab, get_bertram_network, save_bertram, set_bertram_network
+from spacy_bertram.layers import loaded_model_path, needs_init
 from spacy_bertram.storage import create_bertram
 
 X = [("kumquat", ["the farmer sold a kumquat", "a kumquat is small"]), ("tasty", ["tasty fruit"]), ("sea", [])]
@@ -57,19 +58,49 @@ def test_from_bytes_rebuilds_a_network_with_another_ngram_vocab(tiny_bert_path):
     assert numpy.array_equal(target.predict(X), source.predict(X))
 
 
-def test_model_path_loads_a_trained_directory(tiny_bert_path, tmp_path):
+def test_model_path_loads_a_trained_directory_at_init(tiny_bert_path, tmp_path):
     model = build(tiny_bert_path, mode="replace")
     randomize(model, 5)
     save_bertram(get_bertram_network(model), tmp_path / "m")
     architecture = registry.architectures.get("spacy-bertram.Bertram.v1")
     loaded = architecture(model_path=str(tmp_path / "m"))  # every network setting from the directory
-    assert numpy.array_equal(loaded.predict(X), model.predict(X))
-    assert build(tiny_bert_path, mode="replace", model_path=str(tmp_path / "m")).predict(X).shape == (3, 32)
-    # A setting that contradicts the trained model is an error, not silently replaced.
+    assert needs_init(loaded) and not loaded.has_dim("nO")
+    with pytest.raises(ValueError, match="has not loaded its model_path .*m'.*initialize"):
+        loaded.predict(X)
+    loaded.initialize()
+    assert not needs_init(loaded) and loaded_model_path(loaded) == str(tmp_path / "m")
+    assert numpy.array_equal(loaded.predict(X), model.predict(X)) and loaded.get_dim("nO") == 32
+    network = get_bertram_network(loaded)
+    loaded.initialize()  # once loaded, init keeps the network
+    assert get_bertram_network(loaded) is network
+    assert build(tiny_bert_path, mode="replace", model_path=str(tmp_path / "m")).initialize().predict(X).shape == (3, 32)
+    # A setting that contradicts the trained model is an error at init, not silently replaced.
     with pytest.raises(ValueError, match="sets base_model = 'another-encoder'.*has base_model"):
-        build("another-encoder", model_path=str(tmp_path / "m"))
+        build("another-encoder", model_path=str(tmp_path / "m")).initialize()
     with pytest.raises(ValueError, match="sets mode = 'add'.*has mode = 'replace'"):
-        build(tiny_bert_path, mode="add", model_path=str(tmp_path / "m"))
+        build(tiny_bert_path, mode="add", model_path=str(tmp_path / "m")).initialize()
+
+
+def test_a_missing_model_path_fails_at_init_not_construction(tiny_bert_path, tmp_path, monkeypatch):
+    from spacy_bertram import storage
+
+    monkeypatch.setattr(storage, "load_encoder", lambda name: pytest.fail("no encoder before init"))
+    layer = build(tiny_bert_path, model_path=str(tmp_path / "nowhere"))  # the deferral: nothing is read
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="Cannot load the BERTRAM model at .*nowhere.*model_path.*not a directory"):
+        layer.initialize()
+    with pytest.raises(ValueError, match="has not loaded its model_path.*nowhere.*before saving"):
+        layer.to_bytes()
+
+
+def test_saved_weights_are_not_replaced_by_model_path_at_init(tiny_bert_path, tmp_path):
+    source = build(tiny_bert_path, mode="shallow")
+    randomize(source, 6)
+    target = build(tiny_bert_path, model_path=str(tmp_path / "nowhere"))  # deferred: no network yet
+    target.from_bytes(source.to_bytes())
+    target.initialize()  # the weights came from bytes: init does not read model_path
+    assert not needs_init(target) and loaded_model_path(target) is None
+    assert numpy.array_equal(target.predict(X), source.predict(X))
 
 
 def test_settings_that_contradict_serialized_weights_are_refused(tiny_bert_path):

@@ -46,7 +46,7 @@ def test_the_same_rare_word_50_times(nlp_trf, monkeypatch):
     monkeypatch.setattr(pipe, "infer", lambda batch: items.extend(batch) or infer(batch))
     doc = nlp_trf(" ".join(["the quokka ate fruit ."] * 50))
     assert len(doc._.bertram) == 50 and len({id(v) for v in doc._.bertram.values()}) == 1
-    assert len(items) == 1 and items[0][0] == "quokka" and len(items[0][1]) == pipe.max_contexts
+    assert len(items) == 1 and items[0][0] == "quokka" and len(items[0][1]) == pipe.contexts_per_word
 
 
 def test_emoji_and_non_latin_words(nlp_trf, bertram_dir, minilm_path, tmp_path):  # noqa: F811

@@ -323,7 +323,7 @@ def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_a
     (tmp_path / "metrics" / "seed-9").mkdir(parents=True)
     metrics = evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "metrics",
                                bertram_path=bertram_assets["model"], context_store=bertram_assets["store"],
-                               threshold=100, max_contexts=4, progress=False, n_resamples=200)
+                               threshold=100, contexts_per_word=4, progress=False, n_resamples=200)
     assert metrics["seed_sets"] == ["seed-1"]
     assert not (tmp_path / "metrics" / "seed-9").exists()
     seed_metrics = json.loads((tmp_path / "metrics" / "seed-1" / "metrics.json").read_text())

@@ -101,7 +101,7 @@ def evaluate_cmd(
     systems: str = typer.Option(",".join(["baseline", "bertram_replace", "bertram_slash", "bertram_slash_indomain"]),
                                 help="comma-separated systems"),
     threshold: float = typer.Option(100, help="rare = fewer occurrences than this in the store's corpus"),
-    max_contexts: int = typer.Option(8, help="contexts per rare word"),
+    contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     seed_sets: bool = typer.Option(True, "--seed-sets/--no-seed-sets",
                                    help="also evaluate the further seeds' sets that RARIFIED_DIR/rarify.json lists "
@@ -114,7 +114,7 @@ def evaluate_cmd(
     setup_logging()
     metrics = run_checked(evaluate_systems, model_dir, rarified_dir, output_dir, bertram_path=bertram,
                            context_store=context_store, systems=[s.strip() for s in systems.split(",") if s.strip()],
-                           threshold=threshold, max_contexts=max_contexts, gpu_id=gpu_id, seed_sets=seed_sets,
+                           threshold=threshold, contexts_per_word=contexts_per_word, gpu_id=gpu_id, seed_sets=seed_sets,
                            n_resamples=bootstrap_resamples)
     echo_json({"n_items": metrics["n_items"], "seed_sets": metrics.get("seed_sets", []),
                 "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()}})
@@ -212,7 +212,7 @@ def assemble_cmd(
     output_dir: Path = typer.Argument(..., help="OUTPUT/pipeline and OUTPUT/code.py for `spacy package`"),
     injection: str = typer.Option("slash", help="slash or replace"),
     threshold: float = typer.Option(100, help="rare-word threshold in corpus occurrences; an assembled pipeline has no context store, so rarity there is wordfreq Zipf < 3.0"),
-    max_contexts: int = typer.Option(8, help="contexts per rare word"),
+    contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
     name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
     version: str = typer.Option("0.1.0", help="the pipeline's meta version"),
     vector_table: Optional[Path] = typer.Option(None, help="a table from `vectors`, shipped inside the pipeline"),
@@ -221,6 +221,6 @@ def assemble_cmd(
     from .pipelines import assemble_pipeline
 
     path = run_checked(assemble_pipeline, model_dir, bertram, output_dir, injection=injection,
-                        threshold=threshold, max_contexts=max_contexts, name=name, version=version,
+                        threshold=threshold, contexts_per_word=contexts_per_word, name=name, version=version,
                         vector_table=vector_table)
     typer.echo(str(path))

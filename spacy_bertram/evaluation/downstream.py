@@ -103,7 +103,7 @@ def evaluate_systems(
     context_store: Optional[PathLike] = None,
     systems: Sequence[str] = DEFAULT_SYSTEMS,
     threshold: float = 100,
-    max_contexts: int = 8,
+    contexts_per_word: int = 8,
     gpu_id: int = -1,
     batch_size: int = 32,
     progress: bool = True,
@@ -157,7 +157,7 @@ def evaluate_systems(
             if "bertram" in nlp.pipe_names:
                 nlp.remove_pipe("bertram")
             if source is not None:
-                add_bertram(nlp, bertram_path, source, context_store, threshold, max_contexts)  # type: ignore[arg-type]
+                add_bertram(nlp, bertram_path, source, context_store, threshold, contexts_per_word)  # type: ignore[arg-type]
             current = source
         set_injection(nlp, injection)
         for name, items in sets.items():
@@ -172,7 +172,7 @@ def evaluate_systems(
         seconds[system] = round(time.time() - t0, 2)
     out = Path(output_dir)
     settings = {
-        "threshold": threshold, "max_contexts": max_contexts, "gpu_id": gpu_id,
+        "threshold": threshold, "contexts_per_word": contexts_per_word, "gpu_id": gpu_id,
         "bertram": str(bertram_path) if bertram_path else None,
         "context_store": str(context_store) if context_store else None,
     }

@@ -60,7 +60,7 @@ SYSTEMS = {
     **{f"bertram_{k}": f"BERTRAM with the first {k} contexts of the word" for k in CONTEXT_COUNTS},
     "slash_mix": f"0.5 sm/|sm| + 0.5 v/|v| of subword_mean and bertram_{MIX_CONTEXTS} (slash injection proxy)",
     "slash_mix_form": "0.5 sm/|sm| + 0.5 v/|v| of subword_mean and bertram_form",
-    "fed": "the vector the bertram component feeds: infer() with its default max_contexts, unchanged",
+    "fed": "the vector the bertram component feeds: infer() with its default contexts_per_word, unchanged",
     "context_mean": "Chimeras baseline: mean input embedding of the passage's wordpieces, nonce left out",
     "bertram_contexts": "Chimeras: BERTRAM on all sentences of the passage, contexts only (use_form=False)",
 }
@@ -91,16 +91,16 @@ def fed_vectors(network, words: Sequence[str], contexts: Mapping[str, List[str]]
     """
     from ..pipeline.word_sources import word_key_function
 
-    limit = fed_max_contexts()
+    limit = fed_contexts_per_word()
     key = word_key_function(network)
     return network.infer([(key(w), list(contexts.get(w, []))[:limit]) for w in words])
 
 
-def fed_max_contexts() -> int:
-    """The `bertram` component's default max_contexts (its factory config)."""
+def fed_contexts_per_word() -> int:
+    """The `bertram` component's default contexts_per_word (its factory config)."""
     from ..pipeline.component import DEFAULT_CONFIG
 
-    return int(DEFAULT_CONFIG["bertram"]["max_contexts"])
+    return int(DEFAULT_CONFIG["bertram"]["contexts_per_word"])
 
 
 def rare_word_tables(
@@ -350,7 +350,8 @@ def evaluate_intrinsic(
             sets["chimera"] = evaluate_chimeras(network, subword, chimera_files, n_resamples, seed)
             sets["chimera"]["path"] = str(present["chimera"])
         metrics.update({"systems": SYSTEMS, "base_model": network.config.base_model, "mode": network.config.mode,
-                        "model_max_contexts": network.config.max_contexts, "fed_max_contexts": fed_max_contexts()})
+                        "model_max_contexts": network.config.max_contexts,
+                        "fed_contexts_per_word": fed_contexts_per_word()})
     metrics["seconds"] = round(time.perf_counter() - started, 2)
     if output is not None:
         write_json_atomic(Path(output), metrics)

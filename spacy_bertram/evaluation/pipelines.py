@@ -102,7 +102,7 @@ def add_bertram(
     contexts: str = "store",
     context_store: Optional[PathLike] = None,
     threshold: float = 100,
-    max_contexts: int = 8,
+    contexts_per_word: int = 8,
     name: str = "bertram",
 ):
     """Add the `bertram` component before the transformer, with the rarification rule.
@@ -124,12 +124,12 @@ def add_bertram(
     else:
         rule.update(frequencies="wordfreq", max_zipf=3.0)
     config = {
-        "model_path": str(model_dir),
         "contexts": contexts,
         "context_store": str(context_store) if context_store else None,
-        "max_contexts": int(max_contexts),
+        "contexts_per_word": int(contexts_per_word),
         "rare_words": rule,
-        "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": network.config.base_model},
+        "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": network.config.base_model,
+                  "model_path": str(model_dir)},
     }
     return nlp.add_pipe("bertram", name=name, before="transformer", config=config)
 
@@ -150,7 +150,7 @@ def assemble_pipeline(
     output_dir: PathLike,
     injection: str = "slash",
     threshold: float = 100,
-    max_contexts: int = 8,
+    contexts_per_word: int = 8,
     name: str = "textcat_bertram",
     version: str = "0.1.0",
     vector_table: Optional[PathLike] = None,
@@ -161,7 +161,7 @@ def assemble_pipeline(
     context store, but it can carry a `vector_table` (from `vectors`) whose words get
     their corpus-context vectors with no inference."""
     nlp = load_textcat(model_dir, injection=injection)
-    pipe = add_bertram(nlp, bertram_path, "doc", None, threshold, max_contexts)
+    pipe = add_bertram(nlp, bertram_path, "doc", None, threshold, contexts_per_word)
     if vector_table is not None:
         pipe.initialize(lambda: [], nlp=nlp, vector_table=str(vector_table))  # refuses another model's table
     nlp.meta["name"] = name

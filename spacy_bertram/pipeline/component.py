@@ -14,11 +14,12 @@ word in a doc gets the same vector; a doc with no rare word gets {}.
 The BERTRAM weights are trained offline, so the component is not trainable:
 its `update` only annotates the training docs in place (so the transformer
 after it trains on the same inputs it will see at prediction time) and never
-changes a weight. The trained model directory is given as `model_path` (factory
-setting, loaded on first use) or at `initialize`; `to_disk` then writes the
-weights and the frequency table (and, with save_cache, the cache) into the
-pipeline, so `spacy.load` never needs the original directory
-(`serialization.py`). The base encoder is referenced by name.
+changes a weight. The trained model directory is the layer's
+`[components.bertram.model] model_path`, which the layer's init loads
+(`initialize`, or on first use); `to_disk` then writes the weights and the
+frequency table (and, with save_cache, the cache) into the pipeline, so
+`spacy.load` never needs the original directory (`serialization.py`). The base
+encoder is referenced by name.
 
 Fallbacks, all documented and none silent about a wrong vector:
 - a word no context of which contains it gets its form-only vector (BERTRAM's
@@ -46,16 +47,15 @@ from spacy.training import Example, validate_examples
 from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
-from thinc.util import get_torch_default_device
 
 from ..encoder import limit_torch_threads_in_forked_worker, resolve_base_model
 from .device import check_not_forked_on_gpu
 from . import serialization
-from ..layers import check_network_settings, get_bertram_network, set_bertram_network
+from ..layers import get_bertram_network, loaded_model_path, needs_init
 from ..network import BertramNetwork
 from .checks import check_encoders, check_placement
 from ..rare_words import CountTable, RareWordFinder, RareWordRule, group_by_word
-from ..storage import load_bertram, model_fingerprint
+from ..storage import model_fingerprint
 from .vector_cache import CacheKey, VectorCache, cache_key
 from .vector_table import VectorTable, encoder_identity
 from .word_sources import WordSources, word_key_function
@@ -71,10 +71,9 @@ Vectors = Dict[int, numpy.ndarray]
 
 DEFAULT_CONFIG_STR = """
 [bertram]
-model_path = null
 contexts = "doc"
 context_store = null
-max_contexts = 8
+contexts_per_word = 8
 context_window = 25
 cache_size = 10000
 save_cache = false
@@ -84,6 +83,7 @@ infer_missing = true
 [bertram.model]
 @architectures = "spacy-bertram.Bertram.v1"
 base_model = null
+model_path = null
 
 [bertram.rare_words]
 @misc = "spacy-bertram.RareWords.v1"
@@ -120,10 +120,9 @@ def make_bertram(
     name: str,
     model: Model,
     rare_words: RareWordRule,
-    model_path: Optional[str],
     contexts: str,
     context_store: Optional[str],
-    max_contexts: int,
+    contexts_per_word: int,
     context_window: int,
     cache_size: int,
     save_cache: bool,
@@ -132,16 +131,15 @@ def make_bertram(
 ) -> "BertramComponent":
     """BERTRAM vectors for the rare tokens of each doc, in `doc._.bertram`.
 
-    model: the `spacy-bertram.Bertram.v1` layer; its network settings are
-        read from the trained model (a conflicting value is an error). Set
-        `base_model` to the encoder the model was made for to avoid loading
-        the default MiniLM for the untrained placeholder.
+    model: the `spacy-bertram.Bertram.v1` layer. Its `model_path` is the
+        trained BERTRAM directory, loaded by `initialize` or on first use; its
+        network settings are read from the trained model (a conflicting value
+        is an error).
     rare_words: the rule (`spacy-bertram.RareWords.v1`).
-    model_path: trained BERTRAM directory, loaded on first use (or give it at
-        `[initialize.components.bertram] model_path`).
     contexts: "doc" (the sentences of the doc the word occurs in), "store"
         (the SQLite context store at `context_store`) or "both".
-    max_contexts: contexts per word (doc contexts first for "both").
+    contexts_per_word: contexts gathered per rare word (doc contexts first for
+        "both"); the network reads at most its own max_contexts of them.
     context_window: tokens on each side of the word when the doc has no
         sentence boundaries (or the sentence is longer than twice this).
     cache_size: vectors kept in the LRU cache (0 disables it).
@@ -159,10 +157,9 @@ def make_bertram(
         rare_words,
         name=name,
         nlp=nlp,
-        model_path=model_path,
         contexts=contexts,
         context_store=context_store,
-        max_contexts=max_contexts,
+        contexts_per_word=contexts_per_word,
         context_window=context_window,
         cache_size=cache_size,
         save_cache=save_cache,
@@ -182,10 +179,9 @@ class BertramComponent(WordSources, Pipe):
         *,
         name: str = "bertram",
         nlp: Optional[Language] = None,
-        model_path: Optional[str] = None,
         contexts: str = "doc",
         context_store: Optional[str] = None,
-        max_contexts: int = 8,
+        contexts_per_word: int = 8,
         context_window: int = 25,
         cache_size: int = 10_000,
         save_cache: bool = False,
@@ -198,22 +194,21 @@ class BertramComponent(WordSources, Pipe):
             raise ValueError(f"bertram: contexts={contexts!r} needs a context_store path")
         if rare_words.frequencies == "store" and not context_store:
             raise ValueError("bertram: rare_words.frequencies='store' needs a context_store path")
-        if max_contexts < 1 or context_window < 1:
-            raise ValueError("bertram: max_contexts and context_window must be at least 1")
+        if contexts_per_word < 1 or context_window < 1:
+            raise ValueError("bertram: contexts_per_word and context_window must be at least 1")
         self.vocab = vocab
         self.model = model
         self.name = name
         self.rule = rare_words
         self.source = contexts
         self.context_store = context_store
-        self.max_contexts = int(max_contexts)
+        self.contexts_per_word = int(contexts_per_word)
         self.context_window = int(context_window)
         self.save_cache = save_cache
         self.cache = VectorCache(cache_size)
         # Serialised state: which trained model the weights are (None: untrained).
         self.cfg: Dict[str, Any] = {"model_id": None, "model_source": None}
         self.table: Optional[CountTable] = None
-        self._model_path = model_path
         self._nlp = nlp
         self._finder: Optional[RareWordFinder] = None
         self._word_key: Callable[[str], str] = str
@@ -238,28 +233,30 @@ class BertramComponent(WordSources, Pipe):
     def is_loaded(self) -> bool:
         return self.cfg.get("model_id") is not None
 
-    def load_model(self, path: Union[str, Path]) -> None:
-        """Load a trained BERTRAM directory (weights, and its word counts if shipped)."""
-        path = Path(path)
+    def _initialize_model(self) -> None:
+        """Run the layer's init, which loads its model_path once, and take what the
+        component keeps of that model: its word counts and identity (cache, table checks)."""
+        fresh = needs_init(self.model)
+        self.model.initialize()
+        path = loaded_model_path(self.model)
+        if path is None or (self.is_loaded and not fresh):
+            return  # untrained, from saved bytes, or already taken
         try:
-            network = load_bertram(path, device=str(get_torch_default_device()))
             table = CountTable.from_model_dir(path)
         except ValueError as err:
-            raise ValueError(f"bertram: cannot use the BERTRAM model at {str(path)!r}: {err}") from err
-        check_network_settings(self.model, network, repr(str(path)))
-        set_bertram_network(self.model, network)
+            raise ValueError(f"bertram: cannot use the BERTRAM model at {path!r}: {err}") from err
         self.table = table
         self.cfg["model_id"] = model_fingerprint(path)
-        self.cfg["model_source"] = str(path)
+        self.cfg["model_source"] = path
         self._finder = None
         self._checked.clear()
         self._table_checked = False
         self.cache.bind(self.cfg["model_id"])
 
     def ensure_weights(self) -> None:
-        """Load the factory's model_path if nothing is loaded yet (before saving, say)."""
-        if not self.is_loaded and self._model_path:
-            self.load_model(self._model_path)
+        """Load the layer's model_path if nothing is loaded yet (on first use, before saving)."""
+        if not self.is_loaded:
+            self._initialize_model()
 
     def load_vector_table(self, path: Union[str, Path]) -> None:
         """Use a vector table (checked against the model before first use)."""
@@ -267,14 +264,13 @@ class BertramComponent(WordSources, Pipe):
         self._table_checked = False
 
     def _ensure_ready(self) -> RareWordFinder:
+        self.ensure_weights()
         if not self.is_loaded:
-            if not self._model_path:
-                raise ValueError(
-                    f"The '{self.name}' component has no trained BERTRAM model. Give its "
-                    "directory as the factory setting model_path, as [initialize.components."
-                    f"{self.name}] model_path, or load a pipeline saved with one."
-                )
-            self.load_model(self._model_path)
+            raise ValueError(
+                f"The '{self.name}' component has no trained BERTRAM model. Give its directory "
+                f"as [components.{self.name}.model] model_path (in Python: nlp.add_pipe(\"bertram\", "
+                "config={\"model\": {\"model_path\": ...}})), or load a pipeline saved with one."
+            )
         if self.vectors is None and self._vector_table_path:
             self.load_vector_table(self._vector_table_path)
         if self.vectors is not None and not self._table_checked:
@@ -397,14 +393,12 @@ class BertramComponent(WordSources, Pipe):
         get_examples: Callable[[], Iterable[Example]],
         *,
         nlp: Optional[Language] = None,
-        model_path: Optional[str] = None,
         vector_table: Optional[str] = None,
     ) -> None:
-        """Load the trained model and vector table (settings here win over the factory's)."""
+        """Load the trained model (the layer's init) and vector table (this one wins over the factory's)."""
         if nlp is not None:
             self._nlp = nlp
-        if model_path is not None:
-            self.load_model(model_path)
+        self._initialize_model()
         if vector_table is not None:
             self.load_vector_table(vector_table)
         self._finder = None

@@ -98,14 +98,14 @@ class WordSources:
             if text not in seen:
                 seen.add(text)
                 texts.append(text)
-        return spread(texts, self.max_contexts)
+        return spread(texts, self.contexts_per_word)
 
     def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
         texts = self.doc_contexts(doc, indices) if self.source != "store" else []
-        if self.source != "doc" and len(texts) < self.max_contexts:
+        if self.source != "doc" and len(texts) < self.contexts_per_word:
             seen = set(texts)
-            for text in self._get_store().contexts(word, limit=self.max_contexts):
-                if text not in seen and len(texts) < self.max_contexts:
+            for text in self._get_store().contexts(word, limit=self.contexts_per_word):
+                if text not in seen and len(texts) < self.contexts_per_word:
                     seen.add(text)
                     texts.append(text)
         return texts

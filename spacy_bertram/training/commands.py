@@ -227,7 +227,7 @@ def vectors_cmd(
                                          "count range)"),
     min_contexts: int = typer.Option(1, help="skip words with fewer store contexts (the component infers those "
                                      "from the doc)"),
-    max_contexts: int = typer.Option(8, help="store contexts per word (as the component's max_contexts)"),
+    max_contexts: int = typer.Option(8, help="store contexts per word (as the component's contexts_per_word)"),
     shard_size: int = typer.Option(256, help="words per shard: the unit of work, of writing and of resuming"),
     workers: Optional[int] = typer.Option(None, help="local Dask workers (default: one per core); 0: no Dask, "
                                           "in this process"),
