@@ -16,6 +16,10 @@ holding every rare word of the texts (so nothing is inferred), with slash and
 replace injection, in paired rounds as in benchmarks/pipeline.py: the
 overhead is the median of the per-round time ratios minus 1 (wall time, and
 CPU time of this process, which load from other processes disturbs less).
+The injected batches run the encoder in length groups (spacy_bertram/injection.py),
+which saves the padding the stock transformer spends; "slash in one call" runs
+the same pipeline with one padded call per batch, as stock does, so the cost of
+slash's two extra positions per rare word shows on its own.
 
 Speed does not depend on the weights, so without --bertram an untrained
 network of the trained shape is used (n-grams from the words).
@@ -37,6 +41,8 @@ from typing import Callable, Dict, List, Sequence, Tuple
 
 import numpy
 import torch
+
+import spacy_bertram.injection as injection_module
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.storage import model_fingerprint
@@ -156,17 +162,24 @@ def pipeline_overhead(args, model: str, table_dir: Path) -> Dict[str, object]:
         pipelines[f"table_{injection}"] = nlp
     for nlp in pipelines.values():
         list(nlp.pipe(texts[:16]))
+    # way -> (pipeline, most encoder calls per batch): "one_call" pads every row of a batch to
+    # its longest, as the stock transformer does, so it shows what slash's extra positions cost.
+    ways = {"stock": ("stock", None), "table_slash": ("table_slash", injection_module.MAX_GROUPS),
+            "table_replace": ("table_replace", injection_module.MAX_GROUPS), "table_slash_one_call": ("table_slash", 1)}
     rounds: List[Dict[str, float]] = []
     cpu_rounds: List[Dict[str, float]] = []
     n_words = n_rare = 0
-    names = list(pipelines)
+    names = list(ways)
+    default_groups = injection_module.MAX_GROUPS
     for k, start in enumerate(range(0, len(texts), args.round_texts)):
         chunk = texts[start : start + args.round_texts]
         times, cpu_times = {}, {}
         for name in (names if k % 2 == 0 else names[::-1]):
-            pipe = pipelines[name].get_pipe("bertram") if name != "stock" else None
+            key, groups = ways[name]
+            injection_module.MAX_GROUPS = groups or default_groups
+            pipe = pipelines[key].get_pipe("bertram") if key != "stock" else None
             misses = pipe.cache.misses if pipe is not None else 0
-            docs, seconds, cpu = timed(lambda: list(pipelines[name].pipe(chunk, batch_size=64)))
+            docs, seconds, cpu = timed(lambda: list(pipelines[key].pipe(chunk, batch_size=64)))
             times[name], cpu_times[name] = seconds, cpu
             if pipe is not None:
                 assert pipe.cache.misses == misses, "a rare word was inferred: the table is incomplete"
@@ -175,18 +188,17 @@ def pipeline_overhead(args, model: str, table_dir: Path) -> Dict[str, object]:
                 n_rare += sum(len(doc._.bertram) for doc in docs)
         rounds.append(times)
         cpu_rounds.append(cpu_times)
+    injection_module.MAX_GROUPS = default_groups
     total = {name: sum(r[name] for r in rounds) for name in names}
-    return {
-        "texts": len(texts), "pipeline_words": n_words, "rare_tokens": n_rare, "table_words": n_table,
-        "stock_wps": round(n_words / total["stock"], 1),
-        "table_slash_wps": round(n_words / total["table_slash"], 1),
-        "table_replace_wps": round(n_words / total["table_replace"], 1),
-        "overhead_slash": round(statistics.median(r["table_slash"] / r["stock"] for r in rounds) - 1, 4),
-        "overhead_replace": round(statistics.median(r["table_replace"] / r["stock"] for r in rounds) - 1, 4),
-        "overhead_slash_cpu": round(statistics.median(r["table_slash"] / r["stock"] for r in cpu_rounds) - 1, 4),
-        "overhead_replace_cpu": round(statistics.median(r["table_replace"] / r["stock"] for r in cpu_rounds) - 1, 4),
-        "pipeline_rounds": len(rounds),
-    }
+    result: Dict[str, object] = {"texts": len(texts), "pipeline_words": n_words, "rare_tokens": n_rare, "table_words": n_table}
+    for name in names:
+        result[f"{name}_wps"] = round(n_words / total[name], 1)
+    for name in names[1:]:
+        way = name.replace("table_", "")
+        result[f"overhead_{way}"] = round(statistics.median(r[name] / r["stock"] for r in rounds) - 1, 4)
+        result[f"overhead_{way}_cpu"] = round(statistics.median(r[name] / r["stock"] for r in cpu_rounds) - 1, 4)
+    result["pipeline_rounds"] = len(rounds)
+    return result
 
 
 def main() -> None:
@@ -231,6 +243,9 @@ def main() -> None:
           f"CPU time {pipe['overhead_slash_cpu']:+.1%})")
     print(f"bertram, table, replace: {pipe['table_replace_wps']:8.1f} words/s ({pipe['overhead_replace']:+.1%} vs stock; "
           f"CPU time {pipe['overhead_replace_cpu']:+.1%})")
+    print(f"  slash in one call:     {pipe['table_slash_one_call_wps']:8.1f} words/s "
+          f"({pipe['overhead_slash_one_call']:+.1%} vs stock; CPU time {pipe['overhead_slash_one_call_cpu']:+.1%}): "
+          "every row padded to the batch's longest, as stock does")
     print(f"(overheads: median of {pipe['pipeline_rounds']} paired rounds of wall / CPU time); "
           f"total {time.perf_counter() - wall:.0f} s")
     print(json.dumps({"benchmark": "vectors", **speed, **pipe, "trained": bool(args.bertram),
