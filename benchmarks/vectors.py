@@ -170,6 +170,17 @@ def pipeline_overhead(args, model: str, table_dir: Path) -> Dict[str, object]:
     cpu_rounds: List[Dict[str, float]] = []
     n_words = n_rare = 0
     names = list(ways)
+    positions = {name: [0, 0] for name in names}  # encoder positions run: [padded, real]
+    counting = {"way": ""}
+
+    def count(module, args, kwargs) -> None:
+        if counting["way"]:
+            mask = kwargs["attention_mask"]
+            positions[counting["way"]][0] += int(mask.numel())
+            positions[counting["way"]][1] += int(mask.sum())
+
+    for nlp in pipelines.values():
+        nlp.get_pipe("transformer").model.transformer.register_forward_pre_hook(count, with_kwargs=True)
     default_groups = injection_module.MAX_GROUPS
     for k, start in enumerate(range(0, len(texts), args.round_texts)):
         chunk = texts[start : start + args.round_texts]
@@ -179,6 +190,7 @@ def pipeline_overhead(args, model: str, table_dir: Path) -> Dict[str, object]:
             injection_module.MAX_GROUPS = groups or default_groups
             pipe = pipelines[key].get_pipe("bertram") if key != "stock" else None
             misses = pipe.cache.misses if pipe is not None else 0
+            counting["way"] = name  # over all rounds: every text once per way
             docs, seconds, cpu = timed(lambda: list(pipelines[key].pipe(chunk, batch_size=64)))
             times[name], cpu_times[name] = seconds, cpu
             if pipe is not None:
@@ -198,6 +210,7 @@ def pipeline_overhead(args, model: str, table_dir: Path) -> Dict[str, object]:
         result[f"overhead_{way}"] = round(statistics.median(r[name] / r["stock"] for r in rounds) - 1, 4)
         result[f"overhead_{way}_cpu"] = round(statistics.median(r[name] / r["stock"] for r in cpu_rounds) - 1, 4)
     result["pipeline_rounds"] = len(rounds)
+    result["encoder_positions"] = {name: {"padded": padded, "real": real} for name, (padded, real) in positions.items()}
     return result
 
 
@@ -246,6 +259,8 @@ def main() -> None:
     print(f"  slash in one call:     {pipe['table_slash_one_call_wps']:8.1f} words/s "
           f"({pipe['overhead_slash_one_call']:+.1%} vs stock; CPU time {pipe['overhead_slash_one_call_cpu']:+.1%}): "
           "every row padded to the batch's longest, as stock does")
+    print("encoder positions over all texts (padded / real): " + ", ".join(
+        f"{name} {p['padded']:,} / {p['real']:,}" for name, p in pipe["encoder_positions"].items()))
     print(f"(overheads: median of {pipe['pipeline_rounds']} paired rounds of wall / CPU time); "
           f"total {time.perf_counter() - wall:.0f} s")
     print(json.dumps({"benchmark": "vectors", **speed, **pipe, "trained": bool(args.bertram),
