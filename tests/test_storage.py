@@ -1,4 +1,4 @@
-"""A model directory's config.json and ngrams.json are checked field by field, errors naming file and key."""
+"""storage.py: creating, saving and loading a model directory; its files are checked field by field, errors naming file and key."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,32 @@ import shutil
 
 import pytest
 
-from spacy_bertram import BertramConfig, NgramVocab, create_bertram, load_bertram, save_bertram
+from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
+
+
+def test_missing_or_corrupt_model_directory(tmp_path, network):
+    with pytest.raises(ValueError, match="not a directory"):
+        load_bertram(tmp_path / "nope")
+    path = save_bertram(network, tmp_path / "m")
+    (path / "weights.safetensors").write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="Corrupt BERTRAM weights"):
+        load_bertram(path)
+    (path / "ngrams.json").unlink()
+    with pytest.raises(ValueError, match="missing ngrams.json"):
+        load_bertram(path)
+
+
+def test_model_for_another_encoder_is_refused(tmp_path, network, tiny_roberta_path):
+    path = save_bertram(network, tmp_path / "m")
+    with pytest.raises(ValueError, match="trained for an encoder with"):
+        load_bertram(path, base_model=tiny_roberta_path)
+
+
+def test_unknown_base_model_and_mode(tmp_path):
+    with pytest.raises(ValueError, match="Could not load the base model"):
+        create_bertram(str(tmp_path / "no-such-model"))
+    with pytest.raises(ValueError, match="Unknown BERTRAM mode"):
+        create_bertram("default", mode="concat")
 
 
 @pytest.fixture(scope="module")
@@ -42,14 +67,6 @@ def test_config_json_values_of_the_wrong_type_name_file_and_key(model_dir, tmp_p
     with pytest.raises(ValueError) as err:
         load_bertram(bad)
     assert message in str(err.value) and str(bad / "config.json") in str(err.value)
-
-
-def test_config_values_are_checked_in_python_too():
-    with pytest.raises(ValueError, match="'use_subword_mean' must be true or false"):
-        BertramConfig(use_subword_mean="no")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="max_word_pieces must be at least 1"):
-        BertramConfig(max_word_pieces=0)
-    assert BertramConfig(ngram_dropout=0).ngram_dropout == 0  # an integer is a number
 
 
 @pytest.mark.parametrize(

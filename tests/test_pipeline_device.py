@@ -343,7 +343,7 @@ def test_injection_feeds_and_maps_on_the_encoders_device(tiny_bert_path):
     import numpy
     import spacy
     from transformers import AutoModel, AutoTokenizer
-    from test_injection_plan import plan_inputs
+    from conftest import plan_inputs
 
     from spacy_bertram.injection import InjectedWordpieces, convert_injected_inputs, make_injection_plan, map_outputs_to_stock
 
@@ -377,7 +377,7 @@ def test_training_steps_make_every_tensor_on_the_runs_device(tiny_bert_path):
     from spacy_bertram.training.sources import MemoryContexts
     from spacy_bertram.training.stages import StageSpec, TrainingRun, TrainSettings
     from spacy_bertram.training.targets import build_targets
-    from test_stages import SMALL, corpus_lines
+    from conftest import SMALL, corpus_lines
 
     source = MemoryContexts.from_lines(corpus_lines())
     encoder, tokenizer = load_encoder(tiny_bert_path)

@@ -1,11 +1,10 @@
-"""Training words, rare-like segmentation and target files."""
+"""training/targets.py: training words, held-out words and target files."""
 from __future__ import annotations
 
 import random
 
 import pytest
 import torch
-from transformers import AutoTokenizer, BertTokenizerFast
 
 from spacy_bertram.encoder import load_encoder
 from spacy_bertram.training.ota import OTASettings
@@ -14,41 +13,12 @@ from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.targets import TargetSet, build_targets, select_training_words
 
 
+
 def tiny_lines(n_lines=400, seed=0):
     words = "the cat dog fox bird fish tree house car road city river sea sky sun moon day night apple lemon " \
             "garden farm farmer market people time year man woman child kumquats unable grower".split()
     rng = random.Random(seed)
     return [" ".join(rng.choice(words) for _ in range(10)) for _ in range(n_lines)]
-
-
-@pytest.fixture(scope="module")
-def minilm_tokenizer(minilm_path):
-    return AutoTokenizer.from_pretrained(minilm_path)
-
-
-def test_wordpiece_matches_minilm_tokenizer(minilm_tokenizer):
-    segmenter = RareLikeSegmenter(minilm_tokenizer)
-    vocab = [t for t in minilm_tokenizer.get_vocab() if t.isalpha()]
-    sample = random.Random(0).sample(vocab, 1500) + ["Überwald", "naïve", "kumquats", "x" * 120, "東京"]
-    for word in sample:
-        for form in (word, word + "ness", word[::-1].capitalize()):
-            expected = minilm_tokenizer(form, add_special_tokens=False)["input_ids"]
-            assert segmenter.wordpieces(form, withhold=False) == expected, form
-
-
-def test_rare_like_equals_tokenizer_without_the_entry(minilm_tokenizer, tmp_path):
-    segmenter = RareLikeSegmenter(minilm_tokenizer)
-    ordered = sorted(minilm_tokenizer.get_vocab().items(), key=lambda kv: kv[1])
-    for word in ["cat", "running", "the", "because", "Paris"]:
-        entry = word.lower()
-        vocab_file = tmp_path / f"{entry}.txt"
-        vocab_file.write_text("\n".join("[withheld]" if t == entry else t for t, _ in ordered) + "\n", encoding="utf8")
-        withheld = BertTokenizerFast(vocab_file=str(vocab_file), do_lower_case=True)
-        rare_like = segmenter.rare_like(word)
-        assert len(segmenter.pieces(word)) == 1 and len(rare_like) > 1
-        assert rare_like == withheld(word, add_special_tokens=False)["input_ids"]
-    # a word that is several pieces already keeps its segmentation
-    assert segmenter.rare_like("kumquats") == segmenter.pieces("kumquats")
 
 
 def test_training_words_and_held_out(tiny_bert_path):

@@ -1,20 +1,12 @@
-"""Evaluators against hand-computed values: MRR, Spearman, McNemar, buckets."""
+"""evaluation/wnlampro.py: MRR, the data reader and the masked-LM hooks."""
 from __future__ import annotations
 
 import importlib.util
-import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from spacy_bertram.evaluation import metrics
-from spacy_bertram.evaluation.similarity import (
-    SubwordMean,
-    evaluate_similarity,
-    read_contexts,
-    read_similarity_pairs,
-)
 from spacy_bertram.evaluation.wnlampro import (
     WNLaMProItem,
     build_inputs_embeds,
@@ -24,6 +16,7 @@ from spacy_bertram.evaluation.wnlampro import (
     reciprocal_rank,
     target_ranks,
 )
+
 
 # ---------------------------------------------------------------- MRR
 
@@ -163,101 +156,3 @@ def test_real_masked_lm_smoke(tmp_path: Path):
     plain = target_ranks(model, tok, text, "kumquat", ["fruit"])["fruit"]
     injected = target_ranks(model, tok, text, "kumquat", ["fruit"], {"kumquat": orange})["fruit"]
     assert injected != plain
-
-
-# ---------------------------------------------------------------- similarity
-
-
-def test_spearman_matches_hand_computation(tmp_path: Path):
-    pairs_file = tmp_path / "pairs.tsv"
-    pairs_file.write_text("word\trare\tscore\ncar\ta\t1.0\ncar\tb\t3.0\ncar\tc\t2.0\ncar\td\t4.0\n")
-    ctx = tmp_path / "contexts"
-    ctx.mkdir()
-    (ctx / "a.txt").write_text("first context of a\n\nsecond context of a\n")
-    pairs = read_similarity_pairs(pairs_file)
-    assert pairs[1] == ("car", "b", 3.0)
-    angles = {"car": 0.0, "a": 1.2, "b": 0.9, "c": 0.6, "d": 0.3}  # cosine ranks a<b<c<d
-    seen = {}
-
-    def vectors(batch):
-        seen.update(dict(batch))
-        return np.array([[math.cos(angles[w]), math.sin(angles[w])] for w, _ in batch])
-
-    result = evaluate_similarity(pairs, vectors, contexts=ctx)
-    # human ranks (1, 3, 2, 4) vs cosine ranks (1, 2, 3, 4): sum d^2 = 2, rho = 1 - 6*2/(4*15)
-    assert result.spearman == pytest.approx(0.8)
-    assert result.n == 4
-    assert result.cosines[0] == pytest.approx(math.cos(1.2))
-    assert seen["a"] == ["first context of a", "second context of a"] and seen["b"] == []
-    assert read_contexts(ctx, "a", max_contexts=1) == ["first context of a"]
-
-
-def test_subword_mean_is_mean_of_wordpiece_embeddings(tiny_bert_path):
-    from transformers import AutoModel, AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(tiny_bert_path)
-    model = AutoModel.from_pretrained(tiny_bert_path)
-    baseline = SubwordMean.from_model(model, tok)
-    table = model.get_input_embeddings().weight.detach().numpy()
-    ids = tok("kumquats", add_special_tokens=False)["input_ids"]
-    assert len(ids) > 1
-    out = baseline([("kumquats", ["ignored context"]), ("fruit", [])])
-    assert np.allclose(out[0], table[ids].mean(axis=0), atol=1e-6)
-    assert np.allclose(out[1], table[tok.convert_tokens_to_ids("fruit")], atol=1e-6)
-    pairs = [("fruit", "kumquats", 1.0), ("fruit", "apple", 2.0), ("car", "kumquats", 0.5)]
-    result = evaluate_similarity(pairs, baseline)
-    assert -1.0 <= result.spearman <= 1.0
-
-
-# ---------------------------------------------------------------- downstream metrics
-
-
-def _item(label, *kinds_counts):
-    return {"label": label, "substitutions": [
-        {"substitute": f"w{i}", "kind": k, "count": c} for i, (k, c) in enumerate(kinds_counts)
-    ]}
-
-
-ITEMS = [
-    _item("a", ("synonym", 3)),                        # WN
-    _item("b", ("misspelling", 0)),                     # Msp
-    _item("a", ("synonym", 50), ("misspelling", 0)),    # WN + Msp
-    _item("b", ("synonym", 20)),                        # WN
-]
-
-
-def test_accuracy_by_subset():
-    acc = metrics.accuracy_by_subset(ITEMS, ["a", "a", "a", "a"])
-    assert acc["All"] == {"accuracy": 0.5, "n": 4}
-    assert acc["WN"] == {"accuracy": pytest.approx(2 / 3), "n": 3}
-    assert acc["Msp"] == {"accuracy": 0.5, "n": 2}
-    with pytest.raises(ValueError):
-        metrics.accuracy_by_subset(ITEMS, ["a"])
-
-
-def test_mcnemar_exact_hand_case():
-    # 8 items only A gets right, 2 only B, 5 both, 5 neither
-    a = [True] * 8 + [False] * 2 + [True] * 5 + [False] * 5
-    b = [False] * 8 + [True] * 2 + [True] * 5 + [False] * 5
-    res = metrics.mcnemar_exact(a, b)
-    # two-sided exact: 2 * P(X <= 2 | n=10, p=1/2) = 2 * (1 + 10 + 45) / 1024
-    assert (res.only_a, res.only_b) == (8, 2)
-    assert res.p_value == pytest.approx(112 / 1024)
-    assert metrics.mcnemar_exact([True, False], [True, False]).p_value == 1.0
-    cmp = metrics.compare_systems(ITEMS, ["a", "b", "a", "b"], ["b", "b", "b", "b"])
-    assert (cmp["All"].only_a, cmp["All"].only_b) == (2, 0)
-    assert cmp["Msp"].only_a == 1
-
-
-def test_accuracy_by_frequency_and_plot(tmp_path: Path):
-    preds = ["a", "b", "b", "b"]  # right, right, wrong, right
-    buckets = metrics.accuracy_by_frequency(ITEMS, preds, edges=(0, 1, 10, 100))
-    # rarest counts: 3, 0, 0, 20
-    assert [(b.n, b.accuracy) for b in buckets] == [(2, 0.5), (1, 1.0), (1, 1.0)]
-    cumulative = metrics.accuracy_by_frequency(ITEMS, preds, edges=(0, 1, 10, 100), cumulative=True)
-    assert [b.n for b in cumulative] == [2, 3, 4]
-    by_function = metrics.accuracy_by_frequency(ITEMS, preds, edges=(0, 1000), frequency=lambda w: 5)
-    assert by_function[0].n == 4
-    png = metrics.plot_accuracy_by_frequency({"baseline": buckets, "bertram": cumulative}, tmp_path / "p.png")
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["p.png"]

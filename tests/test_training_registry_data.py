@@ -12,34 +12,8 @@ import zipfile
 import pytest
 
 import spacy_bertram.training.registry_data as rd
-from spacy_bertram.training.text_cleaning import strip_wikitext, wikipedia_articles
 
-WIKI_ARTICLE = """{{Infobox thing|name=x|{{nested|y}}}}
-'''Kumquats''' are small [[citrus|citrus fruits]] grown in [[China]].<ref>A source.</ref> They taste sweet &amp; sour.
-[[File:Kumquat.jpg|thumb|A [[kumquat]] tree]]
-{| class="wikitable"
-| cell || cell
-|}
-== History ==
-* The fruit was described by [http://example.org Robert Fortune] in the 1840s in detail.
-Short line.
-== References ==
-* Some citation that should not appear in the corpus at all.
-[[Category:Citrus]]
-[[de:Kumquats]]"""
-
-
-def wiki_dump() -> bytes:
-    page = "<page><title>{t}</title><ns>{ns}</ns>{r}<revision><text>{x}</text></revision></page>"
-    from xml.sax.saxutils import escape
-
-    pages = [
-        page.format(t="Kumquat", ns=0, r="", x=escape(WIKI_ARTICLE)),
-        page.format(t="Redir", ns=0, r='<redirect title="Kumquat" />', x="#REDIRECT [[Kumquat]]"),
-        page.format(t="Talk:Kumquat", ns=1, r="", x="Talk page text that is long enough to keep."),
-    ]
-    xml = '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">' + "".join(pages) + "</mediawiki>"
-    return bz2.compress(xml.encode("utf8"))
+from conftest import wiki_dump
 
 
 def csv_bytes(header, rows) -> bytes:
@@ -99,18 +73,6 @@ def assets(tmp_path):
     make_wheels(tmp_path / "assets" / "downloads")
     make_wordnet(tmp_path / "wn")
     return tmp_path / "assets"
-
-
-def test_strip_wikitext():
-    paragraphs = strip_wikitext(WIKI_ARTICLE)
-    assert paragraphs == [
-        "Kumquats are small citrus fruits grown in China. They taste sweet & sour.",
-        "The fruit was described by Robert Fortune in the 1840s in detail.",
-    ]
-
-
-def test_wikipedia_articles_skip_redirects_and_other_namespaces():
-    assert [title for title, _ in wikipedia_articles(wiki_dump())] == ["Kumquat"]
 
 
 def test_split_is_fixed_by_normalised_text():

@@ -1,23 +1,14 @@
-"""The three training stages on the tiny encoder: parameters, resume, reuse, bad input."""
+"""training/stages.py: the three training stages on the tiny encoder: schedule, plan, parameters, reused states, inplace."""
 from __future__ import annotations
 
 import json
-import random
-from pathlib import Path
 
 import pytest
 import torch
-from conftest import SMALL, WORDS, Killed, _train, corpus_lines, write_tiny_bert  # noqa: F401
 from safetensors.torch import load_file
 
 from spacy_bertram.encoder import load_encoder
-from typer.testing import CliRunner
-
-from spacy_bertram.cli import app
 from spacy_bertram.training.ota import OTASettings
-from spacy_bertram.pipeline.device import select_device
-from spacy_bertram.training.run import train
-from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.stages import (
     StageSpec,
     TrainingRun,
@@ -29,9 +20,7 @@ from spacy_bertram.training.stages import (
 )
 from spacy_bertram.training.targets import build_targets
 
-@pytest.fixture(scope="module")
-def source():
-    return MemoryContexts.from_lines(corpus_lines())
+from conftest import Killed, SMALL, _kill_at, _train
 
 
 @pytest.fixture(scope="module")
@@ -101,106 +90,6 @@ def test_reused_encoder_states_give_the_same_losses(tiny_run):
     assert reuse["cache"]["rows"] > 0 and again["cache"] is None
     for a, b in zip(reuse["epochs"], again["epochs"]):
         assert a["loss"] == pytest.approx(b["loss"], abs=1e-5)
-
-
-def _kill_at(stage: str, epoch: int):
-    def hook(name, done):
-        if (name, done) == (stage, epoch):
-            raise Killed(f"{name} {done}")
-
-    return hook
-
-
-def test_killed_run_resumes_and_matches(tiny_bert_path, source, tmp_path):
-    whole = _train(source, tmp_path / "whole", tiny_bert_path, ablation=False)
-    resumed_dir = tmp_path / "resumed"
-    with pytest.raises(Killed):
-        _train(source, resumed_dir, tiny_bert_path, ablation=False, on_epoch_end=_kill_at("stage1-context", 1))
-    assert not (resumed_dir / "model").exists()
-    with pytest.raises(Killed):
-        _train(source, resumed_dir, tiny_bert_path, ablation=False, on_epoch_end=_kill_at("stage3-add", 1))
-    resumed = _train(source, resumed_dir, tiny_bert_path, ablation=False)
-    for name in ("model", "stage1-context", "stage2-form", "stage3-add"):
-        a = load_file(str(tmp_path / "whole" / name / "weights.safetensors"))
-        b = load_file(str(resumed_dir / name / "weights.safetensors"))
-        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), name
-    assert resumed["final"] == whole["final"]
-    assert [e["loss"] for e in resumed["stages"]["stage3-add"]["epochs"]] == \
-        [e["loss"] for e in whole["stages"]["stage3-add"]["epochs"]]
-    assert not (resumed_dir / "cache").exists()
-    metrics = json.loads((resumed_dir / "metrics.json").read_text())
-    assert [row["model"] for row in metrics["ablation"]][0].startswith("subword mean")
-
-
-def test_a_changed_run_is_not_resumed(tiny_bert_path, source, tmp_path):
-    _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)})
-    with pytest.raises(ValueError, match="other settings"):
-        _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)})
-
-
-def test_restart_replaces_a_run_with_other_settings_and_keeps_other_files(tiny_bert_path, source, tmp_path):
-    run = tmp_path / "run"
-    _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)})
-    (run / "notes.txt").write_text("mine")
-    fresh = _train(source, tmp_path / "fresh", tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)})
-    again = _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)}, restart=True)
-    assert [len(r["epochs"]) for r in again["stages"].values()] == [2, 1, 1]
-    assert again["final"] == fresh["final"]  # a clean start, not a resume of the 1-epoch run
-    assert (run / "notes.txt").read_text() == "mine"
-    recorded = json.loads((run / "progress.json").read_text())
-    assert recorded["run"]["settings"]["epochs"] == [2, 1, 1]
-
-
-def test_bad_input_is_a_clear_error_and_writes_nothing(tiny_bert_path, source, tmp_path):
-    out = tmp_path / "out"
-    with pytest.raises(ValueError, match="Only 0 alphabetic words"):
-        _train(MemoryContexts({}, {}), out, tiny_bert_path)
-    with pytest.raises(ValueError, match="Lower the minimum count"):
-        _train(MemoryContexts.from_lines(corpus_lines(20)), out, tiny_bert_path)
-    with pytest.raises(ValueError, match="no-such-encoder"):
-        _train(source, out, str(tmp_path / "no-such-encoder"))
-    with pytest.raises(ValueError, match="Context store not found|No context store"):
-        _train(tmp_path / "missing.sqlite", out, tiny_bert_path)
-    assert not out.exists()
-    encoder, tokenizer = load_encoder(tiny_bert_path)
-    targets = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, ota=OTASettings(steps=1), progress=False)
-    targets.save(tmp_path / "targets32")
-    wider = str(write_tiny_bert(tmp_path / "tiny48", hidden=48))
-    with pytest.raises(ValueError, match="width 32.*width 48"):
-        _train(source, out, wider, targets=tmp_path / "targets32")
-    assert not out.exists()
-    if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match="no CUDA"):
-            select_device(0)
-
-
-def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
-    from spacy_bertram.training.prepare import prepare
-
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n".join(corpus_lines(300, seed=1)) + "\n", encoding="utf8")
-    prepare([corpus], tmp_path / "store", min_count=20, progress=False)
-    args = ["train", str(tmp_path / "store"), str(tmp_path / "out"), "--base-model", tiny_bert_path,
-            "--min-count", "20", "--held-out", "0.1", "--epochs", "1", "1", "1", "--batch-words", "8", "8", "8",
-            "--min-contexts", "2", "--max-contexts", "4", "--pool-contexts", "4", "--ota-steps", "2", "--no-progress",
-            "--mode", "add"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout.strip().splitlines()[-1])
-    assert set(summary) == {"baseline", "final", "model"}
-    assert (Path(summary["model"]) / "weights.safetensors").is_file()
-    assert (tmp_path / "out" / "ablation-stage3-add").is_dir()
-    # The corpus counts go into the model, so the component's "auto" rule uses them.
-    from spacy_bertram.pipeline.contexts import ContextStore
-    from spacy_bertram.rare_words import CountTable
-
-    with ContextStore.open(tmp_path / "store" / "contexts.sqlite") as store:
-        expected = dict(store.counts())
-    assert CountTable.from_model_dir(summary["model"]).counts == expected
-    result = CliRunner().invoke(app, ["train", str(tmp_path / "nothing"), str(tmp_path / "out2"),
-                                      "--base-model", tiny_bert_path])
-    assert result.exit_code == 1
-    assert "error:" in result.stderr and not (tmp_path / "out2").exists()
 
 
 def test_inplace_trains_one_stage_on_rare_like_spellings_and_resumes(tiny_run, tiny_bert_path, source, tmp_path):

@@ -1,22 +1,22 @@
-"""Vector tables: the format, word selection, `vectors` in process and on a 2-worker LocalCluster, resuming."""
+"""training/vectors.py: building vector tables: word selection, in process and on a 2-worker LocalCluster, resuming."""
 from __future__ import annotations
 
 import json
-import sys
-import types
 from pathlib import Path
 
 import numpy
 import pytest
 
 from spacy_bertram import load_bertram
+from spacy_bertram.pipeline.contexts import ContextStore
+from spacy_bertram.pipeline.vector_table import SHARDS_DIR, VectorTable, encoder_identity
 from spacy_bertram.pipeline.word_sources import word_key_function
 from spacy_bertram.storage import model_fingerprint
-from spacy_bertram.pipeline.contexts import ContextStore
 from spacy_bertram.training.prepare import prepare
-from spacy_bertram.pipeline.vector_table import SHARDS_DIR, VectorTable, encoder_identity
 from spacy_bertram.training.vectors import build_vector_table, read_word_list, select_words
+
 from conftest import make_bertram_dir
+
 
 ROOT = Path(__file__).resolve().parents[1]
 RARE = ["kumquat", "quokka", "tarantula", "zorbing", "kumquats"]
@@ -161,26 +161,6 @@ def test_vectors_on_a_two_worker_local_cluster(model_dir, store_dir, tmp_path):
     table = VectorTable.from_disk(out)
     assert summary["computed_words"] == len(table) >= 10
     assert numpy.allclose(table.vectors, reference(model_dir, store_dir, table.words, 3), atol=1e-5)
-
-
-def test_gpu_workers_need_dask_cuda_and_cuda(monkeypatch):
-    import torch
-
-    from spacy_bertram.training import distributed
-
-    monkeypatch.setitem(sys.modules, "dask_cuda", None)  # not installed
-    with pytest.raises(ValueError, match=r"--gpu-id 0,1 .*dask-cuda.*spacy-bertram\[cuda\]"):
-        distributed.local_cuda_cluster([0, 1])
-    made = {}
-    fake = types.ModuleType("dask_cuda")
-    fake.LocalCUDACluster = lambda **kwargs: made.update(kwargs) or "cluster"
-    monkeypatch.setitem(sys.modules, "dask_cuda", fake)
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(ValueError, match="sees no CUDA device"):
-        distributed.local_cuda_cluster([0])
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert distributed.local_cuda_cluster([0, 1]) == "cluster"
-    assert made["CUDA_VISIBLE_DEVICES"] == "0,1" and made["n_workers"] == 2 and made["threads_per_worker"] == 1
 
 
 def test_vectors_cli_help_and_errors(model_dir, store_dir, tmp_path):

@@ -1,4 +1,4 @@
-"""The intrinsic evaluation on real rare words: readers, Spearman, paired bootstrap, command, project."""
+"""evaluation/intrinsic.py: the intrinsic evaluation on real rare words: Card reader use, paired bootstrap, command, project."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,6 @@ import srsly
 from scipy.stats import spearmanr
 from typer.testing import CliRunner
 
-from conftest import TINY_TEXT
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.cli import app
 from spacy_bertram.evaluation.bootstrap import paired_difference as paired_bootstrap
@@ -21,8 +20,11 @@ from spacy_bertram.evaluation.intrinsic import (
     format_table,
     normalised_mix,
 )
-from spacy_bertram.evaluation.rare_sets import NONCE, parse_chimera_line, read_card
+from spacy_bertram.evaluation.rare_sets import parse_chimera_line, read_card
 from spacy_bertram.evaluation.similarity import spearman_rho
+
+from conftest import CHIMERA_L2, PROBES, TINY_TEXT
+
 
 ROOT = Path(__file__).parent.parent
 runner = CliRunner()
@@ -32,13 +34,6 @@ CRW_PAIRS = [("fruit", "kumquat", 8.0), ("dog", "kumquats", 1.0), ("lemon", "ora
              ("sell", "market", 3.0)]
 CARD_LINES = ["fruit\tkumquat\t3.5", "Pocket_Monsters\tpokemon\t3.8", "black-and-white\tcolor\t2",
               "1080p\tvideo\t1", "apple\tlemon\t2.5", "dog\tfox\t2.0", "sea\triver\t1.5"]
-PROBES = "apple,dog,lemon,car,fruit,tree"
-CHIMERA_L2 = [
-    f"1\tthe farmer sold a ___ at the market @@ she ate a sweet ___ \t{PROBES}\t3,1,3,1,2,2",
-    f"2\tthe old ___ ran down the road @@ the ___ liked the river \t{PROBES}\t1,3,1,2,1,1",
-    f"3\ta ___ is a small sour fruit @@ the people liked the tasty ___\t{PROBES}\t3,1,2.5,1,3,1.5",
-    f"4\tthe ___ was big and green @@ he walked to the reeves___ in the city\t{PROBES}\t1,1,1,3,1,2",
-]
 CHIMERA_L4 = [
     f"7\tthe ___ grew in the garden @@ a ___ is sweet @@ we eat ___ @@ the ___ is red\t{PROBES}\t3,1,2,1,3,2",
     f"8\tthe ___ ran @@ the ___ ate food @@ a big ___ @@ the ___ saw a cat\t{PROBES}\t1,3,1,1,1,1.5",
@@ -95,19 +90,6 @@ def _rho_by_ranks(x, y):
     return 1 - 6 * float(((rx - ry) ** 2).sum()) / (n * (n * n - 1))
 
 
-# -- Spearman and the bootstrap ---------------------------------------------------------
-
-
-def test_spearman_rho_against_ranks_by_hand():
-    human = [1.0, 2.0, 3.0, 4.0, 5.0]
-    cosines = [0.10, 0.30, 0.20, 0.50, 0.40]  # ranks 1 3 2 5 4: d^2 = 0+1+1+1+1 = 4
-    assert spearman_rho(human, cosines) == pytest.approx(1 - 6 * 4 / (5 * 24))  # 0.8
-    assert spearman_rho(human, cosines) == pytest.approx(spearmanr(human, cosines)[0])
-    tied = [0.1, 0.1, 0.2, 0.3, 0.3]
-    assert spearman_rho(human, tied) == pytest.approx(spearmanr(human, tied)[0])
-    assert numpy.isnan(spearman_rho(human, [0.5] * 5))
-
-
 def _rho_rows(rows):
     return spearman_rho(rows[:, 0], rows[:, 1])
 
@@ -136,6 +118,9 @@ def test_paired_bootstrap_known_answers():
         paired_bootstrap(numpy.mean, numpy.ones(3), numpy.ones(4))
 
 
+# ---------------------------------------------------------------- bootstrap
+
+
 # -- readers ---------------------------------------------------------------------------
 
 
@@ -144,13 +129,6 @@ def test_card_keeps_single_alphabetic_words(data):
     assert [p[:2] for p in card.pairs] == [("fruit", "kumquat"), ("apple", "lemon"), ("dog", "fox"), ("sea", "river")]
     assert card.dropped == {"multiword": 1, "not alphabetic": 2}
     assert card.dropped_examples["multiword"] == ["Pocket_Monsters / pokemon"]
-
-
-def test_chimera_line_becomes_sentences_with_one_nonce_word():
-    item = parse_chimera_line(CHIMERA_L2[3], "x: line 4")
-    assert item.sentences == [f"the {NONCE} was big and green", f"he walked to the reeves {NONCE} in the city"]
-    assert item.context_text == "the was big and green he walked to the reeves in the city"
-    assert item.probes == PROBES.split(",") and item.ratings == [1, 1, 1, 3, 1, 2]
 
 
 def test_bad_inputs_name_file_and_line(data, tmp_path):

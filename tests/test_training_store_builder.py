@@ -9,8 +9,9 @@ import pytest
 
 import spacy_bertram.training.store_builder as contexts_mod
 from spacy_bertram.pipeline.contexts import ContextStore
-from spacy_bertram.training.store_builder import build_context_store, count_words, make_context, select_words
 from spacy_bertram.training.corpus import Corpus, tokenize, tokenize_spans
+from spacy_bertram.training.store_builder import build_context_store, count_words, make_context, select_words
+
 
 TEXT = """The kumquat is a small citrus fruit.
 Kumquat trees grow in the garden, and the kumquat fruit is sweet.
@@ -148,21 +149,6 @@ def test_store_is_read_only(tmp_path):
     store, _ = build(tmp_path)
     with pytest.raises(sqlite3.OperationalError):
         store._conn.execute("DELETE FROM words")
-
-
-def test_open_rejects_missing_and_foreign_files(tmp_path):
-    with pytest.raises(ValueError, match="not found"):
-        ContextStore.open(tmp_path / "nope.sqlite")
-    (tmp_path / "text.sqlite").write_text("not a database at all, just text" * 10)
-    with pytest.raises(ValueError, match="Not a context store"):
-        ContextStore.open(tmp_path / "text.sqlite")
-    other = sqlite3.connect(tmp_path / "other.sqlite")
-    other.execute("CREATE TABLE meta (key TEXT, value TEXT)")
-    other.execute("INSERT INTO meta VALUES ('format', 'something-else')")
-    other.commit()
-    other.close()
-    with pytest.raises(ValueError, match="spacy-bertram-contexts"):
-        ContextStore.open(tmp_path / "other.sqlite")
 
 
 def test_empty_corpus_is_an_error(tmp_path):

@@ -78,3 +78,63 @@ def test_every_package_directory_is_a_regular_package():
     """setup.py's find_packages ships only directories with an __init__.py."""
     directories = {p.parent for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
     assert all((d / "__init__.py").is_file() for d in directories), sorted(map(str, directories))
+
+
+#: Test files about the package as a whole, not one module or subpackage.
+PACKAGE_WIDE_TESTS = {
+    "test_package.py",  # `spacy package` builds a wheel that installs and loads
+    "test_package_layout.py",  # this file: the layout, sizes, entry points
+    "test_package_fault_injection.py",  # a damaged file of every kind the package reads, killed runs
+    "test_minilm_smoke.py",  # the real MiniLM end to end
+}
+TESTS = ROOT / "tests"
+
+
+def module_of_test_file(name: str):
+    """test_pipeline_component.py -> spacy_bertram/pipeline/component.py (or a subpackage directory), else None."""
+    parts = name[len("test_"):-len(".py")].split("_")
+
+    def resolve(directory: Path, rest):
+        for n in range(len(rest), 0, -1):
+            candidate = "_".join(rest[:n])
+            if n == len(rest):
+                if (directory / f"{candidate}.py").is_file():
+                    return directory / f"{candidate}.py"
+                if (directory / candidate / "__init__.py").is_file():
+                    return directory / candidate
+            elif (directory / candidate / "__init__.py").is_file():
+                found = resolve(directory / candidate, rest[n:])
+                if found:
+                    return found
+        return None
+
+    return resolve(PACKAGE, parts)
+
+
+def test_every_test_file_is_named_after_a_module_or_subpackage():
+    """tests/test_<path>.py tests spacy_bertram/<path>.py (or the subpackage <path>/), `_` for `/`."""
+    names = sorted(p.name for p in TESTS.glob("test_*.py"))
+    unmapped = [n for n in names if n not in PACKAGE_WIDE_TESTS and module_of_test_file(n) is None]
+    assert not unmapped, f"name these after the module they test, or add them to PACKAGE_WIDE_TESTS: {unmapped}"
+    assert PACKAGE_WIDE_TESTS <= set(names), sorted(PACKAGE_WIDE_TESTS - set(names))
+    assert module_of_test_file("test_pipeline_component.py") == PACKAGE / "pipeline" / "component.py"
+    assert module_of_test_file("test_training.py") == PACKAGE / "training"
+    assert module_of_test_file("test_cli.py") == PACKAGE / "cli.py"
+    assert module_of_test_file("test_pipeline_nowhere.py") is None
+
+
+def test_no_test_file_imports_another_test_file():
+    """Shared helpers live in conftest.py (or a plain helper module such as fresh_venv.py), never in a test file."""
+    test_modules = {p.stem for p in TESTS.glob("test_*.py")}
+    offenders = []
+    for path in sorted(TESTS.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported = [node.module]
+            elif isinstance(node, ast.Import):
+                imported = [alias.name for alias in node.names]
+            else:
+                continue
+            offenders += [f"{path.name}:{node.lineno} imports {m}" for m in imported
+                          if m.split(".")[0] in test_modules or m.split(".")[0] == "tests"]
+    assert not offenders, offenders

@@ -1,0 +1,68 @@
+"""evaluation/downstream.py: evaluating the systems, metrics, plot, predictions and label checks."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import spacy
+
+from spacy_bertram.evaluation.records import UnknownLabelError
+
+from conftest import _write_rarified
+
+
+def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_assets, tmp_path):
+    from spacy_bertram.evaluation.downstream import SYSTEMS, evaluate_systems
+    from spacy_bertram.evaluation.pipelines import load_textcat
+
+    _write_rarified(tmp_path / "rarified")
+    # a further rarification seed's set, listed in rarify.json (a stale, unlisted one is ignored)
+    _write_rarified(tmp_path / "rarified" / "seed-1")
+    _write_rarified(tmp_path / "rarified" / "seed-9")
+    (tmp_path / "rarified" / "rarify.json").write_text(json.dumps({"seeds": [0, 1], "seed_sets": ["seed-1"]}))
+    (tmp_path / "metrics" / "seed-9").mkdir(parents=True)
+    metrics = evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "metrics",
+                               bertram_path=bertram_assets["model"], context_store=bertram_assets["store"],
+                               threshold=100, contexts_per_word=4, progress=False, n_resamples=200)
+    assert metrics["seed_sets"] == ["seed-1"]
+    assert not (tmp_path / "metrics" / "seed-9").exists()
+    seed_metrics = json.loads((tmp_path / "metrics" / "seed-1" / "metrics.json").read_text())
+    assert seed_metrics["accuracy"] == metrics["accuracy"]  # the same texts here, so the same predictions
+    paired = metrics["vs_baseline"]
+    assert paired["baseline"]["n"] == 4 and "accuracy_diff" not in paired["baseline"]
+    assert paired["bertram_slash"]["accuracy_diff"]["low"] <= paired["bertram_slash"]["accuracy_diff"]["high"]
+    assert paired["bertram_slash"]["accuracy"] == metrics["accuracy"]["bertram_slash"]["All"]["accuracy"]
+    assert metrics["systems"] == list(SYSTEMS)
+    assert metrics["accuracy"]["baseline"]["All"]["n"] == 4
+    assert metrics["accuracy"]["baseline"]["WN"]["n"] == 3 and metrics["accuracy"]["baseline"]["Msp"]["n"] == 1
+    assert set(metrics["mcnemar_vs_baseline"]) == set(SYSTEMS) - {"baseline"}
+    assert metrics["mean_injected_per_doc"]["baseline"] == 0
+    assert metrics["mean_injected_per_doc"]["bertram_slash"] > 0
+    assert metrics["substitute_coverage"]["bertram_slash"] > 0
+    assert (tmp_path / "metrics" / "accuracy_by_frequency.png").stat().st_size > 1000
+    rows = [json.loads(line) for line in open(tmp_path / "metrics" / "predictions.jsonl")]
+    assert len(rows) == 4 and set(rows[0]) >= set(SYSTEMS)
+    for row in rows:
+        assert set(row["p_gold"]) == set(SYSTEMS) and all(0 < p < 1 for p in row["p_gold"].values())
+        assert row["correct"] == {s: row[s] == row["label"] for s in SYSTEMS}
+    assert metrics["vs_baseline"]["baseline"]["mean_log_prob"] == pytest.approx(
+        np.mean([np.log(row["p_gold"]["baseline"]) for row in rows]))
+    # the injection architecture with "none" predicts exactly as the stock pipeline
+    stock = spacy.load(trained["model"])
+    texts = [json.loads(line)["text"] for line in open(tmp_path / "rarified" / "test.jsonl")]
+    ours = load_textcat(trained["model"], injection="none")
+    for a, b in zip(stock.pipe(texts), ours.pipe(texts)):
+        assert a.cats == b.cats
+
+
+def test_evaluate_rejects_labels_the_model_never_saw(trained, tmp_path):
+    from spacy_bertram.evaluation.downstream import evaluate_systems
+
+    _write_rarified(tmp_path / "rarified", label_override="space")
+    with pytest.raises(UnknownLabelError, match="never saw"):
+        evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", systems=["baseline"])
+    with pytest.raises(ValueError, match="need a trained BERTRAM"):
+        evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", systems=["bertram_slash"])
+    with pytest.raises(ValueError, match="rarify step"):
+        evaluate_systems(trained["model"], tmp_path / "nothing", tmp_path / "m", systems=["baseline"])

@@ -1,0 +1,298 @@
+"""pipeline/component.py: the `bertram` component's settings, model loading, cache use, batching, bad docs, configs."""
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import List
+
+import numpy
+import pytest
+import spacy
+import torch
+from spacy.tokens import DocBin
+
+import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
+from spacy_bertram.pipeline.component import BertramComponent
+
+from conftest import TEXT, TINY_WORDS, bertram_config, make_bertram_dir, make_nlp, same_vectors, transformer_config
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- the trained model: one model_path, the layer's -------------------------------------
+
+
+def test_the_layers_model_path_loads_at_initialize_or_first_use(bertram_dir, tiny_bert_path):
+    from spacy_bertram.layers import needs_init
+    from spacy_bertram.storage import model_fingerprint
+
+    config = {"model": {"model_path": bertram_dir, "base_model": tiny_bert_path}}
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("bertram", config=config)
+    assert "model_path" not in nlp.config["components"]["bertram"]
+    assert nlp.config["components"]["bertram"]["model"]["model_path"] == bertram_dir
+    assert needs_init(pipe.model) and not pipe.is_loaded  # constructing reads nothing
+    nlp.initialize()  # the component's initialize runs the layer's init
+    assert not needs_init(pipe.model)
+    assert pipe.cfg["model_id"] == model_fingerprint(bertram_dir) and pipe.cfg["model_source"] == bertram_dir
+    lazy = spacy.blank("en")  # model_path alone: every network setting, base_model too, from the directory
+    lazy_pipe = lazy.add_pipe("bertram", config={"model": {"model_path": bertram_dir}})
+    assert same_vectors(lazy(TEXT), nlp(TEXT)) and lazy_pipe.is_loaded  # loaded on first use
+
+
+@pytest.mark.parametrize("setting", ["model_path", "max_contexts"])
+def test_the_old_component_settings_are_config_errors(bertram_dir, setting):
+    from confection import ConfigValidationError
+
+    with pytest.raises(ConfigValidationError, match=f"bertram -> {setting}.*unexpected argument"):
+        spacy.blank("en").add_pipe("bertram", config={setting: bertram_dir if setting == "model_path" else 8})
+
+
+def test_model_path_at_initialize_is_a_config_error(bertram_dir, tiny_bert_path):
+    from confection import ConfigValidationError
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bertram", config={"model": {"model_path": bertram_dir, "base_model": tiny_bert_path}})
+    nlp.config["initialize"]["components"]["bertram"] = {"model_path": bertram_dir}
+    with pytest.raises(ConfigValidationError, match="model_path"):
+        nlp.initialize()
+
+
+def test_component_cache_hits_and_bound(bertram_dir, tiny_bert_path):
+    nlp = make_nlp(bertram_dir, tiny_bert_path, cache_size=3)
+    pipe: BertramComponent = nlp.get_pipe("bertram")
+    first = nlp(TEXT)
+    assert pipe.cache.stats()["misses"] == 1 and len(pipe.cache) == 1
+    second = nlp(TEXT)
+    assert pipe.cache.hits == 1 and all(first._.bertram[k] is second._.bertram[k] for k in first._.bertram)
+    other = nlp("The kumquat is sour.")  # same word, other contexts: its own vector
+    assert not numpy.array_equal(other._.bertram[1], first._.bertram[1])
+    list(nlp.pipe([f"A quokka number {i}." for i in range(5)]))
+    assert len(pipe.cache) == 3
+
+
+def test_pipe_infers_each_batch_in_one_call(bertram_dir, tiny_bert_path, monkeypatch):
+    nlp = make_nlp(bertram_dir, tiny_bert_path)
+    pipe = nlp.get_pipe("bertram")
+    calls: List[int] = []
+    infer = pipe.infer
+    monkeypatch.setattr(pipe, "infer", lambda items: calls.append(len(items)) or infer(items))
+    texts = [f"The kumquat {i} met a quokka." for i in range(6)] + ["The kumquat 0 met a quokka."]
+    docs = list(nlp.pipe(texts, batch_size=4))
+    assert calls == [8, 4]  # 2 words x 4 docs, then 2 x 2 docs with one duplicate doc
+    assert same_vectors(docs[0], docs[-1]) and docs[0]._.bertram[1] is docs[-1]._.bertram[1]
+
+
+# -- pipeline: training, round trips, multiprocessing ------------------------------------
+
+
+def test_nlp_update_annotates_without_changing_bertram(nlp_full, monkeypatch):
+    from spacy.training import Example
+
+    pipe, transformer = nlp_full.get_pipe("bertram"), nlp_full.get_pipe("transformer")
+    before = pipe.model.to_bytes()
+    seen: list = []
+    update = transformer.update
+    monkeypatch.setattr(transformer, "update", lambda egs, **kw: seen.extend(eg.predicted._.bertram for eg in egs)
+                        or update(egs, **kw))
+    examples = [Example.from_dict(nlp_full.make_doc(t), {"cats": {"POS": 1.0, "NEG": 0.0}}) for t in (TEXT, "a cat")]
+    losses = nlp_full.update(examples)
+    assert list(seen[0]) == [1, 11] and seen[1] == {}  # the transformer trains on injected inputs
+    assert "textcat" in losses and "bertram" not in losses
+    assert pipe.model.to_bytes() == before
+
+
+@pytest.mark.slow
+def test_multiprocessing_pipe(nlp_full):
+    texts = [TEXT, "A zorbing quokka.", "", "the cat"] * 2
+    docs = list(nlp_full.pipe(texts))  # torch has run in this process before the fork
+    forked = list(nlp_full.pipe(texts, n_process=2, batch_size=2))
+    for a, b in zip(docs, forked):
+        assert same_vectors(a, b) and a.cats == pytest.approx(b.cats, abs=1e-5)
+
+
+def test_multiprocessing_pipe_after_gpu_use_is_a_named_error(nlp_full, monkeypatch):
+    """Forked workers cannot use CUDA: each says so (spaCy passes the message on) instead
+    of CUDA's "Cannot re-initialize CUDA in forked subprocess". The GPU is faked: the
+    workers inherit the patched check."""
+    from spacy_bertram.pipeline import device
+
+    monkeypatch.setattr(device, "forked_after_gpu_use", lambda: True)
+    list(nlp_full.pipe(["the cat"]))  # in this process nothing changes
+    with pytest.raises(ValueError, match=r"(?s)n_process > 1\) forked this worker after the GPU was in use.*n_process=1"):
+        list(nlp_full.pipe([TEXT, "the cat"] * 2, n_process=2, batch_size=2))
+
+
+# -- configs -----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path):
+    nlp = spacy.blank("en")
+    bin_ = DocBin()
+    for text, label in [("the kumquat is sweet", "POS"), ("a bad sour lemon", "NEG"),
+                        ("good fruit from the farm", "POS"), ("the dog ate a bad tarantula", "NEG")]:
+        doc = nlp(text)
+        doc.cats = {"POS": float(label == "POS"), "NEG": float(label == "NEG")}
+        bin_.add(doc)
+    bin_.to_disk(tmp_path / "data.spacy")
+    code = tmp_path / "code.py"
+    code.write_text("import spacy_bertram.pipeline.component\nimport spacy_bertram.injection\n", encoding="utf8")
+    common = [
+        "--code", str(code), "--paths.train", str(tmp_path / "data.spacy"), "--paths.dev", str(tmp_path / "data.spacy"),
+        "--components.transformer.model.name.name", tiny_bert_path, "--training.max_steps", "2",
+        "--training.eval_frequency", "2",
+    ]
+    extra = {"textcat_minilm.cfg": [], "textcat_minilm_bertram.cfg": [
+        "--paths.bertram", bertram_dir, "--components.bertram.model.base_model", tiny_bert_path]}
+    for name, more in extra.items():
+        out = tmp_path / name
+        result = subprocess.run(
+            [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / name), "--output", str(out), *common, *more],
+            capture_output=True, text=True, cwd=tmp_path,
+        )
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+        assert (out / "model-last" / "meta.json").is_file()
+    trained = spacy.load(tmp_path / "textcat_minilm_bertram.cfg" / "model-last")
+    assert trained.pipe_names == ["bertram", "transformer", "textcat"]
+    assert trained("a kumquat")._.bertram and trained.config["components"]["transformer"]["model"]["injection"] == "slash"
+
+
+def test_encoder_path_resolves_default():
+    from spacy.util import registry
+
+    from spacy_bertram.encoder import default_base_model_path
+
+    assert registry.misc.get("spacy-bertram.encoder_path.v1")("default") == default_base_model_path()
+
+
+def test_minilm_smoke(minilm_path, tmp_path):
+    """The real encoder end to end: vectors of its width reach the injecting transformer."""
+    model = make_bertram_dir(tmp_path / "m", "default")
+    nlp = make_nlp(model, "default", transformer=minilm_path)
+    doc = nlp("The kumquat grows in a garden of tarantulas.")
+    assert {doc[i].text for i in doc._.bertram} == {"kumquat", "tarantulas"}
+    assert all(v.shape == (384,) for v in doc._.bertram.values())
+    stock = spacy.blank("en")
+    stock.add_pipe("transformer", config=transformer_config(minilm_path))
+    stock.initialize()
+    a = numpy.asarray(doc._.trf_data.model_output.last_hidden_state)
+    b = numpy.asarray(stock(doc.text)._.trf_data.model_output.last_hidden_state)
+    assert a.shape == b.shape and not numpy.allclose(a, b)
+
+
+# -- 2. network settings: read from the trained model, never silently replaced -------------
+
+
+@pytest.mark.parametrize(
+    "key, value", [("mode", "form"), ("use_subword_mean", False), ("max_seq_length", 64), ("max_contexts", 3)]
+)
+def test_model_settings_that_contradict_the_trained_model_are_refused(bertram_dir, tiny_bert_path, key, value):  # noqa: F811
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bertram", config=bertram_config(bertram_dir, tiny_bert_path, **{key: value}))
+    with pytest.raises(ValueError, match=f"sets {key} = {value!r}, but the trained BERTRAM model .* has {key} = "):
+        nlp.initialize()
+
+
+def test_another_base_model_is_refused(bertram_dir, tiny_bert_path, tiny_roberta_path):  # noqa: F811
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bertram", config=bertram_config(bertram_dir, tiny_roberta_path))
+    with pytest.raises(ValueError, match="sets base_model = .*tiny-roberta.*has base_model = .*tiny-bert"):
+        nlp.initialize()
+
+
+def test_the_saved_config_says_where_settings_come_from(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    nlp = make_nlp(bertram_dir, tiny_bert_path)
+    nlp.to_disk(tmp_path / "p")
+    saved = spacy.util.load_config(tmp_path / "p" / "config.cfg")["components"]["bertram"]["model"]
+    # null: read from the trained model (config.json), which is what runs
+    assert [saved[k] for k in ("mode", "use_subword_mean", "max_seq_length", "max_contexts")] == [None] * 4
+    with pytest.raises(ValueError, match="sets mode = 'form'.*serialized weights.*has mode = 'add'"):
+        spacy.load(tmp_path / "p", config={"components": {"bertram": {"model": {"mode": "form"}}}})
+
+
+def test_infer_refuses_a_string_for_the_contexts(bertram_dir, tiny_bert_path):  # noqa: F811
+    pipe = make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram")
+    with pytest.raises(TypeError, match=r"item 0 \('kumquat'\): the contexts must be a list of strings"):
+        pipe.infer([("kumquat", "a sentence")])
+
+
+@pytest.fixture(scope="module")
+def nlp_trf(bertram_dir, tiny_bert_path):  # noqa: F811
+    return make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path)
+
+
+def test_empty_and_whitespace_docs(nlp_trf):
+    docs = list(nlp_trf.pipe(["", "   ", "\n\t ", "a kumquat", ""]))
+    assert [d._.bertram for d in docs[:3]] == [{}, {}, {}] and list(docs[3]._.bertram) == [1]
+    assert nlp_trf("")._.bertram == {} and nlp_trf(" ")._.bertram == {}
+
+
+def test_a_5000_word_doc(nlp_trf):
+    rng = random.Random(0)
+    words = [rng.choice(TINY_WORDS[:40]) for _ in range(5000)]
+    for position in range(0, 5000, 500):
+        words[position] = "kumquat"
+    words[4999] = "tarantula"
+    doc = nlp_trf(" ".join(words))
+    assert len(doc) == 5000 and doc._.trf_data is not None
+    vectors = doc._.bertram
+    assert sorted(vectors) == list(range(0, 5000, 500)) + [4999]
+    assert all(vectors[i] is vectors[0] for i in range(0, 5000, 500))
+
+
+def test_the_same_rare_word_50_times(nlp_trf, monkeypatch):
+    pipe = nlp_trf.get_pipe("bertram")
+    items: list = []
+    infer = pipe.infer
+    monkeypatch.setattr(pipe, "infer", lambda batch: items.extend(batch) or infer(batch))
+    doc = nlp_trf(" ".join(["the quokka ate fruit ."] * 50))
+    assert len(doc._.bertram) == 50 and len({id(v) for v in doc._.bertram.values()}) == 1
+    assert len(items) == 1 and items[0][0] == "quokka" and len(items[0][1]) == pipe.contexts_per_word
+
+
+def test_emoji_and_non_latin_words(nlp_trf, bertram_dir, minilm_path, tmp_path):  # noqa: F811
+    text = "A kumquat 😀 in 東京 and привет , ok 🍊🍊"
+    doc = nlp_trf(text)
+    # The tiny encoder knows nothing of these scripts: no vector, stock [UNK] kept (documented).
+    assert [doc[i].text for i in doc._.bertram] == ["kumquat"]
+    model = make_bertram_dir(tmp_path / "m", "default")
+    minilm = make_nlp(model, "default", transformer=minilm_path)
+    doc = minilm(text)
+    # The MiniLM has wordpieces for them: alphabetic non-Latin words get vectors, emoji never.
+    assert {doc[i].text for i in doc._.bertram} == {"kumquat", "東京", "привет"}
+    assert all(numpy.isfinite(v).all() for v in doc._.bertram.values())
+
+
+def test_missing_or_corrupt_model_paths(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    with pytest.raises(ValueError, match="nowhere.*not a directory"):
+        make_nlp(str(tmp_path / "nowhere"), tiny_bert_path)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="missing config.json"):
+        make_nlp(str(tmp_path / "empty"), tiny_bert_path)
+    broken = tmp_path / "broken"
+    shutil.copytree(bertram_dir, broken)
+    (broken / "weights.safetensors").write_bytes(b"\x00garbage")
+    with pytest.raises(ValueError, match="Corrupt BERTRAM weights"):
+        make_nlp(str(broken), tiny_bert_path)
+    (broken / "config.json").write_text("{", encoding="utf8")
+    with pytest.raises(ValueError, match="Corrupt BERTRAM config"):
+        make_nlp(str(broken), tiny_bert_path)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("bertram", config={"model": {"base_model": tiny_bert_path}})
+    with pytest.raises(ValueError, match="no trained BERTRAM model"):
+        nlp("a kumquat")
+
+
+def test_non_finite_vectors_are_refused(bertram_dir, tiny_bert_path):  # noqa: F811
+    nlp = make_nlp(bertram_dir, tiny_bert_path)
+    network = nlp.get_pipe("bertram").network
+    with torch.no_grad():
+        network.projection.weight.fill_(float("nan"))
+        network.form_gate.bias.fill_(float("nan"))
+    with pytest.raises(ValueError, match="non-finite"):
+        nlp("a kumquat")

@@ -1,0 +1,187 @@
+"""pipeline/serialization.py: saving and loading the component, all parts checked, failures loud."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Optional
+
+import pytest
+import spacy
+from spacy.lang.en import English
+
+import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
+
+from conftest import TEXT, make_bertram_dir, make_nlp, same_vectors
+
+
+def test_a_saved_pipeline_never_reads_its_model_path_again(tiny_bert_path, tmp_path):
+    model = make_bertram_dir(tmp_path / "m", tiny_bert_path, seed=7)
+    nlp = make_nlp(model, tiny_bert_path)
+    doc = nlp(TEXT)
+    nlp.to_disk(tmp_path / "p")
+    data = nlp.to_bytes()
+    (tmp_path / "m").rename(tmp_path / "moved")
+    loaded = spacy.load(tmp_path / "p")
+    assert loaded.config["components"]["bertram"]["model"]["model_path"] == model  # still named, never read
+    assert same_vectors(loaded(TEXT), doc)
+    loaded.initialize()  # the weights came from the pipeline: init does not reload them
+    from_bytes = English.from_config(nlp.config).from_bytes(data)
+    for other in (loaded, from_bytes):
+        pipe = other.get_pipe("bertram")
+        assert pipe.cfg["model_id"] == nlp.get_pipe("bertram").cfg["model_id"]
+        pipe.cache.clear()
+        assert same_vectors(other(TEXT), doc)
+
+
+def test_round_trips_give_identical_vectors_and_predictions(nlp_full, tmp_path):
+    texts = [TEXT, "A zorbing quokka.", "", "   ", "the cat"]
+    nlp_full.get_pipe("bertram").cache.clear()
+    docs = list(nlp_full.pipe(texts))
+    nlp_full.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert loaded.get_pipe("bertram").cache.stats()["size"] == len(nlp_full.get_pipe("bertram").cache)
+    from_bytes = English.from_config(nlp_full.config).from_bytes(nlp_full.to_bytes())
+    for other in (loaded, from_bytes):
+        for a, b in zip(docs, other.pipe(texts)):
+            assert same_vectors(a, b) and a.cats == b.cats
+    # Without the cache and the original model directory, vectors are recomputed identically.
+    loaded = spacy.load(tmp_path / "pipeline", config={"components.bertram.model.model_path": "/nowhere"})
+    loaded.get_pipe("bertram").cache.clear()
+    assert all(same_vectors(a, b) for a, b in zip(docs, loaded.pipe(texts)))
+
+
+# -- 3. a saved pipeline without its weights -----------------------------------------------
+
+
+def test_a_saved_pipeline_without_its_model_file_is_refused(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    nlp = make_nlp(bertram_dir, tiny_bert_path)
+    nlp.to_disk(tmp_path / "p")
+    (tmp_path / "p" / "bertram" / "model").unlink()  # a crash between cfg and model, say
+    with pytest.raises(ValueError, match="bertram/model' is missing, but the saved component needs it"):
+        spacy.load(tmp_path / "p")
+
+
+def test_excluding_the_model_never_leaves_the_untrained_network_serving(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    make_nlp(bertram_dir, tiny_bert_path).to_disk(tmp_path / "p")
+    fresh = spacy.blank("en")
+    pipe = fresh.add_pipe("bertram", config={"model": {"base_model": tiny_bert_path}})
+    pipe.from_disk(tmp_path / "p" / "bertram", exclude=["model"])
+    assert not pipe.is_loaded
+    with pytest.raises(ValueError, match="has no trained BERTRAM model"):
+        fresh("The kumquat grows.")
+    trained = make_nlp(bertram_dir, tiny_bert_path)  # with a model: exclude keeps it
+    doc = trained(TEXT)
+    trained.get_pipe("bertram").from_disk(tmp_path / "p" / "bertram", exclude=["model"])
+    assert same_vectors(trained(TEXT), doc)
+
+
+# -- 4. a failed save keeps the previous pipeline -------------------------------------------
+
+
+@pytest.mark.parametrize("fail_after", [0, 1000, 100_000])
+def test_a_save_that_fails_midway_leaves_the_previous_pipeline(bertram_dir, tiny_bert_path, tmp_path,  # noqa: F811
+                                                               monkeypatch, fail_after):
+    from spacy_bertram import fileio
+
+    old = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
+    docs = list(old.pipe([TEXT, "A quokka."]))
+    old.to_disk(tmp_path / "p")
+    before = {f.name: f.read_bytes() for f in (tmp_path / "p" / "bertram").iterdir()}
+    new = make_nlp(make_bertram_dir(tmp_path / "other", tiny_bert_path, seed=1), tiny_bert_path, save_cache=True)
+    new(TEXT)
+    written = {"n": 0}
+
+    def disk_full(path, data):  # writes until `fail_after` bytes in all, then fails like a full disk
+        room = max(0, fail_after - written["n"])
+        with open(path, "wb") as file_:
+            file_.write(data[:room])
+        written["n"] += min(room, len(data))
+        if room < len(data):
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fileio, "write_file", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        new.to_disk(tmp_path / "p")
+    after = {f.name: f.read_bytes() for f in (tmp_path / "p" / "bertram").iterdir()}
+    assert after == before  # every old part intact, no temp file left
+    monkeypatch.undo()
+    loaded = spacy.load(tmp_path / "p")
+    assert all(same_vectors(a, b) for a, b in zip(docs, loaded.pipe([TEXT, "A quokka."])))
+
+
+# -- smaller ---------------------------------------------------------------------------------
+
+
+def _store(tmp_path):
+    from spacy_bertram.training.store_builder import build_context_store, count_words, select_words
+    from spacy_bertram.training.corpus import Corpus
+
+    (tmp_path / "corpus").mkdir()
+    lines = [f"the farmer {i} sold a kumquat at the market" for i in range(200)]
+    (tmp_path / "corpus" / "c.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
+    corpus = Corpus.from_paths(tmp_path / "corpus", lowercase=True)
+    counts, _ = count_words(corpus, progress=False)
+    return build_context_store(corpus, tmp_path / "c.sqlite", counts, select_words(counts, 2), progress=False)
+
+
+def _assert_load_fails(pipeline: Path, damaged: Path, data: Optional[bytes], message: str) -> None:
+    """Overwrite `damaged` with `data` (remove it for None): loading `pipeline` must raise, naming the problem."""
+    if data is None:
+        damaged.unlink()
+    else:
+        damaged.write_bytes(data)
+    with pytest.raises(ValueError, match=message):
+        spacy.load(pipeline)
+
+
+def test_a_bad_context_store_fails_at_load_not_at_the_first_doc(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    store = _store(tmp_path)
+    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="store", context_store=str(store))
+    nlp.to_disk(tmp_path / "p")
+    data = store.read_bytes()
+    for damage, message in [(data[: len(data) // 2], "c.sqlite.*truncated"),  # a copy cut short
+                            (b"not a database at all" * 10, "not an SQLite file"), (None, "not found")]:
+        _assert_load_fails(tmp_path / "p", store, damage, "cannot open the context store .*" + message)
+
+
+def test_the_cache_is_not_saved_unless_asked(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    private = "zorbing"  # a rare word of a doc processed before saving (training data, say)
+    nlp = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
+    nlp(f"The {private} quokka.")
+    nlp.to_disk(tmp_path / "p")
+    assert private.encode() in (tmp_path / "p" / "bertram" / "cache").read_bytes()
+    default = make_nlp(bertram_dir, tiny_bert_path)
+    assert default.get_pipe("bertram").save_cache is False
+    default(f"The {private} quokka.")
+    default.to_disk(tmp_path / "p")  # over the pipeline that had a cache: the old one goes too
+    assert sorted(f.name for f in (tmp_path / "p" / "bertram").iterdir()) == ["cfg", "model"]
+    assert not any(private.encode() in f.read_bytes() for f in (tmp_path / "p" / "bertram").iterdir())
+    assert spacy.load(tmp_path / "p").get_pipe("bertram").cache.stats()["size"] == 0
+
+
+def test_junk_cfg_names_the_file(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    make_nlp(bertram_dir, tiny_bert_path).to_disk(tmp_path / "p")
+    cfg = tmp_path / "p" / "bertram" / "cfg"
+    for junk, message in [(b"\x00\xffjunk", "is not the component's cfg"), (b"[1, 2]", "must hold a JSON object"),
+                          (b'{"model_id": 5}', "'model_id' must be a string or null")]:
+        _assert_load_fails(tmp_path / "p", cfg, junk, re.escape(repr(str(cfg))) + ".*" + re.escape(message))
+    _assert_load_fails(tmp_path / "p", cfg, None, "bertram/cfg' is missing")
+
+
+def test_corrupt_saved_pipeline(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    nlp = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
+    nlp("a kumquat")
+    for part in ("cache", "model"):
+        nlp.to_disk(tmp_path / "p")
+        (tmp_path / "p" / "bertram" / part).write_bytes(b"\x81\xa3bad\xa1x")
+        with pytest.raises(ValueError, match=f"bertram/{part}' does not match .*bertram/cfg"):
+            spacy.load(tmp_path / "p")
+    # A cfg from before the digests: the part's own reader names what is wrong.
+    nlp.to_disk(tmp_path / "p")
+    cfg = json.loads((tmp_path / "p" / "bertram" / "cfg").read_text(encoding="utf8"))
+    del cfg["parts"]
+    (tmp_path / "p" / "bertram" / "cfg").write_text(json.dumps(cfg), encoding="utf8")
+    (tmp_path / "p" / "bertram" / "cache").write_bytes(b"not msgpack at all")
+    with pytest.raises(ValueError, match="bertram/cache'.*Corrupt BERTRAM vector cache"):
+        spacy.load(tmp_path / "p")

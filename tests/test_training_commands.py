@@ -1,0 +1,61 @@
+"""training/commands.py: the train and targets commands, their shared options, training from a store."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer.main
+from typer.testing import CliRunner
+
+from spacy_bertram.cli import app
+
+from conftest import corpus_lines, invoke
+
+
+def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
+    from spacy_bertram.training.prepare import prepare
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(corpus_lines(300, seed=1)) + "\n", encoding="utf8")
+    prepare([corpus], tmp_path / "store", min_count=20, progress=False)
+    args = ["train", str(tmp_path / "store"), str(tmp_path / "out"), "--base-model", tiny_bert_path,
+            "--min-count", "20", "--held-out", "0.1", "--epochs", "1", "1", "1", "--batch-words", "8", "8", "8",
+            "--min-contexts", "2", "--max-contexts", "4", "--pool-contexts", "4", "--ota-steps", "2", "--no-progress",
+            "--mode", "add"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert set(summary) == {"baseline", "final", "model"}
+    assert (Path(summary["model"]) / "weights.safetensors").is_file()
+    assert (tmp_path / "out" / "ablation-stage3-add").is_dir()
+    # The corpus counts go into the model, so the component's "auto" rule uses them.
+    from spacy_bertram.pipeline.contexts import ContextStore
+    from spacy_bertram.rare_words import CountTable
+
+    with ContextStore.open(tmp_path / "store" / "contexts.sqlite") as store:
+        expected = dict(store.counts())
+    assert CountTable.from_model_dir(summary["model"]).counts == expected
+    result = CliRunner().invoke(app, ["train", str(tmp_path / "nothing"), str(tmp_path / "out2"),
+                                      "--base-model", tiny_bert_path])
+    assert result.exit_code == 1
+    assert "error:" in result.stderr and not (tmp_path / "out2").exists()
+
+
+def test_targets_and_train_share_their_word_options(monkeypatch):
+    """Declared once for both: the same parameters, in the same order, and `train` passes them on."""
+    import spacy_bertram.training.run as run
+
+    commands = typer.main.get_command(app).commands
+    shared = [(p.name, p.default) for p in commands["targets"].params]
+    assert shared == [(p.name, p.default) for p in commands["train"].params][: len(shared)]
+    assert [name for name, _ in shared][:2] == ["contexts", "output"] and len(shared) == 12
+    seen = {}
+    monkeypatch.setattr(run, "train", lambda *a, **k: seen.update(args=a, **k) or {"baseline": 1, "final": 2,
+                                                                                  "model": "m"})
+    result = invoke("train", "c.sqlite", "out", "--min-count", "7", "--held-out", "0.25", "--seed", "3",
+                    "--ota-steps", "11", "--ota-neighbours", "2", "--no-progress", "--epochs", "1", "2", "3")
+    assert result.exit_code == 0, result.output
+    assert seen["args"] == (Path("c.sqlite"), Path("out")) and seen["min_count"] == 7
+    assert seen["held_out_fraction"] == 0.25 and seen["progress"] is False and seen["settings"].seed == 3
+    assert (seen["ota"].steps, seen["ota"].neighbours, seen["ota"].seed) == (11, 2, 3)
+    assert seen["settings"].epochs == (1, 2, 3) and seen["max_words"] is None

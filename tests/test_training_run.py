@@ -1,0 +1,79 @@
+"""training/run.py: resuming killed runs, restarting changed ones, bad input writing nothing."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from spacy_bertram.encoder import load_encoder
+from spacy_bertram.pipeline.device import select_device
+from spacy_bertram.training.ota import OTASettings
+from spacy_bertram.training.sources import MemoryContexts
+from spacy_bertram.training.targets import build_targets
+
+from conftest import Killed, _kill_at, _train, corpus_lines, write_tiny_bert
+
+
+def test_killed_run_resumes_and_matches(tiny_bert_path, source, tmp_path):
+    whole = _train(source, tmp_path / "whole", tiny_bert_path, ablation=False)
+    resumed_dir = tmp_path / "resumed"
+    with pytest.raises(Killed):
+        _train(source, resumed_dir, tiny_bert_path, ablation=False, on_epoch_end=_kill_at("stage1-context", 1))
+    assert not (resumed_dir / "model").exists()
+    with pytest.raises(Killed):
+        _train(source, resumed_dir, tiny_bert_path, ablation=False, on_epoch_end=_kill_at("stage3-add", 1))
+    resumed = _train(source, resumed_dir, tiny_bert_path, ablation=False)
+    for name in ("model", "stage1-context", "stage2-form", "stage3-add"):
+        a = load_file(str(tmp_path / "whole" / name / "weights.safetensors"))
+        b = load_file(str(resumed_dir / name / "weights.safetensors"))
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), name
+    assert resumed["final"] == whole["final"]
+    assert [e["loss"] for e in resumed["stages"]["stage3-add"]["epochs"]] == \
+        [e["loss"] for e in whole["stages"]["stage3-add"]["epochs"]]
+    assert not (resumed_dir / "cache").exists()
+    metrics = json.loads((resumed_dir / "metrics.json").read_text())
+    assert [row["model"] for row in metrics["ablation"]][0].startswith("subword mean")
+
+
+def test_a_changed_run_is_not_resumed(tiny_bert_path, source, tmp_path):
+    _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)})
+    with pytest.raises(ValueError, match="other settings"):
+        _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)})
+
+
+def test_restart_replaces_a_run_with_other_settings_and_keeps_other_files(tiny_bert_path, source, tmp_path):
+    run = tmp_path / "run"
+    _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)})
+    (run / "notes.txt").write_text("mine")
+    fresh = _train(source, tmp_path / "fresh", tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)})
+    again = _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)}, restart=True)
+    assert [len(r["epochs"]) for r in again["stages"].values()] == [2, 1, 1]
+    assert again["final"] == fresh["final"]  # a clean start, not a resume of the 1-epoch run
+    assert (run / "notes.txt").read_text() == "mine"
+    recorded = json.loads((run / "progress.json").read_text())
+    assert recorded["run"]["settings"]["epochs"] == [2, 1, 1]
+
+
+def test_bad_input_is_a_clear_error_and_writes_nothing(tiny_bert_path, source, tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match="Only 0 alphabetic words"):
+        _train(MemoryContexts({}, {}), out, tiny_bert_path)
+    with pytest.raises(ValueError, match="Lower the minimum count"):
+        _train(MemoryContexts.from_lines(corpus_lines(20)), out, tiny_bert_path)
+    with pytest.raises(ValueError, match="no-such-encoder"):
+        _train(source, out, str(tmp_path / "no-such-encoder"))
+    with pytest.raises(ValueError, match="Context store not found|No context store"):
+        _train(tmp_path / "missing.sqlite", out, tiny_bert_path)
+    assert not out.exists()
+    encoder, tokenizer = load_encoder(tiny_bert_path)
+    targets = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, ota=OTASettings(steps=1), progress=False)
+    targets.save(tmp_path / "targets32")
+    wider = str(write_tiny_bert(tmp_path / "tiny48", hidden=48))
+    with pytest.raises(ValueError, match="width 32.*width 48"):
+        _train(source, out, wider, targets=tmp_path / "targets32")
+    assert not out.exists()
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no CUDA"):
+            select_device(0)
