@@ -42,7 +42,7 @@ from typing import Callable, Dict, List, Sequence, Tuple
 import numpy
 import torch
 
-import spacy_bertram.injection as injection_module
+import spacy_bertram.injection.groups as injection_module
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.storage import model_fingerprint

@@ -13,7 +13,7 @@ from spacy_transformers.data_classes import FullTransformerBatch
 from thinc.api import Adam
 
 from spacy_bertram.injection import BertramTransformerModel
-from spacy_bertram.injection_plan import make_injection_plan, max_sequence_length, slash_token_id
+from spacy_bertram.injection.plan import make_injection_plan, max_sequence_length, slash_token_id
 
 TEXT = "the farmer sold kumquats at the market"  # kumquats -> kum ##qua ##t ##s
 RARE = 3  # token index of "kumquats"
@@ -397,7 +397,7 @@ def test_replace_listeners_keeps_injection(tiny_bert_path):
 @pytest.mark.parametrize("mode", ["slash", "replace"])
 def test_length_groups_equal_one_call(tiny_bert_path, mode, monkeypatch):
     """Rows of very different lengths run in groups; outputs and gradients equal one padded call."""
-    import spacy_bertram.injection as injection
+    import spacy_bertram.injection.groups as injection
 
     no_dropout = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
     nlp = make_nlp(tiny_bert_path, mode, transformer_config={**no_dropout, "output_hidden_states": True})
@@ -434,7 +434,7 @@ def test_length_groups_equal_one_call(tiny_bert_path, mode, monkeypatch):
 
 
 def test_length_groups_choice():
-    from spacy_bertram.injection import length_groups
+    from spacy_bertram.injection.groups import length_groups
 
     def mask(lengths):
         return (numpy.arange(max(lengths))[None, :] < numpy.asarray(lengths)[:, None]).astype("int64")

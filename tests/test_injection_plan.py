@@ -1,6 +1,6 @@
 """The vectorised injection plan equals the per-wordpiece loop it replaced, on varied inputs.
 
-`reference_plan` is the loop as it was before issue 13 (spacy_bertram/injection_plan.py):
+`reference_plan` is the loop as it was before issue 13 (spacy_bertram/injection/plan.py):
 every array of the plan must be identical, for slash and replace, strided and
 overlapping spans, truncation, slash insertions that do not fit, and tokens
 that share wordpieces ("do" / "n't" and "don").
@@ -19,7 +19,7 @@ from spacy.tokens import Span
 from spacy_transformers.data_classes import WordpieceBatch
 from thinc.types import Ragged
 
-from spacy_bertram.injection_plan import (
+from spacy_bertram.injection.plan import (
     InjectionPlan,
     doc_vectors,
     make_injection_plan,

@@ -345,7 +345,9 @@ def test_injection_feeds_and_maps_on_the_encoders_device(tiny_bert_path):
     from transformers import AutoModel, AutoTokenizer
     from conftest import plan_inputs
 
-    from spacy_bertram.injection import InjectedWordpieces, convert_injected_inputs, make_injection_plan, map_outputs_to_stock
+    from spacy_bertram.injection import convert_injected_inputs
+    from spacy_bertram.injection.mapping import map_outputs_to_stock
+    from spacy_bertram.injection.plan import InjectedWordpieces, make_injection_plan
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_bert_path)
     hf = copy.deepcopy(AutoModel.from_pretrained(tiny_bert_path)).to("meta")

@@ -84,7 +84,7 @@ def fed_vectors(network, words: Sequence[str], contexts: Mapping[str, List[str]]
 
     The component (component.py) passes the network's output unchanged into
     `doc._.bertram` (it only checks shape and finiteness), and the injection
-    (injection.py) puts that vector unchanged into the embedding output. So
+    (injection/) puts that vector unchanged into the embedding output. So
     `fed` is the `infer` output for the word form the component uses (its
     `word_key_function`) with the component's default number of contexts, the
     first ones of the word's list, as for contexts from a store.

@@ -213,7 +213,7 @@ def build_inputs_embeds(
 
     When `vectors` has the keyword, its vector replaces the keyword's
     wordpieces ("replace") or follows them after a slash ("slash":
-    e_i..e_j, e_/, v), the two injections of spacy_bertram/injection.py.
+    e_i..e_j, e_/, v), the two injections of spacy_bertram/injection/.
     """
     import torch
 

@@ -21,13 +21,13 @@ stay the model's own (e.g. RoBERTa's padding-aware position ids), and the embedd
 matrix stays a trainable leaf: gradients reach the rows of every real wordpiece
 (and "/" for slash) as in stock fine-tuning.
 
-The rebuilt rows run in a few calls of rows of similar length (`length_groups`):
+The rebuilt rows run in a few calls of rows of similar length (`groups.py`):
 a batch pads every row to its longest, and the padding saved pays for slash's two
 extra positions per word many times over. Outputs equal one padded call's to float
 rounding (~1e-6); a batch without vectors runs the stock single call.
 
-How the wordpiece sequences are rebuilt and mapped back, and the policies for
-truncation, strided spans and bad vectors: `injection_plan.py`.
+How the wordpiece sequences are rebuilt, and the policies for truncation, strided
+spans and bad vectors: `plan.py`; how the outputs come back: `mapping.py`.
 """
 from __future__ import annotations
 
@@ -35,7 +35,6 @@ import copy
 import logging
 from typing import Any, Callable, Dict, List, Tuple
 
-import numpy
 import torch
 from spacy.tokens import Doc, Span
 from spacy.util import registry
@@ -53,16 +52,10 @@ from spacy_transformers.truncate import truncate_oversize_splits
 from spacy_transformers.util import log_batch_size, log_gpu_memory, maybe_flush_pytorch_cache
 from thinc.api import Model, chain, xp2torch
 from thinc.types import ArgsKwargs, Floats2d, Ragged
-from transformers.file_utils import ModelOutput
 
-from .injection_plan import (
-    DOC_EXTENSION,
-    InjectedWordpieces,
-    InjectionPlan,
-    doc_vectors,
-    make_injection_plan,
-    map_outputs_to_stock,
-)
+from .groups import run_in_length_groups
+from .mapping import map_outputs_to_stock
+from .plan import DOC_EXTENSION, InjectionPlan, make_injection_plan
 
 logger = logging.getLogger(__name__)
 
@@ -245,98 +238,6 @@ def forward(
         return docs
 
     return output, backprop_transformer
-
-
-# ----------------------------------------------------------------------------------------
-# Length groups: the rebuilt rows run in a few calls of similar length
-
-
-#: Padding positions one more encoder call is worth (the per-call cost, in positions).
-CALL_COST_POSITIONS = 256
-#: Fewest rows in a group, and most groups per batch: small calls use the matrix units badly.
-MIN_GROUP_ROWS = 16
-MAX_GROUPS = 4
-
-
-def length_groups(attention_mask: numpy.ndarray) -> List[numpy.ndarray]:
-    """Rows sorted by length and cut into 1, 2 or 4 equal groups, whichever costs least.
-
-    A batch pads every row to its longest (spans of short and long docs together);
-    the encoder spends as much on a padding position as on a real one. The rebuilt
-    batch is ours to run as we like, since its outputs are mapped back to the stock
-    layout row by row, so it runs in groups of similar length when the padding saved
-    outweighs the extra calls. Outputs equal one call's to float rounding (~1e-6).
-    """
-    n_rows = attention_mask.shape[0]
-    real = attention_mask > 0
-    lengths = numpy.where(real.any(axis=1), attention_mask.shape[1] - numpy.argmax(real[:, ::-1], axis=1), 0)
-    order = numpy.argsort(lengths, kind="stable")
-    best: List[numpy.ndarray] = [numpy.arange(n_rows)]
-    best_cost = n_rows * int(lengths.max(initial=0)) + CALL_COST_POSITIONS
-    n_groups = 2
-    while n_groups <= MAX_GROUPS and n_rows >= n_groups * MIN_GROUP_ROWS:
-        groups = numpy.array_split(order, n_groups)
-        cost = sum(len(g) * int(lengths[g].max()) + CALL_COST_POSITIONS for g in groups)
-        if cost < best_cost:
-            best, best_cost = groups, cost
-        n_groups *= 2
-    return best
-
-
-def select_rows(plan: InjectionPlan, rows: numpy.ndarray) -> InjectionPlan:
-    """The plan for `rows` only, trimmed to their longest rebuilt row."""
-    real = plan.attention_mask[rows] > 0
-    width = int(numpy.max(numpy.where(real.any(axis=1), real.shape[1] - numpy.argmax(real[:, ::-1], axis=1), 0)))
-    new_row = numpy.full(plan.input_ids.shape[0], -1, dtype="int64")
-    new_row[rows] = numpy.arange(len(rows))
-    has_vector = new_row[plan.vector_rows] >= 0
-    return InjectionPlan(
-        input_ids=plan.input_ids[rows, :width],
-        attention_mask=plan.attention_mask[rows, :width],
-        token_type_ids=None if plan.token_type_ids is None else plan.token_type_ids[rows, :width],
-        vector_rows=new_row[plan.vector_rows[has_vector]],
-        vector_cols=plan.vector_cols[has_vector],
-        vectors=plan.vectors[has_vector],
-        src=plan.src[rows],
-        keep=plan.keep[rows],
-        n_skipped=0,
-    )
-
-
-def run_in_length_groups(
-    transformer: Model, wordpieces: WordpieceBatch, plan: InjectionPlan, is_train: bool
-) -> Tuple[ModelOutput, Callable[[ModelOutput], Any]]:
-    """The wrapped HF layer on the rebuilt rows, one call per length group, rows in stock order."""
-    groups = length_groups(plan.attention_mask)
-    if len(groups) == 1:
-        return transformer(InjectedWordpieces(wordpieces, plan), is_train)
-    results = [transformer(InjectedWordpieces(wordpieces, select_rows(plan, g)), is_train) for g in groups]
-    device = next(t for t in results[0][0].values() if isinstance(t, torch.Tensor)).device
-    inverse = torch.as_tensor(numpy.argsort(numpy.concatenate(groups)), device=device)
-    with torch.no_grad():  # each group's backprop runs on its own outputs
-        merged = _apply_rows([out for out, _ in results], lambda parts: torch.cat(parts).index_select(0, inverse))
-    row_index = [torch.as_tensor(g, device=device) for g in groups]
-
-    def backprop(d_output: ModelOutput) -> List:
-        for (_, bp_group), rows in zip(results, row_index):
-            bp_group(_apply_rows([d_output], lambda parts: parts[0].index_select(0, rows)))
-        return []
-
-    return merged, backprop
-
-
-def _apply_rows(outputs: List[ModelOutput], combine: Callable[[List[torch.Tensor]], torch.Tensor]) -> ModelOutput:
-    """`combine` over the per-row tensors (and tuples of them) of model outputs alike in keys."""
-    first = outputs[0]
-    values: Dict[str, Any] = {}
-    for key, value in first.items():
-        if isinstance(value, torch.Tensor):
-            values[key] = combine([out[key] for out in outputs])
-        elif isinstance(value, tuple) and all(isinstance(t, torch.Tensor) for t in value):
-            values[key] = tuple(combine([out[key][i] for out in outputs]) for i in range(len(value)))
-        else:
-            values[key] = value
-    return first.__class__(**values)
 
 
 # ----------------------------------------------------------------------------------------
