@@ -93,7 +93,7 @@ def stock(tiny_bert_path):
 
 @pytest.fixture(scope="module")
 def nlps(tiny_bert_path):
-    return {mode: make_nlp(tiny_bert_path, mode, window=6, stride=4) for mode in ("slash", "replace", "none")}
+    return {mode: make_nlp(tiny_bert_path, mode, window=6, stride=4) for mode in ("slash", "replace", "recentre", "none")}
 
 
 def test_registered_and_validated(tiny_bert_path):
@@ -106,7 +106,7 @@ def test_registered_and_validated(tiny_bert_path):
         create(tiny_bert_path, get_spans, injection="prefix")
 
 
-@pytest.mark.parametrize("mode", ["slash", "replace", "none"])
+@pytest.mark.parametrize("mode", ["slash", "replace", "recentre", "none"])
 def test_no_vectors_identical_to_stock(stock, nlps, mode):
     texts = [TEXT, LONG, "kumquats", "a"]
     # "none" ignores vectors that are there; the others see none (None / empty dict).
@@ -128,7 +128,7 @@ def test_no_vectors_identical_to_stock(stock, nlps, mode):
     )
 
 
-@pytest.mark.parametrize("mode", ["slash", "replace"])
+@pytest.mark.parametrize("mode", ["slash", "replace", "recentre"])
 def test_vector_changes_outputs_and_keeps_alignment(stock, nlps, mode):
     texts = [TEXT, LONG]
     ref = predict(stock, docs_with(stock, texts, [None, None]))
@@ -165,6 +165,9 @@ def _hand_built_run(nlp, doc_text: str, vector: numpy.ndarray, mode: str) -> num
             slash = hf.get_input_embeddings()(torch.tensor([tokenizer.convert_tokens_to_ids("/")]))
             embeds = torch.cat([emb[: j + 1], slash, v[None], emb[j + 1 :]])
             keep = [k for k in range(len(embeds)) if k not in (j + 1, j + 2)]
+        elif mode == "recentre":  # the pieces' mean moves to v
+            embeds = torch.cat([emb[:i], emb[i : j + 1] + (v - emb[i : j + 1].mean(0)), emb[j + 1 :]])
+            keep = list(range(len(embeds)))
         else:
             embeds = torch.cat([emb[:i], v[None], emb[j + 1 :]])
             keep = list(range(i)) + [i] * (j - i + 1) + list(range(i + 1, len(embeds)))
@@ -173,7 +176,7 @@ def _hand_built_run(nlp, doc_text: str, vector: numpy.ndarray, mode: str) -> num
     return out.last_hidden_state[0, keep].numpy()
 
 
-@pytest.mark.parametrize("mode", ["slash", "replace"])
+@pytest.mark.parametrize("mode", ["slash", "replace", "recentre"])
 def test_matches_hand_built_inputs_embeds(tiny_bert_path, mode):
     nlp = make_nlp(tiny_bert_path, mode)  # one span per doc
     v = vec(3)
@@ -446,3 +449,16 @@ def test_length_groups_choice():
     assert len(length_groups(mask([10] * 8 + [50] * 8))) == 1  # too few rows to split
     four = length_groups(mask([5] * 16 + [20] * 16 + [40] * 16 + [80] * 16))
     assert [len(g) for g in four] == [16, 16, 16, 16]
+
+
+def test_recentre_with_the_subword_mean_changes_nothing(stock, nlps):
+    """Recentring on the pieces' own mean is the identity: only BERTRAM's difference from it moves them."""
+    nlp = nlps["recentre"]
+    tokenizer = nlp.get_pipe("transformer").model.tokenizer
+    table = hf_of(nlp).get_input_embeddings().weight.detach().numpy()
+    mean = table[tokenizer.convert_tokens_to_ids(["kum", "##qua", "##t", "##s"])].mean(axis=0)
+    ours = predict(nlp, docs_with(nlp, [TEXT, LONG], [{RARE: mean}, None]))
+    ref = predict(stock, docs_with(stock, [TEXT, LONG], [None, None]))
+    assert_same_layout(ours, ref)
+    real = numpy.asarray(ref.wordpieces.attention_mask) > 0
+    numpy.testing.assert_allclose(hidden(ours)[real], hidden(ref)[real], atol=1e-5)

@@ -46,6 +46,7 @@ SYSTEMS: Dict[str, Tuple[str, Optional[str]]] = {
     "bertram_replace": ("replace", "store"),
     "bertram_slash": ("slash", "store"),
     "bertram_slash_indomain": ("slash", "both"),
+    "bertram_recentre": ("recentre", "store"),
 }
 DEFAULT_SYSTEMS = tuple(SYSTEMS)
 

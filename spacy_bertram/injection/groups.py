@@ -68,6 +68,7 @@ def select_rows(plan: InjectionPlan, rows: numpy.ndarray) -> InjectionPlan:
         src=plan.src[rows],
         keep=plan.keep[rows],
         n_skipped=0,
+        add=plan.add,
     )
 
 

@@ -7,6 +7,8 @@ which those vectors are put into the word-embedding output ("inputs_embeds"):
 
 - replace: e_1..e_{i-1}, v_w, e_{j+1}..e_n  (the word's wordpieces become one position)
 - slash:   e_1..e_j, e_/, v_w, e_{j+1}..e_n  ("/" and the vector after the wordpieces)
+- recentre: e_k + (v_w - mean(e_i..e_j)) for k in i..j  (the pieces' mean becomes v_w;
+  no position added or removed; a vector equal to the subword mean changes nothing)
 
 Everything around the call is the stock code path: tokenization, the spaCy-token to
 wordpiece alignment, `truncate_oversize_splits`, `FullTransformerBatch`. The outputs
@@ -59,7 +61,7 @@ from .plan import DOC_EXTENSION, InjectionPlan, make_injection_plan
 
 logger = logging.getLogger(__name__)
 
-INJECTION_MODES = ("replace", "slash", "none")
+INJECTION_MODES = ("replace", "slash", "recentre", "none")
 _HOOK_ATTR = "bertram_injection_hook"
 
 if not Doc.has_extension(DOC_EXTENSION):
@@ -132,7 +134,8 @@ def create_TransformerModel_v1(
     """`spacy-transformers.TransformerModel.v3` that feeds `doc._.bertram` vectors.
 
     injection (str): "slash" (wordpieces, "/", vector), "replace" (vector instead of
-        the wordpieces) or "none" (stock model; vectors ignored).
+        the wordpieces), "recentre" (the wordpieces moved so that their mean is the
+        vector) or "none" (stock model; vectors ignored).
     The other settings are those of TransformerModel.v3.
     """
     return BertramTransformerModel(
@@ -273,9 +276,9 @@ def convert_injected_inputs(model: Model, X: Any, is_train: bool) -> Tuple[ArgsK
             )
         state["fired"] = True
         if torch.is_grad_enabled() and output.requires_grad:
-            return output.index_put((rows, cols), vectors.to(output.dtype))
+            return output.index_put((rows, cols), vectors.to(output.dtype), accumulate=plan.add)
         # Inference: the embedding output is a fresh tensor nothing saved; write in place.
-        return output.index_put_((rows, cols), vectors.to(output.dtype))
+        return output.index_put_((rows, cols), vectors.to(output.dtype), accumulate=plan.add)
 
     model.attrs[_HOOK_ATTR] = (embeddings.register_forward_hook(put_vectors), state)
     return ArgsKwargs(args=(), kwargs=kwargs), lambda dX: []

@@ -58,6 +58,7 @@ class InjectionPlan:
     src: numpy.ndarray
     keep: numpy.ndarray
     n_skipped: int = 0
+    add: bool = False  # recentre: the vectors are added to the embedding rows, not put in their place
     _tensors: Dict[str, "PlanTensors"] = field(default_factory=dict, repr=False, compare=False)
 
     def on_device(self, device: Any) -> "PlanTensors":
@@ -208,6 +209,10 @@ def make_injection_plan(
     pick = order[chosen]
     rows, starts, stops, vector_of = rows[pick], starts[pick], stops[pick], vector_of[pick]
     type_ids = None if wordpieces.token_type_ids is None else numpy.asarray(wordpieces.token_type_ids)
+    if injection == "recentre":
+        embeddings = hf_model.get_input_embeddings().weight
+        return _recentre(input_ids, numpy.asarray(wordpieces.attention_mask), type_ids, real, end, rows, starts,
+                         stops, numpy.stack(vec_list)[vector_of].astype("float32"), embeddings, n_skipped)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     slash_id = slash_token_id(tokenizer) if injection == "slash" else -1
     return _rebuild(
@@ -371,4 +376,43 @@ def _rebuild(
         src=numpy.where(valid, position, 0).astype("int64"),
         keep=real & valid,
         n_skipped=n_skipped,
+    )
+
+
+def _recentre(
+    input_ids: numpy.ndarray,
+    attention_mask: numpy.ndarray,
+    type_ids: Optional[numpy.ndarray],
+    real: numpy.ndarray,
+    end: numpy.ndarray,
+    rows: numpy.ndarray,
+    starts: numpy.ndarray,
+    stops: numpy.ndarray,
+    vectors: numpy.ndarray,
+    embeddings: torch.Tensor,
+    n_skipped: int,
+) -> InjectionPlan:
+    """Recentre: each of a word's wordpiece embeddings moves by v - (their mean), so their mean
+    becomes v. No position is added or removed, the pieces keep their differences, and
+    a vector equal to the subword mean changes nothing."""
+    n_seq, length = input_ids.shape
+    lengths = stops - starts + 1
+    word_of = numpy.repeat(numpy.arange(len(rows)), lengths)
+    cols = starts[word_of] + numpy.arange(int(lengths.sum())) - numpy.repeat(numpy.cumsum(lengths) - lengths, lengths)
+    piece_rows = embeddings.detach()[torch.as_tensor(input_ids[rows[word_of], cols])].float().cpu().numpy()
+    means = numpy.zeros((len(rows), piece_rows.shape[1]), dtype="float32")
+    numpy.add.at(means, word_of, piece_rows)
+    means /= lengths[:, None]
+    valid = numpy.arange(length)[None, :] < end[:, None]
+    return InjectionPlan(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        token_type_ids=type_ids,
+        vector_rows=rows[word_of].astype("int64"),
+        vector_cols=cols.astype("int64"),
+        vectors=(vectors - means)[word_of],
+        src=numpy.where(valid, numpy.arange(length)[None, :], 0).astype("int64"),
+        keep=real & valid,
+        n_skipped=n_skipped,
+        add=True,
     )
