@@ -112,6 +112,14 @@ def _mark_network(shim: Any, loaded_from: Optional[str]) -> None:
     shim.loaded_from = loaded_from
 
 
+def rearm_model_path(model: Model) -> None:
+    """Saved weights that were never trained (an untrained network): let init load the
+    configured model_path after all, instead of serving them or refusing the path."""
+    shim = model.shims[0]
+    if getattr(shim, "model_path", None):
+        shim.needs_init = True
+
+
 def needs_init(model: Model) -> bool:
     """Whether the layer still has to load its model_path (`model.initialize()` does)."""
     return bool(getattr(model.shims[0], "needs_init", False))

@@ -51,6 +51,19 @@ def test_round_trips_give_identical_vectors_and_predictions(nlp_full, tmp_path):
     assert all(same_vectors(a, b) for a, b in zip(docs, loaded.pipe(texts)))
 
 
+def test_a_pipeline_saved_untrained_loads_the_model_path_given_at_load(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    untrained = spacy.blank("en")
+    untrained.add_pipe("bertram", config={"model": {"base_model": tiny_bert_path}})
+    untrained.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p", config={"components.bertram.model.model_path": bertram_dir})
+    assert not loaded.get_pipe("bertram").is_loaded
+    doc = loaded(TEXT)  # the configured model, not the saved untrained weights and not an error
+    assert loaded.get_pipe("bertram").is_loaded and doc._.bertram
+    assert same_vectors(doc, make_nlp(bertram_dir, tiny_bert_path)(TEXT))
+    with pytest.raises(ValueError, match="has no trained BERTRAM model"):
+        spacy.load(tmp_path / "p")(TEXT)  # and without a model_path: the named error, as before
+
+
 # -- 3. a saved pipeline without its weights -----------------------------------------------
 
 

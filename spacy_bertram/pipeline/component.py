@@ -51,7 +51,7 @@ from thinc.api import Config, Model
 from ..encoder import limit_torch_threads_in_forked_worker, resolve_base_model
 from .device import check_not_forked_on_gpu
 from . import serialization
-from ..layers import get_bertram_network, loaded_model_path, needs_init
+from ..layers import get_bertram_network, loaded_model_path, needs_init, rearm_model_path
 from ..network import BertramNetwork
 from .checks import check_encoders, check_placement
 from ..rare_words import CountTable, RareWordFinder, RareWordRule, group_by_word
@@ -412,6 +412,8 @@ class BertramComponent(WordSources, Pipe):
 
     def parts_loaded(self) -> None:
         """After a load: derived state is stale, and a store the settings need must open."""
+        if not self.is_loaded:  # saved untrained: a model_path in the config is loaded on first use
+            rearm_model_path(self.model)
         self._finder = None
         self._checked.clear()
         self._layout = None
