@@ -397,60 +397,6 @@ def test_replace_listeners_keeps_injection(tiny_bert_path):
     assert set(nlp(doc).cats) == {"POS", "NEG"}
 
 
-@pytest.mark.parametrize("mode", ["slash", "replace"])
-def test_length_groups_equal_one_call(tiny_bert_path, mode, monkeypatch):
-    """Rows of very different lengths run in groups; outputs and gradients equal one padded call."""
-    import spacy_bertram.injection.groups as injection
-
-    no_dropout = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
-    nlp = make_nlp(tiny_bert_path, mode, transformer_config={**no_dropout, "output_hidden_states": True})
-    model = nlp.get_pipe("transformer").model
-    hf = model.transformer
-    texts = [" ".join([TEXT] * (1 + k % 6)) for k in range(40)]
-    vectors = [{RARE: vec(k)} if k % 3 else None for k in range(40)]
-
-    def run(max_groups: int):
-        monkeypatch.setattr(injection, "MAX_GROUPS", max_groups)
-        shapes: List[tuple] = []
-        handle = hf.register_forward_pre_hook(lambda m, a, kw: shapes.append(tuple(kw["input_ids"].shape)), with_kwargs=True)
-        hf.zero_grad(set_to_none=True)
-        output, backprop = model.begin_update(docs_with(nlp, texts, vectors))
-        rng = numpy.random.default_rng(0)
-        backprop(output.unsplit_by_doc([[rng.normal(size=d.tensors[0].shape).astype("f")] for d in output.doc_data]))
-        handle.remove()
-        grads = {name: p.grad.clone() for name, p in hf.named_parameters() if p.grad is not None}
-        return output, grads, shapes
-
-    one, one_grads, one_shapes = run(1)
-    grouped, grouped_grads, grouped_shapes = run(4)
-    assert len(one_shapes) == 1 and len(grouped_shapes) == 2  # 40 rows: 2 groups of 20 (4 needs 64)
-    assert sum(n * length for n, length in grouped_shapes) < 0.8 * one_shapes[0][0] * one_shapes[0][1]
-    assert grouped.wordpieces.strings == one.wordpieces.strings
-    numpy.testing.assert_array_equal(grouped.align.data, one.align.data)
-    torch.testing.assert_close(grouped.model_output.last_hidden_state, one.model_output.last_hidden_state, atol=1e-5, rtol=1e-4)
-    for ours, ref in zip(grouped.model_output["hidden_states"], one.model_output["hidden_states"]):
-        torch.testing.assert_close(ours, ref, atol=1e-5, rtol=1e-4)
-    assert one_grads.keys() == grouped_grads.keys() and len(one_grads) > 10
-    for name, grad in one_grads.items():
-        # float32 sums over ~1,000 positions: equal to rounding, relative to the largest entry
-        torch.testing.assert_close(grouped_grads[name], grad, rtol=0, atol=1e-5 * float(grad.abs().max()) + 1e-8, msg=name)
-
-
-def test_length_groups_choice():
-    from spacy_bertram.injection.groups import length_groups
-
-    def mask(lengths):
-        return (numpy.arange(max(lengths))[None, :] < numpy.asarray(lengths)[:, None]).astype("int64")
-
-    assert [len(g) for g in length_groups(mask([10] * 20 + [50] * 20))] == [20, 20]
-    mixed = mask([50, 10] * 20)
-    assert [set(mixed[g].sum(1).tolist()) for g in length_groups(mixed)] == [{10}, {50}]
-    assert len(length_groups(mask([30] * 64))) == 1  # equal lengths: nothing to save
-    assert len(length_groups(mask([10] * 8 + [50] * 8))) == 1  # too few rows to split
-    four = length_groups(mask([5] * 16 + [20] * 16 + [40] * 16 + [80] * 16))
-    assert [len(g) for g in four] == [16, 16, 16, 16]
-
-
 def test_recentre_with_the_subword_mean_changes_nothing(stock, nlps):
     """Recentring on the pieces' own mean is the identity: only BERTRAM's difference from it moves them."""
     nlp = nlps["recentre"]

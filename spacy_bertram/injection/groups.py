@@ -16,7 +16,7 @@ from spacy_transformers.data_classes import WordpieceBatch
 from thinc.api import Model
 from transformers.file_utils import ModelOutput
 
-from .plan import InjectedWordpieces, InjectionPlan
+from .plan import InjectedWordpieces, InjectionPlan, row_ends
 
 
 #: Padding positions one more encoder call is worth (the per-call cost, in positions).
@@ -26,8 +26,8 @@ MIN_GROUP_ROWS = 16
 MAX_GROUPS = 4
 
 
-def length_groups(attention_mask: numpy.ndarray) -> List[numpy.ndarray]:
-    """Rows sorted by length and cut into 1, 2 or 4 equal groups, whichever costs least.
+def length_groups(lengths: numpy.ndarray) -> List[numpy.ndarray]:
+    """Rows (of these lengths) sorted by length and cut into 1, 2 or 4 equal groups, whichever costs least.
 
     A batch pads every row to its longest (spans of short and long docs together);
     the encoder spends as much on a padding position as on a real one. The rebuilt
@@ -35,9 +35,7 @@ def length_groups(attention_mask: numpy.ndarray) -> List[numpy.ndarray]:
     layout row by row, so it runs in groups of similar length when the padding saved
     outweighs the extra calls. Outputs equal one call's to float rounding (~1e-6).
     """
-    n_rows = attention_mask.shape[0]
-    real = attention_mask > 0
-    lengths = numpy.where(real.any(axis=1), attention_mask.shape[1] - numpy.argmax(real[:, ::-1], axis=1), 0)
+    n_rows = len(lengths)
     order = numpy.argsort(lengths, kind="stable")
     best: List[numpy.ndarray] = [numpy.arange(n_rows)]
     best_cost = n_rows * int(lengths.max(initial=0)) + CALL_COST_POSITIONS
@@ -51,10 +49,8 @@ def length_groups(attention_mask: numpy.ndarray) -> List[numpy.ndarray]:
     return best
 
 
-def select_rows(plan: InjectionPlan, rows: numpy.ndarray) -> InjectionPlan:
-    """The plan for `rows` only, trimmed to their longest rebuilt row."""
-    real = plan.attention_mask[rows] > 0
-    width = int(numpy.max(numpy.where(real.any(axis=1), real.shape[1] - numpy.argmax(real[:, ::-1], axis=1), 0)))
+def select_rows(plan: InjectionPlan, rows: numpy.ndarray, width: int) -> InjectionPlan:
+    """The plan for `rows` only, trimmed to `width` positions (their longest rebuilt row)."""
     new_row = numpy.full(plan.input_ids.shape[0], -1, dtype="int64")
     new_row[rows] = numpy.arange(len(rows))
     has_vector = new_row[plan.vector_rows] >= 0
@@ -76,10 +72,12 @@ def run_in_length_groups(
     transformer: Model, wordpieces: WordpieceBatch, plan: InjectionPlan, is_train: bool
 ) -> Tuple[ModelOutput, Callable[[ModelOutput], Any]]:
     """The wrapped HF layer on the rebuilt rows, one call per length group, rows in stock order."""
-    groups = length_groups(plan.attention_mask)
+    lengths = row_ends(plan.attention_mask)
+    groups = length_groups(lengths)
     if len(groups) == 1:
         return transformer(InjectedWordpieces(wordpieces, plan), is_train)
-    results = [transformer(InjectedWordpieces(wordpieces, select_rows(plan, g)), is_train) for g in groups]
+    results = [transformer(InjectedWordpieces(wordpieces, select_rows(plan, g, int(lengths[g].max()))), is_train)
+               for g in groups]
     device = next(t for t in results[0][0].values() if isinstance(t, torch.Tensor)).device
     inverse = torch.as_tensor(numpy.argsort(numpy.concatenate(groups)), device=device)
     with torch.no_grad():  # each group's backprop runs on its own outputs

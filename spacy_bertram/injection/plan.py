@@ -165,6 +165,12 @@ def doc_vectors(doc: Doc, width: int) -> Dict[int, numpy.ndarray]:
     return vectors
 
 
+def row_ends(attention_mask: numpy.ndarray) -> numpy.ndarray:
+    """One past the last real position of each row (0 for a row without any)."""
+    real = numpy.asarray(attention_mask) > 0
+    return numpy.where(real.any(axis=1), real.shape[1] - numpy.argmax(real[:, ::-1], axis=1), 0)
+
+
 def make_injection_plan(
     flat_spans: Sequence[Span],
     wordpieces: WordpieceBatch,
@@ -199,8 +205,7 @@ def make_injection_plan(
     rows, starts, stops, vector_of, n_skipped = _word_groups(align, numpy.asarray(positions), length, owners)
 
     real = numpy.asarray(wordpieces.attention_mask) > 0
-    # One past the last real position of each row (0 for a row without any).
-    end = numpy.where(real.any(axis=1), length - numpy.argmax(real[:, ::-1], axis=1), 0)
+    end = row_ends(real)
     max_length = max_sequence_length(tokenizer, hf_model.config)
     order, chosen, skipped = _choose_groups(rows, starts, stops, end, injection, max_length)
     n_skipped += skipped
