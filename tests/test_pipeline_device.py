@@ -242,15 +242,28 @@ def test_wnlampro_feeds_the_model_on_its_device(tiny_bert_path):
 # -- item 6: deterministic mode on CUDA, the device in every resume key -------------------
 
 
-def test_deterministic_mode_is_set_for_cuda_only(monkeypatch):
+@pytest.fixture
+def torch_backend_flags():
+    """Restores torch's global backend flags by value after the test.
+
+    Not monkeypatch.setattr: these flags are served by module __getattr__ hooks
+    (cuBLASModule), which pytest versions record differently (pytest 9.2 records them
+    as unset and then deletes them at teardown, which torch refuses).
+    """
+    flags = [(torch.backends.cudnn, name) for name in ("benchmark", "deterministic", "allow_tf32")]
+    flags.append((torch.backends.cuda.matmul, "allow_tf32"))
+    saved = [(owner, name, getattr(owner, name)) for owner, name in flags]
+    yield
+    for owner, name, value in saved:
+        setattr(owner, name, value)
+
+
+def test_deterministic_mode_is_set_for_cuda_only(monkeypatch, torch_backend_flags):
     from spacy_bertram.pipeline.device import make_deterministic
 
     calls = []
     monkeypatch.setattr(torch, "use_deterministic_algorithms", lambda mode, warn_only=False: calls.append((mode, warn_only)))
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
-    for flag in ("benchmark", "deterministic", "allow_tf32"):
-        monkeypatch.setattr(torch.backends.cudnn, flag, getattr(torch.backends.cudnn, flag))
-    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", torch.backends.cuda.matmul.allow_tf32)
     assert make_deterministic("cpu")["deterministic_algorithms"] is False and calls == []
     record = make_deterministic("cuda:0")
     assert calls == [(True, True)] and record["cublas_workspace_config"] == ":4096:8"
@@ -258,6 +271,7 @@ def test_deterministic_mode_is_set_for_cuda_only(monkeypatch):
 
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
     assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark
+    assert not torch.backends.cuda.matmul.allow_tf32
 
 
 def test_a_cpu_run_is_not_resumed_on_a_gpu(tmp_path):
