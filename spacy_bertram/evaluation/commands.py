@@ -1,4 +1,4 @@
-"""The rarification and evaluation commands of `python -m spacy_bertram` (registered on `cli.app`).
+"""The rarification and evaluation commands of `python -m spacy_bertram` (registered on `app.app`).
 
   split           dataset -> train / dev / test candidates + the augmented training DocBin
   train-baseline  the masked / "w / w"-augmented transformer textcat, embeddings frozen
@@ -17,7 +17,7 @@ from typing import List, Optional
 
 import typer
 
-from ..cli import GPU_HELP, app, echo_json, run_checked, setup_logging
+from ..app import GPU_HELP, app, echo_json, run_checked, setup_logging
 
 
 @app.command("split")

@@ -1,4 +1,4 @@
-"""The corpus and BERTRAM commands of `python -m spacy_bertram` (registered on `cli.app`).
+"""The corpus and BERTRAM commands of `python -m spacy_bertram` (registered on `app.app`).
 
   prepare   corpus -> word counts + SQLite context store
   targets   training words and their targets (embedding rows / OTA)
@@ -16,12 +16,10 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import typer
 
-from ..cli import GPU_HELP, app, echo_json, fail, run_checked, setup_logging
+from ..app import GPU_HELP, app, echo_json, fail, run_checked, setup_logging
 from ..pipeline.contexts import DEFAULT_WINDOW
-from .ota import OTASettings
-from .stages import TrainSettings
-from .store_builder import DEFAULT_MAX_CONTEXTS, DEFAULT_RARE_MAX_CONTEXTS
-from .targets import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT
+from .settings import (DEFAULT_HELD_OUT, DEFAULT_MAX_CONTEXTS, DEFAULT_MIN_COUNT, DEFAULT_RARE_MAX_CONTEXTS,
+                       OTASettings, TrainSettings)
 
 TRAIN = TrainSettings()
 OTA = OTASettings()

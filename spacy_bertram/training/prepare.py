@@ -29,6 +29,7 @@ from .store_builder import (
     select_words,
 )
 from .corpus import Corpus
+from .settings import DEFAULT_MIN_COUNT
 from ..fileio import atomic_path
 from ..rare_words import write_counts as write_word_counts
 from ..types import PathLike
@@ -38,7 +39,6 @@ logger = logging.getLogger(__name__)
 STORE_NAME = STORE_FILE
 COUNTS_NAME = "counts.tsv"
 INFO_NAME = "prepare.json"
-DEFAULT_MIN_COUNT = 100
 
 
 @dataclass

@@ -29,6 +29,7 @@ from torch import Tensor
 from ..fileio import atomic_path, write_json_atomic
 from .ota import OTASettings, one_token_approximation
 from .segmentation import RareLikeSegmenter
+from .settings import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT
 from .sources import ContextSource
 from ..types import PathLike
 
@@ -37,8 +38,6 @@ logger = logging.getLogger("spacy_bertram")
 VECTORS_FILE = "targets.safetensors"
 INDEX_FILE = "targets.json"
 MIN_TRAINING_WORDS = 20
-DEFAULT_MIN_COUNT = 100
-DEFAULT_HELD_OUT = 0.05
 
 
 @dataclass
