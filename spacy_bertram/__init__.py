@@ -26,7 +26,7 @@ _EXPORTS: Dict[str, str] = {
     "make_bertram": ".pipeline.component",
     "resolve_base_model": ".encoder",
     "save_bertram": ".storage",
-    "save_pipeline": ".pipeline.atomic_save",
+    "save_pipeline": ".pipeline.serialization",
     "set_bertram_network": ".layers",
 }
 

@@ -18,9 +18,10 @@ installed) end the command with a one-line message and exit code 1.
 """
 import json
 import logging
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, List, NoReturn
 
 import typer
+from typer.core import TyperCommand, TyperOption
 
 app = typer.Typer(
     name="spacy-bertram",
@@ -32,6 +33,30 @@ app = typer.Typer(
 
 GPU_HELP = "GPU id (spaCy's --gpu-id); -1 for the CPU"
 FORCE_HELP = "write into OUTPUT even if it is not empty and holds nothing this command wrote (what it replaces is lost)"
+
+
+class MultiValueCommand(TyperCommand):
+    """A command whose options of several values (`--epochs 100 20 30`) never take an option as a value.
+
+    click hands the next N words to such an option whatever they are, so
+    `--epochs 1 1 --no-progress` read the flag as the third epoch count.
+    """
+
+    def parse_args(self, ctx: typer.Context, args: List[str]) -> List[str]:
+        for param in self.params:
+            if not isinstance(param, TyperOption) or param.nargs < 2:
+                continue
+            for index, word in enumerate(args):
+                if word not in param.opts:
+                    continue
+                values = args[index + 1 : index + 1 + param.nargs]
+                given = [v for v in values if not v.startswith("--")]
+                if len(given) < param.nargs and (len(given) < len(values) or index + param.nargs >= len(args)):
+                    after = f" before {values[len(given)]}" if len(given) < len(values) else ""
+                    raise typer.BadParameter(
+                        f"{word} takes {param.nargs} values ({param.help}), got {len(given)}"
+                        f"{' (' + ' '.join(given) + ')' if given else ''}{after}", ctx=ctx, param=param)
+        return super().parse_args(ctx, args)
 
 
 def fail(err: BaseException) -> NoReturn:

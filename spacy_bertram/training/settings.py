@@ -7,9 +7,10 @@ and `store_builder.py` import them from here.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from ..config import BertramConfig
+from ..pipeline.contexts import STORE_FILE
 
 #: Training words occur at least this often (prepare and targets).
 DEFAULT_MIN_COUNT = 100
@@ -18,6 +19,23 @@ DEFAULT_HELD_OUT = 0.05
 #: Contexts kept per training word / per rarer word in the context store.
 DEFAULT_MAX_CONTEXTS = 64
 DEFAULT_RARE_MAX_CONTEXTS = 16
+
+#: What `train` writes into its output directory (and `--restart` removes); anything else is left alone.
+TARGETS_DIR = "targets"
+MODEL_DIR = "model"
+METRICS_FILE = "metrics.json"
+RUN_FILES = ("progress.json", METRICS_FILE, "checkpoints", "cache", TARGETS_DIR, MODEL_DIR)
+#: ... and the finished stages' directories.
+TRAIN_OUTPUTS = (*RUN_FILES, "stage*", "ablation-*")
+#: What `targets` writes (it replaces the directory as a whole) and what `prepare` writes.
+TARGET_FILES = ("targets.json", "targets.safetensors")
+PREPARE_FILES = (STORE_FILE, "counts.tsv", "prepare.json")
+
+
+def check_workers(workers: Optional[int]) -> None:
+    """A negative worker count would start a Dask cluster of no workers that waits forever: refuse it."""
+    if workers is not None and workers < 0:
+        raise ValueError(f"--workers must be 0 or more (0: no Dask cluster, in this process), got {workers}")
 
 
 @dataclass
@@ -88,5 +106,6 @@ class TrainSettings:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
-__all__ = ["DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
+__all__ = ["METRICS_FILE", "MODEL_DIR", "PREPARE_FILES", "RUN_FILES", "TARGETS_DIR", "TARGET_FILES",
+           "TRAIN_OUTPUTS", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
            "OTASettings", "TrainSettings"]
