@@ -1,8 +1,8 @@
 """The `bertram` pipeline component: rare tokens in, BERTRAM vectors on the doc out.
 
 For each doc it finds the rare tokens (`rare_words.py`), gathers each rare
-word's contexts (the doc's own sentences, a context store, or both:
-`word_sources.py`), looks the (word, contexts) pair up in a bounded LRU cache
+word's contexts (the doc's own sentences, a context store, dictionary
+definitions, or a mix in a given order: `word_sources.py`, `context_sources.py`), looks the (word, contexts) pair up in a bounded LRU cache
 (`vector_cache.py`), infers the missing vectors for a whole batch of docs in one
 call of the BERTRAM layer, and
 sets `doc._.bertram` = {token index: float32 vector}, which the
@@ -54,6 +54,7 @@ from . import serialization
 from ..layers import get_bertram_network, loaded_model_path, needs_init, rearm_model_path
 from ..network import BertramNetwork
 from .checks import check_encoders, check_placement
+from .context_sources import canonical, check_settings, parse_contexts
 from ..rare_words import CountTable, RareWordFinder, RareWordRule, group_by_word
 from ..storage import model_fingerprint
 from .vector_cache import CacheKey, VectorCache, cache_key
@@ -63,7 +64,6 @@ from .word_sources import WordSources, word_key_function
 logger = logging.getLogger("spacy_bertram")
 
 DOC_EXTENSION = "bertram"
-CONTEXT_SOURCES = ("doc", "store", "both")
 #: Words per call of the BERTRAM layer, bounding memory on huge batches.
 WORDS_PER_CALL = 512
 
@@ -73,6 +73,7 @@ DEFAULT_CONFIG_STR = """
 [bertram]
 contexts = "doc"
 context_store = null
+dictionary_store = null
 contexts_per_word = 8
 context_window = 25
 cache_size = 10000
@@ -128,6 +129,7 @@ def make_bertram(
     save_cache: bool,
     vector_table: Optional[str] = None,
     infer_missing: bool = True,
+    dictionary_store: Optional[str] = None,
 ) -> "BertramComponent":
     """BERTRAM vectors for the rare tokens of each doc, in `doc._.bertram`.
 
@@ -137,9 +139,12 @@ def make_bertram(
         is an error).
     rare_words: the rule (`spacy-bertram.RareWords.v1`).
     contexts: "doc" (the sentences of the doc the word occurs in), "store"
-        (the SQLite context store at `context_store`) or "both".
-    contexts_per_word: contexts gathered per rare word (doc contexts first for
-        "both"); the network reads at most its own max_contexts of them.
+        (the SQLite context store at `context_store`), "dictionary" (the
+        definition store at `dictionary_store`), or several joined by "+" and
+        read in that order, each with an optional limit: "doc+dictionary",
+        "store:6+dictionary:2" ("both" = "doc+store"). See context_sources.py.
+    contexts_per_word: contexts gathered per rare word, from all sources
+        together; the network reads at most its own max_contexts of them.
     context_window: tokens on each side of the word when the doc has no
         sentence boundaries (or the sentence is longer than twice this).
     cache_size: vectors kept in the LRU cache (0 disables it).
@@ -150,6 +155,8 @@ def make_bertram(
         saved with the pipeline.
     infer_missing: infer rare words that are not in the table (False: they
         keep their stock encoding).
+    dictionary_store: a definition store from `python -m spacy_bertram
+        dictionary`, read when `contexts` names "dictionary".
     """
     return BertramComponent(
         nlp.vocab,
@@ -165,6 +172,7 @@ def make_bertram(
         save_cache=save_cache,
         vector_table=vector_table,
         infer_missing=infer_missing,
+        dictionary_store=dictionary_store,
     )
 
 
@@ -187,11 +195,10 @@ class BertramComponent(WordSources, Pipe):
         save_cache: bool = False,
         vector_table: Optional[str] = None,
         infer_missing: bool = True,
+        dictionary_store: Optional[str] = None,
     ) -> None:
-        if contexts not in CONTEXT_SOURCES:
-            raise ValueError(f"bertram: contexts must be one of {CONTEXT_SOURCES}, got {contexts!r}")
-        if contexts != "doc" and not context_store:
-            raise ValueError(f"bertram: contexts={contexts!r} needs a context_store path")
+        self.sources = parse_contexts(contexts)
+        check_settings(self.sources, {"context_store": context_store, "dictionary_store": dictionary_store})
         if rare_words.frequencies == "store" and not context_store:
             raise ValueError("bertram: rare_words.frequencies='store' needs a context_store path")
         if contexts_per_word < 1 or context_window < 1:
@@ -200,8 +207,9 @@ class BertramComponent(WordSources, Pipe):
         self.model = model
         self.name = name
         self.rule = rare_words
-        self.source = contexts
+        self.source = canonical(self.sources)  # in the cache key
         self.context_store = context_store
+        self.dictionary_store = dictionary_store
         self.contexts_per_word = int(contexts_per_word)
         self.context_window = int(context_window)
         self.save_cache = save_cache
@@ -214,6 +222,8 @@ class BertramComponent(WordSources, Pipe):
         self._word_key: Callable[[str], str] = str
         self._store: Any = None
         self._store_pid: Optional[int] = None
+        self._dictionary: Any = None
+        self._dictionary_pid: Optional[int] = None
         self._checked: Set[int] = set()
         self._layout: Optional[Tuple[int, ...]] = None
         self._pid = os.getpid()
