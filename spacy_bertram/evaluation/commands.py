@@ -173,14 +173,19 @@ def intrinsic_cmd(
     skip_missing: bool = typer.Option(False, "--skip-missing",
                                       help="skip sets whose path does not exist (and say so) instead of failing"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    dictionary: Optional[Path] = typer.Option(None, help="a definition store from `dictionary`: adds bertram_dict "
+                                              "and bertram_both for CRW and Card-660, and their coverage"),
+    fold: Optional[str] = typer.Option(None, help="score one fold of the rare words only, I/K (e.g. 0/2; split by "
+                                       "rare word with a fixed seed; Chimeras by item)"),
 ) -> None:
     """Spearman on real rare words (CRW, Card-660, Chimeras): subword mean vs BERTRAM, paired bootstrap CIs."""
-    from .intrinsic import evaluate_intrinsic, format_table
+    from .intrinsic import evaluate_intrinsic
+    from .intrinsic_table import format_table
 
     setup_logging()
     metrics = run_checked(evaluate_intrinsic, model, crw=crw, card=card, chimera=chimera, store=store,
                            output=output, n_resamples=bootstrap, seed=seed, gpu_id=gpu_id,
-                           skip_missing=skip_missing)
+                           skip_missing=skip_missing, dictionary=dictionary, fold=fold)
     typer.echo(format_table(metrics), nl=False)
 
 
