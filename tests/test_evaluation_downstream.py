@@ -13,7 +13,7 @@ from conftest import _write_rarified
 
 
 def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_assets, tmp_path):
-    from spacy_bertram.evaluation.downstream import SYSTEMS, evaluate_systems
+    from spacy_bertram.evaluation.downstream import DEFAULT_SYSTEMS as SYSTEMS, evaluate_systems
     from spacy_bertram.evaluation.pipelines import load_textcat
 
     _write_rarified(tmp_path / "rarified")
@@ -66,3 +66,20 @@ def test_evaluate_rejects_labels_the_model_never_saw(trained, tmp_path):
         evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", systems=["bertram_slash"])
     with pytest.raises(ValueError, match="rarify step"):
         evaluate_systems(trained["model"], tmp_path / "nothing", tmp_path / "m", systems=["baseline"])
+
+
+def test_a_system_with_definitions_from_a_dictionary(trained, bertram_assets, tmp_path):
+    from spacy_bertram.dictionary.store import write_definition_store
+    from spacy_bertram.evaluation.downstream import evaluate_systems
+
+    _write_rarified(tmp_path / "rarified")
+    systems = ["baseline", "bertram_slash_gcide"]
+    with pytest.raises(ValueError, match="needs a definition store"):
+        evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", bertram_path=bertram_assets["model"],
+                         systems=systems)
+    store = write_definition_store(tmp_path / "gcide.sqlite", {"kumquat": [("gcide", "Kumquat: a fruit.", 0, 7)]})
+    metrics = evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", systems=systems,
+                               bertram_path=bertram_assets["model"], dictionary_store=store, progress=False,
+                               n_resamples=50, seed_sets=False)
+    assert metrics["dictionary_store"] == str(store)
+    assert metrics["mean_injected_per_doc"]["bertram_slash_gcide"] > 0

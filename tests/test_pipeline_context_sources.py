@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from spacy_bertram.pipeline.context_sources import Source, canonical, check_settings, parse_contexts
+from spacy_bertram.pipeline.context_sources import Source, canonical, check_settings, parse_contexts, without_source
 
 
 def test_sources_keep_the_order_written_with_their_limits():
@@ -25,3 +25,8 @@ def test_each_source_needs_its_path():
     check_settings(parse_contexts("doc"), {})
     with pytest.raises(ValueError, match="'store', which needs a context_store path"):
         check_settings(parse_contexts("store+dictionary"), {"dictionary_store": "d.sqlite"})
+
+
+def test_without_a_source():
+    assert without_source("both", "store") == "doc" and without_source("store", "store") == "doc"
+    assert without_source("store:6+dictionary:2", "store") == "dictionary:2"

@@ -107,6 +107,8 @@ def evaluate_cmd(
                                    help="also evaluate the further seeds' sets that RARIFIED_DIR/rarify.json lists "
                                    "(into OUTPUT_DIR/seed-N)"),
     bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    dictionary_store: Optional[Path] = typer.Option(None, help="definition store for bertram_slash_gcide (GCIDE "
+                                                    "only: `dictionary OUT --sources gcide --no-gcide-wordnet-senses`)"),
 ) -> None:
     """Accuracy, gold-label log-probability and paired bootstrap CIs vs the baseline on the rarified test set."""
     from .downstream import evaluate_systems
@@ -115,7 +117,7 @@ def evaluate_cmd(
     metrics = run_checked(evaluate_systems, model_dir, rarified_dir, output_dir, bertram_path=bertram,
                            context_store=context_store, systems=[s.strip() for s in systems.split(",") if s.strip()],
                            threshold=threshold, contexts_per_word=contexts_per_word, gpu_id=gpu_id, seed_sets=seed_sets,
-                           n_resamples=bootstrap_resamples)
+                           n_resamples=bootstrap_resamples, dictionary_store=dictionary_store)
     echo_json({"n_items": metrics["n_items"], "seed_sets": metrics.get("seed_sets", []),
                 "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()}})
 

@@ -11,6 +11,9 @@ Steps (each a `python -m spacy_bertram` command, see cli.py and project.yml):
     bertram_slash            wordpieces, "/", BERTRAM vector;
     bertram_slash_indomain   slash, with the doc's own sentences as contexts first
                              (the paper's INDOMAIN), then the context store.
+    bertram_slash_gcide      slash, with dictionary definitions as contexts (give a
+                             GCIDE-only definition store: rarification takes its
+                             synonyms from WordNet, so WordNet glosses would flatter it).
   replace / slash take contexts from the context store (the BERTRAM corpus), as
   the paper takes them from its corpus; a word without any gets its form vector.
   "Rare" for injection is the rarification rule: fewer than `threshold`
@@ -34,6 +37,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..pipeline.context_sources import without_source
 from ..pipeline.device import use_device
 from ..types import PathLike
 from .pipelines import add_bertram, load_textcat, set_injection, textcat_labels
@@ -47,8 +51,10 @@ SYSTEMS: Dict[str, Tuple[str, Optional[str]]] = {
     "bertram_slash": ("slash", "store"),
     "bertram_slash_indomain": ("slash", "both"),
     "bertram_recentre": ("recentre", "store"),
+    "bertram_slash_gcide": ("slash", "dictionary"),
 }
-DEFAULT_SYSTEMS = tuple(SYSTEMS)
+#: Every system that needs no definition store.
+DEFAULT_SYSTEMS = tuple(name for name, (_, contexts) in SYSTEMS.items() if "dictionary" not in str(contexts))
 
 
 # ---------------------------------------------------------------------------
@@ -110,6 +116,7 @@ def evaluate_systems(
     progress: bool = True,
     seed_sets: bool = True,
     n_resamples: int = 10000,
+    dictionary_store: Optional[PathLike] = None,
 ) -> Dict[str, Any]:
     """Predict the rarified test set with each system; metrics.json, predictions.jsonl, PNG.
 
@@ -132,6 +139,9 @@ def evaluate_systems(
         raise ValueError(f"Systems {needs_bertram} need a trained BERTRAM model (--bertram).")
     if any(SYSTEMS[s][1] in ("store", "both") for s in needs_bertram) and context_store is None:
         logger.warning("No context store: BERTRAM systems use the doc's contexts only.")
+    if any("dictionary" in str(SYSTEMS[s][1]) for s in needs_bertram) and dictionary_store is None:
+        raise ValueError("bertram_slash_gcide needs a definition store (--dictionary-store; build a GCIDE-only one "
+                         "with `dictionary OUT --sources gcide --no-gcide-wordnet-senses`).")
     dirs = listed_sets(rarified_dir, "rarify.json") if seed_sets else {"": Path(rarified_dir)}
     sets = {name: read_test_items(path) for name, path in dirs.items()}
     use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
@@ -152,13 +162,14 @@ def evaluate_systems(
     for system in systems:
         t0 = time.time()
         injection, contexts = SYSTEMS[system]
-        source = None if contexts is None else (contexts if context_store is not None else "doc")
+        source = contexts if contexts is None or context_store is not None else without_source(contexts, "store")
         if source != current:
             # Systems with the same contexts share one component (and its vector cache).
             if "bertram" in nlp.pipe_names:
                 nlp.remove_pipe("bertram")
             if source is not None:
-                add_bertram(nlp, bertram_path, source, context_store, threshold, contexts_per_word)  # type: ignore[arg-type]
+                add_bertram(nlp, bertram_path, source, context_store, threshold, contexts_per_word,  # type: ignore[arg-type]
+                            dictionary_store=dictionary_store)
             current = source
         set_injection(nlp, injection)
         for name, items in sets.items():
@@ -176,6 +187,7 @@ def evaluate_systems(
         "threshold": threshold, "contexts_per_word": contexts_per_word, "gpu_id": gpu_id,
         "bertram": str(bertram_path) if bertram_path else None,
         "context_store": str(context_store) if context_store else None,
+        "dictionary_store": str(dictionary_store) if dictionary_store else None,
     }
     for name in reversed(list(sets)):  # the first set last: its metrics carry the run's time
         extra = {"substitute_coverage": coverage[name], "mean_injected_per_doc": injected[name], **settings}

@@ -104,6 +104,7 @@ def add_bertram(
     threshold: float = 100,
     contexts_per_word: int = 8,
     name: str = "bertram",
+    dictionary_store: Optional[PathLike] = None,
 ):
     """Add the `bertram` component before the transformer, with the rarification rule.
 
@@ -126,6 +127,7 @@ def add_bertram(
     config = {
         "contexts": contexts,
         "context_store": str(context_store) if context_store else None,
+        "dictionary_store": str(dictionary_store) if dictionary_store else None,
         "contexts_per_word": int(contexts_per_word),
         "rare_words": rule,
         "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": network.config.base_model,

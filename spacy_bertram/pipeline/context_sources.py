@@ -63,3 +63,9 @@ def check_settings(sources: Tuple[Source, ...], settings: dict) -> None:
         if needed is not None and not settings.get(needed):
             raise ValueError(f"bertram: contexts={canonical(sources)!r} reads {source.name!r}, which needs a "
                              f"{needed} path; give it, or drop {source.name!r} from contexts")
+
+
+def without_source(spec: str, name: str) -> str:
+    """The setting with one source left out ("doc" if none is left): for a run that lacks that source's file."""
+    kept = tuple(source for source in parse_contexts(spec) if source.name != name)
+    return canonical(kept) if kept else "doc"
