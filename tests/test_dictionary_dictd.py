@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import gzip
+import shutil
+import subprocess
 
 import pytest
 from conftest import TINY_GCIDE, write_dictd
 
 from spacy_bertram.dictionary.dictd import (
-    DictdDatabase, DictdFormatError, decode_entry, decode_number, encode_number, read_index,
+    DictdDatabase, DictdFormatError, DictzipFile, decode_entry, decode_number, encode_number, read_index,
 )
 
 
@@ -80,3 +82,20 @@ def test_a_missing_data_file_is_file_not_found(tmp_path, tiny_gcide):
     index.write_text(tiny_gcide.read_text())
     with pytest.raises(FileNotFoundError, match="alone.dict"):
         DictdDatabase.open(index)
+
+
+@pytest.mark.skipif(shutil.which("dictzip") is None, reason="dictzip (Debian package dictzip) not installed")
+def test_a_file_compressed_by_the_real_dictzip_reads_the_same(tmp_path, tiny_gcide):
+    index = tmp_path / "real.index"
+    index.write_text(tiny_gcide.read_text())
+    text = "".join(TINY_GCIDE.values()) * 400  # several of dictzip's 58 KB chunks
+    (tmp_path / "real.dict").write_text(text, encoding="utf8")
+    subprocess.run(["dictzip", str(tmp_path / "real.dict")], check=True)
+    assert (tmp_path / "real.dict.dz").is_file() and not (tmp_path / "real.dict").exists()
+    data = DictzipFile(tmp_path / "real.dict.dz")
+    assert data.chunk_length > 0 and len(data._sizes) > 1
+    offset = len(text.encode()) - 1000  # in the last chunk
+    assert data.read(offset, 1000) == text.encode()[offset:]
+    assert data.read(0, 20000).decode() == text[:20000]
+    with DictdDatabase.open(index) as database:
+        assert database.entries("goose") == [TINY_GCIDE["goose"]]

@@ -1,6 +1,8 @@
 """pipeline/word_sources.py: contexts from the doc, a store, dictionary definitions, in order and with limits."""
 from __future__ import annotations
 
+import os
+
 import numpy
 import pytest
 import spacy
@@ -118,6 +120,18 @@ def test_the_cache_key_names_the_sources(bertram_dir, tiny_bert_path, definition
     assert keys["doc"][("kumquat", "doc")] != keys["doc+dictionary"][("kumquat", "doc+dictionary")]
     assert keys["doc+dictionary:1"][("kumquat", "doc+dictionary:1")] != keys["doc+dictionary"][
         ("kumquat", "doc+dictionary")]
+
+
+def test_a_saved_pipeline_refers_to_the_dictionary_by_path(bertram_dir, tiny_bert_path, definitions, tmp_path):
+    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary", dictionary_store=definitions)
+    nlp.to_disk(tmp_path / "pipeline")
+    assert not list((tmp_path / "pipeline").rglob("*.sqlite"))  # not shipped
+    moved = tmp_path / "elsewhere.sqlite"
+    os.replace(definitions, moved)
+    with pytest.raises(ValueError, match="cannot open the dictionary_store"):
+        spacy.load(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline", config={"components": {"bertram": {"dictionary_store": str(moved)}}})
+    assert loaded.get_pipe("bertram").contexts_for(loaded("A kumquat."), "kumquat", [1])[0].startswith("kumquat: ")
 
 
 def test_dictionary_store_problems(bertram_dir, tiny_bert_path, tmp_path):
