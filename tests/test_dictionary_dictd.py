@@ -42,13 +42,15 @@ def test_a_stray_windows_1252_byte_does_not_stop_the_reader():
     assert decode_entry(b"market\x92s drop") == "market\u2019s drop"
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "plain_gzip"])
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "plain_gzip", "header_only"])
 def test_a_damaged_dict_dz_is_a_named_error(tmp_path, damage):
     index = write_dictd(tmp_path, TINY_GCIDE)
     data_path = tmp_path / "tiny.dict.dz"
     data = data_path.read_bytes()
     if damage == "truncate":
         data_path.write_bytes(data[: len(data) // 2])
+    elif damage == "header_only":
+        data_path.write_bytes(data[:11])  # cut inside the header
     elif damage == "garbage":
         data_path.write_bytes(b"this is not a dictzip file" * 4)
     else:

@@ -25,6 +25,8 @@ def test_each_source_needs_its_path():
     check_settings(parse_contexts("doc"), {})
     with pytest.raises(ValueError, match="'store', which needs a context_store path"):
         check_settings(parse_contexts("store+dictionary"), {"dictionary_store": "d.sqlite"})
+    with pytest.raises(ValueError, match="frequencies='store' needs a context_store path"):
+        check_settings(parse_contexts("doc"), {}, store_frequencies=True)
 
 
 def test_without_a_source():

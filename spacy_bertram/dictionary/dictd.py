@@ -100,7 +100,10 @@ class DictzipFile:
         self._recent: Dict[int, bytes] = {}
         try:
             self.chunk_length, self._starts, self._sizes = self._read_header()
-        except (struct.error, DictdFormatError):
+        except struct.error:
+            self._file.close()
+            raise _corrupt(self.path, "the gzip header is cut short") from None
+        except DictdFormatError:
             self._file.close()
             raise
 

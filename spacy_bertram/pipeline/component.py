@@ -1,8 +1,8 @@
 """The `bertram` pipeline component: rare tokens in, BERTRAM vectors on the doc out.
 
 For each doc it finds the rare tokens (`rare_words.py`), gathers each rare
-word's contexts (the doc's own sentences, a context store, dictionary
-definitions, or a mix in a given order: `word_sources.py`, `context_sources.py`), looks the (word, contexts) pair up in a bounded LRU cache
+word's contexts (the doc's own sentences, a context store, dictionary definitions,
+or a mix: `word_sources.py`), looks the (word, contexts) pair up in a bounded LRU cache
 (`vector_cache.py`), infers the missing vectors for a whole batch of docs in one
 call of the BERTRAM layer, and
 sets `doc._.bertram` = {token index: float32 vector}, which the
@@ -138,11 +138,9 @@ def make_bertram(
         network settings are read from the trained model (a conflicting value
         is an error).
     rare_words: the rule (`spacy-bertram.RareWords.v1`).
-    contexts: "doc" (the sentences of the doc the word occurs in), "store"
-        (the SQLite context store at `context_store`), "dictionary" (the
-        definition store at `dictionary_store`), or several joined by "+" and
-        read in that order, each with an optional limit: "doc+dictionary",
-        "store:6+dictionary:2" ("both" = "doc+store"). See context_sources.py.
+    contexts: "doc" (the doc's sentences), "store" (`context_store`), "dictionary"
+        (`dictionary_store`), or a mix read in order, with optional limits:
+        "doc+dictionary", "store:6+dictionary:2" (`context_sources.py`).
     contexts_per_word: contexts gathered per rare word, from all sources
         together; the network reads at most its own max_contexts of them.
     context_window: tokens on each side of the word when the doc has no
@@ -155,8 +153,7 @@ def make_bertram(
         saved with the pipeline.
     infer_missing: infer rare words that are not in the table (False: they
         keep their stock encoding).
-    dictionary_store: a definition store from `python -m spacy_bertram
-        dictionary`, read when `contexts` names "dictionary".
+    dictionary_store: a definition store from `python -m spacy_bertram dictionary`.
     """
     return BertramComponent(
         nlp.vocab,
@@ -171,8 +168,7 @@ def make_bertram(
         cache_size=cache_size,
         save_cache=save_cache,
         vector_table=vector_table,
-        infer_missing=infer_missing,
-        dictionary_store=dictionary_store,
+        infer_missing=infer_missing, dictionary_store=dictionary_store,
     )
 
 
@@ -198,9 +194,8 @@ class BertramComponent(WordSources, Pipe):
         dictionary_store: Optional[str] = None,
     ) -> None:
         self.sources = parse_contexts(contexts)
-        check_settings(self.sources, {"context_store": context_store, "dictionary_store": dictionary_store})
-        if rare_words.frequencies == "store" and not context_store:
-            raise ValueError("bertram: rare_words.frequencies='store' needs a context_store path")
+        check_settings(self.sources, {"context_store": context_store, "dictionary_store": dictionary_store},
+                       store_frequencies=rare_words.frequencies == "store")
         if contexts_per_word < 1 or context_window < 1:
             raise ValueError("bertram: contexts_per_word and context_window must be at least 1")
         self.vocab = vocab
@@ -222,8 +217,7 @@ class BertramComponent(WordSources, Pipe):
         self._word_key: Callable[[str], str] = str
         self._store: Any = None
         self._store_pid: Optional[int] = None
-        self._dictionary: Any = None
-        self._dictionary_pid: Optional[int] = None
+        self._dictionary, self._dictionary_pid = None, None  # the definition store, opened like _store
         self._checked: Set[int] = set()
         self._layout: Optional[Tuple[int, ...]] = None
         self._pid = os.getpid()

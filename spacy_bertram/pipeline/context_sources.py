@@ -56,8 +56,13 @@ def canonical(sources: Tuple[Source, ...]) -> str:
     return "+".join(str(source) for source in sources)
 
 
-def check_settings(sources: Tuple[Source, ...], settings: dict) -> None:
-    """Each source's own setting must be given: a named error, not a failure at the first doc."""
+def check_settings(sources: Tuple[Source, ...], settings: dict, store_frequencies: bool = False) -> None:
+    """Each source's own setting must be given: a named error, not a failure at the first doc.
+
+    `store_frequencies`: the rare-word rule counts words in the context store, which needs one too.
+    """
+    if store_frequencies and not settings.get("context_store"):
+        raise ValueError("bertram: rare_words.frequencies='store' needs a context_store path")
     for source in sources:
         needed = NEEDS[source.name]
         if needed is not None and not settings.get(needed):
