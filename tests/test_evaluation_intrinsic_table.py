@@ -22,8 +22,10 @@ def test_rows_give_the_difference_to_the_form_and_the_header_the_coverage():
                          "vs_form": _diff(0.2, -0.01, 0.3)},
     }}
     crw = {"path": "crw", "pairs": 10, "rare_words": 8, "rare_words_without_contexts": 0, "baseline": "subword_mean",
-           "definitions": {"rare_words": 8, "with_definitions": 5, "share": 0.625}, "subsets": {"all": cell}}
+           "definitions": {"rare_words": 8, "with_definitions": 5, "share": 0.625},
+           "subsets": {"all": cell, "with_definitions": cell}}
     table = format_table({"sets": {"crw": crw}, "bootstrap": 100, "seed": 0, "fold": "1/2"})
+    assert "\nwith_definitions  bertram_form " in table and "\nall               bertram_form " in table
     assert "dictionary entries for 5 of 8 rare words" in table and "Fold 1/2 of the rare words." in table
     row = next(line for line in table.splitlines() if "bertram_dict" in line)
     assert row.endswith("+0.100  [+0.020, +0.200]  higher  | vs bertram_form   +0.200  [-0.010, +0.300]  no difference")

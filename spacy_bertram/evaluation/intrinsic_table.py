@@ -48,13 +48,14 @@ def format_table(metrics: Mapping[str, Any]) -> str:
     lines: List[str] = []
     for key, data in metrics["sets"].items():
         lines.append(_set_header(key, data))
-        lines.append(f"{'subset':<14}{'system':<18}{'n':>5}{'rho':>8}{'diff':>9}  {'95% CI':<18}"
+        width = max([14] + [len(subset) + 2 for subset in data["subsets"]])  # "with_definitions" is 16
+        lines.append(f"{'subset':<{width}}{'system':<18}{'n':>5}{'rho':>8}{'diff':>9}  {'95% CI':<18}"
                      f"(diff: system - {data['baseline']})")
         for subset, cell in data["subsets"].items():
             if not cell["systems"]:
-                lines.append(f"{subset:<14}{'-':<18}{cell['n']:>5}  {cell.get('note', '')}")
+                lines.append(f"{subset:<{width}}{'-':<18}{cell['n']:>5}  {cell.get('note', '')}")
             for name, entry in cell["systems"].items():
-                row = f"{subset:<14}{name:<18}{entry['n']:>5}{entry['spearman']:>8.3f}"
+                row = f"{subset:<{width}}{name:<18}{entry['n']:>5}{entry['spearman']:>8.3f}"
                 if entry.get("difference") is not None:
                     row += _difference(entry["difference"])
                 if entry.get("vs_form") is not None:
