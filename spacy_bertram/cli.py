@@ -4,7 +4,8 @@ The commands are defined beside what they run and registered on `app` here:
 corpus and BERTRAM in `training/commands.py` (prepare, targets, train, vectors);
 rarification and evaluation, the paper's section 4, in `evaluation/commands.py`
 (split, train-baseline, rarify, evaluate, pool, similarity, intrinsic, report,
-assemble).
+assemble); named entities with and without bertram in `evaluation/ner/commands.py`
+(ner-folds, ner-train, ner-evaluate).
 
 Every step that runs a model takes `--gpu-id` the spaCy way (-1: CPU); every
 command's `--help` shows each option's default and meaning.
@@ -66,6 +67,7 @@ def main(argv: Optional[List[str]] = None) -> None:
 # The commands register themselves on `app` when imported.
 from .training import commands as _training_commands  # noqa: E402,F401
 from .evaluation import commands as _evaluation_commands  # noqa: E402,F401
+from .evaluation.ner import commands as _ner_commands  # noqa: E402,F401
 
 if __name__ == "__main__":
     main(sys.argv[1:])
