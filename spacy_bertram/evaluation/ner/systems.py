@@ -47,9 +47,9 @@ class NerTraining:
     base_model: str = "default"
     gpu_id: int = -1
     seed: int = 0
-    max_steps: int = 150
-    eval_frequency: int = 75
-    batch_size: int = 1000
+    max_steps: int = 100
+    eval_frequency: int = 50
+    batch_size: int = 500
     learn_rate: float = 2e-4
 
 
