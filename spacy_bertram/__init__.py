@@ -1,28 +1,49 @@
-"""spacy-bertram: BERTRAM embeddings for rare words in spaCy transformer pipelines."""
-from .config import BertramConfig
-from .encoder import DEFAULT_BASE_MODEL, load_encoder, resolve_base_model
-from . import injection  # noqa: F401  (registers TransformerModel.v1 and doc._.bertram)
-from .pipeline.component import BertramComponent, make_bertram
-from .layers import Bertram_v1, get_bertram_network, set_bertram_network
-from .network import BertramNetwork
-from .ngrams import NgramVocab
-from .storage import create_bertram, load_bertram, save_bertram
+"""spacy-bertram: BERTRAM embeddings for rare words in spaCy transformer pipelines.
+
+The names below are imported on first use (PEP 562), not with the package:
+`python -m spacy_bertram --help` must not wait for torch and transformers.
+spaCy finds the factory `bertram`, the architectures and the misc functions
+through the entry points in setup.py, which import the modules that register
+them (`spacy_bertram.injection` registers `TransformerModel.v1` and `doc._.bertram`).
+"""
+from importlib import import_module
+from typing import Any, Dict, List
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "BertramComponent",
-    "BertramConfig",
-    "BertramNetwork",
-    "Bertram_v1",
-    "DEFAULT_BASE_MODEL",
-    "NgramVocab",
-    "create_bertram",
-    "get_bertram_network",
-    "load_bertram",
-    "load_encoder",
-    "make_bertram",
-    "resolve_base_model",
-    "save_bertram",
-    "set_bertram_network",
-]
+#: public name -> the module (relative to this package) that defines it
+_EXPORTS: Dict[str, str] = {
+    "BertramComponent": ".pipeline.component",
+    "BertramConfig": ".config",
+    "BertramNetwork": ".network",
+    "Bertram_v1": ".layers",
+    "DEFAULT_BASE_MODEL": ".encoder",
+    "NgramVocab": ".ngrams",
+    "create_bertram": ".storage",
+    "get_bertram_network": ".layers",
+    "load_bertram": ".storage",
+    "load_encoder": ".encoder",
+    "make_bertram": ".pipeline.component",
+    "resolve_base_model": ".encoder",
+    "save_bertram": ".storage",
+    "save_pipeline": ".pipeline.serialization",
+    "set_bertram_network": ".layers",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "injection":  # the old eager import made `spacy_bertram.injection` an attribute
+        return import_module(".injection", __name__)
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _EXPORTS[name] == ".pipeline.component":
+        import_module(".injection", __name__)  # what the component's pipelines need registered
+    value = getattr(import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -9,12 +9,13 @@ created file or directory, as `open` and `mkdir` would.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 from .types import PathLike
 
@@ -54,11 +55,87 @@ def _temp_beside(target: Path, is_dir: bool) -> Path:
     return Path(name)
 
 
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where that is not available."""
+    global _RENAMEAT2
+    if _RENAMEAT2 is None:
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            _RENAMEAT2 = libc.renameat2
+        except (OSError, AttributeError):
+            _RENAMEAT2 = False
+    if _RENAMEAT2 is False:
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return _RENAMEAT2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+_RENAMEAT2: Any = None
+
+
 def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
     elif path.exists() or path.is_symlink():
         path.unlink()
+
+
+def _is_temp(name: str) -> bool:
+    """A temp entry this module leaves behind when killed (`.NAME.*.tmp`, `.NAME.old`)."""
+    return name.startswith(".") and name.endswith((".tmp", ".old"))
+
+
+def check_output_dir(path: PathLike, owned: Sequence[str], *, command: str, force: bool = False,
+                     replaces: bool = False) -> None:
+    """Refuse an output directory that holds files this command did not write.
+
+    Commands resume or redo their own runs, so a directory is the command's
+    when it is missing or empty, or holds one of `owned` (names or glob
+    patterns of what the command writes at its top level). A command that
+    replaces the whole directory (`replaces`) also refuses one holding
+    anything else, since the rename would delete it. Temp entries of a killed
+    run do not count. `force` (the `--force` option) skips the check.
+    """
+    target = Path(path)
+    if force or not target.exists():
+        return
+    if not target.is_dir():
+        raise ValueError(f"{command}: the output {str(target)!r} is a file, not a directory: give a directory.")
+    names = sorted(p.name for p in target.iterdir() if not _is_temp(p.name))
+    ours = [n for n in names if any(fnmatch.fnmatchcase(n, pattern) for pattern in owned)]
+    foreign = [n for n in names if n not in ours]
+    if not foreign or (ours and not replaces):
+        return
+    shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+    why = (f"holds files {command} did not write ({shown}), which replacing the directory would delete"
+           if ours else f"is not empty and holds nothing {command} wrote ({shown})")
+    raise ValueError(f"{command}: the output directory {str(target)!r} {why}. Give a new or empty directory, "
+                     f"or pass --force to write there anyway{' (those files are deleted)' if replaces else ''}.")
+
+
+def clean_stale_temps(directory: PathLike, target: Optional[str] = None) -> List[Path]:
+    """Undo what a killed writer left under `directory`: temp entries are removed, and a
+    `.NAME.old` (the previous NAME, mid-swap) is put back when NAME is missing, else removed.
+
+    With `target`, only the temp entries of `directory/target` (beside it), else every
+    one below `directory`. `atomic_path` cleans up after exceptions itself; only SIGKILL
+    (or a power cut) leaves these. Call it only where no other process is writing.
+    Returns what was removed or restored.
+    """
+    root = Path(directory)
+    found = root.glob(f".{target}.*") if target is not None else root.rglob(".*")
+    touched = []
+    for path in sorted(found, key=lambda p: len(p.parts)):
+        if not (path.exists() or path.is_symlink()) or not _is_temp(path.name):
+            continue  # gone with a parent removed before it
+        if path.name.endswith(".old") and not (path.parent / path.name[1:-len(".old")]).exists():
+            os.replace(path, path.parent / path.name[1:-len(".old")])
+        else:
+            _remove(path)
+        touched.append(path)
+    return touched
 
 
 @contextlib.contextmanager
@@ -70,7 +147,9 @@ def atomic_path(path: PathLike, is_dir: bool = False) -> Iterator[Path]:
     try:
         yield tmp
         apply_umask(tmp)
-        if is_dir and target.exists():
+        if is_dir and target.is_dir() and _exchange(tmp, target):
+            pass  # the old directory is now at tmp, removed below: no moment without `target`
+        elif is_dir and target.exists():
             backup = target.parent / f".{target.name}.old"
             if backup.exists():
                 shutil.rmtree(backup)

@@ -245,6 +245,9 @@ class RareWordRule:
             )
         if self.min_wordpieces < 1 or self.min_length < 1:
             raise ValueError("rare_words.min_wordpieces and min_length must be at least 1")
+        if not self.max_zipf > 0:  # no Zipf is below 0 (or NaN): no token would ever be rare
+            raise ValueError(f"rare_words.max_zipf must be above 0 (3.0: about once per million words), "
+                             f"got {self.max_zipf}")
 
     def is_candidate(self, token: Token) -> bool:
         """The cheap, table-free part of the rule."""

@@ -75,6 +75,33 @@ def test_python_m_help_lists_every_command_under_its_real_name():
             "similarity", "intrinsic", "report", "assemble"} <= set(COMMANDS)
 
 
+HELP_CHECK = """
+import json, sys
+from spacy_bertram.cli import main
+for argv in json.loads(sys.argv[1]):
+    try:
+        main(argv)
+    except SystemExit as exit_:
+        assert exit_.code in (0, None), (argv, exit_.code)
+print(json.dumps(sorted(m for m in ("torch", "transformers", "spacy", "spacy_transformers", "thinc", "dask")
+                        if m in sys.modules)))
+"""
+
+
+def test_help_imports_no_heavy_module():
+    """`--help` of the app and of every command imports neither torch nor transformers nor spaCy:
+    they took about 7-10 s to import before the help appeared (now about 0.5 s)."""
+    import os
+    import subprocess
+    import sys
+
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    argvs = [["--help"]] + [[command, "--help"] for command in COMMANDS]
+    out = subprocess.run([sys.executable, "-c", HELP_CHECK, json.dumps(argvs)], capture_output=True, text=True,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": path}, check=True).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == []
+
+
 def test_model_steps_accept_gpu_id():
     for command in ("train-baseline", "rarify", "evaluate", "similarity", "intrinsic"):
         result = invoke(command, "--help")

@@ -15,6 +15,16 @@ def test_ner_folds_from_an_iob_file(tmp_path):
     assert len(json.loads((tmp_path / "folds" / "folds.json").read_text())["parts"]) == 3
 
 
+def test_ner_folds_refuses_a_directory_of_other_files(tmp_path):
+    data = tmp_path / "mine.txt"
+    data.write_text("Paris\tB-geo-loc\n\nRome\tB-geo-loc\n", encoding="utf8")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("mine")
+    result = invoke("ner-folds", data, tmp_path / "out")
+    assert result.exit_code == 1 and "ner-folds: the output directory" in result.output and "--force" in result.output
+    assert invoke("ner-folds", data, tmp_path / "out", "--force").exit_code == 0
+
+
 def test_a_malformed_line_ends_the_command_with_its_number(tmp_path):
     data = tmp_path / "mine.txt"
     data.write_text("Paris\tB-geo-loc\nis\tO\n\nLondon B-geo-loc\n", encoding="utf8")

@@ -57,5 +57,5 @@ def test_the_workflow_runs_on_tiny_data(tmp_path, tiny_bert_path, bertram_assets
     assert [r["seconds"] for r in again["runs"]] == [r["seconds"] for r in summary["runs"]]
     changed = train_folds(tmp_path / "folds", tmp_path / "train", bertram_assets["model"], bertram_assets["store"],
                           replace(settings, max_steps=2))  # another setting retrains every run
-    assert all(json.loads((tmp_path / "train" / f"fold-{r['fold']}" / r["system"] / "ner_run.json").read_text())
+    assert all(json.loads((tmp_path / "train" / f"fold-{r['fold']}" / f"{r['system']}.ner_run.json").read_text())
                ["settings"]["max_steps"] == 2 for r in changed["runs"])

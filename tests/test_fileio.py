@@ -78,3 +78,58 @@ def test_a_failed_group_write_keeps_the_old_files(tmp_path, monkeypatch):
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {
         "a": b"old a", "b": b"old b", "manifest": b"old manifest"}  # and no temp files left
     assert written
+
+
+def test_an_output_directory_with_files_a_command_did_not_write_is_refused(tmp_path):
+    from spacy_bertram.fileio import check_output_dir
+
+    out = tmp_path / "out"
+    check_output_dir(out, ["pipeline"], command="assemble", replaces=True)  # missing: fine
+    out.mkdir()
+    (out / ".pipeline.abc.tmp").mkdir()  # a killed run's temp entry does not count
+    check_output_dir(out, ["pipeline"], command="assemble", replaces=True)
+    (out / "notes.txt").write_text("mine")
+    (out / "sub").mkdir()
+    with pytest.raises(ValueError, match=r"assemble: .* holds nothing assemble wrote \(notes.txt, sub\).*--force"):
+        check_output_dir(out, ["pipeline", "code.py"], command="assemble", replaces=True)
+    check_output_dir(out, ["pipeline"], command="assemble", replaces=True, force=True)
+    (out / "stage1-form").mkdir()  # one of train's: a run of it wrote here, and it never deletes the rest
+    check_output_dir(out, ["progress.json", "stage*"], command="train")
+    (out / "pipeline").mkdir()  # but a command that replaces the directory would delete notes.txt
+    with pytest.raises(ValueError, match=r"holds files assemble did not write \(notes.txt, stage1-form, sub\)"):
+        check_output_dir(out, ["pipeline", "code.py"], command="assemble", replaces=True)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        check_output_dir(tmp_path / "file", ["pipeline"], command="assemble")
+
+
+def test_stale_temps_are_removed_and_a_half_swapped_directory_is_put_back(tmp_path):
+    from spacy_bertram.fileio import clean_stale_temps
+
+    (tmp_path / "checkpoints" / ".stage1-context.x1.tmp").mkdir(parents=True)
+    (tmp_path / "checkpoints" / ".stage1-context.x1.tmp" / "state.safetensors").write_bytes(b"half")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / ".states-1.npy.tmp").write_bytes(b"half")
+    (tmp_path / ".model.old").mkdir()  # killed between the two renames of a swap: model is missing
+    (tmp_path / ".model.old" / "config.json").write_text("{}")
+    (tmp_path / "keep.txt").write_text("mine")
+    touched = clean_stale_temps(tmp_path)
+    assert len(touched) == 3
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == [
+        "cache", "checkpoints", "keep.txt", "model", "model/config.json"]
+
+
+def test_a_directory_is_replaced_without_a_moment_missing(tmp_path, monkeypatch):
+    """Where the OS swaps two paths in one call, atomic_path(is_dir=True) never renames the target away."""
+    if not fileio._exchange(tmp_path, tmp_path):  # renameat2 is Linux-only (and file-system dependent)
+        pytest.skip("no renameat2 RENAME_EXCHANGE here")
+    target = tmp_path / "model"
+    target.mkdir()
+    (target / "a").write_text("old")
+    renamed = []
+    real = os.replace
+    monkeypatch.setattr(fileio.os, "replace", lambda a, b: renamed.append((a, b)) or real(a, b))
+    with atomic_path(target, is_dir=True) as tmp:
+        (tmp / "a").write_text("new")
+    assert renamed == [] and (target / "a").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]

@@ -1,15 +1,19 @@
 """`spacy package` builds a wheel of a bertram pipeline that installs in a fresh venv and loads.
 
-Slow-but-run (about 30-40 s): spacy package (sdist; the wheel is built from it
-with pip, which needs only setuptools, not the `build` package), a fresh venv
-that sees the packages of the interpreter running the tests (torch and
-spacy-bertram come from there, whether that is the system Python or a
-virtualenv: see fresh_venv.py), and `pip install --no-deps --no-index` of the wheel.
+Slow-but-run (about 40-50 s): spacy package (sdist; the wheel is built from it
+with pip, which needs only setuptools, not the `build` package), a wheel of
+spacy-bertram built from this checkout, a fresh venv that sees the packages of
+the interpreter running the tests (torch, spaCy and the rest come from there,
+whether that is the system Python or a virtualenv: see fresh_venv.py), and the
+documented route (docs/packaging.md): `pip install` of both wheels in one
+command, dependencies resolved (offline: `--no-index`), spacy-bertram from its
+wheel into the venv.
 """
 from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,8 +29,11 @@ pytestmark = pytest.mark.slow  # builds venvs and wheels
 PACKAGE = "bertram_pkg_test"
 
 
-def run(cmd, cwd: Path) -> str:
-    result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(cmd, cwd: Path, env=None) -> str:
+    result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, env=env)
     assert result.returncode == 0, f"{cmd}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
     return result.stdout
 
@@ -53,19 +60,28 @@ def test_packaged_wheel_installs_and_loads_in_a_fresh_venv(bertram_dir, tiny_ber
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", sdist, "-w", tmp_path / "wheels"],
         tmp_path)
     (wheel,) = (tmp_path / "wheels").glob("*.whl")
+    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", ROOT, "-w", tmp_path / "own"],
+        tmp_path)
+    (own,) = (tmp_path / "own").glob("spacy_bertram-*.whl")
     python = make_venv(tmp_path / "venv")
-    run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], tmp_path)
+    # The venv's bundled setuptools is older than torch's requirement and would shadow the outer one.
+    run([python, "-m", "pip", "uninstall", "-q", "-y", "setuptools"], tmp_path)
+    venv_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the package from the venv only
+    run([python, "-m", "pip", "install", "-q", "--no-index", own, wheel], tmp_path, venv_env)
     script = f"""
 import importlib.metadata, json, sys, numpy, spacy
 nlp = spacy.load("en_{PACKAGE}")
 docs = list(nlp.pipe(json.loads(sys.argv[1])))
 numpy.savez(sys.argv[2], **{{f"{{n}}_{{i}}": v for n, d in enumerate(docs) for i, v in d._.bertram.items()}})
-print(json.dumps({{"file": spacy.util.get_package_path("en_{PACKAGE}").as_posix(),
+import spacy_bertram
+print(json.dumps({{"file": spacy.util.get_package_path("en_{PACKAGE}").as_posix(), "own": spacy_bertram.__file__,
+                  "own_dist": str(importlib.metadata.distribution("spacy-bertram").locate_file("")),
                   "requires": importlib.metadata.requires("en_{PACKAGE}"), "cats": [d.cats for d in docs]}}))
 """
     (tmp_path / "table" / "table.json").unlink()  # the installed package carries its own copy
-    out = json.loads(run([python, "-c", script, json.dumps(texts), tmp_path / "vectors.npz"], tmp_path))
+    out = json.loads(run([python, "-c", script, json.dumps(texts), tmp_path / "vectors.npz"], tmp_path, venv_env))
     assert "/venv/" in out["file"]  # the installed package, not the pipeline directory
+    assert "/venv/" in out["own"] and "/venv/" in out["own_dist"]  # spacy-bertram from its wheel
     assert any(req.startswith("spacy-bertram") for req in out["requires"])
     assert out["cats"] == [d.cats for d in docs]
     loaded = numpy.load(tmp_path / "vectors.npz")

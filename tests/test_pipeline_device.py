@@ -106,7 +106,7 @@ def test_the_cuda_extra_is_declared_and_installed_when_nvidia_smi_finds_a_gpu():
     setup = (root / "setup.py").read_text(encoding="utf8")
     install = (root / "scripts" / "install.sh").read_text(encoding="utf8")
     assert f'"{device_module.CUDA_EXTRA}": ["cupy-cuda12x>=13.3.0,<14.0.0"]' in setup
-    assert "nvidia-smi -L" in install and f".[{device_module.CUDA_EXTRA}]" in install
+    assert "nvidia-smi -L" in install and f".[all,{device_module.CUDA_EXTRA}]" in install
     assert "!=2.13.0+cpu" in install  # a CUDA build of torch on a GPU machine
 
 

@@ -198,3 +198,101 @@ def test_corrupt_saved_pipeline(bertram_dir, tiny_bert_path, tmp_path):  # noqa:
     (tmp_path / "p" / "bertram" / "cache").write_bytes(b"not msgpack at all")
     with pytest.raises(ValueError, match="bertram/cache'.*Corrupt BERTRAM vector cache"):
         spacy.load(tmp_path / "p")
+
+
+# -- where the context store is, and saving the whole pipeline at once ----------------------
+
+
+def test_a_pipeline_moved_with_its_store_finds_it_relative_to_itself(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    import shutil
+
+    (tmp_path / "a").mkdir()
+    store = _store(tmp_path / "a")  # a/c.sqlite beside the pipeline a/p, configured by its absolute path
+    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="store", context_store=str(store))
+    docs = list(nlp.pipe([TEXT, "A kumquat."]))
+    nlp.to_disk(tmp_path / "a" / "p")
+    shutil.move(str(tmp_path / "a"), str(tmp_path / "b"))
+    loaded = spacy.load(tmp_path / "b" / "p")
+    assert loaded.get_pipe("bertram").context_store == str((tmp_path / "b" / "c.sqlite").resolve())
+    assert all(same_vectors(a, b) for a, b in zip(docs, loaded.pipe([TEXT, "A kumquat."])))
+
+
+def test_a_pipeline_moved_without_its_store_says_how_to_point_it_there(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    import shutil
+
+    (tmp_path / "a").mkdir()
+    store = _store(tmp_path / "a")
+    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="store", context_store=str(store))
+    nlp.to_disk(tmp_path / "a" / "p")
+    shutil.move(str(tmp_path / "a" / "p"), str(tmp_path / "p"))
+    shutil.move(str(store), str(tmp_path / "elsewhere.sqlite"))
+    with pytest.raises(ValueError, match=r"relative to the pipeline.*context_store"):
+        spacy.load(tmp_path / "p")
+    pointed = spacy.load(tmp_path / "p", config={"components": {"bertram": {"context_store": str(tmp_path / "elsewhere.sqlite")}}})
+    assert pointed("A kumquat.")._.bertram
+
+
+KILLED_SAVE = """
+import pathlib, sys, time
+import spacy, thinc.model
+from spacy_bertram import save_pipeline
+
+source, target, started, how = sys.argv[1:5]
+nlp = spacy.load(source)
+
+def stuck(self, path, *, exclude=()):  # spacy-transformers' transformer/model: opened, then the kill
+    pathlib.Path(path).open("wb").close()
+    pathlib.Path(started).touch()
+    time.sleep(600)
+
+thinc.model.Model.to_disk = stuck
+save_pipeline(nlp, target) if how == "save_pipeline" else nlp.to_disk(target)
+"""
+
+
+def _killed_save(source: Path, target: Path, how: str, tmp_path: Path) -> None:
+    """Save `source` over `target` in a subprocess, SIGKILLed while spacy-transformers writes its model."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    started = tmp_path / f"started-{how}"
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_SAVE, str(source), str(target), str(started), how], env=env)
+    try:
+        deadline = time.time() + 300
+        while not started.exists():
+            assert proc.poll() is None and time.time() < deadline, "the save ended before it was killed"
+            time.sleep(0.1)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_save_pipeline_killed_midway_leaves_the_old_pipeline_and_to_disk_does_not(bertram_dir, tiny_bert_path,  # noqa: F811
+                                                                                  tmp_path):
+    from spacy_bertram import save_pipeline
+    from spacy_bertram.fileio import clean_stale_temps
+
+    texts = [TEXT, "A quokka."]
+    old = make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path)
+    old_docs = list(old.pipe(texts))
+    new = make_nlp(make_bertram_dir(tmp_path / "m1", tiny_bert_path, seed=1), tiny_bert_path, transformer=tiny_bert_path)
+    new.to_disk(tmp_path / "new")
+    for name in ("atomic", "plain"):
+        save_pipeline(old, tmp_path / name)
+    _killed_save(tmp_path / "new", tmp_path / "atomic", "save_pipeline", tmp_path)
+    assert list((tmp_path).glob(".atomic.*.tmp"))  # the killed save's temp directory, beside the pipeline
+    loaded = spacy.load(tmp_path / "atomic")
+    assert all(same_vectors(a, b) for a, b in zip(old_docs, loaded.pipe(texts)))
+    # The limit save_pipeline works around: nlp.to_disk writes spacy-transformers' model in place.
+    _killed_save(tmp_path / "new", tmp_path / "plain", "to_disk", tmp_path)
+    assert (tmp_path / "plain" / "transformer" / "model").stat().st_size == 0
+    with pytest.raises(Exception):
+        spacy.load(tmp_path / "plain")
+    save_pipeline(spacy.load(tmp_path / "new"), tmp_path / "atomic")  # the next save clears the temp directory
+    assert not list(tmp_path.glob(".atomic.*")) and not clean_stale_temps(tmp_path, target="atomic")
+    new_docs = list(new.pipe(texts))
+    assert all(same_vectors(a, b) for a, b in zip(new_docs, spacy.load(tmp_path / "atomic").pipe(texts)))

@@ -76,3 +76,17 @@ def test_context_store_problems(bertram_dir, tiny_bert_path, tmp_path):  # noqa:
     # A missing store fails at initialize, not at the first doc with a rare word.
     with pytest.raises(ValueError, match="cannot open the context store .*gone.sqlite.*not found"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="both", context_store=str(tmp_path / "gone.sqlite"))
+
+
+def test_a_model_without_counts_says_that_rarity_falls_back_to_wordfreq(bertram_dir, tiny_bert_path, caplog):
+    """A model whose counts.tsv was deleted would silently switch rules under the default 'auto'."""
+    nlp = make_nlp(bertram_dir, tiny_bert_path)  # bertram_dir ships no counts.tsv
+    with caplog.at_level("WARNING", logger="spacy_bertram"):
+        nlp(TEXT)
+    assert "ships no word counts (counts.tsv), so rarity comes from wordfreq's frequencies for 'en'" in caplog.text
+    caplog.clear()
+    quiet = make_nlp(bertram_dir, tiny_bert_path, rare_words={"@misc": "spacy-bertram.RareWords.v1",
+                                                              "frequencies": "wordfreq"})
+    with caplog.at_level("WARNING", logger="spacy_bertram"):
+        quiet(TEXT)
+    assert "counts.tsv" not in caplog.text

@@ -40,6 +40,9 @@ def test_rule_settings_are_validated():
         RareWordRule(frequencies="web")
     with pytest.raises(ValueError, match="min_wordpieces"):
         RareWordRule(min_wordpieces=0)
+    for zipf in (-1.0, 0.0, float("nan")):  # no token would ever be rare
+        with pytest.raises(ValueError, match=r"rare_words.max_zipf must be above 0 .*got"):
+            RareWordRule(max_zipf=zipf)
 
 
 def test_rare_tokens_by_wordfreq_alpha_only_and_wordpieces(bertram_dir, tiny_bert_path):

@@ -48,7 +48,7 @@ def test_targets_and_train_share_their_word_options(monkeypatch):
     commands = typer.main.get_command(app).commands
     shared = [(p.name, p.default) for p in commands["targets"].params]
     assert shared == [(p.name, p.default) for p in commands["train"].params][: len(shared)]
-    assert [name for name, _ in shared][:2] == ["contexts", "output"] and len(shared) == 12
+    assert [name for name, _ in shared][:2] == ["contexts", "output"] and len(shared) == 13  # --force included
     seen = {}
     monkeypatch.setattr(run, "train", lambda *a, **k: seen.update(args=a, **k) or {"baseline": 1, "final": 2,
                                                                                   "model": "m"})

@@ -37,10 +37,23 @@ def test_killed_run_resumes_and_matches(tiny_bert_path, source, tmp_path):
     assert [row["model"] for row in metrics["ablation"]][0].startswith("subword mean")
 
 
-def test_a_changed_run_is_not_resumed(tiny_bert_path, source, tmp_path):
+def test_a_changed_run_is_not_resumed_and_the_changed_settings_are_named(tiny_bert_path, source, tmp_path):
     _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)})
-    with pytest.raises(ValueError, match="other settings"):
+    with pytest.raises(ValueError, match="other settings") as err:
         _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)})
+    assert "(settings.epochs: [1, 1, 1] -> [2, 1, 1]); run with the same settings" in str(err.value)
+    assert len(str(err.value)) < 300  # not the whole record
+
+
+def test_a_killed_runs_temp_files_are_removed_at_the_next_start(tiny_bert_path, source, tmp_path):
+    run = tmp_path / "run"
+    with pytest.raises(Killed):
+        _train(source, run, tiny_bert_path, ablation=False, on_epoch_end=_kill_at("stage1-context", 1))
+    # What SIGKILL leaves mid-checkpoint (an exception cleans up after itself; a kill cannot).
+    (run / "checkpoints" / ".stage1-context.k1ll3d.tmp" / "model").mkdir(parents=True)
+    (run / "checkpoints" / ".stage1-context.k1ll3d.tmp" / "state.safetensors").write_bytes(b"half")
+    _train(source, run, tiny_bert_path, ablation=False)
+    assert not [p for p in run.rglob(".*") if p.name.endswith(".tmp")]
 
 
 def test_restart_replaces_a_run_with_other_settings_and_keeps_other_files(tiny_bert_path, source, tmp_path):

@@ -77,7 +77,7 @@ def test_table_round_trips_and_refuses_another_model(model_dir, tmp_path):
         VectorTable.from_disk(tmp_path / "t")
 
 
-def test_word_selection_by_count_range_and_word_list(model_dir, store_dir, tmp_path):
+def test_word_selection_by_count_range_and_word_list(model_dir, store_dir, tmp_path, caplog):
     network = load_bertram(model_dir)
     key = word_key_function(network)
     with ContextStore.open(store_dir / "contexts.sqlite") as store:
@@ -91,7 +91,11 @@ def test_word_selection_by_count_range_and_word_list(model_dir, store_dir, tmp_p
         listed = read_word_list(tmp_path / "words.txt")
         assert listed == ["Quokka", "unseenword", "kumquat", "the"]
         # In range and with store contexts, keyed as the component keys tokens (cased for this network).
-        assert key is str and select_words(store, key, 1, 30, listed) == ["Quokka", "kumquat"]
+        with caplog.at_level("WARNING", logger="spacy_bertram.training.vectors"):
+            assert key is str and select_words(store, key, 1, 30, listed) == ["Quokka", "kumquat"]
+        # "the" is out of the count range (by design, silent); "unseenword" is not in the store: said
+        assert "1 word(s) of the word list are not in the context store" in caplog.text
+        assert caplog.text.count("unseenword") == 1 and "the\n" not in caplog.text.split("store")[-1]
         assert select_words(store, str.lower, 1, None, listed) == ["quokka", "kumquat", "the"]
     with pytest.raises(ValueError, match="must be above"):
         select_words(store, key, 5, 5)
@@ -183,3 +187,8 @@ def test_vectors_cli_help_and_errors(model_dir, store_dir, tmp_path):
              "--no-progress")
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.output[ok.output.index("{"):])["words"] == len(VectorTable.from_disk(tmp_path / "t"))
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    foreign = cli(model_dir, store_dir / "contexts.sqlite", tmp_path / "mine", "--max-count", "30", "--workers", "0")
+    assert foreign.exit_code == 1 and "holds nothing vectors wrote (notes.txt)" in foreign.output
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]

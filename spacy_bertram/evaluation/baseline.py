@@ -54,6 +54,8 @@ logger = logging.getLogger("spacy_bertram")
 FREEZE_CALLBACK = "spacy-bertram.freeze_embeddings.v1"
 SPLIT_FILES = ("train.jsonl", "dev.jsonl", "test_candidates.jsonl")
 INFO_FILE = "baseline.json"
+#: What `train_baseline` writes into its output directory (which it replaces as a whole).
+BASELINE_OUTPUTS = ("model-best", "model-last", "config.cfg", INFO_FILE)
 
 
 # ---------------------------------------------------------------------------
@@ -339,16 +341,22 @@ def train_baseline(
     freeze: bool = True,
     check_frozen: bool = True,
     paths: Optional[Dict[str, str]] = None,
+    force: bool = False,
 ) -> Dict[str, object]:
     """`spacy train` on the augmented split; output_dir/model-best and model-last.
 
     `paths` fills the config's other [paths] (a bertram config's `bertram` and
     `context_store`). Trains into a temp directory beside `output_dir` and renames
     it into place at the end, so a killed run never leaves a half-written model
-    that looks finished.
+    that looks finished. That replaces `output_dir` as a whole: one holding other
+    files is refused unless `force`.
     """
     import spacy
     from spacy.cli.train import train as spacy_train
+
+    from ..fileio import check_output_dir
+
+    check_output_dir(output_dir, BASELINE_OUTPUTS, command="train-baseline", force=force, replaces=True)
 
     for path in (train_path, dev_path, base_config):
         if not Path(path).exists():

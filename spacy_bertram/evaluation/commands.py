@@ -1,4 +1,4 @@
-"""The rarification and evaluation commands of `python -m spacy_bertram` (registered on `cli.app`).
+"""The rarification and evaluation commands of `python -m spacy_bertram` (registered on `app.app`).
 
   split           dataset -> train / dev / test candidates + the augmented training DocBin
   train-baseline  the masked / "w / w"-augmented transformer textcat, embeddings frozen
@@ -17,7 +17,15 @@ from typing import List, Optional
 
 import typer
 
-from ..cli import GPU_HELP, app, echo_json, run_checked, setup_logging
+from ..app import FORCE_HELP, GPU_HELP, app, echo_json, run_checked, setup_logging
+from ..fileio import check_output_dir
+
+#: What each command writes at the top of its output directory: one of them there means a
+#: run of the command wrote it (train-baseline and assemble check their own, in the step).
+SPLIT_OUTPUTS = ("splits.json", "train.jsonl", "dev.jsonl", "test_candidates.jsonl", "train.spacy", "dev.spacy")
+RARIFY_OUTPUTS = ("rarify.json", "test.jsonl", "test.spacy", "train.spacy", "dev.spacy", ".partial", "seed-*")
+EVALUATE_OUTPUTS = ("metrics.json", "predictions.jsonl", "accuracy_by_frequency.png", "seed-*")
+POOL_OUTPUTS = ("pooled.json", "pooled.md")
 
 
 @app.command("split")
@@ -31,10 +39,12 @@ def split_cmd(
     max_test: Optional[int] = typer.Option(None, help="at most N test candidates"),
     dev_fraction: float = typer.Option(0.1, help="share of the training part used as dev"),
     seed: int = typer.Option(0, help="seed of the split, the sampling and the augmentation"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Split a dataset; the training DocBin gets the baseline's mask / "w / w" augmentation."""
     from .baseline import make_splits
 
+    run_checked(check_output_dir, output_dir, SPLIT_OUTPUTS, command="split", force=force)
     echo_json(run_checked(make_splits, dataset, output_dir, assets=assets, max_words=max_words,
                             max_train=max_train, max_dev=max_dev, max_test=max_test,
                             dev_fraction=dev_fraction, seed=seed))
@@ -53,6 +63,7 @@ def train_baseline_cmd(
     batch_size: int = typer.Option(1000, help="padded words per batch"),
     learn_rate: float = typer.Option(1e-4, help="Adam learning rate"),
     no_freeze: bool = typer.Option(False, "--no-freeze", help="train the embedding layer too (not the paper's setting)"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train the rarification baseline (embedding layer frozen) with `spacy train`."""
     from .baseline import train_baseline
@@ -61,7 +72,7 @@ def train_baseline_cmd(
     info = run_checked(train_baseline, splits_dir / "train.spacy", splits_dir / "dev.spacy", output_dir,
                         base_config=config, base_model=base_model, gpu_id=gpu_id, seed=seed,
                         max_steps=max_steps, eval_frequency=eval_frequency, batch_size=batch_size,
-                        learn_rate=learn_rate, freeze=not no_freeze)
+                        learn_rate=learn_rate, freeze=not no_freeze, force=force)
     echo_json(info)
 
 
@@ -80,11 +91,13 @@ def rarify_cmd(
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     wordnet_dir: Optional[Path] = typer.Option(None, help="directory with the WordNet 3.0 dict files"),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Build the rarified test set (resumes an interrupted run)."""
     from .rarify_step import run_rarification
 
     setup_logging()
+    run_checked(check_output_dir, output_dir, RARIFY_OUTPUTS, command="rarify", force=force)
     echo_json(run_checked(run_rarification, model_dir, splits_dir, output_dir, counts, threshold=threshold,
                             max_candidates=max_candidates, max_masks=max_masks,
                             misspelling_rate=misspelling_rate, seed=seed, gpu_id=gpu_id,
@@ -107,11 +120,13 @@ def evaluate_cmd(
                                    help="also evaluate the further seeds' sets that RARIFIED_DIR/rarify.json lists "
                                    "(into OUTPUT_DIR/seed-N)"),
     bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Accuracy, gold-label log-probability and paired bootstrap CIs vs the baseline on the rarified test set."""
     from .downstream import evaluate_systems
 
     setup_logging()
+    run_checked(check_output_dir, output_dir, EVALUATE_OUTPUTS, command="evaluate", force=force)
     metrics = run_checked(evaluate_systems, model_dir, rarified_dir, output_dir, bertram_path=bertram,
                            context_store=context_store, systems=[s.strip() for s in systems.split(",") if s.strip()],
                            threshold=threshold, contexts_per_word=contexts_per_word, gpu_id=gpu_id, seed_sets=seed_sets,
@@ -127,11 +142,13 @@ def pool_cmd(
     output: Path = typer.Option(Path("metrics/pooled"), help="directory for pooled.json and pooled.md"),
     bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
     seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Pool per-item results of several rarified sets: the same figures as evaluate, with
     test texts resampled as clusters, stratified by groups of sets sharing texts."""
     from .pooling import pool_files, pooled_markdown
 
+    run_checked(check_output_dir, output, POOL_OUTPUTS, command="pool", force=force)
     result = run_checked(pool_files, metrics_dirs, output, n_resamples=bootstrap_resamples, seed=seed)
     typer.echo("\n".join(pooled_markdown(result, per_set=False)))
 
@@ -211,16 +228,19 @@ def assemble_cmd(
     bertram: Path = typer.Argument(..., help="trained BERTRAM model directory"),
     output_dir: Path = typer.Argument(..., help="OUTPUT/pipeline and OUTPUT/code.py for `spacy package`"),
     injection: str = typer.Option("slash", help="slash or replace"),
-    threshold: float = typer.Option(100, help="rare-word threshold in corpus occurrences; an assembled pipeline has no context store, so rarity there is wordfreq Zipf < 3.0"),
+    threshold: Optional[float] = typer.Option(None, help="rare = fewer occurrences than this in the BERTRAM "
+                                              "model's training corpus (its counts.tsv, shipped in the pipeline); "
+                                              "default: wordfreq's Zipf < 3.0"),
     contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
     name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
     version: str = typer.Option("0.1.0", help="the pipeline's meta version"),
     vector_table: Optional[Path] = typer.Option(None, help="a table from `vectors`, shipped inside the pipeline"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Save the baseline textcat with the bertram component as one pipeline."""
     from .pipelines import assemble_pipeline
 
     path = run_checked(assemble_pipeline, model_dir, bertram, output_dir, injection=injection,
                         threshold=threshold, contexts_per_word=contexts_per_word, name=name, version=version,
-                        vector_table=vector_table)
+                        vector_table=vector_table, force=force)
     typer.echo(str(path))

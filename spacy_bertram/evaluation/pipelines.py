@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from ..fileio import atomic_path
+from ..fileio import atomic_path, check_output_dir
 from ..pipeline import component  # noqa: F401  (registers the bertram factory and encoder_path misc)
 from ..types import PathLike
 
@@ -110,14 +110,19 @@ def add_bertram(
     threshold: float = 100,
     contexts_per_word: int = 8,
     name: str = "bertram",
+    model_counts: bool = False,
 ):
     """Add the `bertram` component before the transformer, with the rarification rule.
 
     Rare = fewer than `threshold` occurrences in the context store's corpus (so the
-    words rarification put in get vectors); without a store, wordfreq's Zipf 3.0.
+    words rarification put in get vectors); without a store, in the BERTRAM model's
+    training counts (counts.tsv) with `model_counts`, else wordfreq's Zipf 3.0.
     """
+    from ..rare_words import CountTable
     from ..storage import load_bertram
 
+    if not threshold > 0:  # also NaN
+        raise ValueError(f"threshold must be a positive number of corpus occurrences, got {threshold}")
     model_dir = Path(bertram_path)
     network = load_bertram(model_dir)  # clear error for a missing / corrupt model
     rule: Dict[str, Any] = {"@misc": "spacy-bertram.RareWords.v1"}
@@ -127,6 +132,13 @@ def add_bertram(
         with open_context_store(context_store) as store:
             total = store.total_words
         rule.update(frequencies="store", max_zipf=rare_zipf(threshold, total))
+    elif model_counts:
+        table = CountTable.from_model_dir(model_dir)
+        if table is None:
+            raise ValueError(f"The BERTRAM model {str(model_dir)!r} ships no counts.tsv, so a threshold in corpus "
+                             "occurrences cannot be applied: leave the threshold out (rarity is then wordfreq's "
+                             "Zipf < 3.0), or use a model trained by `train`, which writes its counts.")
+        rule.update(frequencies="model", max_zipf=rare_zipf(threshold, table.total))
     else:
         rule.update(frequencies="wordfreq", max_zipf=3.0)
     config = {
@@ -144,6 +156,9 @@ def add_bertram(
 # The pipeline that gets packaged
 
 
+#: What `assemble` writes into its output directory (which it replaces as a whole).
+ASSEMBLE_OUTPUTS = ("pipeline", "code.py")
+
 PACKAGE_CODE = '''"""Registers spacy-bertram's factory, layers and misc functions when the package loads."""
 import spacy_bertram.pipeline.component  # noqa: F401
 import spacy_bertram.injection  # noqa: F401
@@ -155,19 +170,30 @@ def assemble_pipeline(
     bertram_path: PathLike,
     output_dir: PathLike,
     injection: str = "slash",
-    threshold: float = 100,
+    threshold: Optional[float] = None,
     contexts_per_word: int = 8,
     name: str = "textcat_bertram",
     version: str = "0.1.0",
     vector_table: Optional[PathLike] = None,
+    force: bool = False,
 ) -> Path:
     """The trained textcat + `bertram` (+ injection) saved as one self-contained pipeline,
     with a `code.py` beside it for `spacy package --code`. Contexts come from the doc
-    and rarity from wordfreq (Zipf < 3): a packaged pipeline cannot rely on a local
-    context store, but it can carry a `vector_table` (from `vectors`) whose words get
-    their corpus-context vectors with no inference."""
+    and rarity from the BERTRAM model's training counts (fewer than `threshold`
+    occurrences; the counts ship inside the pipeline) or, without a threshold, from
+    wordfreq (Zipf < 3): a packaged pipeline cannot rely on a local context store,
+    but it can carry a `vector_table` (from `vectors`) whose words get their
+    corpus-context vectors with no inference.
+
+    `output_dir` is replaced as a whole, so one holding other files is refused
+    unless `force` (they would be deleted)."""
+    out = Path(output_dir)
+    check_output_dir(out, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
+    if threshold is not None and not threshold > 0:
+        raise ValueError(f"--threshold must be a positive number of corpus occurrences, got {threshold}")
     nlp = load_textcat(model_dir, injection=injection)
-    pipe = add_bertram(nlp, bertram_path, "doc", None, threshold, contexts_per_word)
+    pipe = add_bertram(nlp, bertram_path, "doc", None, 100 if threshold is None else threshold, contexts_per_word,
+                       model_counts=threshold is not None)
     if vector_table is not None:
         pipe.initialize(lambda: [], nlp=nlp, vector_table=str(vector_table))  # refuses another model's table
     nlp.meta["name"] = name
@@ -177,7 +203,6 @@ def assemble_pipeline(
     if not any(r.startswith("spacy-bertram") for r in reqs):
         reqs.append("spacy-bertram>=0.1.0")
     nlp.meta["requirements"] = reqs
-    out = Path(output_dir)
     with atomic_path(out, is_dir=True) as tmp:
         nlp.to_disk(tmp / "pipeline")
         (tmp / "code.py").write_text(PACKAGE_CODE, encoding="utf8")

@@ -49,6 +49,8 @@ def evaluate_similarity_files(
     """Spearman's rho of BERTRAM and of the subword mean on one pairs file."""
     from ..storage import load_bertram
 
+    if max_contexts < 1:  # a negative slice would silently drop contexts from the end
+        raise ValueError(f"--max-contexts must be at least 1 (contexts per rare word), got {max_contexts}")
     started = time.perf_counter()
     pairs = read_similarity_pairs(pairs_path)
     if len(pairs) < 2:

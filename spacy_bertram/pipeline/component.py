@@ -214,6 +214,7 @@ class BertramComponent(WordSources, Pipe):
         self._word_key: Callable[[str], str] = str
         self._store: Any = None
         self._store_pid: Optional[int] = None
+        self.store_hint: Optional[str] = None  # where a loaded pipeline's cfg says the store was
         self._checked: Set[int] = set()
         self._layout: Optional[Tuple[int, ...]] = None
         self._pid = os.getpid()

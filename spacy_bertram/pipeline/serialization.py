@@ -16,23 +16,35 @@ part cfg lists (a missing `model` would otherwise leave the untrained network
 serving vectors), checks each against its digest, and names the file of any
 problem. A part left out with `exclude` is not touched: an excluded model
 keeps the network (and model identity) the component already had.
+
+A context store is not a part: cfg records its path relative to the pipeline
+directory, and loading uses that when the configured path is gone (the
+pipeline and its store moved together).
+
+`nlp.to_disk` itself writes each component in place, and spacy-transformers'
+`transformer/model` is not written through a temp file: a save killed there
+leaves a pipeline that does not load. `save_pipeline` saves the whole
+pipeline beside its target and swaps it in with one rename.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Optional, Tuple, Union
 
 import srsly
 from spacy import util
 
-from ..fileio import staged_files
+from ..fileio import atomic_path, clean_stale_temps, staged_files
 from ..rare_words import CountTable
 
 if TYPE_CHECKING:
     from .component import BertramComponent
 
 CFG = "cfg"
+#: cfg key: the context store's path relative to the pipeline directory, as saved.
+STORE_KEY = "context_store_relative"
 Dump = Callable[["BertramComponent"], Optional[bytes]]
 Load = Callable[["BertramComponent", bytes], None]
 
@@ -74,8 +86,9 @@ def digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def dump_parts(component: "BertramComponent", exclude: Iterable[str]) -> Dict[str, bytes]:
-    """Every part's bytes, cfg last with the digests of the others."""
+def dump_parts(component: "BertramComponent", exclude: Iterable[str],
+               extra_cfg: Optional[Dict[str, Any]] = None) -> Dict[str, bytes]:
+    """Every part's bytes, cfg last with the digests of the others (and `extra_cfg`)."""
     component.ensure_weights()  # the pipeline must carry the trained weights
     exclude = set(exclude)
     parts: Dict[str, bytes] = {}
@@ -84,7 +97,7 @@ def dump_parts(component: "BertramComponent", exclude: Iterable[str]) -> Dict[st
         if data is not None:
             parts[name] = data
     if CFG not in exclude:
-        cfg = {**component.cfg, "parts": {name: digest(data) for name, data in parts.items()}}
+        cfg = {**component.cfg, **(extra_cfg or {}), "parts": {name: digest(data) for name, data in parts.items()}}
         parts[CFG] = srsly.json_dumps(cfg).encode("utf8")
     return parts
 
@@ -164,7 +177,8 @@ def load_parts(
     loaded = set(checked)
     if cfg is not None:
         identity = {"model_id", "model_source"}
-        component.cfg.update({k: v for k, v in cfg.items() if k != "parts" and (k not in identity or "model" in loaded)})
+        component.cfg.update({k: v for k, v in cfg.items()
+                              if k not in ("parts", STORE_KEY) and (k not in identity or "model" in loaded)})
     component.parts_loaded()
 
 
@@ -186,7 +200,10 @@ def to_disk(component: "BertramComponent", path: Union[str, Path], exclude: Iter
     path = util.ensure_path(path)
     path.mkdir(parents=True, exist_ok=True)
     exclude = set(exclude)
-    parts = dump_parts(component, exclude)  # all bytes first: a failing serializer writes nothing
+    extra = {}
+    if component.context_store:  # where the store is as seen from the pipeline directory
+        extra[STORE_KEY] = os.path.relpath(Path(component.context_store).resolve(), path.resolve().parent)
+    parts = dump_parts(component, exclude, extra)  # all bytes first: a failing serializer writes nothing
     with staged_files() as files:
         writers = {name: (lambda p, data=data: files.stage(p, data)) for name, data in parts.items()}
         util.to_disk(path, writers, exclude)
@@ -207,4 +224,37 @@ def from_disk(component: "BertramComponent", path: Union[str, Path], exclude: It
         return read
 
     util.from_disk(path, {name: reader(name) for name in [CFG, *PARTS]}, exclude)
+    locate_store(component, path.parent, found.get(CFG))
     load_parts(component, found.get, exclude, lambda name: repr(str(path / name)))
+
+
+def locate_store(component: "BertramComponent", pipeline_dir: Path, cfg_data: Optional[bytes]) -> None:
+    """A configured store path that is gone: the one saved relative to the pipeline, if it is there."""
+    configured = component.context_store
+    if not configured or Path(configured).exists() or cfg_data is None:
+        return
+    try:
+        relative = srsly.json_loads(cfg_data.decode("utf8")).get(STORE_KEY)
+    except (UnicodeDecodeError, ValueError, AttributeError):
+        return  # a bad cfg is named by load_parts
+    if isinstance(relative, str):
+        candidate = pipeline_dir / relative
+        component.store_hint = f"saved at {relative!r} relative to the pipeline, {str(candidate)!r} here"
+        if candidate.exists():
+            component.context_store = str(candidate.resolve())
+
+
+def save_pipeline(nlp: Any, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> Path:
+    """`nlp.to_disk` into a temp directory beside `path`, then one rename over it.
+
+    A save that fails or is killed leaves the previous pipeline at `path`
+    whole (`nlp.to_disk(path)` writes into it file by file); temp directories
+    a killed save left beside it are removed by the next save.
+    """
+    target = Path(path)
+    if target.parent.is_dir():
+        clean_stale_temps(target.parent, target=target.name)
+    with atomic_path(target, is_dir=True) as tmp:
+        nlp.to_disk(tmp, exclude=exclude)
+    return target
+

@@ -199,11 +199,6 @@ class ShardStore:
                     "delete it to start over, or run the same command to resume it."
                 )
         else:
-            if store.output.exists() and any(store.output.iterdir()) and not store.directory.is_dir():
-                raise ValueError(
-                    f"{str(store.output)!r} exists and is neither this table nor an unfinished run "
-                    "of it: give a new output directory (or delete it)."
-                )
             store.directory.mkdir(parents=True, exist_ok=True)
             write_json_atomic(plan_path, plan, indent=None)
         return store

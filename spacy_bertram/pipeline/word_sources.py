@@ -9,6 +9,7 @@ says which form of a word decides its vector.
 """
 from __future__ import annotations
 
+import logging
 import os
 from typing import TYPE_CHECKING, Any, Callable, List, Sequence, Set
 
@@ -20,6 +21,8 @@ from ..rare_words import Frequencies, StoreFrequencies, WordfreqFrequencies
 if TYPE_CHECKING:
     from ..network import BertramNetwork
 
+logger = logging.getLogger("spacy_bertram")
+
 
 class WordSources:
     """Frequencies, signal and contexts of words (a part of `BertramComponent`)."""
@@ -28,6 +31,11 @@ class WordSources:
         source = self.rule.frequencies
         if source == "auto":
             source = "model" if self.table is not None else "wordfreq"
+            if source == "wordfreq":  # say so: a lost counts.tsv changes which words are rare
+                logger.warning(
+                    "bertram: the BERTRAM model ships no word counts (counts.tsv), so rarity comes from "
+                    "wordfreq's frequencies for %r; set rare_words.frequencies = \"wordfreq\" to silence this, "
+                    "or restore counts.tsv in the model directory", self.vocab.lang)
         if source == "model":
             if self.table is None:
                 raise ValueError(
@@ -76,9 +84,13 @@ class WordSources:
             try:
                 self._store = open_context_store(self.context_store)
             except ValueError as err:
+                saved = f" (the saved pipeline had it {self.store_hint})" if self.store_hint else ""
                 raise ValueError(
                     f"bertram: cannot open the context store {self.context_store!r} "
-                    f"(contexts={self.source!r}): {err}"
+                    f"(contexts={self.source!r}): {err}.{saved} If the pipeline or the store moved, point the "
+                    f"pipeline at the store: spacy.load(PIPELINE, config={{\"components\": {{\"{self.name}\": "
+                    f"{{\"context_store\": \"/path/to/contexts.sqlite\"}}}}}}), or keep the store at the same "
+                    "place relative to the pipeline."
                 ) from err
             self._store_pid = os.getpid()
         return self._store

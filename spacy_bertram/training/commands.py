@@ -1,4 +1,4 @@
-"""The corpus and BERTRAM commands of `python -m spacy_bertram` (registered on `cli.app`).
+"""The corpus and BERTRAM commands of `python -m spacy_bertram` (registered on `app.app`).
 
   prepare   corpus -> word counts + SQLite context store
   targets   training words and their targets (embedding rows / OTA)
@@ -16,12 +16,11 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import typer
 
-from ..cli import GPU_HELP, app, echo_json, fail, run_checked, setup_logging
+from ..app import FORCE_HELP, GPU_HELP, MultiValueCommand, app, echo_json, fail, run_checked, setup_logging
+from ..fileio import check_output_dir
 from ..pipeline.contexts import DEFAULT_WINDOW
-from .ota import OTASettings
-from .stages import TrainSettings
-from .store_builder import DEFAULT_MAX_CONTEXTS, DEFAULT_RARE_MAX_CONTEXTS
-from .targets import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT
+from .settings import (DEFAULT_HELD_OUT, DEFAULT_MAX_CONTEXTS, DEFAULT_MIN_COUNT, DEFAULT_RARE_MAX_CONTEXTS,
+                       PREPARE_FILES, TARGET_FILES, TRAIN_OUTPUTS, OTASettings, TrainSettings, check_workers)
 
 TRAIN = TrainSettings()
 OTA = OTASettings()
@@ -30,8 +29,8 @@ MODES = ("form", "context", "shallow", "replace", "add", "inplace")
 
 @app.command("prepare")
 def prepare_cmd(
-    paths: List[Path] = typer.Argument(..., help="corpus files/directories, then the output directory (with only "
-                                       "the output directory, the embedded corpus in assets/corpus is used)"),
+    paths: List[Path] = typer.Argument(..., help="corpus files/directories, then the output directory (the "
+                                       "embedded corpus: assets/corpus OUTPUT)"),
     min_count: int = typer.Option(DEFAULT_MIN_COUNT, help="training words: at least this many occurrences"),
     max_contexts: int = typer.Option(DEFAULT_MAX_CONTEXTS, help="contexts kept per training word"),
     rare_max_contexts: int = typer.Option(DEFAULT_RARE_MAX_CONTEXTS, help="contexts kept per rarer word"),
@@ -43,19 +42,19 @@ def prepare_cmd(
     scheduler: Optional[str] = typer.Option(None, help="run on the Dask cluster at this address (corpus files at "
                                             "the same path on every worker)"),
     workers: Optional[int] = typer.Option(None, help="run on a local Dask cluster of N processes "
-                                          "(default: no Dask, one process)"),
+                                          "(default, or 0: no Dask, one process)"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Count words and collect contexts for BERTRAM training (contexts.sqlite, counts.tsv, prepare.json)."""
     from .prepare import prepare
-    from .registry_data import default_corpus_dir
 
     setup_logging()
     *corpus, output = paths
-    if not corpus:
-        corpus = [default_corpus_dir()]
-        if not corpus[0].is_dir():
-            fail(ValueError(f"no corpus given and {corpus[0]} is missing; build it with "
-                            "`python scripts/build_corpus.py`"))
+    if not corpus:  # one path is not taken as the output: the store would land in a corpus directory
+        fail(ValueError(f"prepare needs the corpus and the output directory, got only {str(output)!r}: "
+                        f"`prepare CORPUS... OUTPUT` (the embedded corpus: `prepare assets/corpus {output}`)"))
+    run_checked(check_workers, workers)
+    run_checked(check_output_dir, output, PREPARE_FILES, command="prepare", force=force)
     close = None
     try:
         client = None
@@ -111,6 +110,7 @@ class WordsAndTargets:
     gpu_id: int
     ota: OTASettings
     progress: bool
+    force: bool
 
 
 def _words_and_targets(
@@ -126,11 +126,12 @@ def _words_and_targets(
     ota_batch: int = typer.Option(OTA.batch_words, help="OTA: words per batch"),
     ota_neighbours: int = typer.Option(OTA.neighbours, help="OTA: random tokens on each side of the word"),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> WordsAndTargets:
     """The options `targets` and `train` share, declared once (`_with_options` adds them to both)."""
     ota = OTASettings(steps=ota_steps, batch_words=ota_batch, neighbours=ota_neighbours, seed=seed)
     return WordsAndTargets(contexts, output, base_model, min_count, max_words, held_out, seed, gpu_id, ota,
-                           not no_progress)
+                           not no_progress, force)
 
 
 @app.command("targets")
@@ -143,6 +144,7 @@ def targets_cmd(args: WordsAndTargets) -> None:
     from .targets import build_targets
 
     setup_logging()
+    run_checked(check_output_dir, args.output, TARGET_FILES, command="targets", force=args.force, replaces=True)
 
     def build():
         device = select_device(args.gpu_id)
@@ -157,7 +159,7 @@ def targets_cmd(args: WordsAndTargets) -> None:
     typer.echo(json.dumps({"words": len(targets), "held_out": sum(targets.held_out), **targets.info}))
 
 
-@app.command("train")
+@app.command("train", cls=MultiValueCommand)
 @_with_options(_words_and_targets)
 def train_cmd(
     args: WordsAndTargets,
@@ -195,6 +197,7 @@ def train_cmd(
     setup_logging()
     if mode not in MODES:
         fail(ValueError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}"))
+    run_checked(check_output_dir, args.output, TRAIN_OUTPUTS, command="train", force=args.force)
 
     def run():
         settings = TrainSettings(
@@ -231,6 +234,7 @@ def vectors_cmd(
     shard_size: int = typer.Option(256, help="words per shard: the unit of work, of writing and of resuming"),
     workers: Optional[int] = typer.Option(None, help="local Dask workers (default: one per core); 0: no Dask, "
                                           "in this process"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     scheduler: Optional[str] = typer.Option(None, help="address of a running Dask scheduler, e.g. "
                                             "tcp://10.0.0.1:8786 (model and store at the same paths on every worker)"),
     gpu_id: str = typer.Option("-1", "--gpu-id", "-g", help="-1: CPU; a GPU id, or ids like 0,1 for one dask-cuda "
@@ -245,6 +249,7 @@ def vectors_cmd(
     from .vectors import build_vector_table
 
     setup_logging()
+    run_checked(check_workers, workers)
     try:
         gpu_ids = [int(g) for g in gpu_id.split(",") if g.strip() and int(g) >= 0]
     except ValueError:
@@ -252,4 +257,4 @@ def vectors_cmd(
     echo_json(run_checked(build_vector_table, model, store, output, min_count=min_count, max_count=max_count,
                           word_list=words, min_contexts=min_contexts, max_contexts=max_contexts,
                           shard_size=shard_size, workers=workers, scheduler=scheduler, gpu_ids=gpu_ids,
-                          token_budget=token_budget, progress=not no_progress))
+                          token_budget=token_budget, progress=not no_progress, force=force))

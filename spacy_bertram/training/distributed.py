@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from ..pipeline.vector_table import ShardStore
+from .settings import check_workers
 from .vectors import JobSettings, infer_words
 
 logger = logging.getLogger(__name__)
@@ -97,6 +98,7 @@ def open_client(
         from distributed import Client, LocalCluster
     except ImportError as err:
         raise ValueError(MISSING_DASK) from err
+    check_workers(workers)
     logging.getLogger("distributed").setLevel(logging.WARNING)  # not every worker start and stop
     if scheduler:
         try:

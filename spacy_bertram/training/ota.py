@@ -20,19 +20,9 @@ import torch
 from torch import Tensor
 from tqdm import tqdm
 
+from .settings import OTASettings
+
 _SPECIAL = re.compile(r"^(\[.*\]|<.*>)$")
-
-
-@dataclass
-class OTASettings:
-    """steps: Adam steps per word (keep modest on CPU); neighbours: random tokens per side."""
-
-    steps: int = 60
-    batch_words: int = 256
-    neighbours: int = 3
-    lr: float = 1e-3
-    seed: int = 0
-    eval_draws: int = 4
 
 
 @dataclass

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
-from ..pipeline.contexts import DEFAULT_WINDOW, STORE_FILE
+from ..pipeline.contexts import DEFAULT_WINDOW
 from .store_builder import (
     DEFAULT_MAX_CONTEXTS,
     DEFAULT_RARE_MAX_CONTEXTS,
@@ -29,16 +29,14 @@ from .store_builder import (
     select_words,
 )
 from .corpus import Corpus
+from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES
 from ..fileio import atomic_path
 from ..rare_words import write_counts as write_word_counts
 from ..types import PathLike
 
 logger = logging.getLogger(__name__)
 
-STORE_NAME = STORE_FILE
-COUNTS_NAME = "counts.tsv"
-INFO_NAME = "prepare.json"
-DEFAULT_MIN_COUNT = 100
+STORE_NAME, COUNTS_NAME, INFO_NAME = PREPARE_FILES
 
 
 @dataclass
@@ -60,6 +58,14 @@ class PrepareResult:
 def write_counts(path: PathLike, counts) -> None:
     """counts.tsv, most frequent first, written atomically (the format `train` ships in models)."""
     write_word_counts(path, counts)
+
+
+def _check_settings(**values: Optional[int]) -> None:
+    """Every count setting, checked before the corpus is read and before anything is written."""
+    least = {"min_count": 1, "max_contexts": 1, "context_window": 1, "rare_max_contexts": 0, "max_rare_words": 0}
+    for name, value in values.items():
+        if value is not None and value < least[name]:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least {least[name]}, got {value}")
 
 
 def prepare(
@@ -87,6 +93,8 @@ def prepare(
     reaching `min_count`. With a Dask `client`, both passes run on its cluster
     (`dask_prepare.py`) and give the same store for the same files and seed.
     """
+    _check_settings(min_count=min_count, max_contexts=max_contexts, context_window=context_window,
+                    rare_max_contexts=rare_max_contexts, max_rare_words=max_rare_words)
     start = time.time()
     if client is not None:
         from .dask_prepare import build_context_store_dask, count_words_dask

@@ -16,19 +16,17 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 from ..encoder import load_encoder
 from ..pipeline.device import make_deterministic, select_device
-from ..fileio import write_json_atomic
+from ..fileio import clean_stale_temps, write_json_atomic
 from ..storage import save_bertram
 from .ota import OTASettings
 from ..pipeline.contexts import open_context_store
 from .sources import ContextSource
 from .stages import StageResult, TrainingRun, TrainSettings, combined_init, plan_stages
-from .targets import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT, TargetSet, build_targets
+from .settings import METRICS_FILE, MODEL_DIR, RUN_FILES, TARGETS_DIR
+from .targets import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT, TargetSet, build_targets, check_word_limits
 from .validation import format_table
 from ..types import PathLike
 
-TARGETS_DIR = "targets"
-MODEL_DIR = "model"
-METRICS_FILE = "metrics.json"
 
 
 def _variant_label(mode: str, subword_mean: bool) -> str:
@@ -65,8 +63,6 @@ def own_vector_row(run: TrainingRun, final: StageResult) -> tuple:
     return (f"{final.spec.mode.upper()}, BERTRAM's own vector (share 0)", scores["cosine"], scores["mrr"])
 
 
-# What `train` writes into its output directory (and `restart` removes); anything else is left alone.
-RUN_FILES = ("progress.json", METRICS_FILE, "checkpoints", "cache", TARGETS_DIR, MODEL_DIR)
 
 
 def _clear_run(output: Path, log: Callable[[str], None]) -> None:
@@ -107,9 +103,25 @@ def _check_resume(output: Path, run_info: Dict[str, Any], restart: bool = False,
                     "for CUDA), pass --restart to start over, or use another output directory."
                 )
             raise ValueError(
-                f"{str(output)!r} holds a training run with other settings ({recorded.get('run')}); "
-                "use another output directory, delete this one, or pass --restart to start over"
+                f"{str(output)!r} holds a training run with other settings ({changed_settings(recorded_run, run_info)}); "
+                "run with the same settings to resume it, use another output directory, delete this one, "
+                "or pass --restart to start over"
             )
+
+
+def changed_settings(old: Any, new: Dict[str, Any], prefix: str = "") -> str:
+    """The settings that differ, `key: old -> new` (nested keys dotted), instead of the whole record."""
+    if not isinstance(old, dict):
+        return f"recorded: {old!r}"
+    changes = []
+    for key in sorted(set(old) | set(new), key=str):
+        before, after = old.get(key, "(unset)"), new.get(key, "(unset)")
+        if isinstance(before, dict) and isinstance(after, dict):
+            nested = changed_settings(before, after, f"{prefix}{key}.")
+            changes += [nested] if nested else []
+        elif before != after:
+            changes.append(f"{prefix}{key}: {before!r} -> {after!r}")
+    return "; ".join(changes)
 
 
 def train(
@@ -137,6 +149,7 @@ def train(
     """
     call_started = time.perf_counter()
     settings = settings or TrainSettings()
+    check_word_limits(min_count, max_words)
     device = select_device(gpu_id)
     make_deterministic(device)  # before the first cuBLAS call
     source = open_context_store(contexts) if isinstance(contexts, (str, Path)) else contexts
@@ -146,6 +159,8 @@ def train(
     run_info = {"base_model": base_model, "settings": settings.to_dict(), "min_count": min_count,
                 "max_words": max_words, "held_out_fraction": held_out_fraction,
                 "targets": str(targets) if targets else None, "device": device.type}
+    if output.is_dir():
+        clean_stale_temps(output)  # a killed run's temp files (checkpoints/.stage1-*.tmp, ...)
     _check_resume(output, run_info, restart, log)
     if targets is not None:
         target_set = TargetSet.load(targets, expected_width=width)

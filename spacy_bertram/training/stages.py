@@ -41,67 +41,12 @@ from ..storage import save_bertram
 from .checkpoint import load_checkpoint, load_weights, save_checkpoint
 from .pools import ContextPools
 from .state_cache import StateCache, describe, encode_unpadded
+from .settings import TrainSettings
 from .targets import TargetSet
 from .validation import Validator
 
 COMBINED_GROUPS = {"add": ("context",), "shallow": ("form", "context", "gate"), "replace": ("form", "context")}
 EpochHook = Callable[[str, int], None]
-
-
-@dataclass
-class TrainSettings:
-    """Hyper-parameters of the three stages (index 0, 1, 2 of the tuples).
-
-    The paper's lr 5e-5 (stages 1 and 3) suits BERT-base on a huge corpus; with
-    a few thousand training words and cached encoder states we take many
-    cheap epochs at a larger lr instead. On the embedded corpus and MiniLM,
-    stage 1 at 1e-3 / 3e-3 / 1e-2 / 3e-2 (50 epochs) gave held-out cosine
-    0.18 / 0.24 / 0.29 / 0.15, and stage 3 (ADD) at 1e-2 / 3e-3 gave 0.15 / 0.30.
-    The inplace stage is still improving at 50 epochs: 20 / 50 / 100 / 200 gave held-out
-    cosine 0.273 / 0.279 / 0.296 / 0.302, and 100 scored best on real rare words (the
-    README's Results), so it trains 100 (about 70 s on 2 CPU cores with cached states).
-    """
-
-    mode: str = "inplace"
-    use_subword_mean: bool = True
-    read_layer: int = -2
-    subword_share: float = 0.5
-    own_embedding_for_one_piece: bool = True
-    inplace_mask_fraction: float = 0.5
-    epochs: Tuple[int, int, int] = (100, 20, 30)
-    lr: Tuple[float, float, float] = (1e-2, 1e-2, 3e-3)
-    batch_words: Tuple[int, int, int] = (64, 64, 64)
-    warmup: float = 0.1
-    min_contexts: int = 4
-    max_contexts: int = 32
-    pool_contexts: int = 32
-    max_seq_length: int = 96
-    ngram_min_count: int = 3
-    ngram_dropout: float = 0.1
-    seed: int = 0
-    reuse_states: bool = True
-    token_budget: int = 4096
-    cache_memory_mb: float = 2048.0
-
-    def __post_init__(self) -> None:
-        self.epochs, self.lr, self.batch_words = tuple(self.epochs), tuple(self.lr), tuple(self.batch_words)
-        BertramConfig(
-            mode=self.mode, ngram_dropout=self.ngram_dropout, max_seq_length=self.max_seq_length,
-            read_layer=self.read_layer, subword_share=self.subword_share,
-        )
-        if len(self.epochs) != 3 or len(self.lr) != 3 or len(self.batch_words) != 3:
-            raise ValueError("epochs, lr and batch_words need one value per stage (3)")
-        if min(self.epochs) < 0 or min(self.batch_words) < 1 or min(self.lr) <= 0:
-            raise ValueError("epochs must be >= 0, batch_words >= 1 and lr > 0")
-        if not 1 <= self.min_contexts <= self.max_contexts <= self.pool_contexts:
-            raise ValueError("Need 1 <= min_contexts <= max_contexts <= pool_contexts")
-        if not 0.0 <= self.inplace_mask_fraction < 1.0:
-            raise ValueError(f"inplace_mask_fraction must be in [0, 1), got {self.inplace_mask_fraction}")
-        if not 0.0 <= self.warmup < 1.0:
-            raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
 @dataclass(frozen=True)

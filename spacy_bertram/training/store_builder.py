@@ -28,11 +28,10 @@ from ..fileio import atomic_path
 from ..pipeline.contexts import _SCHEMA, DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, Context
 from ..types import PathLike
 from .corpus import Corpus, Span, tokenize, tokenize_spans
+from .settings import DEFAULT_MAX_CONTEXTS, DEFAULT_RARE_MAX_CONTEXTS
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_CONTEXTS = 64
-DEFAULT_RARE_MAX_CONTEXTS = 16
 
 
 def count_words(corpus: Corpus, progress: bool = True) -> Tuple[Counter, int]:

@@ -29,16 +29,14 @@ from torch import Tensor
 from ..fileio import atomic_path, write_json_atomic
 from .ota import OTASettings, one_token_approximation
 from .segmentation import RareLikeSegmenter
+from .settings import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT, TARGET_FILES
 from .sources import ContextSource
 from ..types import PathLike
 
 logger = logging.getLogger("spacy_bertram")
 
-VECTORS_FILE = "targets.safetensors"
-INDEX_FILE = "targets.json"
+INDEX_FILE, VECTORS_FILE = TARGET_FILES
 MIN_TRAINING_WORDS = 20
-DEFAULT_MIN_COUNT = 100
-DEFAULT_HELD_OUT = 0.05
 
 
 @dataclass
@@ -133,6 +131,15 @@ def _alphabetic(word: str) -> bool:
     return word.isalpha()
 
 
+def check_word_limits(min_count: int, max_words: Optional[int]) -> None:
+    """A cap below what training needs would later read as "too few frequent words": say so now."""
+    if min_count < 1:
+        raise ValueError(f"--min-count must be at least 1, got {min_count}")
+    if max_words is not None and max_words < MIN_TRAINING_WORDS:
+        raise ValueError(f"--max-words {max_words} is below the {MIN_TRAINING_WORDS} training words training needs: "
+                         f"give at least {MIN_TRAINING_WORDS}, or leave it out (all words)")
+
+
 def select_training_words(
     source: ContextSource,
     segmenter: RareLikeSegmenter,
@@ -142,6 +149,7 @@ def select_training_words(
     seed: int = 0,
 ) -> Tuple[List[str], List[int], List[bool]]:
     """Frequent alphabetic words with contexts, one per normalised form, and held-out flags."""
+    check_word_limits(min_count, max_words)
     if not 0.0 < held_out_fraction < 0.5:
         raise ValueError(f"held_out_fraction must be in (0, 0.5), got {held_out_fraction}")
     unk = segmenter.tokenizer.unk_token_id

@@ -20,7 +20,9 @@ from tqdm import tqdm
 
 from ..pipeline.contexts import ContextStore, open_context_store
 from ..network import BertramNetwork, default_token_budget
-from ..pipeline.vector_table import META_FILE, ShardStore, VectorTable, encoder_identity
+from ..fileio import check_output_dir
+from ..pipeline.vector_table import META_FILE, SHARDS_DIR, VECTORS_FILE, ShardStore, VectorTable, encoder_identity
+from .settings import check_workers
 from ..types import PathLike
 
 logger = logging.getLogger(__name__)
@@ -65,7 +67,10 @@ def select_words(
     With a word list and a count range, the list's words in the range. Words
     with fewer than `min_contexts` store contexts are left out: the component
     infers those from the document's own sentences, which beats a form-only
-    vector. Words are keyed as the component keys tokens (`word_key`).
+    vector. Words are keyed as the component keys tokens (`word_key`). A
+    listed word the store has never seen is logged as a warning (a typo, or a
+    list for another corpus); one outside the count range or short of
+    contexts is left out by design.
     """
     if max_count is not None and max_count <= min_count:
         raise ValueError(f"max_count ({max_count}) must be above min_count ({min_count})")
@@ -75,18 +80,25 @@ def select_words(
         candidates = (w for w, n in store.counts(min_count, min_contexts) if max_count is None or n < max_count)
     words: List[str] = []
     seen = set()
+    missing: List[str] = []
     for word in candidates:
         key = word_key(word)
         if key in seen:
             continue
         if word_list is not None:
             count = store.count(key)
+            if count == 0 and key not in missing:
+                missing.append(key)
             if count < min_count or (max_count is not None and count >= max_count):
                 continue
             if store.num_contexts(key) < min_contexts:
                 continue
         seen.add(key)
         words.append(key)
+    if missing:
+        shown = ", ".join(missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
+        logger.warning("%d word(s) of the word list are not in the context store (never seen in its corpus), "
+                       "so they get no row: %s", len(missing), shown)
     return words
 
 
@@ -138,6 +150,7 @@ def build_vector_table(
     gpu_ids: Sequence[int] = (),
     token_budget: int = 0,
     progress: bool = True,
+    force: bool = False,
 ) -> Dict[str, Any]:
     """Compute (or finish) the vector table at `output`; returns a summary.
 
@@ -145,6 +158,9 @@ def build_vector_table(
     shards. `workers=0` runs in this process; otherwise a Dask cluster at
     `scheduler`, or a new LocalCluster of `workers` processes (default: one
     per core), or a LocalCUDACluster with one worker per id in `gpu_ids`.
+    Every setting is checked before anything is written; an `output` that
+    holds other files than a table or an unfinished run is refused unless
+    `force` (the finished table replaces the directory).
     """
     from ..pipeline.word_sources import word_key_function
     from ..storage import model_fingerprint
@@ -152,7 +168,14 @@ def build_vector_table(
 
     start = time.perf_counter()
     if max_contexts < 1:
-        raise ValueError("max_contexts must be at least 1")
+        raise ValueError(f"--max-contexts must be at least 1, got {max_contexts}")
+    if token_budget < 0:
+        raise ValueError(f"--token-budget must be 0 (the device's default) or a positive number of tokens, "
+                         f"got {token_budget}")
+    if shard_size < 1:
+        raise ValueError(f"--shard-size must be at least 1, got {shard_size}")
+    check_workers(workers)
+    check_output_dir(output, (META_FILE, VECTORS_FILE, SHARDS_DIR), command="vectors", force=force, replaces=True)
     model_path, store_path = Path(model_path).resolve(), Path(store_path).resolve()
     network = load_bertram(model_path)  # here for the word key and the encoder identity
     model_id = model_fingerprint(model_path)

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from ...cli import GPU_HELP, app, echo_json, run_checked, setup_logging
+from ...app import FORCE_HELP, GPU_HELP, app, echo_json, run_checked, setup_logging
 
 
 @app.command("ner-folds")
@@ -22,6 +22,7 @@ def ner_folds_cmd(
     dev_share: float = typer.Option(0.1, help="share of each fold's training texts held out as dev"),
     assets: Path = typer.Option(Path("assets"), help="assets directory (the WNUT-16 download goes to assets/ner)"),
     lang: str = typer.Option("en", help="language of the blank pipeline the docs are read with"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Write the folds once, so every system sees the same ones."""
     import spacy
@@ -31,7 +32,7 @@ def ner_folds_cmd(
 
     def build():
         docs = load_ner_docs(source, spacy.blank(lang).vocab, assets)
-        return write_folds(docs, output_dir, folds, seed, dev_share, source)
+        return write_folds(docs, output_dir, folds, seed, dev_share, source, force=force)
 
     summary = run_checked(build)
     echo_json({k: v for k, v in summary.items() if k != "parts"})
@@ -53,6 +54,7 @@ def ner_train_cmd(
     eval_frequency: int = typer.Option(50, help="steps between dev evaluations (model-best)"),
     batch_size: int = typer.Option(500, help="padded words per batch"),
     learn_rate: float = typer.Option(2e-4, help="Adam learning rate (linear warm-up over a tenth of the steps)"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train stock and bertram NER on every fold; finished folds are skipped (a killed run resumes)."""
     from .systems import NerTraining, train_folds
@@ -60,7 +62,7 @@ def ner_train_cmd(
     setup_logging()
     settings = NerTraining(str(stock_config), str(bertram_config), base_model, gpu_id, seed, max_steps,
                            eval_frequency, batch_size, learn_rate)
-    summary = run_checked(train_folds, folds_dir, training_dir, bertram, context_store, settings)
+    summary = run_checked(train_folds, folds_dir, training_dir, bertram, context_store, settings, force=force)
     echo_json({"seconds": summary["seconds"], "runs": summary["runs"]})
 
 
@@ -72,13 +74,14 @@ def ner_evaluate_cmd(
     bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
     seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Stock, trained with bertram, and bertram at test time only, on every test fold."""
     from .evaluate import evaluate_ner
 
     setup_logging()
     metrics = run_checked(evaluate_ner, folds_dir, training_dir, output_dir, n_resamples=bootstrap_resamples,
-                          seed=seed, gpu_id=gpu_id)
+                          seed=seed, gpu_id=gpu_id, force=force)
     pooled = metrics["pooled"]
     echo_json({"f1": {s: v["subsets"]["all"]["f"] for s, v in pooled["systems"].items()},
                "f1_rare": {s: v["subsets"]["rare"]["f"] for s, v in pooled["systems"].items()},

@@ -40,10 +40,14 @@ def summarise(rows: Sequence[Mapping], systems: Sequence[str], n_resamples: int,
 
 
 def evaluate_ner(folds_dir: PathLike, training_dir: PathLike, output_dir: PathLike,
-                 n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, gpu_id: int = -1) -> Dict[str, object]:
+                 n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, gpu_id: int = -1,
+                 force: bool = False) -> Dict[str, object]:
     """Predict every fold with the three systems, score, bootstrap, write the outputs."""
+    from ...fileio import check_output_dir
     from ...pipeline.device import use_device
 
+    check_output_dir(output_dir, ("fold-*.jsonl", METRICS_FILE, REPORT_FILE, PLOT_FILE), command="ner-evaluate",
+                     force=force)
     use_device(gpu_id)
     start = time.time()
     info = read_folds(folds_dir)

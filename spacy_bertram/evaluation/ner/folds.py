@@ -50,9 +50,12 @@ def fold_parts(fold_of: Sequence[int], fold: int, dev_share: float, seed: int) -
     return {"train": [i for i in rest if i not in dev], "dev": sorted(dev), "test": test}
 
 
-def write_folds(docs: Sequence[Doc], output_dir: PathLike, k: int = 5, seed: int = 0, dev_share: float = 0.1,
-                source: str = "") -> Dict[str, object]:
-    """Write the k folds' DocBins and folds.json; returns the summary."""
+def write_folds(docs: Sequence[Doc], output_dir: PathLike, k: int = 2, seed: int = 0, dev_share: float = 0.1,
+                source: str = "", force: bool = False) -> Dict[str, object]:
+    """Write the k folds' DocBins and folds.json (replacing the directory); returns the summary."""
+    from ...fileio import check_output_dir
+
+    check_output_dir(output_dir, ("fold-*", FOLDS_FILE), command="ner-folds", force=force, replaces=True)
     fold_of = assign_folds(len(docs), k, seed)
     summary: Dict[str, object] = {"source": source, "texts": len(docs), "folds": k, "seed": seed,
                                   "dev_share": dev_share, "entities": sum(len(d.ents) for d in docs),

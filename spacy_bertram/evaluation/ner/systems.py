@@ -10,7 +10,7 @@
 
 Both trainings go through `train_baseline` (bounded steps, the embedding layer
 frozen by the registered callback, output renamed into place). A run whose
-`ner_run.json` (settings, config and data checksums) equals the current one was
+`fold-I/SYSTEM.ner_run.json` (settings, config and data checksums) equals the current one was
 trained to the end with them and is skipped, so a killed `ner-train` resumes and
 a changed setting retrains.
 """
@@ -34,8 +34,10 @@ STOCK, BERTRAM, TEST_TIME = "stock", "bertram", "bertram_test_time"
 SYSTEMS = (STOCK, BERTRAM, TEST_TIME)
 TRAINED = (STOCK, BERTRAM)
 TRAIN_SUMMARY = "train.json"
-#: beside each run's baseline.json: the settings it was trained with
+#: fold-I/SYSTEM.ner_run.json: the settings fold I's SYSTEM was trained with
 RUN_FILE = "ner_run.json"
+#: what ner-train writes at the top of its output directory
+TRAIN_OUTPUTS = ("fold-*", TRAIN_SUMMARY)
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,11 @@ def model_dir(training_dir: PathLike, fold: int, system: str) -> Path:
 
 
 def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
-                context_store: Optional[PathLike], settings: NerTraining) -> Dict[str, object]:
+                context_store: Optional[PathLike], settings: NerTraining, force: bool = False) -> Dict[str, object]:
     """Train stock and bertram NER on every fold (finished folds are skipped); writes train.json."""
+    from ...fileio import check_output_dir
+
+    check_output_dir(training_dir, TRAIN_OUTPUTS, command="ner-train", force=force)
     if not Path(bertram).is_dir():
         raise ValueError(f"No trained BERTRAM model at {str(bertram)!r}; run train-bertram or pass --bertram.")
     if context_store is not None and not Path(context_store).is_file():
@@ -94,7 +99,8 @@ def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
             config = settings.stock_config if system == STOCK else settings.bertram_config
             run_paths = paths if system == BERTRAM else {}
             wanted = run_settings(settings, config, run_paths, folds_dir, fold)
-            if (out / INFO_FILE).is_file() and read_json(out / RUN_FILE) == wanted:
+            marker = out.parent / f"{system}.{RUN_FILE}"
+            if (out / INFO_FILE).is_file() and read_json(marker) == wanted:
                 info = read_json(out / INFO_FILE)
                 logger.info("fold %d %s: trained already with these settings, skipped", fold, system)
             else:
@@ -104,8 +110,9 @@ def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
                     base_model=settings.base_model, gpu_id=settings.gpu_id, seed=settings.seed,
                     max_steps=settings.max_steps, eval_frequency=settings.eval_frequency,
                     batch_size=settings.batch_size, learn_rate=settings.learn_rate, paths=run_paths or None,
+                    force=True,  # fold-I/SYSTEM is this command's own output
                 )
-                write_json_atomic(out / RUN_FILE, wanted)
+                write_json_atomic(marker, wanted)
             dev = info.get("dev", {})
             runs.append({"fold": fold, "system": system, "seconds": info.get("seconds"),
                          "dev_ents_f": dev.get("ents_f") if isinstance(dev, dict) else None})
