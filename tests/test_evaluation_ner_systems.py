@@ -26,3 +26,14 @@ def test_loading_needs_the_trained_folds(tmp_path):
     write_folds([nlp(f"text {i}") for i in range(4)], tmp_path / "folds", k=2)
     with pytest.raises(ValueError, match="No trained stock NER .*ner-train"):
         load_systems(tmp_path / "train", 0)
+
+
+def test_a_bertram_run_depends_on_the_model_and_the_default_rule(tmp_path, bertram_assets):
+    from spacy_bertram.evaluation.ner.systems import run_settings
+
+    nlp = spacy.blank("en")
+    write_folds([nlp(f"text {i}") for i in range(4)], tmp_path / "folds", k=2)
+    config = str(Path(__file__).parent.parent / "configs" / "ner_minilm_bertram.cfg")
+    wanted = run_settings(NerTraining(), config, {"bertram": str(bertram_assets["model"])}, tmp_path / "folds", 0)
+    assert len(wanted["bertram"]["model"]) == 32 and "RareWordRule(" in wanted["bertram"]["default_rare_word_rule"]
+    assert "bertram" not in run_settings(NerTraining(), config, {}, tmp_path / "folds", 0)

@@ -10,7 +10,8 @@
 
 Both trainings go through `train_baseline` (bounded steps, the embedding layer
 frozen by the registered callback, output renamed into place). A run whose
-`fold-I/SYSTEM.ner_run.json` (settings, config and data checksums) equals the current one was
+`fold-I/SYSTEM.ner_run.json` (settings, config and data checksums, the BERTRAM model's
+hash and the component's default rare-word rule) equals the current one was
 trained to the end with them and is skipped, so a killed `ner-train` resumes and
 a changed setting retrains.
 """
@@ -63,8 +64,24 @@ def run_settings(settings: NerTraining, config: str, paths: Dict[str, str], fold
                  fold: int) -> Dict[str, object]:
     """What one training depends on: a rerun with anything else retrains instead of skipping."""
     data = fold_dir(folds_dir, fold)
-    return {"settings": asdict(settings), "config": config, "config_md5": md5_of(Path(config)), "paths": paths,
-            "data_md5": [md5_of(data / f"{part}.spacy") for part in ("train", "dev")]}
+    wanted: Dict[str, object] = {
+        "settings": asdict(settings), "config": config, "config_md5": md5_of(Path(config)), "paths": paths,
+        "data_md5": [md5_of(data / f"{part}.spacy") for part in ("train", "dev")]}
+    if "bertram" in paths:
+        wanted["bertram"] = component_identity(paths["bertram"])
+    return wanted
+
+
+def component_identity(bertram: PathLike) -> Dict[str, str]:
+    """The BERTRAM model's content hash and the component's default rare-word rule (the NER
+    config leaves the rule to the default, so a changed default must retrain)."""
+    from spacy.util import registry
+
+    from ...pipeline.component import DEFAULT_CONFIG
+    from ...storage import model_fingerprint
+
+    rule = registry.resolve({"rule": DEFAULT_CONFIG["bertram"]["rare_words"]})["rule"]
+    return {"model": model_fingerprint(bertram), "default_rare_word_rule": repr(rule)}
 
 
 def md5_of(path: Path) -> str:
