@@ -13,7 +13,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Tuple
 
 from .types import PathLike
 
@@ -150,6 +150,16 @@ def is_bpe_tokenizer(tokenizer) -> bool:
     """True for byte-level BPE tokenizers (RoBERTa, GPT-2 family)."""
     model = tokenizer.backend_tokenizer.model
     return type(model).__name__ == "BPE"
+
+
+def word_piece_ids(tokenizer, word: str, max_pieces: int = 32) -> List[int]:
+    """Wordpiece ids of `word` as it appears inside a sentence (BPE: after a space).
+
+    The encoder's view of a word: the rare-word rule counts these pieces and
+    BERTRAM's inputs spell the word with them.
+    """
+    text = " " + word if is_bpe_tokenizer(tokenizer) else word
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])[:max_pieces]
 
 
 def describe_encoder(name: str, encoder, tokenizer) -> EncoderInfo:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from .encoder import is_bpe_tokenizer
+from .encoder import is_bpe_tokenizer, word_piece_ids
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -128,8 +128,7 @@ class InputBuilder:
 
     def word_pieces(self, word: str) -> List[int]:
         """Wordpiece ids of the word as it would appear inside a sentence."""
-        text = " " + word if self.is_bpe else word
-        pieces = self._ids(text)[: self.max_word_pieces]
+        pieces = word_piece_ids(self.tokenizer, word, self.max_word_pieces)
         if not pieces:
             raise ValueError(f"The tokenizer turns the word {word!r} into no wordpieces")
         return pieces

@@ -1,262 +1,99 @@
-"""Which tokens are rare: a frequency table and the configurable rule over it.
+"""Which tokens are rare to the encoder: the configurable rule and its frequency sources.
 
-Rarity is measured on the Zipf scale (log10 of occurrences per billion words),
-so one threshold means the same thing whatever the table: the counts BERTRAM
-was trained on (`counts.tsv` in its model directory, written by `train`: the
-best estimate of what it has and has not seen), the corpus behind a context
-store, or wordfreq's frequencies for the pipeline's language as a fallback. A
-word absent from a table has Zipf 0 (rarest).
+A token gets a BERTRAM vector when the *encoder* lacks a good representation of
+it: it is alphabetic, it is a whole word (not a piece the tokenizer split off,
+as "wo" and "n't" of "won't"), the encoder's tokenizer cuts it into 2+
+wordpieces or maps it to the unknown token (a one-piece word has an embedding
+trained on every occurrence of it, which BERTRAM can only approximate), and
+its world frequency is below a Zipf threshold.
 
-Dataset rarification (`evaluation.rarify`) reads the same `CountTable` with its
-own rule, on raw counts (see the class), so there is one frequency model.
+Frequencies are on the Zipf scale (`frequencies`): wordfreq's for the
+pipeline's language, with corpus counts (`counts.tsv` in a BERTRAM model
+directory, or a context store's corpus) as a second estimate where wordfreq
+does not list a word, never trusted below their resolution.
+
+Dataset rarification (`evaluation.rarify`) reads the same rule through the same
+`RareWordFinder`, so the words rarification puts in and the words the
+component injects are rare on one scale.
 
 The rule is a registered function (`spacy-bertram.RareWords.v1`) so that a
 pipeline config states it in full and users can register their own.
 """
 from __future__ import annotations
 
-import math
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Protocol
+from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
-import srsly
 from spacy.tokens import Doc, Token
 from spacy.util import registry
-from .types import PathLike
+
+from .frequencies import Frequencies
 
 
-#: The file of a BERTRAM model directory that holds its training word counts
-#: ("word<TAB>count" lines, as `prepare` writes them).
-COUNTS_FILE = "counts.tsv"
-#: Names a counts file might be given by mistake: refused, never silently ignored.
-OTHER_COUNT_FILES = ("counts.json", "word_counts.json", "word_counts.tsv")
 FREQUENCY_SOURCES = ("auto", "model", "wordfreq", "store")
-FORMAT_NAME = "spacy-bertram-frequencies"
-#: Words per Zipf unit: wordfreq's Zipf z is 10**z occurrences per 10**9 words.
-ZIPF_SCALE = 1_000_000_000
-
-
-def zipf_from_count(count: int, total: int) -> float:
-    """Zipf value of `count` occurrences in a corpus of `total` words (0 if unseen)."""
-    if count <= 0 or total <= 0:
-        return 0.0
-    return max(0.0, math.log10(count * 1e9 / total))
-
-
-class Frequencies(Protocol):
-    """Anything that can say how frequent a word is, on the Zipf scale."""
-
-    source: str
-
-    def zipf(self, word: str) -> float: ...
-
-
-class CountTable:
-    """Word counts with their corpus size: a model's training counts, shipped with it.
-
-    Two rules read a table, each with its own queries:
-
-    * the pipeline's rare-word rule (`count`, `zipf`): the higher count of the
-      word as written and lowercased, so a sentence-initial "The" is as frequent
-      as "the"; an unlisted word counts 0 (Zipf 0, rarest);
-    * rarification's rule (`estimated_count`, `is_rare_count`, `is_known`): a
-      raw count against a count threshold (100, or 1000), the count of the word
-      as written if listed, else lowercased (a capitalised substitute keeps its
-      own count), and an unlisted word estimated from wordfreq's list for
-      `unseen` (a language code), scaled to the table's corpus size.
-
-    `unseen` is not serialised (the pipeline's rule never estimates); with it a
-    table may be empty (wordfreq alone, over `total` or 10**9 words).
-    """
-
-    source = "model"
-
-    def __init__(self, counts: Mapping[str, int], total: Optional[int] = None, unseen: Optional[str] = None) -> None:
-        self.counts: Dict[str, int] = {str(w): int(n) for w, n in counts.items() if int(n) > 0}
-        self.unseen: Optional[WordfreqFrequencies] = WordfreqFrequencies(unseen) if unseen else None
-        self.total = int(total) if total else sum(self.counts.values()) or (ZIPF_SCALE if self.unseen else 0)
-        if not (self.counts or self.unseen) or self.total <= 0:
-            raise ValueError("A frequency table needs at least one word with a positive count")
-
-    @classmethod
-    def wordfreq_estimates(cls, total: int = ZIPF_SCALE, lang: str = "en") -> "CountTable":
-        """No counts: every word's count estimated from wordfreq for a corpus of `total` words."""
-        return cls({}, total, unseen=lang)
-
-    def __len__(self) -> int:
-        return len(self.counts)
-
-    def count(self, word: str) -> int:
-        """The pipeline's count: the higher of the word as written and lowercased."""
-        return max(self.counts.get(word, 0), self.counts.get(word.lower(), 0))
-
-    def zipf(self, word: str) -> float:
-        return zipf_from_count(self.count(word), self.total)
-
-    def estimated_count(self, word: str) -> float:
-        """Rarification's count: the first listed of the word as written and lowercased,
-        else wordfreq's Zipf z for `unseen` as 10**z per 10**9 words over `total`
-        (0 where wordfreq does not know the word, or without `unseen`)."""
-        for key in (word, word.lower()):
-            if key in self.counts:
-                return float(self.counts[key])
-        if self.unseen is None:
-            return 0.0
-        z = self.unseen.zipf(word)
-        return 0.0 if z <= 0 else 10 ** (z - 9) * self.total
-
-    def is_rare_count(self, word: str, threshold: float) -> bool:
-        """Rarification's rule: the estimated count is below `threshold` occurrences."""
-        return self.estimated_count(word) < threshold
-
-    def is_known(self, word: str) -> bool:
-        """Listed (as written or lowercased), or in wordfreq's list for `unseen`: a real word."""
-        if word in self.counts or word.lower() in self.counts:
-            return True
-        return self.unseen is not None and self.unseen.zipf(word) > 0
-
-    def to_bytes(self) -> bytes:
-        return srsly.msgpack_dumps({"format": FORMAT_NAME, "total": self.total, "counts": self.counts})
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> "CountTable":
-        msg = srsly.msgpack_loads(data)
-        if not isinstance(msg, dict) or msg.get("format") != FORMAT_NAME:
-            raise ValueError("Not a spacy-bertram frequency table")
-        return cls(msg["counts"], msg["total"])
-
-    @classmethod
-    def from_file(cls, path: PathLike, unseen: Optional[str] = None) -> "CountTable":
-        """Read `word<TAB>count` lines; a line of another shape is an error naming it."""
-        path = Path(path)
-        try:
-            counts: Dict[str, int] = {}
-            with open(path, encoding="utf8") as file_:
-                for number, line in enumerate(file_, 1):
-                    if not line.strip():
-                        continue
-                    fields = line.rstrip("\n").split("\t")
-                    if len(fields) != 2 or not fields[0] or not fields[1].isdigit():
-                        raise ValueError(f"line {number} is not 'word<TAB>count': {line[:60]!r}")
-                    counts[fields[0]] = counts.get(fields[0], 0) + int(fields[1])
-            return cls(counts, unseen=unseen)
-        except (OSError, UnicodeDecodeError, ValueError) as err:
-            raise ValueError(f"Corrupt word-count file {str(path)!r}: {err}") from err
-
-    @classmethod
-    def from_model_dir(cls, directory: PathLike) -> Optional["CountTable"]:
-        """The training counts in a BERTRAM model directory's counts.tsv, or None."""
-        path = Path(directory) / COUNTS_FILE
-        if path.is_file():
-            return cls.from_file(path)
-        stray = [name for name in OTHER_COUNT_FILES if (Path(directory) / name).exists()]
-        if stray:
-            raise ValueError(
-                f"The BERTRAM model {str(directory)!r} has {stray[0]}, but word counts are read "
-                f"from {COUNTS_FILE} only ('word<TAB>count' lines, as `prepare` writes them)"
-            )
-        return None
-
-    def to_disk(self, path: PathLike) -> None:
-        write_counts(path, self.counts)
-
-
-def write_counts(path: PathLike, counts: Mapping[str, int]) -> None:
-    """counts.tsv ("word<TAB>count", most frequent first), written atomically."""
-    from .fileio import atomic_path
-
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", encoding="utf8") as file_:
-            for word, count in ranked:
-                file_.write(f"{word}\t{count}\n")
-
-
-class WordfreqFrequencies:
-    """wordfreq's Zipf frequencies in the pipeline's language: the fallback when a model ships no counts.
-
-    A language wordfreq has no list for is refused here: with English counts
-    every word of another language would be rare.
-    """
-
-    source = "wordfreq"
-
-    def __init__(self, lang: str = "en") -> None:
-        from wordfreq import available_languages, zipf_frequency
-
-        fix = (
-            "Set [components.bertram.rare_words] frequencies = \"model\" (a BERTRAM model trained on "
-            "this language ships its counts.tsv) or \"store\" (the counts of a context store)."
-        )
-        if lang not in available_languages():
-            raise ValueError(f"wordfreq has no word frequencies for the pipeline's language {lang!r}. {fix}")
-        try:
-            zipf_frequency("a", lang)
-        except (ImportError, LookupError) as err:
-            raise ValueError(f"wordfreq cannot look up {lang!r} words here ({err}). {fix}") from err
-        self.lang = lang
-
-    def zipf(self, word: str) -> float:
-        from wordfreq import zipf_frequency
-
-        return float(zipf_frequency(word, self.lang))
-
-
-class StoreFrequencies:
-    """Counts of the corpus behind a context store (looked up live, not copied)."""
-
-    source = "store"
-
-    def __init__(self, get_store: Callable[[], object]) -> None:
-        self.get_store = get_store
-
-    def zipf(self, word: str) -> float:
-        store = self.get_store()
-        return zipf_from_count(store.count(word), store.total_words)  # type: ignore[attr-defined]
+#: Apostrophes that mark a clitic piece ("n't", "'s", "’ll").
+APOSTROPHES = ("'", "\u2019")
 
 
 @dataclass(frozen=True)
 class RareWordRule:
     """Settings that decide which tokens get BERTRAM vectors.
 
-    frequencies: "auto" (the model's training counts if it ships them, else
-        wordfreq), "model", "wordfreq" or "store" (the context store's counts).
-    max_zipf: a token is rare when its Zipf frequency is below this (3.0 is
-        about once per million words).
+    frequencies: "auto" (wordfreq in the pipeline's language, the model's training
+        counts for words wordfreq does not list; the counts alone where wordfreq has
+        no list for the language), "wordfreq", "model" (the counts alone) or
+        "store" (the context store's corpus counts alone).
+    max_zipf: a token is rare when its Zipf frequency is below this (3.0 is about
+        once per million words; the paper's "fewer than 1000 in WWC").
     alpha_only: only alphabetic tokens (no numbers, punctuation, emoji); when
         False a token still needs at least one letter.
-    min_wordpieces: only tokens the encoder splits into at least this many
-        wordpieces (2 = words the encoder has no single entry for).
+    min_wordpieces: only tokens the encoder cuts into at least this many
+        wordpieces; a token the tokenizer maps to its unknown token always
+        qualifies. 2 (default): one-piece words keep their trained embedding;
+        1 opts them in.
     min_length: shortest token, in characters.
+    skip_split_pieces: skip pieces of a word the tokenizer split ("wo" and "n't"
+        of "won't", "gon" and "na" of "gonna"): their meaning is the whole word's.
     """
 
     frequencies: str = "auto"
     max_zipf: float = 3.0
     alpha_only: bool = True
-    min_wordpieces: int = 1
+    min_wordpieces: int = 2
     min_length: int = 2
+    skip_split_pieces: bool = True
 
     def __post_init__(self) -> None:
         if self.frequencies not in FREQUENCY_SOURCES:
             raise ValueError(
                 f"rare_words.frequencies must be one of {FREQUENCY_SOURCES}, got {self.frequencies!r}"
             )
+        if not isinstance(self.max_zipf, (int, float)) or not 0 < self.max_zipf <= 9:
+            raise ValueError(
+                f"rare_words.max_zipf must be a Zipf value above 0 and at most 9 (3.0 is once per "
+                f"million words), got {self.max_zipf!r}: with it no token, or every token, would be rare"
+            )
         if self.min_wordpieces < 1 or self.min_length < 1:
             raise ValueError("rare_words.min_wordpieces and min_length must be at least 1")
-        if not self.max_zipf > 0:  # no Zipf is below 0 (or NaN): no token would ever be rare
-            raise ValueError(f"rare_words.max_zipf must be above 0 (3.0: about once per million words), "
-                             f"got {self.max_zipf}")
+
+    def reject_token(self, token: Token) -> Optional[str]:
+        """Why the cheap, table-free part of the rule rejects `token`, or None."""
+        text = token.text
+        if token.is_space or len(text) < self.min_length:
+            return f"shorter than min_length {self.min_length}" if not token.is_space else "whitespace"
+        if self.alpha_only:
+            if not (token.is_alpha or is_alphabetic(text)):
+                return "not alphabetic"
+        elif not any(ch.isalpha() for ch in text) or any(ch.isspace() for ch in text):
+            return "no letter"
+        if self.skip_split_pieces and is_split_piece(token):
+            return "a piece of a word the tokenizer split"
+        return None
 
     def is_candidate(self, token: Token) -> bool:
         """The cheap, table-free part of the rule."""
-        text = token.text
-        if len(text) < self.min_length or token.is_space:
-            return False
-        if self.alpha_only:
-            return token.is_alpha or is_alphabetic(text)
-        return any(ch.isalpha() for ch in text) and not any(ch.isspace() for ch in text)
+        return self.reject_token(token) is None
 
 
 def is_alphabetic(text: str) -> bool:
@@ -269,53 +106,114 @@ def is_alphabetic(text: str) -> bool:
     )
 
 
+def _glues(text: str) -> bool:
+    """A neighbour that makes a token part of a longer word: letters or a clitic ("n't", "'s")."""
+    return text[:1].isalpha() or any(mark in text for mark in APOSTROPHES)
+
+
+def is_split_piece(token: Token) -> bool:
+    """True for a token written without a space next to letters or a clitic: a piece of
+    one written word that the tokenizer split ("wo|n't", "ca|n't", "gon|na", "can|not")."""
+    doc = token.doc
+    if not token.whitespace_ and token.i + 1 < len(doc) and _glues(doc[token.i + 1].text):
+        return True
+    if token.i > 0:
+        before = doc[token.i - 1]
+        if not before.whitespace_ and _glues(before.text):
+            return True
+    return False
+
+
 @registry.misc("spacy-bertram.RareWords.v1")
 def make_rare_word_rule(
     frequencies: str = "auto",
     max_zipf: float = 3.0,
     alpha_only: bool = True,
-    min_wordpieces: int = 1,
+    min_wordpieces: int = 2,
     min_length: int = 2,
+    skip_split_pieces: bool = True,
 ) -> RareWordRule:
-    return RareWordRule(frequencies, max_zipf, alpha_only, min_wordpieces, min_length)
+    return RareWordRule(frequencies, max_zipf, alpha_only, min_wordpieces, min_length, skip_split_pieces)
+
+
+@dataclass(frozen=True)
+class RareDecision:
+    """The rule's decision for one token, with the figures it rests on."""
+
+    text: str
+    rare: bool
+    reason: str
+    zipf: Optional[float] = None
+    wordpieces: Optional[int] = None
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "rare": self.rare, "reason": self.reason,
+                "zipf": None if self.zipf is None else round(self.zipf, 2), "wordpieces": self.wordpieces}
 
 
 class RareWordFinder:
-    """Applies a rule with a frequency source and a wordpiece counter, memoised per word.
+    """Applies a rule with a frequency source and the encoder's tokenizer, memoised per word.
 
-    `has_signal(word)` is False for words BERTRAM would see nothing of (every
-    character n-gram unknown and every wordpiece the unknown token); such
-    tokens keep their stock encoding rather than get a vector made of UNKs.
+    `word_pieces(word)` gives the encoder's wordpiece ids of a word ([] if the
+    tokenizer drops it); `unk_id` is its unknown token. `has_signal(word)` is
+    False for words BERTRAM would see nothing of (every character n-gram unknown
+    and every wordpiece the unknown token); such tokens keep their stock encoding
+    rather than get a vector made of UNKs.
     """
 
     def __init__(
         self,
         rule: RareWordRule,
         frequencies: Frequencies,
-        count_pieces: Callable[[str], int],
+        word_pieces: Callable[[str], Sequence[int]],
         has_signal: Callable[[str], bool],
+        unk_id: Optional[int] = None,
         memo_size: int = 200_000,
     ) -> None:
         self.rule = rule
         self.frequencies = frequencies
-        self.count_pieces = count_pieces
+        self.word_pieces = word_pieces
         self.has_signal = has_signal
+        self.unk_id = unk_id
         self.memo_size = memo_size
-        self._memo: Dict[str, bool] = {}
+        self._memo: Dict[str, RareDecision] = {}
 
-    def is_rare_word(self, word: str) -> bool:
+    def decide_word(self, word: str) -> RareDecision:
+        """The table and tokenizer part of the rule for a word (memoised)."""
         known = self._memo.get(word)
         if known is not None:
             return known
-        rare = (
-            self.frequencies.zipf(word) < self.rule.max_zipf
-            and self.count_pieces(word) >= self.rule.min_wordpieces
-            and self.has_signal(word)
-        )
+        zipf = float(self.frequencies.zipf(word))
+        pieces = list(self.word_pieces(word))
+        unknown = self.unk_id is not None and self.unk_id in pieces
+        if zipf >= self.rule.max_zipf:
+            decision = RareDecision(word, False, f"frequent: Zipf {zipf:.2f} >= max_zipf {self.rule.max_zipf}", zipf, len(pieces))
+        elif not pieces:
+            decision = RareDecision(word, False, "the tokenizer drops it", zipf, 0)
+        elif len(pieces) < self.rule.min_wordpieces and not unknown:
+            decision = RareDecision(
+                word, False, f"the encoder has it as {len(pieces)} wordpiece(s) (min_wordpieces "
+                f"{self.rule.min_wordpieces}): its own embedding is kept", zipf, len(pieces))
+        elif not self.has_signal(word):
+            decision = RareDecision(word, False, "BERTRAM sees nothing of it (unknown n-grams and wordpieces)",
+                                    zipf, len(pieces))
+        else:
+            why = "unknown to the encoder" if unknown else f"{len(pieces)} wordpieces"
+            decision = RareDecision(word, True, f"rare: Zipf {zipf:.2f} < {self.rule.max_zipf}, {why}", zipf, len(pieces))
         if len(self._memo) >= self.memo_size:
             self._memo.clear()
-        self._memo[word] = rare
-        return rare
+        self._memo[word] = decision
+        return decision
+
+    def is_rare_word(self, word: str) -> bool:
+        return self.decide_word(word).rare
+
+    def explain(self, token: Token) -> RareDecision:
+        """Whether `token` is rare, and why."""
+        rejected = self.rule.reject_token(token)
+        if rejected is not None:
+            return RareDecision(token.text, False, rejected)
+        return self.decide_word(token.text)
 
     def find(self, doc: Doc) -> List[int]:
         """Indices of the rare tokens of `doc`, in order."""

@@ -23,7 +23,7 @@ from .encoder import load_encoder
 from .fileio import atomic_path, write_json_atomic
 from .network import BertramNetwork
 from .ngrams import NgramVocab
-from .rare_words import COUNTS_FILE, write_counts
+from .frequencies import COUNTS_FILE, write_counts
 from .types import PathLike
 
 CONFIG_FILE = "config.json"

@@ -33,7 +33,7 @@ from spacy_bertram.evaluation.set_outputs import write_set_outputs
 from spacy_bertram.evaluation.substitution import SubstitutionDictionary
 from spacy_bertram.evaluation.wordnet import wordnet_available
 from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
-from spacy_bertram.rare_words import write_counts
+from spacy_bertram.frequencies import write_counts
 from spacy_bertram.storage import model_fingerprint
 from spacy_bertram.training.ota import OTASettings
 from spacy_bertram.training.run import train
@@ -334,7 +334,7 @@ needs_tagger = pytest.mark.skipif(
 def subs():
     if not HAVE_WORDNET:
         pytest.skip("WordNet missing: apt-get install -y wordnet-base")
-    return SubstitutionDictionary(threshold=1000)
+    return SubstitutionDictionary(max_zipf=3.0)
 
 
 @pytest.fixture(scope="module")

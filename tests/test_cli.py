@@ -146,7 +146,8 @@ def test_project_workflows_and_vars():
     assert not set(project["workflows"]) & names
     assert project["workflows"]["all"][:3] == ["corpus", "prepare", "train-bertram"]
     assert project["workflows"]["all"][-1] == "package"
-    assert {"base_model", "gpu_id", "threshold", "contexts_per_word", "seed"} <= set(project["vars"])
+    assert {"base_model", "gpu_id", "max_zipf", "rare_zipf", "rare_zipf_high", "contexts_per_word",
+            "seed"} <= set(project["vars"])
     for command in project["commands"]:
         if command["name"] not in ("corpus",):
             assert command.get("outputs"), command["name"]
@@ -278,7 +279,7 @@ def test_cli_baseline_rarify_evaluate_report_on_tiny_data(tiny_run, tmp_path, mo
     counts = tmp_path / "counts.tsv"
     counts.write_text("the\t1000\nwas\t1000\n", encoding="utf8")
     result = invoke("rarify", tiny_run / "baseline" / "model-best", tiny_run / "splits", tmp_path / "rar",
-                    "--counts", counts, "--no-progress", "--seed", "0,1")
+                    "--counts", counts, "--no-progress", "--seed", "0,1", "--max-zipf", "6")
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "rar" / "rarify.json").read_text())
     assert summary["n_items"] >= 1 and (tmp_path / "rar" / "test.spacy").is_file()
@@ -294,7 +295,7 @@ def test_cli_baseline_rarify_evaluate_report_on_tiny_data(tiny_run, tmp_path, mo
     monkeypatch.chdir(tmp_path)
     result = invoke("report", "report.md", "--datasets", "tiny", "--corpus-dir", tmp_path, "--metrics-dir", tmp_path / "metrics",
                     "--pooled", tmp_path / "metrics" / "pooled" / "pooled.json")
-    assert result.exit_code == 0 and "| baseline (stock MiniLM textcat) |" in result.output
+    assert result.exit_code == 0 and "| baseline (stock textcat) |" in result.output
     assert result.output.index("## Pooled") < result.output.index("## tiny")
     result = invoke("pool", tmp_path / "nothing")
     assert result.exit_code == 1 and "run the evaluate step" in result.output

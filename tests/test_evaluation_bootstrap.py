@@ -1,7 +1,6 @@
 """evaluation/bootstrap.py: paired, stratified and cluster bootstrap intervals."""
 from __future__ import annotations
 
-import numpy
 import numpy as np
 import pytest
 

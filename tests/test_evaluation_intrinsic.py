@@ -189,6 +189,9 @@ def test_end_to_end_on_tiny_sets(data, tmp_path):
     assert metrics["bootstrap"] == 200 and metrics["seed"] == 7 and metrics["missing"] == {}
     crw = metrics["sets"]["crw"]
     assert crw["pairs"] == 7 and crw["rare_words_without_contexts"] == 2
+    # the rule's subsets: multi-piece rare words below each candidate max_zipf (wordfreq), and above the last
+    assert {s: c["n"] for s, c in crw["subsets"].items() if s.startswith(("rule", "multi_piece_"))} == {
+        "rule_zipf<2.5": 2, "rule_zipf<3.0": 2, "rule_zipf<3.5": 4, "multi_piece_zipf>=3.5": 2}
     systems = ["subword_mean", "bertram_form", "bertram_4", "bertram_16", "bertram_32", "slash_mix", "fed"]
     assert list(crw["subsets"]["all"]["systems"]) == systems
     assert crw["subsets"]["multi_piece"]["n"] == 6  # "market" is one wordpiece
@@ -208,8 +211,8 @@ def test_end_to_end_on_tiny_sets(data, tmp_path):
         assert word in result.output
     verdicts = [line for line in result.output.splitlines() if line.endswith(("no difference", "higher", "lower"))]
     n_diffs = sum(max(0, len(c["systems"]) - 1) for s in metrics["sets"].values() for c in s["subsets"].values())
-    assert len(verdicts) == n_diffs == 6 + 6 + 2 + 3
-    assert "multi_piece   -                     1  fewer than 3 items: not scored" in result.output
+    assert len(verdicts) == n_diffs == 6 + 6 + 2 + 3 + 6  # CRW rule_zipf<3.5 is the one rule subset with 3+ pairs
+    assert f"{'multi_piece':<22}-                     1  fewer than 3 items: not scored" in result.output
     assert format_table(metrics) == result.output
 
 

@@ -1,7 +1,6 @@
 """evaluation/pipelines.py: the assembled pipeline loads and injects."""
 from __future__ import annotations
 
-import pytest
 import spacy
 
 
@@ -34,26 +33,19 @@ def test_assemble_refuses_a_directory_it_did_not_write(trained, bertram_assets, 
     assert again.exit_code == 0, again.output
 
 
-def test_assemble_threshold_counts_in_the_models_training_corpus(trained, bertram_assets, tmp_path):
-    import shutil
-
+def test_assemble_max_zipf_sets_the_components_rule(trained, bertram_assets, tmp_path):
     from conftest import invoke
-    from spacy_bertram.evaluation.pipelines import assemble_pipeline, rare_zipf
-    from spacy_bertram.rare_words import write_counts
+    from spacy_bertram.evaluation.pipelines import assemble_pipeline
 
-    bad = invoke("assemble", trained["model"], bertram_assets["model"], tmp_path / "bad", "--threshold", "-5")
-    assert bad.exit_code == 1 and "--threshold must be a positive number" in bad.output
+    bad = invoke("assemble", trained["model"], bertram_assets["model"], tmp_path / "bad", "--max-zipf", "-5")
+    assert bad.exit_code == 1 and "max_zipf must be a Zipf value above 0" in bad.output
     assert not (tmp_path / "bad").exists()
-    with pytest.raises(ValueError, match="ships no counts.tsv"):
-        assemble_pipeline(trained["model"], bertram_assets["model"], tmp_path / "none", threshold=100)
-    model = tmp_path / "model"
-    shutil.copytree(bertram_assets["model"], model)
-    write_counts(model / "counts.tsv", {"the": 900, "farmer": 60, "kumquat": 40})
     rules = {}
-    for threshold in (50, 100):
-        out = assemble_pipeline(trained["model"], model, tmp_path / f"t{threshold}", threshold=threshold)
-        rules[threshold] = spacy.load(out / "pipeline").get_pipe("bertram").rule
-    assert rules[100].frequencies == "model" and rules[100].max_zipf == rare_zipf(100, 1000)
-    assert rules[50].max_zipf < rules[100].max_zipf  # the option changes which words are rare
-    default = spacy.load(assemble_pipeline(trained["model"], model, tmp_path / "d") / "pipeline")
-    assert (default.get_pipe("bertram").rule.frequencies, default.get_pipe("bertram").rule.max_zipf) == ("wordfreq", 3.0)
+    for zipf in (2.0, 3.5):
+        out = assemble_pipeline(trained["model"], bertram_assets["model"], tmp_path / f"z{zipf}", max_zipf=zipf)
+        rules[zipf] = spacy.load(out / "pipeline").get_pipe("bertram").rule
+    assert rules[2.0].max_zipf == 2.0 and rules[3.5].max_zipf == 3.5
+    assert rules[2.0].frequencies == "auto" and rules[2.0].min_wordpieces == 2  # the component's own rule
+    pipeline = spacy.load(tmp_path / "z3.5" / "pipeline")
+    doc = pipeline("the kumquat was good")  # Zipf 1.86, three wordpieces of the tiny encoder: rare
+    assert [doc[i].text for i in doc._.bertram] == ["kumquat"]

@@ -62,6 +62,9 @@ class FakeSubs:
     def misspelling(self, word, rng):
         return word[0] + word[2:] + "x"
 
+    def describe(self, word):
+        return self.frequencies.estimated_count(word), None, None
+
 
 TOY = [
     Record("a great and fun film", "pos", "g"),    # 2.75 -> mask great 0.75 -> mask fun -0.25: flips

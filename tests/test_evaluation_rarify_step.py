@@ -9,7 +9,7 @@ import pytest
 
 from spacy_bertram.evaluation.rarify_step import load_count_table
 from spacy_bertram.evaluation.records import Record
-from spacy_bertram.rare_words import CountTable
+from spacy_bertram.frequencies import CountTable
 
 
 
@@ -61,7 +61,7 @@ def test_rarified_items_flip_when_masked_and_resume(tmp_path):
     from spacy_bertram.evaluation.masking import substitute_masked
     from spacy_bertram.evaluation.rarify_step import mask_in_chunks
     from spacy_bertram.evaluation.rarify import spacy_tagger
-    from spacy_bertram.rare_words import CountTable
+    from spacy_bertram.frequencies import CountTable
     from spacy_bertram.evaluation.substitution import SubstitutionDictionary
     from spacy_bertram.evaluation.wordnet import wordnet_available
 
@@ -76,7 +76,7 @@ def test_rarified_items_flip_when_masked_and_resume(tmp_path):
         Record("Hello!", "other", "none"),  # no word with a rare synonym
         Record("People walked along the road.", "other", "c"),
     ]
-    subs = SubstitutionDictionary(CountTable.wordfreq_estimates(1_000_000), threshold=100)
+    subs = SubstitutionDictionary(CountTable.wordfreq_estimates(1_000_000), max_zipf=5.0)
     tagger = spacy_tagger()
     masking = mask_in_chunks(candidates, classify, labels, subs, tagger, tmp_path / "partial", chunk_size=2,
                              progress=False)
@@ -102,7 +102,14 @@ def test_rarified_items_flip_when_masked_and_resume(tmp_path):
     assert again.summary() == result.summary()
 
 
-def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def minilm_tokenizer(minilm_path):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(minilm_path)
+
+
+def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, monkeypatch, minilm_tokenizer):
     from spacy_bertram.evaluation import pipelines
     from spacy_bertram.evaluation.rarify_step import run_rarification
     from spacy_bertram.evaluation.wordnet import wordnet_available
@@ -120,6 +127,7 @@ def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, 
 
     monkeypatch.setattr(pipelines, "load_textcat", lambda model_dir, injection="none": None)
     monkeypatch.setattr(pipelines, "textcat_labels", lambda nlp: labels)
+    monkeypatch.setattr(pipelines, "pipeline_tokenizer", lambda nlp: minilm_tokenizer)
     monkeypatch.setattr(pipelines, "make_classifier", classifier)
     splits, model = tmp_path / "splits", tmp_path / "model"
     model.mkdir()
@@ -133,7 +141,7 @@ def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, 
     counts = tmp_path / "counts.tsv"
     counts.write_text("the\t1000\n", encoding="utf8")
     out = tmp_path / "rarified"
-    summary = run_rarification(model, splits, out, counts, seed="0,1,2", progress=False)
+    summary = run_rarification(model, splits, out, counts, seed="0,1,2", max_zipf=3.0, progress=False)
     assert summary["seeds"] == [0, 1, 2] and summary["seed_sets"] == ["seed-1", "seed-2"]
     first = [json.loads(line) for line in open(out / "test.jsonl")]
     assert {it["id"] for it in first} == {"a", "b"} and (out / "train.spacy").is_file()
@@ -144,9 +152,9 @@ def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, 
         assert json.loads((out / name / "rarify.json").read_text())["seed"] == int(name[-1])
     n_calls = len(calls)
     # other seeds: the masking chunks are reused (no classifier call), stale seed sets removed
-    summary = run_rarification(model, splits, out, counts, seed="0,3", progress=False)
+    summary = run_rarification(model, splits, out, counts, seed="0,3", max_zipf=3.0, progress=False)
     assert len(calls) == n_calls and summary["seed_sets"] == ["seed-3"]
     assert sorted(p.name for p in out.glob("seed-*")) == ["seed-3"]
     assert [json.loads(line) for line in open(out / "test.jsonl")] == first
     with pytest.raises(ValueError, match="Repeated seeds"):
-        run_rarification(model, splits, out, counts, seed="1,1", progress=False)
+        run_rarification(model, splits, out, counts, seed="1,1", max_zipf=3.0, progress=False)

@@ -25,8 +25,8 @@ def test_report_puts_the_pooled_table_first(tmp_path: Path):
                         pooled=tmp_path / "metrics" / "pooled" / "pooled.json").read_text()
     pooled_at = text.index("## Pooled")
     assert pooled_at < text.index("## a\n") < text.index("## b\n")
-    assert text.index("| +BERTRAM slash | 6 | 100.0 | +50.0 [") > pooled_at
-    assert "| a/seed-1 | +BERTRAM slash | 2 | 100.0 |" in text
+    assert text.index("| bertram_slash | 6 | 100.0 | +50.0 [") > pooled_at
+    assert "| a/seed-1 | bertram_slash | 2 | 100.0 |" in text
     assert "Further rarification seeds evaluated: seed-1" in text
     assert "| pool |" in text and "Named entities" not in text
     (tmp_path / "metrics" / "ner").mkdir()
@@ -45,11 +45,11 @@ def test_report_shows_the_table_and_missing_datasets(trained, bertram_assets, tm
     _write_rarified(root / "corpus" / "tiny" / "rarified")
     evaluate_systems(trained["model"], root / "corpus" / "tiny" / "rarified", root / "metrics" / "tiny",
                      bertram_path=bertram_assets["model"], context_store=bertram_assets["store"],
-                     systems=["baseline", "bertram_slash"], progress=False)
+                     systems=["baseline", "bertram_slash_store"], progress=False)
     path = write_report(root / "metrics" / "report.md", ["tiny", "other"], corpus_dir=root / "corpus",
                         training_dir=root / "training", metrics_dir=root / "metrics")
     text = path.read_text()
-    assert "| +BERTRAM (slash) |" in text and "All (n=4)" in text
+    assert "| +BERTRAM (slash, store contexts) |" in text and "All (n=4)" in text
     assert "Not run: other" in text
     assert "![accuracy by frequency](tiny/accuracy_by_frequency.png)" in text
     with pytest.raises(ValueError, match="has been evaluated"):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy
 import pytest
@@ -31,8 +30,6 @@ def files(tiny_bert_path, tmp_path_factory):
 
 
 def test_subword_mean_rho_matches_hand_computed_cosines(files):
-    from transformers import AutoModel, AutoTokenizer
-
     from spacy_bertram import load_bertram
 
     out = files / "out" / "wordsim.json"

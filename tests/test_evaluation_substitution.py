@@ -25,7 +25,7 @@ def test_synonyms_most_frequent_sense_inflected_and_rare(subs):
     assert "speediest" in subs.rare_synonyms("quickest", "JJS", "quick")
     rare = subs.rare_synonyms("happily", "RB", "happily")
     assert rare and all(subs.frequencies.estimated_count(w) < 1000 for w in rare)
-    assert "merrily" not in SubstitutionDictionary(threshold=100).rare_synonyms("happily", "RB")
+    assert "merrily" not in SubstitutionDictionary(max_zipf=2.0).rare_synonyms("happily", "RB")
     # words with no (rare) synonyms are skipped
     assert subs.rare_synonyms("xqzvbtt", "NN") == []
     assert subs.rare_synonyms("the", "DT", "the") == []

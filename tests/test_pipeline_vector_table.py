@@ -2,17 +2,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import List, Sequence
+from typing import List
 
-import numpy
 import pytest
 import spacy
 from spacy.lang.en import English
 
-from spacy_bertram import load_bertram
-from spacy_bertram.storage import model_fingerprint
-from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
 from conftest import TEXT, make_bertram_dir, make_nlp, make_table, same_vectors
 
 TEXTS = [TEXT, "A zorbing quokka.", "", "the cat"]

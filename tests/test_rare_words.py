@@ -8,7 +8,8 @@ import pytest
 import spacy
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
-from spacy_bertram.rare_words import CountTable, RareWordRule, WordfreqFrequencies, zipf_from_count
+from spacy_bertram.rare_words import RareWordFinder, RareWordRule
+from spacy_bertram.frequencies import CountTable, WordfreqFrequencies, WorldFrequencies
 
 from conftest import bertram_config, make_bertram_dir, make_nlp, same_vectors
 
@@ -16,33 +17,61 @@ from conftest import bertram_config, make_bertram_dir, make_nlp, same_vectors
 # -- rare-word rule ----------------------------------------------------------------------
 
 
-def test_count_table_zipf_and_casing(tmp_path):
-    table = CountTable({"the": 60_000, "kumquat": 1, "Paris": 50}, total=1_000_000)
-    assert table.zipf("the") == pytest.approx(zipf_from_count(60_000, 1_000_000)) == pytest.approx(7.778, abs=1e-3)
-    assert table.zipf("The") == table.zipf("the")  # sentence-initial capital
-    assert table.zipf("unseen") == 0.0 and table.zipf("kumquat") == pytest.approx(3.0)
-    assert CountTable.from_bytes(table.to_bytes()).counts == table.counts
-    (tmp_path / "counts.tsv").write_text("the\t5\nkumquat\t1\n", encoding="utf8")
-    assert CountTable.from_model_dir(tmp_path).total == 6
-    (tmp_path / "counts.tsv").write_text("the\t5\nkumquat one\n", encoding="utf8")
-    with pytest.raises(ValueError, match="Corrupt word-count file .*counts.tsv.*line 2"):
-        CountTable.from_model_dir(tmp_path)
-    (tmp_path / "counts.tsv").unlink()  # one documented name: another is refused, not ignored
-    (tmp_path / "counts.json").write_text('{"total": 100, "counts": {"the": 50}}', encoding="utf8")
-    with pytest.raises(ValueError, match="has counts.json, but word counts are read from counts.tsv"):
-        CountTable.from_model_dir(tmp_path)
-    assert CountTable.from_model_dir(tmp_path / "nowhere") is None
-    assert WordfreqFrequencies().zipf("the") > 6 > 3 > WordfreqFrequencies().zipf("kumquat")
-
-
 def test_rule_settings_are_validated():
     with pytest.raises(ValueError, match="frequencies"):
         RareWordRule(frequencies="web")
     with pytest.raises(ValueError, match="min_wordpieces"):
         RareWordRule(min_wordpieces=0)
-    for zipf in (-1.0, 0.0, float("nan")):  # no token would ever be rare
-        with pytest.raises(ValueError, match=r"rare_words.max_zipf must be above 0 .*got"):
-            RareWordRule(max_zipf=zipf)
+    for bad in (-1, 0, 12, float("nan")):  # no token, or every token, would be rare
+        with pytest.raises(ValueError, match=f"max_zipf must be a Zipf value above 0 and at most 9.*got {bad}"):
+            RareWordRule(max_zipf=bad)
+
+
+@pytest.fixture(scope="module")
+def minilm_finder(minilm_path):
+    """The default rule over the real MiniLM tokenizer and wordfreq (no BERTRAM model needed)."""
+    from transformers import AutoTokenizer
+
+    from spacy_bertram.encoder import word_piece_ids
+
+    tokenizer = AutoTokenizer.from_pretrained(minilm_path)
+    return RareWordFinder(RareWordRule(), WorldFrequencies(WordfreqFrequencies("en"), None),
+                          lambda word: word_piece_ids(tokenizer, word), lambda word: True,
+                          unk_id=tokenizer.unk_token_id)
+
+
+def test_rare_means_rare_to_the_encoder_on_hand_picked_tokens(minilm_finder):
+    doc = spacy.blank("en")("The kumquat harvest was anticipated a quarter ago, but I won't go and can't "
+                            "recieve a kumqaut.")
+    decisions = {t.text: minilm_finder.explain(t) for t in doc}
+    assert decisions["kumquat"].rare and decisions["kumquat"].wordpieces == 4  # Zipf 1.86, ku ##m ##qua ##t
+    assert decisions["kumqaut"].rare and decisions["kumqaut"].zipf == 0  # a misspelling: unknown everywhere
+    for word in ("harvest", "quarter", "anticipated"):  # one wordpiece and Zipf >= 4: the encoder knows them
+        assert not decisions[word].rare and "frequent" in decisions[word].reason
+    for piece in ("wo", "ca"):  # won't -> wo|n't, can't -> ca|n't
+        assert not decisions[piece].rare and decisions[piece].reason == "a piece of a word the tokenizer split"
+    assert not decisions["n't"].rare and not decisions["."].rare
+
+
+def test_one_piece_words_keep_their_embedding_unless_opted_in():
+    pieces = {"tapir": [7], "zyzzyva": [1, 2, 3], "glorp": [0]}  # 0: the tokenizer's unknown token
+    frequencies = CountTable({"the": 10**6}, total=10**9)  # every other word: Zipf 0
+    finder = RareWordFinder(RareWordRule(frequencies="model"), frequencies, pieces.__getitem__,
+                            lambda word: True, unk_id=0)
+    assert not finder.is_rare_word("tapir") and "1 wordpiece(s)" in finder.decide_word("tapir").reason
+    assert finder.is_rare_word("zyzzyva")
+    assert finder.is_rare_word("glorp") and "unknown to the encoder" in finder.decide_word("glorp").reason
+    opted_in = RareWordFinder(RareWordRule(frequencies="model", min_wordpieces=1), frequencies,
+                              pieces.__getitem__, lambda word: True, unk_id=0)
+    assert opted_in.is_rare_word("tapir")
+
+
+def test_split_pieces_are_skipped_only_when_glued():
+    rule = RareWordRule()
+    doc = spacy.blank("en")("I'm gonna say wo and ca , and cannot")
+    glued = {t.text for t in doc if rule.reject_token(t) == "a piece of a word the tokenizer split"}
+    assert glued == {"gon", "na", "can", "not"}  # "wo" and "ca" stand alone here: real tokens ("I" is short)
+    assert RareWordRule(skip_split_pieces=False).is_candidate(doc[2])  # "gon"
 
 
 def test_rare_tokens_by_wordfreq_alpha_only_and_wordpieces(bertram_dir, tiny_bert_path):
@@ -62,11 +91,14 @@ def test_rare_tokens_by_wordfreq_alpha_only_and_wordpieces(bertram_dir, tiny_ber
 def test_model_counts_replace_wordfreq(bertram_dir, tiny_bert_path, tmp_path):
     counts = {"the": 10**6, "kumquat": 10**5, "ate": 10**5}
     model = make_bertram_dir(tmp_path / "m", tiny_bert_path, counts=counts)
-    nlp = make_nlp(model, tiny_bert_path)
+    nlp = make_nlp(model, tiny_bert_path, rare_words={"frequencies": "model"})
     pipe = nlp.get_pipe("bertram")
     assert pipe.table is not None and pipe._finder.frequencies is pipe.table
     doc = nlp("the kumquat ate tarantulas")  # kumquat is frequent in the model's own corpus
     assert [doc[i].text for i in doc._.bertram] == ["tarantulas"]
+    # under "auto" wordfreq decides for the words it lists ("kumquat": Zipf 1.9, rare to the world)
+    auto = make_nlp(model, tiny_bert_path)("the kumquat ate tarantulas")
+    assert [auto[i].text for i in auto._.bertram] == ["kumquat", "tarantulas"]
     nlp.to_disk(tmp_path / "pipeline")
     shutil.rmtree(model)  # the table now travels with the pipeline
     loaded = spacy.load(tmp_path / "pipeline")
@@ -74,6 +106,7 @@ def test_model_counts_replace_wordfreq(bertram_dir, tiny_bert_path, tmp_path):
     assert same_vectors(loaded("the kumquat ate tarantulas"), doc)
     doc = make_nlp(bertram_dir, tiny_bert_path, rare_words={"frequencies": "wordfreq"})("the kumquat ate tarantulas")
     assert [doc[i].text for i in doc._.bertram] == ["kumquat", "tarantulas"]
+
 
 
 # -- 5. word frequencies: the model's counts, in the pipeline's language --------------------
@@ -109,4 +142,5 @@ def test_a_model_with_counts_is_read_with_them_under_auto(bertram_dir, tiny_bert
     model = save_bertram(load_bertram(bertram_dir), tmp_path / "m", counts={"kumquat": 10**6, "the": 10**6})
     assert (model / "counts.tsv").read_text(encoding="utf8").splitlines() == ["kumquat\t1000000", "the\t1000000"]
     pipe = make_nlp(str(model), tiny_bert_path).get_pipe("bertram")
-    assert pipe._finder.frequencies is pipe.table and pipe.table.count("kumquat") == 10**6
+    assert isinstance(pipe._finder.frequencies, WorldFrequencies)
+    assert pipe._finder.frequencies.counts is pipe.table and pipe.table.count("kumquat") == 10**6

@@ -3,7 +3,10 @@
   split           dataset -> train / dev / test candidates + the augmented training DocBin
   train-baseline  the masked / "w / w"-augmented transformer textcat, embeddings frozen
   rarify          the rarified test set, guided by the trained baseline
-  evaluate        baseline vs +BERTRAM (replace / slash / slash in-domain) on All / WN / Msp
+  evaluate        baseline vs +BERTRAM (3 injections x form / doc / store contexts), with the
+                  original, masked and oracle ceilings, on All / WN / Msp
+  evaluate-originals  do no harm: the original test texts, stock vs with bertram
+  rare-words      which tokens the bertram component calls rare, and why
   pool            the evaluate results of several sets pooled (datasets x thresholds x seeds)
   similarity      word similarity (Spearman) of BERTRAM vs the subword mean, with contexts
   intrinsic       the same on real rare words (CRW, Card-660, Chimeras), with bootstrap CIs
@@ -82,7 +85,8 @@ def rarify_cmd(
     splits_dir: Path = typer.Argument(..., help="output of `split`"),
     output_dir: Path = typer.Argument(..., help="train/dev/test.spacy + test.jsonl + rarify.json"),
     counts: Path = typer.Option(..., help="word counts: prepare's counts.tsv, its directory, or contexts.sqlite"),
-    threshold: float = typer.Option(100, help="rare = fewer occurrences than this in the corpus"),
+    max_zipf: float = typer.Option(2.0, help="a substitute is rare below this wordfreq Zipf (2: the paper's "
+                                   "'fewer than 100 in WWC'; 3: its '-1000' variant) and needs 2+ wordpieces"),
     max_candidates: Optional[int] = typer.Option(None, help="at most N test candidates"),
     max_masks: int = typer.Option(5, help="words masked per item at most"),
     misspelling_rate: float = typer.Option(0.1, help="share of substitutions that are misspellings"),
@@ -98,10 +102,18 @@ def rarify_cmd(
 
     setup_logging()
     run_checked(check_output_dir, output_dir, RARIFY_OUTPUTS, command="rarify", force=force)
-    echo_json(run_checked(run_rarification, model_dir, splits_dir, output_dir, counts, threshold=threshold,
+    echo_json(run_checked(run_rarification, model_dir, splits_dir, output_dir, counts, max_zipf=max_zipf,
                             max_candidates=max_candidates, max_masks=max_masks,
                             misspelling_rate=misspelling_rate, seed=seed, gpu_id=gpu_id,
                             wordnet_dir=wordnet_dir, progress=not no_progress))
+
+
+MAX_ZIPF_HELP = ("the bertram component's rule: rare = wordfreq Zipf below this and 2+ wordpieces "
+                 "of the encoder (3.0: about once per million words)")
+
+
+def split_systems(systems: str) -> List[str]:
+    return [s.strip() for s in systems.split(",") if s.strip()]
 
 
 @app.command("evaluate")
@@ -111,9 +123,9 @@ def evaluate_cmd(
     output_dir: Path = typer.Argument(..., help="metrics.json, predictions.jsonl, accuracy_by_frequency.png"),
     bertram: Optional[Path] = typer.Option(None, help="trained BERTRAM model directory"),
     context_store: Optional[Path] = typer.Option(None, help="contexts.sqlite from `prepare`"),
-    systems: str = typer.Option(",".join(["baseline", "bertram_replace", "bertram_slash", "bertram_slash_indomain"]),
-                                help="comma-separated systems"),
-    threshold: float = typer.Option(100, help="rare = fewer occurrences than this in the store's corpus"),
+    systems: str = typer.Option("all", help="comma-separated systems, or 'all': baseline, original, masked, "
+                                "oracle_INJ, bertram_INJ_CTX (INJ: replace, slash, recentre; CTX: form, doc, store)"),
+    max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     seed_sets: bool = typer.Option(True, "--seed-sets/--no-seed-sets",
@@ -123,16 +135,59 @@ def evaluate_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Accuracy, gold-label log-probability and paired bootstrap CIs vs the baseline on the rarified test set."""
-    from .downstream import evaluate_systems
+    from .downstream import DEFAULT_SYSTEMS, evaluate_systems
 
     setup_logging()
     run_checked(check_output_dir, output_dir, EVALUATE_OUTPUTS, command="evaluate", force=force)
+    chosen = list(DEFAULT_SYSTEMS) if systems.strip() == "all" else split_systems(systems)
     metrics = run_checked(evaluate_systems, model_dir, rarified_dir, output_dir, bertram_path=bertram,
-                           context_store=context_store, systems=[s.strip() for s in systems.split(",") if s.strip()],
-                           threshold=threshold, contexts_per_word=contexts_per_word, gpu_id=gpu_id, seed_sets=seed_sets,
+                           context_store=context_store, systems=chosen, max_zipf=max_zipf,
+                           contexts_per_word=contexts_per_word, gpu_id=gpu_id, seed_sets=seed_sets,
                            n_resamples=bootstrap_resamples)
     echo_json({"n_items": metrics["n_items"], "seed_sets": metrics.get("seed_sets", []),
                 "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()}})
+
+
+@app.command("evaluate-originals")
+def evaluate_originals_cmd(
+    model_dir: Path = typer.Argument(..., help="the trained baseline"),
+    splits_dir: Path = typer.Argument(..., help="output of `split` (test_candidates.jsonl)"),
+    output_dir: Path = typer.Argument(..., help="metrics.json, predictions.jsonl"),
+    bertram: Path = typer.Option(..., help="trained BERTRAM model directory"),
+    systems: str = typer.Option("baseline,bertram_replace_doc,bertram_slash_doc,bertram_recentre_doc",
+                                help="comma-separated systems (see evaluate)"),
+    max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
+    contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+) -> None:
+    """Do no harm: every original test text, stock vs with bertram (accuracy, log p(gold), paired CIs)."""
+    from .downstream import evaluate_originals
+
+    setup_logging()
+    metrics = run_checked(evaluate_originals, model_dir, splits_dir, output_dir, bertram,
+                           systems=split_systems(systems), max_zipf=max_zipf,
+                           contexts_per_word=contexts_per_word, gpu_id=gpu_id, n_resamples=bootstrap_resamples)
+    echo_json({"n_items": metrics["n_items"], "mean_injected_per_doc": metrics["mean_injected_per_doc"],
+                "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()}})
+
+
+@app.command("rare-words")
+def rare_words_cmd(
+    model: Path = typer.Argument(..., metavar="MODEL", help="a trained BERTRAM model directory, or a spaCy "
+                                 "pipeline with a bertram component"),
+    texts: List[str] = typer.Argument(..., help="texts to inspect"),
+    max_zipf: Optional[float] = typer.Option(None, help="override the rule's max_zipf (BERTRAM model: default 3.0)"),
+    lang: str = typer.Option("en", help="language of the blank pipeline built around a BERTRAM model"),
+    all_tokens: bool = typer.Option(False, "--all", help="list every token, not only the rare ones and the "
+                                    "near misses (alphabetic tokens)"),
+) -> None:
+    """Which tokens the bertram component calls rare, and why (Zipf, wordpieces, reason)."""
+    from .rarity import explain_texts, format_decisions, rule_pipeline
+
+    nlp, pipe = run_checked(rule_pipeline, model, max_zipf=max_zipf, lang=lang)
+    rows = run_checked(explain_texts, nlp, pipe, texts)
+    typer.echo(format_decisions(rows, every_token=all_tokens), nl=False)
 
 
 @app.command("pool")
@@ -211,6 +266,7 @@ def report_cmd(
     bertram_dir: Optional[Path] = typer.Option(None, help="BERTRAM training output (metrics.json)"),
     prepare_dir: Optional[Path] = typer.Option(None, help="prepare output (prepare.json)"),
     pooled: Optional[Path] = typer.Option(None, help="pooled.json of the pool step: its table comes first"),
+    originals: Optional[Path] = typer.Option(None, help="pooled.json of the originals step (do no harm): its table next"),
 ) -> None:
     """Write the markdown report."""
     from .report import write_report
@@ -218,7 +274,7 @@ def report_cmd(
     names = [d.strip() for d in datasets.split(",") if d.strip()]
     path = run_checked(write_report, output, names, corpus_dir=corpus_dir, training_dir=training_dir,
                         metrics_dir=metrics_dir, bertram_dir=bertram_dir, prepare_dir=prepare_dir,
-                        pooled=pooled)
+                        pooled=pooled, originals=originals)
     typer.echo(Path(path).read_text(encoding="utf8"))
 
 
@@ -228,9 +284,7 @@ def assemble_cmd(
     bertram: Path = typer.Argument(..., help="trained BERTRAM model directory"),
     output_dir: Path = typer.Argument(..., help="OUTPUT/pipeline and OUTPUT/code.py for `spacy package`"),
     injection: str = typer.Option("slash", help="slash or replace"),
-    threshold: Optional[float] = typer.Option(None, help="rare = fewer occurrences than this in the BERTRAM "
-                                              "model's training corpus (its counts.tsv, shipped in the pipeline); "
-                                              "default: wordfreq's Zipf < 3.0"),
+    max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
     name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
     version: str = typer.Option("0.1.0", help="the pipeline's meta version"),
@@ -241,6 +295,6 @@ def assemble_cmd(
     from .pipelines import assemble_pipeline
 
     path = run_checked(assemble_pipeline, model_dir, bertram, output_dir, injection=injection,
-                        threshold=threshold, contexts_per_word=contexts_per_word, name=name, version=version,
+                        max_zipf=max_zipf, contexts_per_word=contexts_per_word, name=name, version=version,
                         vector_table=vector_table, force=force)
     typer.echo(str(path))

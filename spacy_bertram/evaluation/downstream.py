@@ -4,24 +4,29 @@ Steps (each a `python -m spacy_bertram` command, see cli.py and project.yml):
 
 - `run_rarification` (module `rarify_step`): the trained baseline textcat guides
   `rarify.rarify`, resumably, for one or several rarification seeds.
-- `evaluate_systems` (here): the same trained textcat, unchanged, predicts the rarified
-  test set as
-    baseline                 stock encoding of every word;
-    bertram_replace          BERTRAM vectors instead of the rare words' wordpieces;
-    bertram_slash            wordpieces, "/", BERTRAM vector;
-    bertram_slash_indomain   slash, with the doc's own sentences as contexts first
-                             (the paper's INDOMAIN), then the context store.
-  replace / slash take contexts from the context store (the BERTRAM corpus), as
-  the paper takes them from its corpus; a word without any gets its form vector.
-  "Rare" for injection is the rarification rule: fewer than `threshold`
-  occurrences in the context store's corpus. The transformer is the
-  `spacy-bertram.TransformerModel.v1` architecture with the baseline's weights;
-  with injection "none" it is bit-identical to the stock model.
+- `evaluate_systems` (here): the same trained textcat, unchanged, predicts each item as
+    baseline                 the rarified text, stock encoding of every word;
+    original, masked         the item's original text (100% by construction: only
+                             correctly classified candidates are rarified) and its
+                             masked text: the ceiling and the floor;
+    oracle_INJ               each substitute gets the stock embedding of the word it
+                             replaced, through injection INJ (`oracle`): what a
+                             perfect vector could recover through that path;
+    bertram_INJ_CTX          BERTRAM vectors through injection INJ (replace, slash,
+                             recentre) from the word's form alone (CTX form), the
+                             doc's own sentences (doc) or the context store (store).
+  Which tokens get a BERTRAM vector is the `bertram` component's own rule (rare to
+  the encoder: 2+ wordpieces, wordfreq Zipf below `max_zipf`), as in a user's
+  pipeline. The transformer is the `spacy-bertram.TransformerModel.v1`
+  architecture with the baseline's weights; with injection "none" it is
+  bit-identical to the stock model.
   Output (`evaluation.set_outputs`): metrics.json (accuracy on All / WN / Msp,
   McNemar and paired bootstrap CIs vs the baseline, mean gold-label
   log-probability, accuracy by the rarest substitute's frequency, injection
   coverage), predictions.jsonl (per item, for `pool`) and accuracy_by_frequency.png;
   the same for each further rarification seed's set (OUTPUT/seed-N).
+- `evaluate_originals` (here): do no harm. Every test candidate's original text, stock
+  against the pipeline with `bertram`: accuracy and log p(gold) with paired CIs.
 - `assemble_pipeline` (module `pipelines`): the baseline with the `bertram`
   component and slash injection, saved as a self-contained pipeline for `spacy package`.
 """
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -40,15 +46,35 @@ from .pipelines import add_bertram, load_textcat, set_injection, textcat_labels
 
 logger = logging.getLogger("spacy_bertram")
 
-#: name -> (injection, contexts); "baseline" has no bertram component.
-SYSTEMS: Dict[str, Tuple[str, Optional[str]]] = {
-    "baseline": ("none", None),
-    "bertram_replace": ("replace", "store"),
-    "bertram_slash": ("slash", "store"),
-    "bertram_slash_indomain": ("slash", "both"),
-    "bertram_recentre": ("recentre", "store"),
+INJECTIONS = ("replace", "slash", "recentre")
+#: BERTRAM's context sources in the system names -> the component's `contexts` value.
+CONTEXT_SETTINGS = {"form": "none", "doc": "doc", "store": "store"}
+
+
+@dataclass(frozen=True)
+class System:
+    """One way of predicting an item: which text, which vectors, which injection."""
+
+    injection: str = "none"
+    #: None: no vectors; "oracle": the original words' stock embeddings; else the
+    #: bertram component's `contexts` ("none" = form only, "doc", "store", "both").
+    vectors: Optional[str] = None
+    #: The item's field that is classified.
+    text: str = "text"
+
+
+SYSTEMS: Dict[str, System] = {
+    "baseline": System(),
+    "original": System(text="original_text"),
+    "masked": System(text="masked_text"),
+    **{f"oracle_{inj}": System(inj, "oracle") for inj in INJECTIONS},
+    # grouped by context source: systems with the same vectors share one component and its cache
+    **{f"bertram_{inj}_{ctx}": System(inj, source) for ctx, source in CONTEXT_SETTINGS.items() for inj in INJECTIONS},
 }
 DEFAULT_SYSTEMS = tuple(SYSTEMS)
+#: The do-no-harm comparison on original texts: the stock pipeline against each injection
+#: with the component's default contexts (the doc's own sentences).
+ORIGINAL_TEXT_SYSTEMS = ("baseline", *(f"bertram_{inj}_doc" for inj in INJECTIONS))
 
 
 # ---------------------------------------------------------------------------
@@ -96,6 +122,96 @@ def substitute_coverage(nlp, items: Sequence[dict]) -> float:
     return hit / n if n else 0.0
 
 
+def checked_systems(systems: Sequence[str], bertram_path: Optional[PathLike],
+                    context_store: Optional[PathLike]) -> List[str]:
+    """The systems to run, baseline first; store systems are dropped (with a warning) without a store."""
+    unknown = [s for s in systems if s not in SYSTEMS]
+    if unknown:
+        raise ValueError(f"Unknown systems {unknown}; choose from {list(SYSTEMS)}")
+    chosen = ["baseline", *[s for s in systems if s != "baseline"]]
+    needs_bertram = [s for s in chosen if SYSTEMS[s].vectors not in (None, "oracle")]
+    if needs_bertram and bertram_path is None:
+        raise ValueError(f"Systems {needs_bertram} need a trained BERTRAM model (--bertram).")
+    if context_store is None:
+        dropped = [s for s in needs_bertram if SYSTEMS[s].vectors in ("store", "both")]
+        if dropped:
+            logger.warning("No context store (--context-store): systems %s are not run.", dropped)
+            chosen = [s for s in chosen if s not in dropped]
+    return chosen
+
+
+@dataclass
+class SetPredictions:
+    """What every system predicted on one set of items."""
+
+    predictions: Dict[str, List[str]]
+    p_gold: Dict[str, np.ndarray]
+    injected: Dict[str, float]
+    coverage: Dict[str, float]
+
+
+def predict_sets(
+    nlp,
+    sets: Dict[str, List[dict]],
+    systems: Sequence[str],
+    bertram_path: Optional[PathLike],
+    context_store: Optional[PathLike],
+    max_zipf: float,
+    contexts_per_word: int,
+    batch_size: int,
+    progress: bool,
+) -> Tuple[Dict[str, SetPredictions], Dict[str, float]]:
+    """Every system over every set with one loaded textcat; systems with the same vectors
+    share one component (and its vector cache). Returns the predictions per set and the
+    seconds per system."""
+    from .oracle import ORACLE_FACTORY, add_oracle
+    from .set_outputs import gold_probabilities
+
+    labels = textcat_labels(nlp)
+    results = {name: SetPredictions({}, {}, {}, {}) for name in sets}
+    seconds: Dict[str, float] = {}
+    current: Optional[str] = None  # the vectors of the component now in nlp
+    for system in systems:
+        t0 = time.time()
+        spec = SYSTEMS[system]
+        if spec.vectors != current:
+            for pipe in ("bertram", ORACLE_FACTORY):
+                if pipe in nlp.pipe_names:
+                    nlp.remove_pipe(pipe)
+            if spec.vectors not in (None, "oracle"):
+                add_bertram(nlp, bertram_path, spec.vectors, context_store, max_zipf,  # type: ignore[arg-type]
+                            contexts_per_word)
+            current = spec.vectors
+        set_injection(nlp, spec.injection)
+        for name, items in sets.items():
+            if spec.vectors == "oracle":
+                if ORACLE_FACTORY in nlp.pipe_names:
+                    nlp.remove_pipe(ORACLE_FACTORY)
+                add_oracle(nlp, items)
+            if progress:
+                logger.info("evaluating %s on %d items%s", system, len(items), f" ({name})" if name else "")
+            predicted, probabilities, counts = predict_labels(nlp, [it[spec.text] for it in items], batch_size)
+            result = results[name]
+            result.predictions[system] = predicted
+            result.p_gold[system] = gold_probabilities(items, probabilities, labels)
+            result.injected[system] = round(float(np.mean(counts)), 2) if counts else 0.0
+            if spec.vectors not in (None, "oracle"):
+                result.coverage[system] = substitute_coverage(nlp, items)
+        seconds[system] = round(time.time() - t0, 2)
+    return results, seconds
+
+
+def check_item_labels(items: Sequence[dict], labels: Sequence[str]) -> None:
+    from .records import UnknownLabelError
+
+    for it in items:
+        if it["label"] not in labels:
+            raise UnknownLabelError(
+                f"Test item {it['id']} has label {it['label']!r}, which the trained textcat never saw "
+                f"(it knows {sorted(labels)})."
+            )
+
+
 def evaluate_systems(
     model_dir: PathLike,
     rarified_dir: PathLike,
@@ -103,7 +219,7 @@ def evaluate_systems(
     bertram_path: Optional[PathLike] = None,
     context_store: Optional[PathLike] = None,
     systems: Sequence[str] = DEFAULT_SYSTEMS,
-    threshold: float = 100,
+    max_zipf: float = 3.0,
     contexts_per_word: int = 8,
     gpu_id: int = -1,
     batch_size: int = 32,
@@ -117,76 +233,74 @@ def evaluate_systems(
     (RARIFIED/seed-N) are evaluated in the same run (one model load, one BERTRAM
     vector cache) into OUTPUT/seed-N. Returns the first set's metrics.
     """
-    from .set_outputs import gold_probabilities, write_set_outputs
-    from .records import UnknownLabelError
+    from .set_outputs import write_set_outputs
     from .seed_sets import listed_sets, remove_unlisted
 
     start = time.time()
-    unknown = [s for s in systems if s not in SYSTEMS]
-    if unknown:
-        raise ValueError(f"Unknown systems {unknown}; choose from {list(SYSTEMS)}")
-    if "baseline" not in systems:
-        systems = ["baseline", *systems]
-    needs_bertram = [s for s in systems if SYSTEMS[s][1] is not None]
-    if needs_bertram and bertram_path is None:
-        raise ValueError(f"Systems {needs_bertram} need a trained BERTRAM model (--bertram).")
-    if any(SYSTEMS[s][1] in ("store", "both") for s in needs_bertram) and context_store is None:
-        logger.warning("No context store: BERTRAM systems use the doc's contexts only.")
+    systems = checked_systems(systems, bertram_path, context_store)
     dirs = listed_sets(rarified_dir, "rarify.json") if seed_sets else {"": Path(rarified_dir)}
     sets = {name: read_test_items(path) for name, path in dirs.items()}
     use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
     nlp = load_textcat(model_dir, injection="none")
-    labels = textcat_labels(nlp)
-    for it in (it for items in sets.values() for it in items):
-        if it["label"] not in labels:
-            raise UnknownLabelError(
-                f"Test item {it['id']} has label {it['label']!r}, which the trained textcat never saw "
-                f"(it knows {sorted(labels)})."
-            )
-    predictions: Dict[str, Dict[str, List[str]]] = {name: {} for name in sets}
-    p_gold: Dict[str, Dict[str, np.ndarray]] = {name: {} for name in sets}
-    injected: Dict[str, Dict[str, float]] = {name: {} for name in sets}
-    coverage: Dict[str, Dict[str, float]] = {name: {} for name in sets}
-    seconds: Dict[str, float] = {}
-    current: Optional[str] = None  # the context source of the bertram component in nlp
-    for system in systems:
-        t0 = time.time()
-        injection, contexts = SYSTEMS[system]
-        source = None if contexts is None else (contexts if context_store is not None else "doc")
-        if source != current:
-            # Systems with the same contexts share one component (and its vector cache).
-            if "bertram" in nlp.pipe_names:
-                nlp.remove_pipe("bertram")
-            if source is not None:
-                add_bertram(nlp, bertram_path, source, context_store, threshold, contexts_per_word)  # type: ignore[arg-type]
-            current = source
-        set_injection(nlp, injection)
-        for name, items in sets.items():
-            if progress:
-                logger.info("evaluating %s on %d items%s", system, len(items), f" ({name})" if name else "")
-            predicted, probabilities, counts = predict_labels(nlp, [it["text"] for it in items], batch_size)
-            predictions[name][system] = predicted
-            p_gold[name][system] = gold_probabilities(items, probabilities, labels)
-            injected[name][system] = round(float(np.mean(counts)), 2)
-            if contexts is not None:
-                coverage[name][system] = substitute_coverage(nlp, items)
-        seconds[system] = round(time.time() - t0, 2)
+    check_item_labels([it for items in sets.values() for it in items], textcat_labels(nlp))
+    results, seconds = predict_sets(nlp, sets, systems, bertram_path, context_store, max_zipf,
+                                    contexts_per_word, batch_size, progress)
     out = Path(output_dir)
     settings = {
-        "threshold": threshold, "contexts_per_word": contexts_per_word, "gpu_id": gpu_id,
+        "max_zipf": max_zipf, "contexts_per_word": contexts_per_word, "gpu_id": gpu_id,
         "bertram": str(bertram_path) if bertram_path else None,
         "context_store": str(context_store) if context_store else None,
     }
     for name in reversed(list(sets)):  # the first set last: its metrics carry the run's time
-        extra = {"substitute_coverage": coverage[name], "mean_injected_per_doc": injected[name], **settings}
+        result = results[name]
+        extra = {"substitute_coverage": result.coverage, "mean_injected_per_doc": result.injected, **settings}
         if not name:
             extra.update(seed_sets=[n for n in sets if n], seconds_per_system=seconds,
                          seconds=round(time.time() - start, 2))
-        metrics = write_set_outputs(out / name, sets[name], predictions[name], p_gold[name], extra, n_resamples)
+        metrics = write_set_outputs(out / name, sets[name], result.predictions, result.p_gold, extra, n_resamples)
     remove_unlisted(out, [n for n in sets if n])
     return metrics
 
 
+def evaluate_originals(
+    model_dir: PathLike,
+    splits_dir: PathLike,
+    output_dir: PathLike,
+    bertram_path: PathLike,
+    context_store: Optional[PathLike] = None,
+    systems: Sequence[str] = ORIGINAL_TEXT_SYSTEMS,
+    max_zipf: float = 3.0,
+    contexts_per_word: int = 8,
+    gpu_id: int = -1,
+    batch_size: int = 32,
+    progress: bool = True,
+    n_resamples: int = 10000,
+) -> Dict[str, Any]:
+    """Do no harm: every test candidate's original text (not only those rarification
+    kept), the stock textcat against the same textcat with `bertram`; accuracy and
+    log p(gold) with paired bootstrap CIs in OUTPUT/metrics.json (+ predictions.jsonl,
+    so `pool` can pool datasets)."""
+    from .datasets import read_records
+    from .set_outputs import write_set_outputs
+
+    start = time.time()
+    systems = checked_systems(systems, bertram_path, context_store)
+    records = read_records(Path(splits_dir) / "test_candidates.jsonl")
+    items = [{"id": str(r.id), "label": r.label, "text": r.text, "original_text": r.text, "substitutions": []}
+             for r in records if r.text.strip()]
+    if not items:
+        raise ValueError(f"{splits_dir}: no test candidates with a text; run the split step first.")
+    use_device(gpu_id)
+    nlp = load_textcat(model_dir, injection="none")
+    check_item_labels(items, textcat_labels(nlp))
+    results, seconds = predict_sets(nlp, {"": items}, systems, bertram_path, context_store, max_zipf,
+                                    contexts_per_word, batch_size, progress)
+    result = results[""]
+    extra = {"texts": "original test candidates", "mean_injected_per_doc": result.injected,
+             "max_zipf": max_zipf, "contexts_per_word": contexts_per_word, "bertram": str(bertram_path),
+             "seconds_per_system": seconds, "seconds": round(time.time() - start, 2)}
+    return write_set_outputs(Path(output_dir), items, result.predictions, result.p_gold, extra, n_resamples)
 
 
-__all__ = ["DEFAULT_SYSTEMS", "SYSTEMS", "evaluate_systems", "predict_labels", "read_test_items"]
+__all__ = ["DEFAULT_SYSTEMS", "ORIGINAL_TEXT_SYSTEMS", "SYSTEMS", "System", "evaluate_originals", "evaluate_systems",
+           "predict_labels", "read_test_items"]

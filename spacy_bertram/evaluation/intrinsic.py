@@ -25,7 +25,9 @@ is the mean over items of Spearman(ratings, cosine(nonce, probe's subword mean))
 Every system other than the baseline gets a paired bootstrap 95% CI of its
 difference to the baseline (`bootstrap.paired_difference`), overall and for the
 pairs whose rare word the encoder splits into 2+ wordpieces (`multi_piece`):
-for a one-piece word the subword mean *is* the encoder's trained embedding.
+for a one-piece word the subword mean *is* the encoder's trained embedding; and
+for the pairs the component's rare-word rule would pick at each candidate
+`max_zipf` (`rule_zipf<T`), which is how the default threshold is chosen.
 """
 from __future__ import annotations
 
@@ -222,6 +224,24 @@ def multi_piece_indices(pairs: Sequence[Pair], subword: SubwordMean) -> List[int
     return [i for i, p in enumerate(pairs) if len(subword.piece_ids(p[1])) >= 2]
 
 
+#: The rare-word rule's candidate thresholds, scored as subsets: the pairs whose rare
+#: word the component would pick at each max_zipf (2+ wordpieces, wordfreq Zipf below it).
+RULE_THRESHOLDS = (2.5, 3.0, 3.5)
+
+
+def rule_subsets(pairs: Sequence[Pair], subword: SubwordMean, lang: str = "en") -> Dict[str, List[int]]:
+    """`rule_zipf<T`: multi-piece rare words below Zipf T; `multi_piece_zipf>=3.5`: those above the
+    highest threshold (where the subword mean may already be good)."""
+    from ..frequencies import WordfreqFrequencies
+
+    frequencies = WordfreqFrequencies(lang)
+    multi = multi_piece_indices(pairs, subword)
+    zipf = {i: frequencies.zipf(pairs[i][1]) for i in multi}
+    subsets = {f"rule_zipf<{t}": [i for i in multi if zipf[i] < t] for t in RULE_THRESHOLDS}
+    subsets[f"multi_piece_zipf>={RULE_THRESHOLDS[-1]}"] = [i for i in multi if zipf[i] >= RULE_THRESHOLDS[-1]]
+    return subsets
+
+
 # -- one set each ----------------------------------------------------------------------
 
 
@@ -232,7 +252,8 @@ def evaluate_crw(network, subword: SubwordMean, data: CrwSet, n_resamples: int, 
         logger.warning("CRW: %d of %d rare words have no contexts file and get their form vector: %s",
                        len(without), len(words), ", ".join(without[:10]))
     tables = rare_word_tables(network, subword, words, data.contexts)
-    subsets = {"all": range(len(data.pairs)), "multi_piece": multi_piece_indices(data.pairs, subword)}
+    subsets = {"all": range(len(data.pairs)), "multi_piece": multi_piece_indices(data.pairs, subword),
+               **rule_subsets(data.pairs, subword)}
     return {
         "path": str(data.path), "pairs": len(data.pairs), "rare_words": len(words),
         "rare_words_without_contexts": len(without),
@@ -250,7 +271,8 @@ def evaluate_card(
     words = sorted({rare for _, rare, _ in data.pairs})
     tables = rare_word_tables(network, subword, words, contexts, form_mix=True)
     subsets: Dict[str, Sequence[int]] = {
-        "all": range(len(data.pairs)), "multi_piece": multi_piece_indices(data.pairs, subword)}
+        "all": range(len(data.pairs)), "multi_piece": multi_piece_indices(data.pairs, subword),
+        **rule_subsets(data.pairs, subword)}
     if contexts is not None:
         subsets["with_contexts"] = [i for i, p in enumerate(data.pairs) if contexts.get(p[1])]
     return {
@@ -401,13 +423,13 @@ def format_table(metrics: Mapping[str, Any]) -> str:
     lines: List[str] = []
     for key, data in metrics["sets"].items():
         lines.append(_set_header(key, data))
-        lines.append(f"{'subset':<14}{'system':<18}{'n':>5}{'rho':>8}{'diff':>9}  {'95% CI':<18}"
+        lines.append(f"{'subset':<22}{'system':<18}{'n':>5}{'rho':>8}{'diff':>9}  {'95% CI':<18}"
                      f"(diff: system - {data['baseline']})")
         for subset, cell in data["subsets"].items():
             if not cell["systems"]:
-                lines.append(f"{subset:<14}{'-':<18}{cell['n']:>5}  {cell.get('note', '')}")
+                lines.append(f"{subset:<22}{'-':<18}{cell['n']:>5}  {cell.get('note', '')}")
             for name, entry in cell["systems"].items():
-                row = f"{subset:<14}{name:<18}{entry['n']:>5}{entry['spearman']:>8.3f}"
+                row = f"{subset:<22}{name:<18}{entry['n']:>5}{entry['spearman']:>8.3f}"
                 diff = entry.get("difference")
                 if diff is not None:
                     ci = f"[{diff['low']:+.3f}, {diff['high']:+.3f}]"

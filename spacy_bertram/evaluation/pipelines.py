@@ -13,9 +13,8 @@ adding the `bertram` component, and assembling the pipeline that gets packaged.
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import List, Optional
 
 import numpy as np
 
@@ -78,6 +77,24 @@ def set_injection(nlp, injection: str) -> None:
         raise ValueError("The pipeline has no spacy-bertram.TransformerModel.v1 transformer.")
 
 
+def pipeline_transformer(nlp):
+    """The pipeline's (first) spacy-transformers TransformerModel node."""
+    from spacy_transformers.layers.transformer_model import TransformerModel
+
+    for _, proc in nlp.components:
+        model = getattr(proc, "model", None)
+        for node in model.walk() if model is not None and hasattr(model, "walk") else ():
+            if isinstance(node, TransformerModel):
+                return node
+    raise ValueError("The pipeline has no spacy-transformers transformer (its encoder decides what is rare).")
+
+
+def pipeline_tokenizer(nlp):
+    """The Hugging Face tokenizer of the pipeline's transformer: the encoder whose
+    wordpieces decide what is rare to it."""
+    return pipeline_transformer(nlp).tokenizer
+
+
 def textcat_labels(nlp) -> List[str]:
     return list(nlp.get_pipe("textcat").labels)
 
@@ -95,57 +112,27 @@ def make_classifier(nlp, batch_size: int = 32):
     return classify
 
 
-def rare_zipf(threshold: float, total_words: int) -> float:
-    """The Zipf value below which a word has fewer than `threshold` occurrences."""
-    from ..rare_words import zipf_from_count
-
-    return zipf_from_count(max(1, int(math.ceil(threshold))), total_words) if total_words > 0 else 0.0
-
-
 def add_bertram(
     nlp,
     bertram_path: PathLike,
-    contexts: str = "store",
+    contexts: str = "doc",
     context_store: Optional[PathLike] = None,
-    threshold: float = 100,
+    max_zipf: float = 3.0,
     contexts_per_word: int = 8,
     name: str = "bertram",
-    model_counts: bool = False,
 ):
-    """Add the `bertram` component before the transformer, with the rarification rule.
-
-    Rare = fewer than `threshold` occurrences in the context store's corpus (so the
-    words rarification put in get vectors); without a store, in the BERTRAM model's
-    training counts (counts.tsv) with `model_counts`, else wordfreq's Zipf 3.0.
-    """
-    from ..rare_words import CountTable
+    """Add the `bertram` component before the transformer, with its own default rule
+    (rare to the encoder: 2+ wordpieces, wordfreq Zipf below `max_zipf`), as a user
+    who adds it to a pipeline gets it; contexts from the doc, the store, both, or none."""
     from ..storage import load_bertram
 
-    if not threshold > 0:  # also NaN
-        raise ValueError(f"threshold must be a positive number of corpus occurrences, got {threshold}")
     model_dir = Path(bertram_path)
     network = load_bertram(model_dir)  # clear error for a missing / corrupt model
-    rule: Dict[str, Any] = {"@misc": "spacy-bertram.RareWords.v1"}
-    if context_store:
-        from ..pipeline.contexts import open_context_store
-
-        with open_context_store(context_store) as store:
-            total = store.total_words
-        rule.update(frequencies="store", max_zipf=rare_zipf(threshold, total))
-    elif model_counts:
-        table = CountTable.from_model_dir(model_dir)
-        if table is None:
-            raise ValueError(f"The BERTRAM model {str(model_dir)!r} ships no counts.tsv, so a threshold in corpus "
-                             "occurrences cannot be applied: leave the threshold out (rarity is then wordfreq's "
-                             "Zipf < 3.0), or use a model trained by `train`, which writes its counts.")
-        rule.update(frequencies="model", max_zipf=rare_zipf(threshold, table.total))
-    else:
-        rule.update(frequencies="wordfreq", max_zipf=3.0)
     config = {
         "contexts": contexts,
-        "context_store": str(context_store) if context_store else None,
+        "context_store": str(context_store) if context_store and contexts in ("store", "both") else None,
         "contexts_per_word": int(contexts_per_word),
-        "rare_words": rule,
+        "rare_words": {"@misc": "spacy-bertram.RareWords.v1", "max_zipf": float(max_zipf)},
         "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": network.config.base_model,
                   "model_path": str(model_dir)},
     }
@@ -170,7 +157,7 @@ def assemble_pipeline(
     bertram_path: PathLike,
     output_dir: PathLike,
     injection: str = "slash",
-    threshold: Optional[float] = None,
+    max_zipf: float = 3.0,
     contexts_per_word: int = 8,
     name: str = "textcat_bertram",
     version: str = "0.1.0",
@@ -179,21 +166,19 @@ def assemble_pipeline(
 ) -> Path:
     """The trained textcat + `bertram` (+ injection) saved as one self-contained pipeline,
     with a `code.py` beside it for `spacy package --code`. Contexts come from the doc
-    and rarity from the BERTRAM model's training counts (fewer than `threshold`
-    occurrences; the counts ship inside the pipeline) or, without a threshold, from
-    wordfreq (Zipf < 3): a packaged pipeline cannot rely on a local context store,
-    but it can carry a `vector_table` (from `vectors`) whose words get their
-    corpus-context vectors with no inference.
+    and rarity is the component's rule (Zipf < `max_zipf`, 2+ wordpieces): a packaged
+    pipeline cannot rely on a local context store, but it can carry a `vector_table`
+    (from `vectors`) whose words get their corpus-context vectors with no inference.
 
     `output_dir` is replaced as a whole, so one holding other files is refused
     unless `force` (they would be deleted)."""
+    from ..rare_words import RareWordRule
+
+    RareWordRule(max_zipf=max_zipf)  # a bad value is refused before anything is read or written
     out = Path(output_dir)
     check_output_dir(out, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
-    if threshold is not None and not threshold > 0:
-        raise ValueError(f"--threshold must be a positive number of corpus occurrences, got {threshold}")
     nlp = load_textcat(model_dir, injection=injection)
-    pipe = add_bertram(nlp, bertram_path, "doc", None, 100 if threshold is None else threshold, contexts_per_word,
-                       model_counts=threshold is not None)
+    pipe = add_bertram(nlp, bertram_path, "doc", None, max_zipf, contexts_per_word)
     if vector_table is not None:
         pipe.initialize(lambda: [], nlp=nlp, vector_table=str(vector_table))  # refuses another model's table
     nlp.meta["name"] = name
@@ -209,5 +194,6 @@ def assemble_pipeline(
     return out
 
 
-__all__ = ["INJECTION_ARCH", "add_bertram", "assemble_pipeline", "load_injecting", "load_textcat", "make_classifier", "rare_zipf",
+__all__ = ["INJECTION_ARCH", "add_bertram", "assemble_pipeline", "load_injecting", "load_textcat", "make_classifier",
+           "pipeline_tokenizer", "pipeline_transformer",
            "set_injection", "textcat_labels"]

@@ -28,6 +28,7 @@ from ..fileio import atomic_path, write_json_atomic
 from .seed_sets import listed_sets
 from .paired import DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_predictions
 from ..types import PathLike
+from .system_names import system_title
 
 
 
@@ -114,12 +115,6 @@ def pool_files(
 # ---------------------------------------------------------------------------
 # Markdown
 
-SYSTEM_NAMES = {
-    "baseline": "baseline",
-    "bertram_replace": "+BERTRAM replace",
-    "bertram_slash": "+BERTRAM slash",
-    "bertram_slash_indomain": "+BERTRAM slash, in-domain",
-}
 
 
 def _ci(ci: Mapping[str, float], scale: float, digits: int) -> str:
@@ -145,7 +140,7 @@ HEADER = ("n | accuracy % | Δ accuracy, points [95% CI] | McNemar p (wins / los
 
 def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str]:
     """The pooled table, then (optionally) one row per set and system."""
-    name = lambda s: SYSTEM_NAMES.get(s, s)  # noqa: E731
+    name = system_title
     strata = "; ".join(f"{', '.join(sets)}" for sets in result["strata"].values())
     lines = [
         f"Pooled over {len(result['sets'])} rarified sets: {result['n_items']} items from "

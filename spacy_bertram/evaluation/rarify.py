@@ -14,9 +14,10 @@ Everything here is independent of the classifier: it is passed in as
 `Callable[[List[str]], np.ndarray]` (texts -> class probabilities, one column
 per label in the order of `labels`).
 
-Frequencies ("rare" = count below a threshold, 100 by default, 1000 for the
-"-1000" variant) come from corpus counts in a `rare_words.CountTable`; words
-missing from it fall back to wordfreq, see `CountTable.estimated_count`.
+"Rare" is the `bertram` component's rule (`rare_words`): a substitute is below a
+Zipf value (2.0 by default, the paper's "fewer than 100 in WWC"; 3.0 for its
+"-1000" variant) and the encoder cuts it into 2+ wordpieces, so every substitute
+is a word the encoder does not know as a whole.
 
 Bad input: empty texts are skipped with a warning (and counted in
 `RarificationResult.skipped_empty`); a label not in `labels` raises
@@ -60,7 +61,9 @@ if TYPE_CHECKING:
 
 Classifier = Callable[[List[str]], np.ndarray]
 
-DEFAULT_THRESHOLD = 100
+#: Rare for rarification: below this Zipf value (the paper's "fewer than 100 occurrences
+#: in WWC", about a billion words); its "-1000" variant is Zipf 3.
+DEFAULT_MAX_ZIPF = 2.0
 DEFAULT_MASK_TOKEN = "[MASK]"
 SYNONYM = "synonym"
 MISSPELLING = "misspelling"
@@ -129,6 +132,8 @@ class Substitution:
     kind: str
     tag: str
     count: float
+    zipf: Optional[float] = None
+    wordpieces: Optional[int] = None
 
 
 @dataclass
@@ -226,7 +231,7 @@ def substitute(
             new, kind = subs.misspelling(tok.text, rng), MISSPELLING
         if new is None:
             new, kind = rng.choice(subs.rare_synonyms(tok.text, tok.tag, tok.lemma)), SYNONYM
-        out.append(Substitution(i, tok.text, new, kind, tok.tag, subs.frequencies.estimated_count(new)))
+        out.append(Substitution(i, tok.text, new, kind, tok.tag, *subs.describe(new)))
     return out
 
 

@@ -20,7 +20,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 from .datasets import read_records
 from .records import Record
 from ..fileio import write_json_atomic
-from ..rare_words import COUNTS_FILE, CountTable
+from ..frequencies import COUNTS_FILE, CountTable
 from ..types import PathLike
 
 
@@ -38,6 +38,33 @@ def load_count_table(path: PathLike, lang: str = "en") -> CountTable:
     if not path.is_file():
         raise ValueError(f"No word counts at {path}; run the prepare step first.")
     return CountTable.from_file(path, unseen=lang)
+
+
+def _bucket_counts(values: Sequence[float], edges: Sequence[float], labels: Sequence[str]) -> Dict[str, int]:
+    """How many values fall in each bucket [edges[k], edges[k+1])."""
+    out = {label: 0 for label in labels}
+    for value in values:
+        for k, label in enumerate(labels):
+            if edges[k] <= value < edges[k + 1]:
+                out[label] += 1
+                break
+    return out
+
+
+def substitute_statistics(items: Sequence[Any], table: CountTable) -> Dict[str, Any]:
+    """The substitutes of a rarified set on the encoder's scale: wordpieces, Zipf and how
+    often the corpus behind the context store has them (contexts available)."""
+    subs = [sub for item in items for sub in item.substitutions]
+    pieces = [float(sub.wordpieces or 0) for sub in subs]
+    zipfs = [float(sub.zipf or 0.0) for sub in subs]
+    corpus = [float(table.count(sub.substitute)) for sub in subs]
+    inf = float("inf")
+    return {
+        "n": len(subs),
+        "wordpieces": _bucket_counts(pieces, [0, 2, 3, 4, inf], ["1", "2", "3", "4+"]),
+        "zipf": _bucket_counts(zipfs, [0, 0.001, 1, 2, 3, inf], ["unlisted", "(0,1)", "[1,2)", "[2,3)", "3+"]),
+        "corpus_occurrences": _bucket_counts(corpus, [0, 1, 4, 16, inf], ["0", "1-3", "4-15", "16+"]),
+    }
 
 
 def _settings_key(settings: Dict[str, Any]) -> str:
@@ -102,7 +129,7 @@ def run_rarification(
     splits_dir: PathLike,
     output_dir: PathLike,
     counts: PathLike,
-    threshold: float = 100,
+    max_zipf: float = 2.0,
     max_candidates: Optional[int] = None,
     max_masks: int = 5,
     misspelling_rate: float = 0.1,
@@ -120,10 +147,11 @@ def run_rarification(
     """
     from .masking import substitute_masked
     from ..pipeline.device import use_device
-    from .pipelines import load_textcat, make_classifier, textcat_labels
+    from ..encoder import word_piece_ids
+    from .pipelines import load_textcat, make_classifier, pipeline_tokenizer, textcat_labels
     from .rarify import spacy_tagger
     from .records import write_docbin
-    from .substitution import SubstitutionDictionary
+    from .substitution import SubstitutionDictionary, substitute_rarity
     from .rarify import write_rarified_dataset, write_substitutions_jsonl
     from .seed_sets import parse_seeds, remove_unlisted, seed_set_name
 
@@ -135,12 +163,19 @@ def run_rarification(
     if max_candidates:
         candidates = candidates[:max_candidates]
     use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
-    # WordNet first: its absence is the likeliest set-up problem, say so before any work.
-    subs = SubstitutionDictionary(load_count_table(counts), threshold=threshold, wordnet_dir=wordnet_dir)
+    from .wordnet import load_wordnet
+
+    table = load_count_table(counts)
+    # WordNet next: its absence is the likeliest set-up problem, say so before any work.
+    wordnet = load_wordnet(wordnet_dir)
     nlp = load_textcat(model_dir)
     labels = textcat_labels(nlp)
+    tokenizer = pipeline_tokenizer(nlp)
+    rarity = substitute_rarity(max_zipf, table if table.counts else None,
+                               lambda word: word_piece_ids(tokenizer, word), tokenizer.unk_token_id)
+    subs = SubstitutionDictionary(table, wordnet=wordnet, rarity=rarity)
     # No seed in the key: masking is seed-free, so every seed reuses the same chunks.
-    settings = {"format": "masking-1", "model": directory_fingerprint(model_dir), "threshold": threshold,
+    settings = {"format": "masking-2", "model": directory_fingerprint(model_dir), "max_zipf": max_zipf,
                 "max_masks": max_masks, "counts": directory_fingerprint(counts),
                 "candidates": hashlib.sha1(json.dumps([r.to_dict() for r in candidates]).encode("utf8")).hexdigest()}
     masking = mask_in_chunks(candidates, make_classifier(nlp, batch_size), labels, subs, spacy_tagger(),
@@ -148,7 +183,7 @@ def run_rarification(
     if not masking.items:
         raise ValueError(
             f"Rarification produced no test items from {len(candidates)} candidates "
-            f"({masking.counts()}); use more candidates, shorter texts or a higher threshold."
+            f"({masking.counts()}); use more candidates, shorter texts or a higher --max-zipf."
         )
     masking_seconds = round(time.time() - start, 2)
     extra = [seed_set_name(s) for s in seeds[1:]]
@@ -164,11 +199,12 @@ def run_rarification(
             write_substitutions_jsonl(target / "test.jsonl", total.items)
         kinds = [sub.kind for it in total.items for sub in it.substitutions]
         summaries.append((target, {
-            **total.summary(), "labels": labels, "threshold": threshold, "max_masks": max_masks,
+            **total.summary(), "labels": labels, "max_zipf": max_zipf, "max_masks": max_masks,
             "misspelling_rate": misspelling_rate, "seed": s, "gpu_id": gpu_id,
             "substitutions": len(kinds), "synonyms": kinds.count("synonym"),
             "misspellings": kinds.count("misspelling"),
             "mean_masks": round(len(kinds) / len(total.items), 2),
+            "substitutes": substitute_statistics(total.items, table),
             "seconds_substitution": round(time.time() - t0, 2),
         }))
     remove_unlisted(out, extra)

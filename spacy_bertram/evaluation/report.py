@@ -21,13 +21,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ..fileio import atomic_path
 from ..types import PathLike
+from .system_names import system_title
 
-SYSTEM_NAMES = {
-    "baseline": "baseline (stock MiniLM textcat)",
-    "bertram_replace": "+BERTRAM (replace)",
-    "bertram_slash": "+BERTRAM (slash)",
-    "bertram_slash_indomain": "+BERTRAM (slash, in-domain contexts)",
-}
 
 
 def _load(path: Optional[PathLike]) -> Optional[Dict[str, Any]]:
@@ -64,7 +59,7 @@ def accuracy_table(metrics: Dict[str, Any]) -> List[str]:
             delta = f"{100 * (row['All']['accuracy'] - base):+.1f}" if base is not None else "n/a"
             test = metrics["mcnemar_vs_baseline"][system]["All"]
             p, wl = f"{test['p_value']:.3g}", f"{test['only_a']} / {test['only_b']}"
-        name = SYSTEM_NAMES.get(system, system)
+        name = system_title(system)
         cells = " | ".join(_pct(row[k]["accuracy"]) for k in ("All", "WN", "Msp"))
         extra = ""
         if paired and system in paired:
@@ -87,7 +82,7 @@ def pooled_section(pooled: Dict[str, Any]) -> List[str]:
     return ["## Pooled: baseline vs +BERTRAM on all rarified sets", ""] + pooled_markdown(pooled) + [""]
 
 
-VARIANT_RE = re.compile(r"(.+)-(\d+)")
+VARIANT_RE = re.compile(r"(.+)-(zipf[\d.]+|\d+)")
 
 
 @dataclass(frozen=True)
@@ -102,7 +97,7 @@ class DatasetDirs:
     @classmethod
     def layout(cls, name: str, corpus_dir: PathLike = "corpus", training_dir: PathLike = "training",
                metrics_dir: PathLike = "metrics") -> "DatasetDirs":
-        """`NAME` or `NAME-THRESHOLD` (e.g. bbc-1000: the same splits and baseline, rarified-1000)."""
+        """`NAME` or `NAME-VARIANT` (e.g. bbc-zipf3: the same splits and baseline, rarified-zipf3)."""
         variant = VARIANT_RE.fullmatch(name)
         base, rarified = (variant.group(1), f"rarified-{variant.group(2)}") if variant else (name, "rarified")
         return cls(Path(corpus_dir) / base / "splits", Path(training_dir) / base / "baseline",
@@ -132,13 +127,13 @@ def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]
         test = metrics["mcnemar_vs_baseline"][system]["All"]
         delta = metrics["accuracy"][system]["All"]["accuracy"] - metrics["accuracy"]["baseline"]["All"]["accuracy"]
         word = "significant" if test["p_value"] < 0.05 else "not significant"
-        verdicts.append(f"{SYSTEM_NAMES.get(system, system)} {100 * delta:+.1f} points ({word}, p = {test['p_value']:.3g})")
+        verdicts.append(f"{system_title(system)} {100 * delta:+.1f} points ({word}, p = {test['p_value']:.3g})")
     if verdicts:
         out.append("On All: " + "; ".join(verdicts) + ".")
     cov = metrics.get("substitute_coverage") or {}
     if cov:
         out.append("Share of substituted words that got a BERTRAM vector: "
-                   + ", ".join(f"{SYSTEM_NAMES.get(k, k)} {100 * v:.0f}%" for k, v in cov.items()) + ".")
+                   + ", ".join(f"{system_title(k)} {100 * v:.0f}%" for k, v in cov.items()) + ".")
     if metrics.get("seed_sets"):
         out.append(f"Further rarification seeds evaluated: {', '.join(metrics['seed_sets'])} "
                    "(rows in the pooled section).")
@@ -162,9 +157,18 @@ def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]
                      f"{rarified['n_items']} rarified items ({rarified['not_flipped']} did not flip within "
                      f"{rarified['max_masks']} masks, {rarified['skipped_no_candidates']} had no word with a rare "
                      f"synonym); {rarified['synonyms']} synonym and {rarified['misspellings']} misspelling "
-                     f"substitutions, {rarified['mean_masks']} per item; threshold {rarified['threshold']}")
+                     f"substitutions, {rarified['mean_masks']} per item; substitutes below Zipf "
+                     f"{rarified.get('max_zipf', 'n/a')} with 2+ wordpieces")
+        stats = rarified.get("substitutes")
+        if stats:
+            facts.append("substitutes: wordpieces " + _buckets(stats["wordpieces"]) + "; Zipf " + _buckets(stats["zipf"])
+                         + "; corpus occurrences (contexts available) " + _buckets(stats["corpus_occurrences"]))
     out += [f"- {f}" for f in facts] + [""]
     return out
+
+
+def _buckets(counts: Dict[str, int]) -> str:
+    return ", ".join(f"{label}: {n}" for label, n in counts.items())
 
 
 def similarity_metrics(directory: Path) -> Dict[str, Dict[str, Any]]:
@@ -223,9 +227,11 @@ def write_report(
     prepare_dir: Optional[PathLike] = None,
     title: str = "spacy-bertram: rarified text classification",
     pooled: Optional[PathLike] = None,
+    originals: Optional[PathLike] = None,
 ) -> Path:
     """Write the markdown report for the datasets that have been evaluated; returns its path.
-    With `pooled` (the pool step's pooled.json), the pooled table comes first."""
+    With `pooled` (the pool step's pooled.json), the pooled table comes first; with
+    `originals` (the pooled do-no-harm evaluation on original texts), its table next."""
     out = Path(output)
     report_dir = out.parent
     lines = [f"# {title}", ""]
@@ -239,6 +245,11 @@ def write_report(
 
         pooled_result = load_pooled(pooled)
         lines += pooled_section(pooled_result)
+    if originals is not None:
+        from .pooling import load_pooled, pooled_markdown
+
+        lines += ["## Do no harm: the original test texts, stock vs with bertram", ""]
+        lines += pooled_markdown(load_pooled(originals), per_set=True) + [""]
     for name, dirs in done.items():
         lines += dataset_section(name, dirs, report_dir)
     skipped = [name for name in datasets if name not in done]

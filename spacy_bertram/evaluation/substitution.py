@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import random
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..rare_words import CountTable
+from ..rare_words import RareWordFinder, RareWordRule
+
+from ..frequencies import CountTable, WordfreqFrequencies, WorldFrequencies
 from ..types import PathLike
-from .rarify import DEFAULT_THRESHOLD
+from .rarify import DEFAULT_MAX_ZIPF
 
 
 # ---------------------------------------------------------------------------
@@ -84,19 +86,39 @@ def misspell_candidates(word: str, rng: random.Random, tries: int = 50) -> Itera
                 yield word[:i] + match_case(word[i], rng.choice(near)) + word[i + 1 :]
 
 
+def substitute_rarity(
+    max_zipf: float = DEFAULT_MAX_ZIPF,
+    counts: Optional[CountTable] = None,
+    word_pieces: Optional[Callable[[str], Sequence[int]]] = None,
+    unk_id: Optional[int] = None,
+    lang: str = "en",
+) -> RareWordFinder:
+    """The `bertram` component's rare-word rule for substitutes: wordfreq's Zipf below
+    `max_zipf` (corpus `counts` for words wordfreq lacks) and 2+ wordpieces of the
+    encoder's tokenizer (`word_pieces`; without it the wordpiece test is off).
+    No BERTRAM model is needed: a substitute only has to be rare to the encoder."""
+    rule = RareWordRule(max_zipf=max_zipf, min_wordpieces=2 if word_pieces is not None else 1)
+    return RareWordFinder(rule, WorldFrequencies(WordfreqFrequencies(lang), counts),
+                          word_pieces if word_pieces is not None else (lambda word: [word]),
+                          has_signal=lambda word: True, unk_id=unk_id)
+
+
 class SubstitutionDictionary:
     """Rare same-POS synonyms (most frequent WordNet sense) and misspellings.
 
-    Rare = `frequencies.is_rare_count` below `threshold` (corpus counts, wordfreq
-    estimates for unlisted words; wordfreq alone without `frequencies`).
+    Rare = the component's rule (`rarity`, see `substitute_rarity`): on the Zipf
+    scale and, given the encoder's tokenizer, 2+ wordpieces. `frequencies` (corpus
+    counts, wordfreq estimates for unlisted words) says which strings are real words
+    and records each substitute's estimated corpus count.
     """
 
     def __init__(
         self,
         frequencies: Optional[CountTable] = None,
-        threshold: float = DEFAULT_THRESHOLD,
+        max_zipf: float = DEFAULT_MAX_ZIPF,
         wordnet=None,
         wordnet_dir: Optional[PathLike] = None,
+        rarity: Optional[RareWordFinder] = None,
     ) -> None:
         if wordnet is None:
             from .wordnet import load_wordnet
@@ -104,7 +126,9 @@ class SubstitutionDictionary:
             wordnet = load_wordnet(wordnet_dir)
         self.wordnet = wordnet
         self.frequencies = frequencies if frequencies is not None else CountTable.wordfreq_estimates()
-        self.threshold = threshold
+        counts = self.frequencies if self.frequencies.counts else None
+        self.rarity = rarity if rarity is not None else substitute_rarity(max_zipf, counts)
+        self.max_zipf = self.rarity.rule.max_zipf
         self._cache: Dict[Tuple[str, str, str], List[str]] = {}
 
     def _first_synset(self, word: str, lemma: str, wn_pos: str):
@@ -136,14 +160,19 @@ class SubstitutionDictionary:
         return out
 
     def rare_synonyms(self, word: str, tag: str, lemma: str = "") -> List[str]:
-        """Synonyms whose corpus frequency is below the threshold."""
+        """Synonyms that are rare to the encoder (the component's rule)."""
         key = (word, tag, lemma)
         if key not in self._cache:
             self._cache[key] = [
                 s for s in self.synonyms(word, tag, lemma)
-                if self.frequencies.is_rare_count(s, self.threshold)
+                if self.rarity.is_rare_word(s)
             ]
         return self._cache[key]
+
+    def describe(self, word: str) -> Tuple[float, Optional[float], Optional[int]]:
+        """A substitute's estimated corpus count, Zipf and wordpieces, as rarify.json reports them."""
+        decision = self.rarity.decide_word(word)
+        return self.frequencies.estimated_count(word), decision.zipf, decision.wordpieces
 
     def is_misspelling(self, candidate: str) -> bool:
         """Not a real word (wordfreq, corpus counts, WordNet) and rare."""
@@ -151,7 +180,7 @@ class SubstitutionDictionary:
             return False
         if self.wordnet.synsets(candidate.lower()):
             return False
-        return self.frequencies.is_rare_count(candidate, self.threshold)
+        return self.rarity.is_rare_word(candidate)
 
     def misspelling(self, word: str, rng: random.Random) -> Optional[str]:
         """A random misspelling of `word` that is no real word, or None."""

@@ -1,25 +1,18 @@
 """The `bertram` pipeline component: rare tokens in, BERTRAM vectors on the doc out.
 
-For each doc it finds the rare tokens (`rare_words.py`), gathers each rare
-word's contexts (the doc's own sentences, a context store, or both:
-`word_sources.py`), looks the (word, contexts) pair up in a bounded LRU cache
-(`vector_cache.py`), infers the missing vectors for a whole batch of docs in one
-call of the BERTRAM layer, and
-sets `doc._.bertram` = {token index: float32 vector}, which the
-`spacy-bertram.TransformerModel.v1` architecture reads. A word in the
-`vector_table` (precomputed by `python -m spacy_bertram vectors`, shipped with
-the pipeline) gets its row with no inference. Every occurrence of a
-word in a doc gets the same vector; a doc with no rare word gets {}.
+For each doc it finds the tokens rare to the encoder (`rare_words.py`), gathers
+each rare word's contexts (`word_sources.py`), looks the (word, contexts) pair
+up in a bounded LRU cache (`vector_cache.py`), infers the missing vectors for a
+whole batch of docs in one call of the BERTRAM layer, and sets `doc._.bertram`
+= {token index: float32 vector}, which `spacy-bertram.TransformerModel.v1`
+reads. A word in the `vector_table` (from `vectors`) gets its row with no
+inference. Each word gets one vector per doc; a doc with no rare word gets {}.
 
-The BERTRAM weights are trained offline, so the component is not trainable:
-its `update` only annotates the training docs in place (so the transformer
-after it trains on the same inputs it will see at prediction time) and never
-changes a weight. The trained model directory is the layer's
-`[components.bertram.model] model_path`, which the layer's init loads
-(`initialize`, or on first use); `to_disk` then writes the weights and the
-frequency table (and, with save_cache, the cache) into the pipeline, so
-`spacy.load` never needs the original directory (`serialization.py`). The base
-encoder is referenced by name.
+The BERTRAM weights are trained offline: `update` only annotates the training
+docs (so the transformer after it trains on what it will see at prediction
+time). The layer's init loads `[components.bertram.model] model_path`;
+`to_disk` writes the weights and the frequency table into the pipeline, so
+`spacy.load` never needs the original directory (`serialization.py`).
 
 Fallbacks, all documented and none silent about a wrong vector:
 - a word no context of which contains it gets its form-only vector (BERTRAM's
@@ -54,7 +47,8 @@ from . import serialization
 from ..layers import get_bertram_network, loaded_model_path, needs_init, rearm_model_path
 from ..network import BertramNetwork
 from .checks import check_encoders, check_placement
-from ..rare_words import CountTable, RareWordFinder, RareWordRule, group_by_word
+from ..rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
+from ..frequencies import CountTable
 from ..storage import model_fingerprint
 from .vector_cache import CacheKey, VectorCache, cache_key
 from .vector_table import VectorTable, encoder_identity
@@ -63,7 +57,7 @@ from .word_sources import WordSources, word_key_function
 logger = logging.getLogger("spacy_bertram")
 
 DOC_EXTENSION = "bertram"
-CONTEXT_SOURCES = ("doc", "store", "both")
+CONTEXT_SOURCES = ("doc", "store", "both", "none")
 #: Words per call of the BERTRAM layer, bounding memory on huge batches.
 WORDS_PER_CALL = 512
 
@@ -90,8 +84,9 @@ model_path = null
 frequencies = "auto"
 max_zipf = 3.0
 alpha_only = true
-min_wordpieces = 1
+min_wordpieces = 2
 min_length = 2
+skip_split_pieces = true
 """
 DEFAULT_CONFIG = Config().from_str(DEFAULT_CONFIG_STR)
 
@@ -137,7 +132,8 @@ def make_bertram(
         is an error).
     rare_words: the rule (`spacy-bertram.RareWords.v1`).
     contexts: "doc" (the sentences of the doc the word occurs in), "store"
-        (the SQLite context store at `context_store`) or "both".
+        (the SQLite context store at `context_store`), "both", or "none" (the
+        word's form alone).
     contexts_per_word: contexts gathered per rare word (doc contexts first for
         "both"); the network reads at most its own max_contexts of them.
     context_window: tokens on each side of the word when the doc has no
@@ -190,7 +186,7 @@ class BertramComponent(WordSources, Pipe):
     ) -> None:
         if contexts not in CONTEXT_SOURCES:
             raise ValueError(f"bertram: contexts must be one of {CONTEXT_SOURCES}, got {contexts!r}")
-        if contexts != "doc" and not context_store:
+        if contexts in ("store", "both") and not context_store:
             raise ValueError(f"bertram: contexts={contexts!r} needs a context_store path")
         if rare_words.frequencies == "store" and not context_store:
             raise ValueError("bertram: rare_words.frequencies='store' needs a context_store path")
@@ -235,8 +231,7 @@ class BertramComponent(WordSources, Pipe):
         return self.cfg.get("model_id") is not None
 
     def _initialize_model(self) -> None:
-        """Run the layer's init, which loads its model_path once, and take what the
-        component keeps of that model: its word counts and identity (cache, table checks)."""
+        """Run the layer's init (loads model_path once); keep the model's word counts and identity."""
         fresh = needs_init(self.model)
         self.model.initialize()
         path = loaded_model_path(self.model)
@@ -249,9 +244,7 @@ class BertramComponent(WordSources, Pipe):
         self.table = table
         self.cfg["model_id"] = model_fingerprint(path)
         self.cfg["model_source"] = path
-        self._finder = None
-        self._checked.clear()
-        self._table_checked = False
+        self.reset_derived()
         self.cache.bind(self.cfg["model_id"])
 
     def ensure_weights(self) -> None:
@@ -282,7 +275,8 @@ class BertramComponent(WordSources, Pipe):
         if self._finder is None:
             network = self.network
             self._finder = RareWordFinder(
-                self.rule, self._frequencies(), self._count_pieces, self._has_signal
+                self.rule, self._frequencies(), self._word_pieces, self._has_signal,
+                unk_id=network.tokenizer.unk_token_id,
             )
             self._word_key = word_key_function(network)
         return self._finder
@@ -319,6 +313,11 @@ class BertramComponent(WordSources, Pipe):
                 yield from docs
             except Exception as e:
                 error_handler(self.name, self, docs, e)
+
+    def explain(self, doc: Doc) -> List[RareDecision]:
+        """The rare-word rule's decision and reason for each token (`spacy_bertram rare-words`)."""
+        finder = self._ensure_ready()
+        return [finder.explain(token) for token in doc]
 
     def predict(self, docs: Iterable[Doc]) -> List[Vectors]:
         """Vectors for the rare tokens of each doc, without modifying the docs."""
@@ -402,8 +401,7 @@ class BertramComponent(WordSources, Pipe):
         self._initialize_model()
         if vector_table is not None:
             self.load_vector_table(vector_table)
-        self._finder = None
-        self._layout = None
+        self.reset_derived()
         self._ensure_ready()
         self._check_sources()
         if self._nlp is not None and any(proc is self for _, proc in self._nlp.pipeline):
@@ -415,9 +413,7 @@ class BertramComponent(WordSources, Pipe):
         """After a load: derived state is stale, and a store the settings need must open."""
         if not self.is_loaded:  # saved untrained: a model_path in the config is loaded on first use
             rearm_model_path(self.model)
-        self._finder = None
-        self._checked.clear()
-        self._layout = None
+        self.reset_derived()
         self._check_sources()
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
@@ -441,6 +437,13 @@ class BertramComponent(WordSources, Pipe):
         return self.vectors
 
     def table_changed(self) -> None:
+        self._table_checked = False
+
+    def reset_derived(self) -> None:
+        """Forget what is derived from the model, the table and the pipeline (one place for all of it)."""
+        self._finder = None
+        self._checked.clear()
+        self._layout = None
         self._table_checked = False
 
 

@@ -37,7 +37,7 @@ import srsly
 from spacy import util
 
 from ..fileio import atomic_path, clean_stale_temps, staged_files
-from ..rare_words import CountTable
+from ..frequencies import CountTable
 
 if TYPE_CHECKING:
     from .component import BertramComponent

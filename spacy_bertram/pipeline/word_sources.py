@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Sequence, Set
 from spacy.tokens import Doc
 
 from ..ngrams import UNK_ID
-from ..rare_words import Frequencies, StoreFrequencies, WordfreqFrequencies
+from ..frequencies import Frequencies, StoreFrequencies, WordfreqFrequencies, WorldFrequencies, wordfreq_has_language
 
 if TYPE_CHECKING:
     from ..network import BertramNetwork
@@ -30,12 +30,14 @@ class WordSources:
     def _frequencies(self) -> Frequencies:
         source = self.rule.frequencies
         if source == "auto":
-            source = "model" if self.table is not None else "wordfreq"
-            if source == "wordfreq":  # say so: a lost counts.tsv changes which words are rare
-                logger.warning(
-                    "bertram: the BERTRAM model ships no word counts (counts.tsv), so rarity comes from "
-                    "wordfreq's frequencies for %r; set rare_words.frequencies = \"wordfreq\" to silence this, "
-                    "or restore counts.tsv in the model directory", self.vocab.lang)
+            if wordfreq_has_language(self.vocab.lang):
+                if self.table is None:  # say so: a lost counts.tsv changes which unlisted words are rare
+                    logger.warning(
+                        "bertram: the BERTRAM model ships no word counts (counts.tsv), so rarity comes from "
+                        "wordfreq's frequencies for %r alone; set rare_words.frequencies = \"wordfreq\" to "
+                        "silence this, or restore counts.tsv in the model directory", self.vocab.lang)
+                return WorldFrequencies(WordfreqFrequencies(self.vocab.lang), self.table)
+            source = "model" if self.table is not None else "wordfreq"  # wordfreq: its named error
         if source == "model":
             if self.table is None:
                 raise ValueError(
@@ -43,21 +45,34 @@ class WordSources:
                     "no word counts (counts.tsv in its directory, written by `train`). Use "
                     "'auto', 'wordfreq' or 'store'."
                 )
+            self._check_resolution(self.table.resolution_zipf, "the BERTRAM model's counts.tsv")
             return self.table
         if source == "store":
-            return StoreFrequencies(self._get_store)
+            frequencies = StoreFrequencies(self._get_store)
+            self._check_resolution(frequencies.resolution_zipf, f"the context store {self.context_store!r}")
+            return frequencies
         return WordfreqFrequencies(self.vocab.lang)
+
+    def _check_resolution(self, resolution: float, what: str) -> None:
+        """Counts cannot tell frequencies below one occurrence in their corpus: say so."""
+        if self.rule.max_zipf <= resolution:
+            logger.warning(
+                "bertram: %s resolves Zipf values down to %.2f (one occurrence), above max_zipf %s: "
+                "every word it has seen counts as frequent and only unseen words as rare. Use "
+                "rare_words.frequencies = \"auto\" (wordfreq) for a finer scale.",
+                what, resolution, self.rule.max_zipf,
+            )
 
     def _check_sources(self) -> None:
         """Open the context store now if the settings use one: a bad store fails here, not at a doc."""
-        if self.source != "doc" or self.rule.frequencies == "store":
+        if self.source not in ("doc", "none") or self.rule.frequencies == "store":
             self._get_store()
 
-    def _count_pieces(self, word: str) -> int:
+    def _word_pieces(self, word: str) -> List[int]:
         try:
-            return len(self.network.inputs.word_pieces(word))
+            return list(self.network.inputs.word_pieces(word))
         except ValueError:  # the tokenizer drops the word entirely
-            return 0
+            return []
 
     def _has_signal(self, word: str) -> bool:
         network = self.network
@@ -118,6 +133,8 @@ class WordSources:
         return spread(texts, self.contexts_per_word)
 
     def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
+        if self.source == "none":
+            return []  # the word's form alone
         texts = self.doc_contexts(doc, indices) if self.source != "store" else []
         if self.source != "doc" and len(texts) < self.contexts_per_word:
             seen = set(texts)

@@ -31,7 +31,7 @@ from .store_builder import (
 from .corpus import Corpus
 from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES
 from ..fileio import atomic_path
-from ..rare_words import write_counts as write_word_counts
+from ..frequencies import write_counts as write_word_counts
 from ..types import PathLike
 
 logger = logging.getLogger(__name__)
