@@ -13,6 +13,19 @@ if [ ! -f /usr/share/wordnet/index.sense ] && command -v apt-get >/dev/null 2>&1
     || echo "warning: could not install wordnet-base; rarification will say how to install WordNet" >&2
 fi
 
+# GCIDE (dictd format) for dictionary definition contexts (`python -m spacy_bertram dictionary`).
+# Optional: everything else works without it, and the dictionary command then says how to get it.
+if [ ! -f /usr/share/dictd/gcide.index ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  if command -v apt-get >/dev/null 2>&1 && { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq dict-gcide; } >/dev/null 2>&1; then
+    echo "GCIDE installed: /usr/share/dictd/gcide.index"
+  else
+    echo "note: GCIDE (Debian/Ubuntu package dict-gcide) was not installed; dictionary contexts can still use" \
+         "WordNet (--sources wordnet). To add GCIDE: apt-get install dict-gcide, or pass the gcide.index of a" \
+         "copy with --gcide. See docs/dictionary.md." >&2
+  fi
+fi
+
 # A GPU is used when nvidia-smi lists one: torch must then be a CUDA build and
 # spaCy/thinc need CuPy (the cuda12x extra, for CUDA 12 drivers).
 GPU=0

@@ -13,7 +13,7 @@ from conftest import _write_rarified
 
 
 def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_assets, tmp_path):
-    from spacy_bertram.evaluation.downstream import SYSTEMS, evaluate_systems
+    from spacy_bertram.evaluation.downstream import DEFAULT_SYSTEMS as SYSTEMS, evaluate_systems
     from spacy_bertram.evaluation.pipelines import load_textcat
 
     _write_rarified(tmp_path / "rarified")
@@ -102,3 +102,20 @@ def test_do_no_harm_evaluates_every_original_test_text(trained, bertram_assets, 
     assert metrics["vs_baseline"]["bertram_slash_doc"]["log_prob_diff"]["low"] <= \
         metrics["vs_baseline"]["bertram_slash_doc"]["log_prob_diff"]["high"]
     assert (tmp_path / "originals" / "predictions.jsonl").is_file()
+
+
+def test_a_system_with_definitions_from_a_dictionary(trained, bertram_assets, tmp_path):
+    from spacy_bertram.dictionary.store import write_definition_store
+    from spacy_bertram.evaluation.downstream import evaluate_systems
+
+    _write_rarified(tmp_path / "rarified")
+    systems = ["baseline", "bertram_slash_gcide"]
+    with pytest.raises(ValueError, match="needs a definition store"):
+        evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", bertram_path=bertram_assets["model"],
+                         systems=systems)
+    store = write_definition_store(tmp_path / "gcide.sqlite", {"kumquat": [("gcide", "Kumquat: a fruit.", 0, 7)]})
+    metrics = evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", systems=systems,
+                               bertram_path=bertram_assets["model"], dictionary_store=store, progress=False,
+                               n_resamples=50, seed_sets=False)
+    assert metrics["dictionary_store"] == str(store)
+    assert metrics["mean_injected_per_doc"]["bertram_slash_gcide"] > 0

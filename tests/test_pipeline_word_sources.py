@@ -1,5 +1,7 @@
-"""pipeline/word_sources.py: contexts from the doc, from a store, or both."""
+"""pipeline/word_sources.py: contexts from the doc, a store, dictionary definitions, in order and with limits."""
 from __future__ import annotations
+
+import os
 
 import numpy
 import pytest
@@ -71,7 +73,7 @@ def test_contexts_from_a_store(bertram_dir, tiny_bert_path, tmp_path):
 def test_context_store_problems(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
     with pytest.raises(ValueError, match="needs a context_store"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="store")
-    with pytest.raises(ValueError, match="contexts must be one of"):
+    with pytest.raises(ValueError, match="unknown source 'web'"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="web")
     # A missing store fails at initialize, not at the first doc with a rare word.
     with pytest.raises(ValueError, match="cannot open the context store .*gone.sqlite.*not found"):
@@ -90,3 +92,77 @@ def test_a_model_without_counts_says_that_rarity_falls_back_to_wordfreq(bertram_
     with caplog.at_level("WARNING", logger="spacy_bertram"):
         quiet(TEXT)
     assert "counts.tsv" not in caplog.text
+
+
+# -- dictionary definitions ------------------------------------------------------------
+
+
+@pytest.fixture()
+def definitions(tmp_path):
+    from spacy_bertram.dictionary.store import write_definition_store
+
+    entries = {"kumquat": [("gcide", "Kumquat: a small sweet orange fruit.", 0, 7),
+                           ("wordnet", "kumquat: a citrus tree.", 0, 7),
+                           ("wordnet", "they grow a kumquat tree", 12, 19)]}
+    return str(write_definition_store(tmp_path / "definitions.sqlite", entries, [("kumquats", "kumquat")]))
+
+
+def test_definitions_for_an_inflected_form_written_as_in_the_text(bertram_dir, tiny_bert_path, definitions):
+    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="doc+dictionary:2", dictionary_store=definitions,
+                   sentencizer=True)
+    pipe = nlp.get_pipe("bertram")
+    doc = nlp("Kumquats grow in gardens.")
+    assert pipe.contexts_for(doc, "kumquats", [0]) == [
+        "Kumquats grow in gardens.", "Kumquats: a small sweet orange fruit.", "Kumquats: a citrus tree."]
+    only = make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary", dictionary_store=definitions)
+    assert only.get_pipe("bertram").contexts_for(doc, "kumquats", [0])[2] == "they grow a Kumquats tree"
+
+
+def test_sources_are_read_in_the_order_written_each_up_to_its_limit(bertram_dir, tiny_bert_path, definitions):
+    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary:1+doc", dictionary_store=definitions,
+                   contexts_per_word=2)
+    doc = nlp("A kumquat is sweet.")
+    assert nlp.get_pipe("bertram").contexts_for(doc, "kumquat", [1]) == [
+        "kumquat: a small sweet orange fruit.", "A kumquat is sweet."]
+
+
+def test_a_word_without_an_entry_falls_back_to_its_other_contexts(bertram_dir, tiny_bert_path, definitions):
+    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="doc+dictionary", dictionary_store=definitions)
+    doc = nlp("A quokka is sweet.")
+    assert nlp.get_pipe("bertram").contexts_for(doc, "quokka", [1]) == ["A quokka is sweet."]
+    alone = make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary", dictionary_store=definitions)
+    assert alone.get_pipe("bertram").contexts_for(doc, "quokka", [1]) == []
+    assert 1 in alone("A quokka is sweet.")._.bertram  # its form-only vector, no error
+
+
+def test_the_cache_key_names_the_sources(bertram_dir, tiny_bert_path, definitions):
+    keys = {}
+    for contexts in ("doc", "doc+dictionary", "doc+dictionary:1"):
+        nlp = make_nlp(bertram_dir, tiny_bert_path, contexts=contexts, dictionary_store=definitions)
+        nlp("A quokka and a kumquat.")
+        keys[contexts] = {key[:2]: key[2] for key in nlp.get_pipe("bertram").cache._entries}
+    assert set(keys["doc+dictionary"]) == {("quokka", "doc+dictionary"), ("kumquat", "doc+dictionary")}
+    # no entry: the same contexts as "doc", another key; an entry: other contexts too
+    assert keys["doc"][("quokka", "doc")] == keys["doc+dictionary"][("quokka", "doc+dictionary")]
+    assert keys["doc"][("kumquat", "doc")] != keys["doc+dictionary"][("kumquat", "doc+dictionary")]
+    assert keys["doc+dictionary:1"][("kumquat", "doc+dictionary:1")] != keys["doc+dictionary"][
+        ("kumquat", "doc+dictionary")]
+
+
+def test_a_saved_pipeline_refers_to_the_dictionary_by_path(bertram_dir, tiny_bert_path, definitions, tmp_path):
+    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary", dictionary_store=definitions)
+    nlp.to_disk(tmp_path / "pipeline")
+    assert not list((tmp_path / "pipeline").rglob("*.sqlite"))  # not shipped
+    moved = tmp_path / "elsewhere.sqlite"
+    os.replace(definitions, moved)
+    with pytest.raises(ValueError, match="cannot open the dictionary_store"):
+        spacy.load(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline", config={"components": {"bertram": {"dictionary_store": str(moved)}}})
+    assert loaded.get_pipe("bertram").contexts_for(loaded("A kumquat."), "kumquat", [1])[0].startswith("kumquat: ")
+
+
+def test_dictionary_store_problems(bertram_dir, tiny_bert_path, tmp_path):
+    with pytest.raises(ValueError, match="'dictionary', which needs a dictionary_store"):
+        make_nlp(bertram_dir, tiny_bert_path, contexts="doc+dictionary")
+    with pytest.raises(ValueError, match=r"cannot open the dictionary_store .*gone.sqlite.*not found"):
+        make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary", dictionary_store=str(tmp_path / "gone.sqlite"))

@@ -133,6 +133,8 @@ def evaluate_cmd(
                                    "(into OUTPUT_DIR/seed-N)"),
     bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    dictionary_store: Optional[Path] = typer.Option(None, help="definition store for bertram_slash_gcide (GCIDE "
+                                                    "only: `dictionary OUT --sources gcide --no-gcide-wordnet-senses`)"),
 ) -> None:
     """Accuracy, gold-label log-probability and paired bootstrap CIs vs the baseline on the rarified test set."""
     from .downstream import DEFAULT_SYSTEMS, evaluate_systems
@@ -143,7 +145,7 @@ def evaluate_cmd(
     metrics = run_checked(evaluate_systems, model_dir, rarified_dir, output_dir, bertram_path=bertram,
                            context_store=context_store, systems=chosen, max_zipf=max_zipf,
                            contexts_per_word=contexts_per_word, gpu_id=gpu_id, seed_sets=seed_sets,
-                           n_resamples=bootstrap_resamples)
+                           n_resamples=bootstrap_resamples, dictionary_store=dictionary_store)
     echo_json({"n_items": metrics["n_items"], "seed_sets": metrics.get("seed_sets", []),
                 "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()}})
 
@@ -245,14 +247,19 @@ def intrinsic_cmd(
     skip_missing: bool = typer.Option(False, "--skip-missing",
                                       help="skip sets whose path does not exist (and say so) instead of failing"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    dictionary: Optional[Path] = typer.Option(None, help="a definition store from `dictionary`: adds bertram_dict "
+                                              "and bertram_both for CRW and Card-660, and their coverage"),
+    fold: Optional[str] = typer.Option(None, help="score one fold of the rare words only, I/K (e.g. 0/2; split by "
+                                       "rare word with a fixed seed; Chimeras by item)"),
 ) -> None:
     """Spearman on real rare words (CRW, Card-660, Chimeras): subword mean vs BERTRAM, paired bootstrap CIs."""
-    from .intrinsic import evaluate_intrinsic, format_table
+    from .intrinsic import evaluate_intrinsic
+    from .intrinsic_table import format_table
 
     setup_logging()
     metrics = run_checked(evaluate_intrinsic, model, crw=crw, card=card, chimera=chimera, store=store,
                            output=output, n_resamples=bootstrap, seed=seed, gpu_id=gpu_id,
-                           skip_missing=skip_missing)
+                           skip_missing=skip_missing, dictionary=dictionary, fold=fold)
     typer.echo(format_table(metrics), nl=False)
 
 

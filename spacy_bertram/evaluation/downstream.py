@@ -14,7 +14,11 @@ Steps (each a `python -m spacy_bertram` command, see cli.py and project.yml):
                              perfect vector could recover through that path;
     bertram_INJ_CTX          BERTRAM vectors through injection INJ (replace, slash,
                              recentre) from the word's form alone (CTX form), the
-                             doc's own sentences (doc) or the context store (store).
+                             doc's own sentences (doc) or the context store (store);
+    bertram_slash_gcide      slash, with dictionary definitions as contexts (give a
+                             GCIDE-only definition store: rarification takes its
+                             synonyms from WordNet, so WordNet glosses would flatter
+                             it); not among the default systems.
   Which tokens get a BERTRAM vector is the `bertram` component's own rule (rare to
   the encoder: 2+ wordpieces, wordfreq Zipf below `max_zipf`), as in a user's
   pipeline. The transformer is the `spacy-bertram.TransformerModel.v1`
@@ -72,6 +76,7 @@ SYSTEMS: Dict[str, System] = {
     **{f"bertram_{inj}_{ctx}": System(inj, source) for ctx, source in CONTEXT_SETTINGS.items() for inj in INJECTIONS},
 }
 DEFAULT_SYSTEMS = tuple(SYSTEMS)
+SYSTEMS["bertram_slash_gcide"] = System("slash", "dictionary")  # needs a definition store: not a default
 #: The do-no-harm comparison on original texts: the stock pipeline against each injection
 #: with the component's default contexts (the doc's own sentences).
 ORIGINAL_TEXT_SYSTEMS = ("baseline", *(f"bertram_{inj}_doc" for inj in INJECTIONS))
@@ -123,7 +128,7 @@ def substitute_coverage(nlp, items: Sequence[dict]) -> float:
 
 
 def checked_systems(systems: Sequence[str], bertram_path: Optional[PathLike],
-                    context_store: Optional[PathLike]) -> List[str]:
+                    context_store: Optional[PathLike], dictionary_store: Optional[PathLike] = None) -> List[str]:
     """The systems to run, baseline first; store systems are dropped (with a warning) without a store."""
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:
@@ -132,6 +137,9 @@ def checked_systems(systems: Sequence[str], bertram_path: Optional[PathLike],
     needs_bertram = [s for s in chosen if SYSTEMS[s].vectors not in (None, "oracle")]
     if needs_bertram and bertram_path is None:
         raise ValueError(f"Systems {needs_bertram} need a trained BERTRAM model (--bertram).")
+    if dictionary_store is None and any("dictionary" in str(SYSTEMS[s].vectors) for s in needs_bertram):
+        raise ValueError("bertram_slash_gcide needs a definition store (--dictionary-store; build a GCIDE-only one "
+                         "with `dictionary OUT --sources gcide --no-gcide-wordnet-senses`).")
     if context_store is None:
         dropped = [s for s in needs_bertram if SYSTEMS[s].vectors in ("store", "both")]
         if dropped:
@@ -160,6 +168,7 @@ def predict_sets(
     contexts_per_word: int,
     batch_size: int,
     progress: bool,
+    dictionary_store: Optional[PathLike] = None,
 ) -> Tuple[Dict[str, SetPredictions], Dict[str, float]]:
     """Every system over every set with one loaded textcat; systems with the same vectors
     share one component (and its vector cache). Returns the predictions per set and the
@@ -180,7 +189,7 @@ def predict_sets(
                     nlp.remove_pipe(pipe)
             if spec.vectors not in (None, "oracle"):
                 add_bertram(nlp, bertram_path, spec.vectors, context_store, max_zipf,  # type: ignore[arg-type]
-                            contexts_per_word)
+                            contexts_per_word, dictionary_store=dictionary_store)
             current = spec.vectors
         set_injection(nlp, spec.injection)
         for name, items in sets.items():
@@ -226,6 +235,7 @@ def evaluate_systems(
     progress: bool = True,
     seed_sets: bool = True,
     n_resamples: int = 10000,
+    dictionary_store: Optional[PathLike] = None,
 ) -> Dict[str, Any]:
     """Predict the rarified test set with each system; metrics.json, predictions.jsonl, PNG.
 
@@ -237,19 +247,20 @@ def evaluate_systems(
     from .seed_sets import listed_sets, remove_unlisted
 
     start = time.time()
-    systems = checked_systems(systems, bertram_path, context_store)
+    systems = checked_systems(systems, bertram_path, context_store, dictionary_store)
     dirs = listed_sets(rarified_dir, "rarify.json") if seed_sets else {"": Path(rarified_dir)}
     sets = {name: read_test_items(path) for name, path in dirs.items()}
     use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
     nlp = load_textcat(model_dir, injection="none")
     check_item_labels([it for items in sets.values() for it in items], textcat_labels(nlp))
     results, seconds = predict_sets(nlp, sets, systems, bertram_path, context_store, max_zipf,
-                                    contexts_per_word, batch_size, progress)
+                                    contexts_per_word, batch_size, progress, dictionary_store)
     out = Path(output_dir)
     settings = {
         "max_zipf": max_zipf, "contexts_per_word": contexts_per_word, "gpu_id": gpu_id,
         "bertram": str(bertram_path) if bertram_path else None,
         "context_store": str(context_store) if context_store else None,
+        "dictionary_store": str(dictionary_store) if dictionary_store else None,
     }
     for name in reversed(list(sets)):  # the first set last: its metrics carry the run's time
         result = results[name]

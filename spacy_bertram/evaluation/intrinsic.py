@@ -22,12 +22,18 @@ input embedding of the passage's wordpieces without the nonce, the baseline)
 and bertram_contexts (BERTRAM on all sentences, `use_form=False`); the score
 is the mean over items of Spearman(ratings, cosine(nonce, probe's subword mean)).
 
+With a definition store, CRW and Card-660 also get bertram_dict, bertram_both and
+the subset `with_definitions` (`definition_contexts.py`); with `fold` ("0/2") only
+one fold of the rare words is scored (`folds.py`).
+
 Every system other than the baseline gets a paired bootstrap 95% CI of its
 difference to the baseline (`bootstrap.paired_difference`), overall and for the
 pairs whose rare word the encoder splits into 2+ wordpieces (`multi_piece`):
 for a one-piece word the subword mean *is* the encoder's trained embedding; and
 for the pairs the component's rare-word rule would pick at each candidate
 `max_zipf` (`rule_zipf<T`), which is how the default threshold is chosen.
+Every BERTRAM system with contexts also gets the CI of its difference to
+bertram_form (`vs_form`): what the contexts add to the spelling.
 """
 from __future__ import annotations
 
@@ -40,6 +46,8 @@ import numpy as np
 
 from ..fileio import write_json_atomic
 from .bootstrap import paired_difference
+from . import definition_contexts as D
+from .folds import parse_fold, select_fold
 from .rare_sets import NONCE, CardSet, ChimeraItem, CrwSet, read_card, read_chimeras, read_crw
 from .similarity import Pair, SubwordMean, cosine_rows, evaluate_similarity, spearman_rho
 from ..types import PathLike
@@ -65,7 +73,9 @@ SYSTEMS = {
     "fed": "the vector the bertram component feeds: infer() with its default contexts_per_word, unchanged",
     "context_mean": "Chimeras baseline: mean input embedding of the passage's wordpieces, nonce left out",
     "bertram_contexts": "Chimeras: BERTRAM on all sentences of the passage, contexts only (use_form=False)",
+    **D.SYSTEMS,
 }
+FORM = "bertram_form"
 
 
 # -- the systems -----------------------------------------------------------------------
@@ -107,7 +117,7 @@ def fed_contexts_per_word() -> int:
 
 def rare_word_tables(
     network, subword: SubwordMean, words: Sequence[str], contexts: Optional[Mapping[str, List[str]]],
-    form_mix: bool = False,
+    form_mix: bool = False, definitions: Optional[Mapping[str, List[str]]] = None,
 ) -> Tables:
     """Vectors of every system for the rare words: one `infer` call per system.
 
@@ -131,6 +141,8 @@ def rare_word_tables(
             run(f"bertram_{k}", lambda k=k: network.infer([(w, list(contexts.get(w, []))[:k]) for w in words]))
         timed["slash_mix"] = normalised_mix(timed[BASELINE], timed[f"bertram_{MIX_CONTEXTS}"])
         run("fed", lambda: fed_vectors(network, words, contexts))
+    if definitions is not None:
+        D.definition_systems(network, words, definitions, contexts, run)
     return {name: dict(zip(words, array)) for name, array in timed.items()}
 
 
@@ -192,6 +204,9 @@ def score_cells(
                 ci = paired_difference(statistic, rows, base, n_resamples=n_resamples, seed=seed,
                                       confidence=CONFIDENCE)
                 entry["difference"] = ci.to_dict()
+            if name.startswith("bertram_") and name != FORM and FORM in per_item:
+                entry["vs_form"] = paired_difference(statistic, rows, per_item[FORM][idx], n_resamples=n_resamples,
+                                                     seed=seed, confidence=CONFIDENCE).to_dict()
             cell["systems"][name] = entry
         cells[subset] = cell
     return cells
@@ -245,16 +260,20 @@ def rule_subsets(pairs: Sequence[Pair], subword: SubwordMean, lang: str = "en") 
 # -- one set each ----------------------------------------------------------------------
 
 
-def evaluate_crw(network, subword: SubwordMean, data: CrwSet, n_resamples: int, seed: int) -> Dict[str, Any]:
+def evaluate_crw(network, subword: SubwordMean, data: CrwSet, n_resamples: int, seed: int,
+                 definitions: Optional[Mapping[str, List[str]]] = None) -> Dict[str, Any]:
     words = data.rare_words
     without = [w for w in words if not data.contexts.get(w)]
     if without:
         logger.warning("CRW: %d of %d rare words have no contexts file and get their form vector: %s",
                        len(without), len(words), ", ".join(without[:10]))
-    tables = rare_word_tables(network, subword, words, data.contexts)
+    tables = rare_word_tables(network, subword, words, data.contexts, definitions=definitions)
     subsets = {"all": range(len(data.pairs)), "multi_piece": multi_piece_indices(data.pairs, subword),
                **rule_subsets(data.pairs, subword)}
+    if definitions is not None:
+        subsets["with_definitions"] = D.with_definitions(data.pairs, definitions)
     return {
+        "definitions": None if definitions is None else D.coverage(definitions, words),
         "path": str(data.path), "pairs": len(data.pairs), "rare_words": len(words),
         "rare_words_without_contexts": len(without),
         "rare_words_with_32_contexts": sum(len(data.contexts.get(w, [])) >= 32 for w in words),
@@ -265,17 +284,20 @@ def evaluate_crw(network, subword: SubwordMean, data: CrwSet, n_resamples: int, 
 
 def evaluate_card(
     network, subword: SubwordMean, data: CardSet, contexts: Optional[Mapping[str, List[str]]],
-    n_resamples: int, seed: int,
+    n_resamples: int, seed: int, definitions: Optional[Mapping[str, List[str]]] = None,
 ) -> Dict[str, Any]:
     """Form only; with store contexts also the context systems (words without any get their form)."""
     words = sorted({rare for _, rare, _ in data.pairs})
-    tables = rare_word_tables(network, subword, words, contexts, form_mix=True)
+    tables = rare_word_tables(network, subword, words, contexts, form_mix=True, definitions=definitions)
     subsets: Dict[str, Sequence[int]] = {
         "all": range(len(data.pairs)), "multi_piece": multi_piece_indices(data.pairs, subword),
         **rule_subsets(data.pairs, subword)}
     if contexts is not None:
         subsets["with_contexts"] = [i for i, p in enumerate(data.pairs) if contexts.get(p[1])]
+    if definitions is not None:
+        subsets["with_definitions"] = D.with_definitions(data.pairs, definitions)
     return {
+        "definitions": None if definitions is None else D.coverage(definitions, words),
         "path": str(data.path), "pairs_read": len(data.pairs) + sum(data.dropped.values()),
         "pairs": len(data.pairs), "dropped": data.dropped, "dropped_examples": data.dropped_examples,
         "kept": "pairs of two single alphabetic words (no underscores, digits, hyphens or other symbols)",
@@ -329,6 +351,8 @@ def evaluate_intrinsic(
     seed: int = 0,
     gpu_id: int = -1,
     skip_missing: bool = False,
+    dictionary: Optional[PathLike] = None,
+    fold: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Score the given sets; `skip_missing` records absent ones instead of failing.
 
@@ -344,19 +368,24 @@ def evaluate_intrinsic(
         raise ValueError("Give at least one set: --crw DIR, --card FILE or --chimera DIR.")
     if n_resamples < 1:
         raise ValueError(f"--bootstrap must be at least 1, got {n_resamples}.")
+    fold_of = parse_fold(fold) if fold is not None else None
     missing = {name: str(p) for name, p in given.items() if not p.exists()}
     if missing and not skip_missing:
         name, path = next(iter(missing.items()))
         raise FileNotFoundError(f"{SET_NAMES[name]}: no such file or directory: {path!r}")
     present = {name: p for name, p in given.items() if name not in missing}
     metrics: Dict[str, Any] = {"model": str(model_path), "bootstrap": n_resamples, "seed": seed,
-                               "confidence": CONFIDENCE, "missing": missing, "sets": {}}
+                               "confidence": CONFIDENCE, "missing": missing, "sets": {}, "fold": fold,
+                               "dictionary": None if dictionary is None else str(dictionary)}
     if missing:
         metrics["message"] = missing_message(missing)
     if present:
         crw_data = read_crw(present["crw"]) if "crw" in present else None
         card_data = read_card(present["card"]) if "card" in present else None
         chimera_files = read_chimeras(present["chimera"]) if "chimera" in present else None
+        if fold_of is not None:
+            crw_data, card_data, chimera_files = select_fold(fold_of, crw_data, card_data, chimera_files)
+        crw_definitions, card_definitions = D.set_definitions(dictionary, crw_data, card_data)
         card_contexts = None
         if card_data is not None and store is not None:
             words = sorted({rare for _, rare, _ in card_data.pairs})
@@ -364,9 +393,10 @@ def evaluate_intrinsic(
         network, subword = _load(model_path, gpu_id)
         sets = metrics["sets"]
         if crw_data is not None:
-            sets["crw"] = evaluate_crw(network, subword, crw_data, n_resamples, seed)
+            sets["crw"] = evaluate_crw(network, subword, crw_data, n_resamples, seed, crw_definitions)
         if card_data is not None:
-            sets["card"] = evaluate_card(network, subword, card_data, card_contexts, n_resamples, seed)
+            sets["card"] = evaluate_card(network, subword, card_data, card_contexts, n_resamples, seed,
+                                         card_definitions)
             sets["card"]["store"] = None if store is None else str(store)
         if chimera_files is not None:
             sets["chimera"] = evaluate_chimeras(network, subword, chimera_files, n_resamples, seed)
@@ -392,58 +422,3 @@ def _load(model_path: PathLike, gpu_id: int):
         logger.warning("The model uses at most %d contexts per word (config.json max_contexts): "
                        "bertram_32 gets no more than that.", network.config.max_contexts)
     return network, SubwordMean.from_model(network.encoder, network.inputs.tokenizer)
-
-
-# -- the printed table -----------------------------------------------------------------
-
-
-def _set_header(key: str, data: Mapping[str, Any]) -> str:
-    if key == "crw":
-        detail = (f"{data['pairs']} pairs, {data['rare_words']} rare words "
-                  f"({data['rare_words_without_contexts']} without contexts)")
-    elif key == "card":
-        dropped = ", ".join(f"{n} {why}" for why, n in data["dropped"].items()) or "none"
-        contexts = ("form only" if data["rare_words_with_contexts"] is None else
-                    f"store contexts for {data['rare_words_with_contexts']} of {data['rare_words']} words")
-        detail = f"{data['pairs']} of {data['pairs_read']} pairs kept (dropped: {dropped}); {contexts}"
-    else:
-        files = ", ".join(f"{name} {n}" for name, n in data["files"].items())
-        detail = f"items: {files}; nonce written {data['nonce']!r}; rho = mean over items"
-    return f"{SET_NAMES[key]} ({data['path']}): {detail}"
-
-
-def _verdict(difference: Mapping[str, Any]) -> str:
-    if difference["no_difference"]:
-        return "no difference"
-    return "higher" if difference["low"] > 0 else "lower"
-
-
-def format_table(metrics: Mapping[str, Any]) -> str:
-    """Spearman per set, subset and system; each difference to the baseline with its CI."""
-    lines: List[str] = []
-    for key, data in metrics["sets"].items():
-        lines.append(_set_header(key, data))
-        lines.append(f"{'subset':<22}{'system':<18}{'n':>5}{'rho':>8}{'diff':>9}  {'95% CI':<18}"
-                     f"(diff: system - {data['baseline']})")
-        for subset, cell in data["subsets"].items():
-            if not cell["systems"]:
-                lines.append(f"{subset:<22}{'-':<18}{cell['n']:>5}  {cell.get('note', '')}")
-            for name, entry in cell["systems"].items():
-                row = f"{subset:<22}{name:<18}{entry['n']:>5}{entry['spearman']:>8.3f}"
-                diff = entry.get("difference")
-                if diff is not None:
-                    ci = f"[{diff['low']:+.3f}, {diff['high']:+.3f}]"
-                    row += f"{diff['estimate']:>+9.3f}  {ci:<18}{_verdict(diff)}"
-                lines.append(row.rstrip())
-        lines.append("")
-    if metrics["sets"]:
-        lines.append(f"95% CIs: paired bootstrap, {metrics.get('bootstrap')} resamples of pairs (Chimeras: items), "
-                     f"seed {metrics.get('seed')}; 'no difference' where the CI contains 0.")
-    cap = metrics.get("model_max_contexts")
-    capped = [f"bertram_{k}" for k in CONTEXT_COUNTS if cap is not None and k > cap]
-    if capped:
-        lines.append(f"The model reads at most {cap} contexts per word (its max_contexts): "
-                     f"{', '.join(capped)} used {cap}.")
-    if metrics.get("message"):
-        lines.append(metrics["message"])
-    return "\n".join(lines).rstrip() + "\n"

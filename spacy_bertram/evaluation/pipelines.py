@@ -120,17 +120,20 @@ def add_bertram(
     max_zipf: float = 3.0,
     contexts_per_word: int = 8,
     name: str = "bertram",
+    dictionary_store: Optional[PathLike] = None,
 ):
     """Add the `bertram` component before the transformer, with its own default rule
     (rare to the encoder: 2+ wordpieces, wordfreq Zipf below `max_zipf`), as a user
-    who adds it to a pipeline gets it; contexts from the doc, the store, both, or none."""
+    who adds it to a pipeline gets it; contexts as the component's `contexts` names them
+    ("doc", "store", "dictionary", mixes such as "doc+store", or "none")."""
     from ..storage import load_bertram
 
     model_dir = Path(bertram_path)
     network = load_bertram(model_dir)  # clear error for a missing / corrupt model
     config = {
         "contexts": contexts,
-        "context_store": str(context_store) if context_store and contexts in ("store", "both") else None,
+        "context_store": str(context_store) if context_store else None,
+        "dictionary_store": str(dictionary_store) if dictionary_store else None,
         "contexts_per_word": int(contexts_per_word),
         "rare_words": {"@misc": "spacy-bertram.RareWords.v1", "max_zipf": float(max_zipf)},
         "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": network.config.base_model,

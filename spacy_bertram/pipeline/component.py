@@ -1,16 +1,13 @@
 """The `bertram` pipeline component: rare tokens in, BERTRAM vectors on the doc out.
 
 For each doc it finds the tokens rare to the encoder (`rare_words.py`), gathers
-each rare word's contexts (`word_sources.py`), looks the (word, contexts) pair
-up in a bounded LRU cache (`vector_cache.py`), infers the missing vectors for a
-whole batch of docs in one call of the BERTRAM layer, and sets `doc._.bertram`
-= {token index: float32 vector}, which `spacy-bertram.TransformerModel.v1`
-reads. A word in the `vector_table` (from `vectors`) gets its row with no
-inference. Each word gets one vector per doc; a doc with no rare word gets {}.
+their contexts (doc, store, definitions: `word_sources.py`), looks each (word,
+contexts) pair up in an LRU cache (`vector_cache.py`), infers the missing vectors
+of a batch of docs in one call, and sets `doc._.bertram` = {token index: float32
+vector} for `spacy-bertram.TransformerModel.v1`. A `vector_table` word gets its
+row. Each word gets one vector per doc; a doc with no rare word gets {}.
 
-The BERTRAM weights are trained offline: `update` only annotates the training
-docs (so the transformer after it trains on what it will see at prediction
-time). The layer's init loads `[components.bertram.model] model_path`;
+Weights are trained offline: `update` only annotates the training docs. The layer's init loads `[components.bertram.model] model_path`;
 `to_disk` writes the weights and the frequency table into the pipeline, so
 `spacy.load` never needs the original directory (`serialization.py`).
 
@@ -19,9 +16,8 @@ Fallbacks, all documented and none silent about a wrong vector:
   own fallback); a word BERTRAM sees nothing of (only unknown n-grams and
   unknown wordpieces) gets no vector and keeps its stock encoding;
 - empty or whitespace-only docs get {};
-- a missing or corrupt model, a missing or corrupt context store (at
-  `initialize` or load), a model for another encoder than the pipeline's
-  transformer, a transformer that would never read the vectors
+- a missing or corrupt model or store (at `initialize` or load), a model for
+  another encoder, a transformer that would never read the vectors
   (`checks.py`), or non-finite vectors raise ValueError.
 """
 from __future__ import annotations
@@ -47,6 +43,7 @@ from . import serialization
 from ..layers import get_bertram_network, loaded_model_path, needs_init, rearm_model_path
 from ..network import BertramNetwork
 from .checks import check_encoders, check_placement
+from .context_sources import canonical, check_settings, parse_contexts
 from ..rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
 from ..frequencies import CountTable
 from ..storage import model_fingerprint
@@ -57,7 +54,6 @@ from .word_sources import WordSources, word_key_function
 logger = logging.getLogger("spacy_bertram")
 
 DOC_EXTENSION = "bertram"
-CONTEXT_SOURCES = ("doc", "store", "both", "none")
 #: Words per call of the BERTRAM layer, bounding memory on huge batches.
 WORDS_PER_CALL = 512
 
@@ -67,6 +63,7 @@ DEFAULT_CONFIG_STR = """
 [bertram]
 contexts = "doc"
 context_store = null
+dictionary_store = null
 contexts_per_word = 8
 context_window = 25
 cache_size = 10000
@@ -123,6 +120,7 @@ def make_bertram(
     save_cache: bool,
     vector_table: Optional[str] = None,
     infer_missing: bool = True,
+    dictionary_store: Optional[str] = None,
 ) -> "BertramComponent":
     """BERTRAM vectors for the rare tokens of each doc, in `doc._.bertram`.
 
@@ -131,11 +129,11 @@ def make_bertram(
         network settings are read from the trained model (a conflicting value
         is an error).
     rare_words: the rule (`spacy-bertram.RareWords.v1`).
-    contexts: "doc" (the sentences of the doc the word occurs in), "store"
-        (the SQLite context store at `context_store`), "both", or "none" (the
-        word's form alone).
-    contexts_per_word: contexts gathered per rare word (doc contexts first for
-        "both"); the network reads at most its own max_contexts of them.
+    contexts: "doc" (the doc's sentences), "store" (`context_store`), "dictionary"
+        (`dictionary_store`), or a mix read in order, with optional limits:
+        "doc+dictionary", "store:6+dictionary:2" (`context_sources.py`); "none": the form alone.
+    contexts_per_word: contexts gathered per rare word, from all sources
+        together; the network reads at most its own max_contexts of them.
     context_window: tokens on each side of the word when the doc has no
         sentence boundaries (or the sentence is longer than twice this).
     cache_size: vectors kept in the LRU cache (0 disables it).
@@ -146,6 +144,7 @@ def make_bertram(
         saved with the pipeline.
     infer_missing: infer rare words that are not in the table (False: they
         keep their stock encoding).
+    dictionary_store: a definition store from `python -m spacy_bertram dictionary`.
     """
     return BertramComponent(
         nlp.vocab,
@@ -160,7 +159,7 @@ def make_bertram(
         cache_size=cache_size,
         save_cache=save_cache,
         vector_table=vector_table,
-        infer_missing=infer_missing,
+        infer_missing=infer_missing, dictionary_store=dictionary_store,
     )
 
 
@@ -183,21 +182,20 @@ class BertramComponent(WordSources, Pipe):
         save_cache: bool = False,
         vector_table: Optional[str] = None,
         infer_missing: bool = True,
+        dictionary_store: Optional[str] = None,
     ) -> None:
-        if contexts not in CONTEXT_SOURCES:
-            raise ValueError(f"bertram: contexts must be one of {CONTEXT_SOURCES}, got {contexts!r}")
-        if contexts in ("store", "both") and not context_store:
-            raise ValueError(f"bertram: contexts={contexts!r} needs a context_store path")
-        if rare_words.frequencies == "store" and not context_store:
-            raise ValueError("bertram: rare_words.frequencies='store' needs a context_store path")
+        self.sources = parse_contexts(contexts)
+        check_settings(self.sources, {"context_store": context_store, "dictionary_store": dictionary_store},
+                       store_frequencies=rare_words.frequencies == "store")
         if contexts_per_word < 1 or context_window < 1:
             raise ValueError("bertram: contexts_per_word and context_window must be at least 1")
         self.vocab = vocab
         self.model = model
         self.name = name
         self.rule = rare_words
-        self.source = contexts
+        self.source = canonical(self.sources)  # in the cache key
         self.context_store = context_store
+        self.dictionary_store = dictionary_store
         self.contexts_per_word = int(contexts_per_word)
         self.context_window = int(context_window)
         self.save_cache = save_cache
@@ -211,6 +209,7 @@ class BertramComponent(WordSources, Pipe):
         self._store: Any = None
         self._store_pid: Optional[int] = None
         self.store_hint: Optional[str] = None  # where a loaded pipeline's cfg says the store was
+        self._dictionary, self._dictionary_pid = None, None  # the definition store, opened like _store
         self._checked: Set[int] = set()
         self._layout: Optional[Tuple[int, ...]] = None
         self._pid = os.getpid()

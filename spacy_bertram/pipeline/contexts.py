@@ -139,7 +139,7 @@ class ContextStore:
         self.close()
 
 
-def check_complete(path: Path) -> None:
+def check_complete(path: Path, what: str = "context store") -> None:
     """Refuse a file that is not SQLite, or one cut short (a partial copy or download).
 
     SQLite itself notices a missing page only when a query reads it, which
@@ -149,14 +149,14 @@ def check_complete(path: Path) -> None:
     with open(path, "rb") as file_:
         header = file_.read(100)
     if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
-        raise ValueError(f"Not a context store (not an SQLite file): {path}")
+        raise ValueError(f"Not a {what} (not an SQLite file): {path}")
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     size_is_valid = header[92:96] == header[24:28]  # the header's "version-valid-for" check
     if size_is_valid and pages and path.stat().st_size < page_size * pages:
         raise ValueError(
-            f"Context store {path} is truncated: {path.stat().st_size} bytes, but its header "
+            f"{what[0].upper()}{what[1:]} {path} is truncated: {path.stat().st_size} bytes, but its header "
             f"records {page_size * pages}. Copy or build it again."
         )
 

@@ -16,10 +16,16 @@ per component. For every source:
   same word appears in the same contexts again (a re-processed or duplicated
   text, a repeated sentence), and never serves a vector computed from another
   document's contexts as if it were this one's;
-- "both": the same, over the document's and the store's contexts together.
+- "dictionary": like "store" (a word's definitions are fixed), but the
+  definitions write the word as the text does, so "Kumquats" and "kumquats"
+  are two keys;
+- a mix ("doc+dictionary", "store:6+dictionary:2", ...): the same, over the
+  contexts of all its sources together.
 
-The source is part of the key only for statistics and readability: equal
-contexts give equal vectors whatever their source. Nothing is pickled:
+The source is the canonical spelling of the `contexts` setting, limits
+included (`context_sources.canonical`). Equal contexts give equal vectors
+whatever their source; the source in the key keeps a saved cache honest
+when the setting changes, and its statistics readable. Nothing is pickled:
 keys go to msgpack, vectors to safetensors.
 """
 from __future__ import annotations

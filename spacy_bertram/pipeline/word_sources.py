@@ -4,14 +4,15 @@
 doc: how frequent it is (the frequency table the rare-word rule reads: the
 model's counts, wordfreq, or the context store's corpus), whether BERTRAM can
 see anything of it (known n-grams or wordpieces), and which contexts it gets
-(the doc's own sentences, the context store, or both). `word_key_function`
-says which form of a word decides its vector.
+(the doc's own sentences, the context store, dictionary definitions, in the
+order and with the limits of `contexts`: `context_sources.py`).
+`word_key_function` says which form of a word decides its vector.
 """
 from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING, Any, Callable, List, Sequence, Set
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Set
 
 from spacy.tokens import Doc
 
@@ -63,10 +64,15 @@ class WordSources:
                 what, resolution, self.rule.max_zipf,
             )
 
+    def _uses(self, name: str) -> bool:
+        return any(source.name == name for source in self.sources)
+
     def _check_sources(self) -> None:
-        """Open the context store now if the settings use one: a bad store fails here, not at a doc."""
-        if self.source not in ("doc", "none") or self.rule.frequencies == "store":
+        """Open the stores the settings use now: a bad store fails here, not at a doc."""
+        if self._uses("store") or self.rule.frequencies == "store":
             self._get_store()
+        if self._uses("dictionary"):
+            self._get_dictionary()
 
     def _word_pieces(self, word: str) -> List[int]:
         try:
@@ -110,9 +116,18 @@ class WordSources:
             self._store_pid = os.getpid()
         return self._store
 
+    def _get_dictionary(self) -> Any:
+        """The definition store, opened lazily and once per process, like the context store."""
+        if self._dictionary is None or self._dictionary_pid != os.getpid():
+            from ..dictionary.store import open_definition_store
+
+            self._dictionary = open_definition_store(self.dictionary_store)
+            self._dictionary_pid = os.getpid()
+        return self._dictionary
+
     # -- contexts ----------------------------------------------------------------------
 
-    def doc_contexts(self, doc: Doc, indices: Sequence[int]) -> List[str]:
+    def doc_contexts(self, doc: Doc, indices: Sequence[int], limit: Optional[int] = None) -> List[str]:
         """Distinct texts of the sentences (or token windows) around the word's occurrences."""
         use_sents = doc.has_annotation("SENT_START")
         window = self.context_window
@@ -130,18 +145,32 @@ class WordSources:
             if text not in seen:
                 seen.add(text)
                 texts.append(text)
-        return spread(texts, self.contexts_per_word)
+        return spread(texts, limit or self.contexts_per_word)
+
+    def source_contexts(self, name: str, doc: Doc, word: str, indices: Sequence[int], limit: int) -> List[str]:
+        """Up to `limit` contexts of one source; definitions write the word as the doc does."""
+        if name == "doc":
+            return self.doc_contexts(doc, indices, limit)
+        if name == "store":
+            return self._get_store().contexts(word, limit=limit)
+        token = doc[indices[0]]
+        lemma = token.lemma_ if doc.has_annotation("LEMMA") else None
+        return self._get_dictionary().contexts(token.text, limit, lemma)
 
     def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
-        if self.source == "none":
-            return []  # the word's form alone
-        texts = self.doc_contexts(doc, indices) if self.source != "store" else []
-        if self.source != "doc" and len(texts) < self.contexts_per_word:
-            seen = set(texts)
-            for text in self._get_store().contexts(word, limit=self.contexts_per_word):
-                if text not in seen and len(texts) < self.contexts_per_word:
+        """The word's contexts from each source in turn, each up to its limit, all up to contexts_per_word."""
+        texts: List[str] = []
+        seen: Set[str] = set()
+        for source in self.sources:
+            if len(texts) >= self.contexts_per_word:
+                break
+            limit = source.limit or self.contexts_per_word
+            taken = 0
+            for text in self.source_contexts(source.name, doc, word, indices, limit):
+                if text not in seen and taken < limit and len(texts) < self.contexts_per_word:
                     seen.add(text)
                     texts.append(text)
+                    taken += 1
         return texts
 
 

@@ -190,6 +190,9 @@ def train_cmd(
     keep_cache: bool = typer.Option(False, "--keep-cache", help="keep the encoder-state cache files"),
     restart: bool = typer.Option(False, "--restart", help="if OUTPUT holds a run with other settings, remove its "
                                  "files and start over (without it: an error; same settings always resume)"),
+    definitions: Optional[Path] = typer.Option(None, help="a definition store from `dictionary`: each training "
+                                               "word's context pool begins with its definitions"),
+    definitions_per_word: int = typer.Option(2, help="with --definitions: definitions per training word"),
 ) -> None:
     """Train BERTRAM: the training stages, validation and the form ablation (resumes if interrupted)."""
     from .run import train
@@ -211,7 +214,7 @@ def train_cmd(
             args.contexts, args.output, base_model=args.base_model, settings=settings, min_count=args.min_count,
             max_words=args.max_words, held_out_fraction=args.held_out, targets=targets, ota=args.ota,
             ablation=not no_ablation, gpu_id=args.gpu_id, keep_cache=keep_cache, restart=restart,
-            progress=args.progress,
+            progress=args.progress, definitions=definitions, definitions_per_word=definitions_per_word,
         )
 
     metrics = run_checked(run)

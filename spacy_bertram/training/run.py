@@ -12,7 +12,7 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from ..encoder import load_encoder
 from ..pipeline.device import make_deterministic, select_device
@@ -124,6 +124,21 @@ def changed_settings(old: Any, new: Dict[str, Any], prefix: str = "") -> str:
     return "; ".join(changes)
 
 
+def pooled_contexts(
+    source: ContextSource, words: Sequence[str], pool: int, definitions: Optional[PathLike], per_word: int
+) -> List[List[str]]:
+    """Each training word's context pool: corpus contexts, after its definitions if a store is given."""
+    if definitions is None:
+        return [source.contexts(word, pool) for word in words]
+    from .definition_contexts import WithDefinitions
+
+    with_definitions = WithDefinitions(source, definitions, per_word)
+    try:
+        return [with_definitions.contexts(word, pool) for word in words]
+    finally:
+        with_definitions.close()
+
+
 def train(
     contexts: Union[PathLike, ContextSource],
     output_dir: PathLike,
@@ -141,8 +156,13 @@ def train(
     progress: bool = True,
     on_epoch_end: Optional[Callable[[str, int], None]] = None,
     log: Callable[[str], None] = print,
+    definitions: Optional[PathLike] = None,
+    definitions_per_word: int = 2,
 ) -> Dict[str, Any]:
     """Train BERTRAM end to end; returns (and writes) the metrics.
+
+    `definitions`: a definition store whose definitions begin each training
+    word's context pool (`definition_contexts.py`).
 
     Re-running with the same settings resumes; with other settings it is an error,
     unless `restart` (what a project step wants when its settings change).
@@ -161,6 +181,8 @@ def train(
                 "targets": str(targets) if targets else None, "device": device.type}
     if output.is_dir():
         clean_stale_temps(output)  # a killed run's temp files (checkpoints/.stage1-*.tmp, ...)
+    if definitions is not None:  # recorded only when used, so runs without it resume as before
+        run_info["definitions"] = {"store": str(definitions), "per_word": definitions_per_word}
     _check_resume(output, run_info, restart, log)
     if targets is not None:
         target_set = TargetSet.load(targets, expected_width=width)
@@ -174,7 +196,8 @@ def train(
         target_set.save(output / TARGETS_DIR)
     n_held = sum(target_set.held_out)
     log(f"targets: {len(target_set)} words ({target_set.kinds.count('ota')} by OTA), {n_held} held out")
-    word_contexts = [source.contexts(word, settings.pool_contexts) for word in target_set.words]
+    word_contexts = pooled_contexts(source, target_set.words, settings.pool_contexts, definitions,
+                                    definitions_per_word)
     run = TrainingRun(target_set, word_contexts, encoder, tokenizer, base_model, settings, output,
                       device, progress, on_epoch_end, log)
     run.record["run"] = run_info

@@ -1,0 +1,154 @@
+"""The definition store: per headword, definition contexts that contain the word, in one SQLite file.
+
+Written by `python -m spacy_bertram dictionary` (`build.py`), read by the
+`bertram` component when its `contexts` name "dictionary". A context is kept
+as (text, start, end) with text[start:end] the headword as the dictionary
+writes it ("kumquat: any of several trees ..."), so a lookup can write the
+word as the text does ("Kumquats: any of several trees ..."): BERTRAM finds
+the word in each context by its spelling, and the contexts it learned from
+spell the word as it stands in the sentence. WordNet's irregular forms
+("geese goose") are stored too, so an inflected form finds its entry with
+no lemmatiser in the pipeline (`lemmas.py`).
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from ..fileio import atomic_path
+from ..pipeline.contexts import Context, check_complete
+from ..types import PathLike
+from .lemmas import candidate_lemmas
+
+FORMAT_NAME = "spacy-bertram-definitions"
+FORMAT_VERSION = 1
+STORE_FILE = "definitions.sqlite"
+WHAT = "definition store"
+#: (source, text, start, end) of one stored context.
+SourcedContext = Tuple[str, str, int, int]
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE headwords (id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE);
+CREATE TABLE contexts (
+    word_id INTEGER NOT NULL, slot INTEGER NOT NULL, source TEXT NOT NULL,
+    text TEXT NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,
+    PRIMARY KEY (word_id, slot)
+) WITHOUT ROWID;
+CREATE TABLE inflections (form TEXT NOT NULL, lemma TEXT NOT NULL, PRIMARY KEY (form, lemma)) WITHOUT ROWID;
+"""
+REBUILD_HINT = "Build it again with `python -m spacy_bertram dictionary OUTPUT`."
+
+
+class DefinitionStore:
+    """Read access to a definition store. Open with `DefinitionStore.open(path)`."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, meta: Dict[str, str]) -> None:
+        self.path = path
+        self._conn = conn
+        self.meta = meta
+        self.sources: List[str] = json.loads(meta.get("sources", "[]"))
+
+    @classmethod
+    def open(cls, path: PathLike) -> "DefinitionStore":
+        """Open read-only (a file, or a directory holding definitions.sqlite); ValueError if it is not one."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / STORE_FILE
+        if not path.is_file():
+            raise ValueError(f"Definition store not found: {path}. {REBUILD_HINT}")
+        check_complete(path, WHAT)
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+        try:
+            meta = dict(conn.execute("SELECT key, value FROM meta"))
+            for table in ("headwords", "contexts", "inflections"):
+                conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as err:
+            conn.close()
+            raise ValueError(f"Not a {WHAT} ({err}): {path}. {REBUILD_HINT}") from None
+        if meta.get("format") != FORMAT_NAME or meta.get("version") != str(FORMAT_VERSION):
+            conn.close()
+            raise ValueError(f"Not a {FORMAT_NAME} v{FORMAT_VERSION} file: {path} (found "
+                             f"{meta.get('format')!r} v{meta.get('version')}). {REBUILD_HINT}")
+        return cls(path, conn, meta)
+
+    def __reduce__(self):
+        """Pickle by path, so a pipeline holding a store can go to worker processes."""
+        return (DefinitionStore.open, (str(self.path),))
+
+    def __contains__(self, word: object) -> bool:
+        return isinstance(word, str) and self._conn.execute(
+            "SELECT 1 FROM headwords WHERE word = ?", (word.lower(),)).fetchone() is not None
+
+    def __len__(self) -> int:
+        return self._conn.execute("SELECT COUNT(*) FROM headwords").fetchone()[0]
+
+    def context_spans(self, headword: str, limit: Optional[int] = None) -> List[Context]:
+        """Up to `limit` stored (text, start, end) of one headword (lowercased), in stored order."""
+        sql = ("SELECT c.text, c.start, c.end FROM headwords h JOIN contexts c ON c.word_id = h.id "
+               "WHERE h.word = ? ORDER BY c.slot LIMIT ?")
+        return list(self._conn.execute(sql, (headword.lower(), -1 if limit is None else int(limit))))
+
+    def irregular_lemmas(self, form: str) -> List[str]:
+        return [row[0] for row in self._conn.execute(
+            "SELECT lemma FROM inflections WHERE form = ? ORDER BY lemma", (form.lower(),))]
+
+    def headwords_for(self, word: str, lemma: Optional[str] = None) -> List[str]:
+        """The headwords an occurrence of `word` may be: the form itself, then its lemmas."""
+        return [c for c in candidate_lemmas(word, self.irregular_lemmas, lemma) if c in self]
+
+    def contexts(self, word: str, limit: int, lemma: Optional[str] = None) -> List[str]:
+        """Up to `limit` definition contexts for `word`, the word written as given; [] if none."""
+        texts: List[str] = []
+        for headword in self.headwords_for(word, lemma):
+            for text, start, end in self.context_spans(headword, limit - len(texts)):
+                texts.append(text[:start] + word + text[end:])
+            if len(texts) >= limit:
+                break
+        return list(dict.fromkeys(texts))
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "DefinitionStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_definition_store(
+    path: PathLike,
+    entries: Mapping[str, Sequence[SourcedContext]],
+    inflections: Iterable[Tuple[str, str]] = (),
+    meta: Optional[Mapping[str, str]] = None,
+) -> Path:
+    """Write a store (temp file, then rename): headword -> contexts in reading order."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        conn = sqlite3.connect(str(tmp))
+        try:
+            conn.executescript(_SCHEMA)
+            info = {"format": FORMAT_NAME, "version": str(FORMAT_VERSION), **(meta or {})}
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", info.items())
+            for word_id, (headword, contexts) in enumerate(sorted(entries.items())):
+                conn.execute("INSERT INTO headwords VALUES (?, ?)", (word_id, headword.lower()))
+                conn.executemany("INSERT INTO contexts VALUES (?, ?, ?, ?, ?, ?)",
+                                 [(word_id, slot, *context) for slot, context in enumerate(contexts)])
+            conn.executemany("INSERT OR IGNORE INTO inflections VALUES (?, ?)",
+                             [(form.lower(), lemma.lower()) for form, lemma in inflections])
+            conn.commit()
+            conn.execute("VACUUM")
+        finally:
+            conn.close()
+    return path
+
+
+def open_definition_store(path: PathLike, setting: str = "dictionary_store") -> DefinitionStore:
+    """`DefinitionStore.open` with the setting that named the path in the error."""
+    try:
+        return DefinitionStore.open(path)
+    except ValueError as err:
+        raise ValueError(f"bertram: cannot open the {setting} {str(path)!r}: {err}") from err

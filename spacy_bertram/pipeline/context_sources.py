@@ -1,0 +1,73 @@
+"""The `contexts` setting of the `bertram` component: which sources, in which order, how many from each.
+
+Written as sources joined by "+", each with an optional limit after ":":
+"doc", "store", "dictionary", "doc+dictionary", "store:4+dictionary:2"; "none"
+for the word's form alone (no contexts).
+Sources are read in the order written; each adds its contexts (skipping any
+already taken) until it has given its own limit (default: contexts_per_word)
+or the word has contexts_per_word in all. "both" is the older name of
+"doc+store". The canonical spelling (`canonical`) is part of the vector
+cache's key, so a vector computed from one mix of sources is never served
+for another.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+SOURCE_NAMES = ("doc", "store", "dictionary")
+ALIASES = {"both": "doc+store"}
+#: The setting each source needs besides `contexts` (None: nothing).
+NEEDS = {"doc": None, "store": "context_store", "dictionary": "dictionary_store"}
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    limit: Optional[int] = None  # None: up to contexts_per_word
+
+    def __str__(self) -> str:
+        return self.name if self.limit is None else f"{self.name}:{self.limit}"
+
+
+def parse_contexts(spec: str) -> Tuple[Source, ...]:
+    """"doc+dictionary:2" -> (Source("doc"), Source("dictionary", 2)); ValueError naming the bad part."""
+    example = 'e.g. "doc", "store", "dictionary", "doc+dictionary", "store:4+dictionary:2" or "none"'
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"bertram: contexts must name sources ({example}), got {spec!r}")
+    if spec.strip() == "none":
+        return ()  # the word's form alone
+    sources = []
+    for part in ALIASES.get(spec.strip(), spec).split("+"):
+        name, _, limit_text = part.strip().partition(":")
+        if name not in SOURCE_NAMES:
+            raise ValueError(f"bertram: contexts={spec!r}: unknown source {name!r}; the sources are "
+                             f"{', '.join(SOURCE_NAMES)} ({example})")
+        limit = None
+        if limit_text:
+            if not limit_text.isdigit() or int(limit_text) < 1:
+                raise ValueError(f"bertram: contexts={spec!r}: the limit of {name!r} must be a whole number "
+                                 f"of at least 1, got {limit_text!r}")
+            limit = int(limit_text)
+        if any(source.name == name for source in sources):
+            raise ValueError(f"bertram: contexts={spec!r} names {name!r} twice")
+        sources.append(Source(name, limit))
+    return tuple(sources)
+
+
+def canonical(sources: Tuple[Source, ...]) -> str:
+    return "+".join(str(source) for source in sources) or "none"
+
+
+def check_settings(sources: Tuple[Source, ...], settings: dict, store_frequencies: bool = False) -> None:
+    """Each source's own setting must be given: a named error, not a failure at the first doc.
+
+    `store_frequencies`: the rare-word rule counts words in the context store, which needs one too.
+    """
+    if store_frequencies and not settings.get("context_store"):
+        raise ValueError("bertram: rare_words.frequencies='store' needs a context_store path")
+    for source in sources:
+        needed = NEEDS[source.name]
+        if needed is not None and not settings.get(needed):
+            raise ValueError(f"bertram: contexts={canonical(sources)!r} reads {source.name!r}, which needs a "
+                             f"{needed} path; give it, or drop {source.name!r} from contexts")

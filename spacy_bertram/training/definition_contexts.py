@@ -1,0 +1,42 @@
+"""Definition contexts for training words, so that BERTRAM learns to read a definition.
+
+At inference a rare word may get "kumquat: small oval citrus fruit ..." from a
+definition store; a network trained on corpus sentences alone meets that kind
+of context only where the corpus happens to hold glosses. With
+`train --definitions STORE`, each training word's pool of contexts starts with
+up to `per_word` of its definitions (then its corpus contexts, the pool size
+unchanged), so the contexts sampled for a step include definitions as often
+as they make up the pool.
+"""
+from __future__ import annotations
+
+from typing import Iterable, List, Optional, Tuple
+
+from ..types import PathLike
+from .sources import ContextSource
+
+DEFAULT_PER_WORD = 2
+
+
+class WithDefinitions:
+    """A `ContextSource` whose contexts of a word begin with the word's definitions."""
+
+    def __init__(self, source: ContextSource, store: PathLike, per_word: int = DEFAULT_PER_WORD) -> None:
+        from ..dictionary.store import DefinitionStore
+
+        if per_word < 1:
+            raise ValueError(f"--definitions-per-word must be at least 1, got {per_word}")
+        self.source = source
+        self.per_word = int(per_word)
+        self._store = DefinitionStore.open(store)
+
+    def counts(self, min_count: int = 1) -> Iterable[Tuple[str, int]]:
+        return self.source.counts(min_count)
+
+    def contexts(self, word: str, limit: Optional[int] = None) -> List[str]:
+        definitions = self._store.contexts(word, self.per_word if limit is None else min(self.per_word, limit))
+        merged = list(dict.fromkeys(definitions + self.source.contexts(word, limit)))
+        return merged if limit is None else merged[:limit]
+
+    def close(self) -> None:
+        self._store.close()

@@ -1,0 +1,65 @@
+"""The definition store: written atomically, read with the word as the text writes it, named errors."""
+from __future__ import annotations
+
+import pickle
+import sqlite3
+
+import pytest
+
+from spacy_bertram.dictionary.store import DefinitionStore, open_definition_store, write_definition_store
+
+ENTRIES = {
+    "kumquat": [("gcide", "Kumquat: a small oval citrus fruit.", 0, 7),
+                ("wordnet", "a bowl of kumquat on the table", 10, 17)],
+    "goose": [("gcide", "Goose: a large web-footed bird.", 0, 5)],
+}
+
+
+@pytest.fixture()
+def store_path(tmp_path):
+    return write_definition_store(tmp_path / "definitions.sqlite", ENTRIES, [("geese", "goose")],
+                                  {"sources": '["gcide", "wordnet"]'})
+
+
+def test_contexts_write_the_word_as_the_text_does(store_path):
+    with DefinitionStore.open(store_path.parent) as store:
+        assert store.sources == ["gcide", "wordnet"] and len(store) == 2
+        assert store.contexts("Kumquats", limit=8) == [
+            "Kumquats: a small oval citrus fruit.", "a bowl of Kumquats on the table"]
+        assert store.contexts("kumquat", limit=1) == ["kumquat: a small oval citrus fruit."]
+
+
+def test_an_irregular_form_finds_its_lemma(store_path):
+    with DefinitionStore.open(store_path) as store:
+        assert store.headwords_for("geese") == ["goose"]
+        assert store.contexts("Geese", limit=4) == ["Geese: a large web-footed bird."]
+
+
+def test_a_word_with_no_entry_gets_no_contexts(store_path):
+    with DefinitionStore.open(store_path) as store:
+        assert store.contexts("zyzzyva", limit=4) == [] and "zyzzyva" not in store
+
+
+def test_the_store_pickles_by_path(store_path):
+    store = pickle.loads(pickle.dumps(DefinitionStore.open(store_path)))
+    assert store.contexts("goose", limit=1) == ["goose: a large web-footed bird."]
+
+
+def test_a_missing_corrupt_or_foreign_file_is_a_named_error(tmp_path, store_path):
+    with pytest.raises(ValueError, match=r"dictionary_store.*gone.sqlite.*python -m spacy_bertram dictionary"):
+        open_definition_store(tmp_path / "gone.sqlite")
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"not a database" * 20)
+    with pytest.raises(ValueError, match=r"Not a definition store \(not an SQLite file\).*garbage.sqlite"):
+        DefinitionStore.open(garbage)
+    short = tmp_path / "short.sqlite"
+    short.write_bytes(store_path.read_bytes()[:4096])
+    with pytest.raises(ValueError, match="Definition store .*short.sqlite is truncated"):
+        DefinitionStore.open(short)
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.executescript("CREATE TABLE meta (key TEXT, value TEXT); CREATE TABLE headwords (word TEXT);"
+                           "CREATE TABLE contexts (x); CREATE TABLE inflections (x);"
+                           "INSERT INTO meta VALUES ('format', 'spacy-bertram-contexts');")
+    with pytest.raises(ValueError, match=r"Not a spacy-bertram-definitions v1 file.*other.sqlite"):
+        DefinitionStore.open(other)

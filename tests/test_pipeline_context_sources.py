@@ -1,0 +1,33 @@
+"""The `contexts` setting: sources, order, limits, and named errors."""
+from __future__ import annotations
+
+import pytest
+
+from spacy_bertram.pipeline.context_sources import Source, canonical, check_settings, parse_contexts
+
+
+def test_none_means_the_form_alone():
+    assert parse_contexts("none") == () and canonical(()) == "none"
+
+
+def test_sources_keep_the_order_written_with_their_limits():
+    assert parse_contexts("dictionary:2+doc") == (Source("dictionary", 2), Source("doc"))
+    assert canonical(parse_contexts(" store:4 + dictionary ")) == "store:4+dictionary"
+    assert canonical(parse_contexts("both")) == "doc+store"
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("web", "unknown source 'web'"), ("", "must name sources"), ("doc+doc", "names 'doc' twice"),
+    ("dictionary:0", "at least 1, got '0'"), ("store:x", "got 'x'"),
+])
+def test_bad_settings_are_named(spec, message):
+    with pytest.raises(ValueError, match=message):
+        parse_contexts(spec)
+
+
+def test_each_source_needs_its_path():
+    check_settings(parse_contexts("doc"), {})
+    with pytest.raises(ValueError, match="'store', which needs a context_store path"):
+        check_settings(parse_contexts("store+dictionary"), {"dictionary_store": "d.sqlite"})
+    with pytest.raises(ValueError, match="frequencies='store' needs a context_store path"):
+        check_settings(parse_contexts("doc"), {}, store_frequencies=True)
