@@ -4,7 +4,8 @@ The commands are defined beside what they run and registered on `app`:
 corpus and BERTRAM in `training/commands.py` (prepare, targets, train, vectors);
 rarification and evaluation, the paper's section 4, in `evaluation/commands.py`
 (split, train-baseline, rarify, evaluate, pool, similarity, intrinsic, report,
-assemble). `cli.py` imports both and runs `app`; the command modules import
+assemble); named entities with and without bertram in `evaluation/ner/commands.py`
+(ner-folds, ner-train, ner-evaluate). `cli.py` imports them and runs `app`; the command modules import
 `app` from here, so there is no import cycle.
 
 This module and the command modules import only typer and light settings:

@@ -10,6 +10,7 @@ from typing import List, Optional
 from .app import app
 from .training import commands as _training_commands  # noqa: F401  (registers its commands on app)
 from .evaluation import commands as _evaluation_commands  # noqa: F401  (registers its commands on app)
+from .evaluation.ner import commands as _ner_commands  # noqa: F401  (registers its commands on app)
 from .dictionary import commands as _dictionary_commands  # noqa: F401  (registers its commands on app)
 
 __all__ = ["app", "main"]

@@ -85,3 +85,18 @@ def test_train_baseline_output_is_frozen_and_complete(trained, tiny_bert_path):
     assert config["training"]["max_steps"] == 6
     assert not list(model.parent.parent.glob(".model.tmp"))
     assert json.loads((model.parent / "baseline.json").read_text())["embedding_drift"] == 0.0
+
+
+def test_baseline_config_sets_the_bertram_models_encoder_and_paths_must_exist(tiny_bert_path, tmp_path):
+    from pathlib import Path
+
+    from spacy_bertram.evaluation.baseline import train_baseline
+
+    ner = Path(CONFIG).parent / "ner_minilm_bertram.cfg"
+    config = baseline_config(ner, base_model=tiny_bert_path, max_steps=10)
+    assert config["components"]["bertram"]["model"]["base_model"] == tiny_bert_path
+    assert config["components"]["transformer"]["model"]["name"]["name"] == tiny_bert_path
+    (tmp_path / "x.spacy").write_bytes(b"")
+    with pytest.raises(ValueError, match="has no \\[paths\\] bertrm; known: .*'bertram'"):
+        train_baseline(tmp_path / "x.spacy", tmp_path / "x.spacy", tmp_path / "out", base_config=ner,
+                       base_model=tiny_bert_path, paths={"bertrm": "x"})

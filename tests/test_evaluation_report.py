@@ -28,7 +28,11 @@ def test_report_puts_the_pooled_table_first(tmp_path: Path):
     assert text.index("| bertram_slash | 6 | 100.0 | +50.0 [") > pooled_at
     assert "| a/seed-1 | bertram_slash | 2 | 100.0 |" in text
     assert "Further rarification seeds evaluated: seed-1" in text
-    assert "| pool |" in text
+    assert "| pool |" in text and "Named entities" not in text
+    (tmp_path / "metrics" / "ner").mkdir()
+    (tmp_path / "metrics" / "ner" / "report.md").write_text("## Named entities\n\n![F1](f1_by_rarity.png)\n")
+    text = write_report(tmp_path / "metrics" / "report.md", ["a", "b"], metrics_dir=tmp_path / "metrics").read_text()
+    assert "## Named entities\n\n![F1](ner/f1_by_rarity.png)" in text
     with pytest.raises(ValueError, match="pool step"):
         write_report(tmp_path / "r.md", ["a"], metrics_dir=tmp_path / "metrics", pooled=tmp_path / "none.json")
 

@@ -13,6 +13,19 @@ from spacy_bertram.pipeline.word_sources import spread
 from conftest import TEXT, make_nlp, same_vectors
 
 
+# -- rarity --------------------------------------------------------------------------
+
+
+def test_rare_tokens_are_the_tokens_that_get_vectors(bertram_dir, tiny_bert_path):
+    nlp = make_nlp(bertram_dir, tiny_bert_path)
+    pipe = nlp.get_pipe("bertram")
+    doc = nlp.make_doc(TEXT)
+    rare = pipe.rare_tokens(doc)
+    assert [doc[i].text for i in rare] == ["kumquat", "kumquat"]
+    assert rare == sorted(nlp(TEXT)._.bertram)
+    assert pipe.rare_tokens(nlp.make_doc("the farmer ran to the market")) == []
+
+
 # -- contexts --------------------------------------------------------------------------
 
 

@@ -318,6 +318,9 @@ def baseline_config(
         name["name"] = base_model
     else:
         config["components"]["transformer"]["model"]["name"] = base_model
+    bertram = config["components"].get("bertram", {}).get("model")
+    if isinstance(bertram, dict) and "base_model" in bertram:  # the BERTRAM model is for the same encoder
+        bertram["base_model"] = base_model
     if freeze:
         config["initialize"]["after_init"] = {"@callbacks": FREEZE_CALLBACK}
     return config
@@ -337,13 +340,16 @@ def train_baseline(
     learn_rate: float = 1e-4,
     freeze: bool = True,
     check_frozen: bool = True,
+    paths: Optional[Dict[str, str]] = None,
     force: bool = False,
 ) -> Dict[str, object]:
     """`spacy train` on the augmented split; output_dir/model-best and model-last.
 
-    Trains into a temp directory beside `output_dir` and renames it into place at the
-    end, so a killed run never leaves a half-written model that looks finished. That
-    replaces `output_dir` as a whole: one holding other files is refused unless `force`.
+    `paths` fills the config's other [paths] (a bertram config's `bertram` and
+    `context_store`). Trains into a temp directory beside `output_dir` and renames
+    it into place at the end, so a killed run never leaves a half-written model
+    that looks finished. That replaces `output_dir` as a whole: one holding other
+    files is refused unless `force`.
     """
     import spacy
     from spacy.cli.train import train as spacy_train
@@ -359,13 +365,17 @@ def train_baseline(
     start = time.time()
     output = Path(output_dir)
     tmp = output.parent / f".{output.name}.tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
     config = baseline_config(base_config, base_model, seed, max_steps, eval_frequency, batch_size,
                              learn_rate, freeze=freeze)
     config["paths"]["train"] = str(train_path)
     config["paths"]["dev"] = str(dev_path)
+    for key, value in (paths or {}).items():
+        if key not in config["paths"]:
+            raise ValueError(f"{base_config} has no [paths] {key}; known: {sorted(config['paths'])}.")
+        config["paths"][key] = str(value)
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
     config_path = tmp / "config.cfg"
     config.to_disk(config_path)
     spacy_train(config_path, tmp, use_gpu=gpu_id)

@@ -31,11 +31,12 @@ INJECTION_ARCH = "spacy-bertram.TransformerModel.v1"
 # Loading the trained textcat with the injection architecture
 
 
-def load_textcat(model_dir: PathLike, injection: str = "none"):
+def load_injecting(model_dir: PathLike, injection: str = "none", needs: str = "textcat"):
     """The trained pipeline with its transformer on `spacy-bertram.TransformerModel.v1`.
 
     The weights are the trained ones (the architectures serialise alike); only the
-    forward pass differs, and with injection "none" not even that.
+    forward pass differs, and with injection "none" not even that. `needs`: the
+    component the pipeline must have.
     """
     import spacy
 
@@ -47,9 +48,14 @@ def load_textcat(model_dir: PathLike, injection: str = "none"):
         "components.transformer.model.injection": injection,
     }
     nlp = spacy.load(path, config=overrides)
-    if "textcat" not in nlp.pipe_names:
-        raise ValueError(f"{path} has no 'textcat' component.")
+    if needs not in nlp.pipe_names:
+        raise ValueError(f"{path} has no {needs!r} component.")
     return nlp
+
+
+def load_textcat(model_dir: PathLike, injection: str = "none"):
+    """The trained textcat with its transformer on `spacy-bertram.TransformerModel.v1`."""
+    return load_injecting(model_dir, injection, "textcat")
 
 
 def set_injection(nlp, injection: str) -> None:
@@ -191,5 +197,6 @@ def assemble_pipeline(
     return out
 
 
-__all__ = ["INJECTION_ARCH", "add_bertram", "assemble_pipeline", "load_textcat", "make_classifier", "pipeline_tokenizer", "pipeline_transformer",
+__all__ = ["INJECTION_ARCH", "add_bertram", "assemble_pipeline", "load_injecting", "load_textcat", "make_classifier",
+           "pipeline_tokenizer", "pipeline_transformer",
            "set_injection", "textcat_labels"]

