@@ -61,9 +61,6 @@ if TYPE_CHECKING:
 
 Classifier = Callable[[List[str]], np.ndarray]
 
-#: Rare for rarification: below this Zipf value (the paper's "fewer than 100 occurrences
-#: in WWC", about a billion words); its "-1000" variant is Zipf 3.
-DEFAULT_MAX_ZIPF = 2.0
 DEFAULT_MASK_TOKEN = "[MASK]"
 SYNONYM = "synonym"
 MISSPELLING = "misspelling"

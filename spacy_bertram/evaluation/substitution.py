@@ -10,11 +10,14 @@ from ..rare_words import RareWordFinder, RareWordRule
 
 from ..frequencies import CountTable, WordfreqFrequencies, WorldFrequencies
 from ..types import PathLike
-from .rarify import DEFAULT_MAX_ZIPF
 
 
 # ---------------------------------------------------------------------------
 # Substitution dictionary
+
+#: Rare for rarification: below this Zipf value (the paper's "fewer than 100 occurrences
+#: in WWC", about a billion words); its "-1000" variant is Zipf 3.
+DEFAULT_MAX_ZIPF = 2.0
 
 #: Penn Treebank tag -> WordNet POS. Proper nouns are left alone on purpose:
 #: replacing a name by a "synonym" changes what the text is about.
