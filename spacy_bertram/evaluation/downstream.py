@@ -159,7 +159,8 @@ class SetPredictions:
 
 
 def predict_sets(
-    nlp,
+    model_dir: PathLike,
+    gpu_id: int,
     sets: Dict[str, List[dict]],
     systems: Sequence[str],
     bertram_path: Optional[PathLike],
@@ -170,13 +171,16 @@ def predict_sets(
     progress: bool,
     dictionary_store: Optional[PathLike] = None,
 ) -> Tuple[Dict[str, SetPredictions], Dict[str, float]]:
-    """Every system over every set with one loaded textcat; systems with the same vectors
-    share one component (and its vector cache). Returns the predictions per set and the
-    seconds per system."""
+    """Every system over every set with the trained textcat, loaded once (its labels
+    checked against the items'); systems with the same vectors share one component (and
+    its vector cache). Returns the predictions per set and the seconds per system."""
     from .oracle import ORACLE_FACTORY, add_oracle
     from .set_outputs import gold_probabilities
 
+    use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
+    nlp = load_textcat(model_dir, injection="none")
     labels = textcat_labels(nlp)
+    check_item_labels([it for items in sets.values() for it in items], labels)
     results = {name: SetPredictions({}, {}, {}, {}) for name in sets}
     seconds: Dict[str, float] = {}
     current: Optional[str] = None  # the vectors of the component now in nlp
@@ -250,10 +254,7 @@ def evaluate_systems(
     systems = checked_systems(systems, bertram_path, context_store, dictionary_store)
     dirs = listed_sets(rarified_dir, "rarify.json") if seed_sets else {"": Path(rarified_dir)}
     sets = {name: read_test_items(path) for name, path in dirs.items()}
-    use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
-    nlp = load_textcat(model_dir, injection="none")
-    check_item_labels([it for items in sets.values() for it in items], textcat_labels(nlp))
-    results, seconds = predict_sets(nlp, sets, systems, bertram_path, context_store, max_zipf,
+    results, seconds = predict_sets(model_dir, gpu_id, sets, systems, bertram_path, context_store, max_zipf,
                                     contexts_per_word, batch_size, progress, dictionary_store)
     out = Path(output_dir)
     settings = {
@@ -301,10 +302,7 @@ def evaluate_originals(
              for r in records if r.text.strip()]
     if not items:
         raise ValueError(f"{splits_dir}: no test candidates with a text; run the split step first.")
-    use_device(gpu_id)
-    nlp = load_textcat(model_dir, injection="none")
-    check_item_labels(items, textcat_labels(nlp))
-    results, seconds = predict_sets(nlp, {"": items}, systems, bertram_path, context_store, max_zipf,
+    results, seconds = predict_sets(model_dir, gpu_id, {"": items}, systems, bertram_path, context_store, max_zipf,
                                     contexts_per_word, batch_size, progress)
     result = results[""]
     extra = {"texts": "original test candidates", "mean_injected_per_doc": result.injected,
