@@ -1,6 +1,5 @@
-"""Shared fixtures and helpers: a tiny BERT built locally (no downloads), the real MiniLM,
-a BERTRAM model directory on the tiny BERT and pipelines around it, tiny training runs,
-and the `slow` marker (deselect with `-m "not slow"`)."""
+"""Shared fixtures and helpers: a tiny BERT built locally (no downloads), the real MiniLM, a BERTRAM
+model on it and pipelines around it, tiny training runs, the `slow` marker (`-m "not slow"`)."""
 from __future__ import annotations
 
 import bz2
@@ -41,6 +40,7 @@ from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.stages import TrainSettings
 
 
+pytest_plugins = ["dictd_fixture"]  # fixture modules beside this file (tiny_gcide: a dictd dictionary)
 torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
 
 TINY_WORDS = (

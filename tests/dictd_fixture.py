@@ -1,6 +1,6 @@
 """A tiny dictd dictionary (NAME.index + NAME.dict.dz, as dictd and dictzip write them) for the
-dictionary tests: the entries, the writer, and the `tiny_gcide` fixture (a test module that uses
-it imports it from here)."""
+dictionary tests: the entries, the writer, and the `tiny_gcide` fixture (conftest.py loads this
+module as a plugin)."""
 from __future__ import annotations
 
 import struct

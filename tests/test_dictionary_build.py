@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import pytest
 from conftest import needs_wordnet
-from dictd_fixture import tiny_gcide  # noqa: F401  (a fixture)
 
 from spacy_bertram.dictionary import build as B
 from spacy_bertram.dictionary.store import DefinitionStore

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 from conftest import invoke
-from dictd_fixture import tiny_gcide  # noqa: F401  (a fixture)
 
 from spacy_bertram.dictionary.store import DefinitionStore
 

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 
 import pytest
-from dictd_fixture import TINY_GCIDE, tiny_gcide, write_dictd  # noqa: F401  (tiny_gcide: a fixture)
+from dictd_fixture import TINY_GCIDE, write_dictd
 
 from spacy_bertram.dictionary.dictd import (
     DictdDatabase, DictdFormatError, DictzipFile, decode_entry, decode_number, encode_number, read_index,
