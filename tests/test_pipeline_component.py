@@ -87,6 +87,27 @@ def test_pipe_infers_each_batch_in_one_call(bertram_dir, tiny_bert_path, monkeyp
     assert same_vectors(docs[0], docs[-1]) and docs[0]._.bertram[1] is docs[-1]._.bertram[1]
 
 
+def test_a_load_resets_what_is_derived_and_the_next_doc_rebuilds_it(bertram_dir, tiny_bert_path):
+    nlp = make_nlp(bertram_dir, tiny_bert_path)
+    pipe: BertramComponent = nlp.get_pipe("bertram")
+    doc = nlp(TEXT)
+    finder = pipe._finder
+    assert finder is not None and pipe._layout is not None
+    pipe.from_bytes(pipe.to_bytes())
+    assert (pipe._finder, pipe._layout, pipe._checked, pipe._table_checked) == (None, None, set(), False)
+    pipe.cache.clear()
+    assert same_vectors(nlp(TEXT), doc) and pipe._finder is not None and pipe._finder is not finder
+
+
+def test_the_context_settings_live_in_word_sources(bertram_dir, tiny_bert_path, tmp_path):
+    pipe: BertramComponent = make_nlp(bertram_dir, tiny_bert_path, contexts_per_word=3).get_pipe("bertram")
+    assert pipe.contexts_per_word == pipe.word_sources.contexts_per_word == 3
+    assert pipe.rule is pipe.word_sources.rule and "word_sources" in vars(pipe)
+    assert not {"rule", "contexts_per_word", "context_window", "context_store", "dictionary_store"} & set(vars(pipe))
+    pipe.context_store = str(tmp_path / "c.sqlite")  # one copy: set through the component, read there
+    assert pipe.word_sources.context_store == str(tmp_path / "c.sqlite")
+
+
 # -- pipeline: training, round trips, multiprocessing ------------------------------------
 
 

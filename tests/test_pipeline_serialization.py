@@ -1,4 +1,5 @@
-"""pipeline/serialization.py: saving and loading the component, all parts checked, failures loud."""
+"""pipeline/serialization.py: checked parts on their own, and the component saved and loaded through them,
+all parts checked, failures loud."""
 from __future__ import annotations
 
 import json
@@ -8,11 +9,99 @@ from typing import Optional
 
 import pytest
 import spacy
+import srsly
 from spacy.lang.en import English
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
+from spacy_bertram.pipeline.serialization import digest, read_bytes, read_disk, write_bytes, write_disk
 
 from conftest import TEXT, make_bertram_dir, make_nlp, same_vectors
+
+
+# -- checked parts on their own: dicts of writers and readers, no component ---------------------
+
+READERS = {"a": bytes.decode, "b": bytes.decode}
+
+
+def _writers(**parts: Optional[bytes]):
+    return {name: (lambda data=data: data) for name, data in parts.items()}
+
+
+def _names(directory: Path) -> list:
+    return sorted(f.name for f in directory.iterdir())
+
+
+def test_checked_parts_round_trip_and_a_save_writes_all_or_nothing(tmp_path):
+    cfg = {"model_id": "m1", "other": [1, 2]}
+    write_disk(tmp_path / "c", _writers(a=b"alpha", b=None), cfg, exclude=())
+    assert _names(tmp_path / "c") == ["a", "cfg"]  # None: nothing to save
+    saved, values = read_disk(tmp_path / "c", READERS, ())
+    assert values == {"a": "alpha"} and saved == {**cfg, "parts": {"a": digest(b"alpha")}}
+    data = write_bytes(_writers(a=b"alpha", b=b"beta"), cfg, ())
+    assert read_bytes(data, READERS, ())[1] == {"a": "alpha", "b": "beta"}
+
+    def broken() -> bytes:
+        raise RuntimeError("serializer failed")
+
+    before = {f.name: f.read_bytes() for f in (tmp_path / "c").iterdir()}
+    with pytest.raises(RuntimeError, match="serializer failed"):
+        write_disk(tmp_path / "c", {"a": lambda: b"new", "b": broken}, cfg, exclude=())
+    assert {f.name: f.read_bytes() for f in (tmp_path / "c").iterdir()} == before
+    write_disk(tmp_path / "c", _writers(a=None, b=b"beta"), cfg, exclude=())  # the old `a` goes
+    assert _names(tmp_path / "c") == ["b", "cfg"]
+    write_disk(tmp_path / "c", _writers(a=b"new", b=None), cfg, exclude=["b"])  # excluded: left as it is
+    assert (tmp_path / "c" / "b").read_bytes() == b"beta"
+    assert read_disk(tmp_path / "c", READERS, ())[1] == {"a": "new"}  # `b` is not listed in this cfg: not read
+
+
+def test_no_part_is_read_before_every_part_is_checked(tmp_path):
+    calls: list = []
+    readers = {"a": calls.append, "b": calls.append}
+    write_disk(tmp_path, _writers(a=b"alpha", b=b"beta"), {}, ())
+    (tmp_path / "b").write_bytes(b"edited")
+    with pytest.raises(ValueError, match=r"/b' does not match '.*/cfg' \(digest differs\)"):
+        read_disk(tmp_path, readers, ())
+    (tmp_path / "b").unlink()
+    with pytest.raises(ValueError, match=r"/b' is missing, but the saved component needs it \('.*/cfg' lists it\)"):
+        read_disk(tmp_path, readers, ())
+    assert calls == []
+
+    def bad(data: bytes) -> None:
+        raise KeyError("no such field")
+
+    with pytest.raises(ValueError, match="cannot load the serialized component's 'a': 'no such field'"):
+        read_bytes(write_bytes(_writers(a=b"x"), {}, ()), {"a": bad}, ())
+
+
+def test_a_cfg_from_before_the_list_of_parts_and_bad_maps():
+    legacy = srsly.msgpack_dumps({"cfg": b'{"model_id": null}', "a": b"alpha"})
+    assert read_bytes(legacy, READERS, ())[1] == {"a": "alpha"}  # no list: every part optional
+    with pytest.raises(ValueError, match=r"'b' is missing, but the saved component needs it \(it holds b\)"):
+        read_bytes(legacy, READERS, (), unlisted={"b": "it holds b"})
+    for parts, message in [({"a": b"alpha"}, "component's 'cfg' is missing"),
+                           ({"cfg": b'{"model_id": 3}'}, "'model_id' must be a string or null, got 3"),
+                           ({"cfg": b'{"parts": {"c": "x"}}'}, r"'parts' must map \['a', 'b'\] to digests"),
+                           ({"cfg": b"{}", "a": "text"}, "component's 'a' holds str, not bytes")]:
+        with pytest.raises(ValueError, match=message):
+            read_bytes(srsly.msgpack_dumps(parts), READERS, (), strings=["model_id"])
+    with pytest.raises(ValueError, match="the serialized component is not msgpack"):
+        read_bytes(b"not msgpack at all", READERS, ())
+    with pytest.raises(ValueError, match="must be a map of parts"):
+        read_bytes(srsly.msgpack_dumps([1, 2]), READERS, ())
+
+
+# -- the component's parts ---------------------------------------------------------------------
+
+
+def test_the_saved_layout_keeps_its_part_names_and_cfg_keys(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    """Pipelines saved before keep loading: the same files, the same cfg keys."""
+    nlp = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
+    nlp(TEXT)
+    nlp.to_disk(tmp_path / "p")
+    assert _names(tmp_path / "p" / "bertram") == ["cache", "cfg", "model"]
+    cfg = json.loads((tmp_path / "p" / "bertram" / "cfg").read_text(encoding="utf8"))
+    assert sorted(cfg) == ["model_id", "model_source", "parts"] and sorted(cfg["parts"]) == ["cache", "model"]
+    assert cfg["model_id"] == nlp.get_pipe("bertram").cfg["model_id"] and cfg["model_source"] == bertram_dir
 
 
 def test_a_saved_pipeline_never_reads_its_model_path_again(tiny_bert_path, tmp_path):

@@ -1,4 +1,5 @@
-"""pipeline/word_sources.py: contexts from the doc, a store, dictionary definitions, in order and with limits."""
+"""pipeline/word_sources.py: contexts from the doc, a store, dictionary definitions, in order and with limits;
+the component's `word_sources` object and the settings it reads through the component."""
 from __future__ import annotations
 
 import os
@@ -8,7 +9,8 @@ import pytest
 import spacy
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
-from spacy_bertram.pipeline.word_sources import spread
+from spacy_bertram.pipeline.word_sources import STORE_KEY, WordSources, spread
+from spacy_bertram.rare_words import RareWordRule
 
 from conftest import TEXT, make_nlp, same_vectors
 
@@ -34,11 +36,44 @@ def test_doc_contexts_are_sentences_or_windows(bertram_dir, tiny_bert_path):
     pipe = nlp.get_pipe("bertram")
     doc = nlp(TEXT + " Nothing else here.")
     indices = [t.i for t in doc if t.text == "kumquat"]
-    assert pipe.doc_contexts(doc, indices) == [s.text for s in list(doc.sents)[:2]]
+    assert pipe.word_sources.doc_contexts(doc, indices) == [s.text for s in list(doc.sents)[:2]]
     plain = spacy.blank("en")(TEXT)  # no sentence boundaries: a token window
-    pipe.context_window = 2
-    assert pipe.doc_contexts(plain, [1]) == ["The kumquat grows in"]
+    pipe.context_window = 2  # a setting of the component's word_sources, set through the component
+    assert pipe.word_sources.context_window == 2
+    assert pipe.word_sources.doc_contexts(plain, [1]) == ["The kumquat grows in"]
     assert spread(list("abcdefghij"), 4) == ["a", "d", "g", "j"] and spread(["a"], 3) == ["a"]
+
+
+def test_word_sources_stand_alone_with_their_declared_settings(tmp_path):
+    """Built from its settings alone (no component, no model): contexts of the doc, the named errors."""
+    words = WordSources(RareWordRule(), "en", contexts="doc:2", contexts_per_word=3, context_window=1)
+    doc = spacy.blank("en")("A kumquat here. Then another kumquat there and a kumquat again.")
+    assert words.source == "doc:2" and words.uses("doc") and not words.uses("store")
+    assert words.contexts_for(doc, "kumquat", [1, 6, 10]) == ["A kumquat here", "a kumquat again"]
+    assert WordSources(RareWordRule(), "en", contexts="none").contexts_for(doc, "kumquat", [1]) == []
+    with pytest.raises(ValueError, match="contexts_per_word and context_window must be at least 1"):
+        WordSources(RareWordRule(), "en", context_window=0)
+    with pytest.raises(ValueError, match="frequencies='store' needs a context_store"):
+        WordSources(RareWordRule(frequencies="store"), "en")
+
+
+def test_the_store_path_saved_relative_to_the_pipeline_is_found_again(tmp_path):
+    (tmp_path / "a").mkdir()
+    store = tmp_path / "a" / "c.sqlite"
+    store.write_bytes(b"")
+    words = WordSources(RareWordRule(), "en", contexts="store", context_store=str(store))
+    saved = words.saved_store((tmp_path / "a").resolve())
+    assert saved == {STORE_KEY: "c.sqlite"}
+    assert WordSources(RareWordRule(), "en").saved_store(tmp_path) == {}  # no store, no entry
+    words.relocate_store(tmp_path / "a", saved)  # the configured path is there: kept
+    assert words.context_store == str(store) and words.store_hint is None
+    (tmp_path / "a").rename(tmp_path / "b")
+    words.relocate_store(tmp_path / "b", saved)
+    assert words.context_store == str((tmp_path / "b" / "c.sqlite").resolve())
+    assert "saved at 'c.sqlite' relative to the pipeline" in words.store_hint
+    gone = WordSources(RareWordRule(), "en", contexts="store", context_store=str(tmp_path / "gone.sqlite"))
+    gone.relocate_store(tmp_path / "a", saved)  # neither place has it: the setting stays, the hint says where
+    assert gone.context_store == str(tmp_path / "gone.sqlite") and "'c.sqlite'" in gone.store_hint
 
 
 def test_contexts_from_a_store(bertram_dir, tiny_bert_path, tmp_path):

@@ -7,9 +7,10 @@ of a batch of docs in one call, and sets `doc._.bertram` = {token index: float32
 vector} for `spacy-bertram.TransformerModel.v1`. A `vector_table` word gets its
 row. Each word gets one vector per doc; a doc with no rare word gets {}.
 
-Weights are trained offline: `update` only annotates the training docs. The layer's init loads `[components.bertram.model] model_path`;
-`to_disk` writes the weights and the frequency table into the pipeline, so
-`spacy.load` never needs the original directory (`serialization.py`).
+Weights are trained offline: `update` only annotates the training docs. The
+layer's init loads `[components.bertram.model] model_path`; `to_disk` writes
+the weights and the frequency table into the pipeline as checked parts
+(`serialization.py`), so `spacy.load` never needs the original directory.
 
 Fallbacks, all documented and none silent about a wrong vector:
 - a word no context of which contains it gets its form-only vector (BERTRAM's
@@ -38,18 +39,18 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..encoder import limit_torch_threads_in_forked_worker, resolve_base_model
-from .device import check_not_forked_on_gpu
-from . import serialization
+from ..frequencies import CountTable
 from ..layers import get_bertram_network, loaded_model_path, needs_init, rearm_model_path
 from ..network import BertramNetwork
-from .checks import check_encoders, check_placement
-from .context_sources import canonical, check_settings, parse_contexts
 from ..rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
-from ..frequencies import CountTable
 from ..storage import model_fingerprint
+from . import serialization
+from .checks import check_encoders, check_placement
+from .device import check_not_forked_on_gpu
+from .serialization import Reader, Writer
 from .vector_cache import CacheKey, VectorCache, cache_key
 from .vector_table import VectorTable, encoder_identity
-from .word_sources import WordSources, word_key_function
+from .word_sources import STORE_KEY, Setting, WordSources, word_key_function
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -58,6 +59,9 @@ DOC_EXTENSION = "bertram"
 WORDS_PER_CALL = 512
 
 Vectors = Dict[int, numpy.ndarray]
+#: The saved cfg's checks: keys that are strings or null; the part a cfg from before its list of parts needs.
+CFG_STRINGS = ("model_id", "model_source")
+UNLISTED_NEEDS = {"model": "it holds the trained weights"}
 
 DEFAULT_CONFIG_STR = """
 [bertram]
@@ -129,13 +133,8 @@ def make_bertram(
         network settings are read from the trained model (a conflicting value
         is an error).
     rare_words: the rule (`spacy-bertram.RareWords.v1`).
-    contexts: "doc" (the doc's sentences), "store" (`context_store`), "dictionary"
-        (`dictionary_store`), or a mix read in order, with optional limits:
-        "doc+dictionary", "store:6+dictionary:2" (`context_sources.py`); "none": the form alone.
-    contexts_per_word: contexts gathered per rare word, from all sources
-        together; the network reads at most its own max_contexts of them.
-    context_window: tokens on each side of the word when the doc has no
-        sentence boundaries (or the sentence is longer than twice this).
+    contexts, context_store, dictionary_store, contexts_per_word, context_window:
+        where each rare word's contexts come from (`word_sources.WordSources`).
     cache_size: vectors kept in the LRU cache (0 disables it).
     save_cache: write the cache with the pipeline. Off by default: the cache
         holds the rare words of every doc processed (the training data too).
@@ -144,7 +143,6 @@ def make_bertram(
         saved with the pipeline.
     infer_missing: infer rare words that are not in the table (False: they
         keep their stock encoding).
-    dictionary_store: a definition store from `python -m spacy_bertram dictionary`.
     """
     return BertramComponent(
         nlp.vocab,
@@ -163,61 +161,50 @@ def make_bertram(
     )
 
 
-class BertramComponent(WordSources, Pipe):
+class BertramComponent(Pipe):
     """Sets `doc._.bertram` (token index -> BERTRAM vector) for rare tokens."""
 
+    # Settings of `word_sources` (a word's frequency, signal and contexts), read and set through the component.
+    rule = Setting()
+    context_store = Setting()
+    dictionary_store = Setting()
+    contexts_per_word = Setting()
+    context_window = Setting()
+
     def __init__(
-        self,
-        vocab: Vocab,
-        model: Model,
-        rare_words: RareWordRule,
-        *,
-        name: str = "bertram",
-        nlp: Optional[Language] = None,
-        contexts: str = "doc",
-        context_store: Optional[str] = None,
-        contexts_per_word: int = 8,
-        context_window: int = 25,
-        cache_size: int = 10_000,
-        save_cache: bool = False,
-        vector_table: Optional[str] = None,
-        infer_missing: bool = True,
-        dictionary_store: Optional[str] = None,
+        self, vocab: Vocab, model: Model, rare_words: RareWordRule, *, name: str = "bertram",
+        nlp: Optional[Language] = None, contexts: str = "doc", context_store: Optional[str] = None,
+        contexts_per_word: int = 8, context_window: int = 25, cache_size: int = 10_000, save_cache: bool = False,
+        vector_table: Optional[str] = None, infer_missing: bool = True, dictionary_store: Optional[str] = None,
     ) -> None:
-        self.sources = parse_contexts(contexts)
-        check_settings(self.sources, {"context_store": context_store, "dictionary_store": dictionary_store},
-                       store_frequencies=rare_words.frequencies == "store")
-        if contexts_per_word < 1 or context_window < 1:
-            raise ValueError("bertram: contexts_per_word and context_window must be at least 1")
+        self.word_sources = WordSources(
+            rare_words, vocab.lang, name=name, contexts=contexts, context_store=context_store,
+            dictionary_store=dictionary_store, contexts_per_word=contexts_per_word, context_window=context_window,
+        )
         self.vocab = vocab
         self.model = model
         self.name = name
-        self.rule = rare_words
-        self.source = canonical(self.sources)  # in the cache key
-        self.context_store = context_store
-        self.dictionary_store = dictionary_store
-        self.contexts_per_word = int(contexts_per_word)
-        self.context_window = int(context_window)
         self.save_cache = save_cache
         self.cache = VectorCache(cache_size)
-        # Serialised state: which trained model the weights are (None: untrained).
+        self.infer_missing = bool(infer_missing)
+        # Saved state: which trained model the weights are (None: untrained), its counts, the vector table.
         self.cfg: Dict[str, Any] = {"model_id": None, "model_source": None}
         self.table: Optional[CountTable] = None
+        self.vectors: Optional[VectorTable] = None
+        self._vector_table_path = vector_table
         self._nlp = nlp
+        self._pid = os.getpid()  # a forked worker checks itself before its first batch
+        self.reset_derived()
+        install_extension()
+
+    def reset_derived(self) -> None:
+        """Forget what is derived from the model, its counts, the vector table and the pipeline: the one
+        place that sets it, called whenever one of those changes."""
         self._finder: Optional[RareWordFinder] = None
         self._word_key: Callable[[str], str] = str
-        self._store: Any = None
-        self._store_pid: Optional[int] = None
-        self.store_hint: Optional[str] = None  # where a loaded pipeline's cfg says the store was
-        self._dictionary, self._dictionary_pid = None, None  # the definition store, opened like _store
-        self._checked: Set[int] = set()
-        self._layout: Optional[Tuple[int, ...]] = None
-        self._pid = os.getpid()
-        self.vectors: Optional[VectorTable] = None
-        self.infer_missing = bool(infer_missing)
-        self._vector_table_path = vector_table
-        self._table_checked = False
-        install_extension()
+        self._checked: Set[int] = set()  # transformers whose encoder was checked against the model
+        self._layout: Optional[Tuple[int, ...]] = None  # the pipeline whose placement was checked
+        self._table_checked = False  # the vector table against the model
 
     # -- the trained model -------------------------------------------------------------
 
@@ -254,7 +241,13 @@ class BertramComponent(WordSources, Pipe):
     def load_vector_table(self, path: Union[str, Path]) -> None:
         """Use a vector table (checked against the model before first use)."""
         self.vectors = VectorTable.from_disk(path)
-        self._table_checked = False
+        self.reset_derived()
+
+    def _vector_table(self) -> Optional[VectorTable]:
+        """The vector table, loaded from the setting on first need (to use it, or to save it with the pipeline)."""
+        if self.vectors is None and self._vector_table_path:
+            self.load_vector_table(self._vector_table_path)
+        return self.vectors
 
     def _ensure_ready(self) -> RareWordFinder:
         self.ensure_weights()
@@ -264,19 +257,15 @@ class BertramComponent(WordSources, Pipe):
                 f"as [components.{self.name}.model] model_path (in Python: nlp.add_pipe(\"bertram\", "
                 "config={\"model\": {\"model_path\": ...}})), or load a pipeline saved with one."
             )
-        if self.vectors is None and self._vector_table_path:
-            self.load_vector_table(self._vector_table_path)
-        if self.vectors is not None and not self._table_checked:
-            self.vectors.check_model(self.cfg["model_id"], encoder_identity(self.network), f"of '{self.name}'")
+        vectors = self._vector_table()
+        if vectors is not None and not self._table_checked:
+            vectors.check_model(self.cfg["model_id"], encoder_identity(self.network), f"of '{self.name}'")
             self._table_checked = True
         if self.cache.bind(self.cfg["model_id"]):
             logger.info("bertram: vector cache emptied: it held another model's vectors")
         if self._finder is None:
             network = self.network
-            self._finder = RareWordFinder(
-                self.rule, self._frequencies(), self._word_pieces, self._has_signal,
-                unk_id=network.tokenizer.unk_token_id,
-            )
+            self._finder = self.word_sources.finder(network, self.table)
             self._word_key = word_key_function(network)
         return self._finder
 
@@ -313,6 +302,15 @@ class BertramComponent(WordSources, Pipe):
             except Exception as e:
                 error_handler(self.name, self, docs, e)
 
+    def rare_tokens(self, doc: Doc) -> List[int]:
+        """Indices of the tokens of `doc` the component calls rare, in order: its own rule,
+        frequencies and encoder, so that an evaluation never needs a second rule."""
+        return self._ensure_ready().find(doc)
+
+    def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
+        """The contexts the component gives BERTRAM for `word` at `indices` of `doc` (`word_sources`)."""
+        return self.word_sources.contexts_for(doc, word, indices)
+
     def explain(self, doc: Doc) -> List[RareDecision]:
         """The rare-word rule's decision and reason for each token (`spacy_bertram rare-words`)."""
         finder = self._ensure_ready()
@@ -339,8 +337,8 @@ class BertramComponent(WordSources, Pipe):
                     continue
                 if not self.infer_missing:
                     continue
-                contexts = self.contexts_for(doc, word, indices)
-                key = cache_key(word, self.source, contexts)
+                contexts = self.word_sources.contexts_for(doc, word, indices)
+                key = cache_key(word, self.word_sources.source, contexts)
                 if key not in found and key not in missing:
                     vector = self.cache.get(key)
                     if vector is None:
@@ -372,14 +370,8 @@ class BertramComponent(WordSources, Pipe):
         for doc, doc_vectors in zip(docs, vectors):
             doc._.set(DOC_EXTENSION, doc_vectors)
 
-    def update(
-        self,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd: Any = None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Any = None,
+               losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
         """No weight update (BERTRAM is trained offline): annotate the predicted docs in place."""
         examples = list(examples)
         validate_examples(examples, "BertramComponent.update")
@@ -387,13 +379,8 @@ class BertramComponent(WordSources, Pipe):
         self.set_annotations(docs, self.predict(docs))
         return losses if losses is not None else {}
 
-    def initialize(
-        self,
-        get_examples: Callable[[], Iterable[Example]],
-        *,
-        nlp: Optional[Language] = None,
-        vector_table: Optional[str] = None,
-    ) -> None:
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
+                   vector_table: Optional[str] = None) -> None:
         """Load the trained model (the layer's init) and vector table (this one wins over the factory's)."""
         if nlp is not None:
             self._nlp = nlp
@@ -402,48 +389,60 @@ class BertramComponent(WordSources, Pipe):
             self.load_vector_table(vector_table)
         self.reset_derived()
         self._ensure_ready()
-        self._check_sources()
+        self.word_sources.open_stores()
         if self._nlp is not None and any(proc is self for _, proc in self._nlp.pipeline):
             check_placement(self._nlp, self, self.name)
 
-    # -- serialization (the parts and their checks: serialization.py) -----------------
+    # -- serialization: the component's parts, written and checked by serialization.py ------
 
-    def parts_loaded(self) -> None:
-        """After a load: derived state is stale, and a store the settings need must open."""
+    def _writers(self) -> Dict[str, Writer]:
+        """Each part's bytes (None: nothing to save); the pipeline carries the trained weights and the table."""
+        self.ensure_weights()
+        return {
+            "model": self.model.to_bytes,
+            "frequencies": lambda: self.table.to_bytes() if self.table is not None else None,
+            "cache": lambda: self.cache.to_bytes() if self.save_cache else None,
+            "vector_table": lambda: table.to_bytes() if (table := self._vector_table()) is not None else None,
+        }
+
+    def _readers(self) -> Dict[str, Reader]:
+        return {"model": self.model.from_bytes, "frequencies": CountTable.from_bytes,
+                "cache": self.cache.from_bytes, "vector_table": VectorTable.from_bytes}
+
+    def _take_loaded(self, loaded: serialization.Loaded, exclude: Set[str]) -> None:
+        """Use what a load read. The model's identity comes with the model only; a saved model without
+        counts had none; derived state is stale; a store the settings need must open."""
+        cfg, parts = loaded
+        if "frequencies" not in exclude:
+            self.table = parts.get("frequencies")
+        if "vector_table" in parts:
+            self.vectors = parts["vector_table"]
+        if cfg is not None:
+            skip = {"parts", STORE_KEY, *(() if "model" in parts else ("model_id", "model_source"))}
+            self.cfg.update({key: value for key, value in cfg.items() if key not in skip})
         if not self.is_loaded:  # saved untrained: a model_path in the config is loaded on first use
             rearm_model_path(self.model)
         self.reset_derived()
-        self._check_sources()
+        self.word_sources.open_stores()
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        return serialization.to_bytes(self, exclude)
+        return serialization.write_bytes(self._writers(), self.cfg, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
-        serialization.from_bytes(self, bytes_data, exclude)
+        exclude = set(exclude)
+        loaded = serialization.read_bytes(bytes_data, self._readers(), exclude, strings=CFG_STRINGS,
+                                          unlisted=UNLISTED_NEEDS)
+        self._take_loaded(loaded, exclude)
         return self
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
-        serialization.to_disk(self, path, exclude)
+        path = util.ensure_path(path)
+        cfg = {**self.cfg, **self.word_sources.saved_store(path.resolve().parent)}
+        serialization.write_disk(path, self._writers(), cfg, exclude)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
-        serialization.from_disk(self, path, exclude)
+        path, exclude = util.ensure_path(path), set(exclude)
+        loaded = serialization.read_disk(path, self._readers(), exclude, strings=CFG_STRINGS, unlisted=UNLISTED_NEEDS)
+        self.word_sources.relocate_store(path.parent, loaded[0])
+        self._take_loaded(loaded, exclude)
         return self
-
-    def table_to_save(self) -> Optional[VectorTable]:
-        """The vector table to write with the pipeline (loaded from the setting if need be)."""
-        if self.vectors is None and self._vector_table_path:
-            self.load_vector_table(self._vector_table_path)  # the pipeline must carry the table
-        return self.vectors
-
-    def table_changed(self) -> None:
-        self._table_checked = False
-
-    def reset_derived(self) -> None:
-        """Forget what is derived from the model, the table and the pipeline (one place for all of it)."""
-        self._finder = None
-        self._checked.clear()
-        self._layout = None
-        self._table_checked = False
-
-
-# -- helpers ---------------------------------------------------------------------------

@@ -1,58 +1,123 @@
 """Where the `bertram` component's knowledge of a word comes from.
 
-`WordSources` is the part of `BertramComponent` that answers, for a word of a
-doc: how frequent it is (the frequency table the rare-word rule reads: the
-model's counts, wordfreq, or the context store's corpus), whether BERTRAM can
-see anything of it (known n-grams or wordpieces), and which contexts it gets
-(the doc's own sentences, the context store, dictionary definitions, in the
-order and with the limits of `contexts`: `context_sources.py`).
+`WordSources` is an object the component holds (`component.word_sources`),
+built from the settings that say, for a word of a doc: how frequent it is (the
+frequency table the rare-word rule reads: the model's counts, wordfreq, or the
+context store's corpus), whether BERTRAM can see anything of it (known n-grams
+or wordpieces), and which contexts it gets (the doc's own sentences, the
+context store, dictionary definitions, in the order and with the limits of
+`contexts`: `context_sources.py`). It opens the stores once per process and
+records the context store's path relative to a saved pipeline, to find the
+store there again. What a load can replace (the network, the model's counts)
+is passed in, never read from the component.
 `word_key_function` says which form of a word decides its vector.
 """
 from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Set
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 
 from spacy.tokens import Doc
 
+from ..dictionary.store import open_definition_store
+from ..frequencies import (CountTable, Frequencies, StoreFrequencies, WordfreqFrequencies, WorldFrequencies,
+                           wordfreq_has_language)
+from ..network import BertramNetwork
 from ..ngrams import UNK_ID
-from ..frequencies import Frequencies, StoreFrequencies, WordfreqFrequencies, WorldFrequencies, wordfreq_has_language
-
-if TYPE_CHECKING:
-    from ..network import BertramNetwork
+from ..rare_words import RareWordFinder, RareWordRule
+from .context_sources import canonical, check_settings, parse_contexts
+from .contexts import open_context_store
 
 logger = logging.getLogger("spacy_bertram")
 
+#: Key of the component's saved cfg: the context store's path relative to the pipeline directory.
+STORE_KEY = "context_store_relative"
+
 
 class WordSources:
-    """Frequencies, signal and contexts of words (a part of `BertramComponent`)."""
+    """Frequencies, signal and contexts of words, for one component's settings.
 
-    def _frequencies(self) -> Frequencies:
+    rule: the rare-word rule; its `frequencies` says which counts decide rarity.
+    lang: the pipeline's language (wordfreq's frequencies).
+    name: the component's name, in the message that says how to point it at a moved store.
+    contexts: "doc" (the doc's sentences), "store" (`context_store`), "dictionary"
+        (`dictionary_store`), or a mix read in order, with optional limits:
+        "doc+dictionary", "store:6+dictionary:2" (`context_sources.py`); "none": the form alone.
+    context_store: a context store from `python -m spacy_bertram prepare`.
+    dictionary_store: a definition store from `python -m spacy_bertram dictionary`.
+    contexts_per_word: contexts gathered per rare word, from all sources
+        together; the network reads at most its own max_contexts of them.
+    context_window: tokens on each side of the word when the doc has no
+        sentence boundaries (or the sentence is longer than twice this).
+    """
+
+    def __init__(
+        self,
+        rule: RareWordRule,
+        lang: str,
+        *,
+        name: str = "bertram",
+        contexts: str = "doc",
+        context_store: Optional[str] = None,
+        dictionary_store: Optional[str] = None,
+        contexts_per_word: int = 8,
+        context_window: int = 25,
+    ) -> None:
+        self.sources = parse_contexts(contexts)
+        check_settings(self.sources, {"context_store": context_store, "dictionary_store": dictionary_store},
+                       store_frequencies=rule.frequencies == "store")
+        if contexts_per_word < 1 or context_window < 1:
+            raise ValueError("bertram: contexts_per_word and context_window must be at least 1")
+        self.rule = rule
+        self.lang = lang
+        self.name = name
+        self.source = canonical(self.sources)  # in the cache key
+        self.context_store = context_store
+        self.dictionary_store = dictionary_store
+        self.contexts_per_word = int(contexts_per_word)
+        self.context_window = int(context_window)
+        self.store_hint: Optional[str] = None  # where a loaded pipeline's cfg says the store was
+        # The stores, opened lazily and once per process (SQLite handles must not cross fork).
+        self._store: Any = None
+        self._store_pid: Optional[int] = None
+        self._dictionary: Any = None
+        self._dictionary_pid: Optional[int] = None
+
+    # -- rarity ------------------------------------------------------------------------
+
+    def finder(self, network: BertramNetwork, table: Optional[CountTable]) -> RareWordFinder:
+        """The rare-word rule with these frequencies (`table`: the model's counts) and `network`'s encoder."""
+        return RareWordFinder(self.rule, self.frequencies(table), partial(word_pieces, network),
+                              partial(has_signal, network), unk_id=network.tokenizer.unk_token_id)
+
+    def frequencies(self, table: Optional[CountTable]) -> Frequencies:
         source = self.rule.frequencies
         if source == "auto":
-            if wordfreq_has_language(self.vocab.lang):
-                if self.table is None:  # say so: a lost counts.tsv changes which unlisted words are rare
+            if wordfreq_has_language(self.lang):
+                if table is None:  # say so: a lost counts.tsv changes which unlisted words are rare
                     logger.warning(
                         "bertram: the BERTRAM model ships no word counts (counts.tsv), so rarity comes from "
                         "wordfreq's frequencies for %r alone; set rare_words.frequencies = \"wordfreq\" to "
-                        "silence this, or restore counts.tsv in the model directory", self.vocab.lang)
-                return WorldFrequencies(WordfreqFrequencies(self.vocab.lang), self.table)
-            source = "model" if self.table is not None else "wordfreq"  # wordfreq: its named error
+                        "silence this, or restore counts.tsv in the model directory", self.lang)
+                return WorldFrequencies(WordfreqFrequencies(self.lang), table)
+            source = "model" if table is not None else "wordfreq"  # wordfreq: its named error
         if source == "model":
-            if self.table is None:
+            if table is None:
                 raise ValueError(
                     "bertram: rare_words.frequencies is 'model', but the BERTRAM model ships "
                     "no word counts (counts.tsv in its directory, written by `train`). Use "
                     "'auto', 'wordfreq' or 'store'."
                 )
-            self._check_resolution(self.table.resolution_zipf, "the BERTRAM model's counts.tsv")
-            return self.table
+            self._check_resolution(table.resolution_zipf, "the BERTRAM model's counts.tsv")
+            return table
         if source == "store":
-            frequencies = StoreFrequencies(self._get_store)
+            frequencies = StoreFrequencies(self.store)
             self._check_resolution(frequencies.resolution_zipf, f"the context store {self.context_store!r}")
             return frequencies
-        return WordfreqFrequencies(self.vocab.lang)
+        return WordfreqFrequencies(self.lang)
 
     def _check_resolution(self, resolution: float, what: str) -> None:
         """Counts cannot tell frequencies below one occurrence in their corpus: say so."""
@@ -64,44 +129,23 @@ class WordSources:
                 what, resolution, self.rule.max_zipf,
             )
 
-    def _uses(self, name: str) -> bool:
+    # -- the stores --------------------------------------------------------------------
+
+    def uses(self, name: str) -> bool:
         return any(source.name == name for source in self.sources)
 
-    def _check_sources(self) -> None:
+    def open_stores(self) -> None:
         """Open the stores the settings use now: a bad store fails here, not at a doc."""
-        if self._uses("store") or self.rule.frequencies == "store":
-            self._get_store()
-        if self._uses("dictionary"):
-            self._get_dictionary()
+        if self.uses("store") or self.rule.frequencies == "store":
+            self.store()
+        if self.uses("dictionary"):
+            self.dictionary()
 
-    def _word_pieces(self, word: str) -> List[int]:
-        try:
-            return list(self.network.inputs.word_pieces(word))
-        except ValueError:  # the tokenizer drops the word entirely
-            return []
-
-    def _has_signal(self, word: str) -> bool:
-        network = self.network
-        if any(i != UNK_ID for i in network.ngram_vocab.encode(word)):
-            return True
-        unk = network.tokenizer.unk_token_id
-        try:
-            return any(piece != unk for piece in network.inputs.word_pieces(word))
-        except ValueError:
-            return False
-
-    def rare_tokens(self, doc: Doc) -> List[int]:
-        """Indices of the tokens of `doc` the component calls rare, in order: its own rule,
-        frequencies and encoder, so that an evaluation never needs a second rule."""
-        return self._ensure_ready().find(doc)  # type: ignore[attr-defined]
-
-    def _get_store(self) -> Any:
-        """The context store, opened lazily and once per process (SQLite handles must not cross fork)."""
+    def store(self) -> Any:
+        """The context store, opened lazily and once per process."""
         if self._store is None or self._store_pid != os.getpid():
             if not self.context_store:
                 raise ValueError("bertram: no context_store configured")
-            from .contexts import open_context_store
-
             try:
                 self._store = open_context_store(self.context_store)
             except ValueError as err:
@@ -116,14 +160,28 @@ class WordSources:
             self._store_pid = os.getpid()
         return self._store
 
-    def _get_dictionary(self) -> Any:
+    def dictionary(self) -> Any:
         """The definition store, opened lazily and once per process, like the context store."""
         if self._dictionary is None or self._dictionary_pid != os.getpid():
-            from ..dictionary.store import open_definition_store
-
             self._dictionary = open_definition_store(self.dictionary_store)
             self._dictionary_pid = os.getpid()
         return self._dictionary
+
+    def saved_store(self, pipeline_dir: Path) -> Dict[str, str]:
+        """The cfg entry that says where the context store is as seen from `pipeline_dir` ({}: none)."""
+        if not self.context_store:
+            return {}
+        return {STORE_KEY: os.path.relpath(Path(self.context_store).resolve(), pipeline_dir)}
+
+    def relocate_store(self, pipeline_dir: Path, cfg: Optional[Dict[str, Any]]) -> None:
+        """A configured store path that is gone: the one `cfg` saved relative to the pipeline, if it is there."""
+        relative = (cfg or {}).get(STORE_KEY)
+        if not self.context_store or Path(self.context_store).exists() or not isinstance(relative, str):
+            return
+        candidate = pipeline_dir / relative
+        self.store_hint = f"saved at {relative!r} relative to the pipeline, {str(candidate)!r} here"
+        if candidate.exists():
+            self.context_store = str(candidate.resolve())
 
     # -- contexts ----------------------------------------------------------------------
 
@@ -152,10 +210,10 @@ class WordSources:
         if name == "doc":
             return self.doc_contexts(doc, indices, limit)
         if name == "store":
-            return self._get_store().contexts(word, limit=limit)
+            return self.store().contexts(word, limit=limit)
         token = doc[indices[0]]
         lemma = token.lemma_ if doc.has_annotation("LEMMA") else None
-        return self._get_dictionary().contexts(token.text, limit, lemma)
+        return self.dictionary().contexts(token.text, limit, lemma)
 
     def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
         """The word's contexts from each source in turn, each up to its limit, all up to contexts_per_word."""
@@ -172,6 +230,38 @@ class WordSources:
                     texts.append(text)
                     taken += 1
         return texts
+
+
+class Setting:
+    """A component attribute that is the same-named attribute of its `word_sources` (one copy, read and set there)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, component: Any, owner: Optional[type] = None) -> Any:
+        return self if component is None else getattr(component.word_sources, self.name)
+
+    def __set__(self, component: Any, value: Any) -> None:
+        setattr(component.word_sources, self.name, value)
+
+
+def word_pieces(network: BertramNetwork, word: str) -> List[int]:
+    """The encoder's wordpiece ids of `word` ([] if its tokenizer drops the word entirely)."""
+    try:
+        return list(network.inputs.word_pieces(word))
+    except ValueError:
+        return []
+
+
+def has_signal(network: BertramNetwork, word: str) -> bool:
+    """Whether BERTRAM sees anything of `word`: a known character n-gram or a known wordpiece."""
+    if any(i != UNK_ID for i in network.ngram_vocab.encode(word)):
+        return True
+    unk = network.tokenizer.unk_token_id
+    try:
+        return any(piece != unk for piece in network.inputs.word_pieces(word))
+    except ValueError:
+        return False
 
 
 def spread(items: Sequence[str], limit: int) -> List[str]:
