@@ -330,7 +330,7 @@ class BertramNetwork(nn.Module):
         if self.config.mode == "form" or not batch.rows:
             vectors = v_form
         else:
-            slots = v_form if self.config.mode in ("add", "replace") else None
+            slots = v_form if self.config.fills_slot else None
             states = self.encode_contexts(batch.rows, slots, token_budget)
             word_index = torch.as_tensor([r.word_index for r in batch.rows], dtype=torch.long)
             vectors, _ = self.combine(states, word_index, v_form)

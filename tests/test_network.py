@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
-from spacy_bertram.config import MODES, BertramConfig
+from spacy_bertram.config import MODES, PAPER_SETTINGS, BertramConfig
 from spacy_bertram.encoder import load_encoder
 from spacy_bertram.network import AttentiveMimicking, BertramNetwork
 
@@ -47,8 +47,9 @@ ITEMS = [
 
 
 def make_network(path, mode, seed=0, **settings):
+    """The paper's network (no output mix, form vectors for every word) in `mode`, unless `settings` say otherwise."""
     vocab = NgramVocab.from_words(WORDS, min_count=1)
-    network = create_bertram(path, ngram_vocab=vocab, mode=mode, **settings)
+    network = create_bertram(path, ngram_vocab=vocab, **{**PAPER_SETTINGS, "mode": mode, **settings})
     torch.manual_seed(seed)
     with torch.no_grad():  # move away from the identity/zero init so every part matters
         for name, param in network.bertram_state_dict().items():
