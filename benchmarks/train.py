@@ -55,7 +55,7 @@ def context_source(store: Path, corpus: Path, max_lines: int):
 
 
 def stage1(run_settings: TrainSettings, targets, contexts, encoder, tokenizer, epochs: int, device=None):
-    run = TrainingRun(targets, contexts, encoder, tokenizer, "default", run_settings, None, device=device,
+    run = TrainingRun(targets, contexts, encoder, tokenizer, run_settings, None, device=device,
                       progress=False, log=lambda line: print("  " + line, flush=True))
     spec = StageSpec(1, "context", ("context",), epochs, run_settings.lr[0], run_settings.batch_words[0], True)
     run.pools(run.network("context", True, 1))  # tokenising is the same for both: keep it out of the timing
@@ -91,10 +91,10 @@ def main() -> int:
     print(f"{len(targets.indices(False))} training words x up to {pool} contexts ({where}); "
           f"torch threads {torch.get_num_threads()}", flush=True)
     print("reusing encoder states:", flush=True)
-    reuse_s, reuse_loss, reuse = stage1(TrainSettings(reuse_states=True, **settings), targets, contexts,
+    reuse_s, reuse_loss, reuse = stage1(TrainSettings.from_dict({**settings, "reuse_states": True}), targets, contexts,
                                         encoder, tokenizer, args.epochs, device)
     print("recomputing encoder states every epoch:", flush=True)
-    again_s, again_loss, _ = stage1(TrainSettings(reuse_states=False, **settings), targets, contexts,
+    again_s, again_loss, _ = stage1(TrainSettings.from_dict({**settings, "reuse_states": False}), targets, contexts,
                                     encoder, tokenizer, args.epochs, device)
     print(f"{'epoch':>5} {'reuse s':>9} {'recompute s':>12} {'reuse loss':>12} {'recompute loss':>15}")
     for i, (a, b, la, lb) in enumerate(zip(reuse_s, again_s, reuse_loss, again_loss), 1):

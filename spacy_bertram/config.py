@@ -5,11 +5,24 @@ import json
 import typing
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Union
+from types import MappingProxyType
+from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Union
 
-MODES = ("form", "context", "shallow", "replace", "add", "inplace")
-CONTEXT_MODES = ("context", "shallow", "replace", "add", "inplace")
+#: How form and context combine (see `BertramConfig.mode`); MODES lists them in this order.
+Mode = Literal["form", "context", "shallow", "replace", "add", "inplace"]
+MODES: Tuple[Mode, ...] = typing.get_args(Mode)
+#: The modes that read contexts (all but "form"), and those that write the form vector into
+#: a slot of each context row ("add": a prefix, "replace": in place of the mask).
+CONTEXT_MODES: Tuple[Mode, ...] = tuple(mode for mode in MODES if mode != "form")
+SLOT_MODES: Tuple[Mode, ...] = ("replace", "add")
 FORMAT_VERSION = 1
+#: The paper's network where the defaults differ from it: `BertramConfig(**PAPER_SETTINGS)`.
+#: These were the defaults before training's became BertramConfig's, so they are also what a key
+#: missing from a saved config.json means: every file written since names each key, and a key
+#: not listed here has kept its default.
+PAPER_SETTINGS: Mapping[str, Any] = MappingProxyType({
+    "mode": "add", "read_layer": -1, "subword_share": 0.0, "own_embedding_for_one_piece": False,
+})
 
 
 @dataclass
@@ -23,7 +36,7 @@ class BertramConfig:
         (the word stays in its contexts, spelled with its own wordpieces; the
         frozen encoder's states over those pieces, read at `read_layer`, are
         projected into the input space: the encoder itself composes spelling
-        and context; what `train` makes by default).
+        and context; the default, as `train` makes it).
     use_subword_mean: also feed the mean of the encoder's own input embeddings
         of the word's wordpieces to the form part, gated against the n-gram
         form: on our data this surface signal is the strongest single cue.
@@ -31,31 +44,33 @@ class BertramConfig:
     max_contexts: contexts per word used at inference (more are ignored).
     max_word_pieces: wordpieces of the word fed to the subword mean (at least 1).
     read_layer: which encoder hidden state the context modes read (-1: the
-        last layer; -2: the one before, etc.).
+        last layer; -2: the one before, etc.; training reads it in the inplace
+        mode only: the paper's modes train on the last layer).
     subword_share: weight of the subword mean in the output, as a mix of unit
         vectors scaled to the subword mean's norm: 0 is BERTRAM's own vector
-        (the paper); 0.5 an equal mix. On real rare words the subword mean and
-        BERTRAM's vector are complementary: the mix beats either alone.
+        (the paper); 0.5 an equal mix (the default). On real rare words the
+        subword mean and BERTRAM's vector are complementary: the mix beats
+        either alone.
     own_embedding_for_one_piece: a word that is a single wordpiece of the
         encoder's vocabulary and has no usable context gets that piece's own
         input embedding. Without contexts BERTRAM has only the spelling, and
         the encoder's embedding of that very piece was trained on every one of
-        its occurrences: reading the piece again cannot know more. (False: the
-        paper, which gives every word its form vector.)
+        its occurrences: reading the piece again cannot know more (the default;
+        False: the paper, which gives every word its form vector).
     encoder_*: recorded from the base model so that a mismatched encoder is
         detected at load time instead of producing silently wrong vectors.
     """
 
     base_model: str = "default"
-    mode: str = "add"
+    mode: Mode = "inplace"
     use_subword_mean: bool = True
     ngram_dropout: float = 0.1
     max_seq_length: int = 96
     max_contexts: int = 32
     max_word_pieces: int = 32
-    read_layer: int = -1
-    subword_share: float = 0.0
-    own_embedding_for_one_piece: bool = False
+    read_layer: int = -2
+    subword_share: float = 0.5
+    own_embedding_for_one_piece: bool = True
     encoder_embedding_width: Optional[int] = None
     encoder_hidden_width: Optional[int] = None
     encoder_vocab_size: Optional[int] = None
@@ -84,11 +99,18 @@ class BertramConfig:
     def uses_contexts(self) -> bool:
         return self.mode in CONTEXT_MODES
 
+    @property
+    def fills_slot(self) -> bool:
+        """Whether the form vector goes into a slot of each context row (SLOT_MODES)."""
+        return self.mode in SLOT_MODES
+
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "BertramConfig":
+        """Read a saved config; a key it lacks means what it meant when the file was written
+        (PAPER_SETTINGS), not today's default."""
         if not isinstance(data, Mapping):
             raise ValueError(f"a BERTRAM config is a JSON object, got {type(data).__name__}")
         known = {f.name for f in fields(cls)}
@@ -103,7 +125,7 @@ class BertramConfig:
                 f"This BERTRAM model has format version {version}; this spacy-bertram "
                 f"reads up to {FORMAT_VERSION}. Upgrade spacy-bertram."
             )
-        return cls(**dict(data))
+        return cls(**{**PAPER_SETTINGS, **data})
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "BertramConfig":
@@ -131,6 +153,8 @@ def _expected(hint: Any) -> tuple:
     if hint is str:
         return (str,)
     origin = typing.get_origin(hint)
+    if origin is Literal:
+        return tuple({type(arg) for arg in typing.get_args(hint)})
     if origin is Union:
         return tuple(t for arg in typing.get_args(hint) for t in _expected(arg))
     if hint is type(None):

@@ -41,7 +41,7 @@ def Bertram_v1(
     config stays valid without the directory, and a saved pipeline restores
     its weights from its own files without ever reading it (as
     spacy-transformers' `name`). Without model_path the layer is the untrained
-    network its settings describe, built here.
+    network its settings describe (those unset: BertramConfig's defaults), built here.
     base_model, mode, use_subword_mean, max_seq_length and max_contexts (the
     most contexts the network reads) are read from the trained model (the
     directory or the serialized weights): leave them unset. A value that

@@ -7,7 +7,7 @@ which needs no gradients, stays outside the autograd graph and can be cached.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -109,12 +109,14 @@ class BertramNetwork(nn.Module):
     """Infers input embeddings for words in the space of a frozen encoder."""
 
     def __init__(self, config: BertramConfig, ngram_vocab: NgramVocab, encoder, tokenizer) -> None:
+        """`config` stays the caller's: the network keeps a copy that records the encoder's widths."""
         super().__init__()
         info = describe_encoder(config.base_model, encoder, tokenizer)
         check_encoder_matches(config, info.embedding_width, info.hidden_width, info.vocab_size)
-        config.encoder_embedding_width = info.embedding_width
-        config.encoder_hidden_width = info.hidden_width
-        config.encoder_vocab_size = info.vocab_size
+        config = replace(
+            config, encoder_embedding_width=info.embedding_width, encoder_hidden_width=info.hidden_width,
+            encoder_vocab_size=info.vocab_size, extra=dict(config.extra),
+        )
         self.config = config
         self.ngram_vocab = ngram_vocab
         self.tokenizer = tokenizer
@@ -328,7 +330,7 @@ class BertramNetwork(nn.Module):
         if self.config.mode == "form" or not batch.rows:
             vectors = v_form
         else:
-            slots = v_form if self.config.mode in ("add", "replace") else None
+            slots = v_form if self.config.fills_slot else None
             states = self.encode_contexts(batch.rows, slots, token_budget)
             word_index = torch.as_tensor([r.word_index for r in batch.rows], dtype=torch.long)
             vectors, _ = self.combine(states, word_index, v_form)
@@ -340,12 +342,12 @@ class BertramNetwork(nn.Module):
         """A one-piece word without contexts keeps its own embedding (config.own_embedding_for_one_piece)."""
         if not self.config.own_embedding_for_one_piece or batch.has_contexts is None:
             return vectors
-        pieces = batch.subword_ids.to(self.device)
-        alone = ((pieces >= 0).sum(dim=1) == 1) & ~batch.has_contexts.to(self.device)
+        # Which words: bookkeeping on the CPU, where the batch was prepared, so a GPU never waits on `any()`.
+        alone = ((batch.subword_ids.cpu() >= 0).sum(dim=1) == 1) & ~batch.has_contexts.cpu()
         if not bool(alone.any()):
             return vectors
-        own = self.subword_mean(pieces).to(vectors.dtype)
-        return torch.where(alone.unsqueeze(-1), own, vectors)
+        own = self.subword_mean(batch.subword_ids.to(self.device)).to(vectors.dtype)
+        return torch.where(alone.to(self.device).unsqueeze(-1), own, vectors)
 
     # -- convenience ---------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ from spacy_bertram.storage import model_fingerprint
 from spacy_bertram.training.ota import OTASettings
 from spacy_bertram.training.run import train
 from spacy_bertram.training.sources import MemoryContexts
-from spacy_bertram.training.stages import TrainSettings
+from spacy_bertram.training.settings import RunOptions, TrainingData, TrainSettings
 
 
 pytest_plugins = ["dictd_fixture"]  # fixture modules beside this file (tiny_gcide: a dictd dictionary)
@@ -237,10 +237,10 @@ class Killed(Exception):
     pass
 
 
-def _train(source, out, tiny, **kwargs):
-    settings = TrainSettings(**{**SMALL, **kwargs.pop("settings", {})})
-    return train(source, out, base_model=tiny, settings=settings, min_count=20, held_out_fraction=0.1,
-                 ota=OTASettings(steps=2), progress=False, log=lambda _: None, **kwargs)
+def _train(source, out, tiny, settings=(), data=(), **options):
+    data = TrainingData(**{"min_count": 20, "held_out_fraction": 0.1, "ota": OTASettings(steps=2), **dict(data)})
+    return train(source, out, TrainSettings.from_dict({**SMALL, **dict(settings), "base_model": tiny}), data,
+                 RunOptions(progress=False, log=lambda _: None, **options))
 
 
 def plan_inputs(nlp, tokenizer, docs: List[Doc], window: int, stride: int):

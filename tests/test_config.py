@@ -1,9 +1,13 @@
 """BertramConfig: settings checked in Python as they are in config.json."""
 from __future__ import annotations
 
+import json
+import typing
+
 import pytest
 
 from spacy_bertram import BertramConfig
+from spacy_bertram.config import CONTEXT_MODES, MODES, PAPER_SETTINGS, SLOT_MODES, Mode
 
 
 def test_config_values_are_checked_in_python_too():
@@ -12,3 +16,38 @@ def test_config_values_are_checked_in_python_too():
     with pytest.raises(ValueError, match="max_word_pieces must be at least 1"):
         BertramConfig(max_word_pieces=0)
     assert BertramConfig(ngram_dropout=0).ngram_dropout == 0  # an integer is a number
+
+
+def test_modes_are_declared_once_and_checked():
+    assert MODES == typing.get_args(Mode) and MODES[-1] == "inplace"
+    assert CONTEXT_MODES == tuple(m for m in MODES if m != "form") and set(SLOT_MODES) == {"add", "replace"}
+    assert [BertramConfig(mode=m).fills_slot for m in MODES] == [False, False, False, True, True, False]
+    with pytest.raises(ValueError, match="Unknown BERTRAM mode 'concat'"):
+        BertramConfig(mode="concat")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'mode' must be a string, got int 3"):
+        BertramConfig(mode=3)  # type: ignore[arg-type]
+
+
+def test_the_defaults_are_what_train_makes_and_the_paper_is_one_name_away():
+    config = BertramConfig()
+    assert (config.mode, config.read_layer, config.subword_share, config.own_embedding_for_one_piece) == \
+        ("inplace", -2, 0.5, True)
+    paper = BertramConfig(**PAPER_SETTINGS)
+    assert (paper.mode, paper.read_layer, paper.subword_share, paper.own_embedding_for_one_piece) == \
+        ("add", -1, 0.0, False)
+
+
+def test_a_key_an_old_config_json_lacks_keeps_the_meaning_it_had(tmp_path):
+    """Models saved before read_layer, subword_share and own_embedding_for_one_piece were written
+    read the last layer, did not mix and gave every word its form vector: they still do."""
+    old = {"base_model": "default", "mode": "add", "use_subword_mean": True, "ngram_dropout": 0.1,
+           "max_seq_length": 96, "max_contexts": 32, "max_word_pieces": 32, "encoder_embedding_width": 384,
+           "encoder_hidden_width": 384, "encoder_vocab_size": 30522, "format_version": 1, "extra": {}}
+    (tmp_path / "config.json").write_text(json.dumps(old), encoding="utf8")
+    loaded = BertramConfig.from_disk(tmp_path / "config.json")
+    assert (loaded.read_layer, loaded.subword_share, loaded.own_embedding_for_one_piece) == (-1, 0.0, False)
+    inplace = BertramConfig(mode="inplace", read_layer=-2, subword_share=0.5, own_embedding_for_one_piece=True)
+    assert BertramConfig.from_dict(inplace.to_dict()) == inplace  # written files name every key
+    assert BertramConfig.from_dict(BertramConfig().to_dict()) == BertramConfig()
+    with pytest.raises(ValueError, match=r"Unknown keys in BERTRAM config: \['colour'\]"):
+        BertramConfig.from_dict({**old, "colour": "red"})

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
-from spacy_bertram.config import MODES
-from spacy_bertram.network import AttentiveMimicking
+from spacy_bertram.config import MODES, PAPER_SETTINGS, BertramConfig
+from spacy_bertram.encoder import load_encoder
+from spacy_bertram.network import AttentiveMimicking, BertramNetwork
 
 
 @pytest.mark.parametrize("word", ["!!!", "...", "\U0001F600", "\U0001F34A\U0001F34A", "\u6c34\u679c"])
@@ -46,8 +47,9 @@ ITEMS = [
 
 
 def make_network(path, mode, seed=0, **settings):
+    """The paper's network (no output mix, form vectors for every word) in `mode`, unless `settings` say otherwise."""
     vocab = NgramVocab.from_words(WORDS, min_count=1)
-    network = create_bertram(path, ngram_vocab=vocab, mode=mode, **settings)
+    network = create_bertram(path, ngram_vocab=vocab, **{**PAPER_SETTINGS, "mode": mode, **settings})
     torch.manual_seed(seed)
     with torch.no_grad():  # move away from the identity/zero init so every part matters
         for name, param in network.bertram_state_dict().items():
@@ -233,3 +235,15 @@ def test_one_piece_word_without_contexts_keeps_its_own_embedding(tiny_bert_path,
     network.config.own_embedding_for_one_piece = True
     save_bertram(network, tmp_path / "m")
     numpy.testing.assert_allclose(load_bertram(tmp_path / "m").infer(items[:1]), [own], atol=1e-6)
+
+
+def test_the_callers_config_is_left_as_it_was(tiny_bert_path):
+    """The network records the encoder's widths in a copy: a config can build several networks."""
+    config = BertramConfig(base_model=tiny_bert_path, mode="add")
+    before = config.to_dict()
+    encoder, tokenizer = load_encoder(tiny_bert_path)
+    network = BertramNetwork(config, NgramVocab(), encoder, tokenizer)
+    assert config.to_dict() == before and config.encoder_embedding_width is None
+    assert network.config is not config and network.config.encoder_embedding_width == network.width
+    assert network.config == BertramConfig(**{**before, **{k: v for k, v in network.config.to_dict().items()
+                                                            if k.startswith("encoder_")}})

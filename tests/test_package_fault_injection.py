@@ -224,7 +224,7 @@ def test_a_save_cut_off_by_a_file_size_limit_keeps_the_previous_pipeline(tiny_be
 
 def test_train_killed_at_random_points_resumes_to_the_same_model(tiny_bert_path, source, tmp_path, monkeypatch):
     whole = _train(source, tmp_path / "whole", tiny_bert_path, ablation=False)
-    epochs = [(spec.name, e) for spec in plan_stages(TrainSettings(**SMALL)) for e in range(1, spec.epochs + 1)]
+    epochs = [(spec.name, e) for spec in plan_stages(TrainSettings.from_dict(SMALL)) for e in range(1, spec.epochs + 1)]
     first, later = sorted(random.Random(7).sample(range(len(epochs) - 1), 2))
     out = tmp_path / "resumed"
     save_file = targets_mod.save_file

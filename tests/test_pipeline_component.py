@@ -232,7 +232,7 @@ def test_the_saved_config_says_where_settings_come_from(bertram_dir, tiny_bert_p
     saved = spacy.util.load_config(tmp_path / "p" / "config.cfg")["components"]["bertram"]["model"]
     # null: read from the trained model (config.json), which is what runs
     assert [saved[k] for k in ("mode", "use_subword_mean", "max_seq_length", "max_contexts")] == [None] * 4
-    with pytest.raises(ValueError, match="sets mode = 'form'.*serialized weights.*has mode = 'add'"):
+    with pytest.raises(ValueError, match="sets mode = 'form'.*serialized weights.*has mode = 'inplace'"):
         spacy.load(tmp_path / "p", config={"components": {"bertram": {"model": {"mode": "form"}}}})
 
 

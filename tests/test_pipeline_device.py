@@ -402,8 +402,8 @@ def test_training_steps_make_every_tensor_on_the_runs_device(tiny_bert_path):
     contexts = [source.contexts(w, 6) for w in targets.words]
     meta_encoder, _ = load_encoder(tiny_bert_path, device="meta")
     eager_attention(meta_encoder)
-    settings = TrainSettings(**{**SMALL, "reuse_states": False})
-    run = TrainingRun(targets, contexts, meta_encoder, tokenizer, tiny_bert_path, settings, None,
+    settings = TrainSettings.from_dict({**SMALL, "reuse_states": False, "base_model": tiny_bert_path})
+    run = TrainingRun(targets, contexts, meta_encoder, tokenizer, settings, None,
                       device=torch.device("meta"), progress=False, log=lambda _: None)
     assert run.ngram_ids.device.type == "meta" and run.subword_ids.device.type == "meta"  # moved once
     run.validator = object()  # validation scores on the CPU by design (it copies the table there)

@@ -8,6 +8,8 @@ import typer.main
 from typer.testing import CliRunner
 
 from spacy_bertram.cli import app
+from spacy_bertram.config import BertramConfig
+from spacy_bertram.training.settings import TrainingData, TrainSettings
 
 from conftest import corpus_lines, invoke
 
@@ -49,13 +51,29 @@ def test_targets_and_train_share_their_word_options(monkeypatch):
     shared = [(p.name, p.default) for p in commands["targets"].params]
     assert shared == [(p.name, p.default) for p in commands["train"].params][: len(shared)]
     assert [name for name, _ in shared][:2] == ["contexts", "output"] and len(shared) == 13  # --force included
-    seen = {}
-    monkeypatch.setattr(run, "train", lambda *a, **k: seen.update(args=a, **k) or {"baseline": 1, "final": 2,
-                                                                                  "model": "m"})
+    seen = []
+    monkeypatch.setattr(run, "train", lambda *a: seen.extend(a) or {"baseline": 1, "final": 2, "model": "m"})
     result = invoke("train", "c.sqlite", "out", "--min-count", "7", "--held-out", "0.25", "--seed", "3",
-                    "--ota-steps", "11", "--ota-neighbours", "2", "--no-progress", "--epochs", "1", "2", "3")
+                    "--ota-steps", "11", "--ota-neighbours", "2", "--no-progress", "--epochs", "1", "2", "3",
+                    "--base-model", "an-encoder", "--max-contexts", "5")
     assert result.exit_code == 0, result.output
-    assert seen["args"] == (Path("c.sqlite"), Path("out")) and seen["min_count"] == 7
-    assert seen["held_out_fraction"] == 0.25 and seen["progress"] is False and seen["settings"].seed == 3
-    assert (seen["ota"].steps, seen["ota"].neighbours, seen["ota"].seed) == (11, 2, 3)
-    assert seen["settings"].epochs == (1, 2, 3) and seen["max_words"] is None
+    contexts, output, settings, data, options = seen
+    assert (contexts, output) == (Path("c.sqlite"), Path("out")) and data.min_count == 7
+    assert data.held_out_fraction == 0.25 and options.progress is False and settings.seed == 3
+    assert (data.ota.steps, data.ota.neighbours, data.ota.seed) == (11, 2, 3)
+    assert settings.epochs == (1, 2, 3) and data.max_words is None
+    assert (settings.network.base_model, settings.network.max_contexts) == ("an-encoder", 5)
+
+
+def test_train_options_default_to_the_network_settings_defaults():
+    """One default per setting: `train --help` shows BertramConfig's and TrainSettings' own."""
+    params = {p.name: p.default for p in typer.main.get_command(app).commands["train"].params}
+    network, settings = BertramConfig(), TrainSettings()
+    for name in ("mode", "read_layer", "subword_share", "own_embedding_for_one_piece", "max_contexts",
+                 "max_seq_length"):
+        assert params[name] == getattr(network, name), name
+    assert (params["mode"], params["read_layer"], params["subword_share"]) == ("inplace", -2, 0.5)
+    assert tuple(params["epochs"]) == settings.epochs and params["inplace_mask_fraction"] == 0.5
+    data = TrainingData()
+    assert (params["min_count"], params["held_out"], params["definitions_per_word"]) == \
+        (data.min_count, data.held_out_fraction, data.definitions_per_word)

@@ -37,7 +37,7 @@ def test_the_pool_begins_with_definitions_and_keeps_its_size(store):
 def test_a_run_with_definitions_records_them(tiny_bert_path, store, tmp_path):
     source = MemoryContexts.from_lines(corpus_lines())
     metrics = _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)},
-                     definitions=store, definitions_per_word=1)
+                     data={"definitions": store, "definitions_per_word": 1})
     progress = json.loads((tmp_path / "run" / "progress.json").read_text())
     assert progress["run"]["definitions"] == {"store": str(store), "per_word": 1}
     assert metrics["final"]

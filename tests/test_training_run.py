@@ -7,9 +7,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from spacy_bertram.config import BertramConfig
 from spacy_bertram.encoder import load_encoder
 from spacy_bertram.pipeline.device import select_device
 from spacy_bertram.training.ota import OTASettings
+from spacy_bertram.training.run import _check_resume
+from spacy_bertram.training.settings import TrainSettings
 from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.targets import build_targets
 
@@ -43,6 +46,19 @@ def test_a_changed_run_is_not_resumed_and_the_changed_settings_are_named(tiny_be
         _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)})
     assert "(settings.epochs: [1, 1, 1] -> [2, 1, 1]); run with the same settings" in str(err.value)
     assert len(str(err.value)) < 300  # not the whole record
+
+
+def test_a_run_recorded_by_an_earlier_version_resumes_and_names_what_changed(tmp_path):
+    """Earlier versions recorded the same flat settings, without max_word_pieces (always 32 then)."""
+    settings = TrainSettings()
+    earlier = {k: v for k, v in settings.to_dict().items() if k != "max_word_pieces"}
+    run = {"base_model": "m", "settings": earlier, "min_count": 1, "device": "cpu"}
+    (tmp_path / "progress.json").write_text(json.dumps({"run": run, "stages": {}}))
+    _check_resume(tmp_path, {**run, "settings": settings.to_dict()})  # the same settings: resumes
+    for network, changed in ((BertramConfig(max_contexts=16), "max_contexts: 32 -> 16"),
+                             (BertramConfig(max_word_pieces=8), "max_word_pieces: 32 -> 8")):
+        with pytest.raises(ValueError, match=rf"\(settings\.{changed}\); run with the same settings"):
+            _check_resume(tmp_path, {**run, "settings": TrainSettings(network).to_dict()})
 
 
 def test_a_killed_runs_temp_files_are_removed_at_the_next_start(tiny_bert_path, source, tmp_path):
@@ -85,7 +101,7 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(tiny_bert_path, source, t
     targets.save(tmp_path / "targets32")
     wider = str(write_tiny_bert(tmp_path / "tiny48", hidden=48))
     with pytest.raises(ValueError, match="width 32.*width 48"):
-        _train(source, out, wider, targets=tmp_path / "targets32")
+        _train(source, out, wider, data={"targets": tmp_path / "targets32"})
     assert not out.exists()
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="no CUDA"):

@@ -7,6 +7,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from spacy_bertram.config import BertramConfig
 from spacy_bertram.encoder import load_encoder
 from spacy_bertram.training.ota import OTASettings
 from spacy_bertram.training.stages import (
@@ -31,9 +32,8 @@ def tiny_run(tiny_bert_path, source):
     contexts = [source.contexts(w, 6) for w in targets.words]
 
     def make(**overrides):
-        settings = TrainSettings(**{**SMALL, **overrides})
-        return TrainingRun(targets, contexts, encoder, tokenizer, tiny_bert_path, settings, None,
-                           progress=False, log=lambda _: None)
+        settings = TrainSettings.from_dict({**SMALL, **overrides, "base_model": tiny_bert_path})
+        return TrainingRun(targets, contexts, encoder, tokenizer, settings, None, progress=False, log=lambda _: None)
 
     return make
 
@@ -45,14 +45,18 @@ def test_lr_schedule_warms_up_then_decays():
     assert all(a >= b for a, b in zip(factors[9:], factors[10:]))
 
 
+def plan(mode: str) -> list:
+    return plan_stages(TrainSettings(BertramConfig(mode=mode)))
+
+
 def test_stage_plan_follows_the_paper():
-    specs = plan_stages(TrainSettings(mode="add"))
+    specs = plan("add")
     assert [(s.mode, s.groups) for s in specs] == [("context", ("context",)), ("form", ("form",)), ("add", ("context",))]
     assert specs[0].states_fixed and specs[2].states_fixed  # ADD with frozen form: reuse states
-    shallow, replace = plan_stages(TrainSettings(mode="shallow"))[2], plan_stages(TrainSettings(mode="replace"))[2]
+    shallow, replace = plan("shallow")[2], plan("replace")[2]
     assert shallow.groups == ("form", "context", "gate") and shallow.states_fixed
     assert replace.groups == ("form", "context") and not replace.states_fixed
-    assert len(plan_stages(TrainSettings(mode="form"))) == 2
+    assert len(plan("form")) == 2
 
 
 @pytest.mark.parametrize("mode", ["add", "shallow", "replace"])
@@ -94,7 +98,7 @@ def test_reused_encoder_states_give_the_same_losses(tiny_run):
 
 def test_inplace_trains_one_stage_on_rare_like_spellings_and_resumes(tiny_run, tiny_bert_path, source, tmp_path):
     """One stage (attentive mimicking + projection) on cached states; some rows read the mask."""
-    assert [(s.mode, s.groups) for s in plan_stages(TrainSettings(mode="inplace"))] == [("inplace", ("context",))]
+    assert [(s.mode, s.groups) for s in plan("inplace")] == [("inplace", ("context",))]
     run = tiny_run(mode="inplace", inplace_mask_fraction=0.5)
     spec = plan_stages(run.settings)[0]
     network = run.network(spec.mode, spec.use_subword_mean, spec.index)
@@ -125,7 +129,7 @@ def test_inplace_trains_one_stage_on_rare_like_spellings_and_resumes(tiny_run, t
     assert all(torch.equal(a[k], b[k]) for k in a)
     saved = json.loads((tmp_path / "whole" / "model" / "config.json").read_text())
     assert (saved["mode"], saved["subword_share"], saved["read_layer"]) == ("inplace", 0.5, -2)
-    assert saved["own_embedding_for_one_piece"] is True  # TrainSettings' default, written for inference
+    assert saved["own_embedding_for_one_piece"] is True  # BertramConfig's default, written for inference
     names = [row["model"] for row in whole["ablation"]]
     assert names[1] == "INPLACE (subword share 0.5)" and names[2] == "INPLACE, BERTRAM's own vector (share 0)"
     assert whole["ablation"][1]["cosine"] != whole["ablation"][2]["cosine"]

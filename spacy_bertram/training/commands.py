@@ -17,14 +17,17 @@ from typing import Any, Callable, List, Optional, Tuple
 import typer
 
 from ..app import FORCE_HELP, GPU_HELP, MultiValueCommand, app, echo_json, fail, run_checked, setup_logging
+from ..config import MODES, BertramConfig
 from ..fileio import check_output_dir
 from ..pipeline.contexts import DEFAULT_WINDOW
 from .settings import (DEFAULT_HELD_OUT, DEFAULT_MAX_CONTEXTS, DEFAULT_MIN_COUNT, DEFAULT_RARE_MAX_CONTEXTS,
-                       PREPARE_FILES, TARGET_FILES, TRAIN_OUTPUTS, OTASettings, TrainSettings, check_workers)
+                       PREPARE_FILES, TARGET_FILES, TRAIN_OUTPUTS, OTASettings, RunOptions, TrainingData,
+                       TrainSettings, check_workers)
 
 TRAIN = TrainSettings()
+NETWORK = TRAIN.network
+DATA = TrainingData()
 OTA = OTASettings()
-MODES = ("form", "context", "shallow", "replace", "add", "inplace")
 
 
 @app.command("prepare")
@@ -163,11 +166,12 @@ def targets_cmd(args: WordsAndTargets) -> None:
 @_with_options(_words_and_targets)
 def train_cmd(
     args: WordsAndTargets,
-    mode: str = typer.Option(TRAIN.mode, help="network mode: " + ", ".join(MODES)),
-    read_layer: int = typer.Option(TRAIN.read_layer, help="inplace: encoder layer read (-1 last, -2 the one before)"),
-    subword_share: float = typer.Option(TRAIN.subword_share, help="weight of the subword mean in the output mix "
+    mode: str = typer.Option(NETWORK.mode, help="network mode: " + ", ".join(MODES)),
+    read_layer: int = typer.Option(NETWORK.read_layer, help="inplace: encoder layer read (-1 last, -2 the one "
+                                   "before)"),
+    subword_share: float = typer.Option(NETWORK.subword_share, help="weight of the subword mean in the output mix "
                                         "(0: BERTRAM's own vector)"),
-    own_embedding_for_one_piece: bool = typer.Option(TRAIN.own_embedding_for_one_piece, help="a one-wordpiece "
+    own_embedding_for_one_piece: bool = typer.Option(NETWORK.own_embedding_for_one_piece, help="a one-wordpiece "
                                                      "word without contexts keeps the encoder's embedding (off: "
                                                      "the paper's form vector)"),
     inplace_mask_fraction: float = typer.Option(TRAIN.inplace_mask_fraction, help="inplace: share of training rows "
@@ -179,9 +183,10 @@ def train_cmd(
     batch_words: Tuple[int, int, int] = typer.Option(TRAIN.batch_words, help="words per batch in stages 1 2 3"),
     warmup: float = typer.Option(TRAIN.warmup, help="share of each stage's steps spent warming up the lr"),
     min_contexts: int = typer.Option(TRAIN.min_contexts, help="contexts per word per step, at least"),
-    max_contexts: int = typer.Option(TRAIN.max_contexts, help="contexts per word per step, at most"),
+    max_contexts: int = typer.Option(NETWORK.max_contexts, help="contexts per word per step, at most (and at "
+                                     "inference)"),
     pool_contexts: int = typer.Option(TRAIN.pool_contexts, help="contexts kept per word"),
-    max_seq_length: int = typer.Option(TRAIN.max_seq_length, help="encoder window per context (special tokens "
+    max_seq_length: int = typer.Option(NETWORK.max_seq_length, help="encoder window per context (special tokens "
                                        "included)"),
     ngram_min_count: int = typer.Option(TRAIN.ngram_min_count, help="n-grams seen fewer times share the UNK row"),
     no_reuse: bool = typer.Option(False, "--no-reuse", help="re-encode contexts every epoch (slow; for comparison)"),
@@ -192,7 +197,8 @@ def train_cmd(
                                  "files and start over (without it: an error; same settings always resume)"),
     definitions: Optional[Path] = typer.Option(None, help="a definition store from `dictionary`: each training "
                                                "word's context pool begins with its definitions"),
-    definitions_per_word: int = typer.Option(2, help="with --definitions: definitions per training word"),
+    definitions_per_word: int = typer.Option(DATA.definitions_per_word, help="with --definitions: definitions per "
+                                             "training word"),
 ) -> None:
     """Train BERTRAM: the training stages, validation and the form ablation (resumes if interrupted)."""
     from .run import train
@@ -203,19 +209,23 @@ def train_cmd(
     run_checked(check_output_dir, args.output, TRAIN_OUTPUTS, command="train", force=args.force)
 
     def run():
+        network = BertramConfig(
+            base_model=args.base_model, mode=mode, use_subword_mean=not no_subword_mean, read_layer=read_layer,
+            subword_share=subword_share, own_embedding_for_one_piece=own_embedding_for_one_piece,
+            max_contexts=max_contexts, max_seq_length=max_seq_length,
+        )
         settings = TrainSettings(
-            mode=mode, use_subword_mean=not no_subword_mean, read_layer=read_layer, subword_share=subword_share,
-            own_embedding_for_one_piece=own_embedding_for_one_piece, inplace_mask_fraction=inplace_mask_fraction, epochs=tuple(epochs), lr=tuple(lr),
-            batch_words=tuple(batch_words), warmup=warmup, min_contexts=min_contexts, max_contexts=max_contexts,
-            pool_contexts=pool_contexts, max_seq_length=max_seq_length, ngram_min_count=ngram_min_count,
-            seed=args.seed, reuse_states=not no_reuse, cache_memory_mb=cache_mb,
+            network=network, inplace_mask_fraction=inplace_mask_fraction, epochs=tuple(epochs), lr=tuple(lr),
+            batch_words=tuple(batch_words), warmup=warmup, min_contexts=min_contexts, pool_contexts=pool_contexts,
+            ngram_min_count=ngram_min_count, seed=args.seed, reuse_states=not no_reuse, cache_memory_mb=cache_mb,
         )
-        return train(
-            args.contexts, args.output, base_model=args.base_model, settings=settings, min_count=args.min_count,
-            max_words=args.max_words, held_out_fraction=args.held_out, targets=targets, ota=args.ota,
-            ablation=not no_ablation, gpu_id=args.gpu_id, keep_cache=keep_cache, restart=restart,
-            progress=args.progress, definitions=definitions, definitions_per_word=definitions_per_word,
+        data = TrainingData(
+            min_count=args.min_count, max_words=args.max_words, held_out_fraction=args.held_out, targets=targets,
+            ota=args.ota, definitions=definitions, definitions_per_word=definitions_per_word,
         )
+        options = RunOptions(gpu_id=args.gpu_id, ablation=not no_ablation, keep_cache=keep_cache, restart=restart,
+                             progress=args.progress)
+        return train(args.contexts, args.output, settings, data, options)
 
     metrics = run_checked(run)
     typer.echo(json.dumps({"baseline": metrics["baseline"], "final": metrics["final"], "model": metrics["model"]}))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
@@ -21,9 +22,9 @@ from ..storage import save_bertram
 from .ota import OTASettings
 from ..pipeline.contexts import open_context_store
 from .sources import ContextSource
-from .stages import StageResult, TrainingRun, TrainSettings, combined_init, plan_stages
-from .settings import METRICS_FILE, MODEL_DIR, RUN_FILES, TARGETS_DIR
-from .targets import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT, TargetSet, build_targets, check_word_limits
+from .stages import StageResult, TrainingRun, combined_init, plan_stages
+from .settings import METRICS_FILE, MODEL_DIR, RUN_FILES, TARGETS_DIR, RunOptions, TrainingData, TrainSettings
+from .targets import TargetSet, build_targets, check_word_limits
 from .validation import format_table
 from ..types import PathLike
 
@@ -55,11 +56,11 @@ def ablation_rows(baseline: Dict[str, float], results: Dict[str, StageResult]) -
 def own_vector_row(run: TrainingRun, final: StageResult) -> tuple:
     """Held-out scores of the final network without the output mix (subword_share 0)."""
     config = final.network.config
-    share, config.subword_share = config.subword_share, 0.0
+    final.network.config = replace(config, subword_share=0.0)
     try:
         scores = run.validator.evaluate(final.network)
     finally:
-        config.subword_share = share
+        final.network.config = config
     return (f"{final.spec.mode.upper()}, BERTRAM's own vector (share 0)", scores["cosine"], scores["mrr"])
 
 
@@ -88,9 +89,7 @@ def _check_resume(output: Path, run_info: Dict[str, Any], restart: bool = False,
             raise ValueError(
                 f"Corrupt training record {str(progress)!r}: {err}. Delete {str(output)!r} to start over."
             ) from err
-        recorded_run = recorded.get("run")
-        if isinstance(recorded_run, dict):
-            recorded_run = {"device": "cpu", **recorded_run}  # runs recorded before the device was
+        recorded_run = _in_todays_terms(recorded.get("run"))
         if recorded_run not in (None, run_info):
             if restart:
                 _clear_run(output, log)
@@ -107,6 +106,17 @@ def _check_resume(output: Path, run_info: Dict[str, Any], restart: bool = False,
                 "run with the same settings to resume it, use another output directory, delete this one, "
                 "or pass --restart to start over"
             )
+
+
+def _in_todays_terms(recorded_run: Any) -> Any:
+    """A run recorded by an earlier version, as this one records it (so that it still resumes)."""
+    if not isinstance(recorded_run, dict):
+        return recorded_run
+    recorded_run = {"device": "cpu", **recorded_run}  # runs recorded before the device was ran on the CPU
+    settings = recorded_run.get("settings")
+    if isinstance(settings, dict) and "mode" in settings:  # network settings recorded before max_word_pieces
+        recorded_run["settings"] = {"max_word_pieces": 32, **settings}  # was: training always used 32
+    return recorded_run
 
 
 def changed_settings(old: Any, new: Dict[str, Any], prefix: str = "") -> str:
@@ -142,64 +152,52 @@ def pooled_contexts(
 def train(
     contexts: Union[PathLike, ContextSource],
     output_dir: PathLike,
-    base_model: str = "default",
     settings: Optional[TrainSettings] = None,
-    min_count: int = DEFAULT_MIN_COUNT,
-    max_words: Optional[int] = None,
-    held_out_fraction: float = DEFAULT_HELD_OUT,
-    targets: Optional[PathLike] = None,
-    ota: Optional[OTASettings] = None,
-    ablation: bool = True,
-    gpu_id: int = -1,
-    keep_cache: bool = False,
-    restart: bool = False,
-    progress: bool = True,
-    on_epoch_end: Optional[Callable[[str, int], None]] = None,
-    log: Callable[[str], None] = print,
-    definitions: Optional[PathLike] = None,
-    definitions_per_word: int = 2,
+    data: Optional[TrainingData] = None,
+    options: Optional[RunOptions] = None,
 ) -> Dict[str, Any]:
-    """Train BERTRAM end to end; returns (and writes) the metrics.
+    """Train BERTRAM end to end from a context store (or source); returns (and writes) the metrics.
 
-    `definitions`: a definition store whose definitions begin each training
-    word's context pool (`definition_contexts.py`).
-
-    Re-running with the same settings resumes; with other settings it is an error,
-    unless `restart` (what a project step wants when its settings change).
+    `settings`: the network (its encoder: `settings.network.base_model`) and the stages;
+    `data`: the training words, their targets and context pools; `options`: device, ablation,
+    cache, restart, progress and logging. Re-running with the same settings resumes; with other
+    settings it is an error, unless `options.restart` (what a project step wants when its
+    settings change).
     """
     call_started = time.perf_counter()
-    settings = settings or TrainSettings()
-    check_word_limits(min_count, max_words)
-    device = select_device(gpu_id)
+    settings, data, options = settings or TrainSettings(), data or TrainingData(), options or RunOptions()
+    log, base_model = options.log, settings.network.base_model
+    check_word_limits(data.min_count, data.max_words)
+    device = select_device(options.gpu_id)
     make_deterministic(device)  # before the first cuBLAS call
     source = open_context_store(contexts) if isinstance(contexts, (str, Path)) else contexts
     encoder, tokenizer = load_encoder(base_model, device=device)  # the cached copy for the device
     width = int(encoder.get_input_embeddings().weight.shape[1])
     output = Path(output_dir)
-    run_info = {"base_model": base_model, "settings": settings.to_dict(), "min_count": min_count,
-                "max_words": max_words, "held_out_fraction": held_out_fraction,
-                "targets": str(targets) if targets else None, "device": device.type}
+    run_info = {"base_model": base_model, "settings": settings.to_dict(), "min_count": data.min_count,
+                "max_words": data.max_words, "held_out_fraction": data.held_out_fraction,
+                "targets": str(data.targets) if data.targets else None, "device": device.type}
     if output.is_dir():
         clean_stale_temps(output)  # a killed run's temp files (checkpoints/.stage1-*.tmp, ...)
-    if definitions is not None:  # recorded only when used, so runs without it resume as before
-        run_info["definitions"] = {"store": str(definitions), "per_word": definitions_per_word}
-    _check_resume(output, run_info, restart, log)
-    if targets is not None:
-        target_set = TargetSet.load(targets, expected_width=width)
+    if data.definitions is not None:  # recorded only when used, so runs without it resume as before
+        run_info["definitions"] = {"store": str(data.definitions), "per_word": data.definitions_per_word}
+    _check_resume(output, run_info, options.restart, log)
+    if data.targets is not None:
+        target_set = TargetSet.load(data.targets, expected_width=width)
     elif (output / TARGETS_DIR).is_dir():
         target_set = TargetSet.load(output / TARGETS_DIR, expected_width=width)
     else:
         target_set = build_targets(
-            source, encoder, tokenizer, base_model, min_count, max_words, held_out_fraction,
-            settings.seed, ota or OTASettings(seed=settings.seed), device, progress,
+            source, encoder, tokenizer, base_model, data.min_count, data.max_words, data.held_out_fraction,
+            settings.seed, data.ota or OTASettings(seed=settings.seed), device, options.progress,
         )
         target_set.save(output / TARGETS_DIR)
     n_held = sum(target_set.held_out)
     log(f"targets: {len(target_set)} words ({target_set.kinds.count('ota')} by OTA), {n_held} held out")
-    word_contexts = pooled_contexts(source, target_set.words, settings.pool_contexts, definitions,
-                                    definitions_per_word)
-    run = TrainingRun(target_set, word_contexts, encoder, tokenizer, base_model, settings, output,
-                      device, progress, on_epoch_end, log)
+    word_contexts = pooled_contexts(source, target_set.words, settings.pool_contexts, data.definitions,
+                                    data.definitions_per_word)
+    run = TrainingRun(target_set, word_contexts, encoder, tokenizer, settings, output,
+                      device, options.progress, options.on_epoch_end, log)
     run.record["run"] = run_info
     write_json_atomic(output / "progress.json", run.record)
     results: Dict[str, StageResult] = {}
@@ -213,21 +211,21 @@ def train(
     # The corpus counts go with the model: the component's rare-word rule reads them.
     save_bertram(final.network, output / MODEL_DIR, counts=dict(source.counts(1)))
     seconds["stages"] = time.perf_counter() - started
-    if ablation:
+    if options.ablation:
         started = time.perf_counter()
-        for spec in plan_stages(settings, use_subword_mean=not settings.use_subword_mean)[1:]:
+        for spec in plan_stages(settings, use_subword_mean=not settings.network.use_subword_mean)[1:]:
             init = combined_init(by_index[1], results["ablation-stage2-form"]) if spec.index == 3 else None
             results["ablation-" + spec.name] = run.stage(spec, init, prefix="ablation-")
         seconds["ablation"] = time.perf_counter() - started
     baseline = run.baseline()
     seconds["total"] = time.perf_counter() - call_started
     rows = ablation_rows(baseline, results)
-    if settings.subword_share > 0:  # the output mix is inference-only: BERTRAM's own vector costs one pass
+    if settings.network.subword_share > 0:  # the output mix is inference-only: BERTRAM's own vector costs one pass
         rows.append(own_vector_row(run, final))
     log("held-out words: " + str(baseline["words"]) + "\n" + format_table(rows))
     metrics = {
         "base_model": base_model,
-        "mode": settings.mode,
+        "mode": settings.network.mode,
         "model": str(output / MODEL_DIR),
         "targets": {"words": len(target_set), "held_out": n_held, **target_set.info},
         "baseline": baseline,
@@ -238,7 +236,7 @@ def train(
         "settings": settings.to_dict(),
     }
     write_json_atomic(output / METRICS_FILE, metrics)
-    if not keep_cache:
+    if not options.keep_cache:
         shutil.rmtree(output / "cache", ignore_errors=True)
     if (output / "checkpoints").is_dir() and not any((output / "checkpoints").iterdir()):
         (output / "checkpoints").rmdir()

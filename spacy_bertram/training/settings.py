@@ -6,11 +6,12 @@ and `store_builder.py` import them from here.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Dict, Optional, Tuple
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from ..config import BertramConfig
 from ..pipeline.contexts import STORE_FILE
+from ..types import PathLike
 
 #: Training words occur at least this often (prepare and targets).
 DEFAULT_MIN_COUNT = 100
@@ -50,9 +51,17 @@ class OTASettings:
     eval_draws: int = 4
 
 
+#: BertramConfig fields that are not training settings: the encoder is the run's `base_model`
+#: (recorded beside the settings), its widths are read from it, and the rest describe the file.
+NOT_TRAINING_SETTINGS = ("base_model", "encoder_embedding_width", "encoder_hidden_width", "encoder_vocab_size",
+                         "format_version", "extra")
+NETWORK_KEYS = tuple(f.name for f in fields(BertramConfig))
+
+
 @dataclass
 class TrainSettings:
-    """Hyper-parameters of the three stages (index 0, 1, 2 of the tuples).
+    """What `train` makes: the network (`network`, whose defaults are `BertramConfig`'s) and the
+    hyper-parameters of its stages (index 0, 1, 2 of the tuples).
 
     The paper's lr 5e-5 (stages 1 and 3) suits BERT-base on a huge corpus; with
     a few thousand training words and cached encoder states we take many
@@ -62,40 +71,33 @@ class TrainSettings:
     The inplace stage is still improving at 50 epochs: 20 / 50 / 100 / 200 gave held-out
     cosine 0.273 / 0.279 / 0.296 / 0.302, and 100 scored best on real rare words (the
     README's Results), so it trains 100 (about 70 s on 2 CPU cores with cached states).
+    `network.max_contexts` is also the most contexts per word per training step, and
+    `network.base_model` the encoder trained for.
     """
 
-    mode: str = "inplace"
-    use_subword_mean: bool = True
-    read_layer: int = -2
-    subword_share: float = 0.5
-    own_embedding_for_one_piece: bool = True
+    network: BertramConfig = field(default_factory=BertramConfig)
     inplace_mask_fraction: float = 0.5
     epochs: Tuple[int, int, int] = (100, 20, 30)
     lr: Tuple[float, float, float] = (1e-2, 1e-2, 3e-3)
     batch_words: Tuple[int, int, int] = (64, 64, 64)
     warmup: float = 0.1
     min_contexts: int = 4
-    max_contexts: int = 32
     pool_contexts: int = 32
-    max_seq_length: int = 96
     ngram_min_count: int = 3
-    ngram_dropout: float = 0.1
     seed: int = 0
     reuse_states: bool = True
     token_budget: int = 4096
     cache_memory_mb: float = 2048.0
 
     def __post_init__(self) -> None:
+        if not isinstance(self.network, BertramConfig):
+            raise TypeError(f"network must be a BertramConfig, got {type(self.network).__name__}")
         self.epochs, self.lr, self.batch_words = tuple(self.epochs), tuple(self.lr), tuple(self.batch_words)
-        BertramConfig(
-            mode=self.mode, ngram_dropout=self.ngram_dropout, max_seq_length=self.max_seq_length,
-            read_layer=self.read_layer, subword_share=self.subword_share,
-        )
         if len(self.epochs) != 3 or len(self.lr) != 3 or len(self.batch_words) != 3:
             raise ValueError("epochs, lr and batch_words need one value per stage (3)")
         if min(self.epochs) < 0 or min(self.batch_words) < 1 or min(self.lr) <= 0:
             raise ValueError("epochs must be >= 0, batch_words >= 1 and lr > 0")
-        if not 1 <= self.min_contexts <= self.max_contexts <= self.pool_contexts:
+        if not 1 <= self.min_contexts <= self.network.max_contexts <= self.pool_contexts:
             raise ValueError("Need 1 <= min_contexts <= max_contexts <= pool_contexts")
         if not 0.0 <= self.inplace_mask_fraction < 1.0:
             raise ValueError(f"inplace_mask_fraction must be in [0, 1), got {self.inplace_mask_fraction}")
@@ -103,9 +105,57 @@ class TrainSettings:
             raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
 
     def to_dict(self) -> Dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """The run's record (progress.json, metrics.json): one key per setting, the network's among
+        them, flat as earlier versions recorded them (so their runs still resume)."""
+        network = {k: v for k, v in self.network.to_dict().items() if k not in NOT_TRAINING_SETTINGS}
+        own = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "network"}
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in {**network, **own}.items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "TrainSettings":
+        """Settings from a record (`to_dict`) or any mapping of setting names: BertramConfig's
+        names (`base_model` included) go to `network`, the others are the stages'."""
+        network = BertramConfig(**{k: v for k, v in data.items() if k in NETWORK_KEYS})
+        return cls(network=network, **{k: v for k, v in data.items() if k not in NETWORK_KEYS})
+
+
+@dataclass
+class TrainingData:
+    """What `train` learns from besides the context store: which words, their targets, their contexts.
+
+    targets: a target directory made by `targets` (else built, with `ota`: by default
+    `OTASettings(seed=settings.seed)`); definitions: a definition store whose definitions
+    begin each training word's context pool (`definition_contexts.py`), `definitions_per_word` each.
+    """
+
+    min_count: int = DEFAULT_MIN_COUNT
+    max_words: Optional[int] = None
+    held_out_fraction: float = DEFAULT_HELD_OUT
+    targets: Optional[PathLike] = None
+    ota: Optional[OTASettings] = None
+    definitions: Optional[PathLike] = None
+    definitions_per_word: int = 2
+
+
+@dataclass
+class RunOptions:
+    """How `train` runs, none of which changes the model it makes.
+
+    ablation: also train the other form variant (a table row each); keep_cache: keep the
+    encoder-state cache files; restart: a run with other settings in the output directory is
+    removed and started over (else an error: the same settings always resume);
+    on_epoch_end(stage name, epoch): called after each epoch's checkpoint.
+    """
+
+    gpu_id: int = -1
+    ablation: bool = True
+    keep_cache: bool = False
+    restart: bool = False
+    progress: bool = True
+    on_epoch_end: Optional[Callable[[str, int], None]] = None
+    log: Callable[[str], None] = print
 
 
 __all__ = ["METRICS_FILE", "MODEL_DIR", "PREPARE_FILES", "RUN_FILES", "TARGETS_DIR", "TARGET_FILES",
            "TRAIN_OUTPUTS", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
-           "OTASettings", "TrainSettings"]
+           "NETWORK_KEYS", "NOT_TRAINING_SETTINGS", "OTASettings", "RunOptions", "TrainingData", "TrainSettings"]

@@ -23,7 +23,7 @@ import json
 import math
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 from tqdm import tqdm
 
-from ..config import BertramConfig
+from ..config import SLOT_MODES, Mode
 from ..fileio import write_json_atomic
 from ..inputs import InputBuilder
 from ..network import BertramNetwork, pad_ids
@@ -52,7 +52,7 @@ EpochHook = Callable[[str, int], None]
 @dataclass(frozen=True)
 class StageSpec:
     index: int
-    mode: str
+    mode: Mode
     groups: Tuple[str, ...]
     epochs: int
     lr: float
@@ -78,16 +78,17 @@ class StageSpec:
 
 
 def plan_stages(settings: TrainSettings, use_subword_mean: Optional[bool] = None) -> List[StageSpec]:
-    sub = settings.use_subword_mean if use_subword_mean is None else use_subword_mean
+    mode = settings.network.mode
+    sub = settings.network.use_subword_mean if use_subword_mean is None else use_subword_mean
     e, lr, b = settings.epochs, settings.lr, settings.batch_words
-    if settings.mode == "inplace":
+    if mode == "inplace":
         return [StageSpec(1, "inplace", ("context",), e[0], lr[0], b[0], sub)]
     stages = [
         StageSpec(1, "context", ("context",), e[0], lr[0], b[0], sub),
         StageSpec(2, "form", ("form",), e[1], lr[1], b[1], sub),
     ]
-    if settings.mode in COMBINED_GROUPS:
-        stages.append(StageSpec(3, settings.mode, COMBINED_GROUPS[settings.mode], e[2], lr[2], b[2], sub))
+    if mode in COMBINED_GROUPS:
+        stages.append(StageSpec(3, mode, COMBINED_GROUPS[mode], e[2], lr[2], b[2], sub))
     return stages
 
 
@@ -121,7 +122,6 @@ class TrainingRun:
         contexts: Sequence[Sequence[str]],
         encoder,
         tokenizer,
-        base_model: str,
         settings: TrainSettings,
         output_dir: Optional[Path] = None,
         device: Optional[torch.device] = None,
@@ -130,7 +130,7 @@ class TrainingRun:
         log: Callable[[str], None] = print,
     ) -> None:
         self.targets, self.settings = targets, settings
-        self.encoder, self.tokenizer, self.base_model = encoder, tokenizer, base_model
+        self.encoder, self.tokenizer = encoder, tokenizer
         self.output_dir = Path(output_dir) if output_dir is not None else None
         self.device = device or torch.device("cpu")
         self.progress, self.on_epoch_end, self.log = progress, on_epoch_end, log
@@ -153,18 +153,14 @@ class TrainingRun:
 
     # -- building blocks ----------------------------------------------------------
 
-    def network(self, mode: str, use_subword_mean: bool, seed_offset: int) -> BertramNetwork:
+    def network(self, mode: Mode, use_subword_mean: bool, seed_offset: int) -> BertramNetwork:
+        """The network of one stage: the settings' network in the stage's mode and form variant
+        (the paper's modes read the last layer: `read_layer` is the inplace mode's)."""
         torch.manual_seed(self.settings.seed * 1000 + seed_offset)
-        config = BertramConfig(
-            base_model=self.base_model,
-            mode=mode,
-            use_subword_mean=use_subword_mean,
-            ngram_dropout=self.settings.ngram_dropout,
-            max_seq_length=self.settings.max_seq_length,
-            max_contexts=self.settings.max_contexts,
-            read_layer=self.settings.read_layer if mode == "inplace" else -1,
-            subword_share=self.settings.subword_share,
-            own_embedding_for_one_piece=self.settings.own_embedding_for_one_piece,
+        network_settings = self.settings.network
+        config = replace(
+            network_settings, mode=mode, use_subword_mean=use_subword_mean,
+            read_layer=network_settings.read_layer if mode == "inplace" else -1,
         )
         network = BertramNetwork(config, self.ngrams, self.encoder, self.tokenizer).to(self.device)
         if self.validator is None:
@@ -173,7 +169,7 @@ class TrainingRun:
 
     def pools(self, network: BertramNetwork) -> ContextPools:
         mode = network.config.mode
-        key = mode if mode in ("add", "replace", "inplace") else "plain"  # rows differ in prefix / slot / spelling
+        key = mode if mode in (*SLOT_MODES, "inplace") else "plain"  # rows differ in prefix / slot / spelling
         if key not in self._pools:
             held = set(self.targets.indices(held_out=True))
             contexts = [[] if i in held else c for i, c in enumerate(self.contexts)]  # never train on held-out
@@ -215,13 +211,13 @@ class TrainingRun:
             return torch.nn.functional.mse_loss(network.form_vectors(ngram_ids, subword_ids), target)
         pools = self.pools(network)
         s = self.settings
-        row_ids, local = pools.sample(batch.tolist(), rng, s.min_contexts, s.max_contexts)
+        row_ids, local = pools.sample(batch.tolist(), rng, s.min_contexts, s.network.max_contexts)
         with torch.set_grad_enabled(spec.trains_form):
             v_form = network.form_vectors(ngram_ids, subword_ids)
         if cache is not None:
             states = cache.get(row_ids)
         else:
-            slots = v_form if spec.mode in ("add", "replace") else None
+            slots = v_form if spec.mode in SLOT_MODES else None
             with torch.set_grad_enabled(slots is not None and spec.trains_form):
                 states = encode_unpadded(network, pools.rows_for(row_ids, local), slots, s.token_budget)
         vectors, _ = network.combine(states, local, v_form)
