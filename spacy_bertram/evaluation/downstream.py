@@ -3,7 +3,7 @@
 Steps (each a `python -m spacy_bertram` command, see cli.py and project.yml):
 
 - `run_rarification` (module `rarify_step`): the trained baseline textcat guides
-  `rarify.rarify`, resumably, for one or several rarification seeds.
+  `masking.rarify`, resumably, for one or several rarification seeds.
 - `evaluate_systems` (here): the same trained textcat, unchanged, predicts each item as
     baseline                 the rarified text, stock encoding of every word;
     original, masked         the item's original text (100% by construction: only
