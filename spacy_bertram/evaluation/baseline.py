@@ -35,6 +35,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Un
 import spacy
 from spacy.language import Language
 from spacy.util import registry
+from thinc.api import Config
 
 from ..encoder import resolve_base_model
 from ..fileio import check_output_dir, write_json_atomic
@@ -294,8 +295,6 @@ def baseline_config(
 ):
     """The training config: `base_config` with bounded steps, the freezing callback,
     the encoder and the seed set. Paths are left for overrides."""
-    from thinc.api import Config
-
     config = Config().from_disk(base_config, interpolate=False)
     training = config["training"]
     training["max_steps"] = int(max_steps)

@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy
 import srsly
+import torch
 from safetensors import SafetensorError
 from safetensors.numpy import load as load_arrays
 from safetensors.numpy import load_file, save, save_file
@@ -46,8 +47,6 @@ ENCODER_KEYS = ("vocab_size", "width", "embedding_digest")
 
 def encoder_identity(network: Any) -> Dict[str, Any]:
     """What identifies BERTRAM's encoder: its shape and a digest of sampled embedding rows."""
-    import torch
-
     table = network.embedding_matrix().detach()
     n_rows, width = int(table.shape[0]), int(table.shape[1])
     rows = torch.linspace(0, n_rows - 1, steps=min(64, n_rows)).long().to(table.device)
