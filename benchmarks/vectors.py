@@ -51,8 +51,8 @@ from spacy_bertram.pipeline.device import select_device
 from spacy_bertram.training.distributed import open_client, run_on_dask
 from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.training.registry_data import default_assets_dir
-from spacy_bertram.pipeline.vector_table import ShardStore, VectorTable, encoder_identity
-from spacy_bertram.training.vectors import JobSettings, infer_words
+from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
+from spacy_bertram.training.shards import JobSettings, ShardStore, infer_words
 
 from pipeline import build, load_texts  # benchmarks/pipeline.py (scripts run from this folder)
 from timing import timed  # benchmarks/timing.py

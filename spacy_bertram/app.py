@@ -24,6 +24,8 @@ from typing import Any, Callable, List, NoReturn
 import typer
 from typer.core import TyperCommand, TyperOption
 
+from .evaluation.wordnet import WordNetMissingError
+
 app = typer.Typer(
     name="spacy-bertram",
     help=__doc__.split("\n\n")[0] + "\n\nBERTRAM for spaCy transformer pipelines.",
@@ -75,8 +77,6 @@ def echo_json(data: dict) -> None:
 
 def run_checked(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run a step; input errors become `error: ...` and exit code 1."""
-    from .evaluation.wordnet import WordNetMissingError
-
     try:
         return function(*args, **kwargs)
     except (ValueError, WordNetMissingError, FileNotFoundError, OSError) as err:

@@ -15,6 +15,7 @@ from typing import Callable, Dict, Mapping, Optional, Protocol
 
 import srsly
 
+from .fileio import atomic_path
 from .types import PathLike
 
 
@@ -161,8 +162,6 @@ class CountTable:
 
 def write_counts(path: PathLike, counts: Mapping[str, int]) -> None:
     """counts.tsv ("word<TAB>count", most frequent first), written atomically."""
-    from .fileio import atomic_path
-
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     with atomic_path(path) as tmp:
         with open(tmp, "w", encoding="utf8") as file_:

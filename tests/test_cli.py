@@ -248,7 +248,7 @@ def flipping_classifier(monkeypatch):
     """Rarification guided by a classifier that always flips: its prediction follows the
     text's food word while "big" is there, and turns to the other label once "big"
     (which has the rare WordNet synonym "large") is masked. The baseline's labels are kept."""
-    from spacy_bertram.evaluation import pipelines
+    from spacy_bertram.evaluation import pipelines, rarify_step
 
     def make_classifier(nlp, batch_size=32):
         labels = pipelines.textcat_labels(nlp)
@@ -263,7 +263,7 @@ def flipping_classifier(monkeypatch):
 
         return classify
 
-    monkeypatch.setattr(pipelines, "make_classifier", make_classifier)
+    monkeypatch.setattr(rarify_step, "make_classifier", make_classifier)  # what the rarify command calls
 
 
 @pytest.mark.slow

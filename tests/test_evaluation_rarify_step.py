@@ -110,7 +110,7 @@ def minilm_tokenizer(minilm_path):
 
 
 def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, monkeypatch, minilm_tokenizer):
-    from spacy_bertram.evaluation import pipelines
+    from spacy_bertram.evaluation import rarify_step
     from spacy_bertram.evaluation.rarify_step import run_rarification
     from spacy_bertram.evaluation.wordnet import wordnet_available
 
@@ -125,10 +125,10 @@ def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, 
             return _toy_classifier(labels)(texts)
         return classify
 
-    monkeypatch.setattr(pipelines, "load_textcat", lambda model_dir, injection="none": None)
-    monkeypatch.setattr(pipelines, "textcat_labels", lambda nlp: labels)
-    monkeypatch.setattr(pipelines, "pipeline_tokenizer", lambda nlp: minilm_tokenizer)
-    monkeypatch.setattr(pipelines, "make_classifier", classifier)
+    monkeypatch.setattr(rarify_step, "load_textcat", lambda model_dir, injection="none": None)
+    monkeypatch.setattr(rarify_step, "textcat_labels", lambda nlp: labels)
+    monkeypatch.setattr(rarify_step, "pipeline_tokenizer", lambda nlp: minilm_tokenizer)
+    monkeypatch.setattr(rarify_step, "make_classifier", classifier)
     splits, model = tmp_path / "splits", tmp_path / "model"
     model.mkdir()
     (model / "weights").write_text("w")

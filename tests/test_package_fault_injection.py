@@ -25,7 +25,7 @@ import torch
 from safetensors.torch import load_file
 
 import spacy_bertram.training.store_builder as contexts_mod
-import spacy_bertram.fileio as fileio
+import spacy_bertram.frequencies as frequencies_mod
 import spacy_bertram.storage as storage_mod
 import spacy_bertram.training.prepare as prepare_mod
 import spacy_bertram.training.targets as targets_mod
@@ -308,7 +308,7 @@ def test_prepare_killed_at_random_points_then_rerun_gives_the_same_outputs(tmp_p
         "while collecting contexts": (contexts_mod, "tokenize_spans",
                                       after(rng.randrange(1, 1200), contexts_mod.tokenize_spans)),
         "while writing the store": (contexts_mod._Reservoirs, "flush", after(0, flush)),
-        "while writing counts.tsv": (fileio, "atomic_path", dies_before_rename(fileio.atomic_path)),
+        "while writing counts.tsv": (frequencies_mod, "atomic_path", dies_before_rename(frequencies_mod.atomic_path)),
         "while writing prepare.json": (prepare_mod, "atomic_path", dies_before_rename(prepare_mod.atomic_path)),
     }
     assert list(kills) == PREPARE_KILLS

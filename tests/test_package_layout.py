@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Dict, Iterator, List, Mapping, Set, Tuple
 
 import pytest
 
@@ -165,3 +166,105 @@ def test_no_test_file_imports_another_test_file():
             offenders += [f"{path.name}:{node.lineno} imports {m}" for m in imported
                           if m.split(".")[0] in test_modules or m.split(".")[0] == "tests"]
     assert not offenders, offenders
+
+
+# ---------------------------------------------------------------- the import graph
+
+
+def module_names(package: Path) -> Dict[str, Path]:
+    """Dotted name -> file of every module of `package` (a package is named by its __init__.py)."""
+    names = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+def package_imports(name: str, path: Path, modules: Mapping[str, Path]) -> Iterator[Tuple[str, int, bool]]:
+    """(imported module, line, inside a function) for each import of another module of the package.
+
+    Every import statement counts, in functions and under `if TYPE_CHECKING:` too. A module's own
+    ancestor packages are left out: Python imports them before the module in any case."""
+    tree = ast.parse(path.read_text(encoding="utf8"))
+    in_function = {id(node) for function in ast.walk(tree)
+                   if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) for node in ast.walk(function)}
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            wanted = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1] + [node.module or ""]).strip(".") \
+                if node.level else (node.module or "")
+            wanted = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        else:
+            continue
+        for target in wanted:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name and not name.startswith(target + "."):
+                yield target, node.lineno, id(node) in in_function
+
+
+def import_cycles(graph: Mapping[str, Set[str]]) -> List[List[str]]:
+    """The strongly connected components of more than one module: modules that import each other."""
+    reach: Dict[str, Set[str]] = {}
+    for start in graph:
+        seen, todo = set(), [start]
+        while todo:
+            for target in graph.get(todo.pop(), ()):
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        reach[start] = seen
+    components = {tuple(sorted({v} | {w for w in reach[v] if v in reach[w]})) for v in graph}
+    return sorted(list(c) for c in components if len(c) > 1)
+
+
+def import_graph(package: Path) -> Tuple[Dict[str, Set[str]], List[Tuple[Path, int, str]]]:
+    """module -> the package modules it imports; and (file, line, imported) of the imports inside functions."""
+    modules = module_names(package)
+    graph: Dict[str, Set[str]] = {name: set() for name in modules}
+    in_functions = []
+    for name, path in modules.items():
+        for target, line, in_function in package_imports(name, path, modules):
+            graph[name].add(target)
+            if in_function:
+                in_functions.append((path, line, target))
+    return graph, in_functions
+
+
+def lazy_imports_allowed(path: Path) -> bool:
+    """The command modules (app.py, */commands.py): a command imports its step when it runs, so that
+    `python -m spacy_bertram --help` loads no torch, transformers or spaCy (tests/test_cli.py)."""
+    return path == PACKAGE / "app.py" or path.name == "commands.py"
+
+
+def test_the_import_graph_helpers_find_cycles_and_imports_in_functions(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("from . import a\n")
+    (package / "a.py").write_text("from .sub import b\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "b.py").write_text("from .. import c\n")
+    (package / "c.py").write_text("import os\n\ndef late():\n    from .sub.b import late\n")
+    graph, in_functions = import_graph(package)
+    assert graph == {"pkg": {"pkg.a"}, "pkg.a": {"pkg.sub.b"}, "pkg.sub": set(), "pkg.sub.b": {"pkg.c"},
+                     "pkg.c": {"pkg.sub.b"}}
+    assert import_cycles(graph) == [["pkg.c", "pkg.sub.b"]]
+    assert in_functions == [(package / "c.py", 4, "pkg.sub.b")]
+
+
+def test_no_import_cycles_among_the_package_modules():
+    """No two modules import each other, directly or around a loop, counting imports inside functions:
+    shared code lives in the module it belongs to, which both import."""
+    graph, _ = import_graph(PACKAGE)
+    assert len(graph) > 50 and graph["spacy_bertram.training.vectors"]
+    assert import_cycles(graph) == []
+
+
+def test_package_imports_inside_functions_only_in_the_command_modules():
+    """Elsewhere a module imports the package's modules at its top; a function imports only an
+    optional extra's package (matplotlib, nltk, dask, ...) when it needs it."""
+    _, in_functions = import_graph(PACKAGE)
+    assert [f"{path.relative_to(ROOT)}:{line} imports {target}" for path, line, target in in_functions
+            if not lazy_imports_allowed(path)] == []

@@ -15,8 +15,12 @@ from itertools import chain, zip_longest
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from ..evaluation.wordnet import WordNetMissingError
 from ..types import PathLike
-from .store import SourcedContext, write_definition_store
+from .dictd import DictdDatabase
+from .gcide import definitions, headword
+from .store import STORE_FILE, SourcedContext, write_definition_store
+from .wordnet_glosses import irregular_forms, load_reader, wordnet_entries
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -47,9 +51,6 @@ def gcide_entries(index_path: PathLike, wordnet_derived: bool = True) -> Iterato
     The index lists a word also under entries that merely mention it ("run"
     under "All fours"); only entries whose own headword is the word count.
     """
-    from .dictd import DictdDatabase
-    from .gcide import definitions, headword
-
     index_path = Path(index_path)
     if not index_path.is_file():
         raise FileNotFoundError(GCIDE_HINT.format(path=index_path))
@@ -85,8 +86,6 @@ def build_dictionary_store(
     max_per_source: int = DEFAULT_MAX_PER_SOURCE,
 ) -> Dict[str, Any]:
     """Write the store (OUTPUT, or OUTPUT/definitions.sqlite for a directory); returns its statistics."""
-    from .store import STORE_FILE
-
     sources = list(sources)
     if max_per_source < 1:
         raise ValueError(f"--max-per-source must be at least 1, got {max_per_source}")
@@ -102,8 +101,6 @@ def build_dictionary_store(
     if "wordnet" in sources or "gcide" in sources:
         reader = _wordnet_for(sources, wordnet_dir)
         if reader is not None:
-            from .wordnet_glosses import irregular_forms, wordnet_entries
-
             inflections = list(irregular_forms(reader))
             if "wordnet" in sources:
                 per_source["wordnet"] = {k: v[:max_per_source] for k, v in wordnet_entries(reader)}
@@ -124,9 +121,6 @@ def build_dictionary_store(
 
 def _wordnet_for(sources: Sequence[str], wordnet_dir: Optional[PathLike]):
     """WordNet's reader: required for the wordnet source; for GCIDE alone only for the irregular forms."""
-    from ..evaluation.wordnet import WordNetMissingError
-    from .wordnet_glosses import load_reader
-
     try:
         return load_reader(wordnet_dir)
     except WordNetMissingError:

@@ -5,7 +5,7 @@ from typing import Optional
 import typer
 
 from ..app import app, echo_json, run_checked, setup_logging
-from .build import DEFAULT_GCIDE_INDEX, DEFAULT_MAX_PER_SOURCE
+from .build import DEFAULT_GCIDE_INDEX, DEFAULT_MAX_PER_SOURCE, build_dictionary_store, parse_sources
 
 
 @app.command("dictionary")
@@ -21,8 +21,6 @@ def dictionary_cmd(
     max_per_source: int = typer.Option(DEFAULT_MAX_PER_SOURCE, help="contexts kept per headword and source"),
 ) -> None:
     """Definition contexts per headword ("kumquat: small oval citrus fruit ...") for the bertram component."""
-    from .build import build_dictionary_store, parse_sources
-
     setup_logging()
     names = run_checked(parse_sources, sources)
     echo_json(run_checked(build_dictionary_store, output, names, gcide_index=gcide, wordnet_dir=wordnet_dir,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, List, Optional, Tuple
 
+from ..evaluation.wordnet import load_wordnet
 from ..types import PathLike
 from .store import SourcedContext
 
@@ -21,8 +22,6 @@ EXCEPTION_FILES = ("noun.exc", "verb.exc", "adj.exc", "adv.exc")
 
 def load_reader(wordnet_dir: Optional[PathLike] = None):
     """NLTK's WordNet reader (WordNetMissingError with install instructions when absent)."""
-    from ..evaluation.wordnet import load_wordnet
-
     return load_wordnet(wordnet_dir)
 
 

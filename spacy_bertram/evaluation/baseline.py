@@ -32,9 +32,13 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
+import spacy
 from spacy.language import Language
 from spacy.util import registry
+from thinc.api import Config
 
+from ..encoder import resolve_base_model
+from ..fileio import check_output_dir, write_json_atomic
 from ..pipeline import component  # noqa: F401  (registers spacy-bertram.encoder_path.v1 used by the configs)
 from ..pipeline.device import use_device
 from .datasets import (
@@ -141,9 +145,6 @@ def make_splits(
 
     A test candidate whose label never occurs in training raises UnknownLabelError.
     """
-    import spacy
-
-
     start = time.time()
     records, n_empty = load_dataset(dataset, assets)
     records = [
@@ -267,8 +268,6 @@ def embedding_drift(nlp: Language, base_model: str) -> float:
     pretrained encoder's (0.0 when the embedding layer really stayed frozen)."""
     from transformers import AutoModel
 
-    from ..encoder import resolve_base_model
-
     pretrained = AutoModel.from_pretrained(resolve_base_model(base_model)).get_input_embeddings().weight
     drift = 0.0
     for _, hf in transformer_models(nlp):
@@ -296,8 +295,6 @@ def baseline_config(
 ):
     """The training config: `base_config` with bounded steps, the freezing callback,
     the encoder and the seed set. Paths are left for overrides."""
-    from thinc.api import Config
-
     config = Config().from_disk(base_config, interpolate=False)
     training = config["training"]
     training["max_steps"] = int(max_steps)
@@ -351,10 +348,7 @@ def train_baseline(
     that looks finished. That replaces `output_dir` as a whole: one holding other
     files is refused unless `force`.
     """
-    import spacy
-    from spacy.cli.train import train as spacy_train
-
-    from ..fileio import check_output_dir
+    from spacy.cli.train import train as spacy_train  # spaCy's command line: only this step needs it
 
     check_output_dir(output_dir, BASELINE_OUTPUTS, command="train-baseline", force=force, replaces=True)
 
@@ -404,8 +398,6 @@ def train_baseline(
 
 
 def _write_json(path: PathLike, data: object) -> None:
-    from ..fileio import write_json_atomic
-
     write_json_atomic(path, data)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import random
 import re
 import tarfile
 import warnings
@@ -31,6 +32,7 @@ import zipfile
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from ..fileio import write_bytes_atomic
 from ..training.registry_data import default_assets_dir
 from ..types import PathLike
 from .records import Record
@@ -220,8 +222,6 @@ def split_records(
     records without one are split at random by `test_fraction`. Dev is drawn from
     the training part. Deterministic given `seed`.
     """
-    import random
-
     rng = random.Random(seed)
     fixed = [r for r in records if r.split in ("train", "test")]
     loose = [r for r in records if r.split not in ("train", "test")]
@@ -241,8 +241,6 @@ def split_records(
 
 def stratified_sample(records: Sequence[Record], limit: Optional[int], seed: int = 0) -> List[Record]:
     """At most `limit` records, labels kept in proportion, deterministic given `seed`."""
-    import random
-
     if not limit or limit >= len(records):
         return list(records)
     by_label: Dict[str, List[Record]] = {}
@@ -261,8 +259,6 @@ def stratified_sample(records: Sequence[Record], limit: Optional[int], seed: int
 
 def write_records(path: PathLike, records: Iterable[Record]) -> Path:
     """JSONL, written atomically."""
-    from ..fileio import write_bytes_atomic
-
     data = "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in records)
     return write_bytes_atomic(path, data.encode("utf8"))
 

@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..dictionary.store import DefinitionStore
 from ..types import PathLike
 
 DEFINITIONS = 4
@@ -28,8 +29,6 @@ SYSTEMS = {
 
 def load_definitions(store: PathLike, words: Sequence[str], limit: int = DEFINITIONS) -> Dict[str, List[str]]:
     """word -> its definition contexts (possibly []), the word written as given."""
-    from ..dictionary.store import DefinitionStore
-
     with DefinitionStore.open(store) as definitions:
         return {word: definitions.contexts(word, limit) for word in words}
 

@@ -3,7 +3,7 @@
 Steps (each a `python -m spacy_bertram` command, see cli.py and project.yml):
 
 - `run_rarification` (module `rarify_step`): the trained baseline textcat guides
-  `rarify.rarify`, resumably, for one or several rarification seeds.
+  `masking.rarify`, resumably, for one or several rarification seeds.
 - `evaluate_systems` (here): the same trained textcat, unchanged, predicts each item as
     baseline                 the rarified text, stock encoding of every word;
     original, masked         the item's original text (100% by construction: only
@@ -46,7 +46,13 @@ import numpy as np
 
 from ..pipeline.device import use_device
 from ..types import PathLike
+from .datasets import read_records
+from .oracle import ORACLE_FACTORY, add_oracle
 from .pipelines import add_bertram, load_textcat, set_injection, textcat_labels
+from .rarify import read_substitutions_jsonl
+from .records import UnknownLabelError
+from .seed_sets import listed_sets, remove_unlisted
+from .set_outputs import gold_probabilities, write_set_outputs
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -87,8 +93,6 @@ ORIGINAL_TEXT_SYSTEMS = ("baseline", *(f"bertram_{inj}_doc" for inj in INJECTION
 
 
 def read_test_items(rarified_dir: PathLike) -> List[dict]:
-    from .rarify import read_substitutions_jsonl
-
     path = Path(rarified_dir) / "test.jsonl"
     if not path.is_file():
         raise ValueError(f"No rarified test set at {path}; run the rarify step first.")
@@ -174,9 +178,6 @@ def predict_sets(
     """Every system over every set with the trained textcat, loaded once (its labels
     checked against the items'); systems with the same vectors share one component (and
     its vector cache). Returns the predictions per set and the seconds per system."""
-    from .oracle import ORACLE_FACTORY, add_oracle
-    from .set_outputs import gold_probabilities
-
     use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
     nlp = load_textcat(model_dir, injection="none")
     labels = textcat_labels(nlp)
@@ -215,8 +216,6 @@ def predict_sets(
 
 
 def check_item_labels(items: Sequence[dict], labels: Sequence[str]) -> None:
-    from .records import UnknownLabelError
-
     for it in items:
         if it["label"] not in labels:
             raise UnknownLabelError(
@@ -247,9 +246,6 @@ def evaluate_systems(
     (RARIFIED/seed-N) are evaluated in the same run (one model load, one BERTRAM
     vector cache) into OUTPUT/seed-N. Returns the first set's metrics.
     """
-    from .set_outputs import write_set_outputs
-    from .seed_sets import listed_sets, remove_unlisted
-
     start = time.time()
     systems = checked_systems(systems, bertram_path, context_store, dictionary_store)
     dirs = listed_sets(rarified_dir, "rarify.json") if seed_sets else {"": Path(rarified_dir)}
@@ -292,9 +288,6 @@ def evaluate_originals(
     kept), the stock textcat against the same textcat with `bertram`; accuracy and
     log p(gold) with paired bootstrap CIs in OUTPUT/metrics.json (+ predictions.jsonl,
     so `pool` can pool datasets)."""
-    from .datasets import read_records
-    from .set_outputs import write_set_outputs
-
     start = time.time()
     systems = checked_systems(systems, bertram_path, context_store)
     records = read_records(Path(splits_dir) / "test_candidates.jsonl")

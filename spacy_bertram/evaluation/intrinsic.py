@@ -45,11 +45,17 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 import numpy as np
 
 from ..fileio import write_json_atomic
+from ..frequencies import WordfreqFrequencies
+from ..pipeline.component import DEFAULT_CONFIG
+from ..pipeline.device import select_device
+from ..pipeline.word_sources import word_key_function
+from ..storage import load_bertram
 from .bootstrap import paired_difference
 from . import definition_contexts as D
 from .folds import parse_fold, select_fold
 from .rare_sets import NONCE, CardSet, ChimeraItem, CrwSet, read_card, read_chimeras, read_crw
 from .similarity import Pair, SubwordMean, cosine_rows, evaluate_similarity, spearman_rho
+from .similarity_eval import load_contexts
 from ..types import PathLike
 
 logger = logging.getLogger(__name__)
@@ -101,8 +107,6 @@ def fed_vectors(network, words: Sequence[str], contexts: Mapping[str, List[str]]
     `word_key_function`) with the component's default number of contexts, the
     first ones of the word's list, as for contexts from a store.
     """
-    from ..pipeline.word_sources import word_key_function
-
     limit = fed_contexts_per_word()
     key = word_key_function(network)
     return network.infer([(key(w), list(contexts.get(w, []))[:limit]) for w in words])
@@ -110,8 +114,6 @@ def fed_vectors(network, words: Sequence[str], contexts: Mapping[str, List[str]]
 
 def fed_contexts_per_word() -> int:
     """The `bertram` component's default contexts_per_word (its factory config)."""
-    from ..pipeline.component import DEFAULT_CONFIG
-
     return int(DEFAULT_CONFIG["bertram"]["contexts_per_word"])
 
 
@@ -247,8 +249,6 @@ RULE_THRESHOLDS = (2.5, 3.0, 3.5)
 def rule_subsets(pairs: Sequence[Pair], subword: SubwordMean, lang: str = "en") -> Dict[str, List[int]]:
     """`rule_zipf<T`: multi-piece rare words below Zipf T; `multi_piece_zipf>=3.5`: those above the
     highest threshold (where the subword mean may already be good)."""
-    from ..frequencies import WordfreqFrequencies
-
     frequencies = WordfreqFrequencies(lang)
     multi = multi_piece_indices(pairs, subword)
     zipf = {i: frequencies.zipf(pairs[i][1]) for i in multi}
@@ -360,8 +360,6 @@ def evaluate_intrinsic(
     With `skip_missing` and none of the sets present, nothing is loaded: the
     metrics say which sets were missing and how to get them.
     """
-    from .similarity_eval import load_contexts
-
     started = time.perf_counter()
     given = {name: Path(p) for name, p in (("crw", crw), ("card", card), ("chimera", chimera)) if p is not None}
     if not given:
@@ -411,12 +409,8 @@ def evaluate_intrinsic(
 
 
 def _load(model_path: PathLike, gpu_id: int):
-    from ..storage import load_bertram
-
     network = load_bertram(model_path)
     if gpu_id >= 0:
-        from ..pipeline.device import select_device
-
         network.to(select_device(gpu_id))
     if network.config.max_contexts < max(CONTEXT_COUNTS):
         logger.warning("The model uses at most %d contexts per word (config.json max_contexts): "

@@ -5,7 +5,7 @@ the classifier, the candidates and the threshold (which words have a rare
 synonym): `mask_candidates` does that expensive, seed-free work (one classifier
 call per candidate word and masking round). The seed only picks the rare synonym
 or misspelling for each masked word: `substitute_masked` does that, cheaply, for
-any number of seeds. `rarify.rarify` is the two in a row.
+any number of seeds. `rarify` is the two in a row.
 """
 from __future__ import annotations
 
@@ -145,4 +145,28 @@ def substitute_masked(
     return result
 
 
-__all__ = ["MaskedItem", "MaskingResult", "mask_candidates", "substitute_masked"]
+def rarify(
+    examples: Iterable[RecordLike],
+    classify: Classifier,
+    labels: Sequence[str],
+    subs: SubstitutionDictionary,
+    tagger: Optional[Tagger] = None,
+    max_masks: int = 5,
+    misspelling_rate: float = 0.1,
+    mask_token: str = DEFAULT_MASK_TOKEN,
+    seed: int = 0,
+    batch_size: int = 256,
+) -> RarificationResult:
+    """Build the rarified test set from test candidates (paper section 4).
+
+    Candidates the classifier gets wrong are dropped, as are those whose
+    prediction does not flip after `max_masks` masks. Only words with at least
+    one rare synonym are masked. Randomness is per item (seeded by `seed` and
+    the item id), so results do not depend on the order of the examples. The
+    two halves are `mask_candidates` (seed-free) and `substitute_masked` (seeded).
+    """
+    masking = mask_candidates(examples, classify, labels, subs, tagger, max_masks, mask_token, batch_size)
+    return substitute_masked(masking, subs, seed, misspelling_rate, mask_token)
+
+
+__all__ = ["MaskedItem", "MaskingResult", "mask_candidates", "rarify", "substitute_masked"]

@@ -21,6 +21,8 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from ..fileio import write_bytes_atomic
+
 SUBSETS = ("All", "WN", "Msp")
 #: Bucket edges for the rarest substitute's corpus count: [lo, hi).
 DEFAULT_EDGES = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, math.inf)
@@ -152,8 +154,6 @@ def plot_accuracy_by_frequency(
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from ..fileio import write_bytes_atomic
 
     shown_all = {(b.low, b.high): b for bs in results.values() for b in bs if b.n > 0}
     labels = [shown_all[key].label for key in sorted(shown_all)]

@@ -21,6 +21,7 @@ from spacy.tokens import Doc
 
 from ..encoder import word_piece_ids
 from ..pipeline.component import DOC_EXTENSION, install_extension
+from .pipelines import pipeline_transformer
 
 ORACLE_FACTORY = "spacy_bertram_oracle"
 
@@ -66,8 +67,6 @@ def make_oracle_vectors(nlp: Language, name: str) -> OracleVectors:
 
 def add_oracle(nlp: Language, items: Sequence[Mapping]) -> OracleVectors:
     """The oracle component before the transformer, primed with `items`."""
-    from .pipelines import pipeline_transformer
-
     node = pipeline_transformer(nlp)
     embeddings = node.transformer.get_input_embeddings().weight.detach().cpu().numpy()
     oracle = nlp.add_pipe(ORACLE_FACTORY, before="transformer")

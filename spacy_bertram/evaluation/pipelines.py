@@ -17,9 +17,14 @@ from pathlib import Path
 from typing import List, Optional
 
 import numpy as np
+import spacy
+from spacy_transformers.layers.transformer_model import TransformerModel
 
 from ..fileio import atomic_path, check_output_dir
+from ..injection import INJECTION_MODES, BertramTransformerModel
 from ..pipeline import component  # noqa: F401  (registers the bertram factory and encoder_path misc)
+from ..rare_words import RareWordRule
+from ..storage import load_bertram
 from ..types import PathLike
 
 logger = logging.getLogger("spacy_bertram")
@@ -38,8 +43,6 @@ def load_injecting(model_dir: PathLike, injection: str = "none", needs: str = "t
     forward pass differs, and with injection "none" not even that. `needs`: the
     component the pipeline must have.
     """
-    import spacy
-
     path = Path(model_dir)
     if not (path / "config.cfg").is_file():
         raise ValueError(f"{path} is not a trained spaCy pipeline (no config.cfg); train the baseline first.")
@@ -60,8 +63,6 @@ def load_textcat(model_dir: PathLike, injection: str = "none"):
 
 def set_injection(nlp, injection: str) -> None:
     """Switch the injection mode of every BERTRAM transformer in `nlp` in place."""
-    from ..injection import INJECTION_MODES, BertramTransformerModel
-
     if injection not in INJECTION_MODES:
         raise ValueError(f"injection must be one of {INJECTION_MODES}, got {injection!r}")
     found = False
@@ -79,8 +80,6 @@ def set_injection(nlp, injection: str) -> None:
 
 def pipeline_transformer(nlp):
     """The pipeline's (first) spacy-transformers TransformerModel node."""
-    from spacy_transformers.layers.transformer_model import TransformerModel
-
     for _, proc in nlp.components:
         model = getattr(proc, "model", None)
         for node in model.walk() if model is not None and hasattr(model, "walk") else ():
@@ -126,8 +125,6 @@ def add_bertram(
     (rare to the encoder: 2+ wordpieces, wordfreq Zipf below `max_zipf`), as a user
     who adds it to a pipeline gets it; contexts as the component's `contexts` names them
     ("doc", "store", "dictionary", mixes such as "doc+store", or "none")."""
-    from ..storage import load_bertram
-
     model_dir = Path(bertram_path)
     network = load_bertram(model_dir)  # clear error for a missing / corrupt model
     config = {
@@ -175,8 +172,6 @@ def assemble_pipeline(
 
     `output_dir` is replaced as a whole, so one holding other files is refused
     unless `force` (they would be deleted)."""
-    from ..rare_words import RareWordRule
-
     RareWordRule(max_zipf=max_zipf)  # a bad value is refused before anything is read or written
     out = Path(output_dir)
     check_output_dir(out, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)

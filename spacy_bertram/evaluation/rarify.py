@@ -27,7 +27,8 @@ missing WordNet raises `WordNetMissingError` with the install command.
 
 Beside this module: the substitution dictionary (`substitution.py`), the record
 type and its label checks and DocBin writer (`records.py`), the baseline's
-augmentation (`baseline.py`) and the seed-free masking pass (`masking.py`).
+augmentation (`baseline.py`), and the procedure itself (`masking.py`: the seed-free
+masking pass, the seeded substitution, and `rarify`, the two in a row).
 """
 from __future__ import annotations
 
@@ -232,32 +233,6 @@ def substitute(
     return out
 
 
-def rarify(
-    examples: Iterable[RecordLike],
-    classify: Classifier,
-    labels: Sequence[str],
-    subs: SubstitutionDictionary,
-    tagger: Optional[Tagger] = None,
-    max_masks: int = 5,
-    misspelling_rate: float = 0.1,
-    mask_token: str = DEFAULT_MASK_TOKEN,
-    seed: int = 0,
-    batch_size: int = 256,
-) -> RarificationResult:
-    """Build the rarified test set from test candidates (paper section 4).
-
-    Candidates the classifier gets wrong are dropped, as are those whose
-    prediction does not flip after `max_masks` masks. Only words with at least
-    one rare synonym are masked. Randomness is per item (seeded by `seed` and
-    the item id), so results do not depend on the order of the examples. The
-    two halves (seed-free masking, seeded substitution) are in `masking`.
-    """
-    from .masking import mask_candidates, substitute_masked
-
-    masking = mask_candidates(examples, classify, labels, subs, tagger, max_masks, mask_token, batch_size)
-    return substitute_masked(masking, subs, seed, misspelling_rate, mask_token)
-
-
 # ---------------------------------------------------------------------------
 # Output
 
@@ -301,6 +276,6 @@ def substitution_kinds(item: Union[RarifiedItem, Mapping]) -> Set[str]:
 __all__ = [
     "CandidateCounts", "Classifier", "RarificationResult", "RarifiedItem", "Substitution",
     "TaggedToken",
-    "detokenize", "greedy_mask", "load_spacy_tagger_pipeline", "rarify", "read_substitutions_jsonl",
+    "detokenize", "greedy_mask", "load_spacy_tagger_pipeline", "read_substitutions_jsonl",
     "spacy_tagger", "substitute", "substitution_kinds", "write_rarified_dataset", "write_substitutions_jsonl",
 ]

@@ -17,11 +17,20 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Union
 
-from .datasets import read_records
-from .records import Record
+from ..encoder import word_piece_ids
 from ..fileio import write_json_atomic
 from ..frequencies import COUNTS_FILE, CountTable
+from ..pipeline.contexts import open_context_store
+from ..pipeline.device import use_device
 from ..types import PathLike
+from .datasets import read_records
+from .masking import MaskingResult, mask_candidates, substitute_masked
+from .pipelines import load_textcat, make_classifier, pipeline_tokenizer, textcat_labels
+from .rarify import spacy_tagger, write_rarified_dataset, write_substitutions_jsonl
+from .records import Record, write_docbin
+from .seed_sets import parse_seeds, remove_unlisted, seed_set_name
+from .substitution import SubstitutionDictionary, substitute_rarity
+from .wordnet import load_wordnet
 
 
 def load_count_table(path: PathLike, lang: str = "en") -> CountTable:
@@ -31,8 +40,6 @@ def load_count_table(path: PathLike, lang: str = "en") -> CountTable:
     if path.is_dir():
         path = path / COUNTS_FILE
     if path.suffix in (".sqlite", ".db"):
-        from ..pipeline.contexts import open_context_store
-
         with open_context_store(path) as store:
             return CountTable(dict(store.counts(min_count=1)), unseen=lang)
     if not path.is_file():
@@ -102,8 +109,6 @@ def mask_in_chunks(
     found there are loaded, not recomputed."""
     from tqdm import tqdm
 
-    from .masking import MaskingResult, mask_candidates
-
     partial = Path(partial_dir)
     partial.mkdir(parents=True, exist_ok=True)
     total = MaskingResult()
@@ -145,16 +150,6 @@ def run_rarification(
     Several seeds ("0,1,2") share one masking pass: the first seed's set goes to
     `output_dir`, each further one's to `output_dir/seed-N` (see `seed_sets`).
     """
-    from .masking import substitute_masked
-    from ..pipeline.device import use_device
-    from ..encoder import word_piece_ids
-    from .pipelines import load_textcat, make_classifier, pipeline_tokenizer, textcat_labels
-    from .rarify import spacy_tagger
-    from .records import write_docbin
-    from .substitution import SubstitutionDictionary, substitute_rarity
-    from .rarify import write_rarified_dataset, write_substitutions_jsonl
-    from .seed_sets import parse_seeds, remove_unlisted, seed_set_name
-
     start = time.time()
     seeds = parse_seeds(seed)
     splits = Path(splits_dir)
@@ -163,8 +158,6 @@ def run_rarification(
     if max_candidates:
         candidates = candidates[:max_candidates]
     use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
-    from .wordnet import load_wordnet
-
     table = load_count_table(counts)
     # WordNet next: its absence is the likeliest set-up problem, say so before any work.
     wordnet = load_wordnet(wordnet_dir)

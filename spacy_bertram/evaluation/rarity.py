@@ -10,7 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple
 
+import spacy
+
 from ..rare_words import RareDecision
+from ..storage import load_bertram
 from ..types import PathLike
 
 
@@ -21,8 +24,6 @@ NOT_WORDS = ("not alphabetic", "no letter", "whitespace")
 def rule_pipeline(model: PathLike, max_zipf: Optional[float] = None, lang: str = "en") -> Tuple[Any, Any]:
     """(nlp, bertram component): a saved pipeline with one, or a blank `lang` pipeline
     around a BERTRAM model directory."""
-    import spacy
-
     path = Path(model)
     if (path / "config.cfg").is_file():
         nlp = spacy.load(path)
@@ -34,8 +35,6 @@ def rule_pipeline(model: PathLike, max_zipf: Optional[float] = None, lang: str =
             raise ValueError("--max-zipf applies to a BERTRAM model directory; a pipeline's rule is in its "
                              "config ([components.bertram.rare_words] max_zipf).")
         return nlp, pipe
-    from ..storage import load_bertram
-
     network = load_bertram(path)  # a named error for a missing or corrupt model
     nlp = spacy.blank(lang)
     rule = {"@misc": "spacy-bertram.RareWords.v1"}

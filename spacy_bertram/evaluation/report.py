@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ..fileio import atomic_path
 from ..types import PathLike
+from .pooling import load_pooled, pooled_markdown
 from .system_names import system_title
 
 
@@ -77,8 +78,6 @@ def _ci(ci: Dict[str, float], scale: float, digits: int) -> str:
 
 def pooled_section(pooled: Dict[str, Any]) -> List[str]:
     """The pooled table and the per-set rows (`evaluation.pooling`)."""
-    from .pooling import pooled_markdown
-
     return ["## Pooled: baseline vs +BERTRAM on all rarified sets", ""] + pooled_markdown(pooled) + [""]
 
 
@@ -241,13 +240,9 @@ def write_report(
         raise ValueError(f"None of the datasets {list(datasets)} has been evaluated (no metrics.json under {metrics_dir}).")
     pooled_result = None
     if pooled is not None:
-        from .pooling import load_pooled
-
         pooled_result = load_pooled(pooled)
         lines += pooled_section(pooled_result)
     if originals is not None:
-        from .pooling import load_pooled, pooled_markdown
-
         lines += ["## Do no harm: the original test texts, stock vs with bertram", ""]
         lines += pooled_markdown(load_pooled(originals), per_set=True) + [""]
     for name, dirs in done.items():

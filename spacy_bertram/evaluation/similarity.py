@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
+
+from ..encoder import load_encoder
 from ..types import PathLike
 
 VectorFn = Callable[[List[Tuple[str, List[str]]]], np.ndarray]
@@ -155,8 +157,6 @@ class SubwordMean:
     @classmethod
     def from_encoder(cls, name: str = "default") -> "SubwordMean":
         """From a base model name or path (see spacy_bertram.encoder)."""
-        from ..encoder import load_encoder
-
         encoder, tokenizer = load_encoder(name)
         return cls.from_model(encoder, tokenizer)
 

@@ -19,6 +19,9 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from .similarity import Pair, SubwordMean, evaluate_similarity, read_contexts, read_similarity_pairs
 from ..fileio import write_json_atomic
+from ..pipeline.contexts import STORE_FILE, open_context_store
+from ..pipeline.device import select_device
+from ..storage import load_bertram
 from ..types import PathLike
 
 logger = logging.getLogger(__name__)
@@ -27,8 +30,6 @@ logger = logging.getLogger(__name__)
 def load_contexts(source: PathLike, words: List[str], max_contexts: int) -> Mapping[str, List[str]]:
     """word -> contexts from a `<word>.txt` directory or a contexts.sqlite store."""
     path = Path(source)
-    from ..pipeline.contexts import STORE_FILE, open_context_store
-
     if path.is_dir() and not (path / STORE_FILE).is_file():
         return {w: read_contexts(path, w, max_contexts) for w in words}
     store_path = path / STORE_FILE if path.is_dir() else path
@@ -47,8 +48,6 @@ def evaluate_similarity_files(
     gpu_id: int = -1,
 ) -> Dict[str, Any]:
     """Spearman's rho of BERTRAM and of the subword mean on one pairs file."""
-    from ..storage import load_bertram
-
     if max_contexts < 1:  # a negative slice would silently drop contexts from the end
         raise ValueError(f"--max-contexts must be at least 1 (contexts per rare word), got {max_contexts}")
     started = time.perf_counter()
@@ -57,8 +56,6 @@ def evaluate_similarity_files(
         raise ValueError(f"{str(pairs_path)!r} has {len(pairs)} usable pair(s); Spearman's rho needs at least two.")
     network = load_bertram(bertram_path)
     if gpu_id >= 0:
-        from ..pipeline.device import select_device
-
         network.to(select_device(gpu_id))
     subword = SubwordMean.from_model(network.encoder, network.inputs.tokenizer)
     rare_words = sorted({rare for _, rare, _ in pairs})

@@ -10,6 +10,7 @@ from ..rare_words import RareWordFinder, RareWordRule
 
 from ..frequencies import CountTable, WordfreqFrequencies, WorldFrequencies
 from ..types import PathLike
+from .wordnet import load_wordnet
 
 
 # ---------------------------------------------------------------------------
@@ -124,8 +125,6 @@ class SubstitutionDictionary:
         rarity: Optional[RareWordFinder] = None,
     ) -> None:
         if wordnet is None:
-            from .wordnet import load_wordnet
-
             wordnet = load_wordnet(wordnet_dir)
         self.wordnet = wordnet
         self.frequencies = frequencies if frequencies is not None else CountTable.wordfreq_estimates()

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from typing import Any, List, Tuple
 
+import torch
 from spacy.language import Language
+from spacy_transformers.layers.transformer_model import TransformerModel
 from thinc.api import Model
 
+from ..injection import BertramTransformerModel
 from ..network import BertramNetwork
 
 #: Mean cosine between sampled embedding rows of BERTRAM's encoder and the
@@ -28,8 +31,6 @@ MIN_EMBEDDING_AGREEMENT = 0.5
 
 def transformer_nodes(nlp: Language, skip: Any) -> List[Tuple[int, str, Model]]:
     """(pipeline position, component name, transformer node) of every transformer model."""
-    from spacy_transformers.layers.transformer_model import TransformerModel
-
     found = []
     for position, (name, proc) in enumerate(nlp.pipeline):
         model = getattr(proc, "model", None)
@@ -41,8 +42,6 @@ def transformer_nodes(nlp: Language, skip: Any) -> List[Tuple[int, str, Model]]:
 
 def check_placement(nlp: Language, component: Any, name: str) -> None:
     """Raise unless a transformer after `component` injects its vectors (or there is no transformer)."""
-    from ..injection import BertramTransformerModel
-
     position = next(i for i, (_, proc) in enumerate(nlp.pipeline) if proc is component)
     problems: List[str] = []
     for index, owner, node in transformer_nodes(nlp, component):
@@ -82,8 +81,6 @@ def check_encoder_compatible(network: BertramNetwork, hf_model: Any, tokenizer: 
     Checks the embedding width, the wordpiece vocabulary, and that the
     embedding rows agree in direction.
     """
-    import torch
-
     theirs = hf_model.get_input_embeddings().weight.detach()
     ours = network.embedding_matrix().detach()
     base = network.config.base_model

@@ -115,8 +115,6 @@ def make_deterministic(device: Any) -> Dict[str, Any]:
     the run), no cuDNN autotuning and no TF32. The CPU needs none of it (its kernels
     are deterministic for a fixed thread count). Returns what it set, for the record.
     """
-    import torch
-
     if torch.device(device).type != "cuda":
         return {"device": torch.device(device).type, "deterministic_algorithms": False}
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE_CONFIG)

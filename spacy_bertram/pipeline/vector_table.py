@@ -14,8 +14,9 @@ component groups tokens by (lowercased for an uncased network).
 
 While a table is being computed the same directory holds `shards/`: a plan
 (`plan.json`, the words and settings) and one safetensors file per finished
-shard, so a killed run resumes with the shards it has. The finished table
-replaces the directory in one rename, shards and all.
+shard, so a killed run resumes with the shards it has (`training/shards.py`:
+only `vectors` writes them). The finished table replaces the directory in one
+rename, shards and all.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy
 import srsly
+import torch
 from safetensors import SafetensorError
 from safetensors.numpy import load as load_arrays
 from safetensors.numpy import load_file, save, save_file
@@ -39,15 +41,12 @@ FORMAT_VERSION = 1
 META_FILE = "table.json"
 VECTORS_FILE = "vectors.safetensors"
 SHARDS_DIR = "shards"
-PLAN_FILE = "plan.json"
 #: Encoder fields that must agree (the name or path may differ between machines).
 ENCODER_KEYS = ("vocab_size", "width", "embedding_digest")
 
 
 def encoder_identity(network: Any) -> Dict[str, Any]:
     """What identifies BERTRAM's encoder: its shape and a digest of sampled embedding rows."""
-    import torch
-
     table = network.embedding_matrix().detach()
     n_rows, width = int(table.shape[0]), int(table.shape[1])
     rows = torch.linspace(0, n_rows - 1, steps=min(64, n_rows)).long().to(table.device)
@@ -167,89 +166,3 @@ class VectorTable:
             raise ValueError(f"Corrupt vector table ({source}): the word list does not match n_words")
         meta = {k: v for k, v in header.items() if k not in ("format", "version", "words", "n_words")}
         return cls(words, vectors, meta)
-
-
-class ShardStore:
-    """The `shards/` directory of a table being computed: a plan and finished shards.
-
-    A shard is `shard-NNNNN.safetensors` holding its rows, with its words in
-    the file's metadata; each is written atomically, so any file present is
-    whole. `open` refuses shards left by a run with other words or settings.
-    """
-
-    def __init__(self, output: PathLike, plan: Mapping[str, Any]) -> None:
-        self.output = Path(output)
-        self.directory = self.output / SHARDS_DIR
-        self.plan = dict(plan)
-        self.words: List[str] = list(plan["words"])
-        self.shard_size = int(plan["shard_size"])
-
-    @classmethod
-    def open(cls, output: PathLike, words: Sequence[str], shard_size: int, settings: Mapping[str, Any]) -> "ShardStore":
-        if shard_size < 1:
-            raise ValueError(f"shard size must be at least 1, got {shard_size}")
-        plan = {"format": FORMAT_NAME, "words": list(words), "shard_size": int(shard_size), "settings": dict(settings)}
-        store = cls(output, plan)
-        plan_path = store.directory / PLAN_FILE
-        if plan_path.is_file():
-            old = json.loads(plan_path.read_text(encoding="utf8"))
-            if old != json.loads(json.dumps(plan)):
-                raise ValueError(
-                    f"{str(store.directory)!r} holds shards of a run with other words or settings; "
-                    "delete it to start over, or run the same command to resume it."
-                )
-        else:
-            store.directory.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(plan_path, plan, indent=None)
-        return store
-
-    @property
-    def n_shards(self) -> int:
-        return (len(self.words) + self.shard_size - 1) // self.shard_size
-
-    def shard_words(self, index: int) -> List[str]:
-        return self.words[index * self.shard_size : (index + 1) * self.shard_size]
-
-    def path(self, index: int) -> Path:
-        return self.directory / f"shard-{index:05d}.safetensors"
-
-    def missing(self) -> List[int]:
-        """Shards still to compute (a shard whose file is unreadable counts as missing)."""
-        todo = []
-        for index in range(self.n_shards):
-            try:
-                self.read(index)
-            except ValueError:
-                todo.append(index)
-        return todo
-
-    def write(self, index: int, vectors: numpy.ndarray) -> None:
-        words = self.shard_words(index)
-        vectors = numpy.ascontiguousarray(vectors, dtype="float32")
-        if vectors.shape[0] != len(words) or not numpy.isfinite(vectors).all():
-            raise ValueError(f"Shard {index}: {vectors.shape[0]} rows for {len(words)} words, or non-finite values")
-        with atomic_path(self.path(index)) as tmp:
-            save_file({"vectors": vectors}, str(tmp), metadata={"words": json.dumps(words, ensure_ascii=False)})
-
-    def read(self, index: int) -> numpy.ndarray:
-        path = self.path(index)
-        if not path.is_file():
-            raise ValueError(f"shard {index} is not computed")
-        try:
-            from safetensors import safe_open
-
-            with safe_open(str(path), framework="numpy") as file_:
-                words = json.loads((file_.metadata() or {}).get("words", "null"))
-                vectors = file_.get_tensor("vectors")
-        except (OSError, ValueError, SafetensorError) as err:
-            raise ValueError(f"shard {index} is unreadable: {err}") from err
-        if words != self.shard_words(index) or vectors.shape[0] != len(words):
-            raise ValueError(f"shard {index} holds other words than the plan")
-        return vectors
-
-    def merge(self, meta: Mapping[str, Any]) -> VectorTable:
-        """The finished table (every shard must be there)."""
-        parts = [self.read(index) for index in range(self.n_shards)]
-        width = parts[0].shape[1] if parts else int(meta.get("width", 0))
-        matrix = numpy.concatenate(parts) if parts else numpy.zeros((0, width), dtype="float32")
-        return VectorTable(self.words, matrix, meta)

@@ -19,7 +19,7 @@ import typer
 from ..app import FORCE_HELP, GPU_HELP, MultiValueCommand, app, echo_json, fail, run_checked, setup_logging
 from ..config import MODES, BertramConfig
 from ..fileio import check_output_dir
-from ..pipeline.contexts import DEFAULT_WINDOW
+from ..pipeline.contexts import DEFAULT_WINDOW, open_context_store
 from .settings import (DEFAULT_HELD_OUT, DEFAULT_MAX_CONTEXTS, DEFAULT_MIN_COUNT, DEFAULT_RARE_MAX_CONTEXTS,
                        PREPARE_FILES, TARGET_FILES, TRAIN_OUTPUTS, OTASettings, RunOptions, TrainingData,
                        TrainSettings, check_workers)
@@ -142,7 +142,6 @@ def _words_and_targets(
 def targets_cmd(args: WordsAndTargets) -> None:
     """Training words and their targets (embedding rows, or one-token approximation)."""
     from ..encoder import load_encoder
-    from ..pipeline.contexts import open_context_store
     from ..pipeline.device import select_device
     from .targets import build_targets
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional, Tuple
 
+from ..dictionary.store import DefinitionStore
 from ..types import PathLike
 from .sources import ContextSource
 
@@ -22,8 +23,6 @@ class WithDefinitions:
     """A `ContextSource` whose contexts of a word begin with the word's definitions."""
 
     def __init__(self, source: ContextSource, store: PathLike, per_word: int = DEFAULT_PER_WORD) -> None:
-        from ..dictionary.store import DefinitionStore
-
         if per_word < 1:
             raise ValueError(f"--definitions-per-word must be at least 1, got {per_word}")
         self.source = source

@@ -1,7 +1,7 @@
 """Vector-table shards on a Dask cluster: one BERTRAM model per worker, one task per shard.
 
 Each worker loads the model and opens the context store once (a worker
-plugin does it eagerly when the client registers it; `worker_state` caches it
+plugin does it eagerly when the client registers it; `shards.worker_state` caches it
 per process, so a worker that joins later loads it on its first task). A task
 gets a shard's words and returns the model's fingerprint with the rows; the
 driver writes each shard as it arrives, so a killed run keeps what finished,
@@ -17,14 +17,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy
+import torch
 
-from ..pipeline.vector_table import ShardStore
 from .settings import check_workers
-from .vectors import JobSettings, infer_words
+from .shards import JobSettings, ShardStore, infer_words, worker_state
 
 logger = logging.getLogger(__name__)
 
@@ -33,39 +32,6 @@ MISSING_DASK = (
     "The vectors command runs on Dask distributed: pip install 'spacy-bertram[distributed]' "
     "(or dask and distributed from requirements.txt), or use --workers 0 to run in this process."
 )
-
-
-@dataclass
-class WorkerState:
-    """What one worker process holds: the network on its device, the store, the fingerprint."""
-
-    network: Any
-    store: Any
-    fingerprint: str
-
-
-_STATES: Dict[JobSettings, WorkerState] = {}
-_LOCK = threading.Lock()
-
-
-def worker_state(job: JobSettings) -> WorkerState:
-    """Load the model and open the store once per process (and per job settings)."""
-    with _LOCK:
-        state = _STATES.get(job)
-        if state is None:
-            import torch
-
-            from ..storage import model_fingerprint
-            from ..pipeline.contexts import open_context_store
-            from ..storage import load_bertram
-
-            if job.torch_threads:
-                torch.set_num_threads(job.torch_threads)
-            network = load_bertram(job.model_path, device=job.device)
-            network.eval()
-            state = WorkerState(network, open_context_store(job.store_path), model_fingerprint(job.model_path))
-            _STATES[job] = state
-        return state
 
 
 def infer_shard(words: Sequence[str], job: JobSettings) -> Tuple[str, numpy.ndarray]:
@@ -133,8 +99,6 @@ def local_cuda_cluster(gpu_ids: Sequence[int]) -> Any:
             "pip install 'spacy-bertram[cuda]' (and a CUDA build of torch), or use --workers 0 "
             "for one GPU in this process."
         ) from err
-    import torch
-
     if not torch.cuda.is_available():
         raise ValueError(
             f"--gpu-id {','.join(map(str, gpu_ids))}: torch sees no CUDA device on this machine "

@@ -29,6 +29,7 @@ from .store_builder import (
     select_words,
 )
 from .corpus import Corpus
+from .dask_prepare import build_context_store_dask, count_words_dask
 from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES
 from ..fileio import atomic_path
 from ..frequencies import write_counts as write_word_counts
@@ -97,8 +98,6 @@ def prepare(
                     rare_max_contexts=rare_max_contexts, max_rare_words=max_rare_words)
     start = time.time()
     if client is not None:
-        from .dask_prepare import build_context_store_dask, count_words_dask
-
         files, counts, n_lines = count_words_dask(client, corpus_paths, lowercase, errors)
         corpus = Corpus(files, lowercase=lowercase)
     else:

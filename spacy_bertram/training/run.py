@@ -19,6 +19,7 @@ from ..encoder import load_encoder
 from ..pipeline.device import make_deterministic, select_device
 from ..fileio import clean_stale_temps, write_json_atomic
 from ..storage import save_bertram
+from .definition_contexts import WithDefinitions
 from .ota import OTASettings
 from ..pipeline.contexts import open_context_store
 from .sources import ContextSource
@@ -140,8 +141,6 @@ def pooled_contexts(
     """Each training word's context pool: corpus contexts, after its definitions if a store is given."""
     if definitions is None:
         return [source.contexts(word, pool) for word in words]
-    from .definition_contexts import WithDefinitions
-
     with_definitions = WithDefinitions(source, definitions, per_word)
     try:
         return [with_definitions.contexts(word, pool) for word in words]

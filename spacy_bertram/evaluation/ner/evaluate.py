@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 from typing import Dict, List, Mapping, Sequence
 
-from ...fileio import write_json_atomic
+from ...fileio import check_output_dir, write_json_atomic
+from ...pipeline.device import use_device
 from ...types import PathLike
 from .compare import DEFAULT_RESAMPLES, compare_to_stock
 from .folds import read_folds
@@ -43,9 +44,6 @@ def evaluate_ner(folds_dir: PathLike, training_dir: PathLike, output_dir: PathLi
                  n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, gpu_id: int = -1,
                  force: bool = False) -> Dict[str, object]:
     """Predict every fold with the three systems, score, bootstrap, write the outputs."""
-    from ...fileio import check_output_dir
-    from ...pipeline.device import use_device
-
     check_output_dir(output_dir, ("fold-*.jsonl", METRICS_FILE, REPORT_FILE, PLOT_FILE), command="ner-evaluate",
                      force=force)
     use_device(gpu_id)

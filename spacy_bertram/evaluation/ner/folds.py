@@ -11,13 +11,14 @@ place and renamed in, so a killed run leaves no partial folds.
 """
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Dict, List, Sequence
 
 from spacy.tokens import Doc, DocBin
 
-from ...fileio import atomic_path, write_json_atomic
+from ...fileio import atomic_path, check_output_dir, write_json_atomic
 from ...types import PathLike
 
 FOLDS_FILE = "folds.json"
@@ -53,8 +54,6 @@ def fold_parts(fold_of: Sequence[int], fold: int, dev_share: float, seed: int) -
 def write_folds(docs: Sequence[Doc], output_dir: PathLike, k: int = 2, seed: int = 0, dev_share: float = 0.1,
                 source: str = "", force: bool = False) -> Dict[str, object]:
     """Write the k folds' DocBins and folds.json (replacing the directory); returns the summary."""
-    from ...fileio import check_output_dir
-
     check_output_dir(output_dir, ("fold-*", FOLDS_FILE), command="ner-folds", force=force, replaces=True)
     fold_of = assign_folds(len(docs), k, seed)
     summary: Dict[str, object] = {"source": source, "texts": len(docs), "folds": k, "seed": seed,
@@ -75,8 +74,6 @@ def write_folds(docs: Sequence[Doc], output_dir: PathLike, k: int = 2, seed: int
 
 def read_folds(folds_dir: PathLike) -> Dict[str, object]:
     """folds.json of a folds directory (an error naming the fix if it is missing)."""
-    import json
-
     path = Path(folds_dir) / FOLDS_FILE
     if not path.is_file():
         raise ValueError(f"No {FOLDS_FILE} in {str(folds_dir)!r}; run `python -m spacy_bertram ner-folds` first.")

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Sequence
 
+import spacy
 from spacy.tokens import Doc, DocBin
 
 from ...fileio import atomic_path
@@ -55,8 +56,6 @@ def predict_fold(systems: Dict[str, object], gold: Sequence[Doc], ids: Sequence[
 
 def predict_folds(folds_dir: PathLike, training_dir: PathLike, output_dir: PathLike) -> List[Path]:
     """fold-I.jsonl for every fold (always predicted again: the models may have changed); returns their paths."""
-    import spacy
-
     info = read_folds(folds_dir)
     paths = []
     for fold, part in enumerate(info["parts"]):  # type: ignore[arg-type]

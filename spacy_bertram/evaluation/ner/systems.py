@@ -24,9 +24,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Dict, Optional
 
-from ...fileio import write_json_atomic
+import spacy
+from spacy.util import registry
+
+from ...fileio import check_output_dir, write_json_atomic
+from ...pipeline.component import DEFAULT_CONFIG
+from ...storage import model_fingerprint
 from ...types import PathLike
 from ..baseline import INFO_FILE, train_baseline
+from ..pipelines import load_injecting
 from .folds import fold_dir, read_folds
 
 logger = logging.getLogger("spacy_bertram")
@@ -75,11 +81,6 @@ def run_settings(settings: NerTraining, config: str, paths: Dict[str, str], fold
 def component_identity(bertram: PathLike) -> Dict[str, str]:
     """The BERTRAM model's content hash and the component's default rare-word rule (the NER
     config leaves the rule to the default, so a changed default must retrain)."""
-    from spacy.util import registry
-
-    from ...pipeline.component import DEFAULT_CONFIG
-    from ...storage import model_fingerprint
-
     rule = registry.resolve({"rule": DEFAULT_CONFIG["bertram"]["rare_words"]})["rule"]
     return {"model": model_fingerprint(bertram), "default_rare_word_rule": repr(rule)}
 
@@ -96,8 +97,6 @@ def model_dir(training_dir: PathLike, fold: int, system: str) -> Path:
 def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
                 context_store: Optional[PathLike], settings: NerTraining, force: bool = False) -> Dict[str, object]:
     """Train stock and bertram NER on every fold (finished folds are skipped); writes train.json."""
-    from ...fileio import check_output_dir
-
     check_output_dir(training_dir, TRAIN_OUTPUTS, command="ner-train", force=force)
     if not Path(bertram).is_dir():
         raise ValueError(f"No trained BERTRAM model at {str(bertram)!r}; run train-bertram or pass --bertram.")
@@ -141,10 +140,6 @@ def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
 
 def load_systems(training_dir: PathLike, fold: int):
     """{system: nlp} of fold `fold`: the two trained pipelines and the stock one with bertram added."""
-    import spacy
-
-    from ..pipelines import load_injecting
-
     trained = {}
     for system in TRAINED:
         path = model_dir(training_dir, fold, system)

@@ -1,0 +1,166 @@
+"""A vector table's shards: the plan and finished shards on disk, and what computes a shard's rows.
+
+`vectors.py` (the driver) and `distributed.py` (Dask) both use this module: the
+driver plans the shards (`ShardStore`) and fills the missing ones in this process
+or on a cluster; either way a shard's rows come from `infer_words` on the model
+and store that `worker_state` loads once per process (`JobSettings` says which).
+Only `vectors` computes tables, so this lives in training/ and the runtime, which
+reads finished tables (`pipeline/vector_table.py`), never imports it.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
+
+import numpy
+import torch
+from safetensors import SafetensorError, safe_open
+from safetensors.numpy import save_file
+
+from ..fileio import atomic_path, write_json_atomic
+from ..network import BertramNetwork, default_token_budget
+from ..pipeline.contexts import ContextStore, open_context_store
+from ..pipeline.vector_table import FORMAT_NAME, SHARDS_DIR, VectorTable
+from ..storage import load_bertram, model_fingerprint
+from ..types import PathLike
+
+PLAN_FILE = "plan.json"
+
+
+class ShardStore:
+    """The `shards/` directory of a table being computed: a plan and finished shards.
+
+    A shard is `shard-NNNNN.safetensors` holding its rows, with its words in
+    the file's metadata; each is written atomically, so any file present is
+    whole. `open` refuses shards left by a run with other words or settings.
+    """
+
+    def __init__(self, output: PathLike, plan: Mapping[str, Any]) -> None:
+        self.output = Path(output)
+        self.directory = self.output / SHARDS_DIR
+        self.plan = dict(plan)
+        self.words: List[str] = list(plan["words"])
+        self.shard_size = int(plan["shard_size"])
+
+    @classmethod
+    def open(cls, output: PathLike, words: Sequence[str], shard_size: int, settings: Mapping[str, Any]) -> "ShardStore":
+        if shard_size < 1:
+            raise ValueError(f"shard size must be at least 1, got {shard_size}")
+        plan = {"format": FORMAT_NAME, "words": list(words), "shard_size": int(shard_size), "settings": dict(settings)}
+        store = cls(output, plan)
+        plan_path = store.directory / PLAN_FILE
+        if plan_path.is_file():
+            old = json.loads(plan_path.read_text(encoding="utf8"))
+            if old != json.loads(json.dumps(plan)):
+                raise ValueError(
+                    f"{str(store.directory)!r} holds shards of a run with other words or settings; "
+                    "delete it to start over, or run the same command to resume it."
+                )
+        else:
+            store.directory.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(plan_path, plan, indent=None)
+        return store
+
+    @property
+    def n_shards(self) -> int:
+        return (len(self.words) + self.shard_size - 1) // self.shard_size
+
+    def shard_words(self, index: int) -> List[str]:
+        return self.words[index * self.shard_size : (index + 1) * self.shard_size]
+
+    def path(self, index: int) -> Path:
+        return self.directory / f"shard-{index:05d}.safetensors"
+
+    def missing(self) -> List[int]:
+        """Shards still to compute (a shard whose file is unreadable counts as missing)."""
+        todo = []
+        for index in range(self.n_shards):
+            try:
+                self.read(index)
+            except ValueError:
+                todo.append(index)
+        return todo
+
+    def write(self, index: int, vectors: numpy.ndarray) -> None:
+        words = self.shard_words(index)
+        vectors = numpy.ascontiguousarray(vectors, dtype="float32")
+        if vectors.shape[0] != len(words) or not numpy.isfinite(vectors).all():
+            raise ValueError(f"Shard {index}: {vectors.shape[0]} rows for {len(words)} words, or non-finite values")
+        with atomic_path(self.path(index)) as tmp:
+            save_file({"vectors": vectors}, str(tmp), metadata={"words": json.dumps(words, ensure_ascii=False)})
+
+    def read(self, index: int) -> numpy.ndarray:
+        path = self.path(index)
+        if not path.is_file():
+            raise ValueError(f"shard {index} is not computed")
+        try:
+            with safe_open(str(path), framework="numpy") as file_:
+                words = json.loads((file_.metadata() or {}).get("words", "null"))
+                vectors = file_.get_tensor("vectors")
+        except (OSError, ValueError, SafetensorError) as err:
+            raise ValueError(f"shard {index} is unreadable: {err}") from err
+        if words != self.shard_words(index) or vectors.shape[0] != len(words):
+            raise ValueError(f"shard {index} holds other words than the plan")
+        return vectors
+
+    def merge(self, meta: Mapping[str, Any]) -> VectorTable:
+        """The finished table (every shard must be there)."""
+        parts = [self.read(index) for index in range(self.n_shards)]
+        width = parts[0].shape[1] if parts else int(meta.get("width", 0))
+        matrix = numpy.concatenate(parts) if parts else numpy.zeros((0, width), dtype="float32")
+        return VectorTable(self.words, matrix, meta)
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """What every worker needs to compute rows: paths must be valid where the worker runs."""
+
+    model_path: str
+    store_path: str
+    max_contexts: int = 8
+    token_budget: int = 0  # 0: the device's default budget
+    device: str = "cpu"
+    torch_threads: int = 0  # 0: torch's own default
+
+
+@dataclass
+class WorkerState:
+    """What one worker process holds: the network on its device, the store, the fingerprint."""
+
+    network: Any
+    store: Any
+    fingerprint: str
+
+
+_STATES: Dict[JobSettings, WorkerState] = {}
+_LOCK = threading.Lock()
+
+
+def worker_state(job: JobSettings) -> WorkerState:
+    """Load the model and open the store once per process (and per job settings)."""
+    with _LOCK:
+        state = _STATES.get(job)
+        if state is None:
+            if job.torch_threads:
+                torch.set_num_threads(job.torch_threads)
+            network = load_bertram(job.model_path, device=job.device)
+            network.eval()
+            state = WorkerState(network, open_context_store(job.store_path), model_fingerprint(job.model_path))
+            _STATES[job] = state
+        return state
+
+
+def store_items(store: ContextStore, words: Sequence[str], max_contexts: int) -> List[Tuple[str, List[str]]]:
+    return [(word, store.contexts(word, limit=max_contexts)) for word in words]
+
+
+def infer_words(
+    network: BertramNetwork, store: ContextStore, words: Sequence[str], max_contexts: int, token_budget: int = 0
+) -> numpy.ndarray:
+    """Rows for `words` from their store contexts: the single-process reference."""
+    budget = token_budget or default_token_budget(network.device)
+    return network.infer(store_items(store, words, max_contexts), token_budget=budget)
+
