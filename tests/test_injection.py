@@ -13,7 +13,8 @@ from spacy_transformers.data_classes import FullTransformerBatch
 from thinc.api import Adam
 
 from spacy_bertram.injection import BertramTransformerModel
-from spacy_bertram.injection.plan import make_injection_plan, max_sequence_length, slash_token_id
+from spacy_bertram.injection.builders import slash_token_id
+from spacy_bertram.injection.plan import make_injection_plan, max_sequence_length
 
 TEXT = "the farmer sold kumquats at the market"  # kumquats -> kum ##qua ##t ##s
 RARE = 3  # token index of "kumquats"

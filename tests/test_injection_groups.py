@@ -10,7 +10,7 @@ import torch
 
 import spacy_bertram.injection.groups as groups
 from spacy_bertram.injection.groups import length_groups
-from spacy_bertram.injection.plan import row_ends
+from spacy_bertram.injection.batch import row_ends
 
 from conftest import transformer_config
 

@@ -1,31 +1,28 @@
 """The vectorised injection plan equals the per-wordpiece loop it replaced, on varied inputs.
 
-`reference_plan` is the loop as it was before issue 13 (spacy_bertram/injection/plan.py):
-every array of the plan must be identical, for slash and replace, strided and
-overlapping spans, truncation, slash insertions that do not fit, and tokens
-that share wordpieces ("do" / "n't" and "don").
+`reference_plan` is the loop as it was before the plan was vectorised (for slash and
+replace), and recentre written as a loop over words and pieces: every array of the
+plan must be identical, for each mode, strided and overlapping spans, truncation,
+slash insertions that do not fit, and tokens that share wordpieces ("do" / "n't" and "don").
 """
 from __future__ import annotations
 
 import logging
 import random
 from types import SimpleNamespace
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 import pytest
 import spacy
+import torch
 from spacy.tokens import Span
 from spacy_transformers.data_classes import WordpieceBatch
 from thinc.types import Ragged
 
-from spacy_bertram.injection.plan import (
-    InjectionPlan,
-    doc_vectors,
-    make_injection_plan,
-    max_sequence_length,
-    slash_token_id,
-)
+from spacy_bertram.injection.batch import InjectionPlan
+from spacy_bertram.injection.builders import INJECTION_MODES, slash_token_id
+from spacy_bertram.injection.plan import doc_vectors, make_injection_plan, max_sequence_length
 from conftest import plan_inputs
 
 logger = logging.getLogger(__name__)
@@ -69,6 +66,9 @@ def reference_plan(flat_spans: Sequence[Span], wordpieces: WordpieceBatch, align
 
     real = numpy.asarray(wordpieces.attention_mask) > 0
     max_length = max_sequence_length(tokenizer, hf_model.config)
+    if injection == "recentre":
+        table = hf_model.get_input_embeddings().weight.detach().float().numpy()
+        return _reference_recentre(groups, wordpieces, table, max_length, n_skipped)
     slash_id = slash_token_id(tokenizer) if injection == "slash" else -1
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     input_ids = numpy.asarray(wordpieces.input_ids)
@@ -82,10 +82,7 @@ def reference_plan(flat_spans: Sequence[Span], wordpieces: WordpieceBatch, align
     vec_list: List[numpy.ndarray] = []
     src = numpy.zeros((n_seq, length), dtype="int64")
     keep = numpy.zeros((n_seq, length), dtype="bool")
-    for row in range(n_seq):
-        positions = numpy.nonzero(real[row])[0]
-        end = int(positions[-1]) + 1 if len(positions) else 0
-        row_groups, skipped = _reference_select(groups[row], end, injection, max_length)
+    for row, end, row_groups, skipped in _reference_rows(groups, real, injection, max_length):
         n_skipped += skipped
         ids: List[int] = []
         types: List[int] = []
@@ -149,6 +146,61 @@ def reference_plan(flat_spans: Sequence[Span], wordpieces: WordpieceBatch, align
     )
 
 
+def _reference_rows(
+    groups: List[List[Tuple[int, int, numpy.ndarray]]], real: numpy.ndarray, injection: str, max_length: int
+) -> Iterator[Tuple[int, int, List[Tuple[int, int, numpy.ndarray]], int]]:
+    """Per row: its end (one past the last real position), the groups kept there and how many were skipped."""
+    for row in range(real.shape[0]):
+        positions = numpy.nonzero(real[row])[0]
+        end = int(positions[-1]) + 1 if len(positions) else 0
+        row_groups, skipped = _reference_select(groups[row], end, injection, max_length)
+        yield row, end, row_groups, skipped
+
+
+def _reference_recentre(
+    groups: List[List[Tuple[int, int, numpy.ndarray]]], wordpieces: WordpieceBatch, table: numpy.ndarray,
+    max_length: int, n_skipped: int,
+) -> Optional[InjectionPlan]:
+    """Recentre as a loop: each piece of a chosen word gets v - (the mean of the word's piece
+    embeddings, summed in piece order) added; ids, masks and positions stay the stock ones."""
+    input_ids = numpy.asarray(wordpieces.input_ids)
+    real = numpy.asarray(wordpieces.attention_mask) > 0
+    n_seq, length = input_ids.shape
+    vec_rows: List[int] = []
+    vec_cols: List[int] = []
+    deltas: List[numpy.ndarray] = []
+    src = numpy.zeros((n_seq, length), dtype="int64")
+    keep = numpy.zeros((n_seq, length), dtype="bool")
+    for row, end, row_groups, skipped in _reference_rows(groups, real, "recentre", max_length):
+        n_skipped += skipped
+        for start, stop, vec in row_groups:
+            total = numpy.zeros(table.shape[1], dtype="float32")
+            for col in range(start, stop + 1):
+                total += table[input_ids[row, col]]
+            mean = (total.astype("float64") / (stop - start + 1)).astype("float32")
+            for col in range(start, stop + 1):
+                vec_rows.append(row)
+                vec_cols.append(col)
+                deltas.append(vec - mean)
+        src[row, :end] = numpy.arange(end)
+        keep[row, :end] = real[row, :end]
+    if not deltas:
+        return None
+    type_ids = wordpieces.token_type_ids
+    return InjectionPlan(
+        input_ids=input_ids,
+        attention_mask=numpy.asarray(wordpieces.attention_mask),
+        token_type_ids=None if type_ids is None else numpy.asarray(type_ids),
+        vector_rows=numpy.asarray(vec_rows, dtype="int64"),
+        vector_cols=numpy.asarray(vec_cols, dtype="int64"),
+        vectors=numpy.stack(deltas),
+        src=src,
+        keep=keep,
+        n_skipped=n_skipped,
+        add=True,
+    )
+
+
 def _reference_select(
     groups: List[Tuple[int, int, numpy.ndarray]], end: int, injection: str, max_length: int
 ) -> Tuple[List[Tuple[int, int, numpy.ndarray]], int]:
@@ -179,7 +231,7 @@ WORDS = ("the farmer sold kumquats at a market ; she don't like zorbing quokkas 
 
 
 def stub_hf(vocab_size: int, positions: int = 512):
-    weight = SimpleNamespace(shape=(vocab_size, WIDTH))
+    weight = torch.randn(vocab_size, WIDTH, generator=torch.Generator().manual_seed(0))  # recentre reads its rows
     config = SimpleNamespace(max_position_embeddings=positions, model_type="bert", pad_token_id=0)
     return SimpleNamespace(get_input_embeddings=lambda: SimpleNamespace(weight=weight), config=config)
 
@@ -195,7 +247,7 @@ def assert_same_plan(a: Optional[InjectionPlan], b: Optional[InjectionPlan]) -> 
             continue
         assert x.dtype == y.dtype and x.shape == y.shape, name
         numpy.testing.assert_array_equal(x, y, err_msg=name)
-    assert a.n_skipped == b.n_skipped
+    assert a.n_skipped == b.n_skipped and a.add == b.add
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +275,7 @@ def test_vectorised_plan_equals_the_loop(minilm_tokenizer, seed):
     if len(docs) > 1 and rng.random() < 0.3:
         docs.append(docs[0])  # the same doc twice in a batch
     spans, wordpieces, align = plan_inputs(nlp, tokenizer, docs, window, stride)
-    for mode in ("slash", "replace"):
+    for mode in ("slash", "replace", "recentre"):
         expected = reference_plan(spans, wordpieces, align, mode, tokenizer, hf)
         got = make_injection_plan(spans, wordpieces, align, mode, tokenizer, hf)
         assert_same_plan(got, expected)
@@ -237,7 +289,7 @@ def test_shared_wordpieces_and_no_room_are_skipped_alike(minilm_tokenizer):
     assert [t.text for t in doc][1:3] == ["do", "n't"]
     doc._.bertram = {i: numpy.full(WIDTH, i, dtype="float32") for i in range(len(doc))}
     spans, wordpieces, align = plan_inputs(nlp, tokenizer, [doc], 128, 96)
-    for mode in ("slash", "replace"):
+    for mode in ("slash", "replace", "recentre"):
         got = make_injection_plan(spans, wordpieces, align, mode, tokenizer, stub_hf(tokenizer.vocab_size))
         assert_same_plan(got, reference_plan(spans, wordpieces, align, mode, tokenizer, stub_hf(tokenizer.vocab_size)))
         assert got.n_skipped == 1  # "n't" shares "don" with "do"
@@ -248,3 +300,27 @@ def test_shared_wordpieces_and_no_room_are_skipped_alike(minilm_tokenizer):
     assert_same_plan(got, reference_plan(spans, wordpieces, align, "slash", tokenizer, hf))
     assert len(got.vector_rows) == 1
     tokenizer.model_max_length = 512
+
+
+def test_each_mode_but_none_has_a_builder(minilm_tokenizer):
+    """Every mode the architecture accepts builds its plan; "none" (the stock model) has none to build."""
+    nlp = spacy.blank("en")
+    minilm_tokenizer.model_max_length = 512
+    doc = nlp.make_doc("the farmer sold kumquats")
+    doc._.bertram = {3: numpy.ones(WIDTH, dtype="float32")}
+    spans, wordpieces, align = plan_inputs(nlp, minilm_tokenizer, [doc], 128, 96)
+    hf = stub_hf(minilm_tokenizer.vocab_size)
+    n_pieces = len(minilm_tokenizer.tokenize("kumquats"))
+    assert n_pieces > 1
+    lengths = {}
+    for mode in INJECTION_MODES:
+        if mode == "none":
+            with pytest.raises(ValueError):
+                make_injection_plan(spans, wordpieces, align, mode, minilm_tokenizer, hf)
+            continue
+        plan = make_injection_plan(spans, wordpieces, align, mode, minilm_tokenizer, hf)
+        assert plan.add == (mode == "recentre")
+        assert len(plan.vector_rows) == (n_pieces if mode == "recentre" else 1)
+        lengths[mode] = plan.input_ids.shape[1]
+    stock = wordpieces.input_ids.shape[1]
+    assert lengths == {"replace": stock - n_pieces + 1, "slash": stock + 2, "recentre": stock}

@@ -361,7 +361,8 @@ def test_injection_feeds_and_maps_on_the_encoders_device(tiny_bert_path):
 
     from spacy_bertram.injection import convert_injected_inputs
     from spacy_bertram.injection.mapping import map_outputs_to_stock
-    from spacy_bertram.injection.plan import InjectedWordpieces, make_injection_plan
+    from spacy_bertram.injection.batch import InjectedWordpieces
+    from spacy_bertram.injection.plan import make_injection_plan
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_bert_path)
     hf = copy.deepcopy(AutoModel.from_pretrained(tiny_bert_path)).to("meta")

@@ -16,7 +16,7 @@ from spacy_transformers.data_classes import WordpieceBatch
 from thinc.api import Model
 from transformers.file_utils import ModelOutput
 
-from .plan import InjectedWordpieces, InjectionPlan, row_ends
+from .batch import InjectedWordpieces, InjectionPlan, row_ends
 
 
 #: Padding positions one more encoder call is worth (the per-call cost, in positions).

@@ -17,7 +17,7 @@ from typing import Any, Dict
 import torch
 from transformers.file_utils import ModelOutput
 
-from .plan import InjectionPlan, PlanTensors
+from .batch import InjectionPlan, PlanTensors
 
 # ModelOutput keys whose tensors have two position axes (the last two).
 _PAIRWISE_KEYS = {"attentions", "cross_attentions"}

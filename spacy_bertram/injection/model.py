@@ -28,8 +28,8 @@ a batch pads every row to its longest, and the padding saved pays for slash's tw
 extra positions per word many times over. Outputs equal one padded call's to float
 rounding (~1e-6); a batch without vectors runs the stock single call.
 
-How the wordpiece sequences are rebuilt, and the policies for truncation, strided
-spans and bad vectors: `plan.py`; how the outputs come back: `mapping.py`.
+The policies for truncation, strided spans and bad vectors: `plan.py`; how each
+mode rebuilds the wordpiece sequences: `builders.py`; how the outputs come back: `mapping.py`.
 """
 from __future__ import annotations
 
@@ -55,13 +55,15 @@ from spacy_transformers.util import log_batch_size, log_gpu_memory, maybe_flush_
 from thinc.api import Model, chain, xp2torch
 from thinc.types import ArgsKwargs, Floats2d, Ragged
 
+from ..types import DOC_EXTENSION
+from .batch import InjectionPlan
+from .builders import INJECTION_MODES, InjectionMode
 from .groups import run_in_length_groups
 from .mapping import map_outputs_to_stock
-from .plan import DOC_EXTENSION, InjectionPlan, make_injection_plan
+from .plan import make_injection_plan
 
 logger = logging.getLogger(__name__)
 
-INJECTION_MODES = ("replace", "slash", "recentre", "none")
 _HOOK_ATTR = "bertram_injection_hook"
 
 if not Doc.has_extension(DOC_EXTENSION):
@@ -83,7 +85,7 @@ class BertramTransformerModel(TransformerModel):
         transformer_config: dict = {},
         mixed_precision: bool = False,
         grad_scaler_config: dict = {},
-        injection: str = "slash",
+        injection: InjectionMode = "slash",
     ):
         if injection not in INJECTION_MODES:
             raise ValueError(
@@ -244,7 +246,7 @@ def forward(
 
 
 # ----------------------------------------------------------------------------------------
-# Planning: which wordpieces get a vector, and the rebuilt sequences
+# The wrapped HF layer's conversions: the rebuilt inputs in, the stock layout out
 
 
 def convert_injected_inputs(model: Model, X: Any, is_train: bool) -> Tuple[ArgsKwargs, Callable]:

@@ -54,7 +54,7 @@ from .word_sources import STORE_KEY, Setting, WordSources, word_key_function
 
 logger = logging.getLogger("spacy_bertram")
 
-DOC_EXTENSION = "bertram"
+from ..types import DOC_EXTENSION
 #: Words per call of the BERTRAM layer, bounding memory on huge batches.
 WORDS_PER_CALL = 512
 
