@@ -44,6 +44,7 @@ from ..layers import get_bertram_network, loaded_model_path, needs_init, rearm_m
 from ..network import BertramNetwork
 from ..rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
 from ..storage import model_fingerprint
+from ..types import DOC_EXTENSION
 from . import serialization
 from .checks import check_encoders, check_placement
 from .device import check_not_forked_on_gpu
@@ -54,7 +55,6 @@ from .word_sources import STORE_KEY, Setting, WordSources, word_key_function
 
 logger = logging.getLogger("spacy_bertram")
 
-from ..types import DOC_EXTENSION
 #: Words per call of the BERTRAM layer, bounding memory on huge batches.
 WORDS_PER_CALL = 512
 
