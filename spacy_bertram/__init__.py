@@ -18,7 +18,7 @@ _EXPORTS: Dict[str, str] = {
     "BertramNetwork": ".network",
     "Bertram_v1": ".layers",
     "DEFAULT_BASE_MODEL": ".encoder",
-    "NgramVocab": ".ngrams",
+    "NgramVocab": ".inputs",
     "create_bertram": ".storage",
     "get_bertram_network": ".layers",
     "load_bertram": ".storage",

@@ -16,8 +16,7 @@ from torch import Tensor, nn
 
 from .config import BertramConfig
 from .encoder import describe_encoder, encoder_device, encoder_on
-from .inputs import EncodedContext, InputBuilder, batch_by_token_budget, split_items, validate_word
-from .ngrams import PAD_ID, NgramVocab
+from .inputs import PAD_ID, EncodedContext, InputBuilder, NgramVocab, batch_by_token_budget, split_items, validate_word
 
 DEFAULT_TOKEN_BUDGET = 4096
 #: Encoder tokens per call per device type: on a 2-core CPU 8192 measured fastest

@@ -21,8 +21,8 @@ from safetensors.torch import load_file, save, save_file
 from .config import BertramConfig
 from .encoder import load_encoder
 from .fileio import atomic_path, write_json_atomic
+from .inputs import NgramVocab
 from .network import BertramNetwork
-from .ngrams import NgramVocab
 from .frequencies import COUNTS_FILE, write_counts
 from .types import PathLike
 

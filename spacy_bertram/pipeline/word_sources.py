@@ -26,7 +26,7 @@ from ..dictionary.store import open_definition_store
 from ..frequencies import (CountTable, Frequencies, StoreFrequencies, WordfreqFrequencies, WorldFrequencies,
                            wordfreq_has_language)
 from ..network import BertramNetwork
-from ..ngrams import UNK_ID
+from ..inputs import UNK_ID
 from ..rare_words import RareWordFinder, RareWordRule
 from .context_sources import canonical, check_settings, parse_contexts
 from .contexts import open_context_store

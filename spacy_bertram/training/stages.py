@@ -34,9 +34,8 @@ from tqdm import tqdm
 
 from ..config import SLOT_MODES, Mode
 from ..fileio import write_json_atomic
-from ..inputs import InputBuilder
+from ..inputs import PAD_ID, InputBuilder, NgramVocab
 from ..network import BertramNetwork, pad_ids
-from ..ngrams import PAD_ID, NgramVocab
 from ..storage import save_bertram
 from .checkpoint import load_checkpoint, load_weights, save_checkpoint
 from .pools import ContextPools
