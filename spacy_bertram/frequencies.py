@@ -15,6 +15,7 @@ from typing import Callable, Dict, Mapping, Optional, Protocol
 
 import srsly
 
+from .errors import Errors
 from .fileio import atomic_path
 from .types import PathLike
 
@@ -69,7 +70,7 @@ class CountTable:
         self.unseen: Optional[WordfreqFrequencies] = WordfreqFrequencies(unseen) if unseen else None
         self.total = int(total) if total else sum(self.counts.values()) or (ZIPF_SCALE if self.unseen else 0)
         if not (self.counts or self.unseen) or self.total <= 0:
-            raise ValueError("A frequency table needs at least one word with a positive count")
+            raise ValueError(Errors.E008)
 
     @classmethod
     def wordfreq_estimates(cls, total: int = ZIPF_SCALE, lang: str = "en") -> "CountTable":
@@ -121,7 +122,7 @@ class CountTable:
     def from_bytes(cls, data: bytes) -> "CountTable":
         msg = srsly.msgpack_loads(data)
         if not isinstance(msg, dict) or msg.get("format") != FORMAT_NAME:
-            raise ValueError("Not a spacy-bertram frequency table")
+            raise ValueError(Errors.E009)
         return cls(msg["counts"], msg["total"])
 
     @classmethod
@@ -136,11 +137,11 @@ class CountTable:
                         continue
                     fields = line.rstrip("\n").split("\t")
                     if len(fields) != 2 or not fields[0] or not fields[1].isdigit():
-                        raise ValueError(f"line {number} is not 'word<TAB>count': {line[:60]!r}")
+                        raise ValueError(Errors.E010.format(number=number, line=line[:60]))
                     counts[fields[0]] = counts.get(fields[0], 0) + int(fields[1])
             return cls(counts, unseen=unseen)
         except (OSError, UnicodeDecodeError, ValueError) as err:
-            raise ValueError(f"Corrupt word-count file {str(path)!r}: {err}") from err
+            raise ValueError(Errors.E011.format(path=str(path), err=err)) from err
 
     @classmethod
     def from_model_dir(cls, directory: PathLike) -> Optional["CountTable"]:
@@ -150,10 +151,7 @@ class CountTable:
             return cls.from_file(path)
         stray = [name for name in OTHER_COUNT_FILES if (Path(directory) / name).exists()]
         if stray:
-            raise ValueError(
-                f"The BERTRAM model {str(directory)!r} has {stray[0]}, but word counts are read "
-                f"from {COUNTS_FILE} only ('word<TAB>count' lines, as `prepare` writes them)"
-            )
+            raise ValueError(Errors.E012.format(directory=str(directory), stray=stray[0], COUNTS_FILE=COUNTS_FILE))
         return None
 
     def to_disk(self, path: PathLike) -> None:
@@ -188,16 +186,12 @@ class WordfreqFrequencies:
     def __init__(self, lang: str = "en") -> None:
         from wordfreq import available_languages, zipf_frequency
 
-        fix = (
-            "Set [components.bertram.rare_words] frequencies = \"model\" (a BERTRAM model trained on "
-            "this language ships its counts.tsv) or \"store\" (the counts of a context store)."
-        )
         if lang not in available_languages():
-            raise ValueError(f"wordfreq has no word frequencies for the pipeline's language {lang!r}. {fix}")
+            raise ValueError(Errors.E013.format(lang=lang))
         try:
             zipf_frequency("a", lang)
         except (ImportError, LookupError) as err:
-            raise ValueError(f"wordfreq cannot look up {lang!r} words here ({err}). {fix}") from err
+            raise ValueError(Errors.E014.format(lang=lang, err=err)) from err
         self.lang = lang
 
     def zipf(self, word: str) -> float:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .encoder import is_bpe_tokenizer, word_piece_ids
+from .errors import Errors
 from .fileio import write_json_atomic
 
 logger = logging.getLogger("spacy_bertram")
@@ -64,18 +65,12 @@ def split_items(items: Iterable[Any], start: int = 0) -> Tuple[List[Any], List[L
     contexts: List[List[Any]] = []
     for n, item in enumerate(items, start):
         if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) != 2:
-            raise TypeError(f"BERTRAM item {n} must be a (word, [contexts]) pair, got {_short(item)}")
+            raise TypeError(Errors.E015.format(n=n, item=_short(item)))
         word, word_contexts = item
         if isinstance(word_contexts, (str, bytes)):
-            raise TypeError(
-                f"BERTRAM item {n} ({word!r}): the contexts must be a list of strings, got the "
-                f"string {_short(word_contexts)}; wrap it in a list: [{_short(word_contexts)}]"
-            )
+            raise TypeError(Errors.E016.format(n=n, word=word, word_contexts=_short(word_contexts)))
         if not isinstance(word_contexts, Iterable):
-            raise TypeError(
-                f"BERTRAM item {n} ({word!r}): the contexts must be a list of strings, "
-                f"got {type(word_contexts).__name__}"
-            )
+            raise TypeError(Errors.E017.format(n=n, word=word, word_contexts_type=type(word_contexts).__name__))
         words.append(word)
         contexts.append(list(word_contexts))
     return words, contexts
@@ -83,11 +78,11 @@ def split_items(items: Iterable[Any], start: int = 0) -> Tuple[List[Any], List[L
 
 def validate_word(word: object) -> str:
     if not isinstance(word, str):
-        raise ValueError(f"BERTRAM needs words as strings, got {type(word).__name__}: {word!r}")
+        raise ValueError(Errors.E018.format(word_type=type(word).__name__, word=word))
     if not word.strip():
-        raise ValueError(f"Cannot infer a BERTRAM vector for the empty or blank word {word!r}")
+        raise ValueError(Errors.E019.format(word=word))
     if any(ch.isspace() for ch in word.strip()):
-        raise ValueError(f"BERTRAM infers vectors for single words; {word!r} contains whitespace")
+        raise ValueError(Errors.E020.format(word=word))
     return word.strip()
 
 
@@ -105,7 +100,7 @@ class InputBuilder:
         self.cls_id = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
         self.sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
         if self.cls_id is None or self.sep_id is None:
-            raise ValueError("The base tokenizer needs CLS/SEP (or BOS/EOS) tokens")
+            raise ValueError(Errors.E021)
         self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
         self.prefix_left, self.prefix_right = self._add_prefix()
         # ADD mode spends positions on the prefix: the slot plus its tokens.
@@ -140,7 +135,7 @@ class InputBuilder:
         """Wordpiece ids of the word as it would appear inside a sentence."""
         pieces = word_piece_ids(self.tokenizer, word, self.max_word_pieces)
         if not pieces:
-            raise ValueError(f"The tokenizer turns the word {word!r} into no wordpieces")
+            raise ValueError(Errors.E022.format(word=word))
         return pieces
 
     def find_occurrences(self, word: str, context: str) -> Tuple[str, List[Tuple[int, int]]]:
@@ -253,9 +248,7 @@ class InputBuilder:
                 if used >= max_contexts:
                     break
                 if not isinstance(context, str):
-                    raise ValueError(
-                        f"Contexts for {word!r} must be strings, got {type(context).__name__}"
-                    )
+                    raise ValueError(Errors.E023.format(word=word, context_type=type(context).__name__))
                 row = self.encode(index, word, context, pieces[index] if pieces is not None else None)
                 if row is None:
                     skipped[word] = skipped.get(word, 0) + 1
@@ -282,7 +275,7 @@ def batch_by_token_budget(
     different words share one encoder call.
     """
     if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
-        raise ValueError(f"token_budget must be a positive number of tokens, got {token_budget!r}")
+        raise ValueError(Errors.E024.format(token_budget=token_budget))
     order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
     batch: List[int] = []
     longest = 0
@@ -330,7 +323,7 @@ class NgramVocab:
         lowercase: bool = False,
     ) -> None:
         if not 1 <= min_n <= max_n:
-            raise ValueError(f"Need 1 <= min_n <= max_n, got min_n={min_n}, max_n={max_n}")
+            raise ValueError(Errors.E025.format(min_n=min_n, max_n=max_n))
         self.min_n = min_n
         self.max_n = max_n
         self.min_count = min_count
@@ -392,22 +385,22 @@ class NgramVocab:
     def from_dict(cls, data: Mapping) -> "NgramVocab":
         """Validated field by field: a wrong type is a ValueError naming the key."""
         if not isinstance(data, Mapping):
-            raise ValueError(f"an n-gram vocabulary is a JSON object, got {type(data).__name__}")
+            raise ValueError(Errors.E026.format(data_type=type(data).__name__))
         for key in ("min_n", "max_n"):
             if key not in data:
-                raise ValueError(f"the n-gram vocabulary has no {key!r}")
+                raise ValueError(Errors.E027.format(key=key))
         for key in ("min_n", "max_n", "min_count"):
             value = data.get(key, 1)
             if not isinstance(value, int) or isinstance(value, bool):
-                raise ValueError(f"{key!r} must be an integer, got {value!r}")
+                raise ValueError(Errors.E028.format(key=key, value=value))
         lowercase = data.get("lowercase", False)
         if not isinstance(lowercase, bool):
-            raise ValueError(f"'lowercase' must be true or false, got {lowercase!r}")
+            raise ValueError(Errors.E029.format(lowercase=lowercase))
         ngrams = data.get("ngrams", [])
         if not isinstance(ngrams, list) or not all(isinstance(g, str) for g in ngrams):
-            raise ValueError("'ngrams' must be a list of strings")
+            raise ValueError(Errors.E030)
         if data.get("boundary", BOUNDARY) != BOUNDARY:
-            raise ValueError("N-gram vocabulary uses a different boundary symbol")
+            raise ValueError(Errors.E031)
         return cls(
             ngrams=ngrams,
             min_n=data["min_n"],
@@ -426,4 +419,4 @@ class NgramVocab:
             with open(path, encoding="utf8") as file_:
                 return cls.from_dict(json.load(file_))
         except (OSError, UnicodeDecodeError, ValueError) as err:
-            raise ValueError(f"Bad n-gram vocabulary file {str(path)!r}: {err}") from err
+            raise ValueError(Errors.E032.format(path=str(path), err=err)) from err

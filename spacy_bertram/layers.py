@@ -11,6 +11,7 @@ from thinc.layers.pytorchwrapper import forward as pytorch_forward
 from thinc.types import Floats2d
 
 from .encoder import resolve_base_model
+from .errors import Errors
 from .inputs import split_items
 from .network import DEFAULT_TOKEN_BUDGET, BertramNetwork
 from .storage import create_bertram, load_bertram, network_from_bytes, network_to_bytes
@@ -60,7 +61,7 @@ def Bertram_v1(
 
     def serialize(current: Optional[BertramNetwork]) -> bytes:
         if current is None:
-            raise ValueError(f"{_not_initialized(model)}: initialize it before saving")
+            raise ValueError(Errors.E033.format(problem=_not_initialized(model)))
         return network_to_bytes(current)
 
     def deserialize(current: Optional[BertramNetwork], data: bytes, device: Any) -> BertramNetwork:
@@ -98,9 +99,7 @@ def init(model: Model, X: Any = None, Y: Any = None) -> None:
     try:
         network = load_bertram(path, device=str(get_torch_default_device()))
     except ValueError as err:
-        raise ValueError(
-            f"Cannot load the BERTRAM model at {path!r} ([components.bertram.model] model_path): {err}"
-        ) from err
+        raise ValueError(Errors.E034.format(path=path, err=err)) from err
     check_settings(shim.bertram_settings, network, repr(path))
     set_bertram_network(model, network)
     _mark_network(shim, path)
@@ -137,10 +136,7 @@ def _not_initialized(model: Model) -> str:
 
 def check_token_budget(token_budget: Any) -> None:
     if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
-        raise ValueError(
-            f"[components.bertram.model] token_budget must be a positive number of encoder "
-            f"tokens per call, got {token_budget!r}"
-        )
+        raise ValueError(Errors.E035.format(token_budget=token_budget))
 
 
 def _same_encoder(a: str, b: str) -> bool:
@@ -154,19 +150,14 @@ def check_settings(requested: Dict[str, Any], network: BertramNetwork, source: s
         actual = getattr(network.config, key)
         same = _same_encoder(wanted, actual) if key == "base_model" else wanted == actual
         if not same:
-            raise ValueError(
-                f"[components.bertram.model] sets {key} = {wanted!r}, but the trained BERTRAM "
-                f"model ({source}) has {key} = {actual!r}. These settings are read from the "
-                f"trained model: remove {key} from [components.bertram.model] (or set it to "
-                f"{actual!r}), or use a BERTRAM model trained with {key} = {wanted!r}."
-            )
+            raise ValueError(Errors.E036.format(key=key, wanted=wanted, source=source, actual=actual))
 
 
 def get_bertram_network(model: Model) -> BertramNetwork:
     """The layer's network; a named error while its model_path waits for init, not an AttributeError."""
     network = model.shims[0]._model
     if network is None:
-        raise ValueError(f"{_not_initialized(model)}: call model.initialize() first")
+        raise ValueError(Errors.E037.format(problem=_not_initialized(model)))
     return network
 
 

@@ -28,6 +28,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence
 from spacy.tokens import Doc, Token
 from spacy.util import registry
 
+from .errors import Errors
 from .frequencies import Frequencies
 
 
@@ -66,16 +67,11 @@ class RareWordRule:
 
     def __post_init__(self) -> None:
         if self.frequencies not in FREQUENCY_SOURCES:
-            raise ValueError(
-                f"rare_words.frequencies must be one of {FREQUENCY_SOURCES}, got {self.frequencies!r}"
-            )
+            raise ValueError(Errors.E038.format(FREQUENCY_SOURCES=FREQUENCY_SOURCES, frequencies=self.frequencies))
         if not isinstance(self.max_zipf, (int, float)) or not 0 < self.max_zipf <= 9:
-            raise ValueError(
-                f"rare_words.max_zipf must be a Zipf value above 0 and at most 9 (3.0 is once per "
-                f"million words), got {self.max_zipf!r}: with it no token, or every token, would be rare"
-            )
+            raise ValueError(Errors.E039.format(max_zipf=self.max_zipf))
         if self.min_wordpieces < 1 or self.min_length < 1:
-            raise ValueError("rare_words.min_wordpieces and min_length must be at least 1")
+            raise ValueError(Errors.E040)
 
     def reject_token(self, token: Token) -> Optional[str]:
         """Why the cheap, table-free part of the rule rejects `token`, or None."""

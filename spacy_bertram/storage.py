@@ -20,6 +20,7 @@ from safetensors.torch import load_file, save, save_file
 
 from .config import BertramConfig
 from .encoder import load_encoder
+from .errors import Errors
 from .fileio import atomic_path, write_json_atomic
 from .inputs import NgramVocab
 from .network import BertramNetwork
@@ -68,15 +69,12 @@ def _load_weights(network: BertramNetwork, state: Dict[str, torch.Tensor], sourc
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
     if missing or unexpected:
-        raise ValueError(
-            f"BERTRAM weights in {source} do not fit this network: missing {missing[:5]}, "
-            f"unexpected {unexpected[:5]}"
-        )
+        raise ValueError(Errors.E041.format(source=source, missing=missing[:5], unexpected=unexpected[:5]))
     for key, tensor in state.items():
         if tuple(tensor.shape) != tuple(expected[key].shape):
             raise ValueError(
-                f"BERTRAM weight {key!r} in {source} has shape {tuple(tensor.shape)}, "
-                f"expected {tuple(expected[key].shape)} (n-gram vocab or encoder mismatch?)"
+                Errors.E042.format(key=key, source=source, shape=tuple(tensor.shape),
+                                   expected=tuple(expected[key].shape))
             )
     network.load_state_dict(state, strict=False)
 
@@ -90,17 +88,15 @@ def load_bertram(
     """
     directory = Path(path)
     if not directory.is_dir():
-        raise ValueError(f"BERTRAM model path {str(directory)!r} is not a directory")
+        raise ValueError(Errors.E043.format(directory=str(directory)))
     missing = [name for name in MODEL_FILES if not (directory / name).is_file()]
     if missing:
-        raise ValueError(
-            f"{str(directory)!r} is not a BERTRAM model directory: missing {', '.join(missing)}"
-        )
+        raise ValueError(Errors.E044.format(directory=str(directory), missing=", ".join(missing)))
     try:  # each reader names its file and the offending key
         config = BertramConfig.from_disk(directory / CONFIG_FILE)
         ngrams = NgramVocab.from_disk(directory / NGRAMS_FILE)
     except (ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"Corrupt BERTRAM config or n-gram file: {err}") from err
+        raise ValueError(Errors.E045.format(err=err)) from err
     if base_model is not None:
         config.base_model = base_model
     encoder, tokenizer = load_encoder(config.base_model)
@@ -108,7 +104,7 @@ def load_bertram(
     try:
         state = load_file(str(directory / WEIGHTS_FILE))
     except (SafetensorError, OSError) as err:
-        raise ValueError(f"Corrupt BERTRAM weights file {str(directory / WEIGHTS_FILE)!r}: {err}") from err
+        raise ValueError(Errors.E046.format(path=str(directory / WEIGHTS_FILE), err=err)) from err
     _load_weights(network, state, str(directory / WEIGHTS_FILE))
     if device is not None:
         network.to(device)
@@ -133,11 +129,11 @@ def network_from_bytes(
     try:
         msg = srsly.msgpack_loads(data)
         if not isinstance(msg, dict) or not {"config", "ngrams", "weights"} <= set(msg):
-            raise ValueError("expected a map with 'config', 'ngrams' and 'weights'")
+            raise ValueError(Errors.E047)
         config = BertramConfig.from_dict(msg["config"])
         ngrams = NgramVocab.from_dict(msg["ngrams"])
     except (ValueError, TypeError) as err:  # msgpack's decoding errors are ValueErrors
-        raise ValueError(f"Corrupt serialized BERTRAM network: {err}") from err
+        raise ValueError(Errors.E048.format(err=err)) from err
     same_shape = network is not None and (
         config.to_dict() == network.config.to_dict() and ngrams.to_dict() == network.ngram_vocab.to_dict()
     )
@@ -150,7 +146,7 @@ def network_from_bytes(
     try:
         state = load_safetensors_bytes(msg["weights"])
     except (SafetensorError, TypeError, ValueError) as err:
-        raise ValueError(f"Corrupt BERTRAM weights in serialized bytes: {err}") from err
+        raise ValueError(Errors.E049.format(err=err)) from err
     _load_weights(network, state, "serialized bytes")
     if device is not None:
         network.to(device)

@@ -15,6 +15,7 @@ from itertools import chain, zip_longest
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from ..errors import Errors
 from ..evaluation.wordnet import WordNetMissingError
 from ..types import PathLike
 from .dictd import DictdDatabase
@@ -29,11 +30,6 @@ SOURCES = ("gcide", "wordnet")
 DEFAULT_GCIDE_INDEX = Path("/usr/share/dictd/gcide.index")
 #: Contexts kept per headword and source (the component reads a few).
 DEFAULT_MAX_PER_SOURCE = 16
-GCIDE_HINT = (
-    "GCIDE was not found at {path}. Install it with `apt-get install dict-gcide` (Debian/Ubuntu; "
-    "it puts gcide.index and gcide.dict.dz in /usr/share/dictd), or give the path of a gcide.index "
-    "with --gcide, or build from WordNet alone with --sources wordnet."
-)
 
 
 def parse_sources(text: str) -> List[str]:
@@ -41,7 +37,7 @@ def parse_sources(text: str) -> List[str]:
     names = [name.strip() for name in text.replace("+", ",").split(",") if name.strip()]
     unknown = [name for name in names if name not in SOURCES]
     if unknown or not names:
-        raise ValueError(f"--sources {text!r}: choose one or more of {', '.join(SOURCES)} (comma-separated)")
+        raise ValueError(Errors.E501.format(text=text, sources=", ".join(SOURCES)))
     return list(dict.fromkeys(names))
 
 
@@ -53,7 +49,7 @@ def gcide_entries(index_path: PathLike, wordnet_derived: bool = True) -> Iterato
     """
     index_path = Path(index_path)
     if not index_path.is_file():
-        raise FileNotFoundError(GCIDE_HINT.format(path=index_path))
+        raise FileNotFoundError(Errors.E512.format(path=index_path))
     with DictdDatabase.open(index_path) as database:
         for key in database.headwords():
             contexts: List[SourcedContext] = []
@@ -88,7 +84,7 @@ def build_dictionary_store(
     """Write the store (OUTPUT, or OUTPUT/definitions.sqlite for a directory); returns its statistics."""
     sources = list(sources)
     if max_per_source < 1:
-        raise ValueError(f"--max-per-source must be at least 1, got {max_per_source}")
+        raise ValueError(Errors.E502.format(max_per_source=max_per_source))
     started = time.perf_counter()
     output = Path(output)
     if output.is_dir() or not output.suffix:

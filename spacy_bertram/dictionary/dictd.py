@@ -14,6 +14,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO, Dict, Iterator, List, Optional, Tuple
 
+from ..errors import Errors
 from ..types import PathLike
 
 B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -31,21 +32,18 @@ class DictdFormatError(ValueError):
 
 
 def _corrupt(path: Path, why: str) -> DictdFormatError:
-    return DictdFormatError(
-        f"{path} is not a readable dictd file ({why}). Reinstall the dictionary "
-        "(e.g. `apt-get install --reinstall dict-gcide`) or pass the path of an intact copy."
-    )
+    return DictdFormatError(Errors.E503.format(path=path, why=why))
 
 
 def decode_number(text: str) -> int:
     """dictd's base-64 number (most significant digit first), as in the index's offset and length."""
     if not text:
-        raise ValueError("empty dictd number")
+        raise ValueError(Errors.E504)
     value = 0
     for char in text:
         digit = _B64_VALUE.get(char)
         if digit is None:
-            raise ValueError(f"{char!r} is not a dictd base-64 digit (in {text!r})")
+            raise ValueError(Errors.E505.format(char=char, text=text))
         value = value * 64 + digit
     return value
 
@@ -53,7 +51,7 @@ def decode_number(text: str) -> int:
 def encode_number(value: int) -> str:
     """The inverse of `decode_number` (used to write test fixtures and small databases)."""
     if value < 0:
-        raise ValueError(f"dictd numbers are not negative, got {value}")
+        raise ValueError(Errors.E506.format(value=value))
     digits = B64[value % 64]
     while value >= 64:
         value //= 64
@@ -199,7 +197,7 @@ class DictdDatabase:
         self.index_path, self.data_path = Path(index_path), Path(data_path)
         for path in (self.index_path, self.data_path):
             if not path.is_file():
-                raise FileNotFoundError(f"dictd file not found: {path}")
+                raise FileNotFoundError(Errors.E507.format(path=path))
         self.index = read_index(self.index_path)
         self._data = (DictzipFile if self.data_path.suffix == ".dz" else PlainDictFile)(self.data_path)
 

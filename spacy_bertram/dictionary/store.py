@@ -17,6 +17,7 @@ import sqlite3
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from ..errors import Errors
 from ..fileio import atomic_path
 from ..pipeline.contexts import Context, check_complete
 from ..types import PathLike
@@ -39,7 +40,6 @@ CREATE TABLE contexts (
 ) WITHOUT ROWID;
 CREATE TABLE inflections (form TEXT NOT NULL, lemma TEXT NOT NULL, PRIMARY KEY (form, lemma)) WITHOUT ROWID;
 """
-REBUILD_HINT = "Build it again with `python -m spacy_bertram dictionary OUTPUT`."
 
 
 class DefinitionStore:
@@ -58,7 +58,7 @@ class DefinitionStore:
         if path.is_dir():
             path = path / STORE_FILE
         if not path.is_file():
-            raise ValueError(f"Definition store not found: {path}. {REBUILD_HINT}")
+            raise ValueError(Errors.E508.format(path=path))
         check_complete(path, WHAT)
         conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)
         try:
@@ -67,11 +67,11 @@ class DefinitionStore:
                 conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
         except sqlite3.DatabaseError as err:
             conn.close()
-            raise ValueError(f"Not a {WHAT} ({err}): {path}. {REBUILD_HINT}") from None
+            raise ValueError(Errors.E509.format(WHAT=WHAT, err=err, path=path)) from None
         if meta.get("format") != FORMAT_NAME or meta.get("version") != str(FORMAT_VERSION):
             conn.close()
-            raise ValueError(f"Not a {FORMAT_NAME} v{FORMAT_VERSION} file: {path} (found "
-                             f"{meta.get('format')!r} v{meta.get('version')}). {REBUILD_HINT}")
+            raise ValueError(Errors.E510.format(FORMAT_NAME=FORMAT_NAME, FORMAT_VERSION=FORMAT_VERSION, path=path,
+                                                found_format=meta.get("format"), found_version=meta.get("version")))
         return cls(path, conn, meta)
 
     def __reduce__(self):
@@ -151,4 +151,4 @@ def open_definition_store(path: PathLike, setting: str = "dictionary_store") -> 
     try:
         return DefinitionStore.open(path)
     except ValueError as err:
-        raise ValueError(f"bertram: cannot open the {setting} {str(path)!r}: {err}") from err
+        raise ValueError(Errors.E511.format(setting=setting, path=str(path), err=err)) from err

@@ -38,6 +38,7 @@ from spacy.util import registry
 from thinc.api import Config
 
 from ..encoder import resolve_base_model
+from ..errors import Errors
 from ..fileio import check_output_dir, write_json_atomic
 from ..pipeline import component  # noqa: F401  (registers spacy-bertram.encoder_path.v1 used by the configs)
 from ..pipeline.device import use_device
@@ -231,10 +232,7 @@ def freeze_transformer_embeddings(nlp: Language) -> int:
     parameters were frozen. Raises if the pipeline has no initialised transformer."""
     models = transformer_models(nlp)
     if not models:
-        raise ValueError(
-            "freeze_embeddings: the pipeline has no initialised transformer component; "
-            "use it as [initialize.after_init] of a transformer pipeline."
-        )
+        raise ValueError(Errors.E301)
     n = 0
     for _, hf in models:
         for _, param in embedding_parameters(hf):
@@ -273,7 +271,7 @@ def embedding_drift(nlp: Language, base_model: str) -> float:
     for _, hf in transformer_models(nlp):
         weight = hf.get_input_embeddings().weight.detach().cpu()
         if weight.shape != pretrained.shape:
-            raise ValueError(f"embedding shapes differ: {tuple(weight.shape)} vs {tuple(pretrained.shape)}")
+            raise ValueError(Errors.E302.format(shape=tuple(weight.shape), pretrained_shape=tuple(pretrained.shape)))
         drift = max(drift, float((weight - pretrained.detach()).abs().max()))
     return drift
 
@@ -354,7 +352,7 @@ def train_baseline(
 
     for path in (train_path, dev_path, base_config):
         if not Path(path).exists():
-            raise ValueError(f"{path} does not exist")
+            raise ValueError(Errors.E303.format(path=path))
     use_device(gpu_id)  # a named error for a bad id or a missing CuPy, before spaCy's own
     start = time.time()
     output = Path(output_dir)
@@ -365,7 +363,7 @@ def train_baseline(
     config["paths"]["dev"] = str(dev_path)
     for key, value in (paths or {}).items():
         if key not in config["paths"]:
-            raise ValueError(f"{base_config} has no [paths] {key}; known: {sorted(config['paths'])}.")
+            raise ValueError(Errors.E304.format(base_config=base_config, key=key, config=sorted(config["paths"])))
         config["paths"][key] = str(value)
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -385,10 +383,7 @@ def train_baseline(
         nlp = spacy.load(best)
         info["embedding_drift"] = embedding_drift(nlp, base_model)
         if info["embedding_drift"] != 0.0:
-            raise RuntimeError(
-                f"The embedding layer changed during training (max |diff| {info['embedding_drift']:.3g}); "
-                "the freezing callback did not take effect."
-            )
+            raise RuntimeError(Errors.E305.format(drift=info["embedding_drift"]))
     info["seconds"] = round(time.time() - start, 2)
     _write_json(tmp / INFO_FILE, info)
     if output.exists():

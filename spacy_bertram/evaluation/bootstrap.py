@@ -24,6 +24,8 @@ from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
+from ..errors import Errors
+
 Statistic = Callable[[np.ndarray], np.ndarray]
 #: resamples drawn per block, so (block x n_units) index arrays stay small.
 BLOCK = 1000
@@ -68,7 +70,7 @@ def resample_indices(
         return rng.integers(0, n_units, size=(n_resamples, n_units))
     labels = np.asarray(strata)
     if labels.shape != (n_units,):
-        raise ValueError(f"strata must have one label per unit ({n_units}), got shape {labels.shape}.")
+        raise ValueError(Errors.E306.format(n_units=n_units, shape=labels.shape))
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     blocks = []
     for group in np.argsort(first):  # strata in order of first appearance
@@ -96,9 +98,9 @@ def bootstrap_distribution(
 ) -> np.ndarray:
     """The statistic on every resample: (n_resamples,) or (n_resamples, k)."""
     if n_units < 1:
-        raise ValueError("The bootstrap needs at least one unit.")
+        raise ValueError(Errors.E307)
     if n_resamples < 1:
-        raise ValueError("n_resamples must be at least 1.")
+        raise ValueError(Errors.E308)
     parts = [np.asarray(statistic(idx), dtype=float) for idx in _blocks(n_units, n_resamples, seed, strata, block)]
     return np.concatenate(parts, axis=0)
 
@@ -118,7 +120,7 @@ def paired_bootstrap(
     The same `seed` gives the same resamples, hence the same interval.
     """
     if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}.")
+        raise ValueError(Errors.E309.format(confidence=confidence))
     observed = np.asarray(statistic(np.arange(n_items)[None, :]), dtype=float)
     values = bootstrap_distribution(statistic, n_items, n_resamples, seed, strata, block)
     alpha = (1 - confidence) / 2
@@ -144,9 +146,9 @@ def paired_difference(
     """CI of statistic(a) - statistic(b), both on the same resampled rows (items on axis 0)."""
     a_rows, b_rows = np.asarray(a), np.asarray(b)
     if a_rows.ndim == 0 or b_rows.ndim == 0 or len(a_rows) != len(b_rows):
-        raise ValueError(f"Paired data needs the same items: got {np.shape(a)} and {np.shape(b)}.")
+        raise ValueError(Errors.E310.format(shape_a=np.shape(a), shape_b=np.shape(b)))
     if len(a_rows) == 0:
-        raise ValueError("Paired bootstrap of no items.")
+        raise ValueError(Errors.E311)
 
     def difference(idx: np.ndarray) -> np.ndarray:
         return np.asarray([float(statistic(a_rows[i])) - float(statistic(b_rows[i])) for i in idx])

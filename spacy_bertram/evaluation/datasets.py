@@ -32,6 +32,7 @@ import zipfile
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from ..errors import Errors
 from ..fileio import write_bytes_atomic
 from ..training.registry_data import default_assets_dir
 from ..types import PathLike
@@ -76,20 +77,15 @@ def dataset_path(name: str, assets: Optional[PathLike] = None) -> Path:
     path = Path(name)
     if path.suffix in (".jsonl", ".json") or path.exists():
         return path
-    raise DatasetError(
-        f"Unknown dataset {name!r}: use one of {', '.join(DATASET_NAMES)} or the path of a "
-        "JSONL file with 'text' and 'label' fields."
-    )
+    raise DatasetError(Errors.E312.format(name=name, names=", ".join(DATASET_NAMES)))
 
 
 def _missing_message(name: str, path: Path) -> str:
     if name in EMBEDDED:
-        return (f"Dataset {name!r} not found at {path}. Build the embedded assets with "
-                "`python scripts/build_corpus.py` (or `python -m spacy project run corpus`).")
+        return Errors.E390.format(name=name, path=path)
     if name in OPTIONAL:
-        return (f"Dataset {name!r} not found at {path}. It is an optional asset that needs internet: "
-                "`python -m spacy project assets --extra`, or put the archive there by hand.")
-    return f"Dataset file {path} not found."
+        return Errors.E391.format(name=name, path=path)
+    return Errors.E392.format(path=path)
 
 
 def read_jsonl_records(lines: Iterable[str], source: str = "dataset") -> Iterator[Record]:
@@ -100,12 +96,12 @@ def read_jsonl_records(lines: Iterable[str], source: str = "dataset") -> Iterato
         try:
             data = json.loads(line)
         except json.JSONDecodeError as err:
-            raise DatasetError(f"{source}, line {n}: not valid JSON ({err.msg}).") from err
+            raise DatasetError(Errors.E313.format(source=source, n=n, msg=err.msg)) from err
         if not isinstance(data, dict) or data.get("label") in (None, ""):
-            raise DatasetError(f"{source}, line {n}: a record needs a non-empty 'label'.")
+            raise DatasetError(Errors.E314.format(source=source, n=n))
         text = data.get("text")
         if text is not None and not isinstance(text, str):
-            raise DatasetError(f"{source}, line {n}: 'text' must be a string.")
+            raise DatasetError(Errors.E315.format(source=source, n=n))
         split = data.get("split")
         yield Record(text or "", str(data["label"]), str(data.get("id", f"{n - 1}")),
                      str(split) if split else None)
@@ -116,10 +112,10 @@ def _csv_records(data: bytes, labels: Sequence[str], split: str, prefix: str) ->
     reader = csv.reader(io.StringIO(data.decode("utf8")))
     for i, row in enumerate(reader):
         if len(row) < 3:
-            raise DatasetError(f"{prefix} {split}.csv, row {i + 1}: expected 3 columns, got {len(row)}.")
+            raise DatasetError(Errors.E316.format(prefix=prefix, split=split, row_number=i + 1, n_row=len(row)))
         index = int(row[0]) - 1
         if not 0 <= index < len(labels):
-            raise DatasetError(f"{prefix} {split}.csv, row {i + 1}: class index {row[0]} out of range.")
+            raise DatasetError(Errors.E317.format(prefix=prefix, split=split, row_number=i + 1, label=row[0]))
         text = " ".join(part.replace("\\n", " ").strip() for part in row[1:] if part.strip())
         yield Record(text, labels[index], f"{prefix}-{split}-{i}", split)
 
@@ -148,7 +144,7 @@ def _archive_member(archive: Path, member: str) -> bytes:
                     handle = tf.extractfile(info)
                     if handle is not None:
                         return handle.read()
-    raise DatasetError(f"{archive} holds no file named {member!r}; is it the right archive?")
+    raise DatasetError(Errors.E318.format(archive=archive, member=member))
 
 
 def iter_records(name: str, assets: Optional[PathLike] = None) -> Iterator[Record]:
@@ -181,7 +177,7 @@ def load_dataset(name: str, assets: Optional[PathLike] = None) -> Tuple[List[Rec
     if empty:
         warnings.warn(f"{name}: skipped {len(empty)} record(s) with an empty text (ids {empty[:5]}).")
     if not kept:
-        raise DatasetError(f"Dataset {name!r} has no record with a non-empty text.")
+        raise DatasetError(Errors.E319.format(name=name))
     return kept, len(empty)
 
 

@@ -44,6 +44,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..errors import Errors
 from ..pipeline.device import use_device
 from ..types import PathLike
 from .datasets import read_records
@@ -95,11 +96,11 @@ ORIGINAL_TEXT_SYSTEMS = ("baseline", *(f"bertram_{inj}_doc" for inj in INJECTION
 def read_test_items(rarified_dir: PathLike) -> List[dict]:
     path = Path(rarified_dir) / "test.jsonl"
     if not path.is_file():
-        raise ValueError(f"No rarified test set at {path}; run the rarify step first.")
+        raise ValueError(Errors.E320.format(path=path))
     items = [it for it in read_substitutions_jsonl(path)]
     empty = [it["id"] for it in items if not str(it.get("text", "")).strip()]
     if empty:
-        raise ValueError(f"{path}: items with an empty text: {empty[:5]}")
+        raise ValueError(Errors.E321.format(path=path, empty=empty[:5]))
     return items
 
 
@@ -136,14 +137,13 @@ def checked_systems(systems: Sequence[str], bertram_path: Optional[PathLike],
     """The systems to run, baseline first; store systems are dropped (with a warning) without a store."""
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:
-        raise ValueError(f"Unknown systems {unknown}; choose from {list(SYSTEMS)}")
+        raise ValueError(Errors.E322.format(unknown=unknown, SYSTEMS=list(SYSTEMS)))
     chosen = ["baseline", *[s for s in systems if s != "baseline"]]
     needs_bertram = [s for s in chosen if SYSTEMS[s].vectors not in (None, "oracle")]
     if needs_bertram and bertram_path is None:
-        raise ValueError(f"Systems {needs_bertram} need a trained BERTRAM model (--bertram).")
+        raise ValueError(Errors.E323.format(needs_bertram=needs_bertram))
     if dictionary_store is None and any("dictionary" in str(SYSTEMS[s].vectors) for s in needs_bertram):
-        raise ValueError("bertram_slash_gcide needs a definition store (--dictionary-store; build a GCIDE-only one "
-                         "with `dictionary OUT --sources gcide --no-gcide-wordnet-senses`).")
+        raise ValueError(Errors.E324)
     if context_store is None:
         dropped = [s for s in needs_bertram if SYSTEMS[s].vectors in ("store", "both")]
         if dropped:
@@ -218,10 +218,7 @@ def predict_sets(
 def check_item_labels(items: Sequence[dict], labels: Sequence[str]) -> None:
     for it in items:
         if it["label"] not in labels:
-            raise UnknownLabelError(
-                f"Test item {it['id']} has label {it['label']!r}, which the trained textcat never saw "
-                f"(it knows {sorted(labels)})."
-            )
+            raise UnknownLabelError(Errors.E325.format(item_id=it["id"], label=it["label"], labels=sorted(labels)))
 
 
 def evaluate_systems(
@@ -294,7 +291,7 @@ def evaluate_originals(
     items = [{"id": str(r.id), "label": r.label, "text": r.text, "original_text": r.text, "substitutions": []}
              for r in records if r.text.strip()]
     if not items:
-        raise ValueError(f"{splits_dir}: no test candidates with a text; run the split step first.")
+        raise ValueError(Errors.E326.format(splits_dir=splits_dir))
     results, seconds = predict_sets(model_dir, gpu_id, {"": items}, systems, bertram_path, context_store, max_zipf,
                                     contexts_per_word, batch_size, progress)
     result = results[""]

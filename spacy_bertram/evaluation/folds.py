@@ -11,6 +11,7 @@ import random
 from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from ..errors import Errors
 from .rare_sets import CardSet, ChimeraItem, CrwSet
 
 #: The seed of the shuffle that assigns words to folds (fixed: folds are part of a result's name).
@@ -21,7 +22,7 @@ def parse_fold(text: str) -> Tuple[int, int]:
     """"0/2" -> (0, 2): the first of two folds; ValueError naming the bad value."""
     index, _, count = text.partition("/")
     if not (index.strip().isdigit() and count.strip().isdigit()) or int(count) < 2 or int(index) >= int(count):
-        raise ValueError(f"--fold {text!r}: write I/K with K >= 2 folds and 0 <= I < K, e.g. 0/2")
+        raise ValueError(Errors.E327.format(text=text))
     return int(index), int(count)
 
 

@@ -44,6 +44,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..errors import Errors
 from ..fileio import write_json_atomic
 from ..frequencies import WordfreqFrequencies
 from ..pipeline.component import DEFAULT_CONFIG
@@ -363,14 +364,14 @@ def evaluate_intrinsic(
     started = time.perf_counter()
     given = {name: Path(p) for name, p in (("crw", crw), ("card", card), ("chimera", chimera)) if p is not None}
     if not given:
-        raise ValueError("Give at least one set: --crw DIR, --card FILE or --chimera DIR.")
+        raise ValueError(Errors.E328)
     if n_resamples < 1:
-        raise ValueError(f"--bootstrap must be at least 1, got {n_resamples}.")
+        raise ValueError(Errors.E329.format(n_resamples=n_resamples))
     fold_of = parse_fold(fold) if fold is not None else None
     missing = {name: str(p) for name, p in given.items() if not p.exists()}
     if missing and not skip_missing:
         name, path = next(iter(missing.items()))
-        raise FileNotFoundError(f"{SET_NAMES[name]}: no such file or directory: {path!r}")
+        raise FileNotFoundError(Errors.E330.format(SET_NAMES=SET_NAMES[name], path=path))
     present = {name: p for name, p in given.items() if name not in missing}
     metrics: Dict[str, Any] = {"model": str(model_path), "bootstrap": n_resamples, "seed": seed,
                                "confidence": CONFIDENCE, "missing": missing, "sets": {}, "fold": fold,

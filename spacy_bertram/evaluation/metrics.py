@@ -21,6 +21,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from ..errors import Errors
 from ..fileio import write_bytes_atomic
 
 SUBSETS = ("All", "WN", "Msp")
@@ -51,7 +52,7 @@ def subset_masks(items: Sequence[Item]) -> Dict[str, np.ndarray]:
 def correctness(items: Sequence[Item], predictions: Sequence[str]) -> np.ndarray:
     """Per-item correctness; lengths must match."""
     if len(items) != len(predictions):
-        raise ValueError(f"{len(items)} items but {len(predictions)} predictions.")
+        raise ValueError(Errors.E331.format(n_items=len(items), n_predictions=len(predictions)))
     return np.array([_as_dict(it)["label"] == p for it, p in zip(items, predictions)], dtype=bool)
 
 
@@ -79,7 +80,7 @@ def mcnemar_exact(correct_a: Sequence[bool], correct_b: Sequence[bool]) -> McNem
     a = np.asarray(correct_a, dtype=bool)
     b = np.asarray(correct_b, dtype=bool)
     if a.shape != b.shape:
-        raise ValueError(f"Paired results differ in length: {a.shape} vs {b.shape}.")
+        raise ValueError(Errors.E332.format(shape_a=a.shape, shape_b=b.shape))
     only_a = int((a & ~b).sum())
     only_b = int((~a & b).sum())
     n = only_a + only_b

@@ -23,6 +23,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from ..errors import Errors
 from .bootstrap import paired_bootstrap, ratio_of_sums
 from .metrics import mcnemar_exact
 
@@ -63,7 +64,7 @@ class ItemTable:
     def concat(cls, tables: Sequence["ItemTable"]) -> "ItemTable":
         """Items of all tables, in order; systems are those every table has."""
         if not tables:
-            raise ValueError("Nothing to concatenate.")
+            raise ValueError(Errors.E333)
         systems = [s for s in tables[0].systems if all(s in t.systems for t in tables)]
         cat = lambda key: np.concatenate([getattr(t, key) for t in tables])  # noqa: E731
         return cls(systems, cat("sets"), cat("clusters"),
@@ -93,10 +94,10 @@ def table_from_rows(rows: Sequence[Mapping], set_name: str) -> ItemTable:
     """An ItemTable from predictions.jsonl rows (rows without p_gold are refused:
     they come from an evaluate run older than the per-item scores)."""
     if not rows:
-        raise ValueError(f"{set_name}: no items.")
+        raise ValueError(Errors.E334.format(set_name=set_name))
     missing = [r.get("id") for r in rows if "p_gold" not in r or "correct" not in r]
     if missing:
-        raise ValueError(f"{set_name}: items without p_gold / correct (e.g. {missing[:3]}); re-run evaluate.")
+        raise ValueError(Errors.E335.format(set_name=set_name, missing=missing[:3]))
     systems = list(rows[0]["p_gold"])
     return ItemTable(
         systems,
@@ -110,7 +111,7 @@ def table_from_rows(rows: Sequence[Mapping], set_name: str) -> ItemTable:
 def read_predictions(path: Union[str, Path], set_name: Optional[str] = None) -> ItemTable:
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"No per-item predictions at {path}; run the evaluate step first.")
+        raise ValueError(Errors.E336.format(path=path))
     with open(path, encoding="utf8") as fh:
         rows = [json.loads(line) for line in fh if line.strip()]
     return table_from_rows(rows, set_name or path.parent.name)
@@ -125,7 +126,7 @@ def _units(clusters: np.ndarray, strata: Optional[np.ndarray]):
     unit_strata = np.empty(len(keys), dtype=object)
     unit_strata[inverse] = strata
     if not np.all(unit_strata[inverse] == strata):
-        raise ValueError("A cluster of items spans two strata; stratify by groups that contain whole clusters.")
+        raise ValueError(Errors.E337)
     return inverse, sizes, unit_strata
 
 
@@ -143,10 +144,10 @@ def compare_to_baseline(
     All systems' CIs come from the same resamples (one call, 2k statistics).
     """
     if baseline not in table.systems:
-        raise ValueError(f"No {baseline!r} system among {table.systems}.")
+        raise ValueError(Errors.E338.format(baseline=baseline, systems=table.systems))
     n = len(table)
     if n == 0:
-        raise ValueError("No items to compare.")
+        raise ValueError(Errors.E339)
     logp = {s: gold_log_prob(table.p_gold[s], eps) for s in table.systems}
     others = [s for s in table.systems if s != baseline]
     out: Dict[str, dict] = {}

@@ -20,6 +20,7 @@ import numpy as np
 import spacy
 from spacy_transformers.layers.transformer_model import TransformerModel
 
+from ..errors import Errors
 from ..fileio import atomic_path, check_output_dir
 from ..injection import INJECTION_MODES, BertramTransformerModel
 from ..pipeline import component  # noqa: F401  (registers the bertram factory and encoder_path misc)
@@ -45,14 +46,14 @@ def load_injecting(model_dir: PathLike, injection: str = "none", needs: str = "t
     """
     path = Path(model_dir)
     if not (path / "config.cfg").is_file():
-        raise ValueError(f"{path} is not a trained spaCy pipeline (no config.cfg); train the baseline first.")
+        raise ValueError(Errors.E340.format(path=path))
     overrides = {
         "components.transformer.model.@architectures": INJECTION_ARCH,
         "components.transformer.model.injection": injection,
     }
     nlp = spacy.load(path, config=overrides)
     if needs not in nlp.pipe_names:
-        raise ValueError(f"{path} has no {needs!r} component.")
+        raise ValueError(Errors.E341.format(path=path, needs=needs))
     return nlp
 
 
@@ -64,7 +65,7 @@ def load_textcat(model_dir: PathLike, injection: str = "none"):
 def set_injection(nlp, injection: str) -> None:
     """Switch the injection mode of every BERTRAM transformer in `nlp` in place."""
     if injection not in INJECTION_MODES:
-        raise ValueError(f"injection must be one of {INJECTION_MODES}, got {injection!r}")
+        raise ValueError(Errors.E342.format(INJECTION_MODES=INJECTION_MODES, injection=injection))
     found = False
     for _, proc in nlp.components:
         model = getattr(proc, "model", None)
@@ -75,7 +76,7 @@ def set_injection(nlp, injection: str) -> None:
                 node.injection = injection
                 found = True
     if not found:
-        raise ValueError("The pipeline has no spacy-bertram.TransformerModel.v1 transformer.")
+        raise ValueError(Errors.E343)
 
 
 def pipeline_transformer(nlp):
@@ -85,7 +86,7 @@ def pipeline_transformer(nlp):
         for node in model.walk() if model is not None and hasattr(model, "walk") else ():
             if isinstance(node, TransformerModel):
                 return node
-    raise ValueError("The pipeline has no spacy-transformers transformer (its encoder decides what is rare).")
+    raise ValueError(Errors.E344)
 
 
 def pipeline_tokenizer(nlp):

@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Mapping, Sequence
 
 import numpy as np
 
+from ..errors import Errors
 from ..fileio import atomic_path, write_json_atomic
 from .seed_sets import listed_sets
 from .paired import DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_predictions
@@ -39,14 +40,14 @@ def discover_sets(metrics_dirs: Sequence[PathLike]) -> Dict[str, Path]:
     found: Dict[str, Path] = {}
     for directory in map(Path, dict.fromkeys(Path(d).resolve() for d in metrics_dirs)):
         if not (directory / "predictions.jsonl").is_file():
-            raise ValueError(f"No per-item predictions in {directory}; run the evaluate step for it first.")
+            raise ValueError(Errors.E345.format(directory=directory))
         for sub, path in listed_sets(directory, "metrics.json").items():
             name = f"{directory.name}/{sub}" if sub else directory.name
             if name in found:
-                raise ValueError(f"Two sets are called {name!r}; pool directories with distinct names.")
+                raise ValueError(Errors.E346.format(name=name))
             found[name] = path / "predictions.jsonl"
     if not found:
-        raise ValueError("No evaluation directories to pool.")
+        raise ValueError(Errors.E347)
     return found
 
 
@@ -166,7 +167,7 @@ def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str
 def load_pooled(path: PathLike) -> Dict[str, Any]:
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"No pooled results at {path}; run the pool step first.")
+        raise ValueError(Errors.E348.format(path=path))
     return json.loads(path.read_text(encoding="utf8"))
 
 

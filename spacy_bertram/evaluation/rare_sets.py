@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .similarity import Pair, read_contexts, read_similarity_pairs
+from ..errors import Errors
 from ..types import PathLike
 
 #: What `___` becomes in a Chimera passage: "wug", the classic made-up word
@@ -42,14 +43,14 @@ def find_pairs_file(path: PathLike, what: str) -> Path:
     if path.is_file():
         return path
     if not path.is_dir():
-        raise FileNotFoundError(f"{what}: no such file or directory: {str(path)!r}")
+        raise FileNotFoundError(Errors.E349.format(what=what, path=str(path)))
     for name in PAIR_FILE_NAMES:
         if (path / name).is_file():
             return path / name
     tsvs = sorted(path.glob("*.tsv"))
     if len(tsvs) == 1:
         return tsvs[0]
-    raise ValueError(f"{what}: {str(path)!r} holds no pairs.tsv (nor a single *.tsv file).")
+    raise ValueError(Errors.E350.format(what=what, path=str(path)))
 
 
 @dataclass
@@ -69,16 +70,16 @@ def read_crw(directory: PathLike) -> CrwSet:
     """pairs.tsv and contexts/<rare word>.txt; a rare word without a file has no contexts."""
     directory = Path(directory)
     if not directory.is_dir():
-        raise FileNotFoundError(f"CRW: {str(directory)!r} is not a directory (pairs.tsv, contexts/).")
+        raise FileNotFoundError(Errors.E351.format(directory=str(directory)))
     pairs_path = find_pairs_file(directory, "CRW")
     pairs = read_similarity_pairs(pairs_path, allow_header=False)
     if len(pairs) < 2:
-        raise ValueError(f"CRW: {str(pairs_path)!r} has {len(pairs)} pair(s); Spearman's rho needs at least two.")
+        raise ValueError(Errors.E352.format(pairs_path=str(pairs_path), n_pairs=len(pairs)))
     context_dir = directory / "contexts"
     contexts = {rare: read_contexts(context_dir, rare) for rare in {p[1] for p in pairs}}
     if not any(contexts.values()):  # a wrong layout, not a set without contexts
-        raise ValueError(f"CRW: no rare word of {str(pairs_path)!r} has a non-empty "
-                         f"{str(context_dir / '<rare word>.txt')!r}.")
+        raise ValueError(Errors.E353.format(pairs_path=str(pairs_path),
+                                            context_file=str(context_dir / "<rare word>.txt")))
     return CrwSet(directory, pairs, contexts)
 
 
@@ -118,8 +119,7 @@ def read_card(path: PathLike) -> CardSet:
         if len(sample) < 5:
             sample.append(f"{pair[0]} / {pair[1]}")
     if len(kept) < 2:
-        raise ValueError(f"Card-660: {str(pairs_path)!r} has {len(kept)} pair(s) of single alphabetic words; "
-                         "Spearman's rho needs at least two.")
+        raise ValueError(Errors.E354.format(pairs_path=str(pairs_path), n_kept=len(kept)))
     return CardSet(pairs_path, kept, dict(dropped), examples)
 
 
@@ -142,22 +142,21 @@ def parse_chimera_line(line: str, where: str, nonce: str = NONCE) -> ChimeraItem
     """One tab-separated line: id, passage, probes, ratings."""
     fields = line.rstrip("\r\n").split("\t")
     if len(fields) != 4:
-        raise ValueError(f"{where}: expected 4 tab-separated fields (id, passage, probes, ratings), "
-                         f"got {len(fields)}.")
+        raise ValueError(Errors.E355.format(where=where, n_fields=len(fields)))
     item_id, passage, probe_field, rating_field = fields
     if CHIMERA_BLANK not in passage:
-        raise ValueError(f"{where}: the passage has no {CHIMERA_BLANK!r} (the nonce word).")
+        raise ValueError(Errors.E356.format(where=where, CHIMERA_BLANK=CHIMERA_BLANK))
     if re.search(rf"(?<!\w){re.escape(nonce)}(?!\w)", passage, re.IGNORECASE):
-        raise ValueError(f"{where}: the passage contains the placeholder word {nonce!r} itself.")
+        raise ValueError(Errors.E357.format(where=where, nonce=nonce))
     probes = [p.strip() for p in probe_field.split(",") if p.strip()]
     try:
         ratings = [float(r) for r in rating_field.split(",") if r.strip()]
     except ValueError:
-        raise ValueError(f"{where}: ratings {rating_field!r} are not all numbers.") from None
+        raise ValueError(Errors.E358.format(where=where, rating_field=rating_field)) from None
     if len(probes) != len(ratings):
-        raise ValueError(f"{where}: {len(probes)} probe words but {len(ratings)} ratings.")
+        raise ValueError(Errors.E359.format(where=where, n_probes=len(probes), n_ratings=len(ratings)))
     if len(probes) < 2:
-        raise ValueError(f"{where}: Spearman's rho needs at least two probes, got {len(probes)}.")
+        raise ValueError(Errors.E360.format(where=where, n_probes=len(probes)))
     # Spaces around the nonce also split the few blanks glued to a word ("reeves___").
     sentences = [_squash(s.replace(CHIMERA_BLANK, f" {nonce} ")) for s in passage.split("@@")]
     context_text = _squash(passage.replace("@@", " ").replace(CHIMERA_BLANK, " "))
@@ -168,14 +167,14 @@ def chimera_files(directory: PathLike) -> List[Tuple[str, Path]]:
     """("l2.train", path), ... for the Chimera files present, by length then split."""
     directory = Path(directory)
     if not directory.is_dir():
-        raise FileNotFoundError(f"Chimeras: {str(directory)!r} is not a directory.")
+        raise FileNotFoundError(Errors.E361.format(directory=str(directory)))
     found = []
     for path in directory.iterdir():
         match = CHIMERA_PATTERN.match(path.name)
         if match and path.is_file():
             found.append(((int(match.group(1)), match.group(2)), f"l{match.group(1)}.{match.group(2)}", path))
     if not found:
-        raise ValueError(f"Chimeras: {str(directory)!r} has no dataset.l{{2,4,6}}.fixed.{{train,test}}.txt file.")
+        raise ValueError(Errors.E362.format(directory=str(directory)))
     return [(name, path) for _, name, path in sorted(found)]
 
 
@@ -186,7 +185,7 @@ def read_chimera_file(path: PathLike, nonce: str = NONCE) -> List[ChimeraItem]:
             if line.strip():
                 items.append(parse_chimera_line(line, f"{path}: line {n}", nonce))
     if not items:
-        raise ValueError(f"Chimeras: {str(path)!r} has no items.")
+        raise ValueError(Errors.E363.format(path=str(path)))
     return items
 
 

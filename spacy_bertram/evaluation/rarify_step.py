@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Union
 
 from ..encoder import word_piece_ids
+from ..errors import Errors
 from ..fileio import write_json_atomic
 from ..frequencies import COUNTS_FILE, CountTable
 from ..pipeline.contexts import open_context_store
@@ -43,7 +44,7 @@ def load_count_table(path: PathLike, lang: str = "en") -> CountTable:
         with open_context_store(path) as store:
             return CountTable(dict(store.counts(min_count=1)), unseen=lang)
     if not path.is_file():
-        raise ValueError(f"No word counts at {path}; run the prepare step first.")
+        raise ValueError(Errors.E366.format(path=path))
     return CountTable.from_file(path, unseen=lang)
 
 
@@ -174,10 +175,7 @@ def run_rarification(
     masking = mask_in_chunks(candidates, make_classifier(nlp, batch_size), labels, subs, spacy_tagger(),
                              out / ".partial" / _settings_key(settings), chunk_size, max_masks, batch_size, progress)
     if not masking.items:
-        raise ValueError(
-            f"Rarification produced no test items from {len(candidates)} candidates "
-            f"({masking.counts()}); use more candidates, shorter texts or a higher --max-zipf."
-        )
+        raise ValueError(Errors.E367.format(n_candidates=len(candidates), counts=masking.counts()))
     masking_seconds = round(time.time() - start, 2)
     extra = [seed_set_name(s) for s in seeds[1:]]
     summaries = []

@@ -12,6 +12,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import spacy
 
+from ..errors import Errors
 from ..rare_words import RareDecision
 from ..storage import load_bertram
 from ..types import PathLike
@@ -29,11 +30,10 @@ def rule_pipeline(model: PathLike, max_zipf: Optional[float] = None, lang: str =
         nlp = spacy.load(path)
         names = [name for name, proc in nlp.pipeline if type(proc).__name__ == "BertramComponent"]
         if not names:
-            raise ValueError(f"The pipeline {str(path)!r} has no bertram component.")
+            raise ValueError(Errors.E368.format(path=str(path)))
         pipe = nlp.get_pipe(names[0])
         if max_zipf is not None:
-            raise ValueError("--max-zipf applies to a BERTRAM model directory; a pipeline's rule is in its "
-                             "config ([components.bertram.rare_words] max_zipf).")
+            raise ValueError(Errors.E369)
         return nlp, pipe
     network = load_bertram(path)  # a named error for a missing or corrupt model
     nlp = spacy.blank(lang)

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
+from ..errors import Errors
 from ..fileio import write_bytes_atomic
 from ..types import PathLike
 
@@ -50,10 +51,7 @@ def check_labels(examples: Sequence[Record], labels: Sequence[str]) -> None:
     known = set(labels)
     for ex in examples:
         if ex.label not in known:
-            raise UnknownLabelError(
-                f"Label {ex.label!r} (example {ex.id}) was never seen in training; "
-                f"the classifier knows only {sorted(known)}."
-            )
+            raise UnknownLabelError(Errors.E370.format(label=ex.label, id=ex.id, known=sorted(known)))
 
 
 def drop_empty(examples: Sequence[Record], what: str = "examples") -> Tuple[List[Record], int]:

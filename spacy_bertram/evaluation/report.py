@@ -19,6 +19,7 @@ from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..errors import Errors
 from ..fileio import atomic_path
 from ..types import PathLike
 from .pooling import load_pooled, pooled_markdown
@@ -237,7 +238,7 @@ def write_report(
     layouts = {name: DatasetDirs.layout(name, corpus_dir, training_dir, metrics_dir) for name in datasets}
     done = {name: d for name, d in layouts.items() if (d.metrics / "metrics.json").is_file()}
     if not done:
-        raise ValueError(f"None of the datasets {list(datasets)} has been evaluated (no metrics.json under {metrics_dir}).")
+        raise ValueError(Errors.E371.format(datasets=list(datasets), metrics_dir=metrics_dir))
     pooled_result = None
     if pooled is not None:
         pooled_result = load_pooled(pooled)

@@ -13,6 +13,7 @@ import json
 import shutil
 from pathlib import Path
 from typing import Dict, List, Sequence, Union
+from ..errors import Errors
 from ..types import PathLike
 
 PREFIX = "seed-"
@@ -26,13 +27,13 @@ def parse_seeds(value: Union[int, str, Sequence[int]]) -> List[int]:
         try:
             seeds = [int(v) for v in value.replace(" ", "").split(",") if v]
         except ValueError as err:
-            raise ValueError(f"Seeds must be comma-separated integers, got {value!r}.") from err
+            raise ValueError(Errors.E372.format(value=value)) from err
     else:
         seeds = [int(v) for v in value]
     if not seeds:
-        raise ValueError("At least one seed is needed.")
+        raise ValueError(Errors.E373)
     if len(set(seeds)) != len(seeds):
-        raise ValueError(f"Repeated seeds in {seeds}.")
+        raise ValueError(Errors.E374.format(seeds=seeds))
     return seeds
 
 

@@ -22,6 +22,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Uni
 import numpy as np
 
 from ..encoder import load_encoder
+from ..errors import Errors
 from ..types import PathLike
 
 VectorFn = Callable[[List[Tuple[str, List[str]]]], np.ndarray]
@@ -40,13 +41,13 @@ def read_similarity_pairs(path: PathLike, allow_header: bool = True) -> List[Pai
             if not row or row[0].startswith("#") or not any(c.strip() for c in row):
                 continue
             if len(row) < 3:
-                raise ValueError(f"{path}: line {n} needs word, rare word and score (tab-separated).")
+                raise ValueError(Errors.E375.format(path=path, n=n))
             try:
                 score = float(row[2])
             except ValueError:
                 if not pairs and allow_header:
                     continue  # header
-                raise ValueError(f"{path}: line {n}: score {row[2]!r} is not a number.") from None
+                raise ValueError(Errors.E376.format(path=path, n=n, score=row[2])) from None
             pairs.append((row[0].strip(), row[1].strip(), score))
     return pairs
 
@@ -101,7 +102,7 @@ def _vectors(fn: VectorFn, words: Sequence[str], contexts: Mapping[str, List[str
     unique = list(dict.fromkeys(words))
     arr = np.asarray(fn([(w, contexts.get(w, [])) for w in unique]), dtype=float)
     if arr.ndim != 2 or arr.shape[0] != len(unique):
-        raise ValueError(f"The vector function returned shape {arr.shape}; expected ({len(unique)}, d).")
+        raise ValueError(Errors.E377.format(shape=arr.shape, n_unique=len(unique)))
     return dict(zip(unique, arr))
 
 
@@ -120,7 +121,7 @@ def evaluate_similarity(
     from scipy.stats import spearmanr
 
     if len(pairs) < 2:
-        raise ValueError("Spearman's rho needs at least two pairs.")
+        raise ValueError(Errors.E378)
     words = [p[0] for p in pairs]
     rares = [p[1] for p in pairs]
     if contexts is None or isinstance(contexts, Mapping):
@@ -163,7 +164,7 @@ class SubwordMean:
     def piece_ids(self, word: str) -> List[int]:
         ids = self.tokenizer(self._prefix + word, add_special_tokens=False)["input_ids"]
         if not ids:
-            raise ValueError(f"The tokenizer gives no wordpieces for {word!r}.")
+            raise ValueError(Errors.E379.format(word=word))
         return list(ids)
 
     def __call__(self, batch: List[Tuple[str, List[str]]]) -> np.ndarray:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
 from .similarity import Pair, SubwordMean, evaluate_similarity, read_contexts, read_similarity_pairs
+from ..errors import Errors
 from ..fileio import write_json_atomic
 from ..pipeline.contexts import STORE_FILE, open_context_store
 from ..pipeline.device import select_device
@@ -34,7 +35,7 @@ def load_contexts(source: PathLike, words: List[str], max_contexts: int) -> Mapp
         return {w: read_contexts(path, w, max_contexts) for w in words}
     store_path = path / STORE_FILE if path.is_dir() else path
     if not store_path.is_file():
-        raise ValueError(f"No contexts at {str(source)!r}: expected a directory of <word>.txt files or contexts.sqlite.")
+        raise ValueError(Errors.E380.format(source=str(source)))
     with open_context_store(store_path) as store:
         return {w: store.contexts(w, max_contexts) for w in words}
 
@@ -49,11 +50,11 @@ def evaluate_similarity_files(
 ) -> Dict[str, Any]:
     """Spearman's rho of BERTRAM and of the subword mean on one pairs file."""
     if max_contexts < 1:  # a negative slice would silently drop contexts from the end
-        raise ValueError(f"--max-contexts must be at least 1 (contexts per rare word), got {max_contexts}")
+        raise ValueError(Errors.E381.format(max_contexts=max_contexts))
     started = time.perf_counter()
     pairs = read_similarity_pairs(pairs_path)
     if len(pairs) < 2:
-        raise ValueError(f"{str(pairs_path)!r} has {len(pairs)} usable pair(s); Spearman's rho needs at least two.")
+        raise ValueError(Errors.E382.format(pairs_path=str(pairs_path), n_pairs=len(pairs)))
     network = load_bertram(bertram_path)
     if gpu_id >= 0:
         network.to(select_device(gpu_id))

@@ -33,6 +33,8 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
+from ..errors import Errors
+
 SUBSET_NAMES = ("RARE", "MEDIUM", "FREQUENT")
 KEYWORD = "<W>"
 MASK = "<MASK>"
@@ -107,10 +109,7 @@ def read_wnlampro(path: Union[str, Path]) -> List[WNLaMProItem]:
         elif len(row) == 5:
             rec = dict(zip(("id", "subset", "relation", "keyword", "targets"), row))
         else:
-            raise ValueError(
-                f"{path}: line {n} has {len(row)} tab-separated fields; expected 4 "
-                "(subset, relation, keyword, targets), 5 (id first) or a header line."
-            )
+            raise ValueError(Errors.E383.format(path=path, n=n, n_row=len(row)))
         items.append(
             WNLaMProItem(
                 keyword=rec["keyword"],
@@ -159,7 +158,7 @@ def evaluate_wnlampro(
     """
     missing = sorted({it.relation for it in items} - set(patterns))
     if missing:
-        raise KeyError(f"No patterns for relation(s) {missing}; known: {sorted(patterns)}.")
+        raise KeyError(Errors.E384.format(missing=missing, patterns=sorted(patterns)))
     groups: Dict[Tuple[str, str], List[WNLaMProItem]] = {}
     for it in items:
         targets = [t for t in it.targets if vocabulary is None or t.lower() in vocabulary]
@@ -195,7 +194,7 @@ def _keyword_span(offsets: Sequence[Tuple[int, int]], text: str, keyword: str) -
     """Wordpiece index range [i, j) covering the first whole-word keyword match."""
     match = re.search(r"(?<!\w)" + re.escape(keyword) + r"(?!\w)", text, flags=re.IGNORECASE)
     if match is None:
-        raise ValueError(f"Keyword {keyword!r} not found in {text!r}.")
+        raise ValueError(Errors.E385.format(keyword=keyword, text=text))
     start, end = match.span()
     pieces = [k for k, (a, b) in enumerate(offsets) if b > a and a < end and b > start]
     return pieces[0], pieces[-1] + 1
@@ -218,12 +217,12 @@ def build_inputs_embeds(
     import torch
 
     if mode not in ("replace", "slash"):
-        raise ValueError(f"mode must be 'replace' or 'slash', not {mode!r}")
+        raise ValueError(Errors.E386.format(mode=mode))
     enc = tokenizer(text, return_offsets_mapping=True, return_tensors="pt")
     ids = enc["input_ids"][0]
     mask_positions = (ids == tokenizer.mask_token_id).nonzero().flatten().tolist()
     if not mask_positions:
-        raise ValueError(f"No mask token {tokenizer.mask_token!r} in {text!r}.")
+        raise ValueError(Errors.E387.format(mask_token=tokenizer.mask_token, text=text))
     table = model.get_input_embeddings()
     device = table.weight.device  # the model's device: every tensor it is fed is made there
     with torch.no_grad():

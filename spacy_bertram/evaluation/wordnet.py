@@ -18,6 +18,7 @@ import threading
 import warnings
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
+from ..errors import Errors
 from ..types import PathLike
 
 
@@ -49,16 +50,6 @@ LEXNAMES = (
     "verb.perception verb.possession verb.social verb.stative verb.weather adj.ppl"
 ).split()
 _POS_NUMBER = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
-
-INSTALL_HINT = (
-    "WordNet 3.0 was not found. Install it with\n"
-    "    apt-get update && apt-get install -y wordnet-base\n"
-    "(Debian/Ubuntu; it puts the files in /usr/share/wordnet), or point to a directory "
-    "that holds the WordNet 3.0 dict files (index.noun, data.noun, ...) with the "
-    f"`wordnet_dir` option or the environment variable {WORDNET_DIR_ENV}. Without root: "
-    "`apt-get download wordnet-base && dpkg -x wordnet-base_*.deb DIR`, then use "
-    "DIR/usr/share/wordnet."
-)
 
 
 class WordNetMissingError(RuntimeError):
@@ -117,7 +108,7 @@ def find_wordnet_source(wordnet_dir: Optional[PathLike] = None) -> Path:
             if _is_wordnet_dir(path):
                 return path
         tried.append(str(cand))
-    raise WordNetMissingError(f"{INSTALL_HINT}\n(Looked in: {', '.join(tried)})")
+    raise WordNetMissingError(Errors.E388.format(env=WORDNET_DIR_ENV, tried=", ".join(tried)))
 
 
 def _copy_layout(source: Path, target: Path, nltk_root: Path) -> None:
@@ -255,9 +246,7 @@ def load_wordnet(
     try:
         import nltk  # noqa: F401
     except ImportError as err:  # pragma: no cover - nltk is a dependency
-        raise WordNetMissingError(
-            "Rarification needs NLTK to read WordNet: pip install 'nltk>=3.10,<3.11'"
-        ) from err
+        raise WordNetMissingError(Errors.E389) from err
     key = (str(wordnet_dir), str(cache_dir))
     with _LOCK:
         if key not in _READERS:

@@ -20,6 +20,7 @@ from spacy.language import Language
 from spacy_transformers.layers.transformer_model import TransformerModel
 from thinc.api import Model
 
+from ..errors import Errors
 from ..injection import BertramTransformerModel
 from ..network import BertramNetwork
 
@@ -47,20 +48,9 @@ def check_placement(nlp: Language, component: Any, name: str) -> None:
     for index, owner, node in transformer_nodes(nlp, component):
         ours = isinstance(node, BertramTransformerModel)
         if index < position:
-            problems.append(
-                f"The '{name}' component comes after '{owner}', whose transformer has already "
-                f"encoded the doc when doc._.bertram is set, so the BERTRAM vectors are never "
-                f"used. Put '{name}' before it: nlp.add_pipe(\"bertram\", before=\"{owner}\"), or "
-                f"list it first in [nlp] pipeline."
-            )
+            problems.append(Errors.E137.format(name=name, owner=owner))
         elif not ours:
-            problems.append(
-                f"'{owner}' runs spacy-transformers' stock TransformerModel, which never reads "
-                f"doc._.bertram, so the '{name}' vectors are computed for nothing. Set "
-                f"[components.{owner}.model] @architectures = \"spacy-bertram.TransformerModel.v1\" "
-                f"with injection = \"slash\" or \"replace\" (injection = \"none\" keeps the stock "
-                f"encoding on purpose)."
-            )
+            problems.append(Errors.E138.format(name=name, owner=owner))
         elif node.injection != "none":
             return  # an injecting transformer after bertram reads the vectors
     if problems:
@@ -84,25 +74,12 @@ def check_encoder_compatible(network: BertramNetwork, hf_model: Any, tokenizer: 
     theirs = hf_model.get_input_embeddings().weight.detach()
     ours = network.embedding_matrix().detach()
     base = network.config.base_model
-    hint = (
-        f"The BERTRAM model was trained for {base!r}; use that encoder in the '{where}' "
-        "component or retrain BERTRAM for this one."
-    )
     if theirs.shape[1] != ours.shape[1]:
-        raise ValueError(
-            f"bertram: vector width {ours.shape[1]} does not match the input embeddings "
-            f"of '{where}' (width {theirs.shape[1]}). {hint}"
-        )
+        raise ValueError(Errors.E101.format(width=ours.shape[1], where=where, their_width=theirs.shape[1], base=base))
     if theirs.shape[0] != ours.shape[0] or tokenizer.get_vocab() != network.tokenizer.get_vocab():
-        raise ValueError(
-            f"bertram: the wordpiece vocabulary of '{where}' ({theirs.shape[0]} rows) differs "
-            f"from that of BERTRAM's encoder ({ours.shape[0]} rows). {hint}"
-        )
+        raise ValueError(Errors.E102.format(where=where, their_rows=theirs.shape[0], rows=ours.shape[0], base=base))
     rows = torch.linspace(0, ours.shape[0] - 1, steps=min(256, ours.shape[0])).long()
     a, b = ours[rows].float().cpu(), theirs[rows].float().cpu()
     agreement = float(torch.nn.functional.cosine_similarity(a, b, dim=1).mean())
     if agreement < MIN_EMBEDDING_AGREEMENT:
-        raise ValueError(
-            f"bertram: the input embeddings of '{where}' are not those of BERTRAM's encoder "
-            f"(mean cosine {agreement:.2f} over sampled rows). {hint}"
-        )
+        raise ValueError(Errors.E103.format(where=where, agreement=agreement, base=base))

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
+from ..errors import Errors
+
 SOURCE_NAMES = ("doc", "store", "dictionary")
 ALIASES = {"both": "doc+store"}
 #: The setting each source needs besides `contexts` (None: nothing).
@@ -34,23 +36,21 @@ def parse_contexts(spec: str) -> Tuple[Source, ...]:
     """"doc+dictionary:2" -> (Source("doc"), Source("dictionary", 2)); ValueError naming the bad part."""
     example = 'e.g. "doc", "store", "dictionary", "doc+dictionary", "store:4+dictionary:2" or "none"'
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"bertram: contexts must name sources ({example}), got {spec!r}")
+        raise ValueError(Errors.E104.format(example=example, spec=spec))
     if spec.strip() == "none":
         return ()  # the word's form alone
     sources = []
     for part in ALIASES.get(spec.strip(), spec).split("+"):
         name, _, limit_text = part.strip().partition(":")
         if name not in SOURCE_NAMES:
-            raise ValueError(f"bertram: contexts={spec!r}: unknown source {name!r}; the sources are "
-                             f"{', '.join(SOURCE_NAMES)} ({example})")
+            raise ValueError(Errors.E105.format(spec=spec, name=name, sources=", ".join(SOURCE_NAMES), example=example))
         limit = None
         if limit_text:
             if not limit_text.isdigit() or int(limit_text) < 1:
-                raise ValueError(f"bertram: contexts={spec!r}: the limit of {name!r} must be a whole number "
-                                 f"of at least 1, got {limit_text!r}")
+                raise ValueError(Errors.E106.format(spec=spec, name=name, limit_text=limit_text))
             limit = int(limit_text)
         if any(source.name == name for source in sources):
-            raise ValueError(f"bertram: contexts={spec!r} names {name!r} twice")
+            raise ValueError(Errors.E107.format(spec=spec, name=name))
         sources.append(Source(name, limit))
     return tuple(sources)
 
@@ -65,9 +65,8 @@ def check_settings(sources: Tuple[Source, ...], settings: dict, store_frequencie
     `store_frequencies`: the rare-word rule counts words in the context store, which needs one too.
     """
     if store_frequencies and not settings.get("context_store"):
-        raise ValueError("bertram: rare_words.frequencies='store' needs a context_store path")
+        raise ValueError(Errors.E108)
     for source in sources:
         needed = NEEDS[source.name]
         if needed is not None and not settings.get(needed):
-            raise ValueError(f"bertram: contexts={canonical(sources)!r} reads {source.name!r}, which needs a "
-                             f"{needed} path; give it, or drop {source.name!r} from contexts")
+            raise ValueError(Errors.E109.format(spec=canonical(sources), name=source.name, needed=needed))

@@ -18,6 +18,7 @@ import sqlite3
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
+from ..errors import Errors
 from ..types import PathLike
 
 Context = Tuple[str, int, int]
@@ -62,7 +63,7 @@ class ContextStore:
         """Open read-only; ValueError if `path` is missing or not a context store."""
         path = Path(path)
         if not path.is_file():
-            raise ValueError(f"Context store not found: {path}")
+            raise ValueError(Errors.E110.format(path=path))
         check_complete(path)
         uri = path.resolve().as_uri() + "?mode=ro"
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
@@ -73,12 +74,12 @@ class ContextStore:
                     conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
         except sqlite3.DatabaseError as err:
             conn.close()
-            raise ValueError(f"Not a context store ({err}): {path}") from None
+            raise ValueError(Errors.E111.format(err=err, path=path)) from None
         if meta.get("format") != FORMAT_NAME or int(meta.get("version", -1)) != FORMAT_VERSION:
             conn.close()
             raise ValueError(
-                f"Not a {FORMAT_NAME} v{FORMAT_VERSION} file: {path} "
-                f"(found {meta.get('format')!r} v{meta.get('version')})"
+                Errors.E112.format(FORMAT_NAME=FORMAT_NAME, FORMAT_VERSION=FORMAT_VERSION, path=path,
+                                   found_format=meta.get("format"), found_version=meta.get("version"))
             )
         return cls(path, conn, meta)
 
@@ -149,15 +150,15 @@ def check_complete(path: Path, what: str = "context store") -> None:
     with open(path, "rb") as file_:
         header = file_.read(100)
     if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
-        raise ValueError(f"Not a {what} (not an SQLite file): {path}")
+        raise ValueError(Errors.E113.format(what=what, path=path))
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     size_is_valid = header[92:96] == header[24:28]  # the header's "version-valid-for" check
     if size_is_valid and pages and path.stat().st_size < page_size * pages:
         raise ValueError(
-            f"{what[0].upper()}{what[1:]} {path} is truncated: {path.stat().st_size} bytes, but its header "
-            f"records {page_size * pages}. Copy or build it again."
+            Errors.E114.format(what=what[0].upper() + what[1:], path=path, size=path.stat().st_size,
+                               expected_size=page_size * pages)
         )
 
 
@@ -169,6 +170,6 @@ def open_context_store(path: PathLike) -> ContextStore:
     elif path.is_dir():
         candidates = sorted(path.glob("*.sqlite"))
         if not candidates:
-            raise ValueError(f"No context store (*.sqlite) in {str(path)!r}; run `prepare` first")
+            raise ValueError(Errors.E115.format(path=str(path)))
         path = candidates[0]
     return ContextStore.open(path)

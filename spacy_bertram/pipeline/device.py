@@ -15,9 +15,10 @@ from typing import Any, Dict, Optional
 
 import torch
 
+from ..errors import Errors
+
 #: The extra that installs CuPy for spaCy/thinc on CUDA 12 (see setup.py).
 CUDA_EXTRA = "cuda12x"
-CPU_HINT = "Use --gpu-id -1 (gpu_id = -1) for the CPU."
 
 
 class DeviceError(ValueError):
@@ -27,20 +28,18 @@ class DeviceError(ValueError):
 def check_gpu_id(gpu_id: Any, what: str = "--gpu-id") -> int:
     """`gpu_id` as an int, or a DeviceError for anything that is not a whole number."""
     if isinstance(gpu_id, bool):
-        raise DeviceError(f"{what} must be a whole number (-1 for the CPU, 0.. for a GPU), not {gpu_id!r}")
+        raise DeviceError(Errors.E116.format(what=what, gpu_id=gpu_id))
     if isinstance(gpu_id, str):
         try:
             gpu_id = int(gpu_id.strip())
         except ValueError:
-            raise DeviceError(
-                f"{what} must be a whole number (-1 for the CPU, 0.. for a GPU), not {gpu_id!r}"
-            ) from None
+            raise DeviceError(Errors.E116.format(what=what, gpu_id=gpu_id)) from None
     try:
         value = int(gpu_id)
     except (TypeError, ValueError):
-        raise DeviceError(f"{what} must be a whole number (-1 for the CPU, 0.. for a GPU), not {gpu_id!r}") from None
+        raise DeviceError(Errors.E116.format(what=what, gpu_id=gpu_id)) from None
     if value != gpu_id:
-        raise DeviceError(f"{what} must be a whole number (-1 for the CPU, 0.. for a GPU), not {gpu_id!r}")
+        raise DeviceError(Errors.E116.format(what=what, gpu_id=gpu_id))
     return value
 
 
@@ -52,17 +51,12 @@ def _check_cuda_device(gpu_id: int, what: str) -> None:
             if build is None
             else f"torch (built for CUDA {build}) sees no CUDA device (driver missing, or CUDA_VISIBLE_DEVICES empty)"
         )
-        raise DeviceError(
-            f"{what} {gpu_id} asks for CUDA device {gpu_id}, but {why}. {CPU_HINT} For a GPU, install "
-            f"a CUDA build of torch and `pip install 'spacy-bertram[{CUDA_EXTRA}]'` (scripts/install.sh "
-            "does both when nvidia-smi finds a GPU)."
-        )
+        raise DeviceError(Errors.E117.format(what=what, gpu_id=gpu_id, why=why, CUDA_EXTRA=CUDA_EXTRA))
     count = torch.cuda.device_count()
     if gpu_id >= count:
         raise DeviceError(
-            f"{what} {gpu_id}: this machine has {count} CUDA device{'s' if count != 1 else ''} "
-            f"(ids 0..{count - 1}{', as CUDA_VISIBLE_DEVICES numbers them' if count else ''}). "
-            f"Give one of those ids. {CPU_HINT}"
+            Errors.E118.format(what=what, gpu_id=gpu_id, count=count, plural="s" if count != 1 else "", last=count - 1,
+                               numbering=", as CUDA_VISIBLE_DEVICES numbers them" if count else "")
         )
 
 
@@ -73,16 +67,10 @@ def _require_thinc_gpu(gpu_id: int, what: str) -> None:
     try:
         require_gpu(gpu_id)
     except ValueError as err:
-        raise DeviceError(
-            f"{what} {gpu_id}: spaCy cannot use the GPU ({err}). spaCy and thinc run on CUDA "
-            f"through CuPy: `pip install 'spacy-bertram[{CUDA_EXTRA}]'` (CUDA 12; cuda11x for CUDA "
-            f"11). {CPU_HINT}"
-        ) from err
+        raise DeviceError(Errors.E119.format(what=what, gpu_id=gpu_id, err=err, CUDA_EXTRA=CUDA_EXTRA)) from err
     except RuntimeError as err:  # CuPy's own CUDA errors (CUDARuntimeError: bad device, driver mismatch)
         raise DeviceError(
-            f"{what} {gpu_id}: CuPy could not select CUDA device {gpu_id} ({type(err).__name__}: {err}). "
-            f"Check that CuPy's CUDA version (the {CUDA_EXTRA} extra is for CUDA 12) matches the driver "
-            f"(nvidia-smi). {CPU_HINT}"
+            Errors.E120.format(what=what, gpu_id=gpu_id, err_type=type(err).__name__, err=err, CUDA_EXTRA=CUDA_EXTRA)
         ) from err
 
 
@@ -134,7 +122,6 @@ def use_device(gpu_id: Optional[Any], what: str = "--gpu-id") -> None:
     select_device(gpu_id, what, thinc=True)
 
 
-
 # -- processes ---------------------------------------------------------------------------
 
 
@@ -165,9 +152,4 @@ class GPUForkError(RuntimeError):
 
 def check_not_forked_on_gpu(where: str = "bertram") -> None:
     if forked_after_gpu_use():
-        raise GPUForkError(
-            f"{where}: nlp.pipe(n_process > 1) forked this worker after the GPU was in use, and "
-            "CUDA cannot run in a forked process. With a GPU use nlp.pipe(..., n_process=1) and a "
-            "larger batch_size (the GPU batches the docs itself); n_process > 1 is for the CPU "
-            "(gpu_id -1)."
-        )
+        raise GPUForkError(Errors.E121.format(where=where))

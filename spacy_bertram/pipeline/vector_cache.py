@@ -41,6 +41,8 @@ from safetensors import SafetensorError
 from safetensors.numpy import load as load_arrays
 from safetensors.numpy import save as save_arrays
 
+from ..errors import Errors
+
 CacheKey = Tuple[str, str, str]
 FORMAT_NAME = "spacy-bertram-vector-cache"
 #: Largest difference per vector component between a cache hit and recomputing
@@ -66,7 +68,7 @@ class VectorCache:
 
     def __init__(self, max_size: int = 10_000, fingerprint: str = "") -> None:
         if max_size < 0:
-            raise ValueError(f"cache_size must be >= 0, got {max_size}")
+            raise ValueError(Errors.E122.format(max_size=max_size))
         self.max_size = int(max_size)
         self.fingerprint = fingerprint
         self._entries: "OrderedDict[CacheKey, numpy.ndarray]" = OrderedDict()
@@ -96,8 +98,7 @@ class VectorCache:
             return stored
         if self._entries and stored.shape != next(iter(self._entries.values())).shape:
             raise ValueError(
-                f"Vector of shape {stored.shape} does not fit a cache of "
-                f"{next(iter(self._entries.values())).shape} vectors"
+                Errors.E123.format(shape=stored.shape, cache_shape=next(iter(self._entries.values())).shape)
             )
         self._entries[key] = stored
         self._entries.move_to_end(key)
@@ -137,13 +138,13 @@ class VectorCache:
         try:
             msg = srsly.msgpack_loads(data)
             if not isinstance(msg, dict) or msg.get("format") != FORMAT_NAME:
-                raise ValueError("not a vector cache")
+                raise ValueError(Errors.E124)
             keys = [tuple(str(part) for part in key) for key in msg["keys"]]
             matrix = load_arrays(msg["vectors"])["vectors"] if keys else numpy.zeros((0, 0), "float32")
         except (ValueError, KeyError, TypeError, SafetensorError) as err:
-            raise ValueError(f"Corrupt BERTRAM vector cache: {err}") from err
+            raise ValueError(Errors.E125.format(err=err)) from err
         if len(keys) != len(matrix) or any(len(key) != 3 for key in keys):
-            raise ValueError("Corrupt BERTRAM vector cache: keys and vectors do not match")
+            raise ValueError(Errors.E126)
         self.clear()
         self.fingerprint = str(msg["fingerprint"])
         for key, row in zip(keys, matrix):

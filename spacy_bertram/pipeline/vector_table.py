@@ -32,6 +32,7 @@ from safetensors import SafetensorError
 from safetensors.numpy import load as load_arrays
 from safetensors.numpy import load_file, save, save_file
 
+from ..errors import Errors
 from ..fileio import atomic_path, write_json_atomic
 from ..types import PathLike
 
@@ -66,13 +67,13 @@ class VectorTable:
     def __init__(self, words: Sequence[str], vectors: numpy.ndarray, meta: Mapping[str, Any]) -> None:
         vectors = numpy.ascontiguousarray(vectors, dtype="float32")
         if vectors.ndim != 2 or vectors.shape[0] != len(words):
-            raise ValueError(f"Vector table: {len(words)} words but a matrix of shape {vectors.shape}")
+            raise ValueError(Errors.E127.format(n_words=len(words), shape=vectors.shape))
         if not numpy.isfinite(vectors).all():
-            raise ValueError("Vector table: the matrix holds non-finite values")
+            raise ValueError(Errors.E128)
         self.words: List[str] = [str(w) for w in words]
         self._index: Dict[str, int] = {w: i for i, w in enumerate(self.words)}
         if len(self._index) != len(self.words):
-            raise ValueError("Vector table: a word occurs twice")
+            raise ValueError(Errors.E129)
         vectors.flags.writeable = False
         self.vectors = vectors
         self.meta: Dict[str, Any] = dict(meta)
@@ -101,18 +102,13 @@ class VectorTable:
         """Raise ValueError unless the table was made by this BERTRAM model on this encoder."""
         source = f" {where}" if where else ""
         if self.model_id != model_id:
-            raise ValueError(
-                f"The vector table{source} was computed with another BERTRAM model (fingerprint "
-                f"{self.model_id}, this one is {model_id}): rebuild it with "
-                "`python -m spacy_bertram vectors` for this model."
-            )
+            raise ValueError(Errors.E130.format(source=source, table_id=self.model_id, model_id=model_id))
         ours = self.meta.get("encoder", {})
         bad = [key for key in ENCODER_KEYS if ours.get(key) != encoder.get(key)]
         if bad:
             raise ValueError(
-                f"The vector table{source} was computed on another encoder ({ours.get('base_model')!r}, "
-                f"differs in {', '.join(bad)}) than this model's ({encoder.get('base_model')!r}): "
-                "rebuild it for this encoder."
+                Errors.E131.format(source=source, table_encoder=ours.get("base_model"), differences=", ".join(bad),
+                                   model_encoder=encoder.get("base_model"))
             )
 
     # -- serialization ---------------------------------------------------------------
@@ -131,12 +127,12 @@ class VectorTable:
         path = Path(path)
         if not (path / META_FILE).is_file():
             hint = " (an unfinished run: re-run the same `vectors` command to resume)" if (path / SHARDS_DIR).is_dir() else ""
-            raise ValueError(f"No vector table at {str(path)!r}: {META_FILE} is missing{hint}")
+            raise ValueError(Errors.E132.format(path=str(path), META_FILE=META_FILE, hint=hint))
         try:
             header = json.loads((path / META_FILE).read_text(encoding="utf8"))
             vectors = load_file(str(path / VECTORS_FILE))["vectors"]
         except (OSError, ValueError, KeyError, SafetensorError) as err:
-            raise ValueError(f"Corrupt vector table at {str(path)!r}: {err}") from err
+            raise ValueError(Errors.E133.format(path=str(path), err=err)) from err
         return cls._from_header(header, vectors, str(path))
 
     def to_bytes(self) -> bytes:
@@ -151,18 +147,18 @@ class VectorTable:
             header = {**msg["header"], "words": msg["words"]}
             vectors = load_arrays(msg["vectors"])["vectors"]
         except (ValueError, KeyError, TypeError, SafetensorError) as err:
-            raise ValueError(f"Corrupt serialized vector table: {err}") from err
+            raise ValueError(Errors.E134.format(err=err)) from err
         return cls._from_header(header, vectors, "serialized bytes")
 
     @classmethod
     def _from_header(cls, header: Mapping[str, Any], vectors: numpy.ndarray, source: str) -> "VectorTable":
         if header.get("format") != FORMAT_NAME or header.get("version") != FORMAT_VERSION:
             raise ValueError(
-                f"Not a {FORMAT_NAME} v{FORMAT_VERSION} ({source}): found "
-                f"{header.get('format')!r} v{header.get('version')}"
+                Errors.E135.format(FORMAT_NAME=FORMAT_NAME, FORMAT_VERSION=FORMAT_VERSION, source=source,
+                                   found_format=header.get("format"), found_version=header.get("version"))
             )
         words = header.get("words")
         if not isinstance(words, list) or len(words) != header.get("n_words"):
-            raise ValueError(f"Corrupt vector table ({source}): the word list does not match n_words")
+            raise ValueError(Errors.E136.format(source=source))
         meta = {k: v for k, v in header.items() if k not in ("format", "version", "words", "n_words")}
         return cls(words, vectors, meta)

@@ -17,6 +17,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from ..errors import Errors
 from ..fileio import atomic_path, write_json_atomic
 from ..network import BertramNetwork
 from ..storage import WEIGHTS_FILE, save_bertram
@@ -32,13 +33,10 @@ def load_weights(network: BertramNetwork, path: PathLike) -> None:
     try:
         state = load_file(str(Path(path) / WEIGHTS_FILE))
     except (SafetensorError, OSError) as err:
-        raise ValueError(
-            f"Corrupt weights {str(Path(path) / WEIGHTS_FILE)!r}: {err}. Delete that directory to "
-            "train it again."
-        ) from err
+        raise ValueError(Errors.E201.format(path=str(Path(path) / WEIGHTS_FILE), err=err)) from err
     expected = network.bertram_state_dict()
     if set(state) != set(expected) or any(state[k].shape != expected[k].shape for k in state):
-        raise ValueError(f"Weights in {str(path)!r} do not fit this network (different n-grams or encoder?)")
+        raise ValueError(Errors.E202.format(path=str(path)))
     network.load_state_dict(state, strict=False)
 
 
@@ -94,14 +92,16 @@ def load_checkpoint(
     try:
         tensors = load_file(str(directory / STATE_FILE))
     except (SafetensorError, OSError) as err:
-        raise ValueError(f"Corrupt checkpoint {str(directory / STATE_FILE)!r}: {err}. Delete {str(directory)!r}.") from err
+        raise ValueError(Errors.E203.format(path=str(directory / STATE_FILE), err=err,
+                                            directory=str(directory))) from err
     try:
         with open(directory / TRAINER_FILE, encoding="utf8") as file_:
             trainer = json.load(file_)
         if not isinstance(trainer, dict) or not {"param_groups", "numpy_rng", "epoch", "history"} <= set(trainer):
-            raise ValueError("expected an object with param_groups, numpy_rng, epoch and history")
+            raise ValueError(Errors.E204)
     except (OSError, ValueError) as err:
-        raise ValueError(f"Corrupt checkpoint {str(directory / TRAINER_FILE)!r}: {err}. Delete {str(directory)!r}.") from err
+        raise ValueError(Errors.E203.format(path=str(directory / TRAINER_FILE), err=err,
+                                            directory=str(directory))) from err
     state: Dict[int, Dict[str, torch.Tensor]] = {}
     for key, value in tensors.items():
         if key.startswith("optimizer."):
@@ -125,8 +125,6 @@ def _check_device(directory: Path, network: BertramNetwork) -> None:
         return  # a damaged file is reported by load_checkpoint itself
     if saved != network.device.type:
         raise ValueError(
-            f"Checkpoint {str(directory)!r} was written on {saved} and this run is on "
-            f"{network.device.type}: resuming would mix devices and skip or misuse the RNG state. "
-            f"Resume on {saved} (--gpu-id {'-1' if saved == 'cpu' else 'N'}), or delete "
-            f"{str(directory)!r} to restart this stage."
+            Errors.E205.format(directory=str(directory), saved=saved, device=network.device.type,
+                               gpu_id="-1" if saved == "cpu" else "N")
         )

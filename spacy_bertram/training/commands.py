@@ -18,6 +18,7 @@ import typer
 
 from ..app import FORCE_HELP, GPU_HELP, MultiValueCommand, app, echo_json, fail, run_checked, setup_logging
 from ..config import MODES, BertramConfig
+from ..errors import Errors
 from ..fileio import check_output_dir
 from ..pipeline.contexts import DEFAULT_WINDOW, open_context_store
 from .settings import (DEFAULT_HELD_OUT, DEFAULT_MAX_CONTEXTS, DEFAULT_MIN_COUNT, DEFAULT_RARE_MAX_CONTEXTS,
@@ -54,8 +55,7 @@ def prepare_cmd(
     setup_logging()
     *corpus, output = paths
     if not corpus:  # one path is not taken as the output: the store would land in a corpus directory
-        fail(ValueError(f"prepare needs the corpus and the output directory, got only {str(output)!r}: "
-                        f"`prepare CORPUS... OUTPUT` (the embedded corpus: `prepare assets/corpus {output}`)"))
+        fail(ValueError(Errors.E206.format(output=str(output))))
     run_checked(check_workers, workers)
     run_checked(check_output_dir, output, PREPARE_FILES, command="prepare", force=force)
     close = None
@@ -204,7 +204,7 @@ def train_cmd(
 
     setup_logging()
     if mode not in MODES:
-        fail(ValueError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}"))
+        fail(ValueError(Errors.E207.format(modes=", ".join(MODES), mode=mode)))
     run_checked(check_output_dir, args.output, TRAIN_OUTPUTS, command="train", force=args.force)
 
     def run():
@@ -265,7 +265,7 @@ def vectors_cmd(
     try:
         gpu_ids = [int(g) for g in gpu_id.split(",") if g.strip() and int(g) >= 0]
     except ValueError:
-        fail(ValueError(f"--gpu-id must be -1, an id or ids like 0,1, not {gpu_id!r}"))
+        fail(ValueError(Errors.E208.format(gpu_id=gpu_id)))
     echo_json(run_checked(build_vector_table, model, store, output, min_count=min_count, max_count=max_count,
                           word_list=words, min_contexts=min_contexts, max_contexts=max_contexts,
                           shard_size=shard_size, workers=workers, scheduler=scheduler, gpu_ids=gpu_ids,

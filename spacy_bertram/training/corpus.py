@@ -29,6 +29,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterable, Iterator, List, Sequence, Tuple, Union
+from ..errors import Errors
 from ..types import PathLike
 
 
@@ -81,7 +82,7 @@ def expand_paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[Path]:
         elif path.is_file():
             files.append(path)
         else:
-            raise ValueError(f"Corpus path does not exist: {path}")
+            raise ValueError(Errors.E209.format(path=path))
     return files
 
 
@@ -99,19 +100,16 @@ def check_file(path: Path) -> None:
                 chunk = file_.read(CHUNK_BYTES)
                 if b"\x00" in chunk:
                     pos = offset + chunk.index(b"\x00")
-                    raise ValueError(f"Corpus file looks binary (NUL byte at byte {pos}): {path}")
+                    raise ValueError(Errors.E210.format(pos=pos, path=path))
                 try:
                     decoder.decode(chunk, final=not chunk)
                 except UnicodeDecodeError as err:
-                    raise ValueError(
-                        f"Corpus file is not valid UTF-8 (byte {offset + err.start}): {path}. "
-                        "Convert it, e.g. `iconv -f latin1 -t utf-8`."
-                    ) from None
+                    raise ValueError(Errors.E211.format(offset=offset + err.start, path=path)) from None
                 if not chunk:
                     return
                 offset += len(chunk)
     except (OSError, EOFError, lzma.LZMAError) as err:
-        raise ValueError(f"Corpus file cannot be read ({err}): {path}") from None
+        raise ValueError(Errors.E212.format(err=err, path=path)) from None
 
 
 def corpus_files(paths: Union[PathLike, Iterable[PathLike]], errors: str = "raise") -> List[Path]:
@@ -120,7 +118,7 @@ def corpus_files(paths: Union[PathLike, Iterable[PathLike]], errors: str = "rais
     Raises ValueError if no usable file is left.
     """
     if errors not in ("raise", "skip"):
-        raise ValueError(f"errors must be 'raise' or 'skip', not {errors!r}")
+        raise ValueError(Errors.E213.format(errors=errors))
     files = expand_paths(paths)
     good: List[Path] = []
     for path in files:
@@ -133,7 +131,7 @@ def corpus_files(paths: Union[PathLike, Iterable[PathLike]], errors: str = "rais
             continue
         good.append(path)
     if not good:
-        raise ValueError(f"Corpus is empty: no readable text files in {[str(p) for p in files] or paths}")
+        raise ValueError(Errors.E214.format(paths=[str(p) for p in files] or paths))
     return good
 
 
@@ -164,7 +162,7 @@ def iter_lines(files: Sequence[Path], max_line_chars: int = MAX_LINE_CHARS) -> I
                     if line.strip():
                         yield line
             except UnicodeDecodeError:
-                raise ValueError(f"Corpus file is not valid UTF-8: {path}") from None
+                raise ValueError(Errors.E215.format(path=path)) from None
 
 
 @dataclass

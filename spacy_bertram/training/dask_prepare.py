@@ -32,6 +32,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy
 from tqdm import tqdm
 
+from ..errors import Errors
 from ..pipeline.contexts import Context
 from .store_builder import StorePlan, _Reservoirs, context_digest, make_context, write_context_store
 from .corpus import check_file, expand_paths, iter_lines, tokenize, tokenize_spans
@@ -145,10 +146,10 @@ def count_words_dask(
     import dask.bag as db
 
     if errors not in ("raise", "skip"):
-        raise ValueError(f"errors must be 'raise' or 'skip', not {errors!r}")
+        raise ValueError(Errors.E213.format(errors=errors))
     files = [str(p.resolve()) for p in expand_paths(paths)]
     if not files:
-        raise ValueError(f"Corpus is empty: no files in {paths}")
+        raise ValueError(Errors.E216.format(paths=paths))
     bag = db.from_sequence(files, partition_size=1).map(count_file, lowercase=lowercase, errors=errors)
     results = client.compute(bag).result()
     good, counts, n_lines = [], Counter(), 0
@@ -160,9 +161,9 @@ def count_words_dask(
         counts.update(file_counts)
         n_lines += file_lines
     if not good:
-        raise ValueError(f"Corpus is empty: no readable text files in {files}")
+        raise ValueError(Errors.E217.format(files=files))
     if not counts:
-        raise ValueError(f"Corpus is empty: no words found in {[str(p) for p in good]}")
+        raise ValueError(Errors.E218.format(paths=[str(p) for p in good]))
     return good, counts, n_lines
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Iterable, List, Optional, Tuple
 
 from ..dictionary.store import DefinitionStore
+from ..errors import Errors
 from ..types import PathLike
 from .sources import ContextSource
 
@@ -24,7 +25,7 @@ class WithDefinitions:
 
     def __init__(self, source: ContextSource, store: PathLike, per_word: int = DEFAULT_PER_WORD) -> None:
         if per_word < 1:
-            raise ValueError(f"--definitions-per-word must be at least 1, got {per_word}")
+            raise ValueError(Errors.E219.format(per_word=per_word))
         self.source = source
         self.per_word = int(per_word)
         self._store = DefinitionStore.open(store)

@@ -22,16 +22,13 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 import numpy
 import torch
 
+from ..errors import Errors
 from .settings import check_workers
 from .shards import JobSettings, ShardStore, infer_words, worker_state
 
 logger = logging.getLogger(__name__)
 
 PLUGIN_NAME = "spacy-bertram-model"
-MISSING_DASK = (
-    "The vectors command runs on Dask distributed: pip install 'spacy-bertram[distributed]' "
-    "(or dask and distributed from requirements.txt), or use --workers 0 to run in this process."
-)
 
 
 def infer_shard(words: Sequence[str], job: JobSettings) -> Tuple[str, numpy.ndarray]:
@@ -63,14 +60,14 @@ def open_client(
     try:
         from distributed import Client, LocalCluster
     except ImportError as err:
-        raise ValueError(MISSING_DASK) from err
+        raise ValueError(Errors.E267) from err
     check_workers(workers)
     logging.getLogger("distributed").setLevel(logging.WARNING)  # not every worker start and stop
     if scheduler:
         try:
             client = Client(scheduler, timeout="30s")
         except (OSError, TimeoutError) as err:
-            raise ValueError(f"Cannot reach the Dask scheduler at {scheduler!r}: {err}") from err
+            raise ValueError(Errors.E220.format(scheduler=scheduler, err=err)) from err
         return client, client.close
     if gpu_ids:
         cluster = local_cuda_cluster(gpu_ids)
@@ -94,16 +91,9 @@ def local_cuda_cluster(gpu_ids: Sequence[int]) -> Any:
     try:
         from dask_cuda import LocalCUDACluster
     except ImportError as err:
-        raise ValueError(
-            f"--gpu-id {','.join(map(str, gpu_ids))} runs one Dask worker per GPU with dask-cuda: "
-            "pip install 'spacy-bertram[cuda]' (and a CUDA build of torch), or use --workers 0 "
-            "for one GPU in this process."
-        ) from err
+        raise ValueError(Errors.E221.format(gpu_ids=",".join(map(str, gpu_ids)))) from err
     if not torch.cuda.is_available():
-        raise ValueError(
-            f"--gpu-id {','.join(map(str, gpu_ids))}: torch sees no CUDA device on this machine "
-            f"(torch {torch.__version__}); use --gpu-id -1 for the CPU."
-        )
+        raise ValueError(Errors.E222.format(gpu_ids=",".join(map(str, gpu_ids)), torch_version=torch.__version__))
     return LocalCUDACluster(
         CUDA_VISIBLE_DEVICES=",".join(str(i) for i in gpu_ids), n_workers=len(gpu_ids),
         threads_per_worker=1, dashboard_address=None, silence_logs=logging.ERROR,
@@ -136,8 +126,7 @@ def run_on_dask(
             fingerprint, vectors = future.result()
             if fingerprint != model_id:
                 raise ValueError(
-                    f"A Dask worker loaded another BERTRAM model from {job.model_path!r} (fingerprint "
-                    f"{fingerprint}, the driver's is {model_id}): put the same model at that path on every worker."
+                    Errors.E223.format(model_path=job.model_path, fingerprint=fingerprint, model_id=model_id)
                 )
             shards.write(index_of[future.key], vectors)
             future.release()

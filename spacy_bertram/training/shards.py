@@ -20,6 +20,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save_file
 
+from ..errors import Errors
 from ..fileio import atomic_path, write_json_atomic
 from ..network import BertramNetwork, default_token_budget
 from ..pipeline.contexts import ContextStore, open_context_store
@@ -48,17 +49,14 @@ class ShardStore:
     @classmethod
     def open(cls, output: PathLike, words: Sequence[str], shard_size: int, settings: Mapping[str, Any]) -> "ShardStore":
         if shard_size < 1:
-            raise ValueError(f"shard size must be at least 1, got {shard_size}")
+            raise ValueError(Errors.E235.format(shard_size=shard_size))
         plan = {"format": FORMAT_NAME, "words": list(words), "shard_size": int(shard_size), "settings": dict(settings)}
         store = cls(output, plan)
         plan_path = store.directory / PLAN_FILE
         if plan_path.is_file():
             old = json.loads(plan_path.read_text(encoding="utf8"))
             if old != json.loads(json.dumps(plan)):
-                raise ValueError(
-                    f"{str(store.directory)!r} holds shards of a run with other words or settings; "
-                    "delete it to start over, or run the same command to resume it."
-                )
+                raise ValueError(Errors.E236.format(directory=str(store.directory)))
         else:
             store.directory.mkdir(parents=True, exist_ok=True)
             write_json_atomic(plan_path, plan, indent=None)
@@ -88,22 +86,22 @@ class ShardStore:
         words = self.shard_words(index)
         vectors = numpy.ascontiguousarray(vectors, dtype="float32")
         if vectors.shape[0] != len(words) or not numpy.isfinite(vectors).all():
-            raise ValueError(f"Shard {index}: {vectors.shape[0]} rows for {len(words)} words, or non-finite values")
+            raise ValueError(Errors.E237.format(index=index, shape=vectors.shape[0], n_words=len(words)))
         with atomic_path(self.path(index)) as tmp:
             save_file({"vectors": vectors}, str(tmp), metadata={"words": json.dumps(words, ensure_ascii=False)})
 
     def read(self, index: int) -> numpy.ndarray:
         path = self.path(index)
         if not path.is_file():
-            raise ValueError(f"shard {index} is not computed")
+            raise ValueError(Errors.E238.format(index=index))
         try:
             with safe_open(str(path), framework="numpy") as file_:
                 words = json.loads((file_.metadata() or {}).get("words", "null"))
                 vectors = file_.get_tensor("vectors")
         except (OSError, ValueError, SafetensorError) as err:
-            raise ValueError(f"shard {index} is unreadable: {err}") from err
+            raise ValueError(Errors.E239.format(index=index, err=err)) from err
         if words != self.shard_words(index) or vectors.shape[0] != len(words):
-            raise ValueError(f"shard {index} holds other words than the plan")
+            raise ValueError(Errors.E240.format(index=index))
         return vectors
 
     def merge(self, meta: Mapping[str, Any]) -> VectorTable:

@@ -33,6 +33,7 @@ from torch import Tensor
 from tqdm import tqdm
 
 from ..config import SLOT_MODES, Mode
+from ..errors import Errors
 from ..fileio import write_json_atomic
 from ..inputs import PAD_ID, InputBuilder, NgramVocab
 from ..network import BertramNetwork, pad_ids
@@ -272,7 +273,7 @@ class TrainingRun:
         if words is None:
             words = self.context_word_ids(network) if spec.uses_contexts else list(self.train_ids)
         if not words:
-            raise ValueError(f"No training word has a usable context for {name}")
+            raise ValueError(Errors.E241.format(name=name))
         steps_per_epoch = math.ceil(len(words) / spec.batch_words)
         total = steps_per_epoch * spec.epochs
         checkpoint = self.output_dir / "checkpoints" / name if self.output_dir and checkpoints else None

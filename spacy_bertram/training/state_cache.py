@@ -32,6 +32,7 @@ from numpy.lib.format import open_memmap
 from torch import Tensor
 from tqdm import tqdm
 
+from ..errors import Errors
 from ..fileio import write_json_atomic
 from ..inputs import EncodedContext
 from ..network import BertramNetwork
@@ -126,7 +127,7 @@ class StateCache:
         fits = nbytes <= memory_mb * 2**20
         if directory is None:
             if not fits:
-                raise ValueError("The encoder-state cache does not fit in memory_mb; give it a directory")
+                raise ValueError(Errors.E242)
             states = numpy.zeros((len(rows), hidden), dtype=numpy.float32)
             seconds = _encode_into(network, rows, slot_vectors, states, token_budget, progress)
             return cls(torch.from_numpy(states).to(network.device), network.device, seconds, None)
@@ -145,11 +146,10 @@ class StateCache:
         try:
             array = numpy.load(str(path), mmap_mode="r")
             if array.shape != (len(rows), hidden) or array.dtype != numpy.float32:
-                raise ValueError(f"shape {array.shape} {array.dtype}, expected ({len(rows)}, {hidden}) float32")
+                raise ValueError(Errors.E243.format(shape=array.shape, dtype=array.dtype, n_rows=len(rows),
+                                                    hidden=hidden))
         except (OSError, ValueError, EOFError) as err:
-            raise ValueError(
-                f"Corrupt encoder-state cache {str(path)!r}: {err}. Delete it; it is rebuilt."
-            ) from err
+            raise ValueError(Errors.E244.format(path=str(path), err=err)) from err
         if fits:
             return cls(torch.from_numpy(numpy.array(array)).to(network.device), network.device, seconds, path)
         return cls(array, network.device, seconds, path)

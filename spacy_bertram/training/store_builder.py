@@ -24,6 +24,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 from tqdm import tqdm
 
+from ..errors import Errors
 from ..fileio import atomic_path
 from ..pipeline.contexts import _SCHEMA, DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, Context
 from ..types import PathLike
@@ -43,7 +44,7 @@ def count_words(corpus: Corpus, progress: bool = True) -> Tuple[Counter, int]:
         counts.update(tokenize(line, lowercase))
         n_lines += 1
     if not counts:
-        raise ValueError(f"Corpus is empty: no words found in {[str(p) for p in corpus.files]}")
+        raise ValueError(Errors.E218.format(paths=[str(p) for p in corpus.files]))
     return counts, n_lines
 
 
@@ -64,9 +65,9 @@ def select_words(
     most frequent of them if given, to bound the store for huge vocabularies.
     """
     if min_count < 1 or rare_min_count < 1:
-        raise ValueError("min_count and rare_min_count must be >= 1")
+        raise ValueError(Errors.E245)
     if max_contexts < 1 or rare_max_contexts < 0:
-        raise ValueError("max_contexts must be >= 1 and rare_max_contexts >= 0")
+        raise ValueError(Errors.E246)
     caps = {w: min(n, max_contexts) for w, n in counts.items() if n >= min_count}
     for word in include:
         if counts.get(word, 0) > 0:
@@ -170,7 +171,7 @@ class StorePlan:
     @classmethod
     def make(cls, counts: Mapping[str, int], caps: Mapping[str, int]) -> "StorePlan":
         if not counts:
-            raise ValueError("Cannot build a context store from an empty corpus")
+            raise ValueError(Errors.E247)
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         word_ids = {word: i for i, (word, _) in enumerate(ranked)}
         selected = sorted((word_ids[w], cap) for w, cap in caps.items() if cap > 0 and w in word_ids)
@@ -224,7 +225,7 @@ def write_context_store(
 ) -> Path:
     """The store's file: `fill` samples the contexts into the reservoirs, then words and meta."""
     if window < 1:
-        raise ValueError(f"window must be >= 1, not {window}")
+        raise ValueError(Errors.E248.format(window=window))
     path = Path(path)
     ranked, selected = plan.ranked, plan.selected
     with atomic_path(path) as tmp:

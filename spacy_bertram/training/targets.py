@@ -26,6 +26,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
+from ..errors import Errors
 from ..fileio import atomic_path, write_json_atomic
 from .ota import OTASettings, one_token_approximation
 from .segmentation import RareLikeSegmenter
@@ -57,7 +58,7 @@ class TargetSet:
         n = len(self.words)
         sizes = {len(self.counts), len(self.kinds), len(self.pieces), len(self.rare_like), len(self.held_out), int(self.vectors.shape[0])}
         if sizes != {n}:
-            raise ValueError(f"Inconsistent target set: {n} words but field sizes {sorted(sizes)}")
+            raise ValueError(Errors.E249.format(n=n, sizes=sorted(sizes)))
 
     def __len__(self) -> int:
         return len(self.words)
@@ -72,9 +73,7 @@ class TargetSet:
     def check_width(self, width: int, where: str = "") -> None:
         if self.width != int(width):
             raise ValueError(
-                f"Target vectors{where} have width {self.width}, but the base model's input "
-                f"embeddings have width {width}: they were made for another encoder "
-                f"({self.base_model!r}). Rebuild the targets for this base model."
+                Errors.E250.format(where=where, width=self.width, model_width=width, base_model=self.base_model)
             )
 
     def save(self, path: PathLike) -> Path:
@@ -99,11 +98,12 @@ class TargetSet:
     def load(cls, path: PathLike, expected_width: Optional[int] = None) -> "TargetSet":
         directory = Path(path)
         if not (directory / VECTORS_FILE).is_file() or not (directory / INDEX_FILE).is_file():
-            raise ValueError(f"{str(directory)!r} is not a target set: needs {VECTORS_FILE} and {INDEX_FILE}")
+            raise ValueError(Errors.E251.format(directory=str(directory), VECTORS_FILE=VECTORS_FILE,
+                                                INDEX_FILE=INDEX_FILE))
         try:
             vectors = load_file(str(directory / VECTORS_FILE))["vectors"]
         except (SafetensorError, OSError, KeyError) as err:
-            raise ValueError(f"Corrupt target vectors {str(directory / VECTORS_FILE)!r}: {err}") from err
+            raise ValueError(Errors.E252.format(path=str(directory / VECTORS_FILE), err=err)) from err
         try:
             with open(directory / INDEX_FILE, encoding="utf8") as file_:
                 index = json.load(file_)
@@ -119,9 +119,9 @@ class TargetSet:
                 info=dict(index.get("info", {})),
             )
         except (OSError, KeyError, TypeError, ValueError) as err:  # JSON and UTF-8 errors are ValueErrors
-            raise ValueError(f"Corrupt target index {str(directory / INDEX_FILE)!r}: {err}") from err
+            raise ValueError(Errors.E253.format(path=str(directory / INDEX_FILE), err=err)) from err
         if vectors.ndim != 2:
-            raise ValueError(f"Target vectors in {str(directory)!r} must be a matrix, got shape {tuple(vectors.shape)}")
+            raise ValueError(Errors.E254.format(directory=str(directory), shape=tuple(vectors.shape)))
         if expected_width is not None:
             targets.check_width(expected_width, f" in {str(directory)!r}")
         return targets
@@ -134,10 +134,9 @@ def _alphabetic(word: str) -> bool:
 def check_word_limits(min_count: int, max_words: Optional[int]) -> None:
     """A cap below what training needs would later read as "too few frequent words": say so now."""
     if min_count < 1:
-        raise ValueError(f"--min-count must be at least 1, got {min_count}")
+        raise ValueError(Errors.E255.format(min_count=min_count))
     if max_words is not None and max_words < MIN_TRAINING_WORDS:
-        raise ValueError(f"--max-words {max_words} is below the {MIN_TRAINING_WORDS} training words training needs: "
-                         f"give at least {MIN_TRAINING_WORDS}, or leave it out (all words)")
+        raise ValueError(Errors.E256.format(max_words=max_words, MIN_TRAINING_WORDS=MIN_TRAINING_WORDS))
 
 
 def select_training_words(
@@ -151,7 +150,7 @@ def select_training_words(
     """Frequent alphabetic words with contexts, one per normalised form, and held-out flags."""
     check_word_limits(min_count, max_words)
     if not 0.0 < held_out_fraction < 0.5:
-        raise ValueError(f"held_out_fraction must be in (0, 0.5), got {held_out_fraction}")
+        raise ValueError(Errors.E257.format(held_out_fraction=held_out_fraction))
     unk = segmenter.tokenizer.unk_token_id
     words: List[str] = []
     counts: List[int] = []
@@ -174,9 +173,7 @@ def select_training_words(
             break
     if len(words) < MIN_TRAINING_WORDS:
         raise ValueError(
-            f"Only {len(words)} alphabetic words occur at least {min_count} times with contexts; "
-            f"training needs at least {MIN_TRAINING_WORDS}. Lower the minimum count or use a "
-            "larger corpus."
+            Errors.E258.format(n_words=len(words), min_count=min_count, MIN_TRAINING_WORDS=MIN_TRAINING_WORDS)
         )
     rng = numpy.random.default_rng(seed)
     n_held = max(1, int(math.ceil(held_out_fraction * len(words))))

@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from tqdm import tqdm
 
+from ..errors import Errors
 from ..fileio import check_output_dir
 from ..pipeline.contexts import ContextStore, open_context_store
 from ..pipeline.vector_table import META_FILE, SHARDS_DIR, VECTORS_FILE, VectorTable, encoder_identity
@@ -38,10 +39,10 @@ def read_word_list(path: PathLike) -> List[str]:
     try:
         lines = Path(path).read_text(encoding="utf8").splitlines()
     except (OSError, UnicodeDecodeError) as err:
-        raise ValueError(f"Cannot read the word list {str(path)!r}: {err}") from err
+        raise ValueError(Errors.E259.format(path=str(path), err=err)) from err
     words = [line.split("\t")[0].strip() for line in lines if line.strip() and not line.startswith("#")]
     if not words:
-        raise ValueError(f"The word list {str(path)!r} has no words")
+        raise ValueError(Errors.E260.format(path=str(path)))
     return words
 
 
@@ -64,7 +65,7 @@ def select_words(
     contexts is left out by design.
     """
     if max_count is not None and max_count <= min_count:
-        raise ValueError(f"max_count ({max_count}) must be above min_count ({min_count})")
+        raise ValueError(Errors.E261.format(max_count=max_count, min_count=min_count))
     if word_list is not None:
         candidates: Iterable[str] = (w for w in word_list)
     else:
@@ -141,12 +142,11 @@ def build_vector_table(
     """
     start = time.perf_counter()
     if max_contexts < 1:
-        raise ValueError(f"--max-contexts must be at least 1, got {max_contexts}")
+        raise ValueError(Errors.E262.format(max_contexts=max_contexts))
     if token_budget < 0:
-        raise ValueError(f"--token-budget must be 0 (the device's default) or a positive number of tokens, "
-                         f"got {token_budget}")
+        raise ValueError(Errors.E263.format(token_budget=token_budget))
     if shard_size < 1:
-        raise ValueError(f"--shard-size must be at least 1, got {shard_size}")
+        raise ValueError(Errors.E264.format(shard_size=shard_size))
     check_workers(workers)
     check_output_dir(output, (META_FILE, VECTORS_FILE, SHARDS_DIR), command="vectors", force=force, replaces=True)
     model_path, store_path = Path(model_path).resolve(), Path(store_path).resolve()
@@ -160,8 +160,8 @@ def build_vector_table(
     words = select_words(store, key_fn, min_count, max_count, listed, min_contexts)
     if not words:
         raise ValueError(
-            f"No words selected from {str(store_path)!r} (count range {min_count}..{max_count}, "
-            f"at least {min_contexts} contexts{', from the word list' if listed is not None else ''})"
+            Errors.E265.format(store_path=str(store_path), min_count=min_count, max_count=max_count,
+                               min_contexts=min_contexts, listed=", from the word list" if listed is not None else "")
         )
     device = "cuda" if gpu_ids else "cpu"
     job = JobSettings(str(model_path), str(store_path), max_contexts, token_budget, device)
@@ -171,7 +171,7 @@ def build_vector_table(
         done = VectorTable.from_disk(out)
         if done.words == words and {k: done.meta.get(k) for k in meta} == meta:
             return {"output": str(out), "words": len(done), "computed_shards": 0, "already_done": True}
-        raise ValueError(f"{str(out)!r} holds another vector table: give a new output directory (or delete it)")
+        raise ValueError(Errors.E266.format(out=str(out)))
     shards = ShardStore.open(out, words, shard_size, {k: v for k, v in meta.items() if k != "encoder"})
     todo = shards.missing()
     logger.info("Vector table %s: %d words in %d shards, %d to compute", out, len(words), shards.n_shards, len(todo))

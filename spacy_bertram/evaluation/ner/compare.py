@@ -13,6 +13,7 @@ from typing import Dict, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ...errors import Errors
 from ..bootstrap import paired_bootstrap
 from .scores import SUBSETS, count_matrix, f1
 
@@ -44,10 +45,10 @@ def compare_to_stock(rows: Sequence[Mapping], systems: Sequence[str], baseline: 
                      seed: int = 0, strata: Optional[Sequence] = None) -> Dict[str, Dict[str, dict]]:
     """{system: {subset: ΔF1 CI (estimate, low, high, ...)}} for every system but the baseline."""
     if not rows:
-        raise ValueError("No texts to compare.")
+        raise ValueError(Errors.E401)
     others = [s for s in systems if s != baseline]
     if baseline not in systems or not others:
-        raise ValueError(f"Need {baseline!r} and at least one other system, got {list(systems)}.")
+        raise ValueError(Errors.E402.format(baseline=baseline, systems=list(systems)))
     pairs = [(s, sub) for s in others for sub in subsets]
     statistic = delta_f1_statistic([count_matrix(rows, s, SUBSETS[sub]) for s, sub in pairs],
                                    [count_matrix(rows, baseline, SUBSETS[sub]) for _, sub in pairs])

