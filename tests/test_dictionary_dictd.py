@@ -16,7 +16,7 @@ from spacy_bertram.dictionary.dictd import (
 def test_numbers_are_dictd_base64():
     assert decode_number("A") == 0 and decode_number("BA") == 64 and decode_number("Hi") == 482
     assert all(decode_number(encode_number(n)) == n for n in (0, 1, 63, 64, 4095, 19757343))
-    with pytest.raises(ValueError, match="not a dictd base-64 digit"):
+    with pytest.raises(ValueError, match=r"\[E505\].*not a dictd base-64 digit"):
         decode_number("A*")
 
 
@@ -55,7 +55,7 @@ def test_a_damaged_dict_dz_is_a_named_error(tmp_path, damage):
         data_path.write_bytes(b"this is not a dictzip file" * 4)
     else:
         data_path.write_bytes(gzip.compress("".join(TINY_GCIDE.values()).encode()))
-    with pytest.raises(DictdFormatError) as err:
+    with pytest.raises(DictdFormatError, match=r"\[E503\]") as err:
         DictdDatabase.open(index).entries("goose")
     assert str(data_path) in str(err.value) and "Reinstall" in str(err.value)
 
@@ -66,7 +66,7 @@ def test_a_chunk_that_does_not_inflate_is_a_named_error(tmp_path):
     data = bytearray(data_path.read_bytes())
     data[-60:-40] = b"\xff" * 20  # inside the last chunks
     data_path.write_bytes(bytes(data))
-    with pytest.raises(DictdFormatError, match="tiny.dict.dz"):
+    with pytest.raises(DictdFormatError, match=r"\[E503\].*tiny.dict.dz"):
         with DictdDatabase.open(index) as database:
             for word in TINY_GCIDE:
                 database.entries(word)
@@ -75,14 +75,14 @@ def test_a_chunk_that_does_not_inflate_is_a_named_error(tmp_path):
 def test_a_bad_index_line_names_the_file_and_line(tmp_path):
     index = tmp_path / "bad.index"
     index.write_text("kumquat\tA\tHi\nbroken line\n")
-    with pytest.raises(DictdFormatError, match=r"bad.index.*line 2"):
+    with pytest.raises(DictdFormatError, match=r"\[E503\].*bad.index.*line 2"):
         read_index(index)
 
 
 def test_a_missing_data_file_is_file_not_found(tmp_path, tiny_gcide):
     index = tmp_path / "alone.index"
     index.write_text(tiny_gcide.read_text())
-    with pytest.raises(FileNotFoundError, match="alone.dict"):
+    with pytest.raises(FileNotFoundError, match=r"\[E507\].*alone.dict"):
         DictdDatabase.open(index)
 
 

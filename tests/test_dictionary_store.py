@@ -46,20 +46,21 @@ def test_the_store_pickles_by_path(store_path):
 
 
 def test_a_missing_corrupt_or_foreign_file_is_a_named_error(tmp_path, store_path):
-    with pytest.raises(ValueError, match=r"dictionary_store.*gone.sqlite.*python -m spacy_bertram dictionary"):
+    with pytest.raises(ValueError, match=r"\[E511\].*dictionary_store.*gone.sqlite"
+                                         r".*python -m spacy_bertram dictionary"):
         open_definition_store(tmp_path / "gone.sqlite")
     garbage = tmp_path / "garbage.sqlite"
     garbage.write_bytes(b"not a database" * 20)
-    with pytest.raises(ValueError, match=r"Not a definition store \(not an SQLite file\).*garbage.sqlite"):
+    with pytest.raises(ValueError, match=r"\[E113\] Not a definition store \(not an SQLite file\).*garbage.sqlite"):
         DefinitionStore.open(garbage)
     short = tmp_path / "short.sqlite"
     short.write_bytes(store_path.read_bytes()[:4096])
-    with pytest.raises(ValueError, match="Definition store .*short.sqlite is truncated"):
+    with pytest.raises(ValueError, match=r"\[E114\] Definition store .*short.sqlite is truncated"):
         DefinitionStore.open(short)
     other = tmp_path / "other.sqlite"
     with sqlite3.connect(other) as conn:
         conn.executescript("CREATE TABLE meta (key TEXT, value TEXT); CREATE TABLE headwords (word TEXT);"
                            "CREATE TABLE contexts (x); CREATE TABLE inflections (x);"
                            "INSERT INTO meta VALUES ('format', 'spacy-bertram-contexts');")
-    with pytest.raises(ValueError, match=r"Not a spacy-bertram-definitions v1 file.*other.sqlite"):
+    with pytest.raises(ValueError, match=r"\[E510\] Not a spacy-bertram-definitions v1 file.*other.sqlite"):
         DefinitionStore.open(other)

@@ -97,6 +97,6 @@ def test_baseline_config_sets_the_bertram_models_encoder_and_paths_must_exist(ti
     assert config["components"]["bertram"]["model"]["base_model"] == tiny_bert_path
     assert config["components"]["transformer"]["model"]["name"]["name"] == tiny_bert_path
     (tmp_path / "x.spacy").write_bytes(b"")
-    with pytest.raises(ValueError, match="has no \\[paths\\] bertrm; known: .*'bertram'"):
+    with pytest.raises(ValueError, match=r"\[E304\].*has no \[paths\] bertrm; known: .*'bertram'"):
         train_baseline(tmp_path / "x.spacy", tmp_path / "x.spacy", tmp_path / "out", base_config=ner,
                        base_model=tiny_bert_path, paths={"bertrm": "x"})

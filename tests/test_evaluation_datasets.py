@@ -38,11 +38,11 @@ def test_load_dataset_skips_empty_texts_and_requires_labels(tmp_path):
         records, n_empty = load_dataset(str(path))
     assert [r.text for r in records] == ["a cat"] and n_empty == 1
     path.write_text('{"text": "a cat"}\n', encoding="utf8")
-    with pytest.raises(DatasetError, match="label"):
+    with pytest.raises(DatasetError, match=r"\[E314\].*label"):
         load_dataset(str(path))
-    with pytest.raises(DatasetError, match="build_corpus"):
+    with pytest.raises(DatasetError, match=r"\[E390\].*build_corpus"):
         load_dataset("bbc", assets=tmp_path)
-    with pytest.raises(DatasetError, match="Unknown dataset"):
+    with pytest.raises(DatasetError, match=r"\[E312\] Unknown dataset"):
         load_dataset("no-such-dataset")
 
 
@@ -75,5 +75,5 @@ def test_make_splits_augments_training_docs_only(tmp_path):
 def test_make_splits_rejects_a_test_label_never_seen_in_training(tmp_path):
     extra = [{"text": "the moon was big", "label": "space", "id": "odd", "split": "test"}]
     data = tiny_dataset(tmp_path / "d.jsonl", extra=extra)
-    with pytest.raises(UnknownLabelError, match="'space'.*never seen in training"):
+    with pytest.raises(UnknownLabelError, match=r"\[E370\].*'space'.*never seen in training"):
         make_splits(str(data), tmp_path / "out")

@@ -71,11 +71,11 @@ def test_evaluate_rejects_labels_the_model_never_saw(trained, tmp_path):
     from spacy_bertram.evaluation.downstream import evaluate_systems
 
     _write_rarified(tmp_path / "rarified", label_override="space")
-    with pytest.raises(UnknownLabelError, match="never saw"):
+    with pytest.raises(UnknownLabelError, match=r"\[E325\].*never saw"):
         evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", systems=["baseline"])
-    with pytest.raises(ValueError, match="need a trained BERTRAM"):
+    with pytest.raises(ValueError, match=r"\[E323\].*need a trained BERTRAM"):
         evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", systems=["bertram_slash_doc"])
-    with pytest.raises(ValueError, match="rarify step"):
+    with pytest.raises(ValueError, match=r"\[E320\].*rarify step"):
         evaluate_systems(trained["model"], tmp_path / "nothing", tmp_path / "m", systems=["baseline"])
 
 
@@ -110,7 +110,7 @@ def test_a_system_with_definitions_from_a_dictionary(trained, bertram_assets, tm
 
     _write_rarified(tmp_path / "rarified")
     systems = ["baseline", "bertram_slash_gcide"]
-    with pytest.raises(ValueError, match="needs a definition store"):
+    with pytest.raises(ValueError, match=r"\[E324\].*needs a definition store"):
         evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", bertram_path=bertram_assets["model"],
                          systems=systems)
     store = write_definition_store(tmp_path / "gcide.sqlite", {"kumquat": [("gcide", "Kumquat: a fruit.", 0, 7)]})

@@ -127,13 +127,13 @@ def test_seeds_share_one_masking_pass_and_differ_only_in_substitutes():
 
 
 def test_bad_input_errors():
-    with pytest.raises(UnknownLabelError, match="'sports'"):
+    with pytest.raises(UnknownLabelError, match=r"\[E370\].*'sports'"):
         rarify([("a fun plot", "sports")], toy_classifier, LABELS, FakeSubs(), tagger=toy_tagger)
     with pytest.warns(UserWarning, match="empty text"):
         res = rarify([("", "pos"), ("   ", "neg"), ("a great and fun film", "pos")],
                      toy_classifier, LABELS, FakeSubs(), tagger=toy_tagger)
     assert res.skipped_empty == 2 and len(res.items) == 1
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(ValueError, match=r"\[E365\].*shape"):
         rarify([("a fun plot", "pos")], lambda texts: np.ones((len(texts), 3)), LABELS,
                FakeSubs(), tagger=toy_tagger)
 

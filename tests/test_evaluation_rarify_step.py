@@ -30,12 +30,12 @@ def test_count_table_rarification_rule_counts_and_wordfreq_fallback(tmp_path: Pa
     cased = CountTable({"Apple": 5, "apple": 500}, unseen="en")
     assert cased.estimated_count("Apple") == 5.0 and cased.count("Apple") == 500
     assert cased.estimated_count("APPLE") == 500.0 and cased.is_rare_count("Apple", 100)
-    with pytest.raises(ValueError, match="at least one word"):
+    with pytest.raises(ValueError, match=r"\[E008\].*at least one word"):
         CountTable({})
     (tmp_path / "counts.tsv").write_text("the\t7\nKumquat\t2\n", encoding="utf8")
     table = load_count_table(tmp_path)  # prepare's directory, with wordfreq for unlisted words
     assert table.estimated_count("Kumquat") == 2.0 and table.total == 9 and table.estimated_count("house") > 0
-    with pytest.raises(ValueError, match="No word counts at .*nowhere.*run the prepare step"):
+    with pytest.raises(ValueError, match=r"\[E366\] No word counts at .*nowhere.*run the prepare step"):
         load_count_table(tmp_path / "nowhere")
 
 
@@ -156,5 +156,5 @@ def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, 
     assert len(calls) == n_calls and summary["seed_sets"] == ["seed-3"]
     assert sorted(p.name for p in out.glob("seed-*")) == ["seed-3"]
     assert [json.loads(line) for line in open(out / "test.jsonl")] == first
-    with pytest.raises(ValueError, match="Repeated seeds"):
+    with pytest.raises(ValueError, match=r"\[E374\] Repeated seeds"):
         run_rarification(model, splits, out, counts, seed="1,1", max_zipf=3.0, progress=False)

@@ -33,7 +33,7 @@ def test_report_puts_the_pooled_table_first(tmp_path: Path):
     (tmp_path / "metrics" / "ner" / "report.md").write_text("## Named entities\n\n![F1](f1_by_rarity.png)\n")
     text = write_report(tmp_path / "metrics" / "report.md", ["a", "b"], metrics_dir=tmp_path / "metrics").read_text()
     assert "## Named entities\n\n![F1](ner/f1_by_rarity.png)" in text
-    with pytest.raises(ValueError, match="pool step"):
+    with pytest.raises(ValueError, match=r"\[E348\].*pool step"):
         write_report(tmp_path / "r.md", ["a"], metrics_dir=tmp_path / "metrics", pooled=tmp_path / "none.json")
 
 
@@ -52,7 +52,7 @@ def test_report_shows_the_table_and_missing_datasets(trained, bertram_assets, tm
     assert "| +BERTRAM (slash, store contexts) |" in text and "All (n=4)" in text
     assert "Not run: other" in text
     assert "![accuracy by frequency](tiny/accuracy_by_frequency.png)" in text
-    with pytest.raises(ValueError, match="has been evaluated"):
+    with pytest.raises(ValueError, match=r"\[E371\].*has been evaluated"):
         write_report(tmp_path / "r.md", ["other"], metrics_dir=root / "metrics")
     warnings.simplefilter("default")
 

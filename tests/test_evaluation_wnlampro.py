@@ -91,7 +91,7 @@ def test_read_wnlampro_formats(tmp_path: Path):
     assert read_wnlampro(header) == [WNLaMProItem("yak", "hypernym", ("animal",), "RARE", "1")]
     bad = tmp_path / "bad.tsv"
     bad.write_text("yak\tanimal\n")
-    with pytest.raises(ValueError, match="tab-separated fields"):
+    with pytest.raises(ValueError, match=r"\[E383\].*tab-separated fields"):
         read_wnlampro(bad)
 
 

@@ -19,13 +19,13 @@ from spacy_bertram.evaluation.wordnet import (
 
 
 def test_wordnet_missing_message(tmp_path: Path, monkeypatch):
-    with pytest.raises(WordNetMissingError, match="apt-get install -y wordnet-base"):
+    with pytest.raises(WordNetMissingError, match=r"(?s)\[E388\].*apt-get install -y wordnet-base"):
         find_wordnet_source(tmp_path / "nowhere")
-    with pytest.raises(WordNetMissingError, match="wordnet_dir"):
+    with pytest.raises(WordNetMissingError, match=r"(?s)\[E388\].*wordnet_dir"):
         SubstitutionDictionary(wordnet_dir=tmp_path / "nowhere")
     monkeypatch.setattr("spacy_bertram.evaluation.wordnet.DEBIAN_WORDNET_DIRS", (str(tmp_path / "no"),))
     monkeypatch.delenv("SPACY_BERTRAM_WORDNET_DIR", raising=False)
-    with pytest.raises(WordNetMissingError):
+    with pytest.raises(WordNetMissingError, match=r"\[E388\]"):
         prepare_wordnet(cache_dir=tmp_path / "empty-cache")
 
 

@@ -90,16 +90,18 @@ def test_an_output_directory_with_files_a_command_did_not_write_is_refused(tmp_p
     check_output_dir(out, ["pipeline"], command="assemble", replaces=True)
     (out / "notes.txt").write_text("mine")
     (out / "sub").mkdir()
-    with pytest.raises(ValueError, match=r"assemble: .* holds nothing assemble wrote \(notes.txt, sub\).*--force"):
+    with pytest.raises(ValueError, match=r"\[E007\] assemble: "
+                                         r".* holds nothing assemble wrote \(notes.txt, sub\).*--force"):
         check_output_dir(out, ["pipeline", "code.py"], command="assemble", replaces=True)
     check_output_dir(out, ["pipeline"], command="assemble", replaces=True, force=True)
     (out / "stage1-form").mkdir()  # one of train's: a run of it wrote here, and it never deletes the rest
     check_output_dir(out, ["progress.json", "stage*"], command="train")
     (out / "pipeline").mkdir()  # but a command that replaces the directory would delete notes.txt
-    with pytest.raises(ValueError, match=r"holds files assemble did not write \(notes.txt, stage1-form, sub\)"):
+    with pytest.raises(ValueError, match=r"\[E007\].*holds files assemble did not write "
+                                         r"\(notes.txt, stage1-form, sub\)"):
         check_output_dir(out, ["pipeline", "code.py"], command="assemble", replaces=True)
     (tmp_path / "file").write_text("x")
-    with pytest.raises(ValueError, match="is a file"):
+    with pytest.raises(ValueError, match=r"\[E006\].*is a file"):
         check_output_dir(tmp_path / "file", ["pipeline"], command="assemble")
 
 

@@ -15,11 +15,11 @@ def test_count_table_zipf_and_casing(tmp_path):
     (tmp_path / "counts.tsv").write_text("the\t5\nkumquat\t1\n", encoding="utf8")
     assert CountTable.from_model_dir(tmp_path).total == 6
     (tmp_path / "counts.tsv").write_text("the\t5\nkumquat one\n", encoding="utf8")
-    with pytest.raises(ValueError, match="Corrupt word-count file .*counts.tsv.*line 2"):
+    with pytest.raises(ValueError, match=r"\[E011\] Corrupt word-count file .*counts.tsv.*line 2"):
         CountTable.from_model_dir(tmp_path)
     (tmp_path / "counts.tsv").unlink()  # one documented name: another is refused, not ignored
     (tmp_path / "counts.json").write_text('{"total": 100, "counts": {"the": 50}}', encoding="utf8")
-    with pytest.raises(ValueError, match="has counts.json, but word counts are read from counts.tsv"):
+    with pytest.raises(ValueError, match=r"\[E012\].*has counts.json, but word counts are read from counts.tsv"):
         CountTable.from_model_dir(tmp_path)
     assert CountTable.from_model_dir(tmp_path / "nowhere") is None
     assert WordfreqFrequencies().zipf("the") > 6 > 3 > WordfreqFrequencies().zipf("kumquat")

@@ -22,22 +22,22 @@ def test_empty_blank_or_multiword_words_are_rejected_by_name(network, word):
 
 
 def test_non_string_word_is_rejected(network):
-    with pytest.raises(ValueError, match="strings"):
+    with pytest.raises(ValueError, match=r"\[E018\].*strings"):
         network.infer([(None, [])])
 
 
 def test_context_that_is_not_a_string(network):
-    with pytest.raises(ValueError, match="kumquat"):
+    with pytest.raises(ValueError, match=r"\[E023\].*kumquat"):
         network.infer([("kumquat", [123])])
 
 
 def test_a_string_where_the_list_of_contexts_belongs_is_refused(network):
     # Read as a list, the string would be one-character contexts and the form vector comes back.
-    with pytest.raises(TypeError, match=r"item 0 \('kumquat'\).*list of strings.*string 'a sentence'"):
+    with pytest.raises(TypeError, match=r"\[E016\].*item 0 \('kumquat'\).*list of strings.*string 'a sentence'"):
         network.infer([("kumquat", "a sentence")])
-    with pytest.raises(TypeError, match=r"item 1 must be a \(word, \[contexts\]\) pair, got \('kumquat',\)"):
+    with pytest.raises(TypeError, match=r"\[E015\].*item 1 must be a \(word, \[contexts\]\) pair, got \('kumquat',\)"):
         network.infer([("kumquat", []), ("kumquat",)])
-    with pytest.raises(TypeError, match="item 0 must be a"):
+    with pytest.raises(TypeError, match=r"\[E015\].*item 0 must be a"):
         network.infer(["kumquat"])
 
 
@@ -192,5 +192,5 @@ def test_round_trip_through_json_on_disk(tmp_path):
 def test_another_boundary_symbol_is_refused():
     data = NgramVocab.from_words(["cat"], min_count=1).to_dict()
     data["boundary"] = "#"
-    with pytest.raises(ValueError, match="boundary"):
+    with pytest.raises(ValueError, match=r"\[E031\].*boundary"):
         NgramVocab.from_dict(data)

@@ -65,7 +65,7 @@ def test_model_path_loads_a_trained_directory_at_init(tiny_bert_path, tmp_path):
     architecture = registry.architectures.get("spacy-bertram.Bertram.v1")
     loaded = architecture(model_path=str(tmp_path / "m"))  # every network setting from the directory
     assert needs_init(loaded) and not loaded.has_dim("nO")
-    with pytest.raises(ValueError, match="has not loaded its model_path .*m'.*initialize"):
+    with pytest.raises(ValueError, match=r"\[E037\].*has not loaded its model_path .*m'.*initialize"):
         loaded.predict(X)
     loaded.initialize()
     assert not needs_init(loaded) and loaded_model_path(loaded) == str(tmp_path / "m")
@@ -75,9 +75,9 @@ def test_model_path_loads_a_trained_directory_at_init(tiny_bert_path, tmp_path):
     assert get_bertram_network(loaded) is network
     assert build(tiny_bert_path, mode="replace", model_path=str(tmp_path / "m")).initialize().predict(X).shape == (3, 32)
     # A setting that contradicts the trained model is an error at init, not silently replaced.
-    with pytest.raises(ValueError, match="sets base_model = 'another-encoder'.*has base_model"):
+    with pytest.raises(ValueError, match=r"\[E036\].*sets base_model = 'another-encoder'.*has base_model"):
         build("another-encoder", model_path=str(tmp_path / "m")).initialize()
-    with pytest.raises(ValueError, match="sets mode = 'add'.*has mode = 'replace'"):
+    with pytest.raises(ValueError, match=r"\[E036\].*sets mode = 'add'.*has mode = 'replace'"):
         build(tiny_bert_path, mode="add", model_path=str(tmp_path / "m")).initialize()
 
 
@@ -87,9 +87,10 @@ def test_a_missing_model_path_fails_at_init_not_construction(tiny_bert_path, tmp
     monkeypatch.setattr(storage, "load_encoder", lambda name: pytest.fail("no encoder before init"))
     layer = build(tiny_bert_path, model_path=str(tmp_path / "nowhere"))  # the deferral: nothing is read
     monkeypatch.undo()
-    with pytest.raises(ValueError, match="Cannot load the BERTRAM model at .*nowhere.*model_path.*not a directory"):
+    with pytest.raises(ValueError, match=r"\[E034\] Cannot load the BERTRAM model at "
+                                         r".*nowhere.*model_path.*not a directory"):
         layer.initialize()
-    with pytest.raises(ValueError, match="has not loaded its model_path.*nowhere.*before saving"):
+    with pytest.raises(ValueError, match=r"\[E033\].*has not loaded its model_path.*nowhere.*before saving"):
         layer.to_bytes()
 
 
@@ -105,7 +106,7 @@ def test_saved_weights_are_not_replaced_by_model_path_at_init(tiny_bert_path, tm
 
 def test_settings_that_contradict_serialized_weights_are_refused(tiny_bert_path):
     source = build(tiny_bert_path, mode="shallow", max_contexts=4)
-    with pytest.raises(ValueError, match="sets max_contexts = 5.*has max_contexts = 4"):
+    with pytest.raises(ValueError, match=r"\[E036\].*sets max_contexts = 5.*has max_contexts = 4"):
         build(tiny_bert_path, mode="shallow", max_contexts=5).from_bytes(source.to_bytes())
     build(tiny_bert_path).from_bytes(source.to_bytes())  # unset: taken from the weights
 

@@ -34,8 +34,8 @@ def test_bertram_before_the_stock_transformer_is_an_error(bertram_dir, tiny_bert
     nlp = spacy.blank("en")
     nlp.add_pipe("bertram", config=bertram_config(bertram_dir, tiny_bert_path))
     nlp.add_pipe("transformer", config=stock)
-    with pytest.raises(ValueError, match="'transformer' runs spacy-transformers' stock TransformerModel.*"
-                                         "@architectures = \"spacy-bertram.TransformerModel.v1\""):
+    with pytest.raises(ValueError, match=r"\[E138\] 'transformer' runs spacy-transformers' stock TransformerModel"
+                                         r'.*@architectures = "spacy-bertram.TransformerModel.v1"'):
         nlp.initialize()
 
 
@@ -55,7 +55,7 @@ def test_bertram_for_another_width_than_its_base_encoder(bertram_dir, tiny_bert_
     config = json.loads((other / "config.json").read_text(encoding="utf8"))
     config["encoder_embedding_width"] = 768
     (other / "config.json").write_text(json.dumps(config), encoding="utf8")
-    with pytest.raises(ValueError, match="embedding width 768"):
+    with pytest.raises(ValueError, match=r"\[E034\].*embedding width 768"):
         make_nlp(str(other), tiny_bert_path)
 
 

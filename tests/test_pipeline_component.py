@@ -144,7 +144,8 @@ def test_multiprocessing_pipe_after_gpu_use_is_a_named_error(nlp_full, monkeypat
 
     monkeypatch.setattr(device, "forked_after_gpu_use", lambda: True)
     list(nlp_full.pipe(["the cat"]))  # in this process nothing changes
-    with pytest.raises(ValueError, match=r"(?s)n_process > 1\) forked this worker after the GPU was in use.*n_process=1"):
+    with pytest.raises(ValueError, match=r"(?s)\[E121\] .*n_process > 1\) forked this worker "
+                                         r"after the GPU was in use.*n_process=1"):
         list(nlp_full.pipe([TEXT, "the cat"] * 2, n_process=2, batch_size=2))
 
 
@@ -222,7 +223,7 @@ def test_model_settings_that_contradict_the_trained_model_are_refused(bertram_di
 def test_another_base_model_is_refused(bertram_dir, tiny_bert_path, tiny_roberta_path):  # noqa: F811
     nlp = spacy.blank("en")
     nlp.add_pipe("bertram", config=bertram_config(bertram_dir, tiny_roberta_path))
-    with pytest.raises(ValueError, match="sets base_model = .*tiny-roberta.*has base_model = .*tiny-bert"):
+    with pytest.raises(ValueError, match=r"\[E036\].*sets base_model = .*tiny-roberta.*has base_model = .*tiny-bert"):
         nlp.initialize()
 
 
@@ -238,7 +239,7 @@ def test_the_saved_config_says_where_settings_come_from(bertram_dir, tiny_bert_p
 
 def test_infer_refuses_a_string_for_the_contexts(bertram_dir, tiny_bert_path):  # noqa: F811
     pipe = make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram")
-    with pytest.raises(TypeError, match=r"item 0 \('kumquat'\): the contexts must be a list of strings"):
+    with pytest.raises(TypeError, match=r"\[E016\].*item 0 \('kumquat'\): the contexts must be a list of strings"):
         pipe.infer([("kumquat", "a sentence")])
 
 
@@ -290,18 +291,18 @@ def test_emoji_and_non_latin_words(nlp_trf, bertram_dir, minilm_path, tmp_path):
 
 
 def test_missing_or_corrupt_model_paths(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
-    with pytest.raises(ValueError, match="nowhere.*not a directory"):
+    with pytest.raises(ValueError, match=r"\[E034\].*nowhere.*not a directory"):
         make_nlp(str(tmp_path / "nowhere"), tiny_bert_path)
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ValueError, match="missing config.json"):
+    with pytest.raises(ValueError, match=r"\[E034\].*missing config.json"):
         make_nlp(str(tmp_path / "empty"), tiny_bert_path)
     broken = tmp_path / "broken"
     shutil.copytree(bertram_dir, broken)
     (broken / "weights.safetensors").write_bytes(b"\x00garbage")
-    with pytest.raises(ValueError, match="Corrupt BERTRAM weights"):
+    with pytest.raises(ValueError, match=r"\[E034\].*Corrupt BERTRAM weights"):
         make_nlp(str(broken), tiny_bert_path)
     (broken / "config.json").write_text("{", encoding="utf8")
-    with pytest.raises(ValueError, match="Corrupt BERTRAM config"):
+    with pytest.raises(ValueError, match=r"\[E034\].*Corrupt BERTRAM config"):
         make_nlp(str(broken), tiny_bert_path)
     nlp = spacy.blank("en")
     nlp.add_pipe("bertram", config={"model": {"base_model": tiny_bert_path}})

@@ -27,7 +27,7 @@ def test_bad_settings_are_named(spec, message):
 
 def test_each_source_needs_its_path():
     check_settings(parse_contexts("doc"), {})
-    with pytest.raises(ValueError, match="'store', which needs a context_store path"):
+    with pytest.raises(ValueError, match=r"\[E109\].*'store', which needs a context_store path"):
         check_settings(parse_contexts("store+dictionary"), {"dictionary_store": "d.sqlite"})
-    with pytest.raises(ValueError, match="frequencies='store' needs a context_store path"):
+    with pytest.raises(ValueError, match=r"\[E108\].*frequencies='store' needs a context_store path"):
         check_settings(parse_contexts("doc"), {}, store_frequencies=True)

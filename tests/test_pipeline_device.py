@@ -19,7 +19,7 @@ def fake_cuda(monkeypatch, count: int) -> list:
 
 @pytest.mark.parametrize("bad", ["gpu0", "0.5", 1.5, True, None, [0]])
 def test_a_gpu_id_that_is_not_a_whole_number_is_a_named_error(bad):
-    with pytest.raises(DeviceError, match="--gpu-id must be a whole number"):
+    with pytest.raises(DeviceError, match=r"\[E116\] --gpu-id must be a whole number"):
         check_gpu_id(bad)
 
 
@@ -32,7 +32,7 @@ def test_negative_ids_are_the_cpu_and_none_is_a_no_op():
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the message for a machine without CUDA")
 def test_a_gpu_id_without_cuda_says_why_and_how_to_fix_it():
-    with pytest.raises(DeviceError) as info:
+    with pytest.raises(DeviceError, match=r"\[E117\]") as info:
         select_device(0)
     message = str(info.value)
     assert "--gpu-id 0" in message and "--gpu-id -1" in message and "cuda12x" in message
@@ -41,7 +41,7 @@ def test_a_gpu_id_without_cuda_says_why_and_how_to_fix_it():
 
 def test_an_id_past_the_last_device_names_the_valid_ids(monkeypatch):
     calls = fake_cuda(monkeypatch, 2)
-    with pytest.raises(DeviceError, match=r"--gpu-id 3: this machine has 2 CUDA devices \(ids 0\.\.1"):
+    with pytest.raises(DeviceError, match=r"\[E118\] --gpu-id 3: this machine has 2 CUDA devices \(ids 0\.\.1"):
         select_device(3)
     assert calls == []
 
@@ -53,9 +53,10 @@ def test_thincs_gpu_error_is_not_swallowed_but_named(monkeypatch):
         raise ValueError("Cannot use GPU, CuPy is not installed")
 
     monkeypatch.setattr("thinc.api.require_gpu", no_cupy)
-    with pytest.raises(DeviceError, match=r"spaCy cannot use the GPU \(Cannot use GPU, CuPy is not installed\).*cuda12x"):
+    with pytest.raises(DeviceError, match=r"\[E119\].*spaCy cannot use the GPU "
+                                          r"\(Cannot use GPU, CuPy is not installed\).*cuda12x"):
         select_device(0)
-    with pytest.raises(DeviceError, match="cuda12x"):
+    with pytest.raises(DeviceError, match=r"\[E119\].*cuda12x"):
         use_device(0, what="gpu_id")
     assert calls == []
     # torch alone (thinc=False) goes on to the device
@@ -72,7 +73,8 @@ def test_cupys_own_errors_are_named(monkeypatch):
         raise CUDARuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")
 
     monkeypatch.setattr("thinc.api.require_gpu", bad_driver)
-    with pytest.raises(DeviceError, match="CuPy could not select CUDA device 0 .*CUDARuntimeError.*nvidia-smi"):
+    with pytest.raises(DeviceError, match=r"\[E120\].*CuPy could not select CUDA device 0 "
+                                          r".*CUDARuntimeError.*nvidia-smi"):
         select_device(0)
 
 
@@ -117,7 +119,7 @@ def test_a_worker_forked_after_cuda_or_cupy_use_is_detected(monkeypatch):
     check_not_forked_on_gpu()
     monkeypatch.setattr(torch.cuda, "_is_in_bad_fork", lambda: True)  # torch CUDA used before the fork
     assert forked_after_gpu_use()
-    with pytest.raises(GPUForkError, match="'bertram': nlp.pipe.*n_process=1"):
+    with pytest.raises(GPUForkError, match=r"\[E121\] 'bertram': nlp.pipe.*n_process=1"):
         check_not_forked_on_gpu("'bertram'")
     monkeypatch.setattr(torch.cuda, "_is_in_bad_fork", lambda: False)
     monkeypatch.setattr(device_module, "_thinc_on_gpu", lambda: True)  # CupyOps inherited by the fork
@@ -299,7 +301,7 @@ def test_a_checkpoint_resumes_only_on_its_device(model_dir, tmp_path):
     info = load_checkpoint(tmp_path / "ckpt", load_bertram(model_dir), optimizer, rng)
     assert info["epoch"] == 1 and "device" not in info
     on_meta = load_bertram(model_dir, device="meta")  # stands in for a CUDA run
-    with pytest.raises(ValueError, match=r"written on cpu and this run is on meta.*--gpu-id -1"):
+    with pytest.raises(ValueError, match=r"\[E205\].*written on cpu and this run is on meta.*--gpu-id -1"):
         load_checkpoint(tmp_path / "ckpt", on_meta, torch.optim.Adam(on_meta.parameters()), rng)
 
 

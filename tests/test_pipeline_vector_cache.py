@@ -30,7 +30,7 @@ def test_vector_cache_lru_bound_and_serialization():
     assert list(copy._entries) == list(cache._entries) and copy.fingerprint == "m1"
     assert not copy.bind("m1") and copy.bind("m2") and len(copy) == 0
     assert cache_key("w", "doc", ["a b", "c"]) != cache_key("w", "doc", ["a", "b c"])
-    with pytest.raises(ValueError, match="Corrupt"):
+    with pytest.raises(ValueError, match=r"\[E125\] Corrupt"):
         VectorCache().from_bytes(b"\x93garbage")
     disabled = VectorCache(max_size=0)
     disabled.put(keys[0], numpy.zeros(3))

@@ -43,9 +43,9 @@ def test_table_given_at_initialize_and_refused_for_another_model(bertram_dir, ti
     assert (nlp(TEXT)._.bertram[1] == 1.0).all()
     other = make_bertram_dir(tmp_path / "other", tiny_bert_path, seed=1)
     make_table(other, ["kumquat"], tmp_path / "other-table")
-    with pytest.raises(ValueError, match="another BERTRAM model"):
+    with pytest.raises(ValueError, match=r"\[E130\].*another BERTRAM model"):
         make_nlp(bertram_dir, tiny_bert_path, vector_table=str(tmp_path / "other-table"))
-    with pytest.raises(ValueError, match="No vector table"):
+    with pytest.raises(ValueError, match=r"\[E132\] No vector table"):
         make_nlp(bertram_dir, tiny_bert_path, vector_table=str(tmp_path / "nowhere"))
 
 
@@ -53,7 +53,7 @@ def test_encoder_of_the_table_must_match(bertram_dir, tiny_bert_path, tmp_path):
     table = make_table(bertram_dir, ["kumquat"], tmp_path / "table")
     table.meta["encoder"] = {**table.meta["encoder"], "embedding_digest": "f" * 32}
     table.to_disk(tmp_path / "table")
-    with pytest.raises(ValueError, match="another encoder"):
+    with pytest.raises(ValueError, match=r"\[E131\].*another encoder"):
         make_nlp(bertram_dir, tiny_bert_path, vector_table=str(tmp_path / "table"))
 
 

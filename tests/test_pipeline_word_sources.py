@@ -53,7 +53,7 @@ def test_word_sources_stand_alone_with_their_declared_settings(tmp_path):
     assert WordSources(RareWordRule(), "en", contexts="none").contexts_for(doc, "kumquat", [1]) == []
     with pytest.raises(ValueError, match="contexts_per_word and context_window must be at least 1"):
         WordSources(RareWordRule(), "en", context_window=0)
-    with pytest.raises(ValueError, match="frequencies='store' needs a context_store"):
+    with pytest.raises(ValueError, match=r"\[E108\].*frequencies='store' needs a context_store"):
         WordSources(RareWordRule(frequencies="store"), "en")
 
 
@@ -106,9 +106,9 @@ def test_contexts_from_a_store(bertram_dir, tiny_bert_path, tmp_path):
 
 
 def test_context_store_problems(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
-    with pytest.raises(ValueError, match="needs a context_store"):
+    with pytest.raises(ValueError, match=r"\[E109\].*needs a context_store"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="store")
-    with pytest.raises(ValueError, match="unknown source 'web'"):
+    with pytest.raises(ValueError, match=r"\[E105\].*unknown source 'web'"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="web")
     # A missing store fails at initialize, not at the first doc with a rare word.
     with pytest.raises(ValueError, match="cannot open the context store .*gone.sqlite.*not found"):
@@ -190,14 +190,14 @@ def test_a_saved_pipeline_refers_to_the_dictionary_by_path(bertram_dir, tiny_ber
     assert not list((tmp_path / "pipeline").rglob("*.sqlite"))  # not shipped
     moved = tmp_path / "elsewhere.sqlite"
     os.replace(definitions, moved)
-    with pytest.raises(ValueError, match="cannot open the dictionary_store"):
+    with pytest.raises(ValueError, match=r"\[E511\].*cannot open the dictionary_store"):
         spacy.load(tmp_path / "pipeline")
     loaded = spacy.load(tmp_path / "pipeline", config={"components": {"bertram": {"dictionary_store": str(moved)}}})
     assert loaded.get_pipe("bertram").contexts_for(loaded("A kumquat."), "kumquat", [1])[0].startswith("kumquat: ")
 
 
 def test_dictionary_store_problems(bertram_dir, tiny_bert_path, tmp_path):
-    with pytest.raises(ValueError, match="'dictionary', which needs a dictionary_store"):
+    with pytest.raises(ValueError, match=r"\[E109\].*'dictionary', which needs a dictionary_store"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="doc+dictionary")
-    with pytest.raises(ValueError, match=r"cannot open the dictionary_store .*gone.sqlite.*not found"):
+    with pytest.raises(ValueError, match=r"\[E511\].*cannot open the dictionary_store .*gone.sqlite.*not found"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary", dictionary_store=str(tmp_path / "gone.sqlite"))

@@ -18,9 +18,9 @@ from conftest import bertram_config, make_bertram_dir, make_nlp, same_vectors
 
 
 def test_rule_settings_are_validated():
-    with pytest.raises(ValueError, match="frequencies"):
+    with pytest.raises(ValueError, match=r"\[E038\].*frequencies"):
         RareWordRule(frequencies="web")
-    with pytest.raises(ValueError, match="min_wordpieces"):
+    with pytest.raises(ValueError, match=r"\[E040\].*min_wordpieces"):
         RareWordRule(min_wordpieces=0)
     for bad in (-1, 0, 12, float("nan")):  # no token, or every token, would be rare
         with pytest.raises(ValueError, match=f"max_zipf must be a Zipf value above 0 and at most 9.*got {bad}"):
@@ -121,8 +121,8 @@ def test_wordfreq_is_asked_in_the_pipeline_language(bertram_dir, tiny_bert_path)
     assert frequencies.lang == "ru" and frequencies.zipf("привет") > 4  # an everyday Russian word
     unknown = spacy.blank("xx")
     unknown.add_pipe("bertram", config=bertram_config(bertram_dir, tiny_bert_path))
-    with pytest.raises(ValueError, match="wordfreq has no word frequencies for the pipeline's language 'xx'.*"
-                                         "frequencies = \"model\""):
+    with pytest.raises(ValueError, match=r"\[E013\] wordfreq has no word frequencies for the pipeline's language 'xx'"
+                                         r'.*frequencies = "model"'):
         unknown.initialize()
 
 

@@ -10,14 +10,14 @@ from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 
 
 def test_missing_or_corrupt_model_directory(tmp_path, network):
-    with pytest.raises(ValueError, match="not a directory"):
+    with pytest.raises(ValueError, match=r"\[E043\].*not a directory"):
         load_bertram(tmp_path / "nope")
     path = save_bertram(network, tmp_path / "m")
     (path / "weights.safetensors").write_bytes(b"garbage")
-    with pytest.raises(ValueError, match="Corrupt BERTRAM weights"):
+    with pytest.raises(ValueError, match=r"\[E046\] Corrupt BERTRAM weights"):
         load_bertram(path)
     (path / "ngrams.json").unlink()
-    with pytest.raises(ValueError, match="missing ngrams.json"):
+    with pytest.raises(ValueError, match=r"\[E044\].*missing ngrams.json"):
         load_bertram(path)
 
 
@@ -28,7 +28,7 @@ def test_model_for_another_encoder_is_refused(tmp_path, network, tiny_roberta_pa
 
 
 def test_unknown_base_model_and_mode(tmp_path):
-    with pytest.raises(ValueError, match="Could not load the base model"):
+    with pytest.raises(ValueError, match=r"\[E003\] Could not load the base model"):
         create_bertram(str(tmp_path / "no-such-model"))
     with pytest.raises(ValueError, match="Unknown BERTRAM mode"):
         create_bertram("default", mode="concat")
@@ -64,7 +64,7 @@ def edited(model_dir, tmp_path, name, change):
 )
 def test_config_json_values_of_the_wrong_type_name_file_and_key(model_dir, tmp_path, key, value, message):
     bad = edited(model_dir, tmp_path, "config.json", lambda d: {**d, key: value})
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match=r"\[E045\]") as err:
         load_bertram(bad)
     assert message in str(err.value) and str(bad / "config.json") in str(err.value)
 
@@ -84,7 +84,7 @@ def test_bad_ngrams_json_names_the_file(model_dir, tmp_path, content, message):
     bad = tmp_path / "copy"
     shutil.copytree(model_dir, bad)
     (bad / "ngrams.json").write_text(content, encoding="utf8")
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match=r"\[E045\]") as err:
         load_bertram(bad)
     assert message in str(err.value) and str(bad / "ngrams.json") in str(err.value)
 
@@ -95,7 +95,7 @@ def test_truncated_ngrams_json_inside_a_character_names_the_file(model_dir, tmp_
     data = (bad / "ngrams.json").read_bytes()
     cut = data.index("\u2581".encode("utf8")) + 1  # half of a 3-byte character
     (bad / "ngrams.json").write_bytes(data[:cut])
-    with pytest.raises(ValueError, match="ngrams.json.*(utf-8|utf8|decode)"):
+    with pytest.raises(ValueError, match=r"\[E045\].*ngrams.json.*(utf-8|utf8|decode)"):
         load_bertram(bad)
 
 
@@ -103,5 +103,5 @@ def test_bad_weights_name_the_file(model_dir, tmp_path):
     bad = tmp_path / "copy"
     shutil.copytree(model_dir, bad)
     (bad / "weights.safetensors").write_bytes(b"\x00" * 10)
-    with pytest.raises(ValueError, match="Corrupt BERTRAM weights file .*weights.safetensors"):
+    with pytest.raises(ValueError, match=r"\[E046\] Corrupt BERTRAM weights file .*weights.safetensors"):
         load_bertram(bad)

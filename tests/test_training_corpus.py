@@ -46,20 +46,20 @@ def test_expand_paths_recurses_sorted_and_skips_hidden(tmp_path):
     files = expand_paths(tmp_path)
     assert [p.relative_to(tmp_path).as_posix() for p in files] == ["a.txt", "b/1.txt", "b/2.txt"]
     assert expand_paths([tmp_path / "a.txt", str(tmp_path / "b" / "1.txt")]) == [tmp_path / "a.txt", tmp_path / "b/1.txt"]
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(ValueError, match=r"\[E209\].*does not exist"):
         expand_paths(tmp_path / "missing.txt")
 
 
 def test_binary_file_is_an_error_naming_the_file(tmp_path):
     (tmp_path / "good.txt").write_text("fine text\n", encoding="utf8")
     (tmp_path / "model.bin").write_bytes(b"\x00\x01\x02binary")
-    with pytest.raises(ValueError, match=r"binary.*model\.bin"):
+    with pytest.raises(ValueError, match=r"\[E210\].*binary.*model\.bin"):
         corpus_files(tmp_path)
 
 
 def test_non_utf8_file_is_an_error_naming_the_file(tmp_path):
     (tmp_path / "latin.txt").write_bytes("caf\u00e9 cr\u00e8me\n".encode("latin-1"))
-    with pytest.raises(ValueError, match=r"not valid UTF-8.*latin\.txt"):
+    with pytest.raises(ValueError, match=r"\[E211\].*not valid UTF-8.*latin\.txt"):
         corpus_files(tmp_path / "latin.txt")
 
 
@@ -80,14 +80,14 @@ def test_skip_mode_warns_and_keeps_good_files(tmp_path):
     assert files == [tmp_path / "good.txt"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(ValueError, match="empty"):
+        with pytest.raises(ValueError, match=r"\[E214\].*empty"):
             corpus_files(tmp_path / "bad.txt", errors="skip")
-    with pytest.raises(ValueError, match="errors must be"):
+    with pytest.raises(ValueError, match=r"\[E213\] errors must be"):
         corpus_files(tmp_path, errors="ignore")
 
 
 def test_empty_directory_is_an_error(tmp_path):
-    with pytest.raises(ValueError, match="Corpus is empty"):
+    with pytest.raises(ValueError, match=r"\[E214\] Corpus is empty"):
         corpus_files(tmp_path)
 
 

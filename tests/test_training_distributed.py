@@ -14,14 +14,14 @@ def test_gpu_workers_need_dask_cuda_and_cuda(monkeypatch):
     from spacy_bertram.training import distributed
 
     monkeypatch.setitem(sys.modules, "dask_cuda", None)  # not installed
-    with pytest.raises(ValueError, match=r"--gpu-id 0,1 .*dask-cuda.*spacy-bertram\[cuda\]"):
+    with pytest.raises(ValueError, match=r"\[E221\] --gpu-id 0,1 .*dask-cuda.*spacy-bertram\[cuda\]"):
         distributed.local_cuda_cluster([0, 1])
     made = {}
     fake = types.ModuleType("dask_cuda")
     fake.LocalCUDACluster = lambda **kwargs: made.update(kwargs) or "cluster"
     monkeypatch.setitem(sys.modules, "dask_cuda", fake)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(ValueError, match="sees no CUDA device"):
+    with pytest.raises(ValueError, match=r"\[E222\].*sees no CUDA device"):
         distributed.local_cuda_cluster([0])
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert distributed.local_cuda_cluster([0, 1]) == "cluster"

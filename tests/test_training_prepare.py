@@ -62,18 +62,18 @@ def _assert_nothing_written(out):
 def test_empty_corpus(tmp_path):
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "empty.txt").write_text("", encoding="utf8")
-    with pytest.raises(ValueError, match="Corpus is empty"):
+    with pytest.raises(ValueError, match=r"\[E218\] Corpus is empty"):
         prepare(tmp_path / "c", tmp_path / "out", min_count=1, progress=False)
     _assert_nothing_written(tmp_path / "out")
 
 
 def test_binary_and_non_utf8_files(corpus_dir, tmp_path):
     (corpus_dir / "weights.bin").write_bytes(b"PK\x03\x04\x00\x00binary")
-    with pytest.raises(ValueError, match="weights.bin"):
+    with pytest.raises(ValueError, match=r"\[E210\].*weights.bin"):
         prepare(corpus_dir, tmp_path / "out", min_count=1, progress=False)
     (corpus_dir / "weights.bin").unlink()
     (corpus_dir / "latin1.txt").write_bytes("na\u00efve caf\u00e9\n".encode("latin-1"))
-    with pytest.raises(ValueError, match=r"UTF-8.*latin1\.txt"):
+    with pytest.raises(ValueError, match=r"\[E211\].*UTF-8.*latin1\.txt"):
         prepare(corpus_dir, tmp_path / "out", min_count=1, progress=False)
     _assert_nothing_written(tmp_path / "out")
     with pytest.warns(UserWarning, match="latin1.txt"):
@@ -82,7 +82,7 @@ def test_binary_and_non_utf8_files(corpus_dir, tmp_path):
 
 
 def test_too_few_training_words(corpus_dir, tmp_path):
-    with pytest.raises(ValueError, match=r"Too few training words.*min_count=100"):
+    with pytest.raises(ValueError, match=r"\[E227\] Too few training words.*min_count=100"):
         prepare(corpus_dir, tmp_path / "out", min_count=100, progress=False)
     _assert_nothing_written(tmp_path / "out")
 

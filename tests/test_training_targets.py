@@ -55,19 +55,19 @@ def test_targets_rows_and_ota_roundtrip(tiny_bert_path, tmp_path):
     loaded = TargetSet.load(tmp_path / "targets", expected_width=table.shape[1])
     assert loaded.words == targets.words and torch.equal(loaded.vectors, targets.vectors)
     assert loaded.held_out == targets.held_out and loaded.rare_like == targets.rare_like
-    with pytest.raises(ValueError, match="width 32.*width 384"):
+    with pytest.raises(ValueError, match=r"\[E250\].*width 32.*width 384"):
         TargetSet.load(tmp_path / "targets", expected_width=384)
 
 
 def test_too_few_or_no_training_words(tiny_bert_path):
     _, tokenizer = load_encoder(tiny_bert_path)
     segmenter = RareLikeSegmenter(tokenizer)
-    with pytest.raises(ValueError, match="Only 0 alphabetic words"):
+    with pytest.raises(ValueError, match=r"\[E258\] Only 0 alphabetic words"):
         select_training_words(MemoryContexts({}, {}), segmenter)
-    with pytest.raises(ValueError, match="Lower the minimum count"):
+    with pytest.raises(ValueError, match=r"\[E258\].*Lower the minimum count"):
         select_training_words(MemoryContexts.from_lines(tiny_lines()), segmenter, min_count=500)
 
 
 def test_corrupt_target_dir_is_a_clear_error(tmp_path):
-    with pytest.raises(ValueError, match="is not a target set"):
+    with pytest.raises(ValueError, match=r"\[E251\].*is not a target set"):
         TargetSet.load(tmp_path)

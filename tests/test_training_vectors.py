@@ -64,16 +64,16 @@ def test_table_round_trips_and_refuses_another_model(model_dir, tmp_path):
         assert loaded.words == table.words and numpy.array_equal(loaded.vectors, rows)
         assert loaded.vectors.dtype == numpy.float32 and loaded.meta == table.meta
     table.check_model("abc", encoder)
-    with pytest.raises(ValueError, match="another BERTRAM model"):
+    with pytest.raises(ValueError, match=r"\[E130\].*another BERTRAM model"):
         table.check_model("other", encoder)
-    with pytest.raises(ValueError, match="another encoder.*embedding_digest"):
+    with pytest.raises(ValueError, match=r"\[E131\].*another encoder.*embedding_digest"):
         table.check_model("abc", {**encoder, "embedding_digest": "0" * 32})
-    with pytest.raises(ValueError, match="occurs twice"):
+    with pytest.raises(ValueError, match=r"\[E129\].*occurs twice"):
         VectorTable(["a", "a"], rows[:2], {})
-    with pytest.raises(ValueError, match="non-finite"):
+    with pytest.raises(ValueError, match=r"\[E128\].*non-finite"):
         VectorTable(["a"], numpy.full((1, 4), numpy.nan, "float32"), {})
     (tmp_path / "t" / "table.json").write_text("{}", encoding="utf8")
-    with pytest.raises(ValueError, match="Not a spacy-bertram-vector-table"):
+    with pytest.raises(ValueError, match=r"\[E135\] Not a spacy-bertram-vector-table"):
         VectorTable.from_disk(tmp_path / "t")
 
 
@@ -97,7 +97,7 @@ def test_word_selection_by_count_range_and_word_list(model_dir, store_dir, tmp_p
         assert "1 word(s) of the word list are not in the context store" in caplog.text
         assert caplog.text.count("unseenword") == 1 and "the\n" not in caplog.text.split("store")[-1]
         assert select_words(store, str.lower, 1, None, listed) == ["quokka", "kumquat", "the"]
-    with pytest.raises(ValueError, match="must be above"):
+    with pytest.raises(ValueError, match=r"\[E261\].*must be above"):
         select_words(store, key, 5, 5)
 
 
@@ -115,7 +115,7 @@ def test_vectors_in_process_equal_single_process_infer(model_dir, store_dir, tmp
     again = build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=3,
                                shard_size=4, workers=0, progress=False)
     assert again["already_done"] and again["computed_shards"] == 0
-    with pytest.raises(ValueError, match="another vector table"):
+    with pytest.raises(ValueError, match=r"\[E266\].*another vector table"):
         build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=2,
                            shard_size=4, workers=0, progress=False)
 
@@ -143,9 +143,9 @@ def test_a_killed_run_resumes_with_the_missing_shards(model_dir, store_dir, tmp_
     assert not (out / "table.json").exists()
     assert sorted(p.name for p in (out / SHARDS_DIR).iterdir()) == [
         "plan.json", "shard-00000.safetensors", "shard-00001.safetensors"]
-    with pytest.raises(ValueError, match="No vector table.*resume"):
+    with pytest.raises(ValueError, match=r"\[E132\] No vector table.*resume"):
         VectorTable.from_disk(out)
-    with pytest.raises(ValueError, match="other words or settings"):
+    with pytest.raises(ValueError, match=r"\[E236\].*other words or settings"):
         build_vector_table(*args, **{**settings, "max_contexts": 2})
     calls.clear()
     summary = build_vector_table(*args, **settings)
