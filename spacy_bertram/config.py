@@ -8,6 +8,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Union
 
+from .errors import Errors
+
 #: How form and context combine (see `BertramConfig.mode`); MODES lists them in this order.
 Mode = Literal["form", "context", "shallow", "replace", "add", "inplace"]
 MODES: Tuple[Mode, ...] = typing.get_args(Mode)
@@ -80,20 +82,17 @@ class BertramConfig:
     def __post_init__(self) -> None:
         check_types(self)
         if self.mode not in MODES:
-            raise ValueError(f"Unknown BERTRAM mode {self.mode!r}; expected one of {MODES}")
+            raise ValueError(Errors.E050.format(mode=self.mode, MODES=MODES))
         if not 0.0 <= self.ngram_dropout < 1.0:
-            raise ValueError(f"ngram_dropout must be in [0, 1), got {self.ngram_dropout}")
+            raise ValueError(Errors.E051.format(key="ngram_dropout", interval="[0, 1)", value=self.ngram_dropout))
         if self.max_seq_length < 8:
-            raise ValueError(f"max_seq_length must be at least 8, got {self.max_seq_length}")
+            raise ValueError(Errors.E052.format(key="max_seq_length", least=8, value=self.max_seq_length))
         if not 0.0 <= float(self.subword_share) <= 1.0:
-            raise ValueError(f"subword_share must be in [0, 1], got {self.subword_share}")
+            raise ValueError(Errors.E051.format(key="subword_share", interval="[0, 1]", value=self.subword_share))
         if self.max_contexts < 1:
-            raise ValueError(f"max_contexts must be at least 1, got {self.max_contexts}")
+            raise ValueError(Errors.E052.format(key="max_contexts", least=1, value=self.max_contexts))
         if self.max_word_pieces < 1:
-            raise ValueError(
-                f"max_word_pieces must be at least 1, got {self.max_word_pieces} "
-                "(it caps the wordpieces of the subword mean; 0 would leave the word none)"
-            )
+            raise ValueError(Errors.E053.format(max_word_pieces=self.max_word_pieces))
 
     @property
     def uses_contexts(self) -> bool:
@@ -112,19 +111,16 @@ class BertramConfig:
         """Read a saved config; a key it lacks means what it meant when the file was written
         (PAPER_SETTINGS), not today's default."""
         if not isinstance(data, Mapping):
-            raise ValueError(f"a BERTRAM config is a JSON object, got {type(data).__name__}")
+            raise ValueError(Errors.E054.format(data_type=type(data).__name__))
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ValueError(f"Unknown keys in BERTRAM config: {unknown}")
+            raise ValueError(Errors.E055.format(unknown=unknown))
         version = data.get("format_version", FORMAT_VERSION)
         if not isinstance(version, int) or isinstance(version, bool):
-            raise ValueError(f"'format_version' must be an integer, got {version!r}")
+            raise ValueError(Errors.E028.format(key="format_version", value=version))
         if version > FORMAT_VERSION:
-            raise ValueError(
-                f"This BERTRAM model has format version {version}; this spacy-bertram "
-                f"reads up to {FORMAT_VERSION}. Upgrade spacy-bertram."
-            )
+            raise ValueError(Errors.E056.format(version=version, FORMAT_VERSION=FORMAT_VERSION))
         return cls(**{**PAPER_SETTINGS, **data})
 
     @classmethod
@@ -135,7 +131,7 @@ class BertramConfig:
                 data = json.load(file_)
             return cls.from_dict(data)
         except (OSError, UnicodeDecodeError, ValueError) as err:
-            raise ValueError(f"Bad BERTRAM config file {str(path)!r}: {err}") from err
+            raise ValueError(Errors.E057.format(path=str(path), err=err)) from err
 
 
 _TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
@@ -174,4 +170,5 @@ def check_types(config: "BertramConfig") -> None:
         if wrong_bool or not isinstance(value, allowed):
             shown = [t for t in allowed if not (t is int and float in allowed)]  # a float field takes 1
             names = " or ".join(sorted({_TYPE_NAMES.get(t, t.__name__) for t in shown}))
-            raise ValueError(f"{item.name!r} must be {names}, got {type(value).__name__} {value!r}")
+            raise ValueError(Errors.E058.format(key=item.name, names=names, value_type=type(value).__name__,
+                                                value=value))

@@ -90,8 +90,20 @@ class Errors(metaclass=ErrorsWithCodes):
     E047 = "expected a map with 'config', 'ngrams' and 'weights'"
     E048 = "Corrupt serialized BERTRAM network: {err}"
     E049 = "Corrupt BERTRAM weights in serialized bytes: {err}"
+    E050 = "Unknown BERTRAM mode {mode!r}; expected one of {MODES}"
+    E051 = "{key} must be in {interval}, got {value}"
+    E052 = "{key} must be at least {least}, got {value}"
+    E053 = "max_word_pieces must be at least 1 (the subword mean's wordpiece cap), got {max_word_pieces}"
+    E054 = "a BERTRAM config is a JSON object, got {data_type}"
+    E055 = "Unknown keys in BERTRAM config: {unknown}"
+    E056 = "The BERTRAM model has format version {version}; spacy-bertram reads up to {FORMAT_VERSION}: upgrade it"
+    E057 = "Bad BERTRAM config file {path!r}: {err}"
+    E058 = "{key!r} must be {names}, got {value_type} {value!r}"
+    E059 = "Got {n_lists} {what} lists for {n_words} words"
+    E060 = ("This BERTRAM model was trained for an encoder with {what} {want}, but the base model {base_model!r} has "
+            "{got}. Use the encoder it was trained for (config.json 'base_model'), or retrain BERTRAM for this one.")
 
-    # E1xx: the bertram pipeline component (pipeline/)
+    # E1xx: the bertram pipeline component and the injecting transformer (pipeline/, injection/)
     E101 = ("The bertram vector width {width} does not match the input embeddings of '{where}' (width "
             "{their_width}). The BERTRAM model was trained for {base!r}; use that encoder in the '{where}' "
             "component or retrain BERTRAM for this one.")
@@ -152,12 +164,44 @@ class Errors(metaclass=ErrorsWithCodes):
             "'{name}' vectors are computed for nothing. Set [components.{owner}.model] @architectures = "
             '"spacy-bertram.TransformerModel.v1" with injection = "slash" or "replace" (injection = "none" keeps '
             "the stock encoding on purpose).")
+    E139 = "{where} is not the component's cfg (JSON): {err}"
+    E140 = "{where} must hold a JSON object, got {cfg_type}"
+    E141 = "{where}: {key!r} must be a string or null, got {value!r}"
+    E142 = "{where}: 'parts' must map {names} to digests, got {parts!r}"
+    E143 = "{where} holds {data_type}, not bytes"
+    E144 = "{where} is missing: the component cannot be loaded without it"
+    E145 = "{where} is missing, but the saved component needs it ({needed}): save the pipeline again or restore it"
+    E146 = "{where} does not match {cfg_where} (digest differs): saved incompletely or edited; save it again"
+    E147 = "Cannot load {where}: {err}"
+    E148 = "The serialized component is not msgpack: {err}"
+    E149 = "The serialized component must be a map of parts"
+    E150 = "contexts_per_word and context_window must be at least 1"
+    E151 = ("rare_words.frequencies is 'model', but the BERTRAM model ships no word counts (counts.tsv in its "
+            "directory, written by `train`). Use 'auto', 'wordfreq' or 'store'.")
+    E152 = "No context_store is configured"
+    E153 = ("Cannot open the context store {path!r} (contexts={source!r}): {err}.{saved} If the pipeline or store "
+            'moved, point it at the store: spacy.load(PIPELINE, config={{"components": {{"{name}": {{"context_store": '
+            '"/path/to/contexts.sqlite"}}}}}}), or keep the store at the same place relative to the pipeline.')
+    E154 = ("The '{name}' component has no trained BERTRAM model. Give its directory as [components.{name}.model] "
+            'model_path (in Python: nlp.add_pipe("bertram", config={{"model": {{"model_path": ...}}}})), or load a '
+            "pipeline saved with one.")
+    E155 = "The BERTRAM model produced non-finite vectors for {words}"
+    E156 = "injection must be one of {modes}, got {injection!r}"
+    E157 = ("Input embeddings of shape {shape} do not match the injected batch {expected}; this model's embedding "
+            "layer is not supported")
+    E158 = "The transformer never called its input embeddings; no vectors put in"
+    E159 = "doc._.bertram has a vector for token {key}, but the doc has {n_tokens} tokens"
+    E160 = ("doc._.bertram[{key}] has shape {shape}, but the transformer's input embeddings are {width} wide (was "
+            "BERTRAM trained for another encoder?)")
+    E161 = "doc._.bertram[{key}] ({text!r}) is not finite"
+    E162 = "No injection plan for mode {injection!r}; modes with one: {modes}"
+    E163 = "Slash injection needs a '/' token in the tokenizer's vocabulary"
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."
     E202 = "Weights in {path!r} do not fit this network (different n-grams or encoder?)"
     E203 = "Corrupt checkpoint {path!r}: {err}. Delete {directory!r}."
-    E204 = "expected an object with param_groups, numpy_rng, epoch and history"
+    E204 = "expected an object with {fields}"
     E205 = ("Checkpoint {directory!r} was written on {saved} and this run is on {device}: resuming would mix "
             "devices and skip or misuse the RNG state. Resume on {saved} (--gpu-id {gpu_id}), or delete "
             "{directory!r} to restart this stage.")
@@ -234,6 +278,19 @@ class Errors(metaclass=ErrorsWithCodes):
     E266 = "{out!r} holds another vector table: give a new output directory (or delete it)"
     E267 = ("The vectors command runs on Dask distributed: pip install 'spacy-bertram[distributed]' (or dask and "
             "distributed from requirements.txt), or use --workers 0 to run in this process.")
+    E268 = "--workers must be 0 or more (0: no Dask cluster, in this process), got {workers}"
+    E269 = "network must be a BertramConfig, got {network_type}"
+    E270 = "epochs, lr and batch_words need one value per stage (3)"
+    E271 = "epochs must be >= 0, batch_words >= 1 and lr > 0"
+    E272 = "Need 1 <= min_contexts <= max_contexts <= pool_contexts"
+    E273 = "inplace_mask_fraction must be in [0, 1), got {inplace_mask_fraction}"
+    E274 = "warmup is a fraction of the steps in [0, 1), got {warmup}"
+    E275 = "Corrupt training record {path!r}: {err}. Delete {output!r} to start over."
+    E276 = ("{output!r} holds a training run on {recorded}, and this one is on {device}: resuming would mix devices "
+            "(different kernels and RNG streams). Resume it on the same device (--gpu-id -1 for the CPU, a GPU id for "
+            "CUDA), pass --restart to start over, or use another output directory.")
+    E277 = ("{output!r} holds a training run with other settings ({changed}); run with the same settings to resume "
+            "it, use another output directory, delete this one, or pass --restart to start over")
 
     # E3xx: evaluation (evaluation/: datasets, rarification, baselines, scores, report)
     E301 = ("freeze_embeddings: the pipeline has no initialised transformer component; use it as "
@@ -280,7 +337,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E339 = "No items to compare."
     E340 = "{path} is not a trained spaCy pipeline (no config.cfg); train the baseline first."
     E341 = "{path} has no {needs!r} component."
-    E342 = "injection must be one of {INJECTION_MODES}, got {injection!r}"
     E343 = "The pipeline has no spacy-bertram.TransformerModel.v1 transformer."
     E344 = "The pipeline has no spacy-transformers transformer (its encoder decides what is rare)."
     E345 = "No per-item predictions in {directory}; run the evaluate step for it first."

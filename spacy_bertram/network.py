@@ -16,6 +16,7 @@ from torch import Tensor, nn
 
 from .config import BertramConfig
 from .encoder import describe_encoder, encoder_device, encoder_on
+from .errors import Errors
 from .inputs import PAD_ID, EncodedContext, InputBuilder, NgramVocab, batch_by_token_budget, split_items, validate_word
 
 DEFAULT_TOKEN_BUDGET = 4096
@@ -200,13 +201,13 @@ class BertramNetwork(nn.Module):
         if subword_ids is None:
             subword_ids = [self.inputs.word_pieces(w) for w in clean]
         elif len(subword_ids) != len(clean):
-            raise ValueError(f"Got {len(subword_ids)} subword lists for {len(clean)} words")
+            raise ValueError(Errors.E059.format(n_lists=len(subword_ids), what="subword", n_words=len(clean)))
         pieces = pad_ids(subword_ids, -1)
         rows: List[EncodedContext] = []
         inplace = self.config.mode == "inplace"
         if self.config.uses_contexts and contexts is not None:
             if len(contexts) != len(clean):
-                raise ValueError(f"Got {len(contexts)} context lists for {len(clean)} words")
+                raise ValueError(Errors.E059.format(n_lists=len(contexts), what="context", n_words=len(clean)))
             spelled = (subword_ids if use_form else [[self.inputs.mask_id]] * len(clean)) if inplace else None
             rows = self.inputs.encode_many(clean, contexts, self.config.max_contexts, spelled)
         has_contexts = torch.zeros(len(clean), dtype=torch.bool)
@@ -390,8 +391,4 @@ def check_encoder_matches(
     )
     for what, want, got in expected:
         if want is not None and int(want) != int(got):
-            raise ValueError(
-                f"This BERTRAM model was trained for an encoder with {what} {want}, but the "
-                f"base model {config.base_model!r} has {got}. Use the encoder it was trained "
-                "for (config.json 'base_model'), or retrain BERTRAM for this one."
-            )
+            raise ValueError(Errors.E060.format(what=what, want=want, base_model=config.base_model, got=got))

@@ -11,9 +11,9 @@ from spacy_bertram.config import CONTEXT_MODES, MODES, PAPER_SETTINGS, SLOT_MODE
 
 
 def test_config_values_are_checked_in_python_too():
-    with pytest.raises(ValueError, match="'use_subword_mean' must be true or false"):
+    with pytest.raises(ValueError, match=r"\[E058\] 'use_subword_mean' must be true or false"):
         BertramConfig(use_subword_mean="no")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="max_word_pieces must be at least 1"):
+    with pytest.raises(ValueError, match=r"\[E053\] max_word_pieces must be at least 1"):
         BertramConfig(max_word_pieces=0)
     assert BertramConfig(ngram_dropout=0).ngram_dropout == 0  # an integer is a number
 
@@ -22,9 +22,9 @@ def test_modes_are_declared_once_and_checked():
     assert MODES == typing.get_args(Mode) and MODES[-1] == "inplace"
     assert CONTEXT_MODES == tuple(m for m in MODES if m != "form") and set(SLOT_MODES) == {"add", "replace"}
     assert [BertramConfig(mode=m).fills_slot for m in MODES] == [False, False, False, True, True, False]
-    with pytest.raises(ValueError, match="Unknown BERTRAM mode 'concat'"):
+    with pytest.raises(ValueError, match=r"\[E050\] Unknown BERTRAM mode 'concat'"):
         BertramConfig(mode="concat")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="'mode' must be a string, got int 3"):
+    with pytest.raises(ValueError, match=r"\[E058\] 'mode' must be a string, got int 3"):
         BertramConfig(mode=3)  # type: ignore[arg-type]
 
 
@@ -49,5 +49,5 @@ def test_a_key_an_old_config_json_lacks_keeps_the_meaning_it_had(tmp_path):
     inplace = BertramConfig(mode="inplace", read_layer=-2, subword_share=0.5, own_embedding_for_one_piece=True)
     assert BertramConfig.from_dict(inplace.to_dict()) == inplace  # written files name every key
     assert BertramConfig.from_dict(BertramConfig().to_dict()) == BertramConfig()
-    with pytest.raises(ValueError, match=r"Unknown keys in BERTRAM config: \['colour'\]"):
+    with pytest.raises(ValueError, match=r"\[E055\] Unknown keys in BERTRAM config: \['colour'\]"):
         BertramConfig.from_dict({**old, "colour": "red"})

@@ -103,7 +103,7 @@ def test_registered_and_validated(tiny_bert_path):
     model = create(tiny_bert_path, get_spans, injection="replace")
     assert isinstance(model, BertramTransformerModel)
     assert model.injection == "replace"
-    with pytest.raises(ValueError, match="injection"):
+    with pytest.raises(ValueError, match=r"\[E156\] injection must be one of .*got 'prefix'"):
         create(tiny_bert_path, get_spans, injection="prefix")
 
 
@@ -285,9 +285,9 @@ def test_truncation(tiny_bert_path):
 def test_bad_vectors_raise(nlps):
     nlp = nlps["slash"]
     for bad, match in [
-        ({RARE: numpy.ones(31, dtype="f")}, "32 wide"),
-        ({RARE: numpy.full(32, numpy.nan, dtype="f")}, "not finite"),
-        ({99: vec(0)}, "7 tokens"),
+        ({RARE: numpy.ones(31, dtype="f")}, r"\[E160\].*32 wide"),
+        ({RARE: numpy.full(32, numpy.nan, dtype="f")}, r"\[E161\].*not finite"),
+        ({99: vec(0)}, r"\[E159\].*7 tokens"),
     ]:
         with pytest.raises(ValueError, match=match):
             predict(nlp, docs_with(nlp, [TEXT], [bad]))

@@ -306,7 +306,7 @@ def test_missing_or_corrupt_model_paths(bertram_dir, tiny_bert_path, tmp_path): 
         make_nlp(str(broken), tiny_bert_path)
     nlp = spacy.blank("en")
     nlp.add_pipe("bertram", config={"model": {"base_model": tiny_bert_path}})
-    with pytest.raises(ValueError, match="no trained BERTRAM model"):
+    with pytest.raises(ValueError, match=r"\[E154\].*no trained BERTRAM model"):
         nlp("a kumquat")
 
 
@@ -316,5 +316,5 @@ def test_non_finite_vectors_are_refused(bertram_dir, tiny_bert_path):  # noqa: F
     with torch.no_grad():
         network.projection.weight.fill_(float("nan"))
         network.form_gate.bias.fill_(float("nan"))
-    with pytest.raises(ValueError, match="non-finite"):
+    with pytest.raises(ValueError, match=r"\[E155\] The BERTRAM model produced non-finite vectors for \['kumquat'\]"):
         nlp("a kumquat")

@@ -284,7 +284,7 @@ def test_a_cpu_run_is_not_resumed_on_a_gpu(tmp_path):
     run = {"base_model": "m", "settings": {}, "min_count": 1}
     (tmp_path / "progress.json").write_text(json.dumps({"run": run, "stages": {}}))  # recorded before the device was
     _check_resume(tmp_path, {**run, "device": "cpu"})  # same device: resumes
-    with pytest.raises(ValueError, match=r"training run on cpu, and this one is on cuda.*--gpu-id -1"):
+    with pytest.raises(ValueError, match=r"\[E276\].*training run on cpu, and this one is on cuda.*--gpu-id -1"):
         _check_resume(tmp_path, {**run, "device": "cuda"})
 
 

@@ -59,34 +59,34 @@ def test_no_part_is_read_before_every_part_is_checked(tmp_path):
     readers = {"a": calls.append, "b": calls.append}
     write_disk(tmp_path, _writers(a=b"alpha", b=b"beta"), {}, ())
     (tmp_path / "b").write_bytes(b"edited")
-    with pytest.raises(ValueError, match=r"/b' does not match '.*/cfg' \(digest differs\)"):
+    with pytest.raises(ValueError, match=r"\[E146\] '.*/b' does not match '.*/cfg' \(digest differs\)"):
         read_disk(tmp_path, readers, ())
     (tmp_path / "b").unlink()
-    with pytest.raises(ValueError, match=r"/b' is missing, but the saved component needs it \('.*/cfg' lists it\)"):
+    with pytest.raises(ValueError, match=r"\[E145\] '.*/b' is missing, but .* needs it \('.*/cfg' lists it\)"):
         read_disk(tmp_path, readers, ())
     assert calls == []
 
     def bad(data: bytes) -> None:
         raise KeyError("no such field")
 
-    with pytest.raises(ValueError, match="cannot load the serialized component's 'a': 'no such field'"):
+    with pytest.raises(ValueError, match=r"\[E147\] Cannot load the serialized component's 'a': 'no such field'"):
         read_bytes(write_bytes(_writers(a=b"x"), {}, ()), {"a": bad}, ())
 
 
 def test_a_cfg_from_before_the_list_of_parts_and_bad_maps():
     legacy = srsly.msgpack_dumps({"cfg": b'{"model_id": null}', "a": b"alpha"})
     assert read_bytes(legacy, READERS, ())[1] == {"a": "alpha"}  # no list: every part optional
-    with pytest.raises(ValueError, match=r"'b' is missing, but the saved component needs it \(it holds b\)"):
+    with pytest.raises(ValueError, match=r"\[E145\] the serialized component's 'b' is missing, .*\(it holds b\)"):
         read_bytes(legacy, READERS, (), unlisted={"b": "it holds b"})
-    for parts, message in [({"a": b"alpha"}, "component's 'cfg' is missing"),
-                           ({"cfg": b'{"model_id": 3}'}, "'model_id' must be a string or null, got 3"),
-                           ({"cfg": b'{"parts": {"c": "x"}}'}, r"'parts' must map \['a', 'b'\] to digests"),
-                           ({"cfg": b"{}", "a": "text"}, "component's 'a' holds str, not bytes")]:
+    for parts, message in [({"a": b"alpha"}, r"\[E144\] the serialized component's 'cfg' is missing"),
+                           ({"cfg": b'{"model_id": 3}'}, r"\[E141\].*'model_id' must be a string or null, got 3"),
+                           ({"cfg": b'{"parts": {"c": "x"}}'}, r"\[E142\].*'parts' must map \['a', 'b'\] to digests"),
+                           ({"cfg": b"{}", "a": "text"}, r"\[E143\].*component's 'a' holds str, not bytes")]:
         with pytest.raises(ValueError, match=message):
             read_bytes(srsly.msgpack_dumps(parts), READERS, (), strings=["model_id"])
-    with pytest.raises(ValueError, match="the serialized component is not msgpack"):
+    with pytest.raises(ValueError, match=r"\[E148\] The serialized component is not msgpack"):
         read_bytes(b"not msgpack at all", READERS, ())
-    with pytest.raises(ValueError, match="must be a map of parts"):
+    with pytest.raises(ValueError, match=r"\[E149\] The serialized component must be a map of parts"):
         read_bytes(srsly.msgpack_dumps([1, 2]), READERS, ())
 
 
@@ -149,7 +149,7 @@ def test_a_pipeline_saved_untrained_loads_the_model_path_given_at_load(bertram_d
     doc = loaded(TEXT)  # the configured model, not the saved untrained weights and not an error
     assert loaded.get_pipe("bertram").is_loaded and doc._.bertram
     assert same_vectors(doc, make_nlp(bertram_dir, tiny_bert_path)(TEXT))
-    with pytest.raises(ValueError, match="has no trained BERTRAM model"):
+    with pytest.raises(ValueError, match=r"\[E154\].*has no trained BERTRAM model"):
         spacy.load(tmp_path / "p")(TEXT)  # and without a model_path: the named error, as before
 
 
@@ -160,7 +160,7 @@ def test_a_saved_pipeline_without_its_model_file_is_refused(bertram_dir, tiny_be
     nlp = make_nlp(bertram_dir, tiny_bert_path)
     nlp.to_disk(tmp_path / "p")
     (tmp_path / "p" / "bertram" / "model").unlink()  # a crash between cfg and model, say
-    with pytest.raises(ValueError, match="bertram/model' is missing, but the saved component needs it"):
+    with pytest.raises(ValueError, match=r"\[E145\].*bertram/model' is missing, but the saved component needs it"):
         spacy.load(tmp_path / "p")
 
 
@@ -170,7 +170,7 @@ def test_excluding_the_model_never_leaves_the_untrained_network_serving(bertram_
     pipe = fresh.add_pipe("bertram", config={"model": {"base_model": tiny_bert_path}})
     pipe.from_disk(tmp_path / "p" / "bertram", exclude=["model"])
     assert not pipe.is_loaded
-    with pytest.raises(ValueError, match="has no trained BERTRAM model"):
+    with pytest.raises(ValueError, match=r"\[E154\].*has no trained BERTRAM model"):
         fresh("The kumquat grows.")
     trained = make_nlp(bertram_dir, tiny_bert_path)  # with a model: exclude keeps it
     doc = trained(TEXT)
@@ -244,7 +244,7 @@ def test_a_bad_context_store_fails_at_load_not_at_the_first_doc(bertram_dir, tin
     data = store.read_bytes()
     for damage, message in [(data[: len(data) // 2], "c.sqlite.*truncated"),  # a copy cut short
                             (b"not a database at all" * 10, "not an SQLite file"), (None, "not found")]:
-        _assert_load_fails(tmp_path / "p", store, damage, "cannot open the context store .*" + message)
+        _assert_load_fails(tmp_path / "p", store, damage, r"\[E153\] Cannot open the context store .*" + message)
 
 
 def test_the_cache_is_not_saved_unless_asked(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
@@ -265,10 +265,12 @@ def test_the_cache_is_not_saved_unless_asked(bertram_dir, tiny_bert_path, tmp_pa
 def test_junk_cfg_names_the_file(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
     make_nlp(bertram_dir, tiny_bert_path).to_disk(tmp_path / "p")
     cfg = tmp_path / "p" / "bertram" / "cfg"
-    for junk, message in [(b"\x00\xffjunk", "is not the component's cfg"), (b"[1, 2]", "must hold a JSON object"),
-                          (b'{"model_id": 5}', "'model_id' must be a string or null")]:
-        _assert_load_fails(tmp_path / "p", cfg, junk, re.escape(repr(str(cfg))) + ".*" + re.escape(message))
-    _assert_load_fails(tmp_path / "p", cfg, None, "bertram/cfg' is missing")
+    for junk, code, message in [(b"\x00\xffjunk", "E139", "is not the component's cfg"),
+                                (b"[1, 2]", "E140", "must hold a JSON object"),
+                                (b'{"model_id": 5}', "E141", "'model_id' must be a string or null")]:
+        pattern = rf"\[{code}\] " + re.escape(repr(str(cfg))) + ".*" + re.escape(message)
+        _assert_load_fails(tmp_path / "p", cfg, junk, pattern)
+    _assert_load_fails(tmp_path / "p", cfg, None, r"\[E144\].*bertram/cfg' is missing")
 
 
 def test_corrupt_saved_pipeline(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
@@ -277,7 +279,7 @@ def test_corrupt_saved_pipeline(bertram_dir, tiny_bert_path, tmp_path):  # noqa:
     for part in ("cache", "model"):
         nlp.to_disk(tmp_path / "p")
         (tmp_path / "p" / "bertram" / part).write_bytes(b"\x81\xa3bad\xa1x")
-        with pytest.raises(ValueError, match=f"bertram/{part}' does not match .*bertram/cfg"):
+        with pytest.raises(ValueError, match=rf"\[E146\].*bertram/{part}' does not match .*bertram/cfg"):
             spacy.load(tmp_path / "p")
     # A cfg from before the digests: the part's own reader names what is wrong.
     nlp.to_disk(tmp_path / "p")
@@ -285,7 +287,7 @@ def test_corrupt_saved_pipeline(bertram_dir, tiny_bert_path, tmp_path):  # noqa:
     del cfg["parts"]
     (tmp_path / "p" / "bertram" / "cfg").write_text(json.dumps(cfg), encoding="utf8")
     (tmp_path / "p" / "bertram" / "cache").write_bytes(b"not msgpack at all")
-    with pytest.raises(ValueError, match="bertram/cache'.*Corrupt BERTRAM vector cache"):
+    with pytest.raises(ValueError, match=r"\[E147\] Cannot load '.*bertram/cache'.*Corrupt BERTRAM vector cache"):
         spacy.load(tmp_path / "p")
 
 
@@ -315,7 +317,7 @@ def test_a_pipeline_moved_without_its_store_says_how_to_point_it_there(bertram_d
     nlp.to_disk(tmp_path / "a" / "p")
     shutil.move(str(tmp_path / "a" / "p"), str(tmp_path / "p"))
     shutil.move(str(store), str(tmp_path / "elsewhere.sqlite"))
-    with pytest.raises(ValueError, match=r"relative to the pipeline.*context_store"):
+    with pytest.raises(ValueError, match=r"\[E153\].*relative to the pipeline.*context_store"):
         spacy.load(tmp_path / "p")
     pointed = spacy.load(tmp_path / "p", config={"components": {"bertram": {"context_store": str(tmp_path / "elsewhere.sqlite")}}})
     assert pointed("A kumquat.")._.bertram

@@ -51,7 +51,7 @@ def test_word_sources_stand_alone_with_their_declared_settings(tmp_path):
     assert words.source == "doc:2" and words.uses("doc") and not words.uses("store")
     assert words.contexts_for(doc, "kumquat", [1, 6, 10]) == ["A kumquat here", "a kumquat again"]
     assert WordSources(RareWordRule(), "en", contexts="none").contexts_for(doc, "kumquat", [1]) == []
-    with pytest.raises(ValueError, match="contexts_per_word and context_window must be at least 1"):
+    with pytest.raises(ValueError, match=r"\[E150\] contexts_per_word and context_window must be at least 1"):
         WordSources(RareWordRule(), "en", context_window=0)
     with pytest.raises(ValueError, match=r"\[E108\].*frequencies='store' needs a context_store"):
         WordSources(RareWordRule(frequencies="store"), "en")
@@ -111,7 +111,7 @@ def test_context_store_problems(bertram_dir, tiny_bert_path, tmp_path):  # noqa:
     with pytest.raises(ValueError, match=r"\[E105\].*unknown source 'web'"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="web")
     # A missing store fails at initialize, not at the first doc with a rare word.
-    with pytest.raises(ValueError, match="cannot open the context store .*gone.sqlite.*not found"):
+    with pytest.raises(ValueError, match=r"\[E153\] Cannot open the context store .*gone.sqlite.*not found"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="both", context_store=str(tmp_path / "gone.sqlite"))
 
 

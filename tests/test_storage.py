@@ -23,14 +23,14 @@ def test_missing_or_corrupt_model_directory(tmp_path, network):
 
 def test_model_for_another_encoder_is_refused(tmp_path, network, tiny_roberta_path):
     path = save_bertram(network, tmp_path / "m")
-    with pytest.raises(ValueError, match="trained for an encoder with"):
+    with pytest.raises(ValueError, match=r"\[E060\] This BERTRAM model was trained for an encoder with"):
         load_bertram(path, base_model=tiny_roberta_path)
 
 
 def test_unknown_base_model_and_mode(tmp_path):
     with pytest.raises(ValueError, match=r"\[E003\] Could not load the base model"):
         create_bertram(str(tmp_path / "no-such-model"))
-    with pytest.raises(ValueError, match="Unknown BERTRAM mode"):
+    with pytest.raises(ValueError, match=r"\[E050\] Unknown BERTRAM mode"):
         create_bertram("default", mode="concat")
 
 
@@ -53,13 +53,13 @@ def edited(model_dir, tmp_path, name, change):
 @pytest.mark.parametrize(
     "key, value, message",
     [
-        ("max_seq_length", "96", "'max_seq_length' must be an integer, got str '96'"),
-        ("use_subword_mean", "no", "'use_subword_mean' must be true or false, got str 'no'"),
-        ("max_word_pieces", 0, "max_word_pieces must be at least 1"),
-        ("max_contexts", 2.5, "'max_contexts' must be an integer"),
-        ("ngram_dropout", "0.1", "'ngram_dropout' must be a number"),
-        ("base_model", 7, "'base_model' must be a string"),
-        ("format_version", "1", "'format_version' must be an integer"),
+        ("max_seq_length", "96", "[E058] 'max_seq_length' must be an integer, got str '96'"),
+        ("use_subword_mean", "no", "[E058] 'use_subword_mean' must be true or false, got str 'no'"),
+        ("max_word_pieces", 0, "[E053] max_word_pieces must be at least 1"),
+        ("max_contexts", 2.5, "[E058] 'max_contexts' must be an integer"),
+        ("ngram_dropout", "0.1", "[E058] 'ngram_dropout' must be a number"),
+        ("base_model", 7, "[E058] 'base_model' must be a string"),
+        ("format_version", "1", "[E028] 'format_version' must be an integer"),
     ],
 )
 def test_config_json_values_of_the_wrong_type_name_file_and_key(model_dir, tmp_path, key, value, message):

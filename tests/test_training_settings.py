@@ -22,7 +22,7 @@ def test_the_network_settings_are_declared_once():
     own = {f.name for f in fields(TrainSettings)} - {"network"}
     assert not own & set(NETWORK_KEYS)  # no network setting repeated beside `network`
     assert TrainSettings().network == BertramConfig()
-    with pytest.raises(TypeError, match="network must be a BertramConfig"):
+    with pytest.raises(TypeError, match=r"\[E269\] network must be a BertramConfig"):
         TrainSettings(network={"mode": "add"})  # type: ignore[arg-type]
 
 
@@ -39,10 +39,10 @@ def test_the_record_keeps_its_layout_and_reads_back():
 
 
 def test_settings_are_checked_against_the_network():
-    with pytest.raises(ValueError, match="min_contexts <= max_contexts <= pool_contexts"):
+    with pytest.raises(ValueError, match=r"\[E272\].*min_contexts <= max_contexts <= pool_contexts"):
         TrainSettings(BertramConfig(max_contexts=40))
-    with pytest.raises(ValueError, match="subword_share must be in"):
+    with pytest.raises(ValueError, match=r"\[E051\] subword_share must be in"):
         TrainSettings.from_dict({"subword_share": 2.0})
-    with pytest.raises(ValueError, match="one value per stage"):
+    with pytest.raises(ValueError, match=r"\[E270\].*one value per stage"):
         TrainSettings(epochs=(1, 2))  # type: ignore[arg-type]
 

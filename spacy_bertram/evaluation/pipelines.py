@@ -65,7 +65,7 @@ def load_textcat(model_dir: PathLike, injection: str = "none"):
 def set_injection(nlp, injection: str) -> None:
     """Switch the injection mode of every BERTRAM transformer in `nlp` in place."""
     if injection not in INJECTION_MODES:
-        raise ValueError(Errors.E342.format(INJECTION_MODES=INJECTION_MODES, injection=injection))
+        raise ValueError(Errors.E156.format(modes=", ".join(INJECTION_MODES), injection=injection))
     found = False
     for _, proc in nlp.components:
         model = getattr(proc, "model", None)

@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Literal, Optional, Tuple, get_args
 import numpy
 import torch
 
+from ..errors import Errors
 from .batch import ChosenWords, InjectionPlan, StockBatch
 
 #: The modes that put vectors in; "none" runs the stock model (see `model.forward`).
@@ -57,7 +58,7 @@ def _find_slash_id(tokenizer: Any) -> int:
         return int(ids[0])
     token_id = tokenizer.convert_tokens_to_ids("/")
     if token_id is None or token_id == tokenizer.unk_token_id:
-        raise ValueError("Slash injection needs a '/' token in the tokenizer's vocabulary")
+        raise ValueError(Errors.E163)
     return int(token_id)
 
 

@@ -55,6 +55,7 @@ from spacy_transformers.util import log_batch_size, log_gpu_memory, maybe_flush_
 from thinc.api import Model, chain, xp2torch
 from thinc.types import ArgsKwargs, Floats2d, Ragged
 
+from ..errors import Errors
 from ..types import DOC_EXTENSION
 from .batch import InjectionPlan
 from .builders import INJECTION_MODES, InjectionMode
@@ -88,9 +89,7 @@ class BertramTransformerModel(TransformerModel):
         injection: InjectionMode = "slash",
     ):
         if injection not in INJECTION_MODES:
-            raise ValueError(
-                f"injection must be one of {', '.join(INJECTION_MODES)}, got {injection!r}"
-            )
+            raise ValueError(Errors.E156.format(modes=", ".join(INJECTION_MODES), injection=injection))
         # Copies: HFShim writes into grad_scaler_config and init into the configs.
         super().__init__(
             name,
@@ -272,10 +271,7 @@ def convert_injected_inputs(model: Model, X: Any, is_train: bool) -> Tuple[ArgsK
     def put_vectors(module: torch.nn.Module, args: Any, output: torch.Tensor) -> torch.Tensor:
         _remove_hook(model)
         if tuple(output.shape[:2]) != expected:
-            raise ValueError(
-                f"Input embeddings of shape {tuple(output.shape)} do not match the injected "
-                f"batch {expected}; this model's embedding layer is not supported"
-            )
+            raise ValueError(Errors.E157.format(shape=tuple(output.shape), expected=expected))
         state["fired"] = True
         if torch.is_grad_enabled() and output.requires_grad:
             return output.index_put((rows, cols), vectors.to(output.dtype), accumulate=plan.add)
@@ -295,7 +291,7 @@ def convert_injected_outputs(model: Model, inputs_outputs: Tuple[Any, Any], is_t
     fired = hook is None or hook[1]["fired"]
     _remove_hook(model)
     if not fired:
-        raise RuntimeError("The transformer never called its input embeddings; no vectors put in")
+        raise RuntimeError(Errors.E158)
     plan: InjectionPlan = X.plan
     mapped = map_outputs_to_stock(model_output, plan)
     return _convert_transformer_outputs(model, (X, mapped), is_train)

@@ -31,6 +31,7 @@ from spacy.tokens import Doc, Span
 from spacy_transformers.data_classes import WordpieceBatch
 from thinc.types import Ragged
 
+from ..errors import Errors
 from ..types import DOC_EXTENSION
 from .batch import ChosenWords, InjectionPlan, StockBatch
 from .builders import INJECTIONS, InjectionMode
@@ -65,18 +66,12 @@ def doc_vectors(doc: Doc, width: int) -> Dict[int, numpy.ndarray]:
     for key, value in raw.items():
         i = int(key)
         if not 0 <= i < len(doc):
-            raise ValueError(
-                f"doc._.{DOC_EXTENSION} has a vector for token {key}, but the doc has "
-                f"{len(doc)} tokens"
-            )
+            raise ValueError(Errors.E159.format(key=key, n_tokens=len(doc)))
         vec = numpy.asarray(value, dtype="float32")
         if vec.ndim != 1 or vec.shape[0] != width:
-            raise ValueError(
-                f"doc._.{DOC_EXTENSION}[{key}] has shape {vec.shape}, but the transformer's "
-                f"input embeddings are {width} wide (was BERTRAM trained for another encoder?)"
-            )
+            raise ValueError(Errors.E160.format(key=key, shape=vec.shape, width=width))
         if not numpy.isfinite(vec).all():
-            raise ValueError(f"doc._.{DOC_EXTENSION}[{key}] ({doc[i].text!r}) is not finite")
+            raise ValueError(Errors.E161.format(key=key, text=doc[i].text))
         vectors[i] = vec
     return vectors
 
@@ -95,7 +90,7 @@ def make_injection_plan(
     wordpieces (`tests/test_injection_plan.py` checks it against the loop it replaced).
     """
     if injection not in INJECTIONS:
-        raise ValueError(f"No injection plan for mode {injection!r}; modes with one: {', '.join(INJECTIONS)}")
+        raise ValueError(Errors.E162.format(injection=injection, modes=", ".join(INJECTIONS)))
     spec = INJECTIONS[injection]
     width = int(hf_model.get_input_embeddings().weight.shape[1])
     # Alignment rows are per unique token, docs in order of first span (as

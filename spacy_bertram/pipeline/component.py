@@ -39,6 +39,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..encoder import limit_torch_threads_in_forked_worker, resolve_base_model
+from ..errors import Errors
 from ..frequencies import CountTable
 from ..layers import get_bertram_network, loaded_model_path, needs_init, rearm_model_path
 from ..network import BertramNetwork
@@ -226,7 +227,7 @@ class BertramComponent(Pipe):
         try:
             table = CountTable.from_model_dir(path)
         except ValueError as err:
-            raise ValueError(f"bertram: cannot use the BERTRAM model at {path!r}: {err}") from err
+            raise ValueError(Errors.E034.format(path=path, err=err)) from err
         self.table = table
         self.cfg["model_id"] = model_fingerprint(path)
         self.cfg["model_source"] = path
@@ -252,11 +253,7 @@ class BertramComponent(Pipe):
     def _ensure_ready(self) -> RareWordFinder:
         self.ensure_weights()
         if not self.is_loaded:
-            raise ValueError(
-                f"The '{self.name}' component has no trained BERTRAM model. Give its directory "
-                f"as [components.{self.name}.model] model_path (in Python: nlp.add_pipe(\"bertram\", "
-                "config={\"model\": {\"model_path\": ...}})), or load a pipeline saved with one."
-            )
+            raise ValueError(Errors.E154.format(name=self.name))
         vectors = self._vector_table()
         if vectors is not None and not self._table_checked:
             vectors.check_model(self.cfg["model_id"], encoder_identity(self.network), f"of '{self.name}'")
@@ -363,7 +360,7 @@ class BertramComponent(Pipe):
             out[start : start + len(chunk)] = Y
         if not numpy.isfinite(out).all():
             bad = [items[i][0] for i in numpy.flatnonzero(~numpy.isfinite(out).all(axis=1))[:5]]
-            raise ValueError(f"bertram: the model produced non-finite vectors for {bad}")
+            raise ValueError(Errors.E155.format(words=bad))
         return out
 
     def set_annotations(self, docs: Iterable[Doc], vectors: Sequence[Vectors]) -> None:

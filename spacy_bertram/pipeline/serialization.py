@@ -33,6 +33,7 @@ from typing import Any, Callable, Collection, Dict, Iterable, Mapping, Optional,
 import srsly
 from spacy import util
 
+from ..errors import Errors
 from ..fileio import atomic_path, clean_stale_temps, staged_files
 
 CFG = "cfg"
@@ -87,18 +88,18 @@ def parse_cfg(data: bytes, where: str, names: Collection[str], strings: Iterable
     try:
         cfg = srsly.json_loads(data.decode("utf8"))
     except (UnicodeDecodeError, ValueError) as err:
-        raise ValueError(f"bertram: {where} is not the component's cfg (JSON): {err}") from err
+        raise ValueError(Errors.E139.format(where=where, err=err)) from err
     if not isinstance(cfg, dict):
-        raise ValueError(f"bertram: {where} must hold a JSON object, got {type(cfg).__name__}")
+        raise ValueError(Errors.E140.format(where=where, cfg_type=type(cfg).__name__))
     for key in strings:
         if not isinstance(cfg.get(key), (str, type(None))):
-            raise ValueError(f"bertram: {where}: {key!r} must be a string or null, got {cfg[key]!r}")
+            raise ValueError(Errors.E141.format(where=where, key=key, value=cfg[key]))
     parts = cfg.get("parts")
     if parts is not None and (
         not isinstance(parts, dict)
         or not all(k in names and isinstance(v, str) for k, v in parts.items())
     ):
-        raise ValueError(f"bertram: {where}: 'parts' must map {sorted(names)} to digests, got {parts!r}")
+        raise ValueError(Errors.E142.format(where=where, names=sorted(names), parts=parts))
     return cfg
 
 
@@ -121,14 +122,14 @@ def read_parts(
     def fetch_bytes(name: str) -> Optional[bytes]:
         data = fetch(name)
         if data is not None and not isinstance(data, bytes):
-            raise ValueError(f"bertram: {where(name)} holds {type(data).__name__}, not bytes")
+            raise ValueError(Errors.E143.format(where=where(name), data_type=type(data).__name__))
         return data
 
     cfg: Optional[Dict[str, Any]] = None
     if CFG not in exclude:
         data = fetch_bytes(CFG)
         if data is None:
-            raise ValueError(f"bertram: {where(CFG)} is missing: the component cannot be loaded without it")
+            raise ValueError(Errors.E144.format(where=where(CFG)))
         cfg = parse_cfg(data, where(CFG), readers, strings)
     listed = cfg.get("parts") if cfg is not None else None
     checked: Dict[str, bytes] = {}  # every part is checked before any is read
@@ -144,23 +145,17 @@ def read_parts(
             needed = (unlisted or {}).get(name)
         if data is None:
             if needed is not None:
-                raise ValueError(
-                    f"bertram: {where(name)} is missing, but the saved component needs it ({needed}). "
-                    "Save the pipeline again, or restore the file."
-                )
+                raise ValueError(Errors.E145.format(where=where(name), needed=needed))
             continue
         if listed is not None and digest(data) != listed[name]:
-            raise ValueError(
-                f"bertram: {where(name)} does not match {where(CFG)} (digest differs): the "
-                "pipeline was saved incompletely or edited. Save it again."
-            )
+            raise ValueError(Errors.E146.format(where=where(name), cfg_where=where(CFG)))
         checked[name] = data
     values: Dict[str, Any] = {}
     for name, data in checked.items():
         try:
             values[name] = readers[name](data)
         except (ValueError, KeyError, TypeError) as err:
-            raise ValueError(f"bertram: cannot load {where(name)}: {err}") from err
+            raise ValueError(Errors.E147.format(where=where(name), err=err)) from err
     return cfg, values
 
 
@@ -170,9 +165,9 @@ def read_bytes(data: bytes, readers: Mapping[str, Reader], exclude: Iterable[str
     try:
         parts = srsly.msgpack_loads(data)
     except ValueError as err:
-        raise ValueError(f"bertram: the serialized component is not msgpack: {err}") from err
+        raise ValueError(Errors.E148.format(err=err)) from err
     if not isinstance(parts, dict):
-        raise ValueError("bertram: the serialized component must be a map of parts")
+        raise ValueError(Errors.E149)
     return read_parts(parts.get, readers, exclude, lambda name: f"the serialized component's {name!r}",
                       strings=strings, unlisted=unlisted)
 

@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 from spacy.tokens import Doc
 
 from ..dictionary.store import open_definition_store
+from ..errors import Errors
 from ..frequencies import (CountTable, Frequencies, StoreFrequencies, WordfreqFrequencies, WorldFrequencies,
                            wordfreq_has_language)
 from ..network import BertramNetwork
@@ -70,7 +71,7 @@ class WordSources:
         check_settings(self.sources, {"context_store": context_store, "dictionary_store": dictionary_store},
                        store_frequencies=rule.frequencies == "store")
         if contexts_per_word < 1 or context_window < 1:
-            raise ValueError("bertram: contexts_per_word and context_window must be at least 1")
+            raise ValueError(Errors.E150)
         self.rule = rule
         self.lang = lang
         self.name = name
@@ -106,11 +107,7 @@ class WordSources:
             source = "model" if table is not None else "wordfreq"  # wordfreq: its named error
         if source == "model":
             if table is None:
-                raise ValueError(
-                    "bertram: rare_words.frequencies is 'model', but the BERTRAM model ships "
-                    "no word counts (counts.tsv in its directory, written by `train`). Use "
-                    "'auto', 'wordfreq' or 'store'."
-                )
+                raise ValueError(Errors.E151)
             self._check_resolution(table.resolution_zipf, "the BERTRAM model's counts.tsv")
             return table
         if source == "store":
@@ -145,18 +142,13 @@ class WordSources:
         """The context store, opened lazily and once per process."""
         if self._store is None or self._store_pid != os.getpid():
             if not self.context_store:
-                raise ValueError("bertram: no context_store configured")
+                raise ValueError(Errors.E152)
             try:
                 self._store = open_context_store(self.context_store)
             except ValueError as err:
                 saved = f" (the saved pipeline had it {self.store_hint})" if self.store_hint else ""
-                raise ValueError(
-                    f"bertram: cannot open the context store {self.context_store!r} "
-                    f"(contexts={self.source!r}): {err}.{saved} If the pipeline or the store moved, point the "
-                    f"pipeline at the store: spacy.load(PIPELINE, config={{\"components\": {{\"{self.name}\": "
-                    f"{{\"context_store\": \"/path/to/contexts.sqlite\"}}}}}}), or keep the store at the same "
-                    "place relative to the pipeline."
-                ) from err
+                raise ValueError(Errors.E153.format(path=self.context_store, source=self.source, err=err, saved=saved,
+                                                    name=self.name)) from err
             self._store_pid = os.getpid()
         return self._store
 

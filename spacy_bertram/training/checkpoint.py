@@ -98,7 +98,7 @@ def load_checkpoint(
         with open(directory / TRAINER_FILE, encoding="utf8") as file_:
             trainer = json.load(file_)
         if not isinstance(trainer, dict) or not {"param_groups", "numpy_rng", "epoch", "history"} <= set(trainer):
-            raise ValueError(Errors.E204)
+            raise ValueError(Errors.E204.format(fields="param_groups, numpy_rng, epoch and history"))
     except (OSError, ValueError) as err:
         raise ValueError(Errors.E203.format(path=str(directory / TRAINER_FILE), err=err,
                                             directory=str(directory))) from err

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from ..encoder import load_encoder
+from ..errors import Errors
 from ..pipeline.device import make_deterministic, select_device
 from ..fileio import clean_stale_temps, write_json_atomic
 from ..storage import save_bertram
@@ -85,28 +86,18 @@ def _check_resume(output: Path, run_info: Dict[str, Any], restart: bool = False,
         try:
             recorded = json.loads(progress.read_text(encoding="utf8"))
             if not isinstance(recorded, dict) or not isinstance(recorded.get("stages", {}), dict):
-                raise ValueError("expected an object with the finished stages")
+                raise ValueError(Errors.E204.format(fields="the finished stages"))
         except (OSError, ValueError) as err:
-            raise ValueError(
-                f"Corrupt training record {str(progress)!r}: {err}. Delete {str(output)!r} to start over."
-            ) from err
+            raise ValueError(Errors.E275.format(path=str(progress), err=err, output=str(output))) from err
         recorded_run = _in_todays_terms(recorded.get("run"))
         if recorded_run not in (None, run_info):
             if restart:
                 _clear_run(output, log)
                 return
             if isinstance(recorded_run, dict) and recorded_run["device"] != run_info["device"]:
-                raise ValueError(
-                    f"{str(output)!r} holds a training run on {recorded_run['device']}, and this one is "
-                    f"on {run_info['device']}: resuming would mix devices (different kernels and "
-                    "RNG streams). Resume it on the same device (--gpu-id -1 for the CPU, a GPU id "
-                    "for CUDA), pass --restart to start over, or use another output directory."
-                )
-            raise ValueError(
-                f"{str(output)!r} holds a training run with other settings ({changed_settings(recorded_run, run_info)}); "
-                "run with the same settings to resume it, use another output directory, delete this one, "
-                "or pass --restart to start over"
-            )
+                raise ValueError(Errors.E276.format(output=str(output), recorded=recorded_run["device"],
+                                                    device=run_info["device"]))
+            raise ValueError(Errors.E277.format(output=str(output), changed=changed_settings(recorded_run, run_info)))
 
 
 def _in_todays_terms(recorded_run: Any) -> Any:

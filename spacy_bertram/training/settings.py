@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from ..config import BertramConfig
+from ..errors import Errors
 from ..pipeline.contexts import STORE_FILE
 from ..types import PathLike
 
@@ -36,7 +37,7 @@ PREPARE_FILES = (STORE_FILE, "counts.tsv", "prepare.json")
 def check_workers(workers: Optional[int]) -> None:
     """A negative worker count would start a Dask cluster of no workers that waits forever: refuse it."""
     if workers is not None and workers < 0:
-        raise ValueError(f"--workers must be 0 or more (0: no Dask cluster, in this process), got {workers}")
+        raise ValueError(Errors.E268.format(workers=workers))
 
 
 @dataclass
@@ -91,18 +92,18 @@ class TrainSettings:
 
     def __post_init__(self) -> None:
         if not isinstance(self.network, BertramConfig):
-            raise TypeError(f"network must be a BertramConfig, got {type(self.network).__name__}")
+            raise TypeError(Errors.E269.format(network_type=type(self.network).__name__))
         self.epochs, self.lr, self.batch_words = tuple(self.epochs), tuple(self.lr), tuple(self.batch_words)
         if len(self.epochs) != 3 or len(self.lr) != 3 or len(self.batch_words) != 3:
-            raise ValueError("epochs, lr and batch_words need one value per stage (3)")
+            raise ValueError(Errors.E270)
         if min(self.epochs) < 0 or min(self.batch_words) < 1 or min(self.lr) <= 0:
-            raise ValueError("epochs must be >= 0, batch_words >= 1 and lr > 0")
+            raise ValueError(Errors.E271)
         if not 1 <= self.min_contexts <= self.network.max_contexts <= self.pool_contexts:
-            raise ValueError("Need 1 <= min_contexts <= max_contexts <= pool_contexts")
+            raise ValueError(Errors.E272)
         if not 0.0 <= self.inplace_mask_fraction < 1.0:
-            raise ValueError(f"inplace_mask_fraction must be in [0, 1), got {self.inplace_mask_fraction}")
+            raise ValueError(Errors.E273.format(inplace_mask_fraction=self.inplace_mask_fraction))
         if not 0.0 <= self.warmup < 1.0:
-            raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
+            raise ValueError(Errors.E274.format(warmup=self.warmup))
 
     def to_dict(self) -> Dict[str, Any]:
         """The run's record (progress.json, metrics.json): one key per setting, the network's among
