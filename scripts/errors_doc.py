@@ -29,6 +29,9 @@ filled in when the error is raised. A command prints `error: [E...] ...` and exi
 
 The codes live in `spacy_bertram/errors.py` (`Errors.E024`), grouped by area. This page is
 generated from it: `python scripts/errors_doc.py` (the tests fail when it is out of date).
+The numbers are spacy-bertram's own and unrelated to spaCy's codes of the same form: when spaCy
+wraps one of ours (an `nlp.pipe` worker error reads `[E871] ... [E121] ...`), look up the inner
+code here and the outer one in spaCy's documentation.
 """
 
 
