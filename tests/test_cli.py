@@ -14,7 +14,7 @@ import typer.main
 
 from spacy_bertram.cli import app
 
-from conftest import invoke, runner
+from tests.util import invoke, runner
 
 
 ROOT = Path(__file__).parent.parent

@@ -13,7 +13,7 @@ import pytest
 from spacy_bertram.evaluation import rarify as R
 from spacy_bertram.evaluation.records import Record, UnknownLabelError, as_records, drop_empty, make_docbin
 
-from conftest import needs_tagger, needs_wordnet
+from tests.util import needs_tagger, needs_wordnet
 
 
 # ---------------------------------------------------------------- toy world

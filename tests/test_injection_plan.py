@@ -26,7 +26,7 @@ from spacy_bertram.injection.plan import (
     max_sequence_length,
     slash_token_id,
 )
-from conftest import plan_inputs
+from tests.util import plan_inputs
 
 logger = logging.getLogger(__name__)
 WIDTH = 8

@@ -12,7 +12,7 @@ from spacy.lang.en import English
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
 
-from conftest import TEXT, make_bertram_dir, make_nlp, same_vectors
+from tests.util import TEXT, make_bertram_dir, make_nlp, same_vectors
 
 
 def test_a_saved_pipeline_never_reads_its_model_path_again(tiny_bert_path, tmp_path):

@@ -10,7 +10,7 @@ import spacy
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
 from spacy_bertram.pipeline.word_sources import spread
 
-from conftest import TEXT, make_nlp, same_vectors
+from tests.util import TEXT, make_nlp, same_vectors
 
 
 # -- rarity --------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from spacy_bertram.cli import app
 
-from conftest import corpus_lines, invoke
+from tests.util import corpus_lines, invoke
 
 
 def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
