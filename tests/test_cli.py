@@ -5,8 +5,8 @@ import json
 import re
 import shlex
 from pathlib import Path
+from typing import Optional
 
-import click
 import numpy as np
 import pytest
 import srsly
@@ -14,7 +14,7 @@ import typer.main
 
 from spacy_bertram.cli import app
 
-from conftest import invoke, runner
+from tests.util import invoke, runner
 
 
 ROOT = Path(__file__).parent.parent
@@ -55,9 +55,55 @@ def test_every_command_help_shows_each_options_default_and_meaning(command):
     assert f"Usage: python -m spacy_bertram {command}" in result.output
     for param in typer.main.get_command(app).commands[command].params:
         assert param.help, f"{command}: {param.name} has no help"
-        if isinstance(param, click.Option) and not param.is_flag and not param.required:
+        if param.param_type_name == "option" and not param.is_flag and not param.required:
             assert param.show_default, f"{command}: --{param.name} hides its default"
     assert "[default: " in result.output
+
+
+def squeezed(text: str) -> str:
+    """`text` without whitespace: what the wrapped help says, wherever its lines break."""
+    return "".join(text.split())
+
+
+def shown_default(param) -> Optional[str]:
+    """The default `--help` must show for an option, or None where it shows none (a lone flag, no default)."""
+    if isinstance(param.show_default, str):
+        return param.show_default
+    if param.required or param.default is None or not param.show_default or (param.is_flag and not param.secondary_opts):
+        return None
+    if param.is_flag:  # --seed-sets/--no-seed-sets: the switch that is on
+        return (param.opts if param.default else param.secondary_opts)[0].lstrip("-")
+    if isinstance(param.default, (list, tuple)):
+        return ", ".join(map(str, param.default))
+    return str(param.default)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_help_at_80_columns_cuts_nothing(command):
+    """At COLUMNS=80 typer's boxed tables cut option names, words and defaults ("baseline,bertram_repl…");
+    the plain help wraps them: every line fits, every option and its default are there whole."""
+    result = runner.invoke(app, [command, "--help"], prog_name="python -m spacy_bertram", env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output
+    assert max(len(line) for line in result.output.splitlines()) <= 80, result.output
+    text = squeezed(result.output)
+    options = [p for p in typer.main.get_command(app).commands[command].params if p.param_type_name == "option"]
+    for param in options:
+        assert all(name in text for name in param.opts + param.secondary_opts), (command, param.name)
+        default = shown_default(param)
+        if default is not None:
+            assert squeezed(f"[default: {default}]") in text, (command, param.name, default)
+
+
+def test_command_list_at_80_columns_shows_each_summary_whole():
+    """click cut each command's summary to one line ending in "..."; the list wraps it instead."""
+    result = runner.invoke(app, ["--help"], prog_name="python -m spacy_bertram", env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    assert "…" not in result.output
+    assert max(len(line) for line in result.output.splitlines()) <= 80, result.output
+    for name, command in typer.main.get_command(app).commands.items():
+        summary = command.help.split("\n\n")[0]
+        assert squeezed(f"{name} {summary}") in squeezed(result.output), name
 
 
 def test_python_m_help_lists_every_command_under_its_real_name():

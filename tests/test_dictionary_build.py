@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import needs_wordnet
+from tests.util import needs_wordnet
 
 from spacy_bertram.dictionary import build as B
 from spacy_bertram.dictionary.store import DefinitionStore

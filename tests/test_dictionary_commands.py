@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import invoke
+from tests.util import invoke
 
 from spacy_bertram.dictionary.store import DefinitionStore
 

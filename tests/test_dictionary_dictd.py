@@ -6,7 +6,7 @@ import shutil
 import subprocess
 
 import pytest
-from dictd_fixture import TINY_GCIDE, write_dictd
+from tests.dictd_fixture import TINY_GCIDE, write_dictd
 
 from spacy_bertram.dictionary.dictd import (
     DictdDatabase, DictdFormatError, DictzipFile, decode_entry, decode_number, encode_number, read_index,

@@ -1,7 +1,7 @@
 """GCIDE entries -> definitions: the header, obsolete senses, phrases and markup stay out."""
 from __future__ import annotations
 
-from dictd_fixture import TINY_GCIDE
+from tests.dictd_fixture import TINY_GCIDE
 
 from spacy_bertram.dictionary.gcide import MAX_CHARS, clean, definitions, headword
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import needs_wordnet
+from tests.util import needs_wordnet
 
 from spacy_bertram.dictionary.wordnet_glosses import irregular_forms, lemma_contexts, load_reader, occurrence
 

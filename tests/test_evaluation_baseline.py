@@ -9,7 +9,7 @@ import spacy
 from spacy_bertram.evaluation.baseline import augment_examples, augment_tokens
 from spacy_bertram.evaluation.baseline import baseline_config, embedding_drift, embeddings_frozen, transformer_models
 
-from conftest import ANIMALS, CONFIG, FOOD
+from tests.util import ANIMALS, CONFIG, FOOD
 
 
 def test_augmentation_rates_with_seed():

@@ -17,7 +17,7 @@ from spacy_bertram.evaluation.datasets import (
 )
 from spacy_bertram.evaluation.records import Record, UnknownLabelError
 
-from conftest import tiny_dataset
+from tests.util import tiny_dataset
 
 
 # ---------------------------------------------------------------------------

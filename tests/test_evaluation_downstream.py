@@ -9,7 +9,7 @@ import spacy
 
 from spacy_bertram.evaluation.records import UnknownLabelError
 
-from conftest import _write_rarified
+from tests.util import _write_rarified
 
 
 def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_assets, tmp_path):

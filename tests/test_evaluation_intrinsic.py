@@ -24,7 +24,7 @@ from spacy_bertram.evaluation.intrinsic_table import format_table
 from spacy_bertram.evaluation.rare_sets import parse_chimera_line, read_card
 from spacy_bertram.evaluation.similarity import spearman_rho
 
-from conftest import CHIMERA_L2, PROBES, TINY_TEXT
+from tests.util import CHIMERA_L2, PROBES, TINY_TEXT
 
 
 ROOT = Path(__file__).parent.parent

@@ -14,7 +14,7 @@ from spacy_bertram.evaluation.masking import MaskingResult, mask_candidates, rar
 from spacy_bertram.evaluation.rarify import TaggedToken
 from spacy_bertram.evaluation.records import Record, UnknownLabelError
 
-from conftest import needs_tagger, needs_wordnet
+from tests.util import needs_tagger, needs_wordnet
 
 
 # ---------------------------------------------------------------- toy world

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import invoke
+from tests.util import invoke
 
 
 def test_ner_folds_from_an_iob_file(tmp_path):

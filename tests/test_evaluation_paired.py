@@ -7,7 +7,7 @@ import pytest
 
 from spacy_bertram.evaluation.paired import EPS, compare_to_baseline, gold_log_prob
 
-from conftest import table
+from tests.util import table
 
 
 # ---------------------------------------------------------------- per-item measures

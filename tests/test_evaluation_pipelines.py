@@ -19,7 +19,7 @@ def test_assembled_pipeline_loads_and_injects(trained, bertram_assets, tmp_path)
 
 
 def test_assemble_refuses_a_directory_it_did_not_write(trained, bertram_assets, tmp_path):
-    from conftest import invoke
+    from tests.util import invoke
 
     out = tmp_path / "out"
     (out / "sub").mkdir(parents=True)
@@ -34,7 +34,7 @@ def test_assemble_refuses_a_directory_it_did_not_write(trained, bertram_assets, 
 
 
 def test_assemble_max_zipf_sets_the_components_rule(trained, bertram_assets, tmp_path):
-    from conftest import invoke
+    from tests.util import invoke
     from spacy_bertram.evaluation.pipelines import assemble_pipeline
 
     bad = invoke("assemble", trained["model"], bertram_assets["model"], tmp_path / "bad", "--max-zipf", "-5")

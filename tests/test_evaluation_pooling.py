@@ -10,7 +10,7 @@ import pytest
 from spacy_bertram.evaluation.paired import ItemTable
 from spacy_bertram.evaluation.pooling import discover_sets, pool_files, pool_tables, strata_of
 
-from conftest import SYSTEMS, _two_sets, table
+from tests.util import SYSTEMS, _two_sets, table
 
 
 def test_pooling_two_files_gives_the_concatenated_figures(tmp_path: Path):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from spacy_bertram.evaluation.rare_sets import NONCE, parse_chimera_line
 
-from conftest import CHIMERA_L2, PROBES
+from tests.util import CHIMERA_L2, PROBES
 
 
 def test_chimera_line_becomes_sentences_with_one_nonce_word():

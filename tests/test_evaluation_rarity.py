@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import invoke
+from tests.util import invoke
 
 
 def test_rule_pipeline_explains_each_token(bertram_assets):

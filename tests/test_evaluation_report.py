@@ -9,7 +9,7 @@ import pytest
 
 from spacy_bertram.evaluation.pooling import pool_files
 
-from conftest import _two_sets, _write_rarified
+from tests.util import _two_sets, _write_rarified
 
 
 def test_report_puts_the_pooled_table_first(tmp_path: Path):

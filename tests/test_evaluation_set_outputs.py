@@ -10,7 +10,7 @@ import pytest
 from spacy_bertram.evaluation.paired import candidate_key, read_predictions
 from spacy_bertram.evaluation.set_outputs import gold_probabilities
 
-from conftest import _two_sets
+from tests.util import _two_sets
 
 
 def test_gold_probabilities_pick_the_gold_column():

@@ -10,7 +10,7 @@ from scipy.stats import spearmanr
 from spacy_bertram import NgramVocab, create_bertram, save_bertram
 from spacy_bertram.evaluation.similarity_eval import evaluate_similarity_files
 
-from conftest import TINY_TEXT
+from tests.util import TINY_TEXT
 
 PAIRS = [("fruit", "kumquat", 8.0), ("dog", "kumquats", 1.0), ("lemon", "oranges", 7.5),
          ("road", "gardener", 2.0), ("apple", "sweetest", 5.0)]

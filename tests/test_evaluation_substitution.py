@@ -7,7 +7,7 @@ import random
 from spacy_bertram.evaluation import rarify as R
 from spacy_bertram.evaluation.substitution import TAG_TO_WORDNET, SubstitutionDictionary, misspell_candidates
 
-from conftest import needs_tagger, needs_wordnet
+from tests.util import needs_tagger, needs_wordnet
 
 
 def test_misspelling_edits_keep_outer_letters():

@@ -12,7 +12,7 @@ import spacy_bertram.injection.groups as groups
 from spacy_bertram.injection.groups import length_groups
 from spacy_bertram.injection.batch import row_ends
 
-from conftest import transformer_config
+from tests.util import transformer_config
 
 SENTENCE = "the farmer sold kumquats at the market"  # kumquats -> kum ##qua ##t ##s
 RARE = 3  # token index of "kumquats"

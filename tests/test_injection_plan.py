@@ -23,7 +23,7 @@ from thinc.types import Ragged
 from spacy_bertram.injection.batch import InjectionPlan
 from spacy_bertram.injection.builders import INJECTION_MODES, slash_token_id
 from spacy_bertram.injection.plan import doc_vectors, make_injection_plan, max_sequence_length
-from conftest import plan_inputs
+from tests.util import plan_inputs
 
 logger = logging.getLogger(__name__)
 WIDTH = 8

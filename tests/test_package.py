@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy
 import pytest
 
-from fresh_venv import make_venv
-from conftest import TEXT, make_nlp, make_table
+from tests.fresh_venv import make_venv
+from tests.util import TEXT, make_nlp, make_table
 
 pytestmark = pytest.mark.slow  # builds venvs and wheels
 

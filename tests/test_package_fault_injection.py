@@ -35,7 +35,7 @@ from spacy_bertram.frequencies import CountTable
 from spacy_bertram.training.prepare import prepare
 from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.stages import TrainSettings, plan_stages
-from conftest import SMALL, TEXT, Killed, _train, corpus_lines, invoke, make_bertram_dir, make_nlp, same_vectors
+from tests.util import SMALL, TEXT, Killed, _train, corpus_lines, invoke, make_bertram_dir, make_nlp, same_vectors
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import configparser
 import importlib
 import json
 import os
@@ -25,7 +26,8 @@ def test_at_most_15_modules_directly_in_the_package():
 
 
 def test_no_module_over_450_lines():
-    long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py")
+    """The package's modules and the tests' (conftest.py and tests/util.py included)."""
+    long = {str(p.relative_to(ROOT)): n for p in [*PACKAGE.rglob("*.py"), *(ROOT / "tests").glob("*.py")]
             if (n := len(p.read_text(encoding="utf8").splitlines())) > MAX_MODULE_LINES}
     assert not long
 
@@ -151,21 +153,43 @@ def test_every_test_file_is_named_after_a_module_or_subpackage():
     assert module_of_test_file("test_pipeline_nowhere.py") is None
 
 
+def imported_names(path: Path) -> List[Tuple[int, str]]:
+    """(line, dotted name) of every module a file imports, and of every name `from X import` takes from X
+    (it may be a module), with a relative import's leading dots; `pytest_plugins` entries count too."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            found.append((node.lineno, base))
+            found += [(node.lineno, f"{base}.{alias.name}" if node.module else base + alias.name) for alias in node.names]
+        elif isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "pytest_plugins" for t in node.targets):
+            found += [(node.lineno, name) for name in ast.literal_eval(node.value)]
+    return found
+
+
 def test_no_test_file_imports_another_test_file():
-    """Shared helpers live in conftest.py (or a plain helper module such as fresh_venv.py), never in a test file."""
+    """Shared helpers live in tests/util.py (fixtures in conftest.py) or a plain helper module such as
+    fresh_venv.py, imported as `tests.<module>`; never in a test file."""
     test_modules = {p.stem for p in TESTS.glob("test_*.py")}
-    offenders = []
-    for path in sorted(TESTS.glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                imported = [node.module]
-            elif isinstance(node, ast.Import):
-                imported = [alias.name for alias in node.names]
-            else:
-                continue
-            offenders += [f"{path.name}:{node.lineno} imports {m}" for m in imported
-                          if m.split(".")[0] in test_modules or m.split(".")[0] == "tests"]
-    assert not offenders, offenders
+    offenders = {f"{path.name}:{line} imports {module}" for path in sorted(TESTS.glob("*.py"))
+                 for line, name in imported_names(path) for module in test_modules & set(name.lstrip(".").split("."))}
+    assert not offenders, sorted(offenders)
+
+
+def test_no_test_module_imports_conftest_or_a_helper_by_its_bare_name():
+    """conftest.py is pytest's, not a module to import: `from conftest import ...`, like `import util` or
+    `from dictd_fixture import ...`, needs tests/ itself on sys.path, which `--import-mode=importlib` never
+    adds. Helpers are imported as `tests.util`, `tests.fresh_venv` (pytest.ini puts the root on sys.path)."""
+    beside = {p.stem for p in TESTS.glob("*.py")} - {"__init__"}
+    offenders = {f"{path.name}:{line} imports {module}" for path in sorted(TESTS.glob("*.py"))
+                 for line, name in imported_names(path)
+                 for module in ({"conftest"} & set(name.lstrip(".").split("."))) | ({name.split(".")[0]} & beside)}
+    assert not offenders, sorted(offenders)
+    ini = configparser.ConfigParser()
+    ini.read(ROOT / "pytest.ini", encoding="utf8")
+    assert "." in ini["pytest"]["pythonpath"].split(), "pytest.ini: the root on sys.path, for `tests.util`"
 
 
 # ---------------------------------------------------------------- the import graph

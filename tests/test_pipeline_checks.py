@@ -9,7 +9,7 @@ import pytest
 import spacy
 
 
-from conftest import TEXT, bertram_config, make_nlp, transformer_config, write_tiny_bert
+from tests.util import TEXT, bertram_config, make_nlp, transformer_config, write_tiny_bert
 
 
 # -- 1. placement: a transformer must read the vectors ------------------------------------

@@ -17,7 +17,7 @@ from spacy.tokens import DocBin
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
 from spacy_bertram.pipeline.component import BertramComponent
 
-from conftest import TEXT, TINY_WORDS, bertram_config, make_bertram_dir, make_nlp, same_vectors, transformer_config
+from tests.util import TEXT, TINY_WORDS, bertram_config, make_bertram_dir, make_nlp, same_vectors, transformer_config
 
 
 ROOT = Path(__file__).resolve().parents[1]

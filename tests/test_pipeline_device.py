@@ -359,7 +359,7 @@ def test_injection_feeds_and_maps_on_the_encoders_device(tiny_bert_path):
     import numpy
     import spacy
     from transformers import AutoModel, AutoTokenizer
-    from conftest import plan_inputs
+    from tests.util import plan_inputs
 
     from spacy_bertram.injection import convert_injected_inputs
     from spacy_bertram.injection.mapping import map_outputs_to_stock
@@ -396,7 +396,7 @@ def test_training_steps_make_every_tensor_on_the_runs_device(tiny_bert_path):
     from spacy_bertram.training.sources import MemoryContexts
     from spacy_bertram.training.stages import StageSpec, TrainingRun, TrainSettings
     from spacy_bertram.training.targets import build_targets
-    from conftest import SMALL, corpus_lines
+    from tests.util import SMALL, corpus_lines
 
     source = MemoryContexts.from_lines(corpus_lines())
     encoder, tokenizer = load_encoder(tiny_bert_path)

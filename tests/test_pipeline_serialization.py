@@ -15,7 +15,7 @@ from spacy.lang.en import English
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
 from spacy_bertram.pipeline.serialization import digest, read_bytes, read_disk, write_bytes, write_disk
 
-from conftest import TEXT, make_bertram_dir, make_nlp, same_vectors
+from tests.util import TEXT, make_bertram_dir, make_nlp, same_vectors
 
 
 # -- checked parts on their own: dicts of writers and readers, no component ---------------------

@@ -9,7 +9,7 @@ import pytest
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
 from spacy_bertram.pipeline.vector_cache import VectorCache, cache_key
 
-from conftest import make_nlp
+from tests.util import make_nlp
 
 
 # -- cache -------------------------------------------------------------------------------

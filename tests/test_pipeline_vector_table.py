@@ -8,7 +8,7 @@ import pytest
 import spacy
 from spacy.lang.en import English
 
-from conftest import TEXT, make_bertram_dir, make_nlp, make_table, same_vectors
+from tests.util import TEXT, make_bertram_dir, make_nlp, make_table, same_vectors
 
 TEXTS = [TEXT, "A zorbing quokka.", "", "the cat"]
 

@@ -12,7 +12,7 @@ import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory un
 from spacy_bertram.pipeline.word_sources import STORE_KEY, WordSources, spread
 from spacy_bertram.rare_words import RareWordRule
 
-from conftest import TEXT, make_nlp, same_vectors
+from tests.util import TEXT, make_nlp, same_vectors
 
 
 # -- rarity --------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory un
 from spacy_bertram.rare_words import RareWordFinder, RareWordRule
 from spacy_bertram.frequencies import CountTable, WordfreqFrequencies, WorldFrequencies
 
-from conftest import bertram_config, make_bertram_dir, make_nlp, same_vectors
+from tests.util import bertram_config, make_bertram_dir, make_nlp, same_vectors
 
 
 # -- rare-word rule ----------------------------------------------------------------------

@@ -11,7 +11,7 @@ from spacy_bertram.cli import app
 from spacy_bertram.config import BertramConfig
 from spacy_bertram.training.settings import TrainingData, TrainSettings
 
-from conftest import corpus_lines, invoke
+from tests.util import corpus_lines, invoke
 
 
 def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import _train, corpus_lines
+from tests.util import _train, corpus_lines
 
 from spacy_bertram.dictionary.store import write_definition_store
 from spacy_bertram.training.definition_contexts import WithDefinitions

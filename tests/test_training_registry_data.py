@@ -13,7 +13,7 @@ import pytest
 
 import spacy_bertram.training.registry_data as rd
 
-from conftest import wiki_dump
+from tests.util import wiki_dump
 
 
 def csv_bytes(header, rows) -> bytes:

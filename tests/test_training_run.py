@@ -16,7 +16,7 @@ from spacy_bertram.training.settings import TrainSettings
 from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.targets import build_targets
 
-from conftest import Killed, _kill_at, _train, corpus_lines, write_tiny_bert
+from tests.util import Killed, _kill_at, _train, corpus_lines, write_tiny_bert
 
 
 def test_killed_run_resumes_and_matches(tiny_bert_path, source, tmp_path):

@@ -21,7 +21,7 @@ from spacy_bertram.training.stages import (
 )
 from spacy_bertram.training.targets import build_targets
 
-from conftest import Killed, SMALL, _kill_at, _train
+from tests.util import Killed, SMALL, _kill_at, _train
 
 
 @pytest.fixture(scope="module")

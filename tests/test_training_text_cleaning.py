@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from spacy_bertram.training.text_cleaning import strip_wikitext, wikipedia_articles
 
-from conftest import WIKI_ARTICLE, wiki_dump
+from tests.util import WIKI_ARTICLE, wiki_dump
 
 
 def test_strip_wikitext():

@@ -15,7 +15,7 @@ from spacy_bertram.storage import model_fingerprint
 from spacy_bertram.training.prepare import prepare
 from spacy_bertram.training.vectors import build_vector_table, read_word_list, select_words
 
-from conftest import make_bertram_dir
+from tests.util import make_bertram_dir
 
 
 ROOT = Path(__file__).resolve().parents[1]

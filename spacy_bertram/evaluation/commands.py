@@ -156,7 +156,7 @@ def evaluate_originals_cmd(
     splits_dir: Path = typer.Argument(..., help="output of `split` (test_candidates.jsonl)"),
     output_dir: Path = typer.Argument(..., help="metrics.json, predictions.jsonl"),
     bertram: Path = typer.Option(..., help="trained BERTRAM model directory"),
-    systems: str = typer.Option("baseline,bertram_replace_doc,bertram_slash_doc,bertram_recentre_doc",
+    systems: str = typer.Option("baseline, bertram_replace_doc, bertram_slash_doc, bertram_recentre_doc",
                                 help="comma-separated systems (see evaluate)"),
     max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
