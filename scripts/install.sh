@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 
 # WordNet 3.0 for rarification (Debian packages; read through NLTK). The sense
-# index is optional: without it spacy_bertram.evaluation.wordnet builds one (~20 s, once).
+# index is optional: without it spacy_bertram.dictionary.wordnet builds one (~20 s, once).
 if [ ! -f /usr/share/wordnet/index.sense ] && command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq wordnet-base wordnet-sense-index; } >/dev/null \

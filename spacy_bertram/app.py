@@ -44,7 +44,7 @@ class SummaryGroup(TyperGroup):
                 formatter.write_dl(rows)
 
 
-from .evaluation.wordnet import WordNetMissingError
+from .dictionary.wordnet import WordNetMissingError
 
 app = typer.Typer(
     name="spacy-bertram",

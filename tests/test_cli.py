@@ -314,7 +314,7 @@ def flipping_classifier(monkeypatch):
 
 @pytest.mark.slow
 def test_cli_baseline_rarify_evaluate_report_on_tiny_data(tiny_run, tmp_path, monkeypatch, flipping_classifier):
-    from spacy_bertram.evaluation.wordnet import wordnet_available
+    from spacy_bertram.dictionary.wordnet import wordnet_available
 
     info = json.loads((tiny_run / "baseline" / "baseline.json").read_text())
     assert info["embedding_drift"] == 0.0 and (tiny_run / "baseline" / "model-best" / "meta.json").is_file()

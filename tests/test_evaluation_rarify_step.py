@@ -63,7 +63,7 @@ def test_rarified_items_flip_when_masked_and_resume(tmp_path):
     from spacy_bertram.evaluation.rarify import spacy_tagger
     from spacy_bertram.frequencies import CountTable
     from spacy_bertram.evaluation.substitution import SubstitutionDictionary
-    from spacy_bertram.evaluation.wordnet import wordnet_available
+    from spacy_bertram.dictionary.wordnet import wordnet_available
 
     if not wordnet_available():
         pytest.skip("WordNet 3.0 is not installed")
@@ -112,7 +112,7 @@ def minilm_tokenizer(minilm_path):
 def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, monkeypatch, minilm_tokenizer):
     from spacy_bertram.evaluation import rarify_step
     from spacy_bertram.evaluation.rarify_step import run_rarification
-    from spacy_bertram.evaluation.wordnet import wordnet_available
+    from spacy_bertram.dictionary.wordnet import wordnet_available
 
     if not wordnet_available():
         pytest.skip("WordNet 3.0 is not installed")

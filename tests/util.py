@@ -29,7 +29,7 @@ from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.cli import app
 from spacy_bertram.evaluation.paired import ItemTable
 from spacy_bertram.evaluation.set_outputs import write_set_outputs
-from spacy_bertram.evaluation.wordnet import wordnet_available
+from spacy_bertram.dictionary.wordnet import wordnet_available
 from spacy_bertram.frequencies import write_counts
 from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
 from spacy_bertram.storage import model_fingerprint

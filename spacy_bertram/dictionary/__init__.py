@@ -6,7 +6,8 @@ it. `dictionary` (the command, `commands.py`) reads GCIDE (dictd format,
 writes a definition store (`store.py`): per headword, contexts such as
 "kumquat: any of several trees ... bearing small orange-colored edible
 fruits". The `bertram` component reads it when `contexts` names
-"dictionary"; `lemmas.py` finds the entry of an inflected form.
+"dictionary"; `lemmas.py` finds the entry of an inflected form. `wordnet.py` makes
+Debian's WordNet readable by NLTK, for the glosses and for rarification's synonyms.
 
 Only `store.py` and `lemmas.py` run inside a pipeline; the readers and the
 builder are needed only to write a store.

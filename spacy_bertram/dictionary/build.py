@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import Errors
-from ..evaluation.wordnet import WordNetMissingError
+from .wordnet import WordNetMissingError
 from ..types import PathLike
 from .dictd import DictdDatabase
 from .gcide import definitions, headword

@@ -5,14 +5,14 @@ each synset the gloss as "lemma: gloss", then the synset's first example
 sentence that contains the lemma (a context like a corpus one). WordNet's
 irregular forms (its `*.exc` exception lists, "geese goose") go into the
 store so that inflected forms find their lemma. WordNet is located and
-copied for NLTK as rarification does (`evaluation/wordnet.py`).
+copied for NLTK (`dictionary/wordnet.py`, which rarification reads too).
 """
 from __future__ import annotations
 
 import re
 from typing import Iterator, List, Optional, Tuple
 
-from ..evaluation.wordnet import load_wordnet
+from .wordnet import load_wordnet
 from ..types import PathLike
 from .store import SourcedContext
 

@@ -31,7 +31,7 @@ from .rarify import spacy_tagger, write_rarified_dataset, write_substitutions_js
 from .records import Record, write_docbin
 from .seed_sets import parse_seeds, remove_unlisted, seed_set_name
 from .substitution import SubstitutionDictionary, substitute_rarity
-from .wordnet import load_wordnet
+from ..dictionary.wordnet import load_wordnet
 
 
 def load_count_table(path: PathLike, lang: str = "en") -> CountTable:

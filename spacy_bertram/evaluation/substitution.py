@@ -10,7 +10,7 @@ from ..rare_words import RareWordFinder, RareWordRule
 
 from ..frequencies import CountTable, WordfreqFrequencies, WorldFrequencies
 from ..types import PathLike
-from .wordnet import load_wordnet
+from ..dictionary.wordnet import load_wordnet
 
 
 # ---------------------------------------------------------------------------

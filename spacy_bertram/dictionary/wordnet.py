@@ -1,6 +1,6 @@
 """WordNet 3.0 for NLTK, prepared from the Debian package `wordnet-base`.
 
-Rarification needs WordNet, and the only WordNet these machines can install
+Rarification (synonyms) and the dictionary's WordNet glosses need WordNet, and the only WordNet these machines can install
 is Debian's `wordnet-base` (files in /usr/share/wordnet). NLTK 3.10 cannot
 read that directory as it is: it wants `<nltk_data>/corpora/wordnet/` holding
 real copies of the files (not symlinks) plus a `lexnames` file that the

@@ -1,4 +1,4 @@
-"""evaluation/wordnet.py: the missing-WordNet message and the prepared layout."""
+"""dictionary/wordnet.py: the missing-WordNet message and the prepared layout."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from spacy_bertram.evaluation.substitution import SubstitutionDictionary
-from spacy_bertram.evaluation.wordnet import (
+from spacy_bertram.dictionary.wordnet import (
     LEXNAMES,
     REQUIRED_FILES,
     WordNetMissingError,
@@ -23,7 +23,7 @@ def test_wordnet_missing_message(tmp_path: Path, monkeypatch):
         find_wordnet_source(tmp_path / "nowhere")
     with pytest.raises(WordNetMissingError, match=r"(?s)\[E388\].*wordnet_dir"):
         SubstitutionDictionary(wordnet_dir=tmp_path / "nowhere")
-    monkeypatch.setattr("spacy_bertram.evaluation.wordnet.DEBIAN_WORDNET_DIRS", (str(tmp_path / "no"),))
+    monkeypatch.setattr("spacy_bertram.dictionary.wordnet.DEBIAN_WORDNET_DIRS", (str(tmp_path / "no"),))
     monkeypatch.delenv("SPACY_BERTRAM_WORDNET_DIR", raising=False)
     with pytest.raises(WordNetMissingError, match=r"\[E388\]"):
         prepare_wordnet(cache_dir=tmp_path / "empty-cache")
