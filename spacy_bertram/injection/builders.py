@@ -23,7 +23,7 @@ from .batch import ChosenWords, InjectionPlan, StockBatch
 
 #: The modes that put vectors in; "none" runs the stock model (see `model.forward`).
 InjectingMode = Literal["replace", "slash", "recentre"]
-InjectionMode = Literal["replace", "slash", "recentre", "none"]
+InjectionMode = Literal[InjectingMode, "none"]
 INJECTION_MODES: Tuple[str, ...] = get_args(InjectionMode)
 
 #: (stock batch, chosen words, tokenizer, HF model) -> the plan.
