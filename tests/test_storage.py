@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
-from spacy_bertram.storage import model_fingerprint
+from spacy_bertram.storage import check_finite, model_fingerprint
 from spacy_bertram.training.checkpoint import load_weights
 
 ITEMS = [("kumquat", ["the farmer sold a kumquat at the market", "a sweet kumquat"]), ("lemons", [])]
@@ -158,3 +158,12 @@ def test_a_finished_stage_or_checkpoint_with_a_flipped_byte_is_not_resumed_from(
     with pytest.raises(ValueError, match=r"\[E201\] Corrupt weights .*stage'.*\[E061\] .*weights.safetensors' does "
                                          r"not match its digest"):
         load_weights(network, stage)
+
+
+def test_non_finite_weights_are_counted_and_a_sum_that_overflows_is_not_one():
+    huge = torch.full((4,), 3e38)  # finite, but its float32 sum is not
+    check_finite({"projection.weight": huge}, "here")
+    bad = torch.tensor([1.0, float("nan"), float("inf"), float("-inf")])
+    with pytest.raises(ValueError, match=r"\[E065\] BERTRAM weight 'w' in here holds 1 NaN and 2 infinite values "
+                                         r"\(of 4\)"):
+        check_finite({"projection.weight": huge, "w": bad}, "here")
