@@ -134,6 +134,14 @@ class BertramConfig:
             raise ValueError(Errors.E057.format(path=str(path), err=err)) from err
 
 
+def check_read_layer(read_layer: int, n_layers: Optional[int], base_model: str, source: str) -> None:
+    """Refuse a `read_layer` the encoder's hidden states do not have (else an IndexError deep in
+    a forward pass): with n layers they are the embeddings' output and each layer's, -(n+1)..n."""
+    if n_layers is not None and not -(n_layers + 1) <= read_layer <= n_layers:
+        raise ValueError(Errors.E068.format(read_layer=read_layer, source=source, base_model=base_model,
+                                            n_layers=n_layers, low=-(n_layers + 1), high=n_layers))
+
+
 _TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
                dict: "an object", type(None): "null"}
 

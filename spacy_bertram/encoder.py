@@ -13,7 +13,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .errors import Errors
 from .types import PathLike
@@ -164,6 +164,26 @@ def describe_encoder(name: str, encoder, tokenizer) -> EncoderInfo:
         vocab_size=int(embeddings.shape[0]),
         is_bpe=is_bpe_tokenizer(tokenizer),
     )
+
+
+def layer_count(config: Any) -> Optional[int]:
+    """The number of layers a transformers config declares (None where it declares none)."""
+    n_layers = getattr(config, "num_hidden_layers", None)
+    return n_layers if isinstance(n_layers, int) and not isinstance(n_layers, bool) else None
+
+
+def encoder_layer_count(name: PathLike) -> Optional[int]:
+    """The encoder's number of layers, read from its config alone (no weights), so that a bad
+    `read_layer` is refused before any work. None where the config cannot be read: loading the
+    encoder then says why."""
+    from transformers import AutoConfig
+
+    path = resolve_base_model(name)
+    local_only = os.path.isdir(path) or os.environ.get("HF_HUB_OFFLINE") == "1"
+    try:
+        return layer_count(AutoConfig.from_pretrained(path, local_files_only=local_only))
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def limit_torch_threads_in_forked_worker() -> None:

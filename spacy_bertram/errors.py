@@ -102,6 +102,24 @@ class Errors(metaclass=ErrorsWithCodes):
     E059 = "Got {n_lists} {what} lists for {n_words} words"
     E060 = ("This BERTRAM model was trained for an encoder with {what} {want}, but the base model {base_model!r} has "
             "{got}. Use the encoder it was trained for (config.json 'base_model'), or retrain BERTRAM for this one.")
+    E061 = ("{path!r} does not match its digest in {manifest!r}: the file was damaged or edited after the model was "
+            "saved. Restore the model directory from a copy, or train or save the model again.")
+    E062 = ("{path!r} is missing, but {manifest!r} lists it: the model directory lost a file after it was saved. "
+            "Restore it from a copy, or train or save the model again.")
+    E063 = ("{path!r} is not among the files {manifest!r} vouches for: it was added after the model was saved. "
+            "Remove it, or save the model with it (save_bertram(network, path, counts=...)).")
+    E064 = ("Corrupt digest list {path!r}: {err}. Restore the model directory from a copy, or save the model again "
+            "(load_bertram with the file removed, then save_bertram).")
+    E065 = ("BERTRAM weight {key!r} in {source} holds {n_nan} NaN and {n_inf} infinite values (of {n_values}): the "
+            "training diverged or the file was damaged. Train the model again or restore it from a copy.")
+    E066 = ("{path!r} sets {key} = {value!r}, but the weights in {weights!r} were saved with {key} = {saved!r}: "
+            "config.json was edited after the save or belongs to other weights. Set {key} back to {saved!r}, or "
+            "train a model with {key} = {value!r}.")
+    E067 = ("{path!r} sets {key} = {value!r}, but the weights in {weights!r} are {actual} wide ({tensor} has shape "
+            "{shape}): config.json was edited or belongs to other weights. Set {key} back to {actual}.")
+    E068 = ("read_layer {read_layer} ({source}) is out of range: the base model {base_model!r} has {n_layers} layers, "
+            "so read_layer must be in {low}..{high} (-1: the last layer, -2: the one before, 0: the embeddings' "
+            "output). Give a value in that range.")
 
     # E1xx: the bertram pipeline component and the injecting transformer (pipeline/, injection/)
     E101 = ("The bertram vector width {width} does not match the input embeddings of '{where}' (width "

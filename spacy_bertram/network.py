@@ -14,8 +14,8 @@ import numpy
 import torch
 from torch import Tensor, nn
 
-from .config import BertramConfig
-from .encoder import describe_encoder, encoder_device, encoder_on
+from .config import BertramConfig, check_read_layer
+from .encoder import describe_encoder, encoder_device, encoder_on, layer_count
 from .errors import Errors
 from .inputs import PAD_ID, EncodedContext, InputBuilder, NgramVocab, batch_by_token_budget, split_items, validate_word
 
@@ -113,6 +113,7 @@ class BertramNetwork(nn.Module):
         super().__init__()
         info = describe_encoder(config.base_model, encoder, tokenizer)
         check_encoder_matches(config, info.embedding_width, info.hidden_width, info.vocab_size)
+        check_read_layer(config.read_layer, layer_count(encoder.config), config.base_model, "the BERTRAM config")
         config = replace(
             config, encoder_embedding_width=info.embedding_width, encoder_hidden_width=info.hidden_width,
             encoder_vocab_size=info.vocab_size, extra=dict(config.extra),

@@ -5,21 +5,28 @@ path), `ngrams.json` and `weights.safetensors` with the BERTRAM weights only;
 the frozen encoder is referenced, never copied, and nothing is pickled. A
 model made by `train` also holds `counts.tsv`, the word counts of its training
 corpus, from which the `bertram` component tells rare words.
+
+`digests.json`, written last, holds the SHA-256 of each of those files, and the
+weights file records the config.json fields its weights depend on beyond their
+shapes (`RECORDED_FIELDS`): loading refuses a damaged or edited file by name,
+and non-finite weights by tensor, instead of serving wrong vectors.
 """
 from __future__ import annotations
 
 import hashlib
+import json
+import warnings
 from pathlib import Path
-from typing import Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import srsly
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load as load_safetensors_bytes
-from safetensors.torch import load_file, save, save_file
+from safetensors.torch import save, save_file
 
-from .config import BertramConfig
-from .encoder import load_encoder
+from .config import BertramConfig, check_read_layer
+from .encoder import layer_count, load_encoder
 from .errors import Errors
 from .fileio import atomic_path, write_json_atomic
 from .inputs import NgramVocab
@@ -31,7 +38,19 @@ CONFIG_FILE = "config.json"
 NGRAMS_FILE = "ngrams.json"
 WEIGHTS_FILE = "weights.safetensors"
 MODEL_FILES = (CONFIG_FILE, NGRAMS_FILE, WEIGHTS_FILE)
-
+#: The files a save writes and vouches for in DIGESTS_FILE (counts.tsv where it was given).
+DIGESTED_FILES = (*MODEL_FILES, COUNTS_FILE)
+DIGESTS_FILE = "digests.json"
+DIGEST_ALGORITHM = "sha256"
+#: config.json fields the weights depend on beyond their shapes (every mode has weights of the
+#: same shapes; another layer's states fit the same projection), recorded in the weights file's
+#: metadata: an edited config.json is refused even where digests.json is gone. One metadata key
+#: (RECORDED_KEY, a JSON object): safetensors writes several in no fixed order, and the same
+#: network must give the same bytes (its model_fingerprint). Files saved before have
+#: {"format": "spacy-bertram"} instead.
+RECORDED_KEY = "spacy-bertram"
+RECORDED_FIELDS = ("mode", "use_subword_mean", "read_layer", "encoder_embedding_width", "encoder_hidden_width",
+                   "encoder_vocab_size")
 
 
 def create_bertram(
@@ -49,19 +68,145 @@ def _cpu_state(network: BertramNetwork) -> Dict[str, torch.Tensor]:
     return {k: v.detach().cpu().contiguous() for k, v in network.bertram_state_dict().items()}
 
 
+def _weights_metadata(config: BertramConfig) -> Dict[str, str]:
+    settings = config.to_dict()
+    return {RECORDED_KEY: json.dumps({key: settings[key] for key in RECORDED_FIELDS}, sort_keys=True)}
+
+
+def _recorded_fields(metadata: Mapping[str, str], path: Path) -> Dict[str, Any]:
+    """The config fields recorded with the weights ({} for a file saved before they were)."""
+    if RECORDED_KEY not in metadata:
+        return {}
+    try:
+        recorded = json.loads(metadata[RECORDED_KEY])
+    except ValueError:
+        recorded = None
+    if not isinstance(recorded, dict):
+        err = Errors.E204.format(fields=f"the config fields {', '.join(RECORDED_FIELDS)} (as its "
+                                        f"{RECORDED_KEY!r} metadata)")
+        raise ValueError(Errors.E046.format(path=str(path), err=err))
+    return recorded
+
+
 def save_bertram(network: BertramNetwork, path: PathLike, counts: Optional[Mapping[str, int]] = None) -> Path:
     """Write the model directory atomically: a crash leaves the old one intact.
 
-    `counts` (word -> count in the training corpus) go to counts.tsv.
+    `counts` (word -> count in the training corpus) go to counts.tsv. digests.json is
+    written last, from the files as written, so that loading detects a file damaged later.
     """
     target = Path(path)
     with atomic_path(target, is_dir=True) as tmp:
         write_json_atomic(tmp / CONFIG_FILE, network.config.to_dict())
         network.ngram_vocab.to_disk(tmp / NGRAMS_FILE)
-        save_file(_cpu_state(network), str(tmp / WEIGHTS_FILE), metadata={"format": "spacy-bertram"})
+        save_file(_cpu_state(network), str(tmp / WEIGHTS_FILE), metadata=_weights_metadata(network.config))
         if counts is not None:
             write_counts(tmp / COUNTS_FILE, counts)
+        digests = {name: _hash_file(tmp / name, hashlib.sha256()) for name in DIGESTED_FILES
+                   if (tmp / name).is_file()}
+        write_json_atomic(tmp / DIGESTS_FILE, {"algorithm": DIGEST_ALGORITHM, "files": digests})
     return target
+
+
+def _hash_file(path: Path, digest: Any) -> str:
+    """Feed the file to `digest` (a hashlib object) block by block; returns its hex digest so far."""
+    with open(path, "rb") as file_:
+        for block in iter(lambda: file_.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read_digests(path: Path) -> Dict[str, str]:
+    """digests.json: file name -> SHA-256, for the files a save writes only."""
+    try:
+        data = json.loads(path.read_text(encoding="utf8"))
+        files = data.get("files") if isinstance(data, dict) else None
+        if not (isinstance(files, dict) and data.get("algorithm") == DIGEST_ALGORITHM
+                and all(name in DIGESTED_FILES and isinstance(value, str) for name, value in files.items())):
+            raise ValueError(Errors.E204.format(
+                fields=f"'algorithm': {DIGEST_ALGORITHM!r} and 'files' (names of {', '.join(DIGESTED_FILES)} "
+                       "to hex digests)"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise ValueError(Errors.E064.format(path=str(path), err=err)) from err
+    return files
+
+
+def verify_digests(directory: PathLike) -> None:
+    """Check every file of a model directory against digests.json, naming the first that differs.
+
+    A directory saved before digests were written has none: it loads, with a warning.
+    """
+    directory = Path(directory)
+    manifest = directory / DIGESTS_FILE
+    if not manifest.is_file():
+        warnings.warn(
+            f"The BERTRAM model directory {str(directory)!r} has no {DIGESTS_FILE} (saved by an earlier "
+            "spacy-bertram, or the file was removed): damage to its files cannot be detected. Load it and save "
+            "it again with save_bertram (counts=... keeps counts.tsv) to add the digests.", stacklevel=3)
+        return
+    digests = _read_digests(manifest)
+    for name in DIGESTED_FILES:
+        path = directory / name
+        if name not in digests:
+            if path.exists():
+                raise ValueError(Errors.E063.format(path=str(path), manifest=str(manifest)))
+        elif not path.is_file():
+            raise ValueError(Errors.E062.format(path=str(path), manifest=str(manifest)))
+        elif _hash_file(path, hashlib.sha256()) != digests[name]:
+            raise ValueError(Errors.E061.format(path=str(path), manifest=str(manifest)))
+
+
+def check_finite(state: Mapping[str, torch.Tensor], source: str) -> None:
+    """Refuse NaN or infinite weights by tensor: they would give NaN vectors at the first doc.
+
+    A sum is finite only if every value is (NaN and infinity propagate), and summing is a
+    fraction of the cost of `isfinite(...).all()` on the CPU; values are counted only where the
+    sum is not finite (which a sum that overflows also is).
+    """
+    for key in sorted(state):
+        tensor = state[key]
+        if not tensor.is_floating_point() or bool(torch.isfinite(tensor.sum())):
+            continue
+        n_nan, n_inf = int(torch.isnan(tensor).sum()), int(torch.isinf(tensor).sum())
+        if n_nan or n_inf:
+            raise ValueError(Errors.E065.format(key=key, source=source, n_nan=n_nan, n_inf=n_inf,
+                                                n_values=tensor.numel()))
+
+
+def read_weights(directory: PathLike) -> Tuple[Dict[str, torch.Tensor], Dict[str, Any]]:
+    """A model directory's weights and the config fields recorded with them, once every file
+    matches its digest and every weight is finite."""
+    path = Path(directory) / WEIGHTS_FILE
+    try:
+        with safe_open(str(path), framework="pt") as file_:
+            state = {key: file_.get_tensor(key) for key in file_.keys()}
+            metadata = dict(file_.metadata() or {})
+    except (SafetensorError, OSError) as err:
+        raise ValueError(Errors.E046.format(path=str(path), err=err)) from err
+    verify_digests(directory)
+    recorded = _recorded_fields(metadata, path)
+    check_finite(state, repr(str(path)))
+    return state, recorded
+
+
+def check_config_against_weights(
+    config: BertramConfig, recorded: Mapping[str, Any], state: Mapping[str, torch.Tensor], directory: Path
+) -> None:
+    """Refuse a config.json that does not describe its weights: a field recorded with the weights
+    (RECORDED_FIELDS; none in files saved before they were) or an encoder width that is not the
+    projection's shape (checked in every file)."""
+    paths = {"path": str(directory / CONFIG_FILE), "weights": str(directory / WEIGHTS_FILE)}
+    settings = config.to_dict()
+    for key in RECORDED_FIELDS:
+        if key in recorded and json.dumps(recorded[key]) != json.dumps(settings[key]):
+            raise ValueError(Errors.E066.format(key=key, value=settings[key], saved=recorded[key], **paths))
+    projection = state.get("projection.weight")
+    if projection is None or projection.dim() != 2:
+        return  # not BERTRAM's weights: the network's own check names what is missing
+    widths = (("encoder_embedding_width", projection.shape[0]), ("encoder_hidden_width", projection.shape[1]))
+    for key, actual in widths:
+        if settings[key] is not None and settings[key] != actual:
+            raise ValueError(Errors.E067.format(key=key, value=settings[key], actual=actual, tensor="projection.weight",
+                                                shape=tuple(projection.shape), **paths))
 
 
 def _load_weights(network: BertramNetwork, state: Dict[str, torch.Tensor], source: str) -> None:
@@ -97,14 +242,15 @@ def load_bertram(
         ngrams = NgramVocab.from_disk(directory / NGRAMS_FILE)
     except (ValueError, KeyError, TypeError) as err:
         raise ValueError(Errors.E045.format(err=err)) from err
+    state, recorded = read_weights(directory)
     if base_model is not None:
         config.base_model = base_model
     encoder, tokenizer = load_encoder(config.base_model)
+    # read_layer against the encoder first: a layer it lacks is the clearer message.
+    check_read_layer(config.read_layer, layer_count(encoder.config), config.base_model,
+                     repr(str(directory / CONFIG_FILE)))
+    check_config_against_weights(config, recorded, state, directory)
     network = BertramNetwork(config, ngrams, encoder, tokenizer)
-    try:
-        state = load_file(str(directory / WEIGHTS_FILE))
-    except (SafetensorError, OSError) as err:
-        raise ValueError(Errors.E046.format(path=str(directory / WEIGHTS_FILE), err=err)) from err
     _load_weights(network, state, str(directory / WEIGHTS_FILE))
     if device is not None:
         network.to(device)
@@ -147,6 +293,7 @@ def network_from_bytes(
         state = load_safetensors_bytes(msg["weights"])
     except (SafetensorError, TypeError, ValueError) as err:
         raise ValueError(Errors.E049.format(err=err)) from err
+    check_finite(state, "serialized bytes")
     _load_weights(network, state, "serialized bytes")
     if device is not None:
         network.to(device)
@@ -154,10 +301,12 @@ def network_from_bytes(
 
 
 def model_fingerprint(path: PathLike) -> str:
-    """Content hash of a BERTRAM model directory: cache entries are valid for this model only."""
+    """Content hash of a BERTRAM model directory: cache entries are valid for this model only.
+
+    The three model files only, as before digests.json and counts.tsv: a directory keeps the
+    fingerprint it had (and the caches bound to it), and saving the same files again gives the same one.
+    """
     digest = hashlib.blake2b(digest_size=16)
     for name in MODEL_FILES:
-        with open(Path(path) / name, "rb") as file_:
-            for block in iter(lambda: file_.read(1 << 20), b""):
-                digest.update(block)
+        _hash_file(Path(path) / name, digest)
     return digest.hexdigest()

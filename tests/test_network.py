@@ -144,7 +144,7 @@ def test_saved_and_loaded_model_gives_identical_vectors(tiny_bert_path, tmp_path
     network = make_network(tiny_bert_path, mode)
     before = network.infer(ITEMS)
     path = save_bertram(network, tmp_path / "bertram")
-    assert sorted(p.name for p in path.iterdir()) == ["config.json", "ngrams.json", "weights.safetensors"]
+    assert sorted(p.name for p in path.iterdir()) == ["config.json", "digests.json", "ngrams.json", "weights.safetensors"]
     loaded = load_bertram(path)
     assert loaded.config.mode == mode
     assert len(loaded.ngram_vocab) == len(network.ngram_vocab)

@@ -16,13 +16,15 @@ import resource
 import shutil
 import signal
 import sqlite3
+import warnings
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
+import numpy
 import pytest
 import spacy
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 
 import spacy_bertram.training.store_builder as contexts_mod
 import spacy_bertram.frequencies as frequencies_mod
@@ -31,13 +33,14 @@ import spacy_bertram.training.prepare as prepare_mod
 import spacy_bertram.training.targets as targets_mod
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.pipeline.contexts import ContextStore
-from spacy_bertram.frequencies import CountTable
+from spacy_bertram.frequencies import CountTable, write_counts
 from spacy_bertram.training.prepare import prepare
 from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.stages import TrainSettings, plan_stages
 from tests.util import SMALL, TEXT, Killed, _train, corpus_lines, invoke, make_bertram_dir, make_nlp, same_vectors
 
 ROOT = Path(__file__).resolve().parents[1]
+ITEMS = [("kumquat", ["the farmer sold a kumquat at the market"]), ("quokka", [])]
 
 CORRUPTIONS: Dict[str, Callable[[bytes], bytes]] = {
     "empty": lambda data: b"",
@@ -84,9 +87,93 @@ BAD_VALUES = [
      "--max-words 2 is below the 20 training words"),
     ("train --epochs 1 1 --no-progress", ["train", "{store}", "{out}", "--epochs", "1", "1", "--no-progress"],
      "--epochs takes 3 values"),
+    ("train --read-layer 99", ["train", "{store}", "{out}", "--base-model", "{tiny}", "--read-layer", "99",
+                               "--no-progress"],
+     "read_layer 99 (train's --read-layer) is out of range: the base model '{tiny}' has 2 layers, so read_layer must "
+     "be in -3..2"),
 ]
 PREPARE_KILLS = ["while counting", "while collecting contexts", "while writing the store",
                  "while writing counts.tsv", "while writing prepare.json"]
+
+
+
+
+def _weights_bytes(directory: Path, change: Callable[[bytearray, int, random.Random], None]) -> None:
+    """Change the tensor bytes of weights.safetensors in place (its header, in front, stays readable)."""
+    path = directory / "weights.safetensors"
+    data = bytearray(path.read_bytes())
+    change(data, 8 + int.from_bytes(data[:8], "little"), random.Random(0))
+    path.write_bytes(bytes(data))
+
+
+def _flip_one_percent(data: bytearray, start: int, rng: random.Random) -> None:
+    for i in rng.sample(range(start, len(data)), (len(data) - start) // 100):
+        data[i] ^= rng.randrange(1, 256)
+
+
+def _zero(data: bytearray, start: int, rng: random.Random) -> None:
+    data[start:] = bytes(len(data) - start)
+
+
+def _saved_with(value: float, tensors: Optional[str] = None) -> Callable[[Path], None]:
+    """Weights set to `value` (a diverged training run), saved by save_bertram: the digests match."""
+    def damage(directory: Path) -> None:
+        network = load_bertram(directory)
+        with torch.no_grad():
+            for name, weight in network.named_parameters():
+                if tensors in (None, name):
+                    weight.fill_(value)
+        save_bertram(network, directory, counts=CountTable.from_model_dir(directory).counts)
+    return damage
+
+
+def _edit_config(key: str, value, digests: bool = True) -> Callable[[Path], None]:
+    def damage(directory: Path) -> None:
+        path = directory / "config.json"
+        path.write_text(json.dumps({**json.loads(path.read_text(encoding="utf8")), key: value}), encoding="utf8")
+        if not digests:
+            (directory / "digests.json").unlink()
+    return damage
+
+
+def _as_old(directory: Path) -> None:
+    """As saved before digests.json and the config fields recorded with the weights."""
+    path = directory / "weights.safetensors"
+    save_file(load_file(str(path)), str(path), metadata={"format": "spacy-bertram"})
+    (directory / "digests.json").unlink()
+
+
+def _counts_added_later(directory: Path) -> None:
+    counts = CountTable.from_model_dir(directory).counts
+    save_bertram(load_bertram(directory), directory)
+    write_counts(directory / "counts.tsv", counts)
+
+
+#: Damaged model directories: (name, damage, the file the error names (None: loads, with a warning), message).
+MODEL_DAMAGES = [
+    ("1% of the weights' bytes flipped", lambda d: _weights_bytes(d, _flip_one_percent), "weights.safetensors",
+     "does not match its digest"),
+    ("weights zeroed", lambda d: _weights_bytes(d, _zero), "weights.safetensors", "does not match its digest"),
+    ("NaN weights saved", _saved_with(float("nan")), "weights.safetensors", "NaN"),
+    ("infinite weights saved", _saved_with(float("inf"), "projection.weight"), "weights.safetensors",
+     "'projection.weight' in"),
+    ("mode edited in config.json", _edit_config("mode", "add"), "config.json", "does not match its digest"),
+    ("mode edited in config.json, digests.json deleted", _edit_config("mode", "add", digests=False), "config.json",
+     "sets mode = 'add', but the weights"),
+    ("a width edited in config.json", _edit_config("encoder_hidden_width", 64), "config.json",
+     "does not match its digest"),
+    ("a width edited in config.json, digests.json deleted", _edit_config("encoder_hidden_width", 64, digests=False),
+     "config.json", "sets encoder_hidden_width = 64, but the weights"),
+    ("a width edited in an old directory's config.json",
+     lambda d: (_as_old(d), _edit_config("encoder_hidden_width", 64)(d)), "config.json", "are 32 wide"),
+    ("read_layer 99 in config.json, digests.json deleted", _edit_config("read_layer", 99, digests=False),
+     "config.json", "read_layer 99"),
+    ("counts.tsv deleted", lambda d: (d / "counts.tsv").unlink(), "counts.tsv", "is missing"),
+    ("counts.tsv added after the save", _counts_added_later, "counts.tsv", "is not among the files"),
+    ("digests.json damaged", lambda d: (d / "digests.json").write_text("{", encoding="utf8"), "digests.json",
+     "Corrupt digest list"),
+    ("an old directory without digests", _as_old, None, ""),
+]
 
 
 def corrupt_cases() -> List[Tuple[str, str, str]]:
@@ -100,7 +187,8 @@ def corrupt_cases() -> List[Tuple[str, str, str]]:
 
 
 def bad_inputs_tried() -> int:
-    return len(corrupt_cases()) + len(SAVE_LIMITS) + len(TRAIN_KILLS) + len(PREPARE_KILLS) + len(BAD_VALUES)
+    return (len(corrupt_cases()) + len(SAVE_LIMITS) + len(TRAIN_KILLS) + len(PREPARE_KILLS) + len(BAD_VALUES)
+            + len(MODEL_DAMAGES))
 
 
 def test_the_readme_counts_the_bad_inputs():
@@ -175,20 +263,44 @@ def test_a_damaged_file_is_a_named_error(artifacts, tiny_bert_path, source, tmp_
     assert any(str(path) in str(err.value) for path in paths), str(err.value)  # the full path
 
 
+@pytest.mark.parametrize("name, damage, file_name, message", MODEL_DAMAGES, ids=[case[0] for case in MODEL_DAMAGES])
+def test_a_damaged_model_directory_is_refused_naming_the_file(artifacts, tmp_path, name, damage, file_name, message):
+    """Each damage once loaded and served wrong vectors (or none); now it is refused by name, and only
+    a directory saved before digests were written loads, with a warning, giving the vectors it gave."""
+    model = tmp_path / "model"
+    shutil.copytree(artifacts / "model", model)
+    damage(model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if file_name is None:
+            vectors = load_bertram(model).infer(ITEMS)
+        else:
+            with pytest.raises(ValueError) as err:
+                load_bertram(model)
+    about_digests = [w for w in caught if "has no digests.json" in str(w.message)]
+    assert len(about_digests) == (0 if (model / "digests.json").exists() else 1), [str(w.message) for w in caught]
+    if file_name is None:
+        assert numpy.array_equal(vectors, load_bertram(artifacts / "model").infer(ITEMS))
+    else:
+        assert re.match(r"\[E0\d\d\]", str(err.value)) and message in str(err.value), str(err.value)
+        assert str(model / file_name) in str(err.value), str(err.value)  # the full path
+
+
 # -- bad command-line values: refused, by name, before anything is written ------------------
 
 
 @pytest.mark.parametrize("name, argv, error", BAD_VALUES, ids=[case[0] for case in BAD_VALUES])
-def test_a_bad_value_is_refused_before_anything_is_written(artifacts, tmp_path, name, argv, error):
+def test_a_bad_value_is_refused_before_anything_is_written(artifacts, tiny_bert_path, tmp_path, name, argv, error):
     corpus = tmp_path / "corpus"
     shutil.copytree(artifacts / "corpus", corpus)
     before = sorted(p.name for p in corpus.iterdir())
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("word1\tword2\tscore\nmarket\tkumquat\t3.5\ngarden\tkumquat\t1.0\n", encoding="utf8")
     paths = {"model": artifacts / "model", "store": artifacts / "store" / "contexts.sqlite", "corpus": corpus,
-             "pairs": pairs, "out": tmp_path / "out"}
+             "pairs": pairs, "out": tmp_path / "out", "tiny": tiny_bert_path}
     result = invoke(*[arg.format(**paths) for arg in argv])
     assert result.exit_code != 0, result.output
+    error = error.replace("{tiny}", tiny_bert_path)
     assert error in " ".join(result.output.split()), result.output  # the value, named (rich wraps lines)
     assert not (tmp_path / "out").exists()
     assert sorted(p.name for p in corpus.iterdir()) == before  # nothing written into the corpus

@@ -55,8 +55,13 @@ def test_bertram_for_another_width_than_its_base_encoder(bertram_dir, tiny_bert_
     config = json.loads((other / "config.json").read_text(encoding="utf8"))
     config["encoder_embedding_width"] = 768
     (other / "config.json").write_text(json.dumps(config), encoding="utf8")
-    with pytest.raises(ValueError, match=r"\[E034\].*embedding width 768"):
+    with pytest.raises(ValueError, match=r"\[E034\].*config.json' does not match its digest"):
         make_nlp(str(other), tiny_bert_path)
+    (other / "digests.json").unlink()  # without digests, the widths recorded with the weights refuse it
+    with pytest.warns(UserWarning, match="no digests.json"):
+        with pytest.raises(ValueError, match=r"\[E034\].*sets encoder_embedding_width = 768.*saved with "
+                                             r"encoder_embedding_width = 32"):
+            make_nlp(str(other), tiny_bert_path)
 
 
 def _bert_with_more_words(source: str, target: Path) -> str:

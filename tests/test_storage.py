@@ -1,12 +1,19 @@
 """storage.py: creating, saving and loading a model directory; its files are checked field by field, errors naming file and key."""
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
+import numpy
 import pytest
+import torch
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
+from spacy_bertram.storage import check_finite, model_fingerprint
+from spacy_bertram.training.checkpoint import load_weights
+
+ITEMS = [("kumquat", ["the farmer sold a kumquat at the market", "a sweet kumquat"]), ("lemons", [])]
 
 
 def test_missing_or_corrupt_model_directory(tmp_path, network):
@@ -105,3 +112,58 @@ def test_bad_weights_name_the_file(model_dir, tmp_path):
     (bad / "weights.safetensors").write_bytes(b"\x00" * 10)
     with pytest.raises(ValueError, match=r"\[E046\] Corrupt BERTRAM weights file .*weights.safetensors"):
         load_bertram(bad)
+
+
+def test_read_layer_outside_the_encoder_is_refused_by_name(tiny_bert_path, model_dir, tmp_path):
+    """The tiny BERT has 2 layers, so 3 hidden states after the embeddings' output: -3..2."""
+    with pytest.raises(ValueError, match=r"\[E068\] read_layer 99 \(the BERTRAM config\) is out of range: the base "
+                                         r"model .* has 2 layers, so read_layer must be in -3\.\.2"):
+        create_bertram(tiny_bert_path, read_layer=99)
+    with pytest.raises(ValueError, match=r"\[E068\] read_layer -4 "):
+        create_bertram(tiny_bert_path, read_layer=-4)
+    vectors = {}
+    for layer in (-3, 2, -1):  # the ends of the range work; 2 is the last layer, as -1 is
+        torch.manual_seed(0)
+        vectors[layer] = create_bertram(tiny_bert_path, read_layer=layer, max_seq_length=32).infer(ITEMS)
+    assert numpy.allclose(vectors[2], vectors[-1], atol=1e-6) and not numpy.allclose(vectors[-3], vectors[-1])
+    bad = edited(model_dir, tmp_path, "config.json", lambda d: {**d, "read_layer": 99})
+    (bad / "digests.json").unlink()  # else the digest refuses the edit first
+    with pytest.warns(UserWarning, match="has no digests.json"):
+        with pytest.raises(ValueError, match=r"\[E068\] read_layer 99 \(.*config.json'\) is out of range: .* has 2 "
+                                             r"layers, so read_layer must be in -3\.\.2"):
+            load_bertram(bad)
+
+
+def test_the_fingerprint_hashes_the_model_files_only(model_dir, tmp_path):
+    """Cache identity: the same network saved again, with or without counts, keeps its fingerprint,
+    which is the three model files' hash, as it was before digests.json."""
+    again = save_bertram(load_bertram(model_dir), tmp_path / "again", counts={"kumquat": 3})
+    assert model_fingerprint(again) == model_fingerprint(model_dir)
+    digest = hashlib.blake2b(digest_size=16)
+    for name in ("config.json", "ngrams.json", "weights.safetensors"):
+        digest.update((model_dir / name).read_bytes())
+    assert model_fingerprint(model_dir) == digest.hexdigest()
+    digests = json.loads((again / "digests.json").read_text(encoding="utf8"))["files"]
+    assert digests == {name: hashlib.sha256((again / name).read_bytes()).hexdigest()
+                       for name in ("config.json", "ngrams.json", "weights.safetensors", "counts.tsv")}
+
+
+def test_a_finished_stage_or_checkpoint_with_a_flipped_byte_is_not_resumed_from(model_dir, tmp_path):
+    network = load_bertram(model_dir)
+    stage = tmp_path / "stage"
+    shutil.copytree(model_dir, stage)
+    data = bytearray((stage / "weights.safetensors").read_bytes())
+    data[-5] ^= 0x40  # one bit of one weight: still a valid file of finite numbers
+    (stage / "weights.safetensors").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=r"\[E201\] Corrupt weights .*stage'.*\[E061\] .*weights.safetensors' does "
+                                         r"not match its digest"):
+        load_weights(network, stage)
+
+
+def test_non_finite_weights_are_counted_and_a_sum_that_overflows_is_not_one():
+    huge = torch.full((4,), 3e38)  # finite, but its float32 sum is not
+    check_finite({"projection.weight": huge}, "here")
+    bad = torch.tensor([1.0, float("nan"), float("inf"), float("-inf")])
+    with pytest.raises(ValueError, match=r"\[E065\] BERTRAM weight 'w' in here holds 1 NaN and 2 infinite values "
+                                         r"\(of 4\)"):
+        check_finite({"projection.weight": huge, "w": bad}, "here")

@@ -30,7 +30,6 @@ from spacy_bertram.cli import app
 from spacy_bertram.evaluation.paired import ItemTable
 from spacy_bertram.evaluation.set_outputs import write_set_outputs
 from spacy_bertram.dictionary.wordnet import wordnet_available
-from spacy_bertram.frequencies import write_counts
 from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
 from spacy_bertram.storage import model_fingerprint
 from spacy_bertram.training.ota import OTASettings
@@ -128,9 +127,7 @@ def make_bertram_dir(path: Path, base_model: str, counts: Optional[Dict[str, int
     torch.manual_seed(seed)
     ngrams = NgramVocab.from_words(TINY_WORDS + EXTRA_WORDS, min_count=1)
     network = create_bertram(base_model, ngrams, max_seq_length=32, max_contexts=8)
-    save_bertram(network, path)
-    if counts is not None:
-        write_counts(path / "counts.tsv", counts)
+    save_bertram(network, path, counts=counts)
     return str(path)
 
 

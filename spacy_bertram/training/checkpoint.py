@@ -20,7 +20,7 @@ from safetensors.torch import load_file, save_file
 from ..errors import Errors
 from ..fileio import atomic_path, write_json_atomic
 from ..network import BertramNetwork
-from ..storage import WEIGHTS_FILE, save_bertram
+from ..storage import read_weights, save_bertram
 from ..types import PathLike
 
 STATE_FILE = "state.safetensors"
@@ -29,11 +29,12 @@ MODEL_DIR = "model"
 
 
 def load_weights(network: BertramNetwork, path: PathLike) -> None:
-    """Load a model directory's weights into an existing network (same shapes)."""
+    """Load a model directory's weights into an existing network (same shapes), checked against
+    the directory's digests: a damaged stage or checkpoint is refused, not resumed from."""
     try:
-        state = load_file(str(Path(path) / WEIGHTS_FILE))
-    except (SafetensorError, OSError) as err:
-        raise ValueError(Errors.E201.format(path=str(Path(path) / WEIGHTS_FILE), err=err)) from err
+        state, _ = read_weights(path)
+    except ValueError as err:
+        raise ValueError(Errors.E201.format(path=str(Path(path)), err=err)) from err
     expected = network.bertram_state_dict()
     if set(state) != set(expected) or any(state[k].shape != expected[k].shape for k in state):
         raise ValueError(Errors.E202.format(path=str(path)))

@@ -15,7 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
-from ..encoder import load_encoder
+from ..config import check_read_layer
+from ..encoder import encoder_layer_count, load_encoder
 from ..errors import Errors
 from ..pipeline.device import make_deterministic, select_device
 from ..fileio import clean_stale_temps, write_json_atomic
@@ -158,6 +159,8 @@ def train(
     settings, data, options = settings or TrainSettings(), data or TrainingData(), options or RunOptions()
     log, base_model = options.log, settings.network.base_model
     check_word_limits(data.min_count, data.max_words)
+    # From the encoder's config alone, before targets or progress.json are written.
+    check_read_layer(settings.network.read_layer, encoder_layer_count(base_model), base_model, "train's --read-layer")
     device = select_device(options.gpu_id)
     make_deterministic(device)  # before the first cuBLAS call
     source = open_context_store(contexts) if isinstance(contexts, (str, Path)) else contexts
