@@ -102,6 +102,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E059 = "Got {n_lists} {what} lists for {n_words} words"
     E060 = ("This BERTRAM model was trained for an encoder with {what} {want}, but the base model {base_model!r} has "
             "{got}. Use the encoder it was trained for (config.json 'base_model'), or retrain BERTRAM for this one.")
+    E070 = "{command}: cannot write {target!r}: {directory!r} is not writable ({err}); fix that or write elsewhere"
+    E071 = "{command}: {target!r} exists and {found}: give another path, or --force to replace it."
+    E072 = "{command}: the output {target!r} is a directory, not a file: give the path of a file."
+    E073 = "save_pipeline: {target!r} {why}, which saving would delete: save elsewhere, or overwrite=True replaces it"
 
     # E1xx: the bertram pipeline component and the injecting transformer (pipeline/, injection/)
     E101 = ("The bertram vector width {width} does not match the input embeddings of '{where}' (width "
