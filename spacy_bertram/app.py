@@ -58,6 +58,7 @@ app = typer.Typer(
 
 GPU_HELP = "GPU id (spaCy's --gpu-id); -1 for the CPU"
 FORCE_HELP = "write into OUTPUT even if it is not empty and holds nothing this command wrote (what it replaces is lost)"
+FORCE_FILE_HELP = "replace the output file even if this command did not write it"
 
 
 class MultiValueCommand(TyperCommand):

@@ -120,6 +120,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E068 = ("read_layer {read_layer} ({source}) is out of range: the base model {base_model!r} has {n_layers} layers, "
             "so read_layer must be in {low}..{high} (-1: the last layer, -2: the one before, 0: the embeddings' "
             "output). Give a value in that range.")
+    E070 = "{command}: cannot write {target!r}: {directory!r} is not writable ({err}); fix that or write elsewhere"
+    E071 = "{command}: {target!r} exists and {found}: give another path, or --force to replace it."
+    E072 = "{command}: the output {target!r} is a directory, not a file: give the path of a file."
+    E073 = "save_pipeline: {target!r} {why}, which saving would delete: save elsewhere, or overwrite=True replaces it"
 
     # E1xx: the bertram pipeline component and the injecting transformer (pipeline/, injection/)
     E101 = ("The bertram vector width {width} does not match the input embeddings of '{where}' (width "

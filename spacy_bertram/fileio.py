@@ -5,6 +5,13 @@ it into place, so a killed process leaves either the old file or the new one.
 Temp files are created private (0600/0700, so nobody reads a half-written
 file); at the rename they get the permissions the process umask gives a newly
 created file or directory, as `open` and `mkdir` would.
+
+Nothing is overwritten or removed that the writer did not write: every command
+checks its output first (`check_output_dir`, `check_output_file`), before it
+imports its step or loads a model. Its outputs say who wrote them (a JSON key,
+a first line, an SQLite store's format: `output_mark`), so a command replaces
+its own earlier output and refuses anything else unless `--force`; the output
+must also be writable (`check_writable`), so a read-only one fails at once.
 """
 from __future__ import annotations
 
@@ -13,9 +20,10 @@ import fnmatch
 import json
 import os
 import shutil
+import sqlite3
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Collection, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from .errors import Errors
 from .types import PathLike
@@ -88,23 +96,130 @@ def _is_temp(name: str) -> bool:
     return name.startswith(".") and name.endswith((".tmp", ".old"))
 
 
+def output_entries(directory: PathLike) -> List[str]:
+    """The names in an output directory, sorted, without the temp entries of a killed writer."""
+    return sorted(p.name for p in Path(directory).iterdir() if not _is_temp(p.name))
+
+
+#: The key of a JSON output, and what the first line of a text output says, naming the command that wrote it.
+WRITTEN_BY = "written_by"
+_TEXT_MARK = "<!-- written by spacy-bertram {command} -->"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+#: JSON outputs larger than this are not parsed for their mark (ours are small): they count as unmarked.
+_MAX_MARKED_JSON = 64 << 20
+
+
+def mark_json(data: Mapping[str, Any], command: str) -> Dict[str, Any]:
+    """`data` with the key that says `command` wrote it, first: how its output check knows its own file."""
+    return {WRITTEN_BY: command, **data}
+
+
+def text_mark(command: str) -> str:
+    """The first line of a text output `command` writes (a markdown comment: it does not show)."""
+    return _TEXT_MARK.format(command=command)
+
+
+def output_mark(path: PathLike) -> Optional[str]:
+    """Who wrote the file at `path`, by its own record; None for an unmarked or unreadable file.
+
+    A JSON object's `written_by`, the command named by a text file's first line (`text_mark`), or an
+    SQLite file's `format` in its `meta` table (the stores record their format there).
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as file_:
+            head = file_.read(len(_SQLITE_MAGIC))
+            if head == _SQLITE_MAGIC:
+                return _sqlite_format(path)
+            first = (head + file_.readline(4096)).decode("utf8", errors="replace").split("\n", 1)[0].strip()
+        prefix, _, suffix = _TEXT_MARK.partition("{command}")
+        if first.startswith(prefix) and first.endswith(suffix) and len(first) > len(prefix) + len(suffix):
+            return first[len(prefix): -len(suffix)]
+        if path.stat().st_size > _MAX_MARKED_JSON:
+            return None
+        data = json.loads(path.read_text(encoding="utf8"))
+    except (OSError, ValueError):
+        return None
+    mark = data.get(WRITTEN_BY) if isinstance(data, dict) else None
+    return mark if isinstance(mark, str) else None
+
+
+def _sqlite_format(path: Path) -> Optional[str]:
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return row[0] if row and isinstance(row[0], str) else None
+
+
+def _nearest_existing(path: Path) -> Path:
+    path = Path(os.path.abspath(path))
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_writable(path: PathLike, *, command: str, replaces: bool = False) -> None:
+    """Refuse an output that cannot be written, before any work: a read-only directory or file system
+    would otherwise fail with a raw OSError after the work, or leave part of the output behind.
+
+    Probed where the writes go: inside an existing output directory (and beside it too where the
+    command `replaces` it, through a temp directory beside it), else in its nearest existing parent.
+    The probe creates and removes a temp file, so it also holds for root, whom permission bits do
+    not stop (an immutable directory, a read-only mount); a killed probe is a temp entry
+    `clean_stale_temps` removes.
+    """
+    target = Path(path)
+    if target.is_dir():
+        directories = [target, _nearest_existing(target.parent)] if replaces else [target]
+    else:
+        directories = [_nearest_existing(target.parent)]
+    for directory in directories:
+        try:
+            fd, probe = tempfile.mkstemp(dir=str(directory), prefix=".spacy-bertram-probe.", suffix=".tmp")
+        except OSError as err:
+            raise ValueError(Errors.E070.format(command=command, target=str(target), directory=str(directory),
+                                                err=err.strerror or err)) from err
+        os.close(fd)
+        os.unlink(probe)
+
+
 def check_output_dir(path: PathLike, owned: Sequence[str], *, command: str, force: bool = False,
-                     replaces: bool = False) -> None:
-    """Refuse an output directory that holds files this command did not write.
+                     replaces: bool = False, marked: Collection[str] = ()) -> None:
+    """Refuse an output directory that holds files this command did not write, or that cannot be written.
 
     Commands resume or redo their own runs, so a directory is the command's
     when it is missing or empty, or holds one of `owned` (names or glob
-    patterns of what the command writes at its top level). A command that
-    replaces the whole directory (`replaces`) also refuses one holding
-    anything else, since the rename would delete it. Temp entries of a killed
-    run do not count. `force` (the `--force` option) skips the check.
+    patterns of what the command writes at its top level). Files named in
+    `marked` say who wrote them (`mark_json`): one another command (or the
+    user) wrote is not the command's, and since it would be overwritten the
+    directory is refused. A command that replaces the whole directory
+    (`replaces`) also refuses one holding anything else, since the rename
+    would delete it. Temp entries of a killed run do not count. `force` (the
+    `--force` option) skips these checks; the output must be writable anyway.
     """
     target = Path(path)
-    if force or not target.exists():
-        return
-    if not target.is_dir():
-        raise ValueError(Errors.E006.format(command=command, target=str(target)))
-    names = sorted(p.name for p in target.iterdir() if not _is_temp(p.name))
+    if not force and target.exists():
+        if not target.is_dir():
+            raise ValueError(Errors.E006.format(command=command, target=str(target)))
+        _check_owned(target, owned, command, replaces, marked)
+    check_writable(target, command=command, replaces=replaces)
+
+
+def _check_owned(target: Path, owned: Sequence[str], command: str, replaces: bool, marked: Collection[str]) -> None:
+    names = output_entries(target)
+    marks = {n: output_mark(target / n) for n in names if n in marked}
+    clashes = [f"{n} (written by {m})" if m else f"{n} (not marked as written by {command})"
+               for n, m in marks.items() if m != command]
+    if clashes:  # a file it writes, but another's: it would be overwritten
+        raise ValueError(Errors.E007.format(command=command, target=str(target), deleted=" (they are overwritten)",
+                                            why=f"holds {', '.join(clashes)}, which {command} would overwrite"))
     ours = [n for n in names if any(fnmatch.fnmatchcase(n, pattern) for pattern in owned)]
     foreign = [n for n in names if n not in ours]
     if not foreign or (ours and not replaces):
@@ -114,6 +229,24 @@ def check_output_dir(path: PathLike, owned: Sequence[str], *, command: str, forc
            if ours else f"is not empty and holds nothing {command} wrote ({shown})")
     raise ValueError(Errors.E007.format(command=command, target=str(target), why=why,
                                         deleted=" (those files are deleted)" if replaces else ""))
+
+
+def check_output_file(path: PathLike, *, command: str, force: bool = False, mark: Optional[str] = None) -> None:
+    """Refuse a one-file output that exists and was not written by `command`, or cannot be written.
+
+    The file says who wrote it (`output_mark`): `mark` (default: the command's name) means it is a
+    previous output of the command, which it replaces. `force` (the `--force` option) replaces any
+    file; a directory is never replaced.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(Errors.E072.format(command=command, target=str(target)))
+    if not force and target.exists():
+        found, expected = output_mark(target), mark or command
+        if found != expected:
+            what = f"is marked {found!r}, not {expected!r}" if found else "carries no mark of a spacy-bertram command"
+            raise ValueError(Errors.E071.format(command=command, target=str(target), found=what))
+    check_writable(target, command=command)
 
 
 def clean_stale_temps(directory: PathLike, target: Optional[str] = None) -> List[Path]:
@@ -152,11 +285,10 @@ def atomic_path(path: PathLike, is_dir: bool = False) -> Iterator[Path]:
             pass  # the old directory is now at tmp, removed below: no moment without `target`
         elif is_dir and target.exists():
             backup = target.parent / f".{target.name}.old"
-            if backup.exists():
-                shutil.rmtree(backup)
+            _remove(backup)
             os.replace(target, backup)
             os.replace(tmp, target)
-            shutil.rmtree(backup)
+            _remove(backup)  # the previous directory, or a file that was in the way
         else:
             os.replace(tmp, target)
     finally:

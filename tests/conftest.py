@@ -4,6 +4,8 @@ tagger. The helpers they are built with, which test files import too, are in tes
 marker (`-m "not slow"`) and the import path are set in pytest.ini."""
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any, Dict
 
@@ -25,6 +27,37 @@ from tests.util import (
 
 pytest_plugins = ["tests.dictd_fixture"]  # fixture modules beside this file (tiny_gcide: a dictd dictionary)
 torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+
+
+# -- a directory nobody can write into ----------------------------------------------------------------
+
+
+def _can_write(directory: Path) -> bool:
+    try:
+        (directory / "probe").touch()
+    except OSError:
+        return False
+    (directory / "probe").unlink()
+    return True
+
+
+@pytest.fixture
+def unwritable_dir(tmp_path: Path):
+    """An empty directory that cannot be written, root included: mode 0555, and where that does not
+    stop the writer (root ignores permission bits) the immutable flag too (`chattr +i`, which stops
+    root: writes fail with EPERM, as on a read-only mount). Skipped where neither holds."""
+    path = tmp_path / "read-only"
+    path.mkdir()
+    path.chmod(0o555)
+    immutable = _can_write(path) and shutil.which("chattr") is not None and subprocess.run(
+        ["chattr", "+i", str(path)], capture_output=True).returncode == 0
+    if _can_write(path):
+        path.chmod(0o755)
+        pytest.skip("cannot make a directory unwritable here (root, and no chattr +i)")
+    yield path
+    if immutable:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+    path.chmod(0o755)
 
 
 # -- tiny encoders ----------------------------------------------------------------------------------

@@ -31,3 +31,37 @@ def test_a_corrupt_dictionary_ends_with_a_one_line_error(tmp_path, tiny_gcide):
 def test_an_unknown_source_is_named(tmp_path):
     result = invoke("dictionary", tmp_path / "out", "--sources", "oed")
     assert result.exit_code == 1 and "'oed'" in result.output
+
+
+def test_the_command_replaces_only_a_store_it_wrote(tmp_path, tiny_gcide):
+    """An existing OUTPUT is replaced only where its meta table says it is a definition store (or --force):
+    not a user's text file, not a context store from `prepare` (an SQLite file of another format)."""
+    from spacy_bertram.training.prepare import prepare
+
+    (tmp_path / "corpus.txt").write_text("the goose ate the grass\n" * 3, encoding="utf8")
+    prepare([tmp_path / "corpus.txt"], tmp_path / "prepared", min_count=1, progress=False)
+    notes = tmp_path / "notes.sqlite"
+    notes.write_text("my notes", encoding="utf8")
+    contexts = tmp_path / "prepared" / "contexts.sqlite"
+    before = contexts.read_bytes()
+    gcide = ["--sources", "gcide", "--gcide", tiny_gcide, "--no-gcide-wordnet-senses"]
+    for path, found in ((notes, "carries no mark"), (contexts, "is marked 'spacy-bertram-contexts', not "
+                                                               "'spacy-bertram-definitions'")):
+        result = invoke("dictionary", path, *gcide)
+        assert result.exit_code == 1 and "[E071] dictionary: " in result.output, result.output
+        assert found in " ".join(result.output.split()) and "--force" in result.output
+    assert notes.read_text(encoding="utf8") == "my notes" and contexts.read_bytes() == before
+    assert invoke("dictionary", tmp_path / "defs.sqlite", *gcide).exit_code == 0
+    result = invoke("dictionary", tmp_path / "defs.sqlite", *gcide)  # its own store: built again
+    assert result.exit_code == 0, result.output
+    assert invoke("dictionary", notes, *gcide, "--force").exit_code == 0
+    with DefinitionStore.open(notes) as store:
+        assert "goose" in store
+
+
+def test_an_unwritable_output_is_refused_before_the_dictionaries_are_read(unwritable_dir, tmp_path):
+    """The output check comes first: the GCIDE path is not even looked at (it does not exist here)."""
+    result = invoke("dictionary", unwritable_dir / "defs.sqlite", "--gcide", tmp_path / "no" / "gcide.index")
+    assert result.exit_code == 1
+    assert f"[E070] dictionary: cannot write '{unwritable_dir / 'defs.sqlite'}'" in " ".join(result.output.split())
+    assert list(unwritable_dir.iterdir()) == []

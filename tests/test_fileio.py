@@ -1,7 +1,8 @@
-"""Crash-safe writes: temp then rename, all-or-nothing groups, and permissions from the umask."""
+"""Crash-safe writes: temp then rename, all-or-nothing groups, permissions from the umask, and output checks."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -135,3 +136,65 @@ def test_a_directory_is_replaced_without_a_moment_missing(tmp_path, monkeypatch)
         (tmp / "a").write_text("new")
     assert renamed == [] and (target / "a").read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
+def test_an_output_file_is_replaced_only_where_its_command_wrote_it(tmp_path):
+    """The file says who wrote it: a JSON key, a text file's first line, an SQLite store's format."""
+    import sqlite3
+
+    from spacy_bertram.fileio import check_output_file, mark_json, output_mark, text_mark
+
+    out = tmp_path / "m.json"
+    check_output_file(out, command="similarity")  # missing: fine
+    out.write_text('{"results": 1}')
+    with pytest.raises(ValueError, match=r"\[E071\] similarity: .*m.json' exists and carries no mark.*--force"):
+        check_output_file(out, command="similarity")
+    write_json_atomic(out, mark_json({"results": 1}, "intrinsic"))
+    with pytest.raises(ValueError, match=r"\[E071\].* is marked 'intrinsic', not 'similarity'"):
+        check_output_file(out, command="similarity")
+    check_output_file(out, command="intrinsic")  # its own: replaced
+    check_output_file(out, command="similarity", force=True)
+    (tmp_path / "r.md").write_text(text_mark("report") + "\n# A report\n")
+    assert output_mark(tmp_path / "r.md") == "report" and output_mark(tmp_path / "m.json") == "intrinsic"
+    check_output_file(tmp_path / "r.md", command="report")
+    conn = sqlite3.connect(tmp_path / "s.sqlite")
+    conn.executescript("CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('format', 'a-store');")
+    conn.commit()
+    conn.close()
+    assert output_mark(tmp_path / "s.sqlite") == "a-store"
+    check_output_file(tmp_path / "s.sqlite", command="dictionary", mark="a-store")
+    with pytest.raises(ValueError, match=r"\[E071\].* is marked 'a-store', not 'b-store'"):
+        check_output_file(tmp_path / "s.sqlite", command="dictionary", mark="b-store")
+    with pytest.raises(ValueError, match=r"\[E072\] report: .* is a directory"):
+        check_output_file(tmp_path, command="report", force=True)
+
+
+def test_a_file_another_command_wrote_makes_a_directory_not_the_commands(tmp_path):
+    """metrics.json names its writer: evaluate-originals does not overwrite evaluate's (nor a user's)."""
+    from spacy_bertram.fileio import check_output_dir, mark_json
+
+    out = tmp_path / "out"
+    out.mkdir()
+    owned = ["metrics.json", "predictions.jsonl"]
+    write_json_atomic(out / "metrics.json", mark_json({"n_items": 3}, "evaluate"))
+    (out / "predictions.jsonl").write_text("")
+    with pytest.raises(ValueError, match=r"\[E007\] evaluate-originals: .*holds metrics.json \(written by evaluate\), "
+                                         r"which evaluate-originals would overwrite.*--force"):
+        check_output_dir(out, owned, command="evaluate-originals", marked=["metrics.json"])
+    check_output_dir(out, owned, command="evaluate", marked=["metrics.json"])  # its own run: redone
+    check_output_dir(out, owned, command="evaluate-originals", marked=["metrics.json"], force=True)
+    write_json_atomic(out / "metrics.json", {"n_items": 3})
+    with pytest.raises(ValueError, match=r"metrics.json \(not marked as written by evaluate\)"):
+        check_output_dir(out, owned, command="evaluate", marked=["metrics.json"])
+
+
+def test_an_unwritable_output_is_refused_and_nothing_is_left(unwritable_dir):
+    from spacy_bertram.fileio import check_output_dir, check_output_file
+
+    where = re.escape(repr(str(unwritable_dir)))
+    for check in (lambda: check_output_dir(unwritable_dir / "out", ["a"], command="split"),
+                  lambda: check_output_dir(unwritable_dir, ["a"], command="vectors", replaces=True, force=True),
+                  lambda: check_output_file(unwritable_dir / "r.md", command="report")):
+        with pytest.raises(ValueError, match=rf"\[E070\] .*: cannot write .*: {where} is not writable"):
+            check()
+    assert list(unwritable_dir.iterdir()) == []

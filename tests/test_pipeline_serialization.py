@@ -387,3 +387,33 @@ def test_save_pipeline_killed_midway_leaves_the_old_pipeline_and_to_disk_does_no
     assert not list(tmp_path.glob(".atomic.*")) and not clean_stale_temps(tmp_path, target="atomic")
     new_docs = list(new.pipe(texts))
     assert all(same_vectors(a, b) for a, b in zip(new_docs, spacy.load(tmp_path / "atomic").pipe(texts)))
+
+
+def test_save_pipeline_replaces_only_a_previous_pipeline_save(tmp_path):
+    """The rename replaces the target whole: a directory holding anything else, or a file, is refused
+    (nothing written, nothing renamed) unless overwrite=True. nlp.to_disk would keep such files."""
+    from spacy_bertram import save_pipeline
+
+    nlp = English()
+    nlp.add_pipe("sentencizer")  # writes sentencizer.json, not a directory
+    (tmp_path / "precious").mkdir()
+    (tmp_path / "precious" / "notes.txt").write_text("mine")
+    (tmp_path / "file").write_text("mine too")
+    save_pipeline(nlp, tmp_path / "saved")
+    save_pipeline(nlp, tmp_path / "saved")  # a previous save: replaced
+    (tmp_path / "saved-too").mkdir()
+    save_pipeline(nlp, tmp_path / "saved-too")  # an empty directory
+    (tmp_path / "saved-too" / "notes.txt").write_text("added by hand")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for target, why in (("precious", r"is not a spaCy pipeline save \(no config.cfg and meta.json\) and holds notes.txt"),
+                        ("saved-too", "is a pipeline save but also holds what the pipeline did not write: notes.txt"),
+                        ("file", "is a file, not a pipeline directory")):
+        with pytest.raises(ValueError, match=rf"\[E073\] save_pipeline: .*{target}' {why}, .*overwrite=True"):
+            save_pipeline(nlp, tmp_path / target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no temp directory, no .file.old
+    assert (tmp_path / "file").read_text() == "mine too" and (tmp_path / "precious" / "notes.txt").read_text() == "mine"
+    for target in ("precious", "file"):
+        save_pipeline(nlp, tmp_path / target, overwrite=True)
+        assert spacy.load(tmp_path / target).pipe_names == ["sentencizer"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # the file's .file.old is gone too
+    assert "notes.txt" not in {p.name for p in (tmp_path / "precious").iterdir()}

@@ -192,3 +192,11 @@ def test_vectors_cli_help_and_errors(model_dir, store_dir, tmp_path):
     foreign = cli(model_dir, store_dir / "contexts.sqlite", tmp_path / "mine", "--max-count", "30", "--workers", "0")
     assert foreign.exit_code == 1 and "holds nothing vectors wrote (notes.txt)" in foreign.output
     assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+
+
+def test_the_command_checks_the_names_a_table_is_written_under():
+    """`vectors` checks its output before importing torch, by names settings.py restates."""
+    from spacy_bertram.pipeline.vector_table import META_FILE, SHARDS_DIR, VECTORS_FILE
+    from spacy_bertram.training.settings import VECTORS_OUTPUTS
+
+    assert VECTORS_OUTPUTS == (META_FILE, VECTORS_FILE, SHARDS_DIR)

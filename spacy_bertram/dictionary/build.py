@@ -73,6 +73,12 @@ def interleave(lists: Sequence[Sequence[SourcedContext]]) -> List[SourcedContext
     return list(merged.values())
 
 
+def store_path(output: PathLike) -> Path:
+    """The store's file: OUTPUT, or OUTPUT/definitions.sqlite for a directory or a name without a suffix."""
+    output = Path(output)
+    return output / STORE_FILE if output.is_dir() or not output.suffix else output
+
+
 def build_dictionary_store(
     output: PathLike,
     sources: Iterable[str] = SOURCES,
@@ -86,9 +92,7 @@ def build_dictionary_store(
     if max_per_source < 1:
         raise ValueError(Errors.E502.format(max_per_source=max_per_source))
     started = time.perf_counter()
-    output = Path(output)
-    if output.is_dir() or not output.suffix:
-        output = output / STORE_FILE
+    output = store_path(output)
     per_source: Dict[str, Dict[str, List[SourcedContext]]] = {}
     inflections: List[Tuple[str, str]] = []
     if "gcide" in sources:

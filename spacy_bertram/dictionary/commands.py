@@ -4,8 +4,10 @@ from typing import Optional
 
 import typer
 
-from ..app import app, echo_json, run_checked, setup_logging
-from .build import DEFAULT_GCIDE_INDEX, DEFAULT_MAX_PER_SOURCE, build_dictionary_store, parse_sources
+from ..app import FORCE_FILE_HELP, app, echo_json, run_checked, setup_logging
+from ..fileio import check_output_file
+from .build import DEFAULT_GCIDE_INDEX, DEFAULT_MAX_PER_SOURCE, build_dictionary_store, parse_sources, store_path
+from .store import FORMAT_NAME
 
 
 @app.command("dictionary")
@@ -19,9 +21,13 @@ def dictionary_cmd(
                                               help="keep the senses GCIDE took from WordNet 1.5 (drop them for a "
                                               "store free of WordNet, e.g. to evaluate on WordNet-rarified sets)"),
     max_per_source: int = typer.Option(DEFAULT_MAX_PER_SOURCE, help="contexts kept per headword and source"),
+    force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP + " (a definition store it wrote is "
+                               "replaced without it)"),
 ) -> None:
     """Definition contexts per headword ("kumquat: small oval citrus fruit ...") for the bertram component."""
     setup_logging()
     names = run_checked(parse_sources, sources)
+    # A previous store of this command says so in its meta table (format); anything else is refused.
+    run_checked(check_output_file, store_path(output), command="dictionary", force=force, mark=FORMAT_NAME)
     echo_json(run_checked(build_dictionary_store, output, names, gcide_index=gcide, wordnet_dir=wordnet_dir,
                           gcide_wordnet_derived=gcide_wordnet_senses, max_per_source=max_per_source))

@@ -51,6 +51,7 @@ from .datasets import (
     write_records,
 )
 from ..types import PathLike
+from .outputs import BASELINE_OUTPUTS, INFO_FILE
 from .rarify import DEFAULT_MASK_TOKEN
 from .records import Record, RecordLike, as_records, check_labels, write_docbin
 
@@ -58,9 +59,7 @@ logger = logging.getLogger("spacy_bertram")
 
 FREEZE_CALLBACK = "spacy-bertram.freeze_embeddings.v1"
 SPLIT_FILES = ("train.jsonl", "dev.jsonl", "test_candidates.jsonl")
-INFO_FILE = "baseline.json"
 #: What `train_baseline` writes into its output directory (which it replaces as a whole).
-BASELINE_OUTPUTS = ("model-best", "model-last", "config.cfg", INFO_FILE)
 
 
 # ---------------------------------------------------------------------------

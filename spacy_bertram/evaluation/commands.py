@@ -21,15 +21,10 @@ from typing import List, Optional
 
 import typer
 
-from ..app import FORCE_HELP, GPU_HELP, app, echo_json, run_checked, setup_logging
-from ..fileio import check_output_dir
-
-#: What each command writes at the top of its output directory: one of them there means a
-#: run of the command wrote it (train-baseline and assemble check their own, in the step).
-SPLIT_OUTPUTS = ("splits.json", "train.jsonl", "dev.jsonl", "test_candidates.jsonl", "train.spacy", "dev.spacy")
-RARIFY_OUTPUTS = ("rarify.json", "test.jsonl", "test.spacy", "train.spacy", "dev.spacy", ".partial", "seed-*")
-EVALUATE_OUTPUTS = ("metrics.json", "predictions.jsonl", "accuracy_by_frequency.png", "seed-*")
-POOL_OUTPUTS = ("pooled.json", "pooled.md")
+from ..app import FORCE_FILE_HELP, FORCE_HELP, GPU_HELP, app, echo_json, run_checked, setup_logging
+from ..fileio import check_output_dir, check_output_file
+from .outputs import (ASSEMBLE_OUTPUTS, BASELINE_OUTPUTS, EVALUATE_OUTPUTS, METRICS_FILE, POOL_OUTPUTS,
+                      RARIFY_OUTPUTS, SET_OUTPUTS, SPLIT_OUTPUTS)
 
 
 @app.command("split")
@@ -46,9 +41,9 @@ def split_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Split a dataset; the training DocBin gets the baseline's mask / "w / w" augmentation."""
+    run_checked(check_output_dir, output_dir, SPLIT_OUTPUTS, command="split", force=force)
     from .baseline import make_splits
 
-    run_checked(check_output_dir, output_dir, SPLIT_OUTPUTS, command="split", force=force)
     echo_json(run_checked(make_splits, dataset, output_dir, assets=assets, max_words=max_words,
                             max_train=max_train, max_dev=max_dev, max_test=max_test,
                             dev_fraction=dev_fraction, seed=seed))
@@ -70,6 +65,7 @@ def train_baseline_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train the rarification baseline (embedding layer frozen) with `spacy train`."""
+    run_checked(check_output_dir, output_dir, BASELINE_OUTPUTS, command="train-baseline", force=force, replaces=True)
     from .baseline import train_baseline
 
     setup_logging()
@@ -99,10 +95,10 @@ def rarify_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Build the rarified test set (resumes an interrupted run)."""
+    run_checked(check_output_dir, output_dir, RARIFY_OUTPUTS, command="rarify", force=force)
     from .rarify_step import run_rarification
 
     setup_logging()
-    run_checked(check_output_dir, output_dir, RARIFY_OUTPUTS, command="rarify", force=force)
     echo_json(run_checked(run_rarification, model_dir, splits_dir, output_dir, counts, max_zipf=max_zipf,
                             max_candidates=max_candidates, max_masks=max_masks,
                             misspelling_rate=misspelling_rate, seed=seed, gpu_id=gpu_id,
@@ -138,10 +134,10 @@ def evaluate_cmd(
                                                     "only: `dictionary OUT --sources gcide --no-gcide-wordnet-senses`)"),
 ) -> None:
     """Accuracy, gold-label log-probability and paired bootstrap CIs vs the baseline on the rarified test set."""
+    run_checked(check_output_dir, output_dir, EVALUATE_OUTPUTS, command="evaluate", force=force, marked=[METRICS_FILE])
     from .downstream import DEFAULT_SYSTEMS, evaluate_systems
 
     setup_logging()
-    run_checked(check_output_dir, output_dir, EVALUATE_OUTPUTS, command="evaluate", force=force)
     chosen = list(DEFAULT_SYSTEMS) if systems.strip() == "all" else split_systems(systems)
     metrics = run_checked(evaluate_systems, model_dir, rarified_dir, output_dir, bertram_path=bertram,
                            context_store=context_store, systems=chosen, max_zipf=max_zipf,
@@ -163,8 +159,11 @@ def evaluate_originals_cmd(
     contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Do no harm: every original test text, stock vs with bertram (accuracy, log p(gold), paired CIs)."""
+    run_checked(check_output_dir, output_dir, SET_OUTPUTS, command="evaluate-originals", force=force,
+                marked=[METRICS_FILE])
     from .downstream import evaluate_originals
 
     setup_logging()
@@ -204,9 +203,9 @@ def pool_cmd(
 ) -> None:
     """Pool per-item results of several rarified sets: the same figures as evaluate, with
     test texts resampled as clusters, stratified by groups of sets sharing texts."""
+    run_checked(check_output_dir, output, POOL_OUTPUTS, command="pool", force=force)
     from .pooling import pool_files, pooled_markdown
 
-    run_checked(check_output_dir, output, POOL_OUTPUTS, command="pool", force=force)
     result = run_checked(pool_files, metrics_dirs, output, n_resamples=bootstrap_resamples, seed=seed)
     typer.echo("\n".join(pooled_markdown(result, per_set=False)))
 
@@ -219,8 +218,11 @@ def similarity_cmd(
     output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
     max_contexts: int = typer.Option(16, help="contexts per rare word"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Spearman's rho between human scores and cosines in the encoder's input-embedding space."""
+    if output is not None:
+        run_checked(check_output_file, output, command="similarity", force=force)
     from .similarity_eval import evaluate_similarity_files
 
     setup_logging()
@@ -252,8 +254,11 @@ def intrinsic_cmd(
                                               "and bertram_both for CRW and Card-660, and their coverage"),
     fold: Optional[str] = typer.Option(None, help="score one fold of the rare words only, I/K (e.g. 0/2; split by "
                                        "rare word with a fixed seed; Chimeras by item)"),
+    force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Spearman on real rare words (CRW, Card-660, Chimeras): subword mean vs BERTRAM, paired bootstrap CIs."""
+    if output is not None:
+        run_checked(check_output_file, output, command="intrinsic", force=force)
     from .intrinsic import evaluate_intrinsic
     from .intrinsic_table import format_table
 
@@ -282,9 +287,12 @@ def synonym_recovery_cmd(
     max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     wordnet_dir: Optional[Path] = typer.Option(None, help="directory with the WordNet 3.0 dict files"),
+    force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Cosine, rank and hits@10 of the replaced word's embedding for each system's vector of a rare
     synonym: subword mean vs BERTRAM (form, text, store contexts), paired bootstrap CIs."""
+    if output is not None:
+        run_checked(check_output_file, output, command="synonym-recovery", force=force)
     from .synonym_recovery import format_markdown
     from .synonym_systems import evaluate_synonym_recovery
 
@@ -307,8 +315,10 @@ def report_cmd(
     pooled: Optional[Path] = typer.Option(None, help="pooled.json of the pool step: its table comes first"),
     originals: Optional[Path] = typer.Option(None, help="pooled.json of the originals step (do no harm): its table next"),
     synonyms: Optional[Path] = typer.Option(None, help="the synonym-recovery JSON: its table after the pooled one"),
+    force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Write the markdown report."""
+    run_checked(check_output_file, output, command="report", force=force)
     from .report import write_report
 
     names = [d.strip() for d in datasets.split(",") if d.strip()]
@@ -332,6 +342,7 @@ def assemble_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Save the baseline textcat with the bertram component as one pipeline."""
+    run_checked(check_output_dir, output_dir, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
     from .pipelines import assemble_pipeline
 
     path = run_checked(assemble_pipeline, model_dir, bertram, output_dir, injection=injection,

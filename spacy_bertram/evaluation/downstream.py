@@ -298,7 +298,8 @@ def evaluate_originals(
     extra = {"texts": "original test candidates", "mean_injected_per_doc": result.injected,
              "max_zipf": max_zipf, "contexts_per_word": contexts_per_word, "bertram": str(bertram_path),
              "seconds_per_system": seconds, "seconds": round(time.time() - start, 2)}
-    return write_set_outputs(Path(output_dir), items, result.predictions, result.p_gold, extra, n_resamples)
+    return write_set_outputs(Path(output_dir), items, result.predictions, result.p_gold, extra, n_resamples,
+                             command="evaluate-originals")
 
 
 __all__ = ["DEFAULT_SYSTEMS", "ORIGINAL_TEXT_SYSTEMS", "SYSTEMS", "System", "evaluate_originals", "evaluate_systems",

@@ -45,7 +45,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 import numpy as np
 
 from ..errors import Errors
-from ..fileio import write_json_atomic
+from ..fileio import mark_json, write_json_atomic
 from ..frequencies import WordfreqFrequencies
 from ..pipeline.component import DEFAULT_CONFIG
 from ..pipeline.device import select_device
@@ -405,7 +405,7 @@ def evaluate_intrinsic(
                         "fed_contexts_per_word": fed_contexts_per_word()})
     metrics["seconds"] = round(time.perf_counter() - started, 2)
     if output is not None:
-        write_json_atomic(Path(output), metrics)
+        write_json_atomic(Path(output), mark_json(metrics, "intrinsic"))
     return metrics
 
 

@@ -27,6 +27,7 @@ from ..pipeline import component  # noqa: F401  (registers the bertram factory a
 from ..rare_words import RareWordRule
 from ..storage import load_bertram
 from ..types import PathLike
+from .outputs import ASSEMBLE_OUTPUTS
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -143,9 +144,6 @@ def add_bertram(
 # ---------------------------------------------------------------------------
 # The pipeline that gets packaged
 
-
-#: What `assemble` writes into its output directory (which it replaces as a whole).
-ASSEMBLE_OUTPUTS = ("pipeline", "code.py")
 
 PACKAGE_CODE = '''"""Registers spacy-bertram's factory, layers and misc functions when the package loads."""
 import spacy_bertram.pipeline.component  # noqa: F401

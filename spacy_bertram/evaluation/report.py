@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..errors import Errors
-from ..fileio import atomic_path
+from ..fileio import atomic_path, text_mark
 from ..types import PathLike
 from .pooling import load_pooled, pooled_markdown
 from .synonym_recovery import format_markdown as synonym_markdown
@@ -251,7 +251,7 @@ def write_report(
     with `originals` (the pooled do-no-harm evaluation on original texts), its table next."""
     out = Path(output)
     report_dir = out.parent
-    lines = [f"# {title}", ""]
+    lines = [text_mark("report"), f"# {title}", ""]  # the mark: the next run knows its own file
     layouts = {name: DatasetDirs.layout(name, corpus_dir, training_dir, metrics_dir) for name in datasets}
     done = {name: d for name, d in layouts.items() if (d.metrics / "metrics.json").is_file()}
     if not done:

@@ -17,8 +17,9 @@ from typing import Any, Dict, List, Mapping, Sequence, Union
 
 import numpy as np
 
-from ..fileio import atomic_path, write_json_atomic
+from ..fileio import atomic_path, mark_json, write_json_atomic
 from .metrics import accuracy_by_frequency, accuracy_by_subset, compare_systems, plot_accuracy_by_frequency
+from .outputs import METRICS_FILE
 from .paired import DEFAULT_RESAMPLES, compare_to_baseline, prediction_rows, table_from_rows
 
 
@@ -47,11 +48,13 @@ def write_set_outputs(
     extra: Mapping[str, Any],
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    command: str = "evaluate",
 ) -> Dict[str, Any]:
     """Write metrics.json, predictions.jsonl and the PNG for one set; returns the metrics.
 
     `predictions` / `p_gold` map system -> per-item values, the baseline first;
-    `extra` (settings, coverage, times) is merged into metrics.json as given.
+    `extra` (settings, coverage, times) is merged into metrics.json as given;
+    metrics.json names the `command` that wrote it (the output check of the next run reads it).
     """
     out = Path(output_dir)
     systems = list(predictions)
@@ -76,7 +79,7 @@ def write_set_outputs(
         "by_frequency": {s: [vars(b) | {"label": b.label} for b in bs] for s, bs in buckets.items()},
         **extra,
     }
-    write_json_atomic(out / "metrics.json", finite(metrics))
+    write_json_atomic(out / METRICS_FILE, finite(mark_json(metrics, command)))
     return metrics
 
 

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from .similarity import Pair, SubwordMean, evaluate_similarity, read_contexts, read_similarity_pairs
 from ..errors import Errors
-from ..fileio import write_json_atomic
+from ..fileio import mark_json, write_json_atomic
 from ..pipeline.contexts import STORE_FILE, open_context_store
 from ..pipeline.device import select_device
 from ..storage import load_bertram
@@ -83,7 +83,7 @@ def evaluate_similarity_files(
         "results": results, "seconds": round(time.perf_counter() - started, 2),
     }
     if output is not None:
-        write_json_atomic(Path(output), metrics)
+        write_json_atomic(Path(output), mark_json(metrics, "similarity"))
     return metrics
 
 

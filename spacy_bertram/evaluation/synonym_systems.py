@@ -24,7 +24,7 @@ import spacy
 from spacy.tokens import Doc
 
 from ..errors import Errors
-from ..fileio import write_json_atomic
+from ..fileio import mark_json, write_json_atomic
 from ..frequencies import CountTable
 from ..dictionary.wordnet import load_wordnet
 from ..pipeline.device import select_device
@@ -230,7 +230,7 @@ def evaluate_synonym_recovery(
     }
     metrics["seconds"] = round(time.perf_counter() - started, 2)
     if output is not None:
-        write_json_atomic(Path(output), metrics)
+        write_json_atomic(Path(output), mark_json(metrics, "synonym-recovery"))
     return metrics
 
 

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Callable, Collection, Dict, Iterable, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Collection, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import srsly
 from spacy import util
 
 from ..errors import Errors
-from ..fileio import atomic_path, clean_stale_temps, staged_files
+from ..fileio import atomic_path, check_writable, clean_stale_temps, output_entries, staged_files
 
 CFG = "cfg"
 #: A part's bytes when saved (None: nothing to save).
@@ -190,14 +190,68 @@ def read_disk(path: Union[str, Path], readers: Mapping[str, Reader], exclude: It
                       strings=strings, unlisted=unlisted)
 
 
-def save_pipeline(nlp: Any, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> Path:
+#: What `nlp.to_disk` writes besides one entry per component (NAME, or NAME.json as the sentencizer writes).
+PIPELINE_FILES = ("config.cfg", "meta.json", "tokenizer", "vocab")
+COMPONENT_SUFFIXES = (".json", ".jsonl")
+
+
+def saved_components(path: Path) -> Optional[List[str]]:
+    """The component names a pipeline save at `path` lists (meta.json), or None where it is no save
+    (config.cfg or meta.json missing, meta.json unreadable)."""
+    try:
+        meta = srsly.read_json(path / "meta.json") if (path / "config.cfg").is_file() else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict):
+        return None
+    names = meta.get("components") or [*meta.get("pipeline", []), *meta.get("disabled", [])]
+    return [name for name in names if isinstance(name, str) and name]
+
+
+def _component_entries(name: str) -> List[str]:
+    try:
+        return [name, *(Path(name).with_suffix(suffix).name for suffix in COMPONENT_SUFFIXES)]
+    except ValueError:  # a name with no stem ("."): only the name itself
+        return [name]
+
+
+def check_pipeline_target(target: Path, overwrite: bool = False) -> None:
+    """Refuse what `save_pipeline` would delete or hide: a file, or a directory holding anything but a
+    previous pipeline save (config.cfg, meta.json and only the entries that save's components write).
+
+    `overwrite` replaces either; the target must be writable anyway.
+    """
+    if not overwrite and target.exists():
+        if not target.is_dir():
+            raise ValueError(Errors.E073.format(target=str(target), why="is a file, not a pipeline directory"))
+        names = output_entries(target)
+        saved = saved_components(target)
+        if saved is None:
+            foreign = names
+            why = "is not a spaCy pipeline save (no config.cfg and meta.json) and holds"
+        else:
+            known = {*PIPELINE_FILES, *(entry for name in saved for entry in _component_entries(name))}
+            foreign = [name for name in names if name not in known]
+            why = "is a pipeline save but also holds what the pipeline did not write:"
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            raise ValueError(Errors.E073.format(target=str(target), why=f"{why} {shown}"))
+    check_writable(target, command="save_pipeline", replaces=True)
+
+
+def save_pipeline(nlp: Any, path: Union[str, Path], *, exclude: Iterable[str] = tuple(),
+                  overwrite: bool = False) -> Path:
     """`nlp.to_disk` into a temp directory beside `path`, then one rename over it.
 
     A save that fails or is killed leaves the previous pipeline at `path`
     whole (`nlp.to_disk(path)` writes into it file by file); temp directories
-    a killed save left beside it are removed by the next save.
+    a killed save left beside it are removed by the next save. The rename
+    replaces `path` as a whole, so a `path` that holds anything but a
+    previous pipeline save, or is a file, is refused before anything is
+    written unless `overwrite` (what it holds is then lost).
     """
     target = Path(path)
+    check_pipeline_target(target, overwrite)
     if target.parent.is_dir():
         clean_stale_temps(target.parent, target=target.name)
     with atomic_path(target, is_dir=True) as tmp:

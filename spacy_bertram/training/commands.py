@@ -22,8 +22,8 @@ from ..errors import Errors
 from ..fileio import check_output_dir
 from ..pipeline.contexts import DEFAULT_WINDOW, open_context_store
 from .settings import (DEFAULT_HELD_OUT, DEFAULT_MAX_CONTEXTS, DEFAULT_MIN_COUNT, DEFAULT_RARE_MAX_CONTEXTS,
-                       PREPARE_FILES, TARGET_FILES, TRAIN_OUTPUTS, OTASettings, RunOptions, TrainingData,
-                       TrainSettings, check_workers)
+                       METRICS_FILE, PREPARE_FILES, TARGET_FILES, TRAIN_OUTPUTS, VECTORS_OUTPUTS, OTASettings,
+                       RunOptions, TrainingData, TrainSettings, check_workers)
 
 TRAIN = TrainSettings()
 NETWORK = TRAIN.network
@@ -50,14 +50,14 @@ def prepare_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Count words and collect contexts for BERTRAM training (contexts.sqlite, counts.tsv, prepare.json)."""
-    from .prepare import prepare
-
     setup_logging()
     *corpus, output = paths
     if not corpus:  # one path is not taken as the output: the store would land in a corpus directory
         fail(ValueError(Errors.E206.format(output=str(output))))
     run_checked(check_workers, workers)
     run_checked(check_output_dir, output, PREPARE_FILES, command="prepare", force=force)
+    from .prepare import prepare
+
     close = None
     try:
         client = None
@@ -141,12 +141,12 @@ def _words_and_targets(
 @_with_options(_words_and_targets)
 def targets_cmd(args: WordsAndTargets) -> None:
     """Training words and their targets (embedding rows, or one-token approximation)."""
+    run_checked(check_output_dir, args.output, TARGET_FILES, command="targets", force=args.force, replaces=True)
     from ..encoder import load_encoder
     from ..pipeline.device import select_device
     from .targets import build_targets
 
     setup_logging()
-    run_checked(check_output_dir, args.output, TARGET_FILES, command="targets", force=args.force, replaces=True)
 
     def build():
         device = select_device(args.gpu_id)
@@ -200,12 +200,12 @@ def train_cmd(
                                              "training word"),
 ) -> None:
     """Train BERTRAM: the training stages, validation and the form ablation (resumes if interrupted)."""
-    from .run import train
-
     setup_logging()
     if mode not in MODES:
         fail(ValueError(Errors.E207.format(modes=", ".join(MODES), mode=mode)))
-    run_checked(check_output_dir, args.output, TRAIN_OUTPUTS, command="train", force=args.force)
+    run_checked(check_output_dir, args.output, TRAIN_OUTPUTS, command="train", force=args.force,
+                marked=[METRICS_FILE])
+    from .run import train
 
     def run():
         network = BertramConfig(
@@ -258,14 +258,15 @@ def vectors_cmd(
 
     Runs on Dask distributed; a killed run resumes where it stopped when re-run.
     """
-    from .vectors import build_vector_table
-
     setup_logging()
     run_checked(check_workers, workers)
     try:
         gpu_ids = [int(g) for g in gpu_id.split(",") if g.strip() and int(g) >= 0]
     except ValueError:
         fail(ValueError(Errors.E208.format(gpu_id=gpu_id)))
+    run_checked(check_output_dir, output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
+    from .vectors import build_vector_table
+
     echo_json(run_checked(build_vector_table, model, store, output, min_count=min_count, max_count=max_count,
                           word_list=words, min_contexts=min_contexts, max_contexts=max_contexts,
                           shard_size=shard_size, workers=workers, scheduler=scheduler, gpu_ids=gpu_ids,

@@ -19,7 +19,7 @@ from ..config import check_read_layer
 from ..encoder import encoder_layer_count, load_encoder
 from ..errors import Errors
 from ..pipeline.device import make_deterministic, select_device
-from ..fileio import clean_stale_temps, write_json_atomic
+from ..fileio import clean_stale_temps, mark_json, write_json_atomic
 from ..storage import save_bertram
 from .definition_contexts import WithDefinitions
 from .ota import OTASettings
@@ -228,7 +228,7 @@ def train(
         "seconds_this_call": {k: round(v, 1) for k, v in seconds.items()},
         "settings": settings.to_dict(),
     }
-    write_json_atomic(output / METRICS_FILE, metrics)
+    write_json_atomic(output / METRICS_FILE, mark_json(metrics, "train"))
     if not options.keep_cache:
         shutil.rmtree(output / "cache", ignore_errors=True)
     if (output / "checkpoints").is_dir() and not any((output / "checkpoints").iterdir()):

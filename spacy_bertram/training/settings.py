@@ -32,6 +32,10 @@ TRAIN_OUTPUTS = (*RUN_FILES, "stage*", "ablation-*")
 #: What `targets` writes (it replaces the directory as a whole) and what `prepare` writes.
 TARGET_FILES = ("targets.json", "targets.safetensors")
 PREPARE_FILES = (STORE_FILE, "counts.tsv", "prepare.json")
+#: What `vectors` writes (the table replaces the directory as a whole): pipeline/vector_table.py's
+#: META_FILE, VECTORS_FILE and SHARDS_DIR, named here so that the command checks its output before
+#: it imports torch (tests/test_training_vectors.py checks that they agree).
+VECTORS_OUTPUTS = ("table.json", "vectors.safetensors", "shards")
 
 
 def check_workers(workers: Optional[int]) -> None:
@@ -158,5 +162,5 @@ class RunOptions:
 
 
 __all__ = ["METRICS_FILE", "MODEL_DIR", "PREPARE_FILES", "RUN_FILES", "TARGETS_DIR", "TARGET_FILES",
-           "TRAIN_OUTPUTS", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
+           "TRAIN_OUTPUTS", "VECTORS_OUTPUTS", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
            "NETWORK_KEYS", "NOT_TRAINING_SETTINGS", "OTASettings", "RunOptions", "TrainingData", "TrainSettings"]

@@ -21,12 +21,12 @@ from tqdm import tqdm
 from ..errors import Errors
 from ..fileio import check_output_dir
 from ..pipeline.contexts import ContextStore, open_context_store
-from ..pipeline.vector_table import META_FILE, SHARDS_DIR, VECTORS_FILE, VectorTable, encoder_identity
+from ..pipeline.vector_table import META_FILE, VectorTable, encoder_identity
 from ..pipeline.word_sources import word_key_function
 from ..storage import load_bertram, model_fingerprint
 from ..types import PathLike
 from .distributed import open_client, run_on_dask
-from .settings import check_workers
+from .settings import VECTORS_OUTPUTS, check_workers
 from .shards import JobSettings, ShardStore, infer_words, worker_state
 
 logger = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ def build_vector_table(
     if shard_size < 1:
         raise ValueError(Errors.E264.format(shard_size=shard_size))
     check_workers(workers)
-    check_output_dir(output, (META_FILE, VECTORS_FILE, SHARDS_DIR), command="vectors", force=force, replaces=True)
+    check_output_dir(output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
     model_path, store_path = Path(model_path).resolve(), Path(store_path).resolve()
     network = load_bertram(model_path)  # here for the word key and the encoder identity
     model_id = model_fingerprint(model_path)

@@ -10,6 +10,8 @@ from typing import Optional
 import typer
 
 from ...app import FORCE_HELP, GPU_HELP, app, echo_json, run_checked, setup_logging
+from ...fileio import check_output_dir
+from ..outputs import METRICS_FILE, NER_EVALUATE_OUTPUTS, NER_FOLDS_OUTPUTS, NER_TRAIN_OUTPUTS
 
 
 @app.command("ner-folds")
@@ -25,6 +27,7 @@ def ner_folds_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Write the folds once, so every system sees the same ones."""
+    run_checked(check_output_dir, output_dir, NER_FOLDS_OUTPUTS, command="ner-folds", force=force, replaces=True)
     import spacy
 
     from .data import load_ner_docs
@@ -57,6 +60,7 @@ def ner_train_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train stock and bertram NER on every fold; finished folds are skipped (a killed run resumes)."""
+    run_checked(check_output_dir, training_dir, NER_TRAIN_OUTPUTS, command="ner-train", force=force)
     from .systems import NerTraining, train_folds
 
     setup_logging()
@@ -77,6 +81,8 @@ def ner_evaluate_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Stock, trained with bertram, and bertram at test time only, on every test fold."""
+    run_checked(check_output_dir, output_dir, NER_EVALUATE_OUTPUTS, command="ner-evaluate", force=force,
+                marked=[METRICS_FILE])
     from .evaluate import evaluate_ner
 
     setup_logging()

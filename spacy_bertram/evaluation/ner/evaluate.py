@@ -12,9 +12,10 @@ import time
 from pathlib import Path
 from typing import Dict, List, Mapping, Sequence
 
-from ...fileio import check_output_dir, write_json_atomic
+from ...fileio import check_output_dir, mark_json, write_json_atomic
 from ...pipeline.device import use_device
 from ...types import PathLike
+from ..outputs import METRICS_FILE, NER_EVALUATE_OUTPUTS
 from .compare import DEFAULT_RESAMPLES, compare_to_stock
 from .folds import read_folds
 from .predict import predict_folds, read_rows
@@ -23,8 +24,6 @@ from .scores import score_system
 from .systems import STOCK, SYSTEMS
 
 logger = logging.getLogger("spacy_bertram")
-
-METRICS_FILE = "metrics.json"
 
 
 def summarise(rows: Sequence[Mapping], systems: Sequence[str], n_resamples: int, seed: int,
@@ -44,8 +43,7 @@ def evaluate_ner(folds_dir: PathLike, training_dir: PathLike, output_dir: PathLi
                  n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, gpu_id: int = -1,
                  force: bool = False) -> Dict[str, object]:
     """Predict every fold with the three systems, score, bootstrap, write the outputs."""
-    check_output_dir(output_dir, ("fold-*.jsonl", METRICS_FILE, REPORT_FILE, PLOT_FILE), command="ner-evaluate",
-                     force=force)
+    check_output_dir(output_dir, NER_EVALUATE_OUTPUTS, command="ner-evaluate", force=force, marked=[METRICS_FILE])
     use_device(gpu_id)
     start = time.time()
     info = read_folds(folds_dir)
@@ -63,7 +61,7 @@ def evaluate_ner(folds_dir: PathLike, training_dir: PathLike, output_dir: PathLi
     }
     plot_f1_by_rarity(metrics, out / PLOT_FILE)
     metrics["seconds"]["total"] = round(time.time() - start, 1)  # type: ignore[index]
-    write_json_atomic(out / METRICS_FILE, metrics)
+    write_json_atomic(out / METRICS_FILE, mark_json(metrics, "ner-evaluate"))
     write_report(metrics, out / REPORT_FILE, train_summary=Path(training_dir) / "train.json")
     return metrics
 

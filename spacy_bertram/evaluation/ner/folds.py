@@ -21,8 +21,8 @@ from spacy.tokens import Doc, DocBin
 from ...errors import Errors
 from ...fileio import atomic_path, check_output_dir, write_json_atomic
 from ...types import PathLike
+from ..outputs import FOLDS_FILE, NER_FOLDS_OUTPUTS
 
-FOLDS_FILE = "folds.json"
 PARTS = ("train", "dev", "test")
 
 
@@ -55,7 +55,7 @@ def fold_parts(fold_of: Sequence[int], fold: int, dev_share: float, seed: int) -
 def write_folds(docs: Sequence[Doc], output_dir: PathLike, k: int = 2, seed: int = 0, dev_share: float = 0.1,
                 source: str = "", force: bool = False) -> Dict[str, object]:
     """Write the k folds' DocBins and folds.json (replacing the directory); returns the summary."""
-    check_output_dir(output_dir, ("fold-*", FOLDS_FILE), command="ner-folds", force=force, replaces=True)
+    check_output_dir(output_dir, NER_FOLDS_OUTPUTS, command="ner-folds", force=force, replaces=True)
     fold_of = assign_folds(len(docs), k, seed)
     summary: Dict[str, object] = {"source": source, "texts": len(docs), "folds": k, "seed": seed,
                                   "dev_share": dev_share, "entities": sum(len(d.ents) for d in docs),

@@ -12,10 +12,9 @@ from typing import Dict, List, Mapping, Optional
 
 from ...fileio import atomic_path
 from ...types import PathLike
+from ..outputs import PLOT_FILE, REPORT_FILE
 from .scores import BUCKETS
 
-REPORT_FILE = "report.md"
-PLOT_FILE = "f1_by_rarity.png"
 LABELS = {"stock": "stock", "bertram": "trained with bertram", "bertram_test_time": "bertram at test time only"}
 
 

@@ -32,7 +32,8 @@ from ...fileio import check_output_dir, write_json_atomic
 from ...pipeline.component import DEFAULT_CONFIG
 from ...storage import model_fingerprint
 from ...types import PathLike
-from ..baseline import INFO_FILE, train_baseline
+from ..baseline import train_baseline
+from ..outputs import INFO_FILE, NER_TRAIN_OUTPUTS, TRAIN_SUMMARY
 from ..pipelines import load_injecting
 from .folds import fold_dir, read_folds
 
@@ -41,11 +42,8 @@ logger = logging.getLogger("spacy_bertram")
 STOCK, BERTRAM, TEST_TIME = "stock", "bertram", "bertram_test_time"
 SYSTEMS = (STOCK, BERTRAM, TEST_TIME)
 TRAINED = (STOCK, BERTRAM)
-TRAIN_SUMMARY = "train.json"
 #: fold-I/SYSTEM.ner_run.json: the settings fold I's SYSTEM was trained with
 RUN_FILE = "ner_run.json"
-#: what ner-train writes at the top of its output directory
-TRAIN_OUTPUTS = ("fold-*", TRAIN_SUMMARY)
 
 
 @dataclass(frozen=True)
@@ -98,7 +96,7 @@ def model_dir(training_dir: PathLike, fold: int, system: str) -> Path:
 def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
                 context_store: Optional[PathLike], settings: NerTraining, force: bool = False) -> Dict[str, object]:
     """Train stock and bertram NER on every fold (finished folds are skipped); writes train.json."""
-    check_output_dir(training_dir, TRAIN_OUTPUTS, command="ner-train", force=force)
+    check_output_dir(training_dir, NER_TRAIN_OUTPUTS, command="ner-train", force=force)
     if not Path(bertram).is_dir():
         raise ValueError(Errors.E413.format(bertram=str(bertram)))
     if context_store is not None and not Path(context_store).is_file():

@@ -1,0 +1,34 @@
+"""What each evaluation command writes at the top of its output directory, importable at no cost.
+
+A command checks its output (`fileio.check_output_dir`) before it imports its step (spaCy, torch:
+seconds), so a refused output costs nothing and nothing is written; the steps, which check again
+for callers from Python, read the same names from here.
+"""
+#: The record of a run of evaluate, evaluate-originals and ner-evaluate: it names the command that
+#: wrote it (`fileio.mark_json`), so none of them overwrites another's (or a user's) metrics.json.
+METRICS_FILE = "metrics.json"
+
+SPLIT_OUTPUTS = ("splits.json", "train.jsonl", "dev.jsonl", "test_candidates.jsonl", "train.spacy", "dev.spacy")
+RARIFY_OUTPUTS = ("rarify.json", "test.jsonl", "test.spacy", "train.spacy", "dev.spacy", ".partial", "seed-*")
+#: One evaluated set (`set_outputs.write_set_outputs`): what evaluate-originals writes.
+SET_OUTPUTS = (METRICS_FILE, "predictions.jsonl", "accuracy_by_frequency.png")
+EVALUATE_OUTPUTS = (*SET_OUTPUTS, "seed-*")
+POOL_OUTPUTS = ("pooled.json", "pooled.md")
+
+#: train-baseline and assemble replace their directory as a whole.
+INFO_FILE = "baseline.json"
+BASELINE_OUTPUTS = ("model-best", "model-last", "config.cfg", INFO_FILE)
+ASSEMBLE_OUTPUTS = ("pipeline", "code.py")
+
+#: ner-folds (replaces its directory), ner-train and ner-evaluate.
+FOLDS_FILE = "folds.json"
+NER_FOLDS_OUTPUTS = ("fold-*", FOLDS_FILE)
+TRAIN_SUMMARY = "train.json"
+NER_TRAIN_OUTPUTS = ("fold-*", TRAIN_SUMMARY)
+REPORT_FILE = "report.md"
+PLOT_FILE = "f1_by_rarity.png"
+NER_EVALUATE_OUTPUTS = ("fold-*.jsonl", METRICS_FILE, REPORT_FILE, PLOT_FILE)
+
+__all__ = ["ASSEMBLE_OUTPUTS", "BASELINE_OUTPUTS", "EVALUATE_OUTPUTS", "FOLDS_FILE", "INFO_FILE", "METRICS_FILE",
+           "NER_EVALUATE_OUTPUTS", "NER_FOLDS_OUTPUTS", "NER_TRAIN_OUTPUTS", "PLOT_FILE", "POOL_OUTPUTS",
+           "RARIFY_OUTPUTS", "REPORT_FILE", "SET_OUTPUTS", "SPLIT_OUTPUTS", "TRAIN_SUMMARY"]
