@@ -9,7 +9,11 @@ from typing import Optional
 
 import typer
 
-from ...app import FORCE_HELP, GPU_HELP, app, echo_json, run_checked, setup_logging
+from ...app import (FORCE_HELP, GPU_HELP, app, check_gpu, check_lang, check_made_by, check_options, echo_json,
+                    run_checked, setup_logging)
+
+#: What ner-train and ner-evaluate read from the directory ner-folds writes.
+FOLDS_FILES = ("folds.json",)
 
 
 @app.command("ner-folds")
@@ -25,6 +29,8 @@ def ner_folds_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Write the folds once, so every system sees the same ones."""
+    run_checked(check_options, folds=(folds, ">= 2"), dev_share=(dev_share, "[0, 1)"))
+    run_checked(check_lang, lang)
     import spacy
 
     from .data import load_ner_docs
@@ -57,6 +63,10 @@ def ner_train_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train stock and bertram NER on every fold; finished folds are skipped (a killed run resumes)."""
+    run_checked(check_options, max_steps=(max_steps, ">= 1"), eval_frequency=(eval_frequency, ">= 1"),
+                batch_size=(batch_size, ">= 1"), learn_rate=(learn_rate, "> 0"))
+    run_checked(check_made_by, folds_dir, "FOLDS_DIR", "ner-folds", FOLDS_FILES)
+    run_checked(check_gpu, gpu_id)
     from .systems import NerTraining, train_folds
 
     setup_logging()
@@ -77,6 +87,9 @@ def ner_evaluate_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Stock, trained with bertram, and bertram at test time only, on every test fold."""
+    run_checked(check_options, bootstrap_resamples=(bootstrap_resamples, ">= 1"))
+    run_checked(check_made_by, folds_dir, "FOLDS_DIR", "ner-folds", FOLDS_FILES)
+    run_checked(check_gpu, gpu_id)
     from .evaluate import evaluate_ner
 
     setup_logging()
