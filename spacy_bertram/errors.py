@@ -405,6 +405,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E391 = ("Dataset {name!r} not found at {path}. It is an optional asset that needs internet: `python -m spacy "
             "project assets --extra`, or put the archive there by hand.")
     E392 = "Dataset file {path} not found."
+    E393 = "synonym-recovery has no pairs to read: give --rarified DIR (a rarify output) and/or --wordnet."
+    E394 = "{option} must be at least 1, got {value}."
+    E395 = "No (rare word, one-wordpiece original) pair to score{fold}: {detail}; add rarified sets or --wordnet."
+    E396 = "{path}: item {id} has a substitution without {missing}: no rarify output; run the rarify step again."
 
     # E4xx: named-entity evaluation (evaluation/ner/)
     E401 = "No texts to compare."

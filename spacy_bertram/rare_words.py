@@ -33,8 +33,12 @@ from .frequencies import Frequencies, check_max_zipf
 
 
 FREQUENCY_SOURCES = ("auto", "model", "wordfreq", "store")
-#: Apostrophes that mark a clitic piece ("n't", "'s", "’ll").
+#: Apostrophes that mark a clitic piece ("n't", "'ll", "’ve").
 APOSTROPHES = ("'", "\u2019")
+#: Possessive endings, which follow a whole written word ("Zelenskyy|'s", "Joneses|'"); a lone
+#: apostrophe is as often a quotation mark ("'kumquat'"). Names in the possessive are the rare
+#: words NER cares about most, so these never make their neighbour a split piece.
+POSSESSIVES = frozenset({"'s", "'S", "\u2019s", "\u2019S", "'", "\u2019"})
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class RareWordRule:
     min_length: shortest token, in characters.
     skip_split_pieces: skip pieces of a word the tokenizer split ("wo" and "n't"
         of "won't", "gon" and "na" of "gonna"): their meaning is the whole word's.
+        A word in the possessive ("Zelenskyy's") is not such a piece.
     """
 
     frequencies: str = "auto"
@@ -102,13 +107,17 @@ def is_alphabetic(text: str) -> bool:
 
 
 def _glues(text: str) -> bool:
-    """A neighbour that makes a token part of a longer word: letters or a clitic ("n't", "'s")."""
+    """A neighbour that makes a token part of a longer word: letters or a clitic ("n't", "'ll"),
+    but not a possessive ending or a quotation mark."""
+    if text in POSSESSIVES:
+        return False
     return text[:1].isalpha() or any(mark in text for mark in APOSTROPHES)
 
 
 def is_split_piece(token: Token) -> bool:
     """True for a token written without a space next to letters or a clitic: a piece of
-    one written word that the tokenizer split ("wo|n't", "ca|n't", "gon|na", "can|not")."""
+    one written word that the tokenizer split ("wo|n't", "ca|n't", "gon|na", "can|not").
+    A word before a possessive ("kumquat|'s") or inside quotation marks is a whole word."""
     doc = token.doc
     if not token.whitespace_ and token.i + 1 < len(doc) and _glues(doc[token.i + 1].text):
         return True

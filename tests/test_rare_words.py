@@ -74,6 +74,22 @@ def test_split_pieces_are_skipped_only_when_glued():
     assert RareWordRule(skip_split_pieces=False).is_candidate(doc[2])  # "gon"
 
 
+def test_a_word_in_the_possessive_or_in_quotes_is_judged_as_a_word(minilm_finder):
+    """The word before "'s" is a whole written word; clitic stems ("wo", "ca", "gon") stay skipped."""
+    split = "a piece of a word the tokenizer split"
+    doc = spacy.blank("en")("kumquat's peel, Brzezinski's book, Zelenskyy\u2019s speech, McDonald's menu, "
+                            "the Joneses' 'kumquat' and I won't, can't, gonna")
+    decisions = {t.text: minilm_finder.explain(t) for t in doc}
+    for name in ("kumquat", "Brzezinski", "Zelenskyy", "McDonald", "Joneses"):
+        assert decisions[name].reason != split, (name, decisions[name])
+        assert decisions[name].wordpieces is not None  # judged by frequency and wordpieces
+    assert decisions["kumquat"].rare  # "kumquat's" and "'kumquat'" alike
+    assert decisions["Zelenskyy"].rare and decisions["Zelenskyy"].zipf < 3
+    for piece in ("wo", "ca", "gon", "na"):
+        assert decisions[piece].reason == split, (piece, decisions[piece])
+    assert not decisions["'s"].rare and not decisions["\u2019s"].rare  # the endings are not words
+
+
 def test_rare_tokens_by_wordfreq_alpha_only_and_wordpieces(bertram_dir, tiny_bert_path):
     text = "The kumquat and 42 quokkas ate a tarantula ! cat"
     nlp = make_nlp(bertram_dir, tiny_bert_path)

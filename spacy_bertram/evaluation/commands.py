@@ -10,6 +10,7 @@
   pool            the evaluate results of several sets pooled (datasets x thresholds x seeds)
   similarity      word similarity (Spearman) of BERTRAM vs the subword mean, with contexts
   intrinsic       the same on real rare words (CRW, Card-660, Chimeras), with bootstrap CIs
+  synonym-recovery  how close each system's vector for a rare synonym comes to the replaced word's embedding
   report          the markdown report of a project run
   assemble        the baseline + bertram pipeline, ready for `spacy package`
 
@@ -303,6 +304,37 @@ def intrinsic_cmd(
     typer.echo(format_table(metrics), nl=False)
 
 
+@app.command("synonym-recovery")
+def synonym_recovery_cmd(
+    model: Path = typer.Argument(..., metavar="MODEL", help="trained BERTRAM model directory"),
+    rarified: Optional[List[Path]] = typer.Option(None, metavar="DIR", help="a rarify output (test.jsonl; its further seeds' sets "
+                                                  "too); repeat the option for more sets"),
+    wordnet: bool = typer.Option(False, "--wordnet", help="also WordNet synonym pairs: a rare lemma and a frequent "
+                                 "one-wordpiece lemma of one synset"),
+    store: Optional[Path] = typer.Option(None, help="contexts.sqlite from `prepare`: adds the systems with store "
+                                         "contexts"),
+    output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
+    fold: Optional[str] = typer.Option(None, help="score one fold of the rare words only, I/K (e.g. 0/2; split by "
+                                       "rare word with a fixed seed)"),
+    bootstrap: int = typer.Option(2000, help="paired bootstrap resamples (of original words) for the 95% CIs"),
+    seed: int = typer.Option(0, help="seed of the pair sample and of the bootstrap"),
+    max_pairs: int = typer.Option(2000, help="at most N pairs per source (rarified, WordNet): a seeded sample"),
+    max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    wordnet_dir: Optional[Path] = typer.Option(None, help="directory with the WordNet 3.0 dict files"),
+) -> None:
+    """Cosine, rank and hits@10 of the replaced word's embedding for each system's vector of a rare
+    synonym: subword mean vs BERTRAM (form, text, store contexts), paired bootstrap CIs."""
+    from .synonym_recovery import format_markdown
+    from .synonym_systems import evaluate_synonym_recovery
+
+    setup_logging()
+    metrics = run_checked(evaluate_synonym_recovery, model, rarified=rarified or [], wordnet=wordnet, store=store,
+                           output=output, fold=fold, n_resamples=bootstrap, seed=seed, max_pairs=max_pairs,
+                           max_zipf=max_zipf, gpu_id=gpu_id, wordnet_dir=wordnet_dir)
+    typer.echo("\n".join(format_markdown(metrics)))
+
+
 @app.command("report")
 def report_cmd(
     output: Path = typer.Argument(..., help="the markdown file"),
@@ -314,6 +346,7 @@ def report_cmd(
     prepare_dir: Optional[Path] = typer.Option(None, help="prepare output (prepare.json)"),
     pooled: Optional[Path] = typer.Option(None, help="pooled.json of the pool step: its table comes first"),
     originals: Optional[Path] = typer.Option(None, help="pooled.json of the originals step (do no harm): its table next"),
+    synonyms: Optional[Path] = typer.Option(None, help="the synonym-recovery JSON: its table after the pooled one"),
 ) -> None:
     """Write the markdown report."""
     from .report import write_report
@@ -321,7 +354,7 @@ def report_cmd(
     names = [d.strip() for d in datasets.split(",") if d.strip()]
     path = run_checked(write_report, output, names, corpus_dir=corpus_dir, training_dir=training_dir,
                         metrics_dir=metrics_dir, bertram_dir=bertram_dir, prepare_dir=prepare_dir,
-                        pooled=pooled, originals=originals)
+                        pooled=pooled, originals=originals, synonyms=synonyms)
     typer.echo(Path(path).read_text(encoding="utf8"))
 
 

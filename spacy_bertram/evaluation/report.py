@@ -5,7 +5,8 @@ metrics.json per dataset; BERTRAM's metrics.json; prepare.json) and writes one
 markdown file with the accuracy table (All / WN / Msp, difference to the
 baseline, exact McNemar p), the frequency plot, rarification and training
 figures, and the seconds of every step. With the pool step's pooled.json the
-pooled table (all rarified sets, bootstrap CIs) and its per-set rows come first;
+pooled table (all rarified sets, bootstrap CIs) and its per-set rows come first,
+with the synonym step's synonyms.json the synonym-recovery table beside its oracle rows;
 the `ner` workflow's report (metrics/ner/report.md), if it ran, is a section.
 Missing pieces are reported as missing, never invented.
 """
@@ -23,6 +24,7 @@ from ..errors import Errors
 from ..fileio import atomic_path
 from ..types import PathLike
 from .pooling import load_pooled, pooled_markdown
+from .synonym_recovery import format_markdown as synonym_markdown
 from .system_names import system_title
 
 
@@ -80,6 +82,19 @@ def _ci(ci: Dict[str, float], scale: float, digits: int) -> str:
 def pooled_section(pooled: Dict[str, Any]) -> List[str]:
     """The pooled table and the per-set rows (`evaluation.pooling`)."""
     return ["## Pooled: baseline vs +BERTRAM on all rarified sets", ""] + pooled_markdown(pooled) + [""]
+
+
+def synonym_section(path: PathLike) -> List[str]:
+    """The synonym-recovery table (`evaluation.synonym_recovery`), or a line saying it is missing."""
+    lines = ["## Synonym recovery: how close the vectors come to the replaced word's embedding", ""]
+    metrics = _load(path)
+    if metrics is None:
+        return lines + [f"No synonym-recovery results at {path}: the synonyms step has not run.", ""]
+    return lines + [
+        "The oracle rows put the replaced word's own input embedding at the rare substitute. Each system's vector "
+        "for a rare word is compared here with that embedding (the replaced word is one wordpiece): the cosine, "
+        "and the replaced word's rank among the vocabulary by cosine to the vector.", "",
+    ] + synonym_markdown(metrics) + [""]
 
 
 VARIANT_RE = re.compile(r"(.+)-(zipf[\d.]+|\d+)")
@@ -228,10 +243,12 @@ def write_report(
     title: str = "spacy-bertram: rarified text classification",
     pooled: Optional[PathLike] = None,
     originals: Optional[PathLike] = None,
+    synonyms: Optional[PathLike] = None,
 ) -> Path:
     """Write the markdown report for the datasets that have been evaluated; returns its path.
-    With `pooled` (the pool step's pooled.json), the pooled table comes first; with
-    `originals` (the pooled do-no-harm evaluation on original texts), its table next."""
+    With `pooled` (the pool step's pooled.json), the pooled table comes first; with `synonyms`
+    (the synonym step's JSON) the synonym-recovery table after it, next to its oracle rows;
+    with `originals` (the pooled do-no-harm evaluation on original texts), its table next."""
     out = Path(output)
     report_dir = out.parent
     lines = [f"# {title}", ""]
@@ -243,6 +260,8 @@ def write_report(
     if pooled is not None:
         pooled_result = load_pooled(pooled)
         lines += pooled_section(pooled_result)
+    if synonyms is not None:
+        lines += synonym_section(synonyms)
     if originals is not None:
         lines += ["## Do no harm: the original test texts, stock vs with bertram", ""]
         lines += pooled_markdown(load_pooled(originals), per_set=True) + [""]
@@ -287,6 +306,8 @@ def write_report(
             steps.append((f"{name}: {step}", data.get("seconds") if data else None))
     if pooled_result is not None:
         steps.append(("pool", pooled_result.get("seconds")))
+    if synonyms is not None:
+        steps.append(("synonym recovery", (_load(synonyms) or {}).get("seconds")))
     steps += [(f"word similarity: {name}", data.get("seconds")) for name, data in wordsim.items()]
     lines += timing_rows(steps) + [""]
     with atomic_path(out) as tmp:
@@ -294,4 +315,4 @@ def write_report(
     return out
 
 
-__all__ = ["DatasetDirs", "accuracy_table", "dataset_section", "pooled_section", "write_report"]
+__all__ = ["DatasetDirs", "accuracy_table", "dataset_section", "pooled_section", "synonym_section", "write_report"]
