@@ -127,6 +127,10 @@ BAD_VALUES = [
                                             "--bertram", "{model}"], "it is the output of `split`"),
     ("evaluate without a rarified set", ["evaluate", "{model}", "{corpus}", "{out}", "--bertram", "{model}"],
      "has no test.jsonl: it is the output of `rarify`"),
+    ("synonym-recovery --max-zipf nan", ["synonym-recovery", "{model}", "--wordnet", "--output", "{out}/m.json",
+                                         "--max-zipf", "nan"], "--max-zipf must be a Zipf value"),
+    ("synonym-recovery without a rarified set", ["synonym-recovery", "{model}", "--rarified", "{corpus}",
+                                                 "--output", "{out}/m.json"], "has no test.jsonl"),
     ("ner-train without folds", ["ner-train", "{corpus}", "{out}", "--bertram", "{model}"],
      "has no folds.json: it is the output of `ner-folds`"),
 ]

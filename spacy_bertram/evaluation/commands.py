@@ -325,6 +325,13 @@ def synonym_recovery_cmd(
 ) -> None:
     """Cosine, rank and hits@10 of the replaced word's embedding for each system's vector of a rare
     synonym: subword mean vs BERTRAM (form, text, store contexts), paired bootstrap CIs."""
+    run_checked(check_options, bootstrap=(bootstrap, ">= 1"), max_pairs=(max_pairs, ">= 1"))
+    run_checked(check_max_zipf, max_zipf, "--max-zipf")
+    if fold is not None:
+        run_checked(parse_fold, fold)
+    for directory in rarified or []:
+        run_checked(check_made_by, directory, "--rarified", "rarify", RARIFIED_ITEMS)
+    run_checked(check_gpu, gpu_id)
     from .synonym_recovery import format_markdown
     from .synonym_systems import evaluate_synonym_recovery
 
