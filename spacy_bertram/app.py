@@ -18,13 +18,27 @@ at the terminal's width: typer's boxed (rich) tables cut long option names,
 help words and defaults with "…" at 80 columns.
 Errors in the input (missing files, empty datasets, unknown labels, WordNet not
 installed) end the command with a one-line message and exit code 1.
+
+Each command checks its arguments at the top of its body, before it imports its
+step (`check_options`, `check_lang`, `check_made_by`, then `check_gpu`, the one
+check that imports torch): a bad value costs a fraction of a second, not the
+imports' 8-13 s, and nothing is written.
 """
+import ast
+import importlib.metadata
+import importlib.util
 import json
 import logging
-from typing import Any, Callable, List, NoReturn, Optional
+import math
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 import typer
 from typer.core import TyperCommand, TyperGroup, TyperOption
+
+from .errors import Errors
+from .pipeline.torch_build import CUDA_EXTRA, cpu_only_reason, cpu_only_torch
 
 
 def summary(help_text: Optional[str]) -> str:
@@ -104,3 +118,104 @@ def run_checked(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return function(*args, **kwargs)
     except (ValueError, WordNetMissingError, FileNotFoundError, OSError) as err:
         fail(err)
+
+
+# -- the arguments, checked before any heavy import and before any work ------------------------
+
+
+def _within(value: float, rule: str) -> bool:
+    """`rule`: ">= 1", "> 0", or an interval such as "[0, 1)"."""
+    if rule.startswith(">="):
+        return value >= float(rule[2:])
+    if rule.startswith(">"):
+        return value > float(rule[1:])
+    low, high = (float(bound) for bound in rule[1:-1].split(","))
+    return (low <= value if rule[0] == "[" else low < value) and (value <= high if rule[-1] == "]" else value < high)
+
+
+def check_options(**checks: Tuple[Any, str]) -> None:
+    """Each option's value (one, or a tuple of one per stage) against its rule: `lr=(lr, "> 0")`.
+
+    A rule is ">= N", "> N" or an interval "[0, 1)"; None (an option not given) passes.
+    NaN and infinity never pass: NaN passes every check written as "refuse x < 0"
+    (all its comparisons are false) and fails much later, after outputs were written.
+    """
+    for name, (value, rule) in checks.items():
+        option = name.replace("_", "-")
+        for one in value if isinstance(value, (tuple, list)) else (value,):
+            if one is None:
+                continue
+            if isinstance(one, float) and not math.isfinite(one):
+                raise ValueError(Errors.E282.format(option=option, value=one))
+            if _within(one, rule):
+                continue
+            if rule.startswith(">="):
+                raise ValueError(Errors.E226.format(option=option, least=rule[2:].strip(), value=one))
+            bounds = f"above {rule[1:].strip()}" if rule.startswith(">") else f"in {rule}"
+            raise ValueError(Errors.E285.format(option=option, bounds=bounds, value=one))
+
+
+def _lang_aliases(spacy_dir: Path) -> Optional[Dict[str, str]]:
+    """spaCy's aliases of its language codes ('eng' -> 'en': spacy.util.LANG_ALIASES), read from its
+    source without importing it; None where they are not found there."""
+    try:
+        tree = ast.parse((spacy_dir / "util.py").read_text(encoding="utf8"))
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "LANG_ALIASES" for t in node.targets):
+                return {alias: code for code, names in ast.literal_eval(node.value).items() for alias in names}
+    except (OSError, SyntaxError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def check_lang(lang: str) -> None:
+    """A language code spaCy knows, checked without importing spaCy (3-10 s): `spacy.blank(lang)`
+    takes spacy/lang/<code>/, a language a package registers (the `spacy_languages` entry points)
+    or an alias of a code ('eng'). Its ImportError [E048] was a traceback, after the model loaded."""
+    spec = importlib.util.find_spec("spacy")  # finds the package without importing it
+    spacy_dir = Path(list(spec.submodule_search_locations)[0]) if spec and spec.submodule_search_locations else None
+    codes = {entry.name for entry in importlib.metadata.entry_points(group="spacy_languages")}
+    if spacy_dir is not None:
+        codes |= {init.parent.name for init in (spacy_dir / "lang").glob("*/__init__.py")}
+        aliases = _lang_aliases(spacy_dir)
+        if aliases is not None:
+            if lang not in codes and aliases.get(lang) not in codes:
+                raise ValueError(Errors.E283.format(lang=lang))
+            return
+    from spacy.util import get_lang_class  # spaCy laid out otherwise: ask it
+
+    try:
+        get_lang_class(lang)
+    except ImportError:
+        raise ValueError(Errors.E283.format(lang=lang)) from None
+
+
+def check_made_by(path: Path, argument: str, command: str, files: Sequence[str]) -> None:
+    """An input directory that `command` writes, with the files this command reads from it:
+    a missing one names the argument and the command that makes it, not a bare [Errno 2]."""
+    path = Path(path)
+    if not path.is_dir():
+        why = "is not a directory" if path.exists() else "does not exist"
+    else:
+        missing = [name for name in files if not (path / name).is_file()]
+        if not missing:
+            return
+        why = "has no " + ", ".join(missing)
+    raise ValueError(Errors.E284.format(argument=argument, path=str(path), why=why, command=command))
+
+
+def check_gpu(*gpu_ids: int, what: str = "--gpu-id") -> None:
+    """Each GPU id >= 0 must be a CUDA device torch has here, before any work: a CPU-only torch
+    failed at its first CUDA call ("Torch not compiled with CUDA enabled"), after outputs were
+    written. A CPU-only build is told from torch/version.py, without importing torch (5-10 s)."""
+    wanted = [gpu_id for gpu_id in gpu_ids if gpu_id >= 0]
+    if not wanted:
+        return
+    version = cpu_only_torch() if "torch" not in sys.modules else None  # a loaded torch is asked (tests fake CUDA)
+    if version is not None:
+        raise ValueError(Errors.E117.format(what=what, gpu_id=wanted[0], why=cpu_only_reason(version),
+                                            CUDA_EXTRA=CUDA_EXTRA))
+    from .pipeline.device import check_device
+
+    for gpu_id in wanted:
+        check_device(gpu_id, what)

@@ -77,7 +77,7 @@ class Errors(metaclass=ErrorsWithCodes):
             "{wanted!r}.")
     E037 = "{problem}: call model.initialize() first"
     E038 = "rare_words.frequencies must be one of {FREQUENCY_SOURCES}, got {frequencies!r}"
-    E039 = ("rare_words.max_zipf must be a Zipf value above 0 and at most 9 (3.0 is once per million words), got "
+    E039 = ("{what} must be a Zipf value above 0 and at most 9 (3.0 is once per million words), got "
             "{max_zipf!r}: with it no token, or every token, would be rare")
     E040 = "rare_words.min_wordpieces and min_length must be at least 1"
     E041 = "BERTRAM weights in {source} do not fit this network: missing {missing}, unexpected {unexpected}"
@@ -303,7 +303,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E268 = "--workers must be 0 or more (0: no Dask cluster, in this process), got {workers}"
     E269 = "network must be a BertramConfig, got {network_type}"
     E270 = "epochs, lr and batch_words need one value per stage (3)"
-    E271 = "epochs must be >= 0, batch_words >= 1 and lr > 0"
+    E271 = "epochs must be >= 0, batch_words >= 1 and lr finite and above 0, got lr {lr}"
     E272 = "Need 1 <= min_contexts <= max_contexts <= pool_contexts"
     E273 = "inplace_mask_fraction must be in [0, 1), got {inplace_mask_fraction}"
     E274 = "warmup is a fraction of the steps in [0, 1), got {warmup}"
@@ -313,6 +313,10 @@ class Errors(metaclass=ErrorsWithCodes):
             "CUDA), pass --restart to start over, or use another output directory.")
     E277 = ("{output!r} holds a training run with other settings ({changed}); run with the same settings to resume "
             "it, use another output directory, delete this one, or pass --restart to start over")
+    E282 = "--{option} must be a finite number, got {value} (NaN and infinity pass no range check, and fail late)"
+    E283 = "--lang {lang!r} is not a language spaCy knows: give spaCy's code, e.g. 'en', 'de', or 'xx' (multi-language)"
+    E284 = "{argument} {path!r} {why}: it is the output of `{command}`; run `python -m spacy_bertram {command}` first"
+    E285 = "--{option} must be {bounds}, got {value}"
 
     # E3xx: evaluation (evaluation/: datasets, rarification, baselines, scores, report)
     E301 = ("freeze_embeddings: the pipeline has no initialised transformer component; use it as "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Callable, Dict, Mapping, Optional, Protocol
+from typing import Any, Callable, Dict, Mapping, Optional, Protocol
 
 import srsly
 
@@ -35,6 +35,17 @@ def zipf_from_count(count: int, total: int) -> float:
     if count <= 0 or total <= 0:
         return 0.0
     return max(0.0, math.log10(count * 1e9 / total))
+
+
+def check_max_zipf(max_zipf: Any, what: str = "rare_words.max_zipf") -> None:
+    """A rarity threshold on this scale: above 0 and at most 9 (wordfreq's top is about 8).
+
+    NaN and infinity are refused as well: `zipf < nan` is false for every word, so
+    nothing would be rare. Here, not in rare_words.py, so that the command line
+    checks --max-zipf without importing spaCy.
+    """
+    if isinstance(max_zipf, bool) or not isinstance(max_zipf, (int, float)) or not 0 < max_zipf <= 9:
+        raise ValueError(Errors.E039.format(what=what, max_zipf=max_zipf))
 
 
 class Frequencies(Protocol):
@@ -238,5 +249,5 @@ class WorldFrequencies:
         return self.counts.zipf(word)
 
 
-__all__ = ["COUNTS_FILE", "CountTable", "Frequencies", "StoreFrequencies", "WordfreqFrequencies", "WorldFrequencies",
+__all__ = ["COUNTS_FILE", "CountTable", "Frequencies", "check_max_zipf", "StoreFrequencies", "WordfreqFrequencies", "WorldFrequencies",
            "wordfreq_has_language", "write_counts", "zipf_from_count"]

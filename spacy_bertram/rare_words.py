@@ -29,7 +29,7 @@ from spacy.tokens import Doc, Token
 from spacy.util import registry
 
 from .errors import Errors
-from .frequencies import Frequencies
+from .frequencies import Frequencies, check_max_zipf
 
 
 FREQUENCY_SOURCES = ("auto", "model", "wordfreq", "store")
@@ -73,8 +73,7 @@ class RareWordRule:
     def __post_init__(self) -> None:
         if self.frequencies not in FREQUENCY_SOURCES:
             raise ValueError(Errors.E038.format(FREQUENCY_SOURCES=FREQUENCY_SOURCES, frequencies=self.frequencies))
-        if not isinstance(self.max_zipf, (int, float)) or not 0 < self.max_zipf <= 9:
-            raise ValueError(Errors.E039.format(max_zipf=self.max_zipf))
+        check_max_zipf(self.max_zipf)
         if self.min_wordpieces < 1 or self.min_length < 1:
             raise ValueError(Errors.E040)
 

@@ -1,21 +1,160 @@
-"""One output rule for every command: nothing is overwritten or removed that the command did not write
-(unless --force), and an output that cannot be written is refused, before any import or work."""
+"""app.py and the commands: the checks every command runs before it imports its step or does any work:
+its arguments, and the one output rule (nothing is overwritten or removed that the command did not write
+unless --force, and an output that cannot be written is refused)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 import typer.main
 
+from spacy_bertram.app import _lang_aliases, check_gpu, check_lang, check_made_by, check_options
 from spacy_bertram.cli import app
+from spacy_bertram.pipeline.torch_build import cpu_only_torch
 
 from tests.util import invoke
 
 ROOT = Path(__file__).parent.parent
+NAN, INF = math.nan, math.inf
+
+
+def test_each_rule_of_check_options():
+    check_options(epochs=((0, 1, 2), ">= 0"), lr=((1e-3, 1.0, 5.0), "> 0"), warmup=(0.0, "[0, 1)"),
+                  share=(1.0, "[0, 1]"), held_out=(0.25, "(0, 0.5)"), max_test=(None, ">= 1"))
+    refused = [
+        ({"max_steps": (0, ">= 1")}, r"\[E226\] --max-steps must be at least 1, got 0"),
+        ({"epochs": ((1, -1, 1), ">= 0")}, r"\[E226\] --epochs must be at least 0, got -1"),
+        ({"lr": ((1e-3, 0.0, 1e-3), "> 0")}, r"\[E285\] --lr must be above 0, got 0.0"),
+        ({"warmup": (1.0, "[0, 1)")}, r"\[E285\] --warmup must be in \[0, 1\), got 1.0"),
+        ({"held_out": (0.0, "(0, 0.5)")}, r"\[E285\] --held-out must be in \(0, 0.5\), got 0.0"),
+        ({"share": (-0.1, "[0, 1]")}, r"\[E285\] --share must be in \[0, 1\], got -0.1"),
+    ]
+    for check, message in refused:
+        with pytest.raises(ValueError, match=message):
+            check_options(**check)
+
+
+@pytest.mark.parametrize("rule", [">= 0", "> 0", "[0, 1)", "[0, 1]", "(0, 0.5)"])
+@pytest.mark.parametrize("value", [NAN, INF, -INF])
+def test_nan_and_infinity_pass_no_rule(rule, value):
+    """NaN compares false with everything: a check written as `if x < 0: refuse` lets it through."""
+    with pytest.raises(ValueError, match=rf"\[E282\] --lr must be a finite number, got {value}"):
+        check_options(lr=((1e-3, value, 1e-3), rule))
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "xx", "eng", "ger", "iw", "zz", "q1", "en_core", "../en", "", "EN"])
+def test_check_lang_agrees_with_spacy_without_importing_it(lang):
+    from spacy.util import get_lang_class
+
+    try:
+        get_lang_class(lang)
+        spacy_knows = True
+    except (ImportError, ValueError):
+        spacy_knows = False
+    if spacy_knows:
+        check_lang(lang)
+    else:
+        with pytest.raises(ValueError, match=r"\[E283\] --lang .* is not a language spaCy knows"):
+            check_lang(lang)
+
+
+def test_the_aliases_read_from_spacys_source_are_spacys():
+    import spacy
+    from spacy.util import LANG_ALIASES
+
+    aliases = _lang_aliases(Path(spacy.__file__).parent)
+    assert aliases == {alias: code for code, names in LANG_ALIASES.items() for alias in names}
+    assert aliases["eng"] == "en"
+    assert _lang_aliases(Path("/nonexistent")) is None  # then spaCy itself is asked
+
+
+def test_check_made_by_names_the_argument_and_the_command(tmp_path):
+    files = ("train.spacy", "dev.spacy")
+    cases = [(tmp_path / "none", "does not exist"), (tmp_path / "file", "is not a directory"),
+             (tmp_path / "half", "has no dev.spacy")]
+    (tmp_path / "file").write_text("x", encoding="utf8")
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "train.spacy").write_bytes(b"")
+    for path, why in cases:
+        with pytest.raises(ValueError, match=rf"\[E284\] SPLITS_DIR '{path}' {why}: it is the output of `split`"):
+            check_made_by(path, "SPLITS_DIR", "split", files)
+    (tmp_path / "half" / "dev.spacy").write_bytes(b"")
+    check_made_by(tmp_path / "half", "SPLITS_DIR", "split", files)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="refusing a GPU id needs a machine without CUDA")
+def test_check_gpu_refuses_any_gpu_id_without_cuda():
+    check_gpu(-1)
+    check_gpu(-1, -2)
+    for ids in [(0,), (-1, 1)]:
+        with pytest.raises(ValueError, match=rf"\[E117\] --gpu-id {max(ids)} asks for CUDA device {max(ids)}"):
+            check_gpu(*ids)
+
+
+def test_check_gpu_accepts_the_devices_torch_has(monkeypatch):
+    """Faked: torch is loaded here, so it is asked (not torch/version.py), and it says two devices."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    check_gpu(0, 1)
+    with pytest.raises(ValueError, match=r"\[E118\] --gpu-id 2: this machine has 2 CUDA devices"):
+        check_gpu(0, 2)
+
+
+REFUSE = """
+import contextlib, io, json, sys
+from spacy_bertram.cli import main
+results = []
+for argv in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            main(argv)
+            code = 0
+        except SystemExit as exit_:
+            code = exit_.code
+    heavy = sorted(m for m in ("torch", "transformers", "spacy", "thinc", "dask") if m in sys.modules)
+    results.append([code, err.getvalue(), heavy])
+print(json.dumps(results))
+"""
+
+
+def test_a_refusal_imports_no_heavy_module(tmp_path):
+    """torch, spaCy and transformers took 8-13 s to import before these values were refused;
+    now they are refused first, in the command line's own time (about 0.5 s)."""
+    out = str(tmp_path / "out")
+    cases = [
+        (["rare-words", "model", "a kumquat", "--lang", "zz"], "E283"),
+        (["rare-words", "model", "a kumquat", "--max-zipf", "nan"], "E039"),
+        (["ner-folds", "wnut16", out, "--lang", "zz"], "E283"),
+        (["train", "store", out, "--lr", "nan", "0.01", "0.01"], "E282"),
+        (["train", "store", out, "--held-out", "0.7"], "E285"),
+        (["targets", "store", out, "--max-words", "3"], "E256"),
+        (["vectors", "model", "store", out, "--shard-size", "0"], "E264"),
+        (["evaluate-originals", "model", "missing", out, "--bertram", "model"], "E284"),
+        (["evaluate-originals", "model", "missing", out, "--bertram", "model", "--bootstrap-resamples", "-1"], "E226"),
+        (["train-baseline", "missing", out, "--max-steps", "10"], "E284"),
+        (["intrinsic", "model", "--fold", "2/2"], "E327"),
+    ]
+    if cpu_only_torch() is not None:  # told without importing torch
+        cases.append((["vectors", "model", "store", out, "--workers", "0", "--gpu-id", "0"], "E117"))
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    stdout = subprocess.run([sys.executable, "-c", REFUSE, json.dumps([argv for argv, _ in cases])],
+                            capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": path},
+                            check=True).stdout
+    for (argv, code), (exit_code, stderr, heavy) in zip(cases, json.loads(stdout.splitlines()[-1])):
+        assert (exit_code, heavy) == (1, []), (argv, stderr, heavy)
+        assert stderr.startswith(f"error: [{code}] "), (argv, stderr)
+    assert not (tmp_path / "out").exists()
+
+
+# -- the one output rule ----------------------------------------------------------------------
+
 COMMANDS = sorted(typer.main.get_command(app).commands)
 
 

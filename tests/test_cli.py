@@ -20,6 +20,8 @@ from tests.util import invoke, runner
 ROOT = Path(__file__).parent.parent
 
 
+#: What `split` writes and the later steps read.
+SPLIT_FILES = ["train.spacy", "dev.spacy", "train.jsonl", "dev.jsonl", "test_candidates.jsonl"]
 #: Commands that run a model, and the option that selects its device.
 MODEL_STEPS = {"train", "targets", "train-baseline", "rarify", "evaluate", "similarity", "intrinsic", "vectors"}
 
@@ -248,6 +250,33 @@ def test_gpu_id_reaches_spacy(monkeypatch, tmp_path):
     result = invoke("evaluate", tmp_path / "m", rarified, tmp_path / "e", "--systems", "baseline", "--gpu-id", "0")
     assert isinstance(result.exception, Stop)
     assert calls == [("require_gpu", 0), ("train", 0), ("require_gpu", 0), ("require_gpu", 0)]
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a torch without CUDA")
+def test_every_command_refuses_a_gpu_this_torch_lacks_before_writing(tmp_path):
+    """On a CPU-only torch, `vectors --gpu-id 0` failed with "Torch not compiled with CUDA enabled"
+    and left OUT/shards/; every command that takes --gpu-id now refuses it first, by name."""
+    for name, files in (("splits", SPLIT_FILES), ("rarified", ["test.jsonl"]), ("folds", ["folds.json"])):
+        (tmp_path / name).mkdir()
+        for file in files:
+            (tmp_path / name / file).write_text("", encoding="utf8")
+    m, s, out = tmp_path / "model", tmp_path / "store", tmp_path / "out"
+    argvs = {
+        "targets": [s, out], "train": [s, out], "vectors": [m, s, out, "--workers", "0"],
+        "train-baseline": [tmp_path / "splits", out], "rarify": [m, tmp_path / "splits", out, "--counts", s],
+        "evaluate": [m, tmp_path / "rarified", out], "evaluate-originals": [m, tmp_path / "splits", out, "--bertram", m],
+        "similarity": [s, s, m], "intrinsic": [m, "--output", out / "m.json"],
+        "ner-train": [tmp_path / "folds", out, "--bertram", m], "ner-evaluate": [tmp_path / "folds", m, out],
+        "synonym-recovery": [m, "--rarified", tmp_path / "rarified", "--output", out / "m.json"],
+    }
+    takes_gpu = {name for name, command in typer.main.get_command(app).commands.items()
+                 if any("--gpu-id" in param.opts for param in command.params)}
+    assert set(argvs) == takes_gpu
+    for command, argv in argvs.items():
+        result = invoke(command, *argv, "--gpu-id", "0")
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (command, result.exception)
+        assert "[E117] --gpu-id 0 asks for CUDA device 0, but this torch" in result.output, command
+        assert not out.exists(), command
 
 
 def test_split_command_and_bad_datasets(tmp_path):

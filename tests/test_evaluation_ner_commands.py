@@ -35,6 +35,10 @@ def test_a_malformed_line_ends_the_command_with_its_number(tmp_path):
 
 def test_ner_train_and_evaluate_name_what_is_missing(tmp_path):
     result = invoke("ner-train", tmp_path, tmp_path / "t", "--bertram", tmp_path / "none")
+    assert result.exit_code == 1 and "has no folds.json: it is the output of `ner-folds`" in result.output
+    (tmp_path / "folds").mkdir()
+    (tmp_path / "folds" / "folds.json").write_text("{}", encoding="utf8")
+    result = invoke("ner-train", tmp_path / "folds", tmp_path / "t", "--bertram", tmp_path / "none")
     assert result.exit_code == 1 and "No trained BERTRAM model" in result.output
     result = invoke("ner-evaluate", tmp_path, tmp_path / "t", tmp_path / "m")
     assert result.exit_code == 1 and "ner-folds" in result.output

@@ -38,7 +38,7 @@ def test_assemble_max_zipf_sets_the_components_rule(trained, bertram_assets, tmp
     from spacy_bertram.evaluation.pipelines import assemble_pipeline
 
     bad = invoke("assemble", trained["model"], bertram_assets["model"], tmp_path / "bad", "--max-zipf", "-5")
-    assert bad.exit_code == 1 and "max_zipf must be a Zipf value above 0" in bad.output
+    assert bad.exit_code == 1 and "--max-zipf must be a Zipf value above 0" in bad.output
     assert not (tmp_path / "bad").exists()
     rules = {}
     for zipf in (2.0, 3.5):

@@ -152,9 +152,13 @@ def test_the_command_names_bad_input(bertram_assets, tmp_path):
     result = invoke("synonym-recovery", bertram_assets["model"])
     assert result.exit_code == 1 and "[E393]" in result.output
     result, _ = run(bertram_assets, tmp_path, "--bootstrap", 0)
-    assert result.exit_code == 1 and "[E394] --bootstrap must be at least 1, got 0" in result.output
+    assert result.exit_code == 1 and "[E226] --bootstrap must be at least 1, got 0" in result.output  # up front
     result, _ = run(bertram_assets, tmp_path, "--max-pairs", -2)
-    assert result.exit_code == 1 and "[E394] --max-pairs" in result.output
+    assert result.exit_code == 1 and "[E226] --max-pairs must be at least 1, got -2" in result.output
+    from spacy_bertram.evaluation.synonym_systems import evaluate_synonym_recovery
+
+    with pytest.raises(ValueError, match=r"\[E394\] --bootstrap must be at least 1, got 0"):  # from Python too
+        evaluate_synonym_recovery(bertram_assets["model"], wordnet=True, n_resamples=0)
     lonely = write_rarified(tmp_path / "lonely", [("the kumquat grows", 1, "kumquats", "kumquat", "synonym")])
     result = invoke("synonym-recovery", bertram_assets["model"], "--rarified", lonely)
     assert result.exit_code == 1 and "[E395]" in result.output and "original_not_one_wordpiece" in result.output

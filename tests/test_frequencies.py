@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from spacy_bertram.frequencies import CountTable, WordfreqFrequencies, WorldFrequencies, zipf_from_count
+from spacy_bertram.frequencies import (CountTable, WordfreqFrequencies, WorldFrequencies, check_max_zipf,
+                                     zipf_from_count)
 
 
 def test_count_table_zipf_and_casing(tmp_path):
@@ -32,3 +33,12 @@ def test_corpus_counts_fill_wordfreq_gaps_and_know_their_resolution():
     assert world.zipf("kumquat") == pytest.approx(1.86, abs=0.05)  # wordfreq knows it: the corpus is not asked
     assert world.zipf("zorblax") == pytest.approx(zipf_from_count(40, 3_470_000))  # wordfreq lacks it
     assert world.zipf("blorptang") == 0.0
+
+
+@pytest.mark.parametrize("bad", [0, -1, 9.5, float("nan"), float("inf"), True, "3"])
+def test_a_max_zipf_off_the_scale_is_refused_by_name(bad):
+    """NaN and infinity too: `zipf < nan` is false for every word, so nothing would be rare."""
+    with pytest.raises(ValueError, match=rf"\[E039\] --max-zipf must be a Zipf value above 0 and at most 9.*got"):
+        check_max_zipf(bad, "--max-zipf")
+    check_max_zipf(9)
+    check_max_zipf(0.5, "--max-zipf")

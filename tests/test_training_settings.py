@@ -6,7 +6,7 @@ from dataclasses import fields
 import pytest
 
 from spacy_bertram.config import BertramConfig
-from spacy_bertram.training.settings import NETWORK_KEYS, TrainSettings
+from spacy_bertram.training.settings import NETWORK_KEYS, TrainingData, TrainSettings, check_vector_settings
 
 #: What `train` recorded in progress.json before the network settings were BertramConfig's.
 FLAT_RECORD = {
@@ -46,3 +46,33 @@ def test_settings_are_checked_against_the_network():
     with pytest.raises(ValueError, match=r"\[E270\].*one value per stage"):
         TrainSettings(epochs=(1, 2))  # type: ignore[arg-type]
 
+
+
+@pytest.mark.parametrize("lr", [(float("nan"), 1e-2, 3e-3), (1e-2, float("inf"), 3e-3), (1e-2, 1e-2, 0.0)])
+def test_a_learning_rate_that_is_not_a_positive_number_is_refused(lr):
+    """NaN passed `min(lr) <= 0` (both comparisons are false): training failed in the optimizer, after the
+    targets were saved."""
+    with pytest.raises(ValueError, match=r"\[E271\] .*lr finite and above 0, got lr \("):
+        TrainSettings(lr=lr)
+
+
+def test_the_training_data_settings_are_checked_when_made():
+    """Before any store is opened or encoder loaded: `train` builds them first thing."""
+    with pytest.raises(ValueError, match=r"\[E257\] held_out_fraction must be in \(0, 0.5\), got nan"):
+        TrainingData(held_out_fraction=float("nan"))
+    with pytest.raises(ValueError, match=r"\[E256\] --max-words 5 is below the 20 training words"):
+        TrainingData(max_words=5)
+    with pytest.raises(ValueError, match=r"\[E255\] --min-count must be at least 1, got 0"):
+        TrainingData(min_count=0)
+    with pytest.raises(ValueError, match=r"\[E219\] --definitions-per-word must be at least 1, got 0"):
+        TrainingData(definitions_per_word=0)
+    assert TrainingData(max_words=20, held_out_fraction=0.25).max_words == 20
+
+
+def test_the_vector_settings_are_checked_without_a_model():
+    good = dict(min_count=1, max_count=None, max_contexts=8, token_budget=0, shard_size=256, workers=0)
+    check_vector_settings(**good)
+    for change, code in [({"max_count": 1}, "E261"), ({"max_contexts": 0}, "E262"), ({"token_budget": -1}, "E263"),
+                         ({"shard_size": 0}, "E264"), ({"workers": -1}, "E268")]:
+        with pytest.raises(ValueError, match=rf"\[{code}\]"):
+            check_vector_settings(**{**good, **change})

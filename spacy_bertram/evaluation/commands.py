@@ -21,10 +21,19 @@ from typing import List, Optional
 
 import typer
 
-from ..app import FORCE_FILE_HELP, FORCE_HELP, GPU_HELP, app, echo_json, run_checked, setup_logging
+from ..app import (FORCE_FILE_HELP, FORCE_HELP, GPU_HELP, app, check_gpu, check_lang, check_made_by, check_options,
+                   echo_json, run_checked, setup_logging)
 from ..fileio import check_output_dir, check_output_file
+from ..frequencies import check_max_zipf
+from .folds import parse_fold
 from .outputs import (ASSEMBLE_OUTPUTS, BASELINE_OUTPUTS, EVALUATE_OUTPUTS, METRICS_FILE, POOL_OUTPUTS,
                       RARIFY_OUTPUTS, SET_OUTPUTS, SPLIT_OUTPUTS)
+from .seed_sets import parse_seeds
+
+#: What the commands read from the directories `split` and `rarify` write.
+SPLIT_DOCBINS = ("train.spacy", "dev.spacy")
+SPLIT_RECORDS = ("train.jsonl", "dev.jsonl", "test_candidates.jsonl")
+RARIFIED_ITEMS = ("test.jsonl",)
 
 
 @app.command("split")
@@ -41,6 +50,8 @@ def split_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Split a dataset; the training DocBin gets the baseline's mask / "w / w" augmentation."""
+    run_checked(check_options, max_words=(max_words, ">= 0"), max_train=(max_train, ">= 1"),
+                max_dev=(max_dev, ">= 1"), max_test=(max_test, ">= 1"), dev_fraction=(dev_fraction, "[0, 1)"))
     run_checked(check_output_dir, output_dir, SPLIT_OUTPUTS, command="split", force=force)
     from .baseline import make_splits
 
@@ -65,7 +76,11 @@ def train_baseline_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train the rarification baseline (embedding layer frozen) with `spacy train`."""
+    run_checked(check_options, max_steps=(max_steps, ">= 1"), eval_frequency=(eval_frequency, ">= 1"),
+                batch_size=(batch_size, ">= 1"), learn_rate=(learn_rate, "> 0"))
     run_checked(check_output_dir, output_dir, BASELINE_OUTPUTS, command="train-baseline", force=force, replaces=True)
+    run_checked(check_made_by, splits_dir, "SPLITS_DIR", "split", SPLIT_DOCBINS)
+    run_checked(check_gpu, gpu_id)
     from .baseline import train_baseline
 
     setup_logging()
@@ -95,7 +110,13 @@ def rarify_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Build the rarified test set (resumes an interrupted run)."""
+    run_checked(check_options, max_candidates=(max_candidates, ">= 1"), max_masks=(max_masks, ">= 1"),
+                misspelling_rate=(misspelling_rate, "[0, 1]"))
+    run_checked(check_max_zipf, max_zipf, "--max-zipf")
+    run_checked(parse_seeds, seed)
     run_checked(check_output_dir, output_dir, RARIFY_OUTPUTS, command="rarify", force=force)
+    run_checked(check_made_by, splits_dir, "SPLITS_DIR", "split", SPLIT_RECORDS)
+    run_checked(check_gpu, gpu_id)
     from .rarify_step import run_rarification
 
     setup_logging()
@@ -134,7 +155,12 @@ def evaluate_cmd(
                                                     "only: `dictionary OUT --sources gcide --no-gcide-wordnet-senses`)"),
 ) -> None:
     """Accuracy, gold-label log-probability and paired bootstrap CIs vs the baseline on the rarified test set."""
+    run_checked(check_options, contexts_per_word=(contexts_per_word, ">= 1"),
+                bootstrap_resamples=(bootstrap_resamples, ">= 1"))
+    run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_output_dir, output_dir, EVALUATE_OUTPUTS, command="evaluate", force=force, marked=[METRICS_FILE])
+    run_checked(check_made_by, rarified_dir, "RARIFIED_DIR", "rarify", RARIFIED_ITEMS)
+    run_checked(check_gpu, gpu_id)
     from .downstream import DEFAULT_SYSTEMS, evaluate_systems
 
     setup_logging()
@@ -162,8 +188,13 @@ def evaluate_originals_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Do no harm: every original test text, stock vs with bertram (accuracy, log p(gold), paired CIs)."""
+    run_checked(check_options, contexts_per_word=(contexts_per_word, ">= 1"),
+                bootstrap_resamples=(bootstrap_resamples, ">= 1"))
+    run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_output_dir, output_dir, SET_OUTPUTS, command="evaluate-originals", force=force,
                 marked=[METRICS_FILE])
+    run_checked(check_made_by, splits_dir, "SPLITS_DIR", "split", ("test_candidates.jsonl",))
+    run_checked(check_gpu, gpu_id)
     from .downstream import evaluate_originals
 
     setup_logging()
@@ -185,6 +216,9 @@ def rare_words_cmd(
                                     "near misses (alphabetic tokens)"),
 ) -> None:
     """Which tokens the bertram component calls rare, and why (Zipf, wordpieces, reason)."""
+    if max_zipf is not None:
+        run_checked(check_max_zipf, max_zipf, "--max-zipf")
+    run_checked(check_lang, lang)
     from .rarity import explain_texts, format_decisions, rule_pipeline
 
     nlp, pipe = run_checked(rule_pipeline, model, max_zipf=max_zipf, lang=lang)
@@ -203,6 +237,7 @@ def pool_cmd(
 ) -> None:
     """Pool per-item results of several rarified sets: the same figures as evaluate, with
     test texts resampled as clusters, stratified by groups of sets sharing texts."""
+    run_checked(check_options, bootstrap_resamples=(bootstrap_resamples, ">= 1"))
     run_checked(check_output_dir, output, POOL_OUTPUTS, command="pool", force=force)
     from .pooling import pool_files, pooled_markdown
 
@@ -221,8 +256,10 @@ def similarity_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Spearman's rho between human scores and cosines in the encoder's input-embedding space."""
+    run_checked(check_options, max_contexts=(max_contexts, ">= 1"))
     if output is not None:
         run_checked(check_output_file, output, command="similarity", force=force)
+    run_checked(check_gpu, gpu_id)
     from .similarity_eval import evaluate_similarity_files
 
     setup_logging()
@@ -257,8 +294,12 @@ def intrinsic_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Spearman on real rare words (CRW, Card-660, Chimeras): subword mean vs BERTRAM, paired bootstrap CIs."""
+    run_checked(check_options, bootstrap=(bootstrap, ">= 1"))
+    if fold is not None:
+        run_checked(parse_fold, fold)
     if output is not None:
         run_checked(check_output_file, output, command="intrinsic", force=force)
+    run_checked(check_gpu, gpu_id)
     from .intrinsic import evaluate_intrinsic
     from .intrinsic_table import format_table
 
@@ -291,8 +332,15 @@ def synonym_recovery_cmd(
 ) -> None:
     """Cosine, rank and hits@10 of the replaced word's embedding for each system's vector of a rare
     synonym: subword mean vs BERTRAM (form, text, store contexts), paired bootstrap CIs."""
+    run_checked(check_options, bootstrap=(bootstrap, ">= 1"), max_pairs=(max_pairs, ">= 1"))
+    run_checked(check_max_zipf, max_zipf, "--max-zipf")
+    if fold is not None:
+        run_checked(parse_fold, fold)
     if output is not None:
         run_checked(check_output_file, output, command="synonym-recovery", force=force)
+    for directory in rarified or []:
+        run_checked(check_made_by, directory, "--rarified", "rarify", RARIFIED_ITEMS)
+    run_checked(check_gpu, gpu_id)
     from .synonym_recovery import format_markdown
     from .synonym_systems import evaluate_synonym_recovery
 
@@ -342,6 +390,8 @@ def assemble_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Save the baseline textcat with the bertram component as one pipeline."""
+    run_checked(check_options, contexts_per_word=(contexts_per_word, ">= 1"))
+    run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_output_dir, output_dir, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
     from .pipelines import assemble_pipeline
 

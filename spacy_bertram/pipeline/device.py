@@ -16,9 +16,7 @@ from typing import Any, Dict, Optional
 import torch
 
 from ..errors import Errors
-
-#: The extra that installs CuPy for spaCy/thinc on CUDA 12 (see setup.py).
-CUDA_EXTRA = "cuda12x"
+from .torch_build import CUDA_EXTRA, cpu_only_reason
 
 
 class DeviceError(ValueError):
@@ -47,7 +45,7 @@ def _check_cuda_device(gpu_id: int, what: str) -> None:
     if not torch.cuda.is_available():
         build = torch.version.cuda
         why = (
-            f"this torch ({torch.__version__}) is a CPU-only build, with no CUDA support"
+            cpu_only_reason(torch.__version__)
             if build is None
             else f"torch (built for CUDA {build}) sees no CUDA device (driver missing, or CUDA_VISIBLE_DEVICES empty)"
         )
@@ -74,6 +72,18 @@ def _require_thinc_gpu(gpu_id: int, what: str) -> None:
         ) from err
 
 
+def check_device(gpu_id: Any, what: str = "--gpu-id") -> int:
+    """`gpu_id` as an int, once torch is known to have that CUDA device (a DeviceError if not).
+
+    The commands call it before any work, so that a GPU this machine lacks is refused
+    before an output is written, not at the first CUDA call ("Torch not compiled with CUDA").
+    """
+    gpu_id = check_gpu_id(gpu_id, what)
+    if gpu_id >= 0:
+        _check_cuda_device(gpu_id, what)
+    return gpu_id
+
+
 def select_device(gpu_id: Any, what: str = "--gpu-id", thinc: bool = True) -> torch.device:
     """spaCy-style device choice: -1 is the CPU, N >= 0 is CUDA device N.
 
@@ -81,10 +91,9 @@ def select_device(gpu_id: Any, what: str = "--gpu-id", thinc: bool = True) -> to
     a pipeline built or loaded afterwards runs there; a missing CuPy is an error
     here, at the start of a step, rather than in a later step of the project.
     """
-    gpu_id = check_gpu_id(gpu_id, what)
+    gpu_id = check_device(gpu_id, what)
     if gpu_id < 0:
         return torch.device("cpu")
-    _check_cuda_device(gpu_id, what)
     if thinc:
         _require_thinc_gpu(gpu_id, what)
     torch.cuda.set_device(gpu_id)

@@ -16,14 +16,16 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import typer
 
-from ..app import FORCE_HELP, GPU_HELP, MultiValueCommand, app, echo_json, fail, run_checked, setup_logging
+from ..app import (FORCE_HELP, GPU_HELP, MultiValueCommand, app, check_gpu, check_options, echo_json, fail, run_checked,
+                   setup_logging)
 from ..config import MODES, BertramConfig
 from ..errors import Errors
 from ..fileio import check_output_dir
 from ..pipeline.contexts import DEFAULT_WINDOW, open_context_store
 from .settings import (DEFAULT_HELD_OUT, DEFAULT_MAX_CONTEXTS, DEFAULT_MIN_COUNT, DEFAULT_RARE_MAX_CONTEXTS,
                        METRICS_FILE, PREPARE_FILES, TARGET_FILES, TRAIN_OUTPUTS, VECTORS_OUTPUTS, OTASettings,
-                       RunOptions, TrainingData, TrainSettings, check_workers)
+                       RunOptions, TrainingData, TrainSettings, check_vector_settings, check_word_limits,
+                       check_workers)
 
 TRAIN = TrainSettings()
 NETWORK = TRAIN.network
@@ -137,11 +139,20 @@ def _words_and_targets(
                            not no_progress, force)
 
 
+def _check_words_and_targets(args: WordsAndTargets) -> None:
+    """The shared options' values: what `targets` and `train` check first, before importing torch."""
+    check_options(held_out=(args.held_out, "(0, 0.5)"), ota_steps=(args.ota.steps, ">= 0"),
+                  ota_batch=(args.ota.batch_words, ">= 1"), ota_neighbours=(args.ota.neighbours, ">= 0"))
+    check_word_limits(args.min_count, args.max_words, args.held_out)
+
+
 @app.command("targets")
 @_with_options(_words_and_targets)
 def targets_cmd(args: WordsAndTargets) -> None:
     """Training words and their targets (embedding rows, or one-token approximation)."""
+    run_checked(_check_words_and_targets, args)
     run_checked(check_output_dir, args.output, TARGET_FILES, command="targets", force=args.force, replaces=True)
+    run_checked(check_gpu, args.gpu_id)
     from ..encoder import load_encoder
     from ..pipeline.device import select_device
     from .targets import build_targets
@@ -200,14 +211,18 @@ def train_cmd(
                                              "training word"),
 ) -> None:
     """Train BERTRAM: the training stages, validation and the form ablation (resumes if interrupted)."""
-    setup_logging()
+    run_checked(_check_words_and_targets, args)
+    run_checked(check_options, subword_share=(subword_share, "[0, 1]"), inplace_mask_fraction=(inplace_mask_fraction,
+                "[0, 1)"), epochs=(epochs, ">= 0"), lr=(lr, "> 0"), batch_words=(batch_words, ">= 1"),
+                warmup=(warmup, "[0, 1)"), min_contexts=(min_contexts, ">= 1"), max_contexts=(max_contexts, ">= 1"),
+                pool_contexts=(pool_contexts, ">= 1"), ngram_min_count=(ngram_min_count, ">= 1"),
+                cache_mb=(cache_mb, ">= 0"), definitions_per_word=(definitions_per_word, ">= 1"))
     if mode not in MODES:
         fail(ValueError(Errors.E207.format(modes=", ".join(MODES), mode=mode)))
     run_checked(check_output_dir, args.output, TRAIN_OUTPUTS, command="train", force=args.force,
                 marked=[METRICS_FILE])
-    from .run import train
 
-    def run():
+    def configure() -> Tuple[TrainSettings, TrainingData]:  # their own checks, before anything is imported
         network = BertramConfig(
             base_model=args.base_model, mode=mode, use_subword_mean=not no_subword_mean, read_layer=read_layer,
             subword_share=subword_share, own_embedding_for_one_piece=own_embedding_for_one_piece,
@@ -222,11 +237,16 @@ def train_cmd(
             min_count=args.min_count, max_words=args.max_words, held_out_fraction=args.held_out, targets=targets,
             ota=args.ota, definitions=definitions, definitions_per_word=definitions_per_word,
         )
-        options = RunOptions(gpu_id=args.gpu_id, ablation=not no_ablation, keep_cache=keep_cache, restart=restart,
-                             progress=args.progress)
-        return train(args.contexts, args.output, settings, data, options)
+        return settings, data
 
-    metrics = run_checked(run)
+    settings, data = run_checked(configure)
+    run_checked(check_gpu, args.gpu_id)
+    from .run import train
+
+    setup_logging()
+    options = RunOptions(gpu_id=args.gpu_id, ablation=not no_ablation, keep_cache=keep_cache, restart=restart,
+                         progress=args.progress)
+    metrics = run_checked(train, args.contexts, args.output, settings, data, options)
     typer.echo(json.dumps({"baseline": metrics["baseline"], "final": metrics["final"], "model": metrics["model"]}))
 
 
@@ -258,15 +278,17 @@ def vectors_cmd(
 
     Runs on Dask distributed; a killed run resumes where it stopped when re-run.
     """
-    setup_logging()
-    run_checked(check_workers, workers)
+    run_checked(check_vector_settings, min_count, max_count, max_contexts, token_budget, shard_size, workers)
     try:
         gpu_ids = [int(g) for g in gpu_id.split(",") if g.strip() and int(g) >= 0]
     except ValueError:
         fail(ValueError(Errors.E208.format(gpu_id=gpu_id)))
     run_checked(check_output_dir, output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
+    if scheduler is None or workers == 0:  # a scheduler's workers have their own GPUs; the others are here
+        run_checked(check_gpu, *gpu_ids)
     from .vectors import build_vector_table
 
+    setup_logging()
     echo_json(run_checked(build_vector_table, model, store, output, min_count=min_count, max_count=max_count,
                           word_list=words, min_contexts=min_contexts, max_contexts=max_contexts,
                           shard_size=shard_size, workers=workers, scheduler=scheduler, gpu_ids=gpu_ids,

@@ -6,6 +6,7 @@ and `store_builder.py` import them from here.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
@@ -42,6 +43,35 @@ def check_workers(workers: Optional[int]) -> None:
     """A negative worker count would start a Dask cluster of no workers that waits forever: refuse it."""
     if workers is not None and workers < 0:
         raise ValueError(Errors.E268.format(workers=workers))
+
+
+#: Training needs at least this many training words (the held-out ones among them).
+MIN_TRAINING_WORDS = 20
+
+
+def check_word_limits(min_count: int, max_words: Optional[int], held_out_fraction: float = DEFAULT_HELD_OUT) -> None:
+    """The training-word settings, before the store is opened: a cap below what training needs would
+    later read as "too few frequent words", and a NaN fraction would pass `fraction >= 0.5`."""
+    if min_count < 1:
+        raise ValueError(Errors.E255.format(min_count=min_count))
+    if max_words is not None and max_words < MIN_TRAINING_WORDS:
+        raise ValueError(Errors.E256.format(max_words=max_words, MIN_TRAINING_WORDS=MIN_TRAINING_WORDS))
+    if not 0.0 < held_out_fraction < 0.5:
+        raise ValueError(Errors.E257.format(held_out_fraction=held_out_fraction))
+
+
+def check_vector_settings(min_count: int, max_count: Optional[int], max_contexts: int, token_budget: int,
+                          shard_size: int, workers: Optional[int]) -> None:
+    """`vectors`' settings, before the model is loaded (the command checks them before importing torch)."""
+    if max_count is not None and max_count <= min_count:
+        raise ValueError(Errors.E261.format(max_count=max_count, min_count=min_count))
+    if max_contexts < 1:
+        raise ValueError(Errors.E262.format(max_contexts=max_contexts))
+    if token_budget < 0:
+        raise ValueError(Errors.E263.format(token_budget=token_budget))
+    if shard_size < 1:
+        raise ValueError(Errors.E264.format(shard_size=shard_size))
+    check_workers(workers)
 
 
 @dataclass
@@ -100,8 +130,8 @@ class TrainSettings:
         self.epochs, self.lr, self.batch_words = tuple(self.epochs), tuple(self.lr), tuple(self.batch_words)
         if len(self.epochs) != 3 or len(self.lr) != 3 or len(self.batch_words) != 3:
             raise ValueError(Errors.E270)
-        if min(self.epochs) < 0 or min(self.batch_words) < 1 or min(self.lr) <= 0:
-            raise ValueError(Errors.E271)
+        if min(self.epochs) < 0 or min(self.batch_words) < 1 or not all(0 < lr < math.inf for lr in self.lr):
+            raise ValueError(Errors.E271.format(lr=self.lr))
         if not 1 <= self.min_contexts <= self.network.max_contexts <= self.pool_contexts:
             raise ValueError(Errors.E272)
         if not 0.0 <= self.inplace_mask_fraction < 1.0:
@@ -141,6 +171,13 @@ class TrainingData:
     definitions: Optional[PathLike] = None
     definitions_per_word: int = 2
 
+    def __post_init__(self) -> None:
+        """Checked here, not when the words are chosen: after the encoder has loaded (train --held-out nan
+        failed only after the targets were built and saved)."""
+        check_word_limits(self.min_count, self.max_words, self.held_out_fraction)
+        if self.definitions_per_word < 1:
+            raise ValueError(Errors.E219.format(per_word=self.definitions_per_word))
+
 
 @dataclass
 class RunOptions:
@@ -162,5 +199,5 @@ class RunOptions:
 
 
 __all__ = ["METRICS_FILE", "MODEL_DIR", "PREPARE_FILES", "RUN_FILES", "TARGETS_DIR", "TARGET_FILES",
-           "TRAIN_OUTPUTS", "VECTORS_OUTPUTS", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
+           "TRAIN_OUTPUTS", "VECTORS_OUTPUTS", "MIN_TRAINING_WORDS", "check_vector_settings", "check_word_limits", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
            "NETWORK_KEYS", "NOT_TRAINING_SETTINGS", "OTASettings", "RunOptions", "TrainingData", "TrainSettings"]

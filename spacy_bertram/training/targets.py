@@ -30,14 +30,13 @@ from ..errors import Errors
 from ..fileio import atomic_path, write_json_atomic
 from .ota import OTASettings, one_token_approximation
 from .segmentation import RareLikeSegmenter
-from .settings import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT, TARGET_FILES
+from .settings import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT, MIN_TRAINING_WORDS, TARGET_FILES, check_word_limits
 from .sources import ContextSource
 from ..types import PathLike
 
 logger = logging.getLogger("spacy_bertram")
 
 INDEX_FILE, VECTORS_FILE = TARGET_FILES
-MIN_TRAINING_WORDS = 20
 
 
 @dataclass
@@ -131,14 +130,6 @@ def _alphabetic(word: str) -> bool:
     return word.isalpha()
 
 
-def check_word_limits(min_count: int, max_words: Optional[int]) -> None:
-    """A cap below what training needs would later read as "too few frequent words": say so now."""
-    if min_count < 1:
-        raise ValueError(Errors.E255.format(min_count=min_count))
-    if max_words is not None and max_words < MIN_TRAINING_WORDS:
-        raise ValueError(Errors.E256.format(max_words=max_words, MIN_TRAINING_WORDS=MIN_TRAINING_WORDS))
-
-
 def select_training_words(
     source: ContextSource,
     segmenter: RareLikeSegmenter,
@@ -148,9 +139,7 @@ def select_training_words(
     seed: int = 0,
 ) -> Tuple[List[str], List[int], List[bool]]:
     """Frequent alphabetic words with contexts, one per normalised form, and held-out flags."""
-    check_word_limits(min_count, max_words)
-    if not 0.0 < held_out_fraction < 0.5:
-        raise ValueError(Errors.E257.format(held_out_fraction=held_out_fraction))
+    check_word_limits(min_count, max_words, held_out_fraction)
     unk = segmenter.tokenizer.unk_token_id
     words: List[str] = []
     counts: List[int] = []

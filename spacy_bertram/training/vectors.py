@@ -26,7 +26,7 @@ from ..pipeline.word_sources import word_key_function
 from ..storage import load_bertram, model_fingerprint
 from ..types import PathLike
 from .distributed import open_client, run_on_dask
-from .settings import VECTORS_OUTPUTS, check_workers
+from .settings import VECTORS_OUTPUTS, check_vector_settings
 from .shards import JobSettings, ShardStore, infer_words, worker_state
 
 logger = logging.getLogger(__name__)
@@ -141,13 +141,7 @@ def build_vector_table(
     `force` (the finished table replaces the directory).
     """
     start = time.perf_counter()
-    if max_contexts < 1:
-        raise ValueError(Errors.E262.format(max_contexts=max_contexts))
-    if token_budget < 0:
-        raise ValueError(Errors.E263.format(token_budget=token_budget))
-    if shard_size < 1:
-        raise ValueError(Errors.E264.format(shard_size=shard_size))
-    check_workers(workers)
+    check_vector_settings(min_count, max_count, max_contexts, token_budget, shard_size, workers)
     check_output_dir(output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
     model_path, store_path = Path(model_path).resolve(), Path(store_path).resolve()
     network = load_bertram(model_path)  # here for the word key and the encoder identity

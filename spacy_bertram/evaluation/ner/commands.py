@@ -9,9 +9,13 @@ from typing import Optional
 
 import typer
 
-from ...app import FORCE_HELP, GPU_HELP, app, echo_json, run_checked, setup_logging
+from ...app import (FORCE_HELP, GPU_HELP, app, check_gpu, check_lang, check_made_by, check_options, echo_json,
+                    run_checked, setup_logging)
 from ...fileio import check_output_dir
 from ..outputs import METRICS_FILE, NER_EVALUATE_OUTPUTS, NER_FOLDS_OUTPUTS, NER_TRAIN_OUTPUTS
+
+#: What ner-train and ner-evaluate read from the directory ner-folds writes.
+FOLDS_FILES = ("folds.json",)
 
 
 @app.command("ner-folds")
@@ -27,6 +31,8 @@ def ner_folds_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Write the folds once, so every system sees the same ones."""
+    run_checked(check_options, folds=(folds, ">= 2"), dev_share=(dev_share, "[0, 1)"))
+    run_checked(check_lang, lang)
     run_checked(check_output_dir, output_dir, NER_FOLDS_OUTPUTS, command="ner-folds", force=force, replaces=True)
     import spacy
 
@@ -60,7 +66,11 @@ def ner_train_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train stock and bertram NER on every fold; finished folds are skipped (a killed run resumes)."""
+    run_checked(check_options, max_steps=(max_steps, ">= 1"), eval_frequency=(eval_frequency, ">= 1"),
+                batch_size=(batch_size, ">= 1"), learn_rate=(learn_rate, "> 0"))
     run_checked(check_output_dir, training_dir, NER_TRAIN_OUTPUTS, command="ner-train", force=force)
+    run_checked(check_made_by, folds_dir, "FOLDS_DIR", "ner-folds", FOLDS_FILES)
+    run_checked(check_gpu, gpu_id)
     from .systems import NerTraining, train_folds
 
     setup_logging()
@@ -81,8 +91,11 @@ def ner_evaluate_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Stock, trained with bertram, and bertram at test time only, on every test fold."""
+    run_checked(check_options, bootstrap_resamples=(bootstrap_resamples, ">= 1"))
     run_checked(check_output_dir, output_dir, NER_EVALUATE_OUTPUTS, command="ner-evaluate", force=force,
                 marked=[METRICS_FILE])
+    run_checked(check_made_by, folds_dir, "FOLDS_DIR", "ner-folds", FOLDS_FILES)
+    run_checked(check_gpu, gpu_id)
     from .evaluate import evaluate_ner
 
     setup_logging()
