@@ -1,5 +1,5 @@
-"""A saved `bertram` names the model its weights are, initialized or not: a loaded pipeline never reads
-model_path again unless asked (`initialize(reload_model=True)`), whatever now lies there."""
+"""pipeline/ as a whole: a saved `bertram` names the model its weights are, initialized or not, so a loaded
+pipeline never reads model_path again unless asked (`initialize(reload_model=True)`), whatever now lies there."""
 from __future__ import annotations
 
 import json
@@ -93,6 +93,6 @@ def test_a_cfg_that_names_no_model_says_model_path_will_be_read(bertram_dir, tin
         spacy.load(tmp_path / "untrained", config={"components.bertram.model.model_path": bertram_dir})
         assert "names no model" not in caplog.text
         old = spacy.load(tmp_path / "old")
-    assert f"the saved 'bertram' names no model for its weights" in caplog.text and repr(bertram_dir) in caplog.text
+    assert "the saved 'bertram' names no model for its weights" in caplog.text and repr(bertram_dir) in caplog.text
     old(TEXT)
     assert old.get_pipe("bertram").cfg["model_id"] == model_fingerprint(bertram_dir)  # read from model_path
