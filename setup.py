@@ -34,6 +34,8 @@ setup(
     python_requires=">=3.9,<3.13",
     packages=find_packages(include=["spacy_bertram", "spacy_bertram.*"]),
     include_package_data=True,
+    # PEP 561: the package's type hints are for its users' type checkers too.
+    package_data={"spacy_bertram": ["py.typed"]},
     # What `nlp.add_pipe("bertram")` and running a doc need (and the command line, typer):
     # the training and evaluation steps' own packages are extras (docs/packaging.md).
     install_requires=RUNTIME,

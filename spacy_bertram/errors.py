@@ -218,6 +218,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E161 = "doc._.bertram[{key}] ({text!r}) is not finite"
     E162 = "No injection plan for mode {injection!r}; modes with one: {modes}"
     E163 = "Slash injection needs a '/' token in the tokenizer's vocabulary"
+    E164 = ("initialize(reload_model=True) reloads [components.{name}.model] model_path, but '{name}' has none. Give "
+            "the directory to load: spacy.load(PIPELINE, config={{\"components\": {{\"{name}\": {{\"model\": "
+            "{{\"model_path\": \"/path/to/bertram\"}}}}}}}}).")
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."

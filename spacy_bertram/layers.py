@@ -111,12 +111,14 @@ def _mark_network(shim: Any, loaded_from: Optional[str]) -> None:
     shim.loaded_from = loaded_from
 
 
-def rearm_model_path(model: Model) -> None:
-    """Saved weights that were never trained (an untrained network): let init load the
-    configured model_path after all, instead of serving them or refusing the path."""
-    shim = model.shims[0]
-    if getattr(shim, "model_path", None):
-        shim.needs_init = True
+def rearm_model_path(model: Model) -> bool:
+    """Let init load the configured model_path again, over the network the layer has: for
+    saved weights that were never trained, and for a reload the user asks for. False: the
+    layer has no model_path to load."""
+    if configured_model_path(model):
+        model.shims[0].needs_init = True
+        return True
+    return False
 
 
 def needs_init(model: Model) -> bool:
@@ -129,8 +131,13 @@ def loaded_model_path(model: Model) -> Optional[str]:
     return getattr(model.shims[0], "loaded_from", None)
 
 
+def configured_model_path(model: Model) -> Optional[str]:
+    """The layer's model_path setting (None: none configured)."""
+    return getattr(model.shims[0], "model_path", None)
+
+
 def _not_initialized(model: Model) -> str:
-    path = getattr(model.shims[0], "model_path", None)
+    path = configured_model_path(model)
     return f"The BERTRAM layer has not loaded its model_path {path!r} yet (its init loads it)"
 
 

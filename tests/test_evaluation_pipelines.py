@@ -49,3 +49,24 @@ def test_assemble_max_zipf_sets_the_components_rule(trained, bertram_assets, tmp
     pipeline = spacy.load(tmp_path / "z3.5" / "pipeline")
     doc = pipeline("the kumquat was good")  # Zipf 1.86, three wordpieces of the tiny encoder: rare
     assert [doc[i].text for i in doc._.bertram] == ["kumquat"]
+
+
+def test_the_assembled_pipeline_needs_no_model_directory(trained, bertram_assets, tmp_path, monkeypatch):
+    """`assemble BASELINE "mödel dir" out` run where the model lies: the pipeline carries the model, so it
+    runs the same once the directory is gone, from any working directory."""
+    import shutil
+
+    from tests.util import invoke, same_vectors
+
+    shutil.copytree(bertram_assets["model"], tmp_path / "mödel dir")
+    monkeypatch.chdir(tmp_path)
+    result = invoke("assemble", trained["model"], "mödel dir", "out")
+    assert result.exit_code == 0, result.output
+    texts = ["the farmer sold a kumquat", "a kumquat is a small fruit"]
+    expected = list(spacy.load("out/pipeline").pipe(texts))
+    assert all(doc._.bertram for doc in expected)
+    shutil.rmtree(tmp_path / "mödel dir")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    docs = list(spacy.load(tmp_path / "out" / "pipeline").pipe(texts))
+    assert all(same_vectors(a, b) and a.cats == b.cats for a, b in zip(docs, expected))

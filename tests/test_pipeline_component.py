@@ -184,6 +184,52 @@ def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path):
     assert trained("a kumquat")._.bertram and trained.config["components"]["transformer"]["model"]["injection"] == "slash"
 
 
+#: What configs/textcat_minilm_bertram.cfg sets apart from the factory's defaults, each on purpose and said so in
+#: a comment above it there: the encoder the model was trained for (the default reads it from the model).
+EXAMPLE_CONFIG_SETS = {"model.base_model": "default"}
+
+
+def flat_settings(section: dict, prefix: str = "") -> dict:
+    """{"model.token_budget": 4096, ...}: a config section's settings by dotted name."""
+    flat = {}
+    for key, value in section.items():
+        flat.update(flat_settings(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}": value})
+    return flat
+
+
+def bertram_factory_defaults() -> dict:
+    """The factory's default config, then the defaults of the functions it names (unset there: theirs)."""
+    import inspect
+
+    from spacy_bertram.layers import Bertram_v1
+    from spacy_bertram.pipeline.component import DEFAULT_CONFIG
+    from spacy_bertram.rare_words import make_rare_word_rule
+
+    defaults = {f"{section}.{name}": parameter.default
+                for section, function in (("model", Bertram_v1), ("rare_words", make_rare_word_rule))
+                for name, parameter in inspect.signature(function).parameters.items()}
+    return {**defaults, **flat_settings(DEFAULT_CONFIG["bertram"])}
+
+
+def test_the_example_configs_bertram_settings_are_the_factory_defaults():
+    """The example a user copies gets the rule the docs describe (2+ wordpieces), not another one."""
+    from thinc.api import Config
+
+    path = ROOT / "configs" / "textcat_minilm_bertram.cfg"
+    settings = flat_settings(Config().from_disk(path)["components"]["bertram"])  # [paths] interpolated: null
+    settings.pop("factory")
+    defaults = bertram_factory_defaults()
+    assert defaults["rare_words.min_wordpieces"] == 2 and defaults["model.token_budget"] == 4096
+    differing = {key: value for key, value in settings.items() if value != defaults[key]}
+    assert differing == EXAMPLE_CONFIG_SETS
+    lines = path.read_text(encoding="utf8").splitlines()
+    for key in EXAMPLE_CONFIG_SETS:  # each explained where it is set
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"{key.split('.')[-1]} = "))
+        assert lines[at - 1].startswith("#"), key
+    ner = Config().from_disk(ROOT / "configs" / "ner_minilm_bertram.cfg")["components"]["bertram"]
+    assert "rare_words" not in ner  # the NER config keeps the factory's rule
+
+
 def test_encoder_path_resolves_default():
     from spacy.util import registry
 

@@ -8,9 +8,10 @@ vector} for `spacy-bertram.TransformerModel.v1`. A `vector_table` word gets its
 row. Each word gets one vector per doc; a doc with no rare word gets {}.
 
 Weights are trained offline: `update` only annotates the training docs. The
-layer's init loads `[components.bertram.model] model_path`; `to_disk` writes
-the weights and the frequency table into the pipeline as checked parts
-(`serialization.py`), so `spacy.load` never needs the original directory.
+layer's init loads `[components.bertram.model] model_path`; a save (initialized
+or not) writes the weights, the frequency table and the model's identity into
+the pipeline as checked parts (`serialization.py`), so a loaded pipeline never
+reads model_path again unless `initialize(reload_model=True)` asks it to.
 
 Fallbacks, all documented and none silent about a wrong vector:
 - a word no context of which contains it gets its form-only vector (BERTRAM's
@@ -41,7 +42,7 @@ from thinc.api import Config, Model
 from ..encoder import limit_torch_threads_in_forked_worker, resolve_base_model
 from ..errors import Errors
 from ..frequencies import CountTable
-from ..layers import get_bertram_network, loaded_model_path, needs_init, rearm_model_path
+from ..layers import configured_model_path, get_bertram_network, loaded_model_path, needs_init, rearm_model_path
 from ..network import BertramNetwork
 from ..rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
 from ..storage import model_fingerprint
@@ -62,6 +63,7 @@ WORDS_PER_CALL = 512
 Vectors = Dict[int, numpy.ndarray]
 #: The saved cfg's checks: keys that are strings or null; the part a cfg from before its list of parts needs.
 CFG_STRINGS = ("model_id", "model_source")
+UNTRAINED_KEY = "untrained"  # in a saved cfg: an untrained network (no model_path), not a model left unnamed
 UNLISTED_NEEDS = {"model": "it holds the trained weights"}
 
 DEFAULT_CONFIG_STR = """
@@ -146,19 +148,10 @@ def make_bertram(
         keep their stock encoding).
     """
     return BertramComponent(
-        nlp.vocab,
-        model,
-        rare_words,
-        name=name,
-        nlp=nlp,
-        contexts=contexts,
-        context_store=context_store,
-        contexts_per_word=contexts_per_word,
-        context_window=context_window,
-        cache_size=cache_size,
-        save_cache=save_cache,
-        vector_table=vector_table,
-        infer_missing=infer_missing, dictionary_store=dictionary_store,
+        nlp.vocab, model, rare_words, name=name, nlp=nlp, contexts=contexts, context_store=context_store,
+        contexts_per_word=contexts_per_word, context_window=context_window, cache_size=cache_size,
+        save_cache=save_cache, vector_table=vector_table, infer_missing=infer_missing,
+        dictionary_store=dictionary_store,
     )
 
 
@@ -377,10 +370,13 @@ class BertramComponent(Pipe):
         return losses if losses is not None else {}
 
     def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
-                   vector_table: Optional[str] = None) -> None:
-        """Load the trained model (the layer's init) and vector table (this one wins over the factory's)."""
+                   vector_table: Optional[str] = None, reload_model: bool = False) -> None:
+        """Load the trained model (the layer's init) and vector table (this one wins over the factory's). A loaded
+        pipeline keeps its saved weights: `reload_model` loads model_path over them (a model retrained there)."""
         if nlp is not None:
             self._nlp = nlp
+        if reload_model and not rearm_model_path(self.model):
+            raise ValueError(Errors.E164.format(name=self.name))
         self._initialize_model()
         if vector_table is not None:
             self.load_vector_table(vector_table)
@@ -415,15 +411,24 @@ class BertramComponent(Pipe):
         if "vector_table" in parts:
             self.vectors = parts["vector_table"]
         if cfg is not None:
-            skip = {"parts", STORE_KEY, *(() if "model" in parts else ("model_id", "model_source"))}
+            model_keys = () if "model" in parts else ("model_id", "model_source")
+            skip = {"parts", STORE_KEY, UNTRAINED_KEY, *model_keys}
             self.cfg.update({key: value for key, value in cfg.items() if key not in skip})
-        if not self.is_loaded:  # saved untrained: a model_path in the config is loaded on first use
-            rearm_model_path(self.model)
+        if not self.is_loaded and rearm_model_path(self.model) and "model" in parts \
+                and not (cfg or {}).get(UNTRAINED_KEY):  # saved untrained: loads a model_path given at load, quietly
+            logger.warning("bertram: the saved '%s' names no model for its weights (saved before initialize by an "
+                           "older spacy-bertram): it loads model_path %r on first use. Save the pipeline again (or run "
+                           "assemble again) to make it self-contained.", self.name, configured_model_path(self.model))
         self.reset_derived()
         self.word_sources.open_stores()
 
+    def _saved_cfg(self) -> Dict[str, Any]:
+        """cfg as saved, once model_path is loaded (a save before initialize), so that it names the model."""
+        self.ensure_weights()
+        return {**self.cfg, **({} if self.is_loaded else {UNTRAINED_KEY: True})}
+
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        return serialization.write_bytes(self._writers(), self.cfg, exclude)
+        return serialization.write_bytes(self._writers(), self._saved_cfg(), exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
         exclude = set(exclude)
@@ -434,7 +439,7 @@ class BertramComponent(Pipe):
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
         path = util.ensure_path(path)
-        cfg = {**self.cfg, **self.word_sources.saved_store(path.resolve().parent)}
+        cfg = {**self._saved_cfg(), **self.word_sources.saved_store(path.resolve().parent)}
         serialization.write_disk(path, self._writers(), cfg, exclude)
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
