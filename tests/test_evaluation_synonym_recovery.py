@@ -174,6 +174,14 @@ def test_the_command_adds_wordnet_pairs_with_store_contexts_only(bertram_assets,
     assert wordnet["n"] == 40 < metrics["pairs_read"]["wordnet_pairs"]
     assert list(wordnet["systems"]) == ["subword_mean", "bertram_form", "bertram_store"]
     assert "| WordNet synonyms | bertram_store | 40 |" in result.output
+    # WordNet alone: no pair has a text, so the text systems score nothing and are left out
+    alone = tmp_path / "wordnet-only.json"
+    result = invoke("synonym-recovery", bertram_assets["model"], "--wordnet", "--max-pairs", 40, "--store",
+                    bertram_assets["store"], "--output", alone, "--bootstrap", 200)
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(alone.read_text(encoding="utf8"))
+    assert list(metrics["subsets"]) == ["wordnet"] and metrics["subsets"]["wordnet"]["n"] == 40
+    assert list(metrics["subsets"]["wordnet"]["systems"]) == ["subword_mean", "bertram_form", "bertram_store"]
 
 
 def test_the_project_runs_the_step_and_reports_it():

@@ -107,8 +107,10 @@ def system_vectors(network, subword: SubwordMean, pairs: Sequence[SynonymPair],
     logger.info("BERTRAM: %d distinct (word, contexts) in %.1f s", len(distinct), time.perf_counter() - started)
     row_of = {item: k for k, item in enumerate(distinct)}
     for system, rows in items.items():
+        if not rows:  # e.g. the text systems when every pair is a WordNet pair (no text)
+            continue
         indices = np.asarray([i for i, _, _ in rows], dtype=int)
-        out[system] = (indices, inferred[[row_of[(word, tuple(c))] for _, word, c in rows]].reshape(len(rows), -1))
+        out[system] = (indices, inferred[[row_of[(word, tuple(c))] for _, word, c in rows]])
     return out
 
 
