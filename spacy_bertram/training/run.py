@@ -26,8 +26,7 @@ from .ota import OTASettings
 from ..pipeline.contexts import open_context_store
 from .sources import ContextSource
 from .stages import StageResult, TrainingRun, combined_init, plan_stages
-from .settings import (METRICS_FILE, MODEL_DIR, RUN_FILES, TARGETS_DIR, RunOptions, TrainingData, TrainSettings,
-                       check_word_limits)
+from .settings import METRICS_FILE, MODEL_DIR, RUN_FILES, TARGETS_DIR, RunOptions, TrainingData, TrainSettings
 from .targets import TargetSet, build_targets
 from .validation import format_table
 from ..types import PathLike
@@ -159,8 +158,8 @@ def train(
     call_started = time.perf_counter()
     settings, data, options = settings or TrainSettings(), data or TrainingData(), options or RunOptions()
     log, base_model = options.log, settings.network.base_model
-    check_word_limits(data.min_count, data.max_words, data.held_out_fraction)
-    # From the encoder's config alone, before targets or progress.json are written.
+    # TrainingData checked its word limits when it was made; read_layer is checked from the encoder's
+    # config alone, before targets or progress.json are written.
     check_read_layer(settings.network.read_layer, encoder_layer_count(base_model), base_model, "train's --read-layer")
     device = select_device(options.gpu_id)
     make_deterministic(device)  # before the first cuBLAS call
