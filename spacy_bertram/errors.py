@@ -434,6 +434,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E394 = "{option} must be at least 1, got {value}."
     E395 = "No (rare word, one-wordpiece original) pair to score{fold}: {detail}; add rarified sets or --wordnet."
     E396 = "{path}: item {id} has a substitution without {missing}: no rarify output; run the rarify step again."
+    E397 = "Cannot read the learning-curve file {path!r}: {err}. Run its point again (scripts/learning_curve.sh)."
+    E398 = ("{point!r} is not a learning-curve point: it has no {file} (a `train` run's metrics). Give the "
+            "directories scripts/learning_curve.sh writes, one per point.")
+    E399 = "learning-curve needs at least one point directory."
 
     # E4xx: named-entity evaluation (evaluation/ner/)
     E401 = "No texts to compare."

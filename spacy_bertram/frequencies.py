@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, Protocol
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Protocol, Tuple
 
 import srsly
 
@@ -28,6 +28,9 @@ OTHER_COUNT_FILES = ("counts.json", "word_counts.json", "word_counts.tsv")
 FORMAT_NAME = "spacy-bertram-frequencies"
 #: Words per Zipf unit: wordfreq's Zipf z is 10**z occurrences per 10**9 words.
 ZIPF_SCALE = 1_000_000_000
+#: The rare-word rule's default threshold (about once per million words): below it a multi-piece
+#: word gets a BERTRAM vector; training's extra multi-piece words are taken at or above it.
+DEFAULT_MAX_ZIPF = 3.0
 
 
 def zipf_from_count(count: int, total: int) -> float:
@@ -185,6 +188,18 @@ def wordfreq_has_language(lang: str) -> bool:
     return lang in available_languages()
 
 
+def wordfreq_band(lang: str, min_zipf: float, max_zipf: float = math.inf) -> Iterator[Tuple[str, float]]:
+    """wordfreq's words in `lang` with min_zipf <= Zipf < max_zipf, most frequent first (its list's order)."""
+    from wordfreq import iter_wordlist, zipf_frequency
+
+    for word in iter_wordlist(lang):
+        zipf = float(zipf_frequency(word, lang))
+        if zipf < min_zipf:
+            return
+        if zipf < max_zipf:
+            yield word, zipf
+
+
 class WordfreqFrequencies:
     """wordfreq's Zipf frequencies in the pipeline's language: the fallback when a model ships no counts.
 
@@ -249,5 +264,5 @@ class WorldFrequencies:
         return self.counts.zipf(word)
 
 
-__all__ = ["COUNTS_FILE", "CountTable", "Frequencies", "check_max_zipf", "StoreFrequencies", "WordfreqFrequencies", "WorldFrequencies",
-           "wordfreq_has_language", "write_counts", "zipf_from_count"]
+__all__ = ["COUNTS_FILE", "CountTable", "DEFAULT_MAX_ZIPF", "Frequencies", "check_max_zipf", "StoreFrequencies", "WordfreqFrequencies", "WorldFrequencies",
+           "wordfreq_band", "wordfreq_has_language", "write_counts", "zipf_from_count"]

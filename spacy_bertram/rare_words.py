@@ -29,7 +29,7 @@ from spacy.tokens import Doc, Token
 from spacy.util import registry
 
 from .errors import Errors
-from .frequencies import Frequencies, check_max_zipf
+from .frequencies import DEFAULT_MAX_ZIPF, Frequencies, check_max_zipf
 
 
 FREQUENCY_SOURCES = ("auto", "model", "wordfreq", "store")
@@ -64,7 +64,7 @@ class RareWordRule:
     """
 
     frequencies: str = "auto"
-    max_zipf: float = 3.0
+    max_zipf: float = DEFAULT_MAX_ZIPF
     alpha_only: bool = True
     min_wordpieces: int = 2
     min_length: int = 2
@@ -131,7 +131,7 @@ def is_split_piece(token: Token) -> bool:
 @registry.misc("spacy-bertram.RareWords.v1")
 def make_rare_word_rule(
     frequencies: str = "auto",
-    max_zipf: float = 3.0,
+    max_zipf: float = DEFAULT_MAX_ZIPF,
     alpha_only: bool = True,
     min_wordpieces: int = 2,
     min_length: int = 2,

@@ -168,7 +168,7 @@ WRITERS = {
     "assemble": ["x", "x", "{out}"], "ner-folds": ["x", "{out}"], "ner-train": ["x", "{out}", "--bertram", "x"],
     "ner-evaluate": ["x", "x", "{out}"], "similarity": ["x", "x", "x", "--output", "{out}"],
     "intrinsic": ["x", "--output", "{out}"], "report": ["{out}"], "dictionary": ["{out}"],
-    "synonym-recovery": ["x", "--wordnet", "--output", "{out}"],
+    "synonym-recovery": ["x", "--wordnet", "--output", "{out}"], "learning-curve": ["x", "--output", "{out}"],
 }
 ONE_FILE = {"similarity": "m.json", "intrinsic": "m.json", "report": "r.md", "dictionary": "d.sqlite",
             "synonym-recovery": "s.json"}

@@ -48,20 +48,22 @@ def test_targets_and_train_share_their_word_options(monkeypatch):
     import spacy_bertram.training.run as run
 
     commands = typer.main.get_command(app).commands
-    shared = [(p.name, p.default) for p in commands["targets"].params]
+    shared = [(p.name, p.default) for p in commands["targets"].params if p.name != "from_targets"]
     assert shared == [(p.name, p.default) for p in commands["train"].params][: len(shared)]
-    assert [name for name, _ in shared][:2] == ["contexts", "output"] and len(shared) == 13  # --force included
+    assert [name for name, _ in shared][:2] == ["contexts", "output"] and len(shared) == 15  # --force included
     seen = []
     monkeypatch.setattr(run, "train", lambda *a: seen.extend(a) or {"baseline": 1, "final": 2, "model": "m"})
     result = invoke("train", "c.sqlite", "out", "--min-count", "7", "--held-out", "0.25", "--seed", "3",
                     "--ota-steps", "11", "--ota-neighbours", "2", "--no-progress", "--epochs", "1", "2", "3",
-                    "--base-model", "an-encoder", "--max-contexts", "5")
+                    "--base-model", "an-encoder", "--max-contexts", "5", "--multi-piece-words", "40",
+                    "--multi-piece-min-zipf", "3.5")
     assert result.exit_code == 0, result.output
     contexts, output, settings, data, options = seen
     assert (contexts, output) == (Path("c.sqlite"), Path("out")) and data.min_count == 7
     assert data.held_out_fraction == 0.25 and options.progress is False and settings.seed == 3
     assert (data.ota.steps, data.ota.neighbours, data.ota.seed) == (11, 2, 3)
     assert settings.epochs == (1, 2, 3) and data.max_words is None
+    assert (data.multi_piece_words, data.multi_piece_min_zipf) == (40, 3.5)
     assert (settings.network.base_model, settings.network.max_contexts) == ("an-encoder", 5)
 
 
@@ -77,3 +79,22 @@ def test_train_options_default_to_the_network_settings_defaults():
     data = TrainingData()
     assert (params["min_count"], params["held_out"], params["definitions_per_word"]) == \
         (data.min_count, data.held_out_fraction, data.definitions_per_word)
+
+
+def test_targets_from_targets_writes_a_smaller_set_without_recomputing(bertram_assets, tiny_bert_path, tmp_path):
+    from spacy_bertram.training.targets import TargetSet
+
+    store = str(bertram_assets["store"])
+    whole = tmp_path / "whole"
+    result = invoke("targets", store, str(whole), "--base-model", tiny_bert_path, "--min-count", "2",
+                    "--multi-piece-words", "30", "--ota-steps", "1", "--no-progress")
+    assert result.exit_code == 0, result.output
+    built = TargetSet.load(whole)
+    assert built.info["multi_piece_words"] == 30 and built.info["n_ota"] >= 30
+    result = invoke("targets", store, str(tmp_path / "small"), "--from-targets", str(whole), "--max-words", "20",
+                    "--multi-piece-words", "4")
+    assert result.exit_code == 0, result.output
+    small = TargetSet.load(tmp_path / "small")
+    assert sum(not h for h in small.held_out) == min(20, built.info["n_corpus"] - sum(built.held_out[:built.info["n_corpus"]])) + 4
+    assert json.loads(result.output.strip().splitlines()[-1])["words"] == len(small)
+    assert 0 < small.info["n_with_contexts"] <= len(small)

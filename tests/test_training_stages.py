@@ -133,3 +133,27 @@ def test_inplace_trains_one_stage_on_rare_like_spellings_and_resumes(tiny_run, t
     names = [row["model"] for row in whole["ablation"]]
     assert names[1] == "INPLACE (subword share 0.5)" and names[2] == "INPLACE, BERTRAM's own vector (share 0)"
     assert whole["ablation"][1]["cosine"] != whole["ablation"][2]["cosine"]
+
+
+def test_inplace_trains_words_without_contexts_from_their_pieces(tiny_bert_path, source, tmp_path):
+    """wordfreq's multi-piece words without a corpus context are trained on their bare row (the
+    word's pieces alone, as inference reads every word), and the run reports their share."""
+    encoder, tokenizer = load_encoder(tiny_bert_path)
+    targets = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, held_out_fraction=0.1,
+                            ota=OTASettings(steps=1), progress=False, multi_piece_words=25)
+    contexts = [source.contexts(w, 6) for w in targets.words]
+    settings = TrainSettings.from_dict({**SMALL, "mode": "inplace", "base_model": tiny_bert_path})
+    run = TrainingRun(targets, contexts, encoder, tokenizer, settings, None, progress=False, log=lambda _: None)
+    network = run.network("inplace", True, 1)
+    pools = run.pools(network)
+    bare = [i for i in run.train_ids if not contexts[i]]
+    assert bare and set(bare) <= set(run.context_word_ids(network))
+    for i in bare:
+        (row,) = pools.rows[pools.starts[i]:pools.ends[i]]
+        assert row == network.inputs.bare(i, targets.rare_like[i])
+    metrics = _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"mode": "inplace"},
+                     data={"multi_piece_words": 25})
+    info = metrics["targets"]
+    assert info["n_with_contexts"] < info["words"] and info["multi_piece_share"] > 0.3
+    recorded = json.loads((tmp_path / "run" / "progress.json").read_text())["run"]
+    assert recorded["multi_piece_words"] == {"words": 25, "min_zipf": 3.0}

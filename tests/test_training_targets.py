@@ -1,6 +1,7 @@
 """training/targets.py: training words, held-out words and target files."""
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -29,7 +30,9 @@ def test_training_words_and_held_out(tiny_bert_path):
     contexts = {w: [f"a {w} b"] for w in counts}
     source = MemoryContexts(counts, contexts)
     segmenter = RareLikeSegmenter(tokenizer)
-    words, counts, held = select_training_words(source, segmenter, min_count=20, held_out_fraction=0.1, seed=3)
+    words, counts, held, n_corpus = select_training_words(source, segmenter, min_count=20, held_out_fraction=0.1,
+                                                          seed=3)
+    assert n_corpus == len(words)
     assert not {"123", "x2", "e-mail"} & set(words)  # alphabetic only
     assert "x" not in words  # its rare-like segmentation would be [UNK]
     assert all(c >= 20 for c in counts) and counts == sorted(counts, reverse=True)
@@ -71,3 +74,68 @@ def test_too_few_or_no_training_words(tiny_bert_path):
 def test_corrupt_target_dir_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match=r"\[E251\].*is not a target set"):
         TargetSet.load(tmp_path)
+
+
+def test_multi_piece_words_follow_the_corpus_words_and_are_never_rare(tiny_bert_path):
+    """wordfreq's multi-piece words at or above the rule's threshold come after the corpus words,
+    with or without contexts; none of them is a word the component would infer."""
+    from wordfreq import zipf_frequency
+
+    from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF
+
+    _, tokenizer = load_encoder(tiny_bert_path)
+    segmenter = RareLikeSegmenter(tokenizer)
+    source = MemoryContexts.from_lines(tiny_lines())
+    corpus = select_training_words(source, segmenter, min_count=20).words
+    words, counts, held, n_corpus = select_training_words(source, segmenter, min_count=20, multi_piece_words=40)
+    assert n_corpus == len(corpus)
+    assert words[: len(corpus)] == corpus and len(words) == len(corpus) + 40
+    extra = words[len(corpus):]
+    assert all(len(segmenter.pieces(w)) > 1 and w.isalpha() for w in extra)
+    assert all(zipf_frequency(w, "en") >= DEFAULT_MAX_ZIPF for w in extra)
+    assert not {segmenter.inputs.normalize(w) for w in extra} & {segmenter.inputs.normalize(w) for w in corpus}
+    assert any(not source.contexts(w, 1) for w in extra)  # no corpus context needed
+    assert all(c == source.count(w) for w, c in zip(extra, counts[len(corpus):]))
+    assert sum(held) == math.ceil(0.05 * len(words))
+    higher = select_training_words(source, segmenter, min_count=20, multi_piece_words=40, multi_piece_min_zipf=5.0)[0]
+    assert all(zipf_frequency(w, "en") >= 5.0 for w in higher[len(corpus):])
+
+
+def test_targets_report_the_multi_piece_share(tiny_bert_path):
+    encoder, tokenizer = load_encoder(tiny_bert_path)
+    source = MemoryContexts.from_lines(tiny_lines())
+    targets = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, ota=OTASettings(steps=1),
+                            progress=False, multi_piece_words=30)
+    info = targets.info
+    assert info["multi_piece_words"] == 30 and info["n_ota"] == targets.kinds.count("ota") >= 30
+    assert info["multi_piece_share"] == round(info["n_ota"] / len(targets), 4)
+    assert info["n_with_contexts"] == sum(1 for w in targets.words if source.contexts(w, 1)) < len(targets)
+    assert info["seconds"] >= 0
+
+
+@pytest.mark.parametrize("words, zipf, match", [(-1, 3.0, r"\[E285\] --multi-piece-words must be >= 0, got -1"),
+                                                (10, float("nan"), r"\[E039\].*--multi-piece-min-zipf")])
+def test_bad_multi_piece_settings_are_refused(words, zipf, match):
+    from spacy_bertram.training.settings import TrainingData
+
+    with pytest.raises(ValueError, match=match):
+        TrainingData(multi_piece_words=words, multi_piece_min_zipf=zipf)
+
+
+def test_a_learning_curve_selects_smaller_sets_with_the_same_held_out_words_and_targets(tiny_bert_path):
+    encoder, tokenizer = load_encoder(tiny_bert_path)
+    source = MemoryContexts.from_lines(tiny_lines())
+    whole = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, ota=OTASettings(steps=1),
+                          progress=False, multi_piece_words=30)
+    n_corpus = whole.info["n_corpus"]
+    small = whole.select(10, 5)
+    held = [w for w, h in zip(whole.words, whole.held_out) if h]
+    assert [w for w, h in zip(small.words, small.held_out) if h] == held
+    trained = [w for w, h in zip(small.words, small.held_out) if not h]
+    assert trained == [w for w, h in zip(whole.words[:n_corpus], whole.held_out) if not h][:10] + \
+        [w for w, h in zip(whole.words[n_corpus:], whole.held_out[n_corpus:]) if not h][:5]
+    for i, word in enumerate(small.words):
+        assert torch.equal(small.vectors[i], whole.vectors[whole.words.index(word)])
+    assert small.info["n_ota"] == small.kinds.count("ota") and small.info["selected"]["from_words"] == len(whole)
+    assert whole.select(None, None).words == whole.words
+    assert whole.select(0, 0).words == held

@@ -11,6 +11,7 @@
   similarity      word similarity (Spearman) of BERTRAM vs the subword mean, with contexts
   intrinsic       the same on real rare words (CRW, Card-660, Chimeras), with bootstrap CIs
   synonym-recovery  how close each system's vector for a rare synonym comes to the replaced word's embedding
+  learning-curve  several training runs' measures side by side, with CIs and plots
   report          the markdown report of a project run
   assemble        the baseline + bertram pipeline, ready for `spacy package`
 
@@ -26,7 +27,7 @@ from ..app import (FORCE_FILE_HELP, FORCE_HELP, GPU_HELP, app, check_gpu, check_
 from ..fileio import check_output_dir, check_output_file
 from ..frequencies import check_max_zipf
 from .folds import parse_fold
-from .outputs import (ASSEMBLE_OUTPUTS, BASELINE_OUTPUTS, EVALUATE_OUTPUTS, METRICS_FILE, POOL_OUTPUTS,
+from .outputs import (ASSEMBLE_OUTPUTS, BASELINE_OUTPUTS, CURVE_OUTPUTS, EVALUATE_OUTPUTS, METRICS_FILE, POOL_OUTPUTS,
                       RARIFY_OUTPUTS, SET_OUTPUTS, SPLIT_OUTPUTS)
 from .seed_sets import parse_seeds
 
@@ -349,6 +350,27 @@ def synonym_recovery_cmd(
                            output=output, fold=fold, n_resamples=bootstrap, seed=seed, max_pairs=max_pairs,
                            max_zipf=max_zipf, gpu_id=gpu_id, wordnet_dir=wordnet_dir)
     typer.echo("\n".join(format_markdown(metrics)))
+
+
+@app.command("learning-curve")
+def learning_curve_cmd(
+    points: List[Path] = typer.Argument(..., metavar="POINT...", help="point directories (train/metrics.json and "
+                                        "the measures' JSON, as scripts/learning_curve.sh writes them); the first "
+                                        "is the reference"),
+    output: Path = typer.Option(..., help="directory for learning_curve.json, .md and the plots"),
+    bootstrap: int = typer.Option(2000, help="paired bootstrap resamples for the differences to the reference"),
+    seed: int = typer.Option(0, help="seed of the bootstrap"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """The measures of several training runs side by side: gains with CIs, differences to the first
+    point, and plots against training words and contexts."""
+    run_checked(check_options, bootstrap=(bootstrap, ">= 1"))
+    run_checked(check_output_dir, output, CURVE_OUTPUTS, command="learning-curve", force=force,
+                marked=CURVE_OUTPUTS[:2])
+    from .learning_curve import format_markdown, write_learning_curve
+
+    curve = run_checked(write_learning_curve, points, output, bootstrap, seed)
+    typer.echo("\n".join(format_markdown(curve)))
 
 
 @app.command("report")

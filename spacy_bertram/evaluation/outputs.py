@@ -14,6 +14,8 @@ RARIFY_OUTPUTS = ("rarify.json", "test.jsonl", "test.spacy", "train.spacy", "dev
 SET_OUTPUTS = (METRICS_FILE, "predictions.jsonl", "accuracy_by_frequency.png")
 EVALUATE_OUTPUTS = (*SET_OUTPUTS, "seed-*")
 POOL_OUTPUTS = ("pooled.json", "pooled.md")
+#: learning-curve: its table (JSON, markdown) and two plots; the first two are marked.
+CURVE_OUTPUTS = ("learning_curve.json", "learning_curve.md", "learning_curve.png", "learning_curve_contexts.png")
 
 #: train-baseline and assemble replace their directory as a whole.
 INFO_FILE = "baseline.json"
@@ -29,6 +31,6 @@ REPORT_FILE = "report.md"
 PLOT_FILE = "f1_by_rarity.png"
 NER_EVALUATE_OUTPUTS = ("fold-*.jsonl", METRICS_FILE, REPORT_FILE, PLOT_FILE)
 
-__all__ = ["ASSEMBLE_OUTPUTS", "BASELINE_OUTPUTS", "EVALUATE_OUTPUTS", "FOLDS_FILE", "INFO_FILE", "METRICS_FILE",
+__all__ = ["ASSEMBLE_OUTPUTS", "BASELINE_OUTPUTS", "CURVE_OUTPUTS", "EVALUATE_OUTPUTS", "FOLDS_FILE", "INFO_FILE", "METRICS_FILE",
            "NER_EVALUATE_OUTPUTS", "NER_FOLDS_OUTPUTS", "NER_TRAIN_OUTPUTS", "PLOT_FILE", "POOL_OUTPUTS",
            "RARIFY_OUTPUTS", "REPORT_FILE", "SET_OUTPUTS", "SPLIT_OUTPUTS", "TRAIN_SUMMARY"]

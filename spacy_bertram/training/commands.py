@@ -24,8 +24,8 @@ from ..fileio import check_output_dir
 from ..pipeline.contexts import DEFAULT_WINDOW, open_context_store
 from .settings import (DEFAULT_HELD_OUT, DEFAULT_MAX_CONTEXTS, DEFAULT_MIN_COUNT, DEFAULT_RARE_MAX_CONTEXTS,
                        METRICS_FILE, PREPARE_FILES, TARGET_FILES, TRAIN_OUTPUTS, VECTORS_OUTPUTS, OTASettings,
-                       RunOptions, TrainingData, TrainSettings, check_vector_settings, check_word_limits,
-                       check_workers)
+                       RunOptions, TrainingData, TrainSettings, check_multi_piece_words, check_vector_settings,
+                       check_word_limits, check_workers)
 
 TRAIN = TrainSettings()
 NETWORK = TRAIN.network
@@ -110,6 +110,8 @@ class WordsAndTargets:
     base_model: str
     min_count: int
     max_words: Optional[int]
+    multi_piece_words: int
+    multi_piece_min_zipf: float
     held_out: float
     seed: int
     gpu_id: int
@@ -124,6 +126,12 @@ def _words_and_targets(
     base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
     min_count: int = typer.Option(DEFAULT_MIN_COUNT, help="training words' minimum frequency"),
     max_words: Optional[int] = typer.Option(None, help="at most this many (most frequent) training words"),
+    multi_piece_words: int = typer.Option(DATA.multi_piece_words, help="then this many of wordfreq's most "
+                                          "frequent words the encoder cuts into 2+ wordpieces (OTA targets; "
+                                          "corpus contexts where the store has some)"),
+    multi_piece_min_zipf: float = typer.Option(DATA.multi_piece_min_zipf, help="... at this Zipf frequency or "
+                                               "above (the rare-word rule's default threshold: never a word the "
+                                               "component infers)"),
     held_out: float = typer.Option(DEFAULT_HELD_OUT, help="fraction of words held out"),
     seed: int = typer.Option(0, help="seed of the word split, OTA and training"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
@@ -135,7 +143,8 @@ def _words_and_targets(
 ) -> WordsAndTargets:
     """The options `targets` and `train` share, declared once (`_with_options` adds them to both)."""
     ota = OTASettings(steps=ota_steps, batch_words=ota_batch, neighbours=ota_neighbours, seed=seed)
-    return WordsAndTargets(contexts, output, base_model, min_count, max_words, held_out, seed, gpu_id, ota,
+    return WordsAndTargets(contexts, output, base_model, min_count, max_words, multi_piece_words,
+                           multi_piece_min_zipf, held_out, seed, gpu_id, ota,
                            not no_progress, force)
 
 
@@ -144,27 +153,39 @@ def _check_words_and_targets(args: WordsAndTargets) -> None:
     check_options(held_out=(args.held_out, "(0, 0.5)"), ota_steps=(args.ota.steps, ">= 0"),
                   ota_batch=(args.ota.batch_words, ">= 1"), ota_neighbours=(args.ota.neighbours, ">= 0"))
     check_word_limits(args.min_count, args.max_words, args.held_out)
+    check_multi_piece_words(args.multi_piece_words, args.multi_piece_min_zipf)
 
 
 @app.command("targets")
 @_with_options(_words_and_targets)
-def targets_cmd(args: WordsAndTargets) -> None:
+def targets_cmd(
+    args: WordsAndTargets,
+    from_targets: Optional[Path] = typer.Option(None, help="select from this target set instead of building one: "
+                                                "its held-out words, its first --max-words corpus words and first "
+                                                "--multi-piece-words wordfreq words (a learning curve's smaller sets)"),
+) -> None:
     """Training words and their targets (embedding rows, or one-token approximation)."""
     run_checked(_check_words_and_targets, args)
     run_checked(check_output_dir, args.output, TARGET_FILES, command="targets", force=args.force, replaces=True)
     run_checked(check_gpu, args.gpu_id)
     from ..encoder import load_encoder
     from ..pipeline.device import select_device
-    from .targets import build_targets
+    from .targets import TargetSet, build_targets
 
     setup_logging()
 
     def build():
-        device = select_device(args.gpu_id)
         source = open_context_store(args.contexts)
+        if from_targets is not None:
+            chosen = TargetSet.load(from_targets).select(args.max_words, args.multi_piece_words)
+            chosen.info["n_with_contexts"] = sum(1 for word in chosen.words if source.contexts(word, 1))
+            chosen.save(Path(args.output))
+            return chosen
+        device = select_device(args.gpu_id)
         encoder, tokenizer = load_encoder(args.base_model, device=device)  # the cached copy for the device
         targets = build_targets(source, encoder, tokenizer, args.base_model, args.min_count, args.max_words,
-                                args.held_out, args.seed, args.ota, device, args.progress)
+                                args.held_out, args.seed, args.ota, device, args.progress,
+                                args.multi_piece_words, args.multi_piece_min_zipf)
         targets.save(Path(args.output))
         return targets
 
@@ -234,7 +255,8 @@ def train_cmd(
             ngram_min_count=ngram_min_count, seed=args.seed, reuse_states=not no_reuse, cache_memory_mb=cache_mb,
         )
         data = TrainingData(
-            min_count=args.min_count, max_words=args.max_words, held_out_fraction=args.held_out, targets=targets,
+            min_count=args.min_count, max_words=args.max_words, multi_piece_words=args.multi_piece_words,
+            multi_piece_min_zipf=args.multi_piece_min_zipf, held_out_fraction=args.held_out, targets=targets,
             ota=args.ota, definitions=definitions, definitions_per_word=definitions_per_word,
         )
         return settings, data

@@ -39,9 +39,9 @@ class ContextPools:
         if mask_fraction > 0.0:
             chosen = numpy.random.default_rng(seed).random(len(rows)) < mask_fraction
             rows = [mask_first_occurrence(r, builder.mask_id) if c else r for r, c in zip(rows, chosen)]
-        if pieces is not None:  # inplace: each word is also read from its pieces alone, as at inference
-            with_contexts = sorted({r.word_index for r in rows})
-            rows = sorted(rows + [builder.bare(i, pieces[i]) for i in with_contexts], key=lambda r: r.word_index)
+        if pieces is not None:  # inplace: each word is also read from its pieces alone, as at inference,
+            # so a word without contexts (or whose contexts are withheld, as held-out words') still has a row
+            rows = sorted(rows + [builder.bare(i, pieces[i]) for i in range(len(words))], key=lambda r: r.word_index)
         word_ids = numpy.asarray([r.word_index for r in rows], dtype=numpy.int64)
         starts = numpy.searchsorted(word_ids, numpy.arange(len(words)), side="left")
         ends = numpy.searchsorted(word_ids, numpy.arange(len(words)), side="right")

@@ -172,6 +172,8 @@ def train(
                 "targets": str(data.targets) if data.targets else None, "device": device.type}
     if output.is_dir():
         clean_stale_temps(output)  # a killed run's temp files (checkpoints/.stage1-*.tmp, ...)
+    if data.multi_piece_words:  # recorded only when used, so runs without them resume as before
+        run_info["multi_piece_words"] = {"words": data.multi_piece_words, "min_zipf": data.multi_piece_min_zipf}
     if data.definitions is not None:  # recorded only when used, so runs without it resume as before
         run_info["definitions"] = {"store": str(data.definitions), "per_word": data.definitions_per_word}
     _check_resume(output, run_info, options.restart, log)
@@ -183,6 +185,7 @@ def train(
         target_set = build_targets(
             source, encoder, tokenizer, base_model, data.min_count, data.max_words, data.held_out_fraction,
             settings.seed, data.ota or OTASettings(seed=settings.seed), device, options.progress,
+            data.multi_piece_words, data.multi_piece_min_zipf,
         )
         target_set.save(output / TARGETS_DIR)
     n_held = sum(target_set.held_out)

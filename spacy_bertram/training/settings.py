@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from ..config import BertramConfig
+from ..frequencies import DEFAULT_MAX_ZIPF, check_max_zipf
 from ..errors import Errors
 from ..pipeline.contexts import STORE_FILE
 from ..types import PathLike
@@ -58,6 +59,13 @@ def check_word_limits(min_count: int, max_words: Optional[int], held_out_fractio
         raise ValueError(Errors.E256.format(max_words=max_words, MIN_TRAINING_WORDS=MIN_TRAINING_WORDS))
     if not 0.0 < held_out_fraction < 0.5:
         raise ValueError(Errors.E257.format(held_out_fraction=held_out_fraction))
+
+
+def check_multi_piece_words(multi_piece_words: int, multi_piece_min_zipf: float) -> None:
+    """The extra multi-piece words: a count and a threshold on wordfreq's Zipf scale."""
+    if multi_piece_words < 0:
+        raise ValueError(Errors.E285.format(option="multi-piece-words", bounds=">= 0", value=multi_piece_words))
+    check_max_zipf(multi_piece_min_zipf, "--multi-piece-min-zipf")
 
 
 def check_vector_settings(min_count: int, max_count: Optional[int], max_contexts: int, token_budget: int,
@@ -158,6 +166,8 @@ class TrainSettings:
 class TrainingData:
     """What `train` learns from besides the context store: which words, their targets, their contexts.
 
+    multi_piece_words: wordfreq's most frequent multi-piece words at Zipf >= `multi_piece_min_zipf`
+    added after the corpus words (targets.py), contexts or not;
     targets: a target directory made by `targets` (else built, with `ota`: by default
     `OTASettings(seed=settings.seed)`); definitions: a definition store whose definitions
     begin each training word's context pool (`definition_contexts.py`), `definitions_per_word` each.
@@ -166,6 +176,8 @@ class TrainingData:
     min_count: int = DEFAULT_MIN_COUNT
     max_words: Optional[int] = None
     held_out_fraction: float = DEFAULT_HELD_OUT
+    multi_piece_words: int = 0
+    multi_piece_min_zipf: float = DEFAULT_MAX_ZIPF
     targets: Optional[PathLike] = None
     ota: Optional[OTASettings] = None
     definitions: Optional[PathLike] = None
@@ -175,6 +187,7 @@ class TrainingData:
         """Checked here, not when the words are chosen: after the encoder has loaded (train --held-out nan
         failed only after the targets were built and saved)."""
         check_word_limits(self.min_count, self.max_words, self.held_out_fraction)
+        check_multi_piece_words(self.multi_piece_words, self.multi_piece_min_zipf)
         if self.definitions_per_word < 1:
             raise ValueError(Errors.E219.format(per_word=self.definitions_per_word))
 
@@ -199,5 +212,5 @@ class RunOptions:
 
 
 __all__ = ["METRICS_FILE", "MODEL_DIR", "PREPARE_FILES", "RUN_FILES", "TARGETS_DIR", "TARGET_FILES",
-           "TRAIN_OUTPUTS", "VECTORS_OUTPUTS", "MIN_TRAINING_WORDS", "check_vector_settings", "check_word_limits", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
+           "TRAIN_OUTPUTS", "VECTORS_OUTPUTS", "MIN_TRAINING_WORDS", "check_multi_piece_words", "check_vector_settings", "check_word_limits", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
            "NETWORK_KEYS", "NOT_TRAINING_SETTINGS", "OTASettings", "RunOptions", "TrainingData", "TrainSettings"]

@@ -1,11 +1,19 @@
 """Training words and their mimicking targets.
 
 Training words are frequent (count >= min_count) alphabetic words with at
-least one context. A word that is one wordpiece mimics its embedding row; a
-multi-wordpiece word mimics its one-token approximation (ota.py). A seeded
-random 5% of the words is held out for validation and never trained on (nor
-used for the n-gram vocabulary). Each word also carries its rare-like
-segmentation (segmentation.py), the subword-mean input used in training.
+least one context, then (`multi_piece_words`) wordfreq's most frequent words
+that the encoder cuts into 2+ wordpieces, at or above the rare-word rule's
+threshold: the words nearest to the ones the component is asked about (multi-
+piece, less frequent) that are never asked about themselves, so no rare word
+an evaluation scores is a training word. They need no corpus context (OTA
+draws random neighbours; the inplace network also reads a word from its
+pieces alone) and take the store's contexts where it has some.
+
+A word that is one wordpiece mimics its embedding row; a multi-wordpiece word
+mimics its one-token approximation (ota.py). A seeded random 5% of the words
+is held out for validation and never trained on (nor used for the n-gram
+vocabulary). Each word also carries its rare-like segmentation
+(segmentation.py), the subword-mean input used in training.
 
 On disk a target set is a directory: `targets.safetensors` (the vectors) and
 `targets.json` (words, counts, kinds, held-out flags, rare-like pieces, the
@@ -16,9 +24,10 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy
 import torch
@@ -30,6 +39,7 @@ from ..errors import Errors
 from ..fileio import atomic_path, write_json_atomic
 from .ota import OTASettings, one_token_approximation
 from .segmentation import RareLikeSegmenter
+from ..frequencies import DEFAULT_MAX_ZIPF, wordfreq_band
 from .settings import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT, MIN_TRAINING_WORDS, TARGET_FILES, check_word_limits
 from .sources import ContextSource
 from ..types import PathLike
@@ -93,6 +103,36 @@ class TargetSet:
             write_json_atomic(tmp / INDEX_FILE, index, indent=None)
         return target
 
+    def select(self, max_corpus_words: Optional[int], max_multi_piece_words: Optional[int]) -> "TargetSet":
+        """The same held-out words, and the first `max_corpus_words` corpus and first
+        `max_multi_piece_words` wordfreq words of the rest (None: all of them): the smaller
+        training sets of a learning curve, validated on one set of words and with the same
+        targets (no OTA recomputed)."""
+        n_corpus = int(self.info.get("n_corpus", len(self)))
+        limits = {True: max_corpus_words, False: max_multi_piece_words}
+        taken = {True: 0, False: 0}
+        keep: List[int] = []
+        for i in range(len(self)):
+            from_corpus = i < n_corpus
+            limit = limits[from_corpus]
+            if not self.held_out[i]:
+                if limit is not None and taken[from_corpus] >= limit:
+                    continue
+                taken[from_corpus] += 1
+            keep.append(i)
+        n_ota = sum(1 for i in keep if self.kinds[i] == "ota")
+        info = {**self.info, "n_corpus": sum(1 for i in keep if i < n_corpus), "n_row": len(keep) - n_ota,
+                "n_ota": n_ota, "multi_piece_share": round(n_ota / len(keep), 4),
+                "selected": {"from_words": len(self), "max_corpus_words": max_corpus_words,
+                             "max_multi_piece_words": max_multi_piece_words}}
+        info.pop("n_with_contexts", None)  # not known without the store
+        return TargetSet(
+            words=[self.words[i] for i in keep], counts=[self.counts[i] for i in keep],
+            vectors=self.vectors[keep], kinds=[self.kinds[i] for i in keep], pieces=[self.pieces[i] for i in keep],
+            rare_like=[self.rare_like[i] for i in keep], held_out=[self.held_out[i] for i in keep],
+            base_model=self.base_model, info=info,
+        )
+
     @classmethod
     def load(cls, path: PathLike, expected_width: Optional[int] = None) -> "TargetSet":
         directory = Path(path)
@@ -130,6 +170,15 @@ def _alphabetic(word: str) -> bool:
     return word.isalpha()
 
 
+class TrainingWords(NamedTuple):
+    """The chosen words in order: the corpus's first (`n_corpus` of them), then wordfreq's."""
+
+    words: List[str]
+    counts: List[int]
+    held_out: List[bool]
+    n_corpus: int
+
+
 def select_training_words(
     source: ContextSource,
     segmenter: RareLikeSegmenter,
@@ -137,29 +186,45 @@ def select_training_words(
     max_words: Optional[int] = None,
     held_out_fraction: float = DEFAULT_HELD_OUT,
     seed: int = 0,
-) -> Tuple[List[str], List[int], List[bool]]:
-    """Frequent alphabetic words with contexts, one per normalised form, and held-out flags."""
+    multi_piece_words: int = 0,
+    multi_piece_min_zipf: float = DEFAULT_MAX_ZIPF,
+    lang: str = "en",
+) -> "TrainingWords":
+    """Frequent alphabetic words with contexts, one per normalised form, then up to
+    `multi_piece_words` of wordfreq's multi-piece words at Zipf >= `multi_piece_min_zipf`
+    (contexts or not); and held-out flags over all of them."""
     check_word_limits(min_count, max_words, held_out_fraction)
     unk = segmenter.tokenizer.unk_token_id
     words: List[str] = []
     counts: List[int] = []
     seen = set()
-    for word, count in source.counts(min_count):
-        if count < min_count or not _alphabetic(word):
-            continue
-        key = segmenter.inputs.normalize(word)
-        if key in seen:
-            continue
+
+    def usable(word: str) -> bool:
         # No target for an UNK word; a rare-like UNK (one-letter words) looks like no rare word.
-        if unk is not None and (unk in segmenter.pieces(word) or unk in segmenter.rare_like(word)):
-            continue
-        if not source.contexts(word, 1):
-            continue
-        seen.add(key)
+        if not _alphabetic(word) or segmenter.inputs.normalize(word) in seen:
+            return False
+        return unk is None or not (unk in segmenter.pieces(word) or unk in segmenter.rare_like(word))
+
+    def add(word: str, count: int) -> None:
+        seen.add(segmenter.inputs.normalize(word))
         words.append(word)
         counts.append(int(count))
-        if max_words is not None and len(words) >= max_words:
-            break
+
+    for word, count in source.counts(min_count):
+        if count >= min_count and usable(word) and source.contexts(word, 1):
+            add(word, count)
+            if max_words is not None and len(words) >= max_words:
+                break
+    n_corpus = len(words)
+    if multi_piece_words > 0:
+        corpus_counts = dict(source.counts(1))
+        added = 0
+        for word, _ in wordfreq_band(lang, multi_piece_min_zipf):
+            if added >= multi_piece_words:
+                break
+            if usable(word) and len(segmenter.pieces(word)) > 1:
+                add(word, corpus_counts.get(word, 0))
+                added += 1
     if len(words) < MIN_TRAINING_WORDS:
         raise ValueError(
             Errors.E258.format(n_words=len(words), min_count=min_count, MIN_TRAINING_WORDS=MIN_TRAINING_WORDS)
@@ -167,7 +232,7 @@ def select_training_words(
     rng = numpy.random.default_rng(seed)
     n_held = max(1, int(math.ceil(held_out_fraction * len(words))))
     chosen = set(rng.choice(len(words), size=n_held, replace=False).tolist())
-    return words, counts, [i in chosen for i in range(len(words))]
+    return TrainingWords(words, counts, [i in chosen for i in range(len(words))], n_corpus)
 
 
 def build_targets(
@@ -182,11 +247,14 @@ def build_targets(
     ota: Optional[OTASettings] = None,
     device: Optional[torch.device] = None,
     progress: bool = True,
+    multi_piece_words: int = 0,
+    multi_piece_min_zipf: float = DEFAULT_MAX_ZIPF,
 ) -> TargetSet:
     """Select training words and compute their targets (embedding rows or OTA)."""
+    started = time.perf_counter()
     segmenter = RareLikeSegmenter(tokenizer)
-    words, counts, held_out = select_training_words(
-        source, segmenter, min_count, max_words, held_out_fraction, seed
+    words, counts, held_out, n_corpus = select_training_words(
+        source, segmenter, min_count, max_words, held_out_fraction, seed, multi_piece_words, multi_piece_min_zipf
     )
     table = encoder.get_input_embeddings().weight.detach()
     pieces = [segmenter.pieces(w) for w in words]
@@ -207,10 +275,16 @@ def build_targets(
         "max_words": max_words,
         "held_out_fraction": held_out_fraction,
         "seed": seed,
+        "multi_piece_words": multi_piece_words,
+        "n_corpus": n_corpus,
+        "multi_piece_min_zipf": multi_piece_min_zipf,
         "n_row": len(single),
         "n_ota": len(multi),
+        "multi_piece_share": round(len(multi) / len(words), 4),
+        "n_with_contexts": sum(1 for word in words if source.contexts(word, 1)),
         "ota": {**vars(ota), "loss_before": result.loss_before, "loss_after": result.loss_after},
         "vocab_size": int(table.shape[0]),
+        "seconds": round(time.perf_counter() - started, 1),
     }
     return TargetSet(
         words=words,
