@@ -16,14 +16,16 @@
 #   CURVE_FOLD       fold of the rare words for the WordNet pairs (default 0/2)
 #   CURVE_MAX_PAIRS  WordNet pairs sampled before the fold is taken (default 3000)
 #   CURVE_CRW        a CRW directory (pairs.tsv, contexts/) and CURVE_CARD a Card-660 pairs TSV, for `intrinsic`
+#                    (one that is not there is skipped, and `intrinsic` names it)
 #   CURVE_TRAIN      further `train` options, e.g. "--epochs 50 20 30"
+#   CURVE_OUTPUT     where the curve goes (default OUT/curve)
 #
 # Every step writes under OUT/NAME only, and a finished step is skipped when the script runs again
 # (train resumes a killed run itself): delete a point's directory to redo it.
 set -euo pipefail
 
 if [ "$#" -lt 4 ]; then
-    sed -n '2,22p' "$0"
+    sed -n '2,24p' "$0"
     exit 2
 fi
 out=$1; store=$2; targets=$3; shift 3
@@ -67,7 +69,7 @@ for point in "$@"; do
     [ -n "${CURVE_CARD:-}" ] && intrinsic+=(--card "$CURVE_CARD")
     if [ "${#intrinsic[@]}" -gt 0 ] && [ ! -f "$dir/intrinsic.json" ]; then
         $python -m spacy_bertram intrinsic "$model" "${intrinsic[@]}" --store "$store" \
-            --output "$dir/intrinsic.json" > /dev/null
+            --output "$dir/intrinsic.json" --skip-missing > /dev/null
     fi
 done
-$python -m spacy_bertram learning-curve "${names[@]}" --output "$out/curve"
+$python -m spacy_bertram learning-curve "${names[@]}" --output "${CURVE_OUTPUT:-$out/curve}"

@@ -101,3 +101,19 @@ def test_a_directory_that_is_no_point_is_a_clear_error(tmp_path):
     (point / "intrinsic.json").write_text("{not json")
     with pytest.raises(ValueError, match=r"\[E397\].*intrinsic.json"):
         write_learning_curve([point], tmp_path / "out")
+
+
+def test_the_report_shows_the_curve_when_the_curve_workflow_ran(tmp_path):
+    from spacy_bertram.evaluation.report import write_report
+
+    from tests.util import _two_sets
+
+    metrics = tmp_path / "metrics"
+    _two_sets(metrics)
+    report = metrics / "report.md"
+    assert "Learning curve" not in write_report(report, ["a", "b"], metrics_dir=metrics).read_text()
+    point = make_point(tmp_path, "p", 1000, 0, 0.02)
+    write_learning_curve([point], metrics / "curve", n_resamples=100)
+    text = write_report(report, ["a", "b"], metrics_dir=metrics).read_text()
+    assert "## Learning curve: what limits the vectors" in text and "| p | 950 | 0% |" in text
+    assert "![gains against training words](curve/learning_curve.png)" in text

@@ -232,6 +232,18 @@ def ner_section(ner_report: Path, report_dir: Path) -> List[str]:
     return ["", *text.rstrip("\n").splitlines()]
 
 
+def curve_section(curve_report: Path, report_dir: Path) -> List[str]:
+    """The `curve` workflow's learning curve (if it ran): its table, its plots linked from here."""
+    if not curve_report.is_file():
+        return []
+    where = Path(os.path.relpath(curve_report.parent, report_dir)).as_posix()
+    text = curve_report.read_text(encoding="utf8")
+    for name in ("learning_curve.png", "learning_curve_contexts.png"):
+        text = text.replace(f"]({name})", f"]({where}/{name})")
+    body = [line for line in text.rstrip("\n").splitlines()[1:] if line != "# Learning curve"]
+    return ["", "## Learning curve: what limits the vectors", *body]
+
+
 def write_report(
     output: PathLike,
     datasets: Sequence[str],
@@ -292,6 +304,7 @@ def write_report(
         lines.append(f"Corpus: {prepare.get('total_words')} words, vocabulary {prepare.get('vocab_size')}.")
     wordsim = similarity_metrics(Path(metrics_dir) / "wordsim")
     lines += similarity_section(wordsim)
+    lines += curve_section(Path(metrics_dir) / "curve" / "learning_curve.md", report_dir)
     lines += ner_section(Path(metrics_dir) / "ner" / "report.md", report_dir)
     lines += ["", "## Time per step", ""]
     steps: List[tuple] = [("prepare (corpus -> context store)", prepare.get("seconds") if prepare else None)]
@@ -315,4 +328,4 @@ def write_report(
     return out
 
 
-__all__ = ["DatasetDirs", "accuracy_table", "dataset_section", "pooled_section", "synonym_section", "write_report"]
+__all__ = ["DatasetDirs", "accuracy_table", "curve_section", "dataset_section", "pooled_section", "synonym_section", "write_report"]
