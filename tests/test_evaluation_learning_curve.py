@@ -117,3 +117,36 @@ def test_the_report_shows_the_curve_when_the_curve_workflow_ran(tmp_path):
     text = write_report(report, ["a", "b"], metrics_dir=metrics).read_text()
     assert "## Learning curve: what limits the vectors" in text and "| p | 950 | 0% |" in text
     assert "![gains against training words](curve/learning_curve.png)" in text
+
+
+@pytest.mark.slow
+def test_the_curve_script_trains_each_point_once_and_draws_the_curve(bertram_assets, tiny_bert_path, tmp_path):
+    """scripts/learning_curve.sh end to end on the tiny encoder (no measures asked for): each point's
+    targets and model, the curve; a second run redoes nothing."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    store = str(bertram_assets["store"])
+    result = invoke("targets", store, str(tmp_path / "big"), "--base-model", tiny_bert_path, "--min-count", "2",
+                    "--multi-piece-words", "20", "--ota-steps", "1", "--no-progress")
+    assert result.exit_code == 0, result.output
+    env = {**os.environ, "PYTHON": sys.executable, "CURVE_WORDNET": "0", "PYTHONPATH": str(root),
+           "CURVE_TRAIN": f"--base-model {tiny_bert_path} --mode inplace --epochs 1 1 1 --max-seq-length 24 "
+                          "--pool-contexts 4 --max-contexts 4 --batch-words 8 8 8"}
+    argv = ["bash", str(root / "scripts" / "learning_curve.sh"), str(tmp_path / "curve"), store,
+            str(tmp_path / "big"), "small:20:0", "mixed:20:10"]
+    run = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    curve = json.loads((tmp_path / "curve" / "curve" / "learning_curve.json").read_text())
+    small, mixed = curve["points"]
+    assert mixed["training"]["trained_words"] == small["training"]["trained_words"] + 10
+    assert mixed["training"]["multi_piece_share"] > small["training"]["multi_piece_share"]
+    model = tmp_path / "curve" / "mixed" / "train" / "model" / "weights.safetensors"
+    stamp = model.stat().st_mtime_ns
+    again = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert model.stat().st_mtime_ns == stamp  # finished points are not trained again
+    bad = subprocess.run(argv[:4] + [str(tmp_path / "big"), "nocolons"], env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and "NAME:CORPUS_WORDS:MULTI_PIECE_WORDS" in bad.stderr
