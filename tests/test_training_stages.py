@@ -155,5 +155,9 @@ def test_inplace_trains_words_without_contexts_from_their_pieces(tiny_bert_path,
                      data={"multi_piece_words": 25})
     info = metrics["targets"]
     assert info["n_with_contexts"] < info["words"] and info["multi_piece_share"] > 0.3
+    final = metrics["final"]  # held-out scores by kind of target too, which make up the whole
+    assert final["words_row"] + final["words_ota"] == final["words"]
+    assert final["cosine"] == pytest.approx((final["cosine_row"] * final["words_row"]
+                                             + final["cosine_ota"] * final["words_ota"]) / final["words"], abs=1e-5)
     recorded = json.loads((tmp_path / "run" / "progress.json").read_text())["run"]
     assert recorded["multi_piece_words"] == {"words": 25, "min_zipf": 3.0}

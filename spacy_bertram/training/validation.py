@@ -37,6 +37,7 @@ class Validator:
         self.contexts = [list(contexts[i]) for i in self.indices]
         self.rare_like = [targets.rare_like[i] for i in self.indices]
         self.targets = targets.vectors[self.indices].float()
+        self.kinds = [targets.kinds[i] for i in self.indices]
         self.own_rows = [targets.pieces[i][0] if targets.kinds[i] == "row" else -1 for i in self.indices]
         table = network.embedding_matrix().detach().float().cpu()
         ids = candidate_ids(network.tokenizer)
@@ -54,7 +55,16 @@ class Validator:
             if row in position:
                 sims[i, position[row]] = float("-inf")
         ranks = 1 + (sims > cos.unsqueeze(1)).sum(dim=1)
-        return {"cosine": float(cos.mean()), "mrr": float((1.0 / ranks.float()).mean()), "words": len(self.words)}
+        scores = {"cosine": float(cos.mean()), "mrr": float((1.0 / ranks.float()).mean()), "words": len(self.words)}
+        # One-piece words (target: their own row) and multi-piece words (target: OTA) apart: the
+        # subword mean starts far from the first and, OTA being fitted from it, near the second.
+        for kind in ("row", "ota"):
+            mask = torch.as_tensor([k == kind for k in self.kinds], dtype=torch.bool)
+            if bool(mask.any()):
+                scores.update({f"cosine_{kind}": float(cos[mask].mean()),
+                               f"mrr_{kind}": float((1.0 / ranks[mask].float()).mean()),
+                               f"words_{kind}": int(mask.sum())})
+        return scores
 
     def subword_mean(self) -> Tensor:
         ids = pad_ids(self.rare_like, -1)
