@@ -40,7 +40,7 @@ def intrinsic_metrics(delta: float) -> dict:
     systems.update({name: {"spearman": 0.3 + delta, "n": 100, "difference": ci}
                     for name in ("bertram_form", "bertram_4", "bertram_16", "bertram_32", "fed")})
     cell = {"rule_zipf<3.0": {"n": 100, "systems": systems}}
-    return mark_json({"crw": {"subsets": cell}, "card": {"subsets": cell}}, "intrinsic")
+    return mark_json({"sets": {"crw": {"subsets": cell}, "card": {"subsets": cell}}}, "intrinsic")
 
 
 def make_point(root: Path, name: str, words: int, n_ota: int, shift: float, intrinsic: bool = True) -> Path:

@@ -65,7 +65,7 @@ def _synonym(subset: str, system: str) -> Callable[[Mapping[str, Any]], Optional
 
 def _intrinsic(dataset: str, system: str) -> Callable[[Mapping[str, Any]], Optional[Dict[str, Any]]]:
     def read(metrics: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
-        cell = (metrics.get(dataset) or {}).get("subsets", {}).get(RULE_SUBSET, {})
+        cell = (metrics.get("sets", {}).get(dataset) or {}).get("subsets", {}).get(RULE_SUBSET, {})
         figures = cell.get("systems", {}).get(system)
         if not figures or "difference" not in figures:
             return None
@@ -140,7 +140,8 @@ def read_point(directory: Path) -> Dict[str, Any]:
         raise ValueError(Errors.E398.format(point=str(directory), file=str(TRAIN_METRICS)))
     files = {name: _load(directory / name) for name in (RARIFIED, WORDNET, INTRINSIC)}
     measures = {m.key: m.read(files[m.file]) if files[m.file] else None for m in MEASURES}
-    crw = (files[INTRINSIC] or {}).get("crw", {}).get("subsets", {}).get(RULE_SUBSET, {}).get("systems", {})
+    crw_sets = (files[INTRINSIC] or {}).get("sets", {}).get("crw", {})
+    crw = crw_sets.get("subsets", {}).get(RULE_SUBSET, {}).get("systems", {})
     contexts = {str(k): crw[name]["difference"] for name, k in CONTEXT_SYSTEMS if "difference" in crw.get(name, {})}
     return {"name": directory.name, "path": str(directory), "training": training_set(train),
             "held_out": train.get("final"), "measures": measures, "crw_by_contexts": contexts, "_files": files}
@@ -249,7 +250,10 @@ def plot_contexts(curve: Mapping[str, Any], path: PathLike) -> Path:
     ax.set_xlabel("contexts read at inference")
     ax.set_ylabel(f"CRW {RULE_SUBSET}: Δ Spearman vs subword mean")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+    else:
+        ax.text(0.5, 0.5, "no CRW results", ha="center", transform=ax.transAxes)
     return _save(fig, plt, path)
 
 
