@@ -21,11 +21,12 @@
 #   CURVE_OUTPUT     where the curve goes (default OUT/curve)
 #
 # Every step writes under OUT/NAME only, and a finished step is skipped when the script runs again
-# (train resumes a killed run itself): delete a point's directory to redo it.
+# (train resumes a killed run itself): delete a point's directory to redo it. A point whose
+# train/model (and train/metrics.json) is already there, say trained elsewhere, is only measured.
 set -euo pipefail
 
 if [ "$#" -lt 4 ]; then
-    sed -n '2,24p' "$0"
+    sed -n '2,25p' "$0"
     exit 2
 fi
 out=$1; store=$2; targets=$3; shift 3
@@ -47,7 +48,7 @@ for point in "$@"; do
     names+=("$dir")
     mkdir -p "$dir"
     echo "== $name: $corpus_words corpus words, $multi_piece_words multi-piece words ($(date +%T))"
-    if [ ! -f "$dir/targets/targets.json" ]; then
+    if [ ! -f "$dir/targets/targets.json" ] && [ ! -f "$dir/train/model/config.json" ]; then
         $python -m spacy_bertram targets "$store" "$dir/targets" --from-targets "$targets" \
             --max-words "$corpus_words" --multi-piece-words "$multi_piece_words" > /dev/null
     fi
