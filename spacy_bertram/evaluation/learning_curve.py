@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import json
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
@@ -207,7 +208,7 @@ def _plot(curve: Mapping[str, Any], keys: Sequence[str], x_of: Callable[[Mapping
             ax.errorbar([x], [gain["estimate"]], yerr=[[gain["estimate"] - gain["low"]], [gain["high"] - gain["estimate"]]],
                         fmt="o" if share < 0.25 else "s", color="tab:blue" if share < 0.25 else "tab:orange", capsize=3)
         ax.axhline(0.0, color="grey", lw=0.8)
-        ax.set_title(curve["measures"][key], fontsize=8)
+        ax.set_title(textwrap.fill(curve["measures"][key], 36), fontsize=8)
         ax.set_xlabel(xlabel, fontsize=8)
         ax.grid(alpha=0.3)
 
@@ -221,7 +222,8 @@ def plot_curves(curve: Mapping[str, Any], path: PathLike) -> Path:
     import matplotlib.pyplot as plt
 
     keys = list(curve["measures"])
-    fig, axes = plt.subplots(2, (len(keys) + 1) // 2, figsize=(4 * ((len(keys) + 1) // 2), 7))
+    fig, axes = plt.subplots(2, (len(keys) + 1) // 2, figsize=(4 * ((len(keys) + 1) // 2), 7.5),
+                             layout="constrained")
     axes = list(np.asarray(axes).ravel())
     _plot(curve, keys, lambda p: p["training"]["trained_words"], "training words (log)", axes)
     for ax in axes:
