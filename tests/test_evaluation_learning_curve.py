@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spacy_bertram.evaluation.learning_curve import learning_curve, write_learning_curve
+from spacy_bertram.evaluation.learning_curve import format_markdown, learning_curve, write_learning_curve
 from spacy_bertram.fileio import mark_json
 
 from tests.util import invoke
@@ -150,3 +150,13 @@ def test_the_curve_script_trains_each_point_once_and_draws_the_curve(bertram_ass
     assert model.stat().st_mtime_ns == stamp  # finished points are not trained again
     bad = subprocess.run(argv[:4] + [str(tmp_path / "big"), "nocolons"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "NAME:CORPUS_WORDS:MULTI_PIECE_WORDS" in bad.stderr
+
+
+def test_the_gain_per_doubling_of_the_training_words(tmp_path):
+    points = [make_point(tmp_path, n, w, 0, g) for n, w, g in (("a", 1000, 0.01), ("b", 2000, 0.03), ("c", 4000, 0.05))]
+    curve = learning_curve(points, n_resamples=100)
+    # trained words are 95% of each: the doublings stay doublings
+    assert curve["per_doubling"]["wordnet_store"] == pytest.approx(0.02)
+    assert curve["per_doubling"]["crw_16"] == pytest.approx(0.02)
+    assert "`rarified_text_store` +0.020" in "\n".join(format_markdown(curve))
+    assert learning_curve(points[:2], n_resamples=100)["per_doubling"] == {}

@@ -164,8 +164,37 @@ def learning_curve(points: Sequence[PathLike], n_resamples: int = 2000, seed: in
                 point["versus_reference"][m.key] = diff
     for point in read:
         del point["_files"]
-    return {"reference": reference["name"], "measures": {m.key: m.title for m in MEASURES},
-            "rule_subset": RULE_SUBSET, "bootstrap": n_resamples, "seed": seed, "points": read}
+    curve = {"reference": reference["name"], "measures": {m.key: m.title for m in MEASURES},
+             "rule_subset": RULE_SUBSET, "bootstrap": n_resamples, "seed": seed, "points": read}
+    curve["per_doubling"] = per_doubling(curve)
+    return curve
+
+
+def per_doubling(curve: Mapping[str, Any]) -> Dict[str, float]:
+    """Each measure's least-squares slope of the gain against log2(training words), over the points
+    that have it (three or more, at two or more sizes): the gain per doubling of the training set."""
+    slopes: Dict[str, float] = {}
+    for key in curve["measures"]:
+        xy = [(np.log2(p["training"]["trained_words"]), p["measures"][key]["gain"]["estimate"])
+              for p in curve["points"] if p["measures"].get(key) and p["training"]["trained_words"] > 0]
+        if len(xy) >= 3 and len({x for x, _ in xy}) >= 2:
+            x, y = np.asarray(xy, dtype=float).T
+            slopes[key] = float(np.polyfit(x, y, 1)[0])
+    return slopes
+
+
+def limits_sentence(curve: Mapping[str, Any]) -> str:
+    """What the points say about the training set's size, in one sentence."""
+    slopes = curve.get("per_doubling", {})
+    if not slopes:
+        return "Too few points (three at two sizes or more) to say how the measures follow the training set's size."
+    rising = [f"`{k}` {v:+.3f}" for k, v in slopes.items() if v > 0]
+    flat = [f"`{k}` {v:+.3f}" for k, v in slopes.items() if v <= 0]
+    text = "Gain per doubling of the training words (least-squares slope over the points): "
+    text += ", ".join(rising) if rising else "no measure rises"
+    if flat:
+        text += "; flat or falling: " + ", ".join(flat)
+    return text + ". Read each slope against its cells' CIs: a slope smaller than their half-width is no trend."
 
 
 def _cell(measure: Optional[Mapping[str, Any]]) -> str:
@@ -183,7 +212,7 @@ def format_markdown(curve: Mapping[str, Any]) -> List[str]:
         cells = [_cell(point["measures"].get(k)) for k in keys]
         lines.append(f"| {point['name']} | {t['trained_words']:,} | {100 * (t['multi_piece_share'] or 0):.0f}% | "
                      f"{seconds:,.0f} | " + " | ".join(cells) + " |")
-    lines += ["", "Measures: " + "; ".join(f"`{k}` {title}" for k, title in curve["measures"].items()) + ". "
+    lines += ["", limits_sentence(curve), "", "Measures: " + "; ".join(f"`{k}` {title}" for k, title in curve["measures"].items()) + ". "
               "Each cell: gain over the subword mean [95% CI], `*` where the CI excludes 0.", ""]
     others = [p for p in curve["points"] if p.get("versus_reference")]
     if others:
@@ -282,5 +311,5 @@ def write_learning_curve(points: Sequence[PathLike], output_dir: PathLike, n_res
     return curve
 
 
-__all__ = ["CURVE_FILES", "MEASURES", "format_markdown", "learning_curve", "plot_contexts", "plot_curves",
+__all__ = ["CURVE_FILES", "MEASURES", "format_markdown", "learning_curve", "limits_sentence", "per_doubling", "plot_contexts", "plot_curves",
            "read_point", "versus_reference", "write_learning_curve"]
