@@ -41,7 +41,6 @@ RARIFIED, WORDNET, INTRINSIC = "synonyms-rarified.json", "synonyms-wordnet.json"
 RULE_SUBSET = "rule_zipf<3.0"
 #: CRW systems by the contexts they read at inference.
 CONTEXT_SYSTEMS = (("bertram_form", 0), ("bertram_4", 4), ("bertram_16", 16), ("bertram_32", 32))
-CURVE_FILES = CURVE_OUTPUTS
 
 
 @dataclass(frozen=True)
@@ -245,11 +244,7 @@ def _plot(curve: Mapping[str, Any], keys: Sequence[str], x_of: Callable[[Mapping
 def plot_curves(curve: Mapping[str, Any], path: PathLike) -> Path:
     """Each measure's gain [95% CI] against the training words (log scale); squares: a multi-piece
     share of 25% or more, circles: less."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     keys = list(curve["measures"])
     fig, axes = plt.subplots(2, (len(keys) + 1) // 2, figsize=(4 * ((len(keys) + 1) // 2), 7.5),
                              layout="constrained")
@@ -263,11 +258,7 @@ def plot_curves(curve: Mapping[str, Any], path: PathLike) -> Path:
 
 def plot_contexts(curve: Mapping[str, Any], path: PathLike) -> Path:
     """CRW (rule subset) Δ Spearman against the contexts read at inference, one line per point."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for point in curve["points"]:
         by = point["crw_by_contexts"]
@@ -288,6 +279,16 @@ def plot_contexts(curve: Mapping[str, Any], path: PathLike) -> Path:
     return _save(fig, plt, path)
 
 
+def _pyplot():
+    """matplotlib's pyplot on the file-only backend, imported when a plot is drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def _save(fig, plt, path: PathLike) -> Path:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
@@ -301,15 +302,15 @@ def write_learning_curve(points: Sequence[PathLike], output_dir: PathLike, n_res
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     curve = learning_curve(points, n_resamples, seed)
-    write_json_atomic(out / CURVE_FILES[0], mark_json(curve, "learning-curve"))
+    write_json_atomic(out / CURVE_OUTPUTS[0], mark_json(curve, "learning-curve"))
     lines = [text_mark("learning-curve"), "# Learning curve", ""] + format_markdown(curve)
-    lines += [f"![gains against training words]({CURVE_FILES[2]})", "",
-              f"![CRW against contexts at inference]({CURVE_FILES[3]})", ""]
-    write_bytes_atomic(out / CURVE_FILES[1], ("\n".join(lines) + "\n").encode("utf8"))
-    plot_curves(curve, out / CURVE_FILES[2])
-    plot_contexts(curve, out / CURVE_FILES[3])
+    lines += [f"![gains against training words]({CURVE_OUTPUTS[2]})", "",
+              f"![CRW against contexts at inference]({CURVE_OUTPUTS[3]})", ""]
+    write_bytes_atomic(out / CURVE_OUTPUTS[1], ("\n".join(lines) + "\n").encode("utf8"))
+    plot_curves(curve, out / CURVE_OUTPUTS[2])
+    plot_contexts(curve, out / CURVE_OUTPUTS[3])
     return curve
 
 
-__all__ = ["CURVE_FILES", "MEASURES", "format_markdown", "learning_curve", "limits_sentence", "per_doubling", "plot_contexts", "plot_curves",
+__all__ = ["MEASURES", "format_markdown", "learning_curve", "limits_sentence", "per_doubling", "plot_contexts", "plot_curves",
            "read_point", "versus_reference", "write_learning_curve"]

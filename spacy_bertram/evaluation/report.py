@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from ..errors import Errors
 from ..fileio import atomic_path, text_mark
 from ..types import PathLike
+from .outputs import CURVE_OUTPUTS
 from .pooling import load_pooled, pooled_markdown
 from .synonym_recovery import format_markdown as synonym_markdown
 from .system_names import system_title
@@ -238,7 +239,7 @@ def curve_section(curve_report: Path, report_dir: Path) -> List[str]:
         return []
     where = Path(os.path.relpath(curve_report.parent, report_dir)).as_posix()
     text = curve_report.read_text(encoding="utf8")
-    for name in ("learning_curve.png", "learning_curve_contexts.png"):
+    for name in CURVE_OUTPUTS[2:]:  # the plots
         text = text.replace(f"]({name})", f"]({where}/{name})")
     body = [line for line in text.rstrip("\n").splitlines()[1:] if line != "# Learning curve"]
     return ["", "## Learning curve: what limits the vectors", *body]

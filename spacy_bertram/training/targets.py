@@ -281,7 +281,8 @@ def build_targets(
         "n_row": len(single),
         "n_ota": len(multi),
         "multi_piece_share": round(len(multi) / len(words), 4),
-        "n_with_contexts": sum(1 for word in words if source.contexts(word, 1)),
+        # the corpus words were chosen for having contexts: only wordfreq's need looking up
+        "n_with_contexts": n_corpus + sum(1 for word in words[n_corpus:] if source.contexts(word, 1)),
         "ota": {**vars(ota), "loss_before": result.loss_before, "loss_after": result.loss_after},
         "vocab_size": int(table.shape[0]),
         "seconds": round(time.perf_counter() - started, 1),
