@@ -77,15 +77,23 @@ def padded_positions(rows: Sequence[EncodedContext], token_budget: int) -> int:
     return sum(len(b) * max(len(rows[i]) for i in b) for b in batch_by_token_budget(rows, token_budget))
 
 
-def matmul_gflops(width: int, inner: int, rows: int = MATMUL_ROWS, repeats: int = 20) -> float:
-    """What the cores reach on one big dense matmul of the encoder's shape: the ceiling."""
-    a, b = torch.randn(rows, width), torch.randn(width, inner)
+def matmul_gflops(width: int, inner: int, device: torch.device, rows: int = MATMUL_ROWS, repeats: int = 20) -> float:
+    """What the device reaches on one big dense matmul of the encoder's shape and dtype: the ceiling."""
+    a, b = torch.randn(rows, width, device=device), torch.randn(width, inner, device=device)
     for _ in range(3):
         a @ b
+    synchronize(device)
     start = time.perf_counter()
     for _ in range(repeats):
         a @ b
+    synchronize(device)
     return 2 * rows * width * inner * repeats / (time.perf_counter() - start) / 1e9
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for queued CUDA work, so that a wall clock around it measures it."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def encoder_flops_per_position(config, length: float) -> float:
@@ -168,7 +176,7 @@ def main() -> None:
     config = network.encoder.config
     n_rows = sum(len(rows) for rows in item_rows)
     per_position = encoder_flops_per_position(config, batched_padded / max(n_rows, 1))
-    ceiling = matmul_gflops(config.hidden_size, config.intermediate_size)
+    ceiling = matmul_gflops(config.hidden_size, config.intermediate_size, network.device)
     batched_gflops = batched_padded * per_position / batched_s / 1e9
     single_gflops = single_padded * per_position / single_s / 1e9
     print(f"encoder GFLOP/s: batched {batched_gflops:.0f}, one at a time {single_gflops:.0f}; "
@@ -179,8 +187,12 @@ def main() -> None:
     # Best case for any batching: no padding at all, at the matmul's rate.
     bound = (single_padded / real) * (ceiling / single_gflops)
     print(f"upper bound on the batched speed-up here (no padding, matmul rate): {bound:.2f}x")
+    peak_gpu_mib = None
+    if network.device.type == "cuda":
+        peak_gpu_mib = round(torch.cuda.max_memory_allocated(network.device) / 2**20, 1)
+        print(f"peak GPU memory allocated by torch: {peak_gpu_mib} MiB ({torch.cuda.get_device_name(network.device)})")
     print(json.dumps({
-        "words": len(items), "contexts_per_word": args.contexts, "mode": args.mode,
+        "words": len(items), "device": str(network.device), "peak_gpu_mib": peak_gpu_mib, "contexts_per_word": args.contexts, "mode": args.mode,
         "batched_words_per_s": round(batched, 1), "single_words_per_s": round(single, 1),
         "speedup": round(batched / single, 2), "cpu_speedup": round(single_cpu / batched_cpu, 2),
         "max_abs_diff": max_diff, "padding_batched": round(batched_padded / real, 3),

@@ -1,34 +1,45 @@
-"""Words per second of a MiniLM spaCy pipeline: stock, and with `bertram` (cold and warm cache).
+"""What adding `bertram` costs a MiniLM spaCy pipeline: cold and warm cache against stock, short and long texts.
 
-One run, one process, the same texts (real Rotten Tomatoes snippets from the
-embedded assets) through three pipelines built on the same MiniLM weights:
+One process, the same texts through pipelines built on the same MiniLM weights:
 
 - stock:   tokenizer -> transformer (spacy-transformers.TransformerModel.v3)
 - cold:    tokenizer -> bertram -> transformer (spacy-bertram.TransformerModel.v1,
-           slash injection), the vector cache emptied before the texts
+           slash injection), the vector cache emptied before the texts: every
+           rare word's vector is inferred, as for text the pipeline never saw
 - warm:    the same pipeline on the same texts again, every vector cached
 
-The texts go in rounds (default 100 texts); each round runs all three, in an
-order that alternates between rounds, so load drift on a shared machine hits
-all of them alike. The warm-cache overhead is the median over rounds of the
-paired warm/stock time ratio (robust to bursts of load from other
-processes); the ratio of total wall and of CPU times are printed beside it. The cold-cache cost per rare word is (cold - warm) seconds
-divided by the number of vectors BERTRAM inferred (one per rare word form per
-document). Speed does not depend on the weights, so without --bertram an
+Two kinds of text, each measured on its own: "short" (Rotten Tomatoes snippets,
+about 20 words) and "long" (whole BBC News articles, about 400 words). The texts
+go in rounds; each round runs all the pipelines in an order that alternates
+between rounds, so load drift hits all of them alike, and every ratio is the
+median of the paired per-round ratios. Besides words/s the script reports the
+share of tokens that are rare, vectors inferred per second, and the CPU time per
+inferred vector in each part of the cold path (the rare-word rule, gathering
+contexts, tokenising, the form, the context encoder, attentive mimicking and the
+output mix, the cache). Peak resident memory (cache included) comes from one
+child process per pipeline that runs the same texts cold.
+
+`--compare-paths` adds a cold run with the context encoder's exact shortcuts off
+(every row encoded on its own, every layer run), so their gain is measured side
+by side. Speed does not depend on the weights, so without --bertram an
 untrained network of the trained shape is used (n-grams from the texts).
 
-    python benchmarks/pipeline.py            # 2,000 texts
-    python benchmarks/pipeline.py --quick    # 200 texts, under a minute
+    python benchmarks/pipeline.py            # 2,000 snippets and 200 articles
+    python benchmarks/pipeline.py --quick    # 120 snippets and 12 articles, under a minute
 """
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
+from collections import defaultdict
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import spacy
 import torch
@@ -36,31 +47,37 @@ from spacy.tokens import Doc
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory)
 from spacy_bertram import NgramVocab, create_bertram, save_bertram
+from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.pipeline.device import use_device
 from spacy_bertram.training.corpus import tokenize
-from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.training.registry_data import default_assets_dir
 
 from timing import timed  # benchmarks/timing.py (scripts run from this folder)
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_OVERHEAD = 0.15
+#: Where each kind of text comes from: labelled set (built by scripts/build_corpus.py), corpus file.
+TEXT_SOURCES = {
+    "short": ("rotten_tomatoes.jsonl", "rotten_tomatoes.txt"),
+    "long": ("bbc.jsonl", None),
+}
+PARTS = ("rule", "contexts", "tokenise", "form", "encoder", "mimicking", "cache")
 
 
-def load_texts(assets: Path, n: int) -> List[str]:
-    """The first n Rotten Tomatoes snippets: labelled set if built, else the corpus file."""
-    jsonl = assets / "datasets" / "rotten_tomatoes.jsonl"
+def load_texts(assets: Path, kind: str, n: int) -> List[str]:
+    """The first n texts of a kind: the labelled set if built, else the corpus file."""
+    jsonl_name, plain_name = TEXT_SOURCES[kind]
+    jsonl = assets / "datasets" / jsonl_name
+    texts: List[str] = []
     if jsonl.is_file():
         with open(jsonl, encoding="utf8") as file_:
             texts = [json.loads(line)["text"] for line, _ in zip(file_, range(n))]
-    else:
-        plain = assets / "corpus" / "rotten_tomatoes.txt"
-        if not plain.is_file():
-            sys.exit(f"No Rotten Tomatoes texts under {assets}: run python scripts/build_corpus.py first.")
-        with open(plain, encoding="utf8") as file_:
+    elif plain_name and (assets / "corpus" / plain_name).is_file():
+        with open(assets / "corpus" / plain_name, encoding="utf8") as file_:
             texts = [line.strip() for line, _ in zip(file_, range(n))]
+    else:
+        sys.exit(f"No {kind} texts ({jsonl_name}) under {assets}: run python scripts/build_corpus.py first.")
     if len(texts) < n:
-        sys.exit(f"Only {len(texts)} texts in {assets}, {n} wanted")
+        sys.exit(f"Only {len(texts)} {kind} texts in {assets}, {n} wanted")
     return texts
 
 
@@ -96,84 +113,254 @@ def build(
     return nlp
 
 
+class PartTimer:
+    """Wall and CPU seconds spent in named methods of live objects, per run label (None: not timing)."""
+
+    def __init__(self, synchronize: Optional[Callable[[], None]] = None) -> None:
+        self.synchronize = synchronize  # a GPU's queued work counts to the part that queued it
+        self.wall: Dict[str, Dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        self.cpu: Dict[str, Dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        self.label: Optional[str] = None
+
+    def wrap(self, owner: Any, attribute: str, part: str) -> None:
+        method = getattr(owner, attribute)
+
+        def timed_method(*args: Any, **kwargs: Any) -> Any:
+            label = self.label
+            if label is None:
+                return method(*args, **kwargs)
+            wall, cpu = time.perf_counter(), time.process_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                if self.synchronize is not None:
+                    self.synchronize()
+                self.wall[label][part] += time.perf_counter() - wall
+                self.cpu[label][part] += time.process_time() - cpu
+
+        setattr(owner, attribute, timed_method)
+
+
+def instrument(nlp: spacy.Language) -> PartTimer:
+    """Time the parts of the bertram component's cold path (see PARTS)."""
+    component = nlp.get_pipe("bertram")
+    network = component.network
+    timer = PartTimer(torch.cuda.synchronize if network.device.type == "cuda" else None)
+    timer.wrap(component._ensure_ready(), "find", "rule")
+    timer.wrap(component.word_sources, "contexts_for", "contexts")
+    timer.wrap(network, "prepare", "tokenise")
+    timer.wrap(network, "form_vectors", "form")
+    timer.wrap(network, "encode_contexts", "encoder")
+    timer.wrap(network, "forward", "network")
+    timer.wrap(component.cache, "get", "cache")
+    timer.wrap(component.cache, "put", "cache")
+    return timer
+
+
+def paired_median(rounds: Sequence[Dict[str, Tuple[float, float]]], name: str, base: str = "stock") -> float:
+    return statistics.median(r[name][0] / r[base][0] for r in rounds)
+
+
+def measure(kind: str, texts: List[str], args: argparse.Namespace, encoder: str, bertram: str) -> Dict[str, Any]:
+    """Paired rounds of stock, cold and warm (and cold on the plain path) on one kind of text."""
+    stock = build(encoder, None, args.base_model, args.contexts, args.store, args.injection)
+    with_bertram = build(encoder, bertram, args.base_model, args.contexts, args.store, args.injection)
+    component = with_bertram.get_pipe("bertram")
+    network = component.network
+    warmup = texts[: min(16, len(texts))]
+    list(stock.pipe(warmup)), list(with_bertram.pipe(warmup))
+    timer = instrument(with_bertram)
+    finder = component._ensure_ready()
+
+    def set_paths(exact_shortcuts: bool) -> None:
+        network.share_equal_rows = network.stop_at_read_layer = exact_shortcuts
+
+    def cold(chunk: List[str], shortcuts: bool = True) -> List[Doc]:
+        """New text: no vector cached, no rule decision memoised; both cold runs are instrumented alike."""
+        component.cache.clear()
+        finder.forget()
+        set_paths(shortcuts)
+        timer.label = "cold" if shortcuts else "cold_plain"
+        try:
+            return list(with_bertram.pipe(chunk, batch_size=args.batch_size))
+        finally:
+            timer.label = None
+            set_paths(True)
+
+    rounds: List[Dict[str, Tuple[float, float]]] = []
+    n_words = n_rare_tokens = n_inferred = 0
+    round_size = args.round if kind == "short" else max(1, args.round // 10)
+    for k, start in enumerate(range(0, len(texts), round_size)):
+        chunk = texts[start : start + round_size]
+        runs: Dict[str, Callable[[], List[Doc]]] = {
+            "stock": lambda: list(stock.pipe(chunk, batch_size=args.batch_size)),
+            "cold": lambda: cold(chunk),
+            "warm": lambda: list(with_bertram.pipe(chunk, batch_size=args.batch_size)),
+        }
+        if args.compare_paths:
+            runs["cold_plain"] = lambda: cold(chunk, shortcuts=False)
+        # Each way takes each place in turn (warm always right after cold): a way that pays for
+        # following another pipeline (a GPU's caches, the allocator) pays it as often as the others.
+        units = [["stock"], ["cold", "warm"]] + ([["cold_plain"]] if args.compare_paths else [])
+        turn = k % len(units)
+        order = [name for unit in units[turn:] + units[:turn] for name in unit]
+        times: Dict[str, Tuple[float, float]] = {}
+        for name in order:
+            docs, wall, cpu = timed(runs[name])
+            times[name] = (wall, cpu)
+            if name == "cold":
+                n_inferred += component.cache.misses  # the cache was emptied at the start of the run
+                n_words += sum(1 for doc in docs for t in doc if not t.is_space)
+                n_rare_tokens += sum(len(doc._.bertram) for doc in docs)
+        rounds.append(times)
+
+    seconds = {name: sum(r[name][0] for r in rounds) for name in rounds[0]}
+    cpu_seconds = {name: sum(r[name][1] for r in rounds) for name in rounds[0]}
+    parts_cpu = dict(timer.cpu["cold"])
+    parts_cpu["mimicking"] = parts_cpu.pop("network", 0.0) - parts_cpu.get("form", 0.0) - parts_cpu.get("encoder", 0.0)
+    infer_wall = timer.wall["cold"].get("network", 0.0) + timer.wall["cold"].get("tokenise", 0.0)
+    result = {
+        "texts": len(texts), "words": n_words, "rare_tokens": n_rare_tokens, "vectors_inferred": n_inferred,
+        "rare_share": round(n_rare_tokens / max(1, n_words), 4),
+        "words_per_s": {name: round(n_words / s, 1) for name, s in seconds.items()},
+        "cold_over_stock": round(paired_median(rounds, "cold"), 3),
+        "warm_over_stock": round(paired_median(rounds, "warm"), 3),
+        "cold_over_stock_cpu": round(cpu_seconds["cold"] / cpu_seconds["stock"], 3),
+        "ms_per_rare_word": round(1000.0 * (seconds["cold"] - seconds["warm"]) / max(1, n_inferred), 2),
+        "vectors_per_s": round(n_inferred / infer_wall, 1) if infer_wall else None,
+        "cpu_ms_per_vector": {p: round(1000.0 * parts_cpu.get(p, 0.0) / max(1, n_inferred), 2) for p in PARTS},
+        "rounds": len(rounds),
+    }
+    if args.compare_paths:
+        result["plain_cold_over_stock"] = round(paired_median(rounds, "cold_plain"), 3)
+        result["shortcut_speedup"] = round(statistics.median(r["cold_plain"][0] / r["cold"][0] for r in rounds), 3)
+        result["wall_ms_per_vector"] = {
+            label: {p: round(1000.0 * v / max(1, n_inferred), 3) for p, v in timer.wall[label].items()}
+            for label in ("cold", "cold_plain")
+        }
+        plain_encoder = timer.wall["cold_plain"].get("encoder", 0.0)
+        result["encoder_wall_speedup"] = round(plain_encoder / timer.wall["cold"]["encoder"], 3) if plain_encoder else None
+    return result
+
+
+def peak_rss_mb(kind: str, which: str, args: argparse.Namespace, bertram: str) -> float:
+    """Peak RSS of a fresh process that runs the kind's texts through one pipeline (cold, cache included)."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--rss-child", which, "--rss-kind", kind,
+               "--texts", str(args.texts), "--long-texts", str(args.long_texts), "--bertram", bertram,
+               "--base-model", args.base_model, "--contexts", args.contexts, "--injection", args.injection,
+               "--gpu-id", str(args.gpu_id), "--batch-size", str(args.batch_size)]
+    if args.assets:
+        command += ["--assets", str(args.assets)]
+    if args.store:
+        command += ["--store", args.store]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"The memory child ({which}, {kind}) failed:\n{done.stderr[-2000:]}")
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["peak_rss_mb"])
+
+
+def rss_child(args: argparse.Namespace, assets: Path, encoder: str) -> None:
+    texts = load_texts(assets, args.rss_kind, args.texts if args.rss_kind == "short" else args.long_texts)
+    nlp = build(encoder, args.bertram if args.rss_child == "bertram" else None, args.base_model,
+                args.contexts, args.store, args.injection)
+    for _ in nlp.pipe(texts, batch_size=args.batch_size):
+        pass
+    print(json.dumps({"peak_rss_mb": own_peak_rss_mb()}))
+
+
+def own_peak_rss_mb() -> float:
+    """This process's peak RSS. Linux's VmHWM, not ru_maxrss: a child started by fork + exec
+    inherits the parent's ru_maxrss, so that would report the parent whenever it was larger."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def report(kind: str, result: Dict[str, Any], rss: Optional[Tuple[float, float]]) -> None:
+    wps = result["words_per_s"]
+    print(f"\n{kind}: {result['texts']} texts, {result['words']} words, {result['rare_tokens']} rare tokens "
+          f"({100.0 * result['rare_share']:.1f}%), {result['vectors_inferred']} vectors inferred, "
+          f"{result['rounds']} paired rounds")
+    labels = {"stock": "stock transformer", "cold": "bertram, cold cache", "warm": "bertram, warm cache",
+              "cold_plain": "cold, plain encoder path"}
+    for name, value in wps.items():
+        print(f"  {labels[name]:26s} {value:8.1f} words/s")
+    print(f"  cold / stock {result['cold_over_stock']:.2f}x (CPU time {result['cold_over_stock_cpu']:.2f}x), "
+          f"warm / stock {result['warm_over_stock']:.2f}x; {result['ms_per_rare_word']:.1f} ms per inferred "
+          f"rare word, {result['vectors_per_s']} vectors/s inferred")
+    if "shortcut_speedup" in result:
+        print(f"  plain encoder path: cold / stock {result['plain_cold_over_stock']:.2f}x; the shortcuts make "
+              f"cold {result['shortcut_speedup']:.2f}x faster (the context encoder alone "
+              f"{result['encoder_wall_speedup']}x)")
+    parts = ", ".join(f"{p} {ms:.2f}" for p, ms in result["cpu_ms_per_vector"].items())
+    print(f"  CPU ms per inferred vector: {parts}")
+    for label, walls in result.get("wall_ms_per_vector", {}).items():
+        print(f"  wall ms per inferred vector, {label}: " + ", ".join(f"{p} {ms:.3f}" for p, ms in walls.items()))
+    if rss:
+        print(f"  peak RSS: stock {rss[0]:.0f} MB, bertram {rss[1]:.0f} MB ({rss[1] / rss[0]:.2f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="200 texts instead of 2,000")
-    parser.add_argument("--texts", type=int, default=2000)
-    parser.add_argument("--round", type=int, default=100, help="texts per interleaved round (quick: 50)")
+    parser.add_argument("--quick", action="store_true", help="120 snippets and 12 articles")
+    parser.add_argument("--texts", type=int, default=2000, help="short texts (Rotten Tomatoes snippets)")
+    parser.add_argument("--long-texts", type=int, default=200, help="long texts (BBC articles)")
+    parser.add_argument("--kinds", default="short,long", help="which kinds to run: short, long or both")
+    parser.add_argument("--round", type=int, default=100, help="short texts per paired round (long: a tenth)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--assets", type=Path, default=None, help="assets dir (default: $SPACY_BERTRAM_ASSETS or ./assets)")
     parser.add_argument("--bertram", default=None, help="trained BERTRAM directory (default: untrained, same shape)")
     parser.add_argument("--base-model", default="default")
-    parser.add_argument("--contexts", default="doc", choices=["doc", "store", "both"])
-    parser.add_argument("--store", default=None, help="context store for --contexts store/both")
+    parser.add_argument("--contexts", default="doc", help='the component\'s contexts setting ("doc", "none", ...)')
+    parser.add_argument("--store", default=None, help="context store for store contexts")
     parser.add_argument("--injection", default="slash", choices=["slash", "replace", "none"])
+    parser.add_argument("--compare-paths", action="store_true", help="also cold with the exact shortcuts off")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS child processes")
     parser.add_argument("--gpu-id", type=int, default=-1)
+    parser.add_argument("--rss-child", choices=["stock", "bertram"], default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--rss-kind", choices=list(TEXT_SOURCES), default="short", help=argparse.SUPPRESS)
     args = parser.parse_args()
     use_device(args.gpu_id)  # a named error for a bad id or a missing CuPy
-    n = 200 if args.quick else args.texts
-    round_size = 50 if args.quick else args.round
+    if args.quick:
+        args.texts, args.long_texts, args.round = 120, 12, 40
     assets = args.assets or default_assets_dir()
     if not assets.is_absolute() and not assets.exists():
         assets = ROOT / assets
-    texts = load_texts(assets, n)
     encoder = resolve_base_model(args.base_model)
-
+    if args.rss_child:
+        return rss_child(args, assets, encoder)
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    results: Dict[str, Dict[str, Any]] = {}
+    memory: Dict[str, Tuple[float, float]] = {}
+    print(f"torch threads {torch.get_num_threads()}; bertram model: {args.bertram or 'untrained (same shape)'}; "
+          f"contexts: {args.contexts}; injection: {args.injection}; batch size {args.batch_size}")
     with tempfile.TemporaryDirectory() as tmp:
-        bertram = args.bertram or untrained_model(texts, Path(tmp) / "bertram", args.base_model)
-        stock = build(encoder, None, args.base_model, args.contexts, args.store, args.injection)
-        with_bertram = build(encoder, bertram, args.base_model, args.contexts, args.store, args.injection)
-        component = with_bertram.get_pipe("bertram")
-        warmup = texts[:16]
-        list(stock.pipe(warmup)), list(with_bertram.pipe(warmup))
-
-        rounds: List[Dict[str, Tuple[float, float]]] = []
-        n_words = n_rare_tokens = n_inferred = 0
-        for k, start in enumerate(range(0, n, round_size)):
-            chunk = texts[start : start + round_size]
-            runs: Dict[str, Callable[[], List[Doc]]] = {
-                "stock": lambda: list(stock.pipe(chunk, batch_size=args.batch_size)),
-                "cold": lambda: list(with_bertram.pipe(chunk, batch_size=args.batch_size)),
-                "warm": lambda: list(with_bertram.pipe(chunk, batch_size=args.batch_size)),
-            }
-            order = ["stock", "cold", "warm"] if k % 2 == 0 else ["cold", "warm", "stock"]
-            component.cache.clear()
-            times: Dict[str, Tuple[float, float]] = {}
-            for name in order:
-                docs, wall, cpu = timed(runs[name])
-                times[name] = (wall, cpu)
-                if name == "warm":
-                    n_words += sum(1 for doc in docs for t in doc if not t.is_space)
-                    n_rare_tokens += sum(len(doc._.bertram) for doc in docs)
-            n_inferred += component.cache.misses
-            rounds.append(times)
-
-    seconds = {name: sum(r[name][0] for r in rounds) for name in ("stock", "cold", "warm")}
-    cpu_seconds = {name: sum(r[name][1] for r in rounds) for name in ("stock", "cold", "warm")}
-    wps = {name: n_words / s for name, s in seconds.items()}
-    # Paired per-round ratios, median: robust to bursts of load from other processes.
-    overhead = statistics.median(r["warm"][0] / r["stock"][0] for r in rounds) - 1.0
-    overhead_total = seconds["warm"] / seconds["stock"] - 1.0
-    overhead_cpu = cpu_seconds["warm"] / cpu_seconds["stock"] - 1.0
-    cold_ms = 1000.0 * (seconds["cold"] - seconds["warm"]) / max(1, n_inferred)
-    print(f"{n} texts, {n_words} words, {n_rare_tokens} rare tokens ({100.0 * n_rare_tokens / n_words:.1f}%), "
-          f"{n_inferred} vectors inferred; torch threads {torch.get_num_threads()}; "
-          f"bertram model: {args.bertram or 'untrained (same shape)'}; contexts: {args.contexts}; "
-          f"injection: {args.injection}")
-    for name, label in (("stock", "stock transformer"), ("cold", "bertram, cold cache"), ("warm", "bertram, warm cache")):
-        print(f"{label:22s} {wps[name]:8.1f} words/s  ({seconds[name]:.1f} s)")
-    verdict = "ok" if overhead <= MAX_OVERHEAD else f"ABOVE the {MAX_OVERHEAD:.0%} budget"
-    print(f"warm-cache overhead vs stock: {overhead:+.1%} ({verdict}; median of {len(rounds)} paired rounds; "
-          f"total wall time {overhead_total:+.1%}, CPU time {overhead_cpu:+.1%})")
-    print(f"cold-cache cost: {cold_ms:.1f} ms per inferred rare word")
-    print(json.dumps({
-        "benchmark": "pipeline", "texts": n, "words": n_words, "rare_tokens": n_rare_tokens,
-        "vectors_inferred": n_inferred, "stock_wps": round(wps["stock"], 1),
-        "bertram_cold_wps": round(wps["cold"], 1), "bertram_warm_wps": round(wps["warm"], 1),
-        "warm_overhead": round(overhead, 4), "warm_overhead_total": round(overhead_total, 4),
-        "warm_overhead_cpu": round(overhead_cpu, 4), "cold_ms_per_rare_word": round(cold_ms, 2),
+        for kind in kinds:
+            texts = load_texts(assets, kind, args.texts if kind == "short" else args.long_texts)
+            bertram = args.bertram or untrained_model(texts, Path(tmp) / f"bertram-{kind}", args.base_model)
+            results[kind] = measure(kind, texts, args, encoder, bertram)
+            if not args.no_memory:
+                memory[kind] = (peak_rss_mb(kind, "stock", args, bertram), peak_rss_mb(kind, "bertram", args, bertram))
+                results[kind]["peak_rss_mb"] = {"stock": round(memory[kind][0], 1), "bertram": round(memory[kind][1], 1)}
+            report(kind, results[kind], memory.get(kind))
+    headline = {
+        "benchmark": "pipeline", "device": "cpu" if args.gpu_id < 0 else f"cuda:{args.gpu_id}",
         "contexts": args.contexts, "injection": args.injection, "trained": bool(args.bertram),
-    }))
+        "cold_over_stock": {k: r["cold_over_stock"] for k, r in results.items()},
+        "warm_over_stock": {k: r["warm_over_stock"] for k, r in results.items()},
+        "ms_per_rare_word": {k: r["ms_per_rare_word"] for k, r in results.items()},
+        "peak_rss_ratio": {k: round(m[1] / m[0], 3) for k, m in memory.items()},
+        "rare_share": {k: r["rare_share"] for k, r in results.items()},
+        "vectors_per_s": {k: r["vectors_per_s"] for k, r in results.items()},
+    }
+    if args.compare_paths:
+        headline["shortcut_speedup"] = {k: r["shortcut_speedup"] for k, r in results.items()}
+    print(json.dumps(headline))
 
 
 if __name__ == "__main__":

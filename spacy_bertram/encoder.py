@@ -139,6 +139,42 @@ def encoder_on(encoder: Any, device: Any) -> Any:
     return moved
 
 
+#: Encoders whose hidden state after layer k is what their first k layers alone output (no final
+#: norm after the stack): a view of those layers gives exactly `hidden_states[k]`.
+STACKED_LAYER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "camembert", "electra"})
+_VIEWS: "weakref.WeakKeyDictionary[Any, Dict[int, Any]]" = weakref.WeakKeyDictionary()
+
+
+def encoder_up_to(encoder: Any, n_layers: int) -> Optional[Any]:
+    """A view of `encoder` that runs only its first `n_layers` layers (made once, cached), or None.
+
+    Reading BERTRAM's states at layer -2 needs no work from the last layer: the view's
+    `last_hidden_state` is the full encoder's `hidden_states[n_layers]`, computed by the
+    same parameters (shared, not copied), so nothing is spent on layers nobody reads.
+    None for an encoder this is not known to hold for (read its `hidden_states` instead).
+    """
+    from torch import nn
+
+    stack = getattr(getattr(encoder, "encoder", None), "layer", None)
+    if getattr(encoder.config, "model_type", None) not in STACKED_LAYER_TYPES or not isinstance(stack, nn.ModuleList):
+        return None
+    assert 0 <= n_layers <= len(stack), (n_layers, len(stack))
+    if n_layers == len(stack):
+        return encoder
+    with _COPIES_LOCK:
+        views = _VIEWS.setdefault(encoder, {})
+        view = views.get(n_layers)
+        if view is None:
+            view = copy.copy(encoder)  # shares parameters and buffers; gets its own module table
+            view._modules = dict(encoder._modules)
+            inner = copy.copy(encoder.encoder)
+            inner._modules = dict(encoder.encoder._modules)
+            inner.layer = nn.ModuleList(list(stack)[:n_layers])
+            view.encoder = inner
+            views[n_layers] = view
+    return view
+
+
 def is_bpe_tokenizer(tokenizer) -> bool:
     """True for byte-level BPE tokenizers (RoBERTa, GPT-2 family)."""
     model = tokenizer.backend_tokenizer.model

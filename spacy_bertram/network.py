@@ -15,14 +15,20 @@ import torch
 from torch import Tensor, nn
 
 from .config import BertramConfig, check_read_layer
-from .encoder import describe_encoder, encoder_device, encoder_on, layer_count
+from .encoder import describe_encoder, encoder_device, encoder_on, encoder_up_to, layer_count
 from .errors import Errors
 from .inputs import PAD_ID, EncodedContext, InputBuilder, NgramVocab, batch_by_token_budget, split_items, validate_word
 
 DEFAULT_TOKEN_BUDGET = 4096
 #: Encoder tokens per call per device type: on a 2-core CPU 8192 measured fastest
-#: (benchmarks/infer.py --sweep 2048,4096,8192); the GPU value is unmeasured (no GPU lent).
+#: (benchmarks/infer.py --sweep 2048,4096,8192); on an H100 every budget from 4096 to 131072
+#: gave the same words/s within the spread between runs, and 16384 keeps the memory peak small.
 TOKEN_BUDGETS = {"cpu": 8192, "cuda": 16384}
+
+
+def input_key(row: EncodedContext) -> Tuple:
+    """What the encoder's states for `row` depend on: its ids, and its slot's word (whose vector fills it)."""
+    return (row.input_ids, row.slot_position, row.word_index if row.slot_position >= 0 else -1)
 
 
 def default_token_budget(device: "torch.device | str") -> int:
@@ -128,6 +134,10 @@ class BertramNetwork(nn.Module):
         # `.cuda()` and `state_dict()` see only BERTRAM's own weights, and `encoder`
         # gives the copy on this network's device (`encoder_on`, one per device).
         object.__setattr__(self, "_base_encoder", encoder)
+        # Exact shortcuts of `encode_contexts` (equal vectors to float rounding; off only to
+        # measure them against the plain path, as benchmarks/pipeline.py --compare-paths does).
+        self.share_equal_rows = True
+        self.stop_at_read_layer = True
         width, hidden = info.embedding_width, info.hidden_width
         self.width = width
         self.ngram_form = NgramForm(len(ngram_vocab), width, config.ngram_dropout)
@@ -245,13 +255,21 @@ class BertramNetwork(nn.Module):
 
         `slot_vectors[word_index]` replaces the input embedding at each row's
         slot (ADD prefix or REPLACE mask); rows of many words share a call.
+        Rows with the same encoder input (two rare words of one sentence, spelled
+        inplace) are encoded once and read at each row's own span: the states are
+        the same, and so are the vectors, to float rounding.
         """
         hidden = int(self.config.encoder_hidden_width or self.width)
         out = torch.zeros(len(rows), hidden, device=self.device, dtype=self.projection.weight.dtype)
         table = self.embedding_matrix()
         pad = self.inputs.pad_id
-        for batch in batch_by_token_budget(rows, token_budget):
-            batch_rows = [rows[i] for i in batch]
+        readers: Dict[Tuple, List[int]] = {}
+        for i, row in enumerate(rows):
+            readers.setdefault(input_key(row) if self.share_equal_rows else (i,), []).append(i)
+        unique = [rows[group[0]] for group in readers.values()]
+        groups = list(readers.values())
+        for batch in batch_by_token_budget(unique, token_budget):
+            batch_rows = [unique[i] for i in batch]
             ids = pad_ids([r.input_ids for r in batch_rows], pad).to(self.device)
             attention = pad_ids([[1] * len(r) for r in batch_rows], 0).to(self.device)
             embeds = table[ids]
@@ -260,22 +278,34 @@ class BertramNetwork(nn.Module):
                 if slotted:
                     row_idx, slot_idx, word_idx = (torch.as_tensor(x, device=self.device) for x in zip(*slotted))
                     embeds = embeds.index_put((row_idx, slot_idx), slot_vectors[word_idx].to(embeds.dtype))
-            picked = self._read_states(embeds, attention, batch_rows)
-            out = out.index_copy(0, torch.as_tensor(batch, device=self.device), picked.to(out.dtype))
+            states = self._run_encoder(embeds, attention)
+            owners = [(k, i) for k, u in enumerate(batch) for i in groups[u]]
+            picked = self._read_spans(states, [k for k, _ in owners], [rows[i] for _, i in owners])
+            index = torch.as_tensor([i for _, i in owners], device=self.device)
+            out = out.index_copy(0, index, picked.to(out.dtype))
         return out
 
-    def _read_states(self, embeds: Tensor, attention: Tensor, rows: Sequence[EncodedContext]) -> Tensor:
-        """Hidden state at `read_layer`, averaged over each row's span (one position but inplace)."""
+    def _run_encoder(self, embeds: Tensor, attention: Tensor) -> Tensor:
+        """States at `read_layer` for a padded batch, running no layer above it where the encoder allows."""
         layer = int(self.config.read_layer)
-        output = self.encoder(inputs_embeds=embeds, attention_mask=attention, output_hidden_states=layer != -1)
-        states = output.last_hidden_state if layer == -1 else output.hidden_states[layer]
+        if layer == -1:
+            return self.encoder(inputs_embeds=embeds, attention_mask=attention).last_hidden_state
+        n_layers = layer_count(self.encoder.config)
+        view = encoder_up_to(self.encoder, layer % (n_layers + 1)) if self.stop_at_read_layer and n_layers else None
+        if view is not None:
+            return view(inputs_embeds=embeds, attention_mask=attention).last_hidden_state
+        return self.encoder(inputs_embeds=embeds, attention_mask=attention, output_hidden_states=True).hidden_states[layer]
+
+    def _read_spans(self, states: Tensor, batch_rows: Sequence[int], rows: Sequence[EncodedContext]) -> Tensor:
+        """Each row's state, from batch row `batch_rows[i]`: its mask position, or the mean over its span."""
+        source = torch.as_tensor(batch_rows, device=self.device)
         if all(r.span == 1 for r in rows):
             positions = torch.as_tensor([r.mask_position for r in rows], device=self.device)
-            return states[torch.arange(len(rows), device=self.device), positions]
-        weights = torch.zeros(states.shape[0], states.shape[1], device=self.device, dtype=states.dtype)
+            return states[source, positions]
+        weights = torch.zeros(len(rows), states.shape[1], device=self.device, dtype=states.dtype)
         for i, r in enumerate(rows):
             weights[i, r.mask_position : r.mask_position + r.span] = 1.0 / r.span
-        return torch.bmm(weights.unsqueeze(1), states).squeeze(1)
+        return torch.bmm(weights.unsqueeze(1), states[source]).squeeze(1)
 
     def mix_subword_mean(self, vectors: Tensor, subword_ids: Tensor) -> Tensor:
         """(1 - s) unit(v) + s unit(subword mean), scaled to the subword mean's norm (s = subword_share)."""

@@ -182,6 +182,10 @@ class RareWordFinder:
         self.memo_size = memo_size
         self._memo: Dict[str, RareDecision] = {}
 
+    def forget(self) -> None:
+        """Drop the memoised decisions: the next doc pays the rule in full, as text never seen does."""
+        self._memo.clear()
+
     def decide_word(self, word: str) -> RareDecision:
         """The table and tokenizer part of the rule for a word (memoised)."""
         known = self._memo.get(word)

@@ -247,3 +247,52 @@ def test_the_callers_config_is_left_as_it_was(tiny_bert_path):
     assert network.config is not config and network.config.encoder_embedding_width == network.width
     assert network.config == BertramConfig(**{**before, **{k: v for k, v in network.config.to_dict().items()
                                                             if k.startswith("encoder_")}})
+
+
+# -- exact shortcuts of the context encoder: shared rows, no layer above the read layer ------
+
+
+def plain_and_shortcut_vectors(network, items):
+    """The same items inferred with both shortcuts off, then on (the default)."""
+    network.share_equal_rows = network.stop_at_read_layer = False
+    plain = network.infer(items)
+    network.share_equal_rows = network.stop_at_read_layer = True
+    return plain, network.infer(items)
+
+
+@pytest.mark.parametrize("n_layers", [0, 1, 2])
+@pytest.mark.parametrize("kind", ["bert", "roberta"])
+def test_a_view_of_the_first_layers_gives_that_hidden_state_with_the_same_parameters(request, kind, n_layers):
+    from spacy_bertram.encoder import encoder_up_to
+
+    encoder, tokenizer = load_encoder(request.getfixturevalue(f"tiny_{kind}_path"))
+    ids = torch.as_tensor([tokenizer("the farmer sold a kumquat")["input_ids"]])
+    full = encoder(input_ids=ids, output_hidden_states=True).hidden_states[n_layers]
+    view = encoder_up_to(encoder, n_layers)
+    assert torch.allclose(view(input_ids=ids).last_hidden_state, full, atol=1e-6)
+    assert {id(p) for p in view.parameters()} <= {id(p) for p in encoder.parameters()}  # shared, not copied
+    assert len(encoder.encoder.layer) == 2 and encoder_up_to(encoder, n_layers) is view  # original intact, cached
+
+
+@pytest.mark.parametrize("mode", ["inplace", "add", "replace", "shallow"])
+@pytest.mark.parametrize("read_layer", [-1, -2, 1])
+def test_the_shortcuts_give_the_plain_paths_vectors(tiny_bert_path, mode, read_layer):
+    network = make_network(tiny_bert_path, mode, read_layer=read_layer)
+    sentence = "the farmer sold a kumquat in the garden"  # three words share it
+    items = ITEMS + [("farmer", [sentence]), ("kumquat", [sentence]), ("garden", [sentence, "the old garden"])]
+    plain, shortcut = plain_and_shortcut_vectors(network, items)
+    assert numpy.abs(plain - shortcut).max() < 1e-5
+
+
+def test_rows_with_the_same_input_are_encoded_once(tiny_bert_path, monkeypatch):
+    network = make_network(tiny_bert_path, "inplace", read_layer=-2)
+    sentence = "the farmer sold a kumquat in the garden"
+    items = [("farmer", [sentence]), ("kumquat", [sentence]), ("garden", [sentence])]
+    encoded = []
+    run = network._run_encoder
+    monkeypatch.setattr(network, "_run_encoder", lambda embeds, attention: encoded.append(len(embeds)) or run(embeds, attention))
+    batch = network.prepare(*zip(*[(w, c) for w, c in items]))
+    context_rows = [r for r in batch.rows if len(r) > 6]
+    assert len(context_rows) == 3 and len({r.input_ids for r in context_rows}) == 1
+    network.infer(items)
+    assert sum(encoded) == len(batch.rows) - 2  # three context rows, one encoded; the bare rows each
