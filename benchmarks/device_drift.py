@@ -26,7 +26,7 @@ import torch
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.pipeline.device import select_device, use_device
-from spacy_bertram.training.registry_data import default_assets_dir
+from spacy_bertram.evaluation.assets import default_assets_dir
 
 from infer import collect_items  # benchmarks/infer.py (scripts run from this folder)
 from pipeline import build, load_texts

@@ -50,7 +50,7 @@ from spacy_bertram import NgramVocab, create_bertram, save_bertram
 from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.pipeline.device import use_device
 from spacy_bertram.training.corpus import tokenize
-from spacy_bertram.training.registry_data import default_assets_dir
+from spacy_bertram.evaluation.assets import default_assets_dir
 
 from timing import timed  # benchmarks/timing.py (scripts run from this folder)
 

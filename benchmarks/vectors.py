@@ -50,7 +50,7 @@ from spacy_bertram.pipeline.contexts import ContextStore
 from spacy_bertram.pipeline.device import select_device
 from spacy_bertram.training.distributed import open_client, run_on_dask
 from spacy_bertram.encoder import resolve_base_model
-from spacy_bertram.training.registry_data import default_assets_dir
+from spacy_bertram.evaluation.assets import default_assets_dir
 from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
 from spacy_bertram.training.shards import JobSettings, ShardStore, infer_words
 

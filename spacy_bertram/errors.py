@@ -1,8 +1,10 @@
 """Every error message of spacy-bertram, each under a code, in spaCy's style.
 
-`raise ValueError(Errors.E024.format(token_budget=budget))` raises "[E024] token_budget must be ...":
-the code comes first, so a message can be looked up in docs/errors.md (which lists every code)
-and matched in tests, and the text names the setting, file or input at fault and what to do.
+`raise ValueError(Errors.E024.format(token_budget=budget))` raises "(spacy-bertram) [E024]
+token_budget must be ...": the package and the code come first, so a message is never taken for
+one of spaCy's own codes, can be looked up in docs/errors.md (which lists every code) and matched
+in tests, and the text names the setting, file or input at fault and what to do. Warnings are
+`warnings.warn(Warnings.W001.format(...))`, the one way this package warns, as spaCy does.
 Codes are grouped by area, a hundred per area; a new message takes the next free code of its
 area, and a code is never reused for another meaning.
 
@@ -12,14 +14,18 @@ importing `spacy.errors` imports all of spaCy (about 3 s), and the command modul
 """
 
 
+#: In front of every message, so that "(spacy-bertram) [E024]" is never read as spaCy's E024.
+PREFIX = "(spacy-bertram)"
+
+
 class ErrorsWithCodes(type):
-    """Reading a code attribute gives its message with the code in front: "[E001] ..."."""
+    """Reading a code attribute gives its message with the package and code in front: "(spacy-bertram) [E001] ..."."""
 
     def __getattribute__(self, code: str) -> str:
         msg = super().__getattribute__(code)
         if code.startswith("__"):  # Python's own attributes (__class__, __doc__, ...)
             return msg
-        return f"[{code}] {msg}"
+        return f"{PREFIX} [{code}] {msg}"
 
 
 # fmt: off
@@ -460,6 +466,7 @@ class Errors(metaclass=ErrorsWithCodes):
             '"doc" in the bertram config.')
     E415 = "No trained {system} NER at {path}; run `python -m spacy_bertram ner-train` first."
     E416 = "{model} has no 'bertram' component; train it from a config with bertram (configs/ner_minilm_bertram.cfg)."
+    E417 = "WNUT-16 is not at {path!r}: the project fetches it with {command}."
 
     # E5xx: the definition dictionary (dictionary/)
     E501 = "--sources {text!r}: choose one or more of {sources} (comma-separated)"
@@ -478,6 +485,34 @@ class Errors(metaclass=ErrorsWithCodes):
     E512 = ("GCIDE was not found at {path}. Install it with `apt-get install dict-gcide` (Debian/Ubuntu; it puts "
             "gcide.index and gcide.dict.dz in /usr/share/dictd), or give the path of a gcide.index with --gcide, "
             "or build from WordNet alone with --sources wordnet.")
+
+
+class Warnings(metaclass=ErrorsWithCodes):
+    # W0xx: warnings (`warnings.warn`): the work goes on, and the message says what was left out and why
+    W001 = "Skipped {n} context(s) that do not contain their word: {sample}{more}"
+    W002 = ("the bertram component's model ships no word counts (counts.tsv), so rarity comes from wordfreq's "
+            "frequencies for {lang!r} alone; set rare_words.frequencies = \"wordfreq\" to silence this, or restore "
+            "counts.tsv in the model directory")
+    W003 = ("the bertram component's {what} resolves Zipf values down to {resolution:.2f} (one occurrence), above "
+            "max_zipf {max_zipf}: every word it has seen counts as frequent and only unseen words as rare. Use "
+            "rare_words.frequencies = \"auto\" (wordfreq) for a finer scale.")
+    W004 = ("the saved {name!r} component names no model for its weights (saved before initialize by an older "
+            "spacy-bertram): it loads model_path {model_path!r} on first use. Save the pipeline again (or run "
+            "assemble again) to make it self-contained.")
+    W005 = ("The BERTRAM model directory {directory!r} has no {digests} (saved by an earlier spacy-bertram, or the "
+            "file was removed): damage to its files cannot be detected. Load it and save it again with save_bertram "
+            "(counts=... keeps counts.tsv) to add the digests.")
+    W006 = "Skipping corpus file: {reason}"
+    W007 = "{what}: skipped {n} record(s) with an empty text (ids {ids})."
+    W008 = "{what}: {n} of {total} rare words have no contexts and get their form vector: {words}"
+    W009 = ("The model uses at most {max_contexts} contexts per word (config.json max_contexts): bertram_32 gets no "
+            "more than that.")
+    W010 = "No context store (--context-store): systems {systems} are not run."
+    W011 = ("{n} word(s) of the word list are not in the context store (never seen in its corpus), so they get no "
+            "row: {words}")
+    W012 = ("Rare-like segmentation is not implemented for {kind} tokenizers; using the tokenizer's own segmentation "
+            "(one-piece words then see their target).")
+    W013 = "WordNet not found: the store gets no irregular forms (regular ones still match)."
 
 
 # fmt: on

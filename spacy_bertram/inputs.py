@@ -18,18 +18,16 @@ spellings still get a vector.
 from __future__ import annotations
 
 import json
-import logging
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .encoder import is_bpe_tokenizer, word_piece_ids
-from .errors import Errors
+from .errors import Errors, Warnings
 from .fileio import write_json_atomic
-
-logger = logging.getLogger("spacy_bertram")
 
 # Characters kept on each side of the first occurrence before tokenising: a
 # generous bound (16 characters per wordpiece) that keeps 10,000-word contexts cheap.
@@ -257,12 +255,8 @@ class InputBuilder:
                 used += 1
         if skipped:
             sample = ", ".join(f"{w!r} ({n})" for w, n in list(skipped.items())[:5])
-            logger.warning(
-                "Skipped %d context(s) that do not contain their word: %s%s",
-                sum(skipped.values()),
-                sample,
-                " ..." if len(skipped) > 5 else "",
-            )
+            warnings.warn(Warnings.W001.format(n=sum(skipped.values()), sample=sample,
+                                               more=" ..." if len(skipped) > 5 else ""), stacklevel=2)
         return rows
 
 

@@ -27,7 +27,7 @@ from safetensors.torch import save, save_file
 
 from .config import BertramConfig, check_read_layer
 from .encoder import layer_count, load_encoder
-from .errors import Errors
+from .errors import Errors, Warnings
 from .fileio import atomic_path, write_json_atomic
 from .inputs import NgramVocab
 from .network import BertramNetwork
@@ -138,10 +138,7 @@ def verify_digests(directory: PathLike) -> None:
     directory = Path(directory)
     manifest = directory / DIGESTS_FILE
     if not manifest.is_file():
-        warnings.warn(
-            f"The BERTRAM model directory {str(directory)!r} has no {DIGESTS_FILE} (saved by an earlier "
-            "spacy-bertram, or the file was removed): damage to its files cannot be detected. Load it and save "
-            "it again with save_bertram (counts=... keeps counts.tsv) to add the digests.", stacklevel=3)
+        warnings.warn(Warnings.W005.format(directory=str(directory), digests=DIGESTS_FILE), stacklevel=3)
         return
     digests = _read_digests(manifest)
     for name in DIGESTED_FILES:

@@ -149,7 +149,7 @@ def test_a_refusal_imports_no_heavy_module(tmp_path):
                             check=True).stdout
     for (argv, code), (exit_code, stderr, heavy) in zip(cases, json.loads(stdout.splitlines()[-1])):
         assert (exit_code, heavy) == (1, []), (argv, stderr, heavy)
-        assert stderr.startswith(f"error: [{code}] "), (argv, stderr)
+        assert stderr.startswith(f"error: (spacy-bertram) [{code}] "), (argv, stderr)
     assert not (tmp_path / "out").exists()
 
 

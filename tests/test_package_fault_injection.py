@@ -135,7 +135,7 @@ def test_a_damaged_model_directory_is_refused_naming_the_file(artifacts, tmp_pat
     if file_name is None:
         assert numpy.array_equal(vectors, load_bertram(artifacts / "model").infer(ITEMS))
     else:
-        assert re.match(r"\[E0\d\d\]", str(err.value)) and message in str(err.value), str(err.value)
+        assert re.match(r"\(spacy-bertram\) \[E0\d\d\]", str(err.value)) and message in str(err.value), str(err.value)
         assert str(model / file_name) in str(err.value), str(err.value)  # the full path
 
 

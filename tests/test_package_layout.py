@@ -38,6 +38,25 @@ def test_no_module_over_450_lines():
     assert not long
 
 
+#: Command names a module would hand to a subprocess to fetch data: the project's job, not the package's.
+FETCH_COMMANDS = {"pip", "apt-get", "apt", "dpkg", "curl", "wget"}
+
+
+def test_the_package_fetches_nothing_itself():
+    """No module imports subprocess or spells a fetching command as a string: data comes from
+    project.yml assets and scripts/, and the package reads the paths they write."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in names
+                      if n.split(".")[0] in ("subprocess", "pip")]
+            if isinstance(node, ast.Constant) and node.value in FETCH_COMMANDS:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} spells {node.value!r}")
+    assert not found, found
+
+
 def test_one_path_alias():
     """`PathLike` is defined once, in spacy_bertram/types.py."""
     defined = [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
@@ -122,6 +141,7 @@ PACKAGE_WIDE_TESTS = {
     "test_package_layout.py",  # this file: the layout, sizes, entry points
     "test_package_fault_injection.py",  # a damaged file of every kind the package reads, killed runs
     "test_minilm_smoke.py",  # the real MiniLM end to end
+    "test_scripts_registry_data.py",  # scripts/registry_data.py: the project side that fetches registry data
 }
 TESTS = ROOT / "tests"
 

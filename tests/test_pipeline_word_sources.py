@@ -3,6 +3,7 @@ the component's `word_sources` object and the settings it reads through the comp
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy
 import pytest
@@ -115,18 +116,17 @@ def test_context_store_problems(bertram_dir, tiny_bert_path, tmp_path):  # noqa:
         make_nlp(bertram_dir, tiny_bert_path, contexts="both", context_store=str(tmp_path / "gone.sqlite"))
 
 
-def test_a_model_without_counts_says_that_rarity_falls_back_to_wordfreq(bertram_dir, tiny_bert_path, caplog):
+def test_a_model_without_counts_says_that_rarity_falls_back_to_wordfreq(bertram_dir, tiny_bert_path):
     """A model whose counts.tsv was deleted would silently switch rules under the default 'auto'."""
-    nlp = make_nlp(bertram_dir, tiny_bert_path)  # bertram_dir ships no counts.tsv
-    with caplog.at_level("WARNING", logger="spacy_bertram"):
-        nlp(TEXT)
-    assert "ships no word counts (counts.tsv), so rarity comes from wordfreq's frequencies for 'en'" in caplog.text
-    caplog.clear()
-    quiet = make_nlp(bertram_dir, tiny_bert_path, rare_words={"@misc": "spacy-bertram.RareWords.v1",
-                                                              "frequencies": "wordfreq"})
-    with caplog.at_level("WARNING", logger="spacy_bertram"):
+    with pytest.warns(UserWarning, match=r"\[W002\].*ships no word counts \(counts.tsv\), so rarity comes from "
+                                         r"wordfreq's frequencies for 'en'"):
+        make_nlp(bertram_dir, tiny_bert_path)(TEXT)  # bertram_dir ships no counts.tsv
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        quiet = make_nlp(bertram_dir, tiny_bert_path, rare_words={"@misc": "spacy-bertram.RareWords.v1",
+                                                                  "frequencies": "wordfreq"})
         quiet(TEXT)
-    assert "counts.tsv" not in caplog.text
+    assert not [w for w in caught if "counts.tsv" in str(w.message)]
 
 
 # -- dictionary definitions ------------------------------------------------------------

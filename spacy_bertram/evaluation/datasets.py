@@ -32,9 +32,9 @@ import zipfile
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..fileio import write_bytes_atomic
-from ..training.registry_data import default_assets_dir
+from .assets import default_assets_dir
 from ..types import PathLike
 from .records import Record
 
@@ -175,7 +175,7 @@ def load_dataset(name: str, assets: Optional[PathLike] = None) -> Tuple[List[Rec
         else:
             empty.append(record.id)
     if empty:
-        warnings.warn(f"{name}: skipped {len(empty)} record(s) with an empty text (ids {empty[:5]}).")
+        warnings.warn(Warnings.W007.format(what=name, n=len(empty), ids=empty[:5]))
     if not kept:
         raise DatasetError(Errors.E319.format(name=name))
     return kept, len(empty)

@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..pipeline.device import use_device
 from ..types import PathLike
 from .datasets import read_records
@@ -147,7 +148,7 @@ def checked_systems(systems: Sequence[str], bertram_path: Optional[PathLike],
     if context_store is None:
         dropped = [s for s in needs_bertram if SYSTEMS[s].vectors in ("store", "both")]
         if dropped:
-            logger.warning("No context store (--context-store): systems %s are not run.", dropped)
+            warnings.warn(Warnings.W010.format(systems=dropped))
             chosen = [s for s in chosen if s not in dropped]
     return chosen
 

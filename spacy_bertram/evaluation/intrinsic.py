@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..fileio import mark_json, write_json_atomic
 from ..frequencies import WordfreqFrequencies
 from ..pipeline.component import DEFAULT_CONFIG
@@ -266,8 +267,7 @@ def evaluate_crw(network, subword: SubwordMean, data: CrwSet, n_resamples: int, 
     words = data.rare_words
     without = [w for w in words if not data.contexts.get(w)]
     if without:
-        logger.warning("CRW: %d of %d rare words have no contexts file and get their form vector: %s",
-                       len(without), len(words), ", ".join(without[:10]))
+        warnings.warn(Warnings.W008.format(what="CRW", n=len(without), total=len(words), words=", ".join(without[:10])))
     tables = rare_word_tables(network, subword, words, data.contexts, definitions=definitions)
     subsets = {"all": range(len(data.pairs)), "multi_piece": multi_piece_indices(data.pairs, subword),
                **rule_subsets(data.pairs, subword)}
@@ -414,6 +414,5 @@ def _load(model_path: PathLike, gpu_id: int):
     if gpu_id >= 0:
         network.to(select_device(gpu_id))
     if network.config.max_contexts < max(CONTEXT_COUNTS):
-        logger.warning("The model uses at most %d contexts per word (config.json max_contexts): "
-                       "bertram_32 gets no more than that.", network.config.max_contexts)
+        warnings.warn(Warnings.W009.format(max_contexts=network.config.max_contexts))
     return network, SubwordMean.from_model(network.encoder, network.inputs.tokenizer)

@@ -18,7 +18,6 @@ systems that read 0, 4, 16 and 32 contexts.
 """
 from __future__ import annotations
 
-import io
 import json
 import textwrap
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from ..errors import Errors
 from ..fileio import mark_json, text_mark, write_bytes_atomic, write_json_atomic
 from ..types import PathLike
 from .outputs import CURVE_OUTPUTS
+from .plots import pyplot, save_png
 from .pooling import _ci as ci_cell
 from .synonym_recovery import compare
 
@@ -244,7 +244,7 @@ def _plot(curve: Mapping[str, Any], keys: Sequence[str], x_of: Callable[[Mapping
 def plot_curves(curve: Mapping[str, Any], path: PathLike) -> Path:
     """Each measure's gain [95% CI] against the training words (log scale); squares: a multi-piece
     share of 25% or more, circles: less."""
-    plt = _pyplot()
+    plt = pyplot()
     keys = list(curve["measures"])
     fig, axes = plt.subplots(2, (len(keys) + 1) // 2, figsize=(4 * ((len(keys) + 1) // 2), 7.5),
                              layout="constrained")
@@ -253,12 +253,12 @@ def plot_curves(curve: Mapping[str, Any], path: PathLike) -> Path:
     for ax in axes:
         ax.set_xscale("log")
     fig.suptitle("Gain over the subword mean [95% CI]; squares: 25%+ multi-piece training words")
-    return _save(fig, plt, path)
+    return save_png(fig, path)
 
 
 def plot_contexts(curve: Mapping[str, Any], path: PathLike) -> Path:
     """CRW (rule subset) Δ Spearman against the contexts read at inference, one line per point."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for point in curve["points"]:
         by = point["crw_by_contexts"]
@@ -276,24 +276,7 @@ def plot_contexts(curve: Mapping[str, Any], path: PathLike) -> Path:
         ax.legend(fontsize=7)
     else:
         ax.text(0.5, 0.5, "no CRW results", ha="center", transform=ax.transAxes)
-    return _save(fig, plt, path)
-
-
-def _pyplot():
-    """matplotlib's pyplot on the file-only backend, imported when a plot is drawn."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig, plt, path: PathLike) -> Path:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return write_bytes_atomic(path, buf.getvalue())
+    return save_png(fig, path)
 
 
 def write_learning_curve(points: Sequence[PathLike], output_dir: PathLike, n_resamples: int = 2000,

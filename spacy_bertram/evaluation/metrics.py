@@ -13,7 +13,6 @@ or `RarifiedItem`s. Predictions are label strings aligned with the items.
 """
 from __future__ import annotations
 
-import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ..errors import Errors
-from ..fileio import write_bytes_atomic
+from .plots import pyplot, save_png
 
 SUBSETS = ("All", "WN", "Msp")
 #: Bucket edges for the rarest substitute's corpus count: [lo, hi).
@@ -151,10 +150,7 @@ def plot_accuracy_by_frequency(
     title: str = "Accuracy by frequency of the rarest substituted word",
 ) -> Path:
     """One line per system over the non-empty buckets; written as PNG (Agg)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     shown_all = {(b.low, b.high): b for bs in results.values() for b in bs if b.n > 0}
     labels = [shown_all[key].label for key in sorted(shown_all)]
@@ -171,7 +167,4 @@ def plot_accuracy_by_frequency(
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return write_bytes_atomic(path, buf.getvalue())
+    return save_png(fig, path)

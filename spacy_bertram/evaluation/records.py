@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..fileio import write_bytes_atomic
 from ..types import PathLike
 
@@ -60,7 +60,7 @@ def drop_empty(examples: Sequence[Record], what: str = "examples") -> Tuple[List
     n_empty = len(examples) - len(kept)
     if n_empty:
         ids = [ex.id for ex in examples if not (ex.text and ex.text.strip())][:5]
-        warnings.warn(f"Skipping {n_empty} {what} with an empty text (ids {ids}...).")
+        warnings.warn(Warnings.W007.format(what=what, n=n_empty, ids=ids))
     return kept, n_empty
 
 

@@ -21,7 +21,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Uni
 
 import numpy as np
 
-from ..encoder import load_encoder
+from ..encoder import load_encoder, word_piece_ids
 from ..errors import Errors
 from ..types import PathLike
 
@@ -148,8 +148,6 @@ class SubwordMean:
         if hasattr(embeddings, "detach"):
             embeddings = embeddings.detach().cpu().float().numpy()
         self.embeddings = np.asarray(embeddings, dtype=float)
-        vocab = tokenizer.get_vocab()
-        self._prefix = " " if any(tok.startswith("\u0120") for tok in vocab) else ""
 
     @classmethod
     def from_model(cls, model, tokenizer) -> "SubwordMean":
@@ -162,7 +160,8 @@ class SubwordMean:
         return cls.from_model(encoder, tokenizer)
 
     def piece_ids(self, word: str) -> List[int]:
-        ids = self.tokenizer(self._prefix + word, add_special_tokens=False)["input_ids"]
+        """The encoder's split of the word (`encoder.word_piece_ids`, the one rule), every piece kept."""
+        ids = word_piece_ids(self.tokenizer, word, max_pieces=len(self.embeddings))
         if not ids:
             raise ValueError(Errors.E379.format(word=word))
         return list(ids)

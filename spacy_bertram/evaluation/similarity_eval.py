@@ -12,20 +12,18 @@ mean *is* the encoder's trained embedding, a target BERTRAM only approximates.
 """
 from __future__ import annotations
 
-import logging
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
 from .similarity import Pair, SubwordMean, evaluate_similarity, read_contexts, read_similarity_pairs
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..fileio import mark_json, write_json_atomic
 from ..pipeline.contexts import STORE_FILE, open_context_store
 from ..pipeline.device import select_device
 from ..storage import load_bertram
 from ..types import PathLike
-
-logger = logging.getLogger(__name__)
 
 
 def load_contexts(source: PathLike, words: List[str], max_contexts: int) -> Mapping[str, List[str]]:
@@ -63,8 +61,8 @@ def evaluate_similarity_files(
     context_map = load_contexts(contexts, rare_words, max_contexts)
     without = [w for w in rare_words if not context_map.get(w)]
     if without:
-        logger.warning("%d of %d rare words have no contexts and get their form vector: %s",
-                       len(without), len(rare_words), ", ".join(without[:10]))
+        warnings.warn(Warnings.W008.format(what="word similarity", n=len(without), total=len(rare_words),
+                                           words=", ".join(without[:10])))
     multi_piece = [p for p in pairs if len(subword.piece_ids(p[1])) >= 2]
     subsets: Dict[str, List[Pair]] = {"all": pairs, "multi_piece": multi_piece}
     results: Dict[str, Any] = {}

@@ -33,6 +33,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
+from ..encoder import is_bpe_tokenizer
 from ..errors import Errors
 
 SUBSET_NAMES = ("RARE", "MEDIUM", "FREQUENT")
@@ -264,7 +265,7 @@ def word_start_vocabulary(tokenizer) -> Dict[int, str]:
     """
     vocab = tokenizer.get_vocab()
     special = set(tokenizer.all_special_ids)
-    bpe = any(tok.startswith("\u0120") for tok in vocab)
+    bpe = is_bpe_tokenizer(tokenizer)
     out = {}
     for tok, idx in vocab.items():
         if idx in special:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
@@ -40,7 +41,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from ..encoder import limit_torch_threads_in_forked_worker, resolve_base_model
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..frequencies import CountTable
 from ..layers import configured_model_path, get_bertram_network, loaded_model_path, needs_init, rearm_model_path
 from ..network import BertramNetwork
@@ -416,9 +417,8 @@ class BertramComponent(Pipe):
             self.cfg.update({key: value for key, value in cfg.items() if key not in skip})
         if not self.is_loaded and rearm_model_path(self.model) and "model" in parts \
                 and not (cfg or {}).get(UNTRAINED_KEY):  # saved untrained: loads a model_path given at load, quietly
-            logger.warning("bertram: the saved '%s' names no model for its weights (saved before initialize by an "
-                           "older spacy-bertram): it loads model_path %r on first use. Save the pipeline again (or run "
-                           "assemble again) to make it self-contained.", self.name, configured_model_path(self.model))
+            warnings.warn(Warnings.W004.format(name=self.name, model_path=configured_model_path(self.model)),
+                          stacklevel=2)
         self.reset_derived()
         self.word_sources.open_stores()
 

@@ -14,8 +14,8 @@ is passed in, never read from the component.
 """
 from __future__ import annotations
 
-import logging
 import os
+import warnings
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set
@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set
 from spacy.tokens import Doc
 
 from ..dictionary.store import open_definition_store
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..frequencies import (CountTable, Frequencies, StoreFrequencies, WordfreqFrequencies, WorldFrequencies,
                            wordfreq_has_language)
 from ..network import BertramNetwork
@@ -31,8 +31,6 @@ from ..inputs import UNK_ID
 from ..rare_words import RareWordFinder, RareWordRule
 from .context_sources import canonical, check_settings, parse_contexts
 from .contexts import open_context_store
-
-logger = logging.getLogger("spacy_bertram")
 
 #: Key of the component's saved cfg: the context store's path relative to the pipeline directory.
 STORE_KEY = "context_store_relative"
@@ -99,10 +97,7 @@ class WordSources:
         if source == "auto":
             if wordfreq_has_language(self.lang):
                 if table is None:  # say so: a lost counts.tsv changes which unlisted words are rare
-                    logger.warning(
-                        "bertram: the BERTRAM model ships no word counts (counts.tsv), so rarity comes from "
-                        "wordfreq's frequencies for %r alone; set rare_words.frequencies = \"wordfreq\" to "
-                        "silence this, or restore counts.tsv in the model directory", self.lang)
+                    warnings.warn(Warnings.W002.format(lang=self.lang), stacklevel=2)
                 return WorldFrequencies(WordfreqFrequencies(self.lang), table)
             source = "model" if table is not None else "wordfreq"  # wordfreq: its named error
         if source == "model":
@@ -119,12 +114,8 @@ class WordSources:
     def _check_resolution(self, resolution: float, what: str) -> None:
         """Counts cannot tell frequencies below one occurrence in their corpus: say so."""
         if self.rule.max_zipf <= resolution:
-            logger.warning(
-                "bertram: %s resolves Zipf values down to %.2f (one occurrence), above max_zipf %s: "
-                "every word it has seen counts as frequent and only unseen words as rare. Use "
-                "rare_words.frequencies = \"auto\" (wordfreq) for a finer scale.",
-                what, resolution, self.rule.max_zipf,
-            )
+            warnings.warn(Warnings.W003.format(what=what, resolution=resolution, max_zipf=self.rule.max_zipf),
+                          stacklevel=2)
 
     # -- the stores --------------------------------------------------------------------
 

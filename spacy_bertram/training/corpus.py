@@ -29,7 +29,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterable, Iterator, List, Sequence, Tuple, Union
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..types import PathLike
 
 
@@ -127,7 +127,7 @@ def corpus_files(paths: Union[PathLike, Iterable[PathLike]], errors: str = "rais
         except ValueError as err:
             if errors == "raise":
                 raise
-            warnings.warn(f"Skipping corpus file: {err}")
+            warnings.warn(Warnings.W006.format(reason=err))
             continue
         good.append(path)
     if not good:

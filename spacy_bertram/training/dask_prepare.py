@@ -22,7 +22,6 @@ every worker.
 """
 from __future__ import annotations
 
-import logging
 import warnings
 from array import array
 from collections import Counter
@@ -32,13 +31,11 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy
 from tqdm import tqdm
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..pipeline.contexts import Context
 from .store_builder import StorePlan, _Reservoirs, context_digest, make_context, write_context_store
 from .corpus import check_file, expand_paths, iter_lines, tokenize, tokenize_spans
 from ..types import PathLike
-
-logger = logging.getLogger(__name__)
 
 #: Occurrence ids: file index in the high bits, occurrence within the file below.
 FILE_SHIFT = 40
@@ -155,7 +152,7 @@ def count_words_dask(
     good, counts, n_lines = [], Counter(), 0
     for path, file_counts, file_lines, skipped in results:  # bag order is corpus order
         if skipped is not None:
-            warnings.warn(f"Skipping corpus file: {skipped}")
+            warnings.warn(Warnings.W006.format(reason=skipped))
             continue
         good.append(Path(path))
         counts.update(file_counts)

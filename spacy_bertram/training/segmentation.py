@@ -16,12 +16,11 @@ were missing from the vocabulary:
 from __future__ import annotations
 
 import json
-import logging
+import warnings
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from ..errors import Warnings
 from ..inputs import InputBuilder
-
-logger = logging.getLogger("spacy_bertram")
 
 
 class WordPieceSegmenter:
@@ -75,11 +74,7 @@ class RareLikeSegmenter:
         elif self.kind == "BPE":
             self._merges = self._bpe_merges(tokenizer)
         else:
-            logger.warning(
-                "Rare-like segmentation is not implemented for %s tokenizers; using the "
-                "tokenizer's own segmentation (one-piece words then see their target).",
-                self.kind,
-            )
+            warnings.warn(Warnings.W012.format(kind=self.kind))
 
     @staticmethod
     def _bpe_merges(tokenizer) -> Dict[int, Tuple[int, int]]:

@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from ..errors import Errors
 from ..fileio import atomic_path
-from ..pipeline.contexts import _SCHEMA, DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, Context
+from ..pipeline.contexts import DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, SCHEMA, Context
 from ..types import PathLike
 from .corpus import Corpus, Span, tokenize, tokenize_spans
 from .settings import DEFAULT_MAX_CONTEXTS, DEFAULT_RARE_MAX_CONTEXTS
@@ -234,7 +234,7 @@ def write_context_store(
             conn.execute("PRAGMA journal_mode = OFF")
             conn.execute("PRAGMA synchronous = OFF")
             conn.execute(f"PRAGMA cache_size = {-cache_mb * 1024}")
-            conn.executescript(_SCHEMA)
+            conn.executescript(SCHEMA)
             sample = _Reservoirs(conn, [cap for _, cap in selected], seed, batch_size, [wid for wid, _ in selected])
             fill(sample)
             sample.flush()

@@ -1,5 +1,5 @@
 """Cleaning the registry corpora's raw text: Wikipedia wikitext to paragraphs, and
-speeches to lines (used by `registry_data.py` when it builds the embedded corpus).
+speeches to lines (used by scripts/registry_data.py when it builds the embedded corpus).
 """
 from __future__ import annotations
 

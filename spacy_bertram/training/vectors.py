@@ -12,13 +12,14 @@ from __future__ import annotations
 import logging
 import os
 import time
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from tqdm import tqdm
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..fileio import check_output_dir
 from ..pipeline.contexts import ContextStore, open_context_store
 from ..pipeline.vector_table import META_FILE, VectorTable, encoder_identity
@@ -89,8 +90,7 @@ def select_words(
         words.append(key)
     if missing:
         shown = ", ".join(missing[:20]) + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
-        logger.warning("%d word(s) of the word list are not in the context store (never seen in its corpus), "
-                       "so they get no row: %s", len(missing), shown)
+        warnings.warn(Warnings.W011.format(n=len(missing), words=shown))
     return words
 
 

