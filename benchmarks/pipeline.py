@@ -25,7 +25,7 @@ by side. Speed does not depend on the weights, so without --bertram an
 untrained network of the trained shape is used (n-grams from the texts).
 
     python benchmarks/pipeline.py            # 2,000 snippets and 200 articles
-    python benchmarks/pipeline.py --quick    # 120 snippets and 12 articles, under a minute
+    python benchmarks/pipeline.py --quick    # 80 snippets and 8 articles, under a minute
 """
 from __future__ import annotations
 
@@ -96,6 +96,8 @@ def build(
     arch = "spacy-transformers.TransformerModel.v3"
     if bertram:
         settings = {"model": {"model_path": bertram, "base_model": base_model}, "contexts": contexts}
+        if not (Path(bertram) / "counts.tsv").is_file():  # the untrained stand-in: wordfreq's rule, said once here
+            settings["rare_words"] = {"@misc": "spacy-bertram.RareWords.v1", "frequencies": "wordfreq"}
         if store:
             settings["context_store"] = store
         nlp.add_pipe("bertram", config=settings)
@@ -243,20 +245,28 @@ def measure(kind: str, texts: List[str], args: argparse.Namespace, encoder: str,
     return result
 
 
-def peak_rss_mb(kind: str, which: str, args: argparse.Namespace, bertram: str) -> float:
-    """Peak RSS of a fresh process that runs the kind's texts through one pipeline (cold, cache included)."""
-    command = [sys.executable, str(Path(__file__).resolve()), "--rss-child", which, "--rss-kind", kind,
-               "--texts", str(args.texts), "--long-texts", str(args.long_texts), "--bertram", bertram,
-               "--base-model", args.base_model, "--contexts", args.contexts, "--injection", args.injection,
-               "--gpu-id", str(args.gpu_id), "--batch-size", str(args.batch_size)]
-    if args.assets:
-        command += ["--assets", str(args.assets)]
-    if args.store:
-        command += ["--store", args.store]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        sys.exit(f"The memory child ({which}, {kind}) failed:\n{done.stderr[-2000:]}")
-    return float(json.loads(done.stdout.strip().splitlines()[-1])["peak_rss_mb"])
+def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) -> List[float]:
+    """Peak RSS of fresh processes, one per (kind, pipeline, model), each running the kind's texts
+    cold (cache included). They run side by side, after every timing: sharing the cores slows
+    them but changes no process's memory."""
+    procs = []
+    for kind, which, bertram in runs:
+        command = [sys.executable, str(Path(__file__).resolve()), "--rss-child", which, "--rss-kind", kind,
+                   "--texts", str(args.texts), "--long-texts", str(args.long_texts), "--bertram", bertram,
+                   "--base-model", args.base_model, "--contexts", args.contexts, "--injection", args.injection,
+                   "--gpu-id", str(args.gpu_id), "--batch-size", str(args.batch_size)]
+        if args.assets:
+            command += ["--assets", str(args.assets)]
+        if args.store:
+            command += ["--store", args.store]
+        procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    peaks = []
+    for (kind, which, _), proc in zip(runs, procs):
+        stdout, stderr = proc.communicate()
+        if proc.returncode != 0:
+            sys.exit(f"The memory child ({which}, {kind}) failed:\n{stderr[-2000:]}")
+        peaks.append(float(json.loads(stdout.strip().splitlines()[-1])["peak_rss_mb"]))
+    return peaks
 
 
 def rss_child(args: argparse.Namespace, assets: Path, encoder: str) -> None:
@@ -307,7 +317,7 @@ def report(kind: str, result: Dict[str, Any], rss: Optional[Tuple[float, float]]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="120 snippets and 12 articles")
+    parser.add_argument("--quick", action="store_true", help="80 snippets and 8 articles")
     parser.add_argument("--texts", type=int, default=2000, help="short texts (Rotten Tomatoes snippets)")
     parser.add_argument("--long-texts", type=int, default=200, help="long texts (BBC articles)")
     parser.add_argument("--kinds", default="short,long", help="which kinds to run: short, long or both")
@@ -327,7 +337,7 @@ def main() -> None:
     args = parser.parse_args()
     use_device(args.gpu_id)  # a named error for a bad id or a missing CuPy
     if args.quick:
-        args.texts, args.long_texts, args.round = 120, 12, 40
+        args.texts, args.long_texts, args.round = 80, 8, 20
     assets = args.assets or default_assets_dir()
     if not assets.is_absolute() and not assets.exists():
         assets = ROOT / assets
@@ -340,14 +350,19 @@ def main() -> None:
     print(f"torch threads {torch.get_num_threads()}; bertram model: {args.bertram or 'untrained (same shape)'}; "
           f"contexts: {args.contexts}; injection: {args.injection}; batch size {args.batch_size}")
     with tempfile.TemporaryDirectory() as tmp:
+        models: Dict[str, str] = {}
         for kind in kinds:
             texts = load_texts(assets, kind, args.texts if kind == "short" else args.long_texts)
-            bertram = args.bertram or untrained_model(texts, Path(tmp) / f"bertram-{kind}", args.base_model)
-            results[kind] = measure(kind, texts, args, encoder, bertram)
-            if not args.no_memory:
-                memory[kind] = (peak_rss_mb(kind, "stock", args, bertram), peak_rss_mb(kind, "bertram", args, bertram))
+            models[kind] = args.bertram or untrained_model(texts, Path(tmp) / f"bertram-{kind}", args.base_model)
+            results[kind] = measure(kind, texts, args, encoder, models[kind])
+        if not args.no_memory:
+            runs = [(kind, which, models[kind]) for kind in kinds for which in ("stock", "bertram")]
+            peaks = iter(peak_rss_mb(runs, args))
+            for kind in kinds:
+                memory[kind] = (next(peaks), next(peaks))
                 results[kind]["peak_rss_mb"] = {"stock": round(memory[kind][0], 1), "bertram": round(memory[kind][1], 1)}
-            report(kind, results[kind], memory.get(kind))
+    for kind in kinds:
+        report(kind, results[kind], memory.get(kind))
     headline = {
         "benchmark": "pipeline", "device": "cpu" if args.gpu_id < 0 else f"cuda:{args.gpu_id}",
         "contexts": args.contexts, "injection": args.injection, "trained": bool(args.bertram),
