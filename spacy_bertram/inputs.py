@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .encoder import is_bpe_tokenizer, word_piece_ids
+from .encoder import is_bpe_tokenizer, text_ids, word_piece_ids
 from .errors import Errors, Warnings
 from .fileio import write_json_atomic
 
@@ -112,7 +112,7 @@ class InputBuilder:
         return int(value) if value < 100_000 else 512
 
     def _ids(self, text: str) -> List[int]:
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return text_ids(self.tokenizer, text)
 
     def _add_prefix(self) -> Tuple[List[int], List[int]]:
         """Token ids around the form-vector slot in ADD mode.
