@@ -335,7 +335,8 @@ def test_definition_vectors_fall_back_to_the_form(data, definitions):
     tables = rare_word_tables(network, SubwordMean.from_model(network.encoder, network.inputs.tokenizer), words,
                               corpus, definitions=defs)
     assert numpy.allclose(tables["bertram_dict"]["gardener"], tables["bertram_form"]["gardener"])
-    expected = network.infer([("kumquats", defs["kumquats"] + corpus["kumquats"][:15])])[0]
+    # Definitions first, then the corpus contexts, distinct (chain_contexts, as the component mixes sources).
+    expected = network.infer([("kumquats", defs["kumquats"] + ["we like the kumquats ."])])[0]
     assert numpy.allclose(tables["bertram_both"]["kumquats"], expected, atol=1e-5)
 
 

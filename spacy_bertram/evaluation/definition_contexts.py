@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 import numpy as np
 
 from ..dictionary.store import DefinitionStore
+from ..pipeline.context_sources import chain_contexts
 from ..types import PathLike
 
 DEFINITIONS = 4
@@ -56,7 +57,8 @@ def definition_systems(
     """Run bertram_dict (and bertram_both where there are corpus contexts) through `run(name, make)`."""
     run("bertram_dict", lambda: network.infer([(w, list(definitions.get(w, []))) for w in words]))
     if contexts is not None:
-        both = [(w, (list(definitions.get(w, [])) + list(contexts.get(w, [])))[:BOTH_TOTAL]) for w in words]
+        both = [(w, chain_contexts([(definitions.get(w, []), None), (contexts.get(w, []), None)], BOTH_TOTAL))
+                for w in words]
         run("bertram_both", lambda: network.infer(both))
 
 

@@ -47,7 +47,6 @@ import numpy as np
 
 from ..errors import Errors, Warnings
 from ..fileio import mark_json, write_json_atomic
-from ..frequencies import WordfreqFrequencies
 from ..pipeline.component import DEFAULT_CONFIG
 from ..pipeline.device import select_device
 from ..pipeline.word_sources import word_key_function
@@ -58,6 +57,7 @@ from .folds import parse_fold, select_fold
 from .rare_sets import NONCE, CardSet, ChimeraItem, CrwSet, read_card, read_chimeras, read_crw
 from .similarity import Pair, SubwordMean, cosine_rows, evaluate_similarity, spearman_rho
 from .similarity_eval import load_contexts
+from .substitution import substitute_rarity
 from ..types import PathLike
 
 logger = logging.getLogger(__name__)
@@ -249,13 +249,15 @@ RULE_THRESHOLDS = (2.5, 3.0, 3.5)
 
 
 def rule_subsets(pairs: Sequence[Pair], subword: SubwordMean, lang: str = "en") -> Dict[str, List[int]]:
-    """`rule_zipf<T`: multi-piece rare words below Zipf T; `multi_piece_zipf>=3.5`: those above the
-    highest threshold (where the subword mean may already be good)."""
-    frequencies = WordfreqFrequencies(lang)
-    multi = multi_piece_indices(pairs, subword)
-    zipf = {i: frequencies.zipf(pairs[i][1]) for i in multi}
-    subsets = {f"rule_zipf<{t}": [i for i in multi if zipf[i] < t] for t in RULE_THRESHOLDS}
-    subsets[f"multi_piece_zipf>={RULE_THRESHOLDS[-1]}"] = [i for i in multi if zipf[i] >= RULE_THRESHOLDS[-1]]
+    """`rule_zipf<T`: the pairs whose rare word the component's rule picks at max_zipf T (its own
+    `RareWordFinder`, as rarification builds it); `multi_piece_zipf>=3.5`: multi-piece words at or
+    above the highest threshold (where the subword mean may already be good)."""
+    finders = {t: substitute_rarity(max_zipf=t, word_pieces=subword.piece_ids, lang=lang) for t in RULE_THRESHOLDS}
+    subsets = {f"rule_zipf<{t}": [i for i, pair in enumerate(pairs) if finder.is_rare_word(pair[1])]
+               for t, finder in finders.items()}
+    highest = finders[RULE_THRESHOLDS[-1]]
+    subsets[f"multi_piece_zipf>={RULE_THRESHOLDS[-1]}"] = [
+        i for i in multi_piece_indices(pairs, subword) if not highest.is_rare_word(pairs[i][1])]
     return subsets
 
 

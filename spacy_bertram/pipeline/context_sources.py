@@ -1,4 +1,5 @@
-"""The `contexts` setting of the `bertram` component: which sources, in which order, how many from each.
+"""The `contexts` setting of the `bertram` component: which sources, in which order, how many from each
+(`chain_contexts`, the one rule every mix of sources follows, in training and evaluation too).
 
 Written as sources joined by "+", each with an optional limit after ":":
 "doc", "store", "dictionary", "doc+dictionary", "store:4+dictionary:2"; "none"
@@ -13,7 +14,7 @@ for another.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Iterable, List, Optional, Set, Tuple
 
 from ..errors import Errors
 
@@ -30,6 +31,30 @@ class Source:
 
     def __str__(self) -> str:
         return self.name if self.limit is None else f"{self.name}:{self.limit}"
+
+
+def chain_contexts(groups: Iterable[Tuple[Iterable[str], Optional[int]]], total: Optional[int] = None) -> List[str]:
+    """Contexts from each group in turn: each gives up to its own limit (None: none of its own) of
+    texts not taken yet, and all together up to `total` (None: no cap).
+
+    The one rule for mixing sources (the component's `contexts`, training's definitions before
+    corpus contexts, the evaluation's definitions-then-contexts system). Groups are read lazily:
+    a source after the cap is never asked.
+    """
+    texts: List[str] = []
+    seen: Set[str] = set()
+    for candidates, limit in groups:
+        if total is not None and len(texts) >= total:
+            break
+        taken = 0
+        for text in candidates:
+            if (limit is not None and taken >= limit) or (total is not None and len(texts) >= total):
+                break
+            if text not in seen:
+                seen.add(text)
+                texts.append(text)
+                taken += 1
+    return texts
 
 
 def parse_contexts(spec: str) -> Tuple[Source, ...]:

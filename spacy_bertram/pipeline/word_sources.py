@@ -29,7 +29,7 @@ from ..frequencies import (CountTable, Frequencies, StoreFrequencies, WordfreqFr
 from ..network import BertramNetwork
 from ..inputs import UNK_ID
 from ..rare_words import RareWordFinder, RareWordRule
-from .context_sources import canonical, check_settings, parse_contexts
+from .context_sources import canonical, chain_contexts, check_settings, parse_contexts
 from .contexts import open_context_store
 
 #: Key of the component's saved cfg: the context store's path relative to the pipeline directory.
@@ -200,19 +200,9 @@ class WordSources:
 
     def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
         """The word's contexts from each source in turn, each up to its limit, all up to contexts_per_word."""
-        texts: List[str] = []
-        seen: Set[str] = set()
-        for source in self.sources:
-            if len(texts) >= self.contexts_per_word:
-                break
-            limit = source.limit or self.contexts_per_word
-            taken = 0
-            for text in self.source_contexts(source.name, doc, word, indices, limit):
-                if text not in seen and taken < limit and len(texts) < self.contexts_per_word:
-                    seen.add(text)
-                    texts.append(text)
-                    taken += 1
-        return texts
+        groups = ((self.source_contexts(source.name, doc, word, indices, source.limit or self.contexts_per_word),
+                   source.limit or self.contexts_per_word) for source in self.sources)
+        return chain_contexts(groups, self.contexts_per_word)
 
 
 class Setting:

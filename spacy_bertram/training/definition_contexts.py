@@ -14,6 +14,7 @@ from typing import Iterable, List, Optional, Tuple
 
 from ..dictionary.store import DefinitionStore
 from ..errors import Errors
+from ..pipeline.context_sources import chain_contexts
 from ..types import PathLike
 from .sources import ContextSource
 
@@ -35,8 +36,7 @@ class WithDefinitions:
 
     def contexts(self, word: str, limit: Optional[int] = None) -> List[str]:
         definitions = self._store.contexts(word, self.per_word if limit is None else min(self.per_word, limit))
-        merged = list(dict.fromkeys(definitions + self.source.contexts(word, limit)))
-        return merged if limit is None else merged[:limit]
+        return chain_contexts([(definitions, self.per_word), (self.source.contexts(word, limit), None)], limit)
 
     def close(self) -> None:
         self._store.close()
