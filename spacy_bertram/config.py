@@ -13,10 +13,48 @@ from .errors import Errors
 #: How form and context combine (see `BertramConfig.mode`); MODES lists them in this order.
 Mode = Literal["form", "context", "shallow", "replace", "add", "inplace"]
 MODES: Tuple[Mode, ...] = typing.get_args(Mode)
+
+
+@dataclass(frozen=True)
+class ModeTraits:
+    """What a mode does, in one table (`MODE_TRAITS`): inputs, the network and training read these
+    traits, never the mode's name.
+
+    row: how a context row is built: "" (no contexts), "masked" (the word masked), "prefix" (ADD:
+    the form vector in a slot before the masked context), "slot" (REPLACE: the form vector at the
+    mask), "spelled" (inplace: the word spelled with its own wordpieces).
+    gate_per_context: each context's vector is gated against the form ("shallow").
+    combined_groups: the parameter groups of the paper's third stage (none: two stages, or one).
+    one_stage: trained in a single stage (inplace), not the paper's context, form, combined.
+    """
+
+    row: str
+    gate_per_context: bool = False
+    combined_groups: Tuple[str, ...] = ()
+    one_stage: bool = False
+
+    @property
+    def reads_contexts(self) -> bool:
+        return bool(self.row)
+
+    @property
+    def fills_slot(self) -> bool:
+        """The form vector goes into a slot of each context row."""
+        return self.row in ("prefix", "slot")
+
+
+MODE_TRAITS: Mapping[str, ModeTraits] = MappingProxyType({
+    "form": ModeTraits(row=""),
+    "context": ModeTraits(row="masked"),
+    "shallow": ModeTraits(row="masked", gate_per_context=True, combined_groups=("form", "context", "gate")),
+    "replace": ModeTraits(row="slot", combined_groups=("form", "context")),
+    "add": ModeTraits(row="prefix", combined_groups=("context",)),
+    "inplace": ModeTraits(row="spelled", one_stage=True),
+})
 #: The modes that read contexts (all but "form"), and those that write the form vector into
 #: a slot of each context row ("add": a prefix, "replace": in place of the mask).
-CONTEXT_MODES: Tuple[Mode, ...] = tuple(mode for mode in MODES if mode != "form")
-SLOT_MODES: Tuple[Mode, ...] = ("replace", "add")
+CONTEXT_MODES: Tuple[Mode, ...] = tuple(mode for mode in MODES if MODE_TRAITS[mode].reads_contexts)
+SLOT_MODES: Tuple[Mode, ...] = tuple(mode for mode in MODES if MODE_TRAITS[mode].fills_slot)
 FORMAT_VERSION = 1
 #: The paper's network where the defaults differ from it: `BertramConfig(**PAPER_SETTINGS)`.
 #: These were the defaults before training's became BertramConfig's, so they are also what a key
@@ -95,13 +133,17 @@ class BertramConfig:
             raise ValueError(Errors.E053.format(max_word_pieces=self.max_word_pieces))
 
     @property
+    def traits(self) -> ModeTraits:
+        return MODE_TRAITS[self.mode]
+
+    @property
     def uses_contexts(self) -> bool:
-        return self.mode in CONTEXT_MODES
+        return self.traits.reads_contexts
 
     @property
     def fills_slot(self) -> bool:
         """Whether the form vector goes into a slot of each context row (SLOT_MODES)."""
-        return self.mode in SLOT_MODES
+        return self.traits.fills_slot
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)

@@ -215,7 +215,7 @@ class BertramNetwork(nn.Module):
             raise ValueError(Errors.E059.format(n_lists=len(subword_ids), what="subword", n_words=len(clean)))
         pieces = pad_ids(subword_ids, -1)
         rows: List[EncodedContext] = []
-        inplace = self.config.mode == "inplace"
+        inplace = self.config.traits.row == "spelled"
         if self.config.uses_contexts and contexts is not None:
             if len(contexts) != len(clean):
                 raise ValueError(Errors.E059.format(n_lists=len(contexts), what="context", n_words=len(clean)))
@@ -338,7 +338,7 @@ class BertramNetwork(nn.Module):
         mask[sorted_words, slots] = True
         rho = self.mimicking(grid, mask)
         per_context = self.projection(grid)
-        if self.config.mode == "shallow":
+        if self.config.traits.gate_per_context:
             form = v_form.unsqueeze(1).expand(-1, m, -1)
             alpha = torch.sigmoid(self.context_gate(torch.cat([form, grid], dim=-1)))
             per_context = alpha * per_context + (1.0 - alpha) * form
@@ -358,7 +358,7 @@ class BertramNetwork(nn.Module):
         v_form = self.form_vectors(batch.ngram_ids, batch.subword_ids)
         if not use_form:
             v_form = torch.zeros_like(v_form)
-        if self.config.mode == "form" or not batch.rows:
+        if not self.config.uses_contexts or not batch.rows:
             vectors = v_form
         else:
             slots = v_form if self.config.fills_slot else None

@@ -51,3 +51,24 @@ def test_a_key_an_old_config_json_lacks_keeps_the_meaning_it_had(tmp_path):
     assert BertramConfig.from_dict(BertramConfig().to_dict()) == BertramConfig()
     with pytest.raises(ValueError, match=r"\[E055\] Unknown keys in BERTRAM config: \['colour'\]"):
         BertramConfig.from_dict({**old, "colour": "red"})
+
+
+def test_behaviour_follows_the_mode_table_not_the_modes_names():
+    """Every mode has its traits; no module compares a network's or a stage's mode with a mode's name
+    (`config.mode == "add"`). (A bare `mode` may be another kind: the injection's "replace".)"""
+    import ast
+    from pathlib import Path
+
+    from spacy_bertram.config import MODE_TRAITS
+
+    assert set(MODE_TRAITS) == set(MODES)
+    assert [m for m in MODES if MODE_TRAITS[m].one_stage] == ["inplace"]
+    found = []
+    for path in (Path(__file__).parent.parent / "spacy_bertram").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
+            if isinstance(node, ast.Compare):
+                names = [ast.unparse(x) for x in (node.left, *node.comparators)]
+                literal = [x for x in (node.left, *node.comparators) if isinstance(x, ast.Constant) and x.value in MODES]
+                if literal and any(n.endswith(".mode") for n in names):
+                    found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, found

@@ -44,7 +44,7 @@ def ablation_rows(baseline: Dict[str, float], results: Dict[str, StageResult]) -
     ordered = sorted(results.items(), key=lambda kv: (kv[1].spec.index, kv[1].spec.use_subword_mean))
     for _, result in ordered:
         spec, scores = result.spec, result.metrics["validation"]
-        if spec.mode == "inplace":
+        if spec.traits.one_stage:
             name = f"INPLACE (subword share {result.network.config.subword_share:g})"
         elif spec.index == 1:
             name = "context only"

@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 from tqdm import tqdm
 
-from ..config import SLOT_MODES, Mode
+from ..config import MODE_TRAITS, Mode, ModeTraits
 from ..errors import Errors
 from ..fileio import write_json_atomic
 from ..inputs import PAD_ID, InputBuilder, NgramVocab
@@ -45,7 +45,6 @@ from .settings import TrainSettings
 from .targets import TargetSet
 from .validation import Validator
 
-COMBINED_GROUPS = {"add": ("context",), "shallow": ("form", "context", "gate"), "replace": ("form", "context")}
 EpochHook = Callable[[str, int], None]
 
 
@@ -68,27 +67,33 @@ class StageSpec:
         return "form" in self.groups
 
     @property
+    def traits(self) -> ModeTraits:
+        return MODE_TRAITS[self.mode]
+
+    @property
     def uses_contexts(self) -> bool:
-        return self.mode != "form"
+        return self.traits.reads_contexts
 
     @property
     def states_fixed(self) -> bool:
-        """Encoder states depend on no trained parameter (so they can be cached)."""
-        return self.mode in ("context", "shallow", "inplace") or (self.mode == "add" and not self.trains_form)
+        """Encoder states depend on no trained parameter (so they can be cached): no form vector in
+        the rows, or ADD's prefix slot while the form is not trained."""
+        return not self.traits.fills_slot or (self.traits.row == "prefix" and not self.trains_form)
 
 
 def plan_stages(settings: TrainSettings, use_subword_mean: Optional[bool] = None) -> List[StageSpec]:
     mode = settings.network.mode
+    traits = MODE_TRAITS[mode]
     sub = settings.network.use_subword_mean if use_subword_mean is None else use_subword_mean
     e, lr, b = settings.epochs, settings.lr, settings.batch_words
-    if mode == "inplace":
-        return [StageSpec(1, "inplace", ("context",), e[0], lr[0], b[0], sub)]
+    if traits.one_stage:
+        return [StageSpec(1, mode, ("context",), e[0], lr[0], b[0], sub)]
     stages = [
         StageSpec(1, "context", ("context",), e[0], lr[0], b[0], sub),
         StageSpec(2, "form", ("form",), e[1], lr[1], b[1], sub),
     ]
-    if mode in COMBINED_GROUPS:
-        stages.append(StageSpec(3, mode, COMBINED_GROUPS[mode], e[2], lr[2], b[2], sub))
+    if traits.combined_groups:
+        stages.append(StageSpec(3, mode, traits.combined_groups, e[2], lr[2], b[2], sub))
     return stages
 
 
@@ -160,7 +165,7 @@ class TrainingRun:
         network_settings = self.settings.network
         config = replace(
             network_settings, mode=mode, use_subword_mean=use_subword_mean,
-            read_layer=network_settings.read_layer if mode == "inplace" else -1,
+            read_layer=network_settings.read_layer if MODE_TRAITS[mode].one_stage else -1,
         )
         network = BertramNetwork(config, self.ngrams, self.encoder, self.tokenizer).to(self.device)
         if self.validator is None:
@@ -168,13 +173,13 @@ class TrainingRun:
         return network
 
     def pools(self, network: BertramNetwork) -> ContextPools:
-        mode = network.config.mode
-        key = mode if mode in (*SLOT_MODES, "inplace") else "plain"  # rows differ in prefix / slot / spelling
+        key = network.config.traits.row  # rows differ in prefix / slot / spelling
         if key not in self._pools:
             held = set(self.targets.indices(held_out=True))
             contexts = [[] if i in held else c for i, c in enumerate(self.contexts)]  # never train on held-out
-            spelled = self.targets.rare_like if mode == "inplace" else None
-            masked = self.settings.inplace_mask_fraction if mode == "inplace" else 0.0
+            spelled_rows = key == "spelled"
+            spelled = self.targets.rare_like if spelled_rows else None
+            masked = self.settings.inplace_mask_fraction if spelled_rows else 0.0
             pools = ContextPools.build(
                 network.inputs, self.targets.words, contexts, self.settings.pool_contexts, spelled,
                 masked, self.settings.seed,
@@ -190,7 +195,7 @@ class TrainingRun:
         if not (spec.uses_contexts and spec.states_fixed and self.settings.reuse_states):
             return None
         slots = None
-        if spec.mode == "add":
+        if spec.traits.row == "prefix":
             with torch.no_grad():
                 network.eval()
                 slots = network.form_vectors(self.ngram_ids, self.subword_ids)
@@ -207,7 +212,7 @@ class TrainingRun:
         index = torch.from_numpy(batch).to(self.device)  # one small copy per step
         ngram_ids, subword_ids = self.ngram_ids[index], self.subword_ids[index]
         target = self.vectors[index]
-        if spec.mode == "form":
+        if not spec.uses_contexts:
             return torch.nn.functional.mse_loss(network.form_vectors(ngram_ids, subword_ids), target)
         pools = self.pools(network)
         s = self.settings
@@ -217,7 +222,7 @@ class TrainingRun:
         if cache is not None:
             states = cache.get(row_ids)
         else:
-            slots = v_form if spec.mode in SLOT_MODES else None
+            slots = v_form if spec.traits.fills_slot else None
             with torch.set_grad_enabled(slots is not None and spec.trains_form):
                 states = encode_unpadded(network, pools.rows_for(row_ids, local), slots, s.token_budget)
         vectors, _ = network.combine(states, local, v_form)
