@@ -1,7 +1,7 @@
 """Every error message of spacy-bertram, each under a code, in spaCy's style.
 
-`raise ValueError(Errors.E024.format(token_budget=budget))` raises "(spacy-bertram) [E024]
-token_budget must be ...": the package and the code come first, so a message is never taken for
+`raise ValueError(Errors.E024.format(setting="token_budget", token_budget=budget))` raises
+"(spacy-bertram) [E024] token_budget must be ...": the package and the code come first, so a message is never taken for
 one of spaCy's own codes, can be looked up in docs/errors.md (which lists every code) and matched
 in tests, and the text names the setting, file or input at fault and what to do. Warnings are
 `warnings.warn(Warnings.W001.format(...))`, the one way this package warns, as spaCy does.
@@ -64,7 +64,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E021 = "The base tokenizer needs CLS/SEP (or BOS/EOS) tokens"
     E022 = "The tokenizer turns the word {word!r} into no wordpieces"
     E023 = "Contexts for {word!r} must be strings, got {context_type}"
-    E024 = "token_budget must be a positive number of tokens, got {token_budget!r}"
+    E024 = "{setting} must be a positive number of encoder tokens per call, got {token_budget!r}"
     E025 = "Need 1 <= min_n <= max_n, got min_n={min_n}, max_n={max_n}"
     E026 = "an n-gram vocabulary is a JSON object, got {data_type}"
     E027 = "the n-gram vocabulary has no {key!r}"
@@ -75,8 +75,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E032 = "Bad n-gram vocabulary file {path!r}: {err}"
     E033 = "{problem}: initialize it before saving"
     E034 = "Cannot load the BERTRAM model at {path!r} ([components.bertram.model] model_path): {err}"
-    E035 = ("token_budget must be a positive number of encoder tokens per call ([components.bertram.model] "
-            "token_budget), got {token_budget!r}")
     E036 = ("The config's [components.bertram.model] sets {key} = {wanted!r}, but the trained BERTRAM model "
             "({source}) has {key} = {actual!r}. These settings are read from the trained model: remove {key} from "
             "[components.bertram.model] (or set it to {actual!r}), or use a BERTRAM model trained with {key} = "

@@ -262,6 +262,12 @@ class InputBuilder:
         return rows
 
 
+def check_token_budget(token_budget: Any, setting: str = "token_budget") -> None:
+    """A token budget is a whole number of encoder tokens per call, at least 1 (E024 names `setting`)."""
+    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
+        raise ValueError(Errors.E024.format(setting=setting, token_budget=token_budget))
+
+
 def batch_by_token_budget(
     rows: Sequence[EncodedContext], token_budget: int
 ) -> Iterator[List[int]]:
@@ -270,8 +276,7 @@ def batch_by_token_budget(
     Rows are sorted by length first, so padding is small and contexts of
     different words share one encoder call.
     """
-    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
-        raise ValueError(Errors.E024.format(token_budget=token_budget))
+    check_token_budget(token_budget)
     order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
     batch: List[int] = []
     longest = 0

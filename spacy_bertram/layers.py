@@ -12,7 +12,7 @@ from thinc.types import Floats2d
 
 from .encoder import resolve_base_model
 from .errors import Errors
-from .inputs import split_items
+from .inputs import check_token_budget, split_items
 from .network import DEFAULT_TOKEN_BUDGET, BertramNetwork
 from .storage import create_bertram, load_bertram, network_from_bytes, network_to_bytes
 
@@ -51,7 +51,7 @@ def Bertram_v1(
     own and always wins. Serialisation writes safetensors + JSON, never
     pickles, never the encoder.
     """
-    check_token_budget(token_budget)
+    check_token_budget(token_budget, "[components.bertram.model] token_budget")
     values = (base_model, mode, use_subword_mean, max_seq_length, max_contexts)
     requested = {key: value for key, value in zip(NETWORK_SETTINGS, values) if value is not None}
     network: Optional[BertramNetwork] = None
@@ -139,11 +139,6 @@ def configured_model_path(model: Model) -> Optional[str]:
 def _not_initialized(model: Model) -> str:
     path = configured_model_path(model)
     return f"The BERTRAM layer has not loaded its model_path {path!r} yet (its init loads it)"
-
-
-def check_token_budget(token_budget: Any) -> None:
-    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
-        raise ValueError(Errors.E035.format(token_budget=token_budget))
 
 
 def _same_encoder(a: str, b: str) -> bool:

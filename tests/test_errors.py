@@ -125,8 +125,8 @@ def test_no_inline_error_message_outside_the_catalogue():
 
 
 def test_a_code_reads_as_spacy_does_with_the_package_in_front():
-    assert Errors.E024.format(token_budget=0) == (
-        "(spacy-bertram) [E024] token_budget must be a positive number of tokens, got 0")
+    assert Errors.E024.format(setting="token_budget", token_budget=0) == (
+        "(spacy-bertram) [E024] token_budget must be a positive number of encoder tokens per call, got 0")
     with pytest.raises(ValueError, match=r"^\(spacy-bertram\) \[E019\] Cannot infer a BERTRAM vector for the empty"):
         validate_word("  ")
     assert Warnings.W013.startswith("(spacy-bertram) [W013] WordNet not found")

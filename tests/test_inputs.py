@@ -44,7 +44,7 @@ def test_a_string_where_the_list_of_contexts_belongs_is_refused(network):
 @pytest.mark.parametrize("budget", [-1, -100])
 def test_a_token_budget_below_one_is_refused(network, budget):
     """(0 is not refused: `infer(token_budget=0)` takes the device's default budget.)"""
-    with pytest.raises(ValueError, match=f"token_budget must be a positive number of tokens, got {budget}"):
+    with pytest.raises(ValueError, match=rf"\[E024\] token_budget must be a positive number of encoder tokens per call, got {budget}"):
         network.infer([("kumquat", ["a kumquat here"])], token_budget=budget)
 
 

@@ -113,7 +113,8 @@ def test_settings_that_contradict_serialized_weights_are_refused(tiny_bert_path)
 
 @pytest.mark.parametrize("budget", [0, -5])
 def test_a_token_budget_below_one_is_refused(tiny_bert_path, budget):
-    with pytest.raises(ValueError, match=f"token_budget must be a positive number.*got {budget}"):
+    with pytest.raises(ValueError, match=rf"\[E024\] \[components.bertram.model\] token_budget must be a positive "
+                                         rf"number.*got {budget}"):
         build(tiny_bert_path, token_budget=budget)
 
 
