@@ -12,8 +12,7 @@ from pathlib import Path
 
 #: Overrides ./assets, for commands run outside the project folder.
 ASSETS_ENV = "SPACY_BERTRAM_ASSETS"
-#: What writes each part of the assets folder (the command a missing file's error names).
-CORPUS_COMMAND = "python scripts/build_corpus.py --assets {assets}   (or: python -m spacy project run corpus)"
+#: The command that writes WNUT-16, which E417 names when the file is missing (E390 names the corpus's).
 WNUT16_COMMAND = "python scripts/fetch_wnut16.py --assets {assets}   (or: python -m spacy project run ner-data)"
 WNUT16_FILE = Path("ner") / "wnut16_train.txt"
 
@@ -21,7 +20,3 @@ WNUT16_FILE = Path("ner") / "wnut16_train.txt"
 def default_assets_dir() -> Path:
     """$SPACY_BERTRAM_ASSETS, else ./assets (project.yml runs from the repo root)."""
     return Path(os.environ.get(ASSETS_ENV) or "assets")
-
-
-def default_corpus_dir() -> Path:
-    return default_assets_dir() / "corpus"
