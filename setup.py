@@ -60,17 +60,23 @@ setup(
     },
     entry_points={
         "spacy_architectures": [
-            "spacy-bertram.Bertram.v1 = spacy_bertram.layers:Bertram_v1",
-            "spacy-bertram.TransformerModel.v1 = spacy_bertram.injection:create_TransformerModel_v1",
-            "spacy-bertram.Tok2VecTransformer.v1 = spacy_bertram.injection:create_Tok2VecTransformer_v1",
+            "spacy-bertram.Bertram.v1 = spacy_bertram.architectures:Bertram_v1",
+            "spacy-bertram.TransformerModel.v1 = spacy_bertram.architectures:create_TransformerModel_v1",
+            "spacy-bertram.Tok2VecTransformer.v1 = spacy_bertram.architectures:create_Tok2VecTransformer_v1",
         ],
         "spacy_factories": ["bertram = spacy_bertram.pipeline.component:make_bertram"],
         "spacy_misc": [
-            "spacy-bertram.RareWords.v1 = spacy_bertram.rare_words:make_rare_word_rule",
-            "spacy-bertram.encoder_path.v1 = spacy_bertram.pipeline.component:encoder_path",
+            "spacy-bertram.RareWords.v1 = spacy_bertram.architectures:make_rare_word_rule",
+            "spacy-bertram.encoder_path.v1 = spacy_bertram.architectures:encoder_path",
         ],
         "spacy_callbacks": [
-            "spacy-bertram.freeze_embeddings.v1 = spacy_bertram.evaluation.baseline:create_freeze_embeddings",
+            "spacy-bertram.freeze_embeddings.v1 = spacy_bertram.architectures:create_freeze_embeddings",
+        ],
+        "spacy_context_sources": [
+            "spacy-bertram.doc_contexts.v1 = spacy_bertram.architectures:doc_contexts",
+            "spacy-bertram.store_contexts.v1 = spacy_bertram.architectures:store_contexts",
+            "spacy-bertram.dictionary_contexts.v1 = spacy_bertram.architectures:dictionary_contexts",
+            "spacy-bertram.chained_contexts.v1 = spacy_bertram.architectures:chained_contexts",
         ],
         "console_scripts": ["spacy-bertram = spacy_bertram.cli:main"],
     },

@@ -2,9 +2,9 @@
 
 The names below are imported on first use (PEP 562), not with the package:
 `python -m spacy_bertram --help` must not wait for torch and transformers.
-spaCy finds the factory `bertram`, the architectures and the misc functions
-through the entry points in setup.py, which import the modules that register
-them (`spacy_bertram.injection` registers `TransformerModel.v1` and `doc._.bertram`).
+spaCy finds the factory `bertram` and everything else the configs name through
+the entry points in setup.py: the component's module, and `architectures.py`,
+where every registration lives.
 """
 from importlib import import_module
 from typing import Any, Dict, List
@@ -18,7 +18,7 @@ _EXPORTS: Dict[str, str] = {
     "BertramComponent": ".pipeline.component",
     "BertramConfig": ".config",
     "BertramNetwork": ".network",
-    "Bertram_v1": ".layers",
+    "Bertram_v1": ".architectures",
     "DEFAULT_BASE_MODEL": ".encoder",
     "NgramVocab": ".inputs",
     "create_bertram": ".storage",
@@ -40,8 +40,6 @@ def __getattr__(name: str) -> Any:
         return import_module(".injection", __name__)
     if name not in _EXPORTS:
         raise AttributeError(Errors.E001.format(module=__name__, name=name))
-    if _EXPORTS[name] == ".pipeline.component":
-        import_module(".injection", __name__)  # what the component's pipelines need registered
     value = getattr(import_module(_EXPORTS[name], __name__), name)
     globals()[name] = value
     return value

@@ -204,10 +204,11 @@ class Errors(metaclass=ErrorsWithCodes):
     E150 = "contexts_per_word and context_window must be at least 1"
     E151 = ("rare_words.frequencies is 'model', but the BERTRAM model ships no word counts (counts.tsv in its "
             "directory, written by `train`). Use 'auto', 'wordfreq' or 'store'.")
-    E152 = "No context_store is configured"
-    E153 = ("Cannot open the context store {path!r} (contexts={source!r}): {err}.{saved} If the pipeline or store "
-            'moved, point it at the store: spacy.load(PIPELINE, config={{"components": {{"{name}": {{"context_store": '
-            '"/path/to/contexts.sqlite"}}}}}}), or keep the store at the same place relative to the pipeline.')
+    E152 = "No {setting} is configured: give the path of a context store (`python -m spacy_bertram prepare`)"
+    E153 = ("Cannot open the context store {path!r} ({setting} of '{name}'): {err}.{saved} If the pipeline or store "
+            "moved, point {setting} at the store, e.g. spacy.load(PIPELINE, config={{\"components\": {{\"{name}\": "
+            "{{\"context_store\": \"/path/to/contexts.sqlite\"}}}}}}), or keep the store at the same place relative "
+            "to the pipeline.")
     E154 = ("The '{name}' component has no trained BERTRAM model. Give its directory as [components.{name}.model] "
             'model_path (in Python: nlp.add_pipe("bertram", config={{"model": {{"model_path": ...}}}})), or load a '
             "pipeline saved with one.")
@@ -225,6 +226,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E164 = ("initialize(reload_model=True) reloads [components.{name}.model] model_path, but '{name}' has none. Give "
             "the directory to load: spacy.load(PIPELINE, config={{\"components\": {{\"{name}\": {{\"model\": "
             "{{\"model_path\": \"/path/to/bertram\"}}}}}}}}).")
+    E165 = ("A context source must be callable as source(doc, word, indices, limit) -> list of texts, got {source!r}: "
+            "register it with @spacy.registry.context_sources and name it with @context_sources in the config")
+    E166 = ("The bertram component's model must be a spacy-bertram.Bertram.v1 layer, got the model {name!r}: set "
+            '@architectures = "spacy-bertram.Bertram.v1" in [components.bertram.model]')
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 from spacy.tokens import Doc, Token
-from spacy.util import registry
 
 from .errors import Errors
 from .frequencies import DEFAULT_MAX_ZIPF, Frequencies, check_max_zipf
@@ -126,18 +125,6 @@ def is_split_piece(token: Token) -> bool:
         if not before.whitespace_ and _glues(before.text):
             return True
     return False
-
-
-@registry.misc("spacy-bertram.RareWords.v1")
-def make_rare_word_rule(
-    frequencies: str = "auto",
-    max_zipf: float = DEFAULT_MAX_ZIPF,
-    alpha_only: bool = True,
-    min_wordpieces: int = 2,
-    min_length: int = 2,
-    skip_split_pieces: bool = True,
-) -> RareWordRule:
-    return RareWordRule(frequencies, max_zipf, alpha_only, min_wordpieces, min_length, skip_split_pieces)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ import pytest
 import spacy
 
 from spacy_bertram.evaluation.baseline import augment_examples, augment_tokens
-from spacy_bertram.evaluation.baseline import baseline_config, embedding_drift, embeddings_frozen, transformer_models
+from spacy_bertram.evaluation.baseline import baseline_config
+from spacy_bertram.injection.frozen_embeddings import embedding_drift, embeddings_frozen, transformer_models
 
 from tests.util import ANIMALS, CONFIG, FOOD
 

@@ -7,7 +7,7 @@ from thinc.api import Adam
 
 import spacy_bertram  # noqa: F401  (registers the architecture)
 from spacy_bertram import NgramVocab, get_bertram_network, save_bertram, set_bertram_network
-from spacy_bertram.layers import loaded_model_path, needs_init
+from spacy_bertram.layers import bertram_shim
 from spacy_bertram.storage import create_bertram
 
 X = [("kumquat", ["the farmer sold a kumquat", "a kumquat is small"]), ("tasty", ["tasty fruit"]), ("sea", [])]
@@ -64,11 +64,11 @@ def test_model_path_loads_a_trained_directory_at_init(tiny_bert_path, tmp_path):
     save_bertram(get_bertram_network(model), tmp_path / "m")
     architecture = registry.architectures.get("spacy-bertram.Bertram.v1")
     loaded = architecture(model_path=str(tmp_path / "m"))  # every network setting from the directory
-    assert needs_init(loaded) and not loaded.has_dim("nO")
+    assert bertram_shim(loaded).needs_init and not loaded.has_dim("nO")
     with pytest.raises(ValueError, match=r"\[E037\].*has not loaded its model_path .*m'.*initialize"):
         loaded.predict(X)
     loaded.initialize()
-    assert not needs_init(loaded) and loaded_model_path(loaded) == str(tmp_path / "m")
+    assert not bertram_shim(loaded).needs_init and bertram_shim(loaded).loaded_from == str(tmp_path / "m")
     assert numpy.array_equal(loaded.predict(X), model.predict(X)) and loaded.get_dim("nO") == 32
     network = get_bertram_network(loaded)
     loaded.initialize()  # once loaded, init keeps the network
@@ -100,7 +100,7 @@ def test_saved_weights_are_not_replaced_by_model_path_at_init(tiny_bert_path, tm
     target = build(tiny_bert_path, model_path=str(tmp_path / "nowhere"))  # deferred: no network yet
     target.from_bytes(source.to_bytes())
     target.initialize()  # the weights came from bytes: init does not read model_path
-    assert not needs_init(target) and loaded_model_path(target) is None
+    assert not bertram_shim(target).needs_init and bertram_shim(target).loaded_from is None
     assert numpy.array_equal(target.predict(X), source.predict(X))
 
 
@@ -122,7 +122,7 @@ def test_the_configured_token_budget_survives_loading_saved_bytes(tiny_bert_path
     small = build(tiny_bert_path, token_budget=64)
     large = build(tiny_bert_path, token_budget=8192)
     large.from_bytes(small.to_bytes())
-    assert large.shims[0].token_budget == 8192
+    assert bertram_shim(large).token_budget == 8192
 
 
 def test_update_changes_bertram_weights_but_not_the_encoder(tiny_bert_path):

@@ -12,7 +12,9 @@ import numpy
 import pytest
 import spacy
 import torch
+from spacy import util
 from spacy.tokens import DocBin
+from thinc.api import Config
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
 from spacy_bertram.pipeline.component import BertramComponent
@@ -27,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_layers_model_path_loads_at_initialize_or_first_use(bertram_dir, tiny_bert_path):
-    from spacy_bertram.layers import needs_init
+    from spacy_bertram.layers import bertram_shim
     from spacy_bertram.storage import model_fingerprint
 
     config = {"model": {"model_path": bertram_dir, "base_model": tiny_bert_path}}
@@ -35,9 +37,9 @@ def test_the_layers_model_path_loads_at_initialize_or_first_use(bertram_dir, tin
     pipe = nlp.add_pipe("bertram", config=config)
     assert "model_path" not in nlp.config["components"]["bertram"]
     assert nlp.config["components"]["bertram"]["model"]["model_path"] == bertram_dir
-    assert needs_init(pipe.model) and not pipe.is_loaded  # constructing reads nothing
+    assert bertram_shim(pipe.model).needs_init and not pipe.is_loaded  # constructing reads nothing
     nlp.initialize()  # the component's initialize runs the layer's init
-    assert not needs_init(pipe.model)
+    assert not bertram_shim(pipe.model).needs_init
     assert pipe.cfg["model_id"] == model_fingerprint(bertram_dir) and pipe.cfg["model_source"] == bertram_dir
     lazy = spacy.blank("en")  # model_path alone: every network setting, base_model too, from the directory
     lazy_pipe = lazy.add_pipe("bertram", config={"model": {"model_path": bertram_dir}})
@@ -182,6 +184,34 @@ def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path):
     trained = spacy.load(tmp_path / "textcat_minilm_bertram.cfg" / "model-last")
     assert trained.pipe_names == ["bertram", "transformer", "textcat"]
     assert trained("a kumquat")._.bertram and trained.config["components"]["transformer"]["model"]["injection"] == "slash"
+    # A config that names a context source its --code file registers trains, saves and loads.
+    own = Config().from_disk(ROOT / "configs" / "textcat_minilm_bertram.cfg", interpolate=False)
+    own["components"]["bertram"]["contexts"] = {"@context_sources": "toy_contexts.v1", "template": "A {word} grows."}
+    own.to_disk(tmp_path / "own.cfg")
+    code.write_text(code.read_text(encoding="utf8") + TOY_SOURCE, encoding="utf8")
+    result = subprocess.run([sys.executable, "-m", "spacy", "train", str(tmp_path / "own.cfg"), "--output",
+                             str(tmp_path / "own"), *common, *extra["textcat_minilm_bertram.cfg"]],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    util.import_file("toy_code", code)
+    own_trained = spacy.load(tmp_path / "own" / "model-last")
+    assert own_trained.get_pipe("bertram").contexts_for(own_trained.make_doc("a kumquat"), "kumquat", [1]) == [
+        "A kumquat grows."]
+    assert own_trained("a kumquat")._.bertram
+
+
+TOY_SOURCE = """
+import spacy
+
+
+@spacy.registry.context_sources("toy_contexts.v1")
+def toy_contexts(template: str):
+    def contexts(doc, word, indices, limit):
+        return [template.format(word=word)][:limit]
+
+    contexts.key = "toy"
+    return contexts
+"""
 
 
 #: What configs/textcat_minilm_bertram.cfg sets apart from the factory's defaults, each on purpose and said so in
@@ -201,9 +231,9 @@ def bertram_factory_defaults() -> dict:
     """The factory's default config, then the defaults of the functions it names (unset there: theirs)."""
     import inspect
 
-    from spacy_bertram.layers import Bertram_v1
+    from spacy_bertram.architectures import Bertram_v1
     from spacy_bertram.pipeline.component import DEFAULT_CONFIG
-    from spacy_bertram.rare_words import make_rare_word_rule
+    from spacy_bertram.architectures import make_rare_word_rule
 
     defaults = {f"{section}.{name}": parameter.default
                 for section, function in (("model", Bertram_v1), ("rare_words", make_rare_word_rule))

@@ -1,9 +1,18 @@
-"""The `contexts` setting: sources, order, limits, and named errors."""
+"""The `contexts` setting: registered sources (built-in and a user's own), the string shorthand, order, limits,
+and named errors."""
 from __future__ import annotations
 
+import numpy
 import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.vocab import Vocab
 
 from spacy_bertram.pipeline.context_sources import Source, canonical, chain_contexts, check_settings, parse_contexts
+from spacy_bertram.pipeline.word_sources import WordSources
+from spacy_bertram.rare_words import RareWordRule
+
+from tests.util import context_store_of, make_nlp
 
 
 def test_none_means_the_form_alone():
@@ -44,3 +53,76 @@ def test_chained_contexts_take_each_group_up_to_its_limit_distinct_and_up_to_the
         yield
 
     assert chain_contexts(iter([(["a", "b"], None), (never(), None)]), total=2) == ["a", "b"]
+
+
+# -- registered sources --------------------------------------------------------------------
+
+
+@spacy.registry.context_sources("test.toy_contexts.v1")
+def toy_contexts(template: str = "{word} grows in the garden."):
+    """A user's own source: one made-up sentence per word."""
+
+    def contexts(doc, word, indices, limit):
+        return [template.format(word=word)][:limit]
+
+    contexts.key = "toy"
+    return contexts
+
+
+def test_a_config_can_register_its_own_context_source(bertram_dir, tiny_bert_path):
+    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts={"@context_sources": "test.toy_contexts.v1",
+                                                          "template": "A {word} is a fruit."})
+    pipe = nlp.get_pipe("bertram")
+    doc = nlp("We ate a kumquat.")
+    assert pipe.contexts_for(doc, "kumquat", [3]) == ["A kumquat is a fruit."]
+    assert 3 in doc._.bertram and {key[1] for key in pipe.cache._entries} == {"toy"}  # named in the cache key
+    assert nlp.config["components"]["bertram"]["contexts"]["@context_sources"] == "test.toy_contexts.v1"
+    plain = make_nlp(bertram_dir, tiny_bert_path, contexts="none")
+    assert not numpy.array_equal(plain("We ate a kumquat.")._.bertram[3], doc._.bertram[3])  # the source was read
+
+
+def test_a_plain_function_is_a_source_named_by_its_function(bertram_dir, tiny_bert_path):
+    def fruit(doc, word, indices, limit):
+        return [f"{word} is sweet."]
+
+    words = WordSources(RareWordRule(), "en", contexts=fruit)
+    assert words.source.endswith("fruit") and words.contexts_for(Doc(Vocab(), ["a"]), "kumquat", [0]) == [
+        "kumquat is sweet."]
+    with pytest.raises(ValueError, match=r"\[E165\] A context source must be callable"):
+        WordSources(RareWordRule(), "en", contexts=42)
+
+
+def test_registered_sources_give_what_the_shorthand_gives(bertram_dir, tiny_bert_path, store_and_definitions):
+    store, definitions = store_and_definitions
+    chain = {"@context_sources": "spacy-bertram.chained_contexts.v1",
+             "*": {"doc": {"@context_sources": "spacy-bertram.doc_contexts.v1", "window": 3},
+                   "store": {"@context_sources": "spacy-bertram.store_contexts.v1", "path": store, "limit": 2},
+                   "dictionary": {"@context_sources": "spacy-bertram.dictionary_contexts.v1", "path": definitions,
+                                  "limit": 1}}}
+    registered = make_nlp(bertram_dir, tiny_bert_path, contexts=chain, contexts_per_word=5)
+    shorthand = make_nlp(bertram_dir, tiny_bert_path, contexts="doc+store:2+dictionary:1", context_store=store,
+                         dictionary_store=definitions, context_window=3, contexts_per_word=5)
+    doc = spacy.blank("en")("We ate a kumquat at the farm.")
+    texts = registered.get_pipe("bertram").contexts_for(doc, "kumquat", [3])
+    assert texts == shorthand.get_pipe("bertram").contexts_for(doc, "kumquat", [3])
+    assert texts[0] == "We ate a kumquat at the farm" and len(texts) == 4 and texts[-1].startswith("kumquat: ")
+    assert registered.get_pipe("bertram").word_sources.source == "doc+store:2+dictionary:1"
+    assert registered.get_pipe("bertram").context_store == store  # the store counts and the saved path find it
+
+
+def test_a_registered_store_that_will_not_open_is_named(bertram_dir, tiny_bert_path, tmp_path):
+    source = {"@context_sources": "spacy-bertram.store_contexts.v1", "path": str(tmp_path / "gone.sqlite")}
+    with pytest.raises(ValueError, match=r"\[E153\] Cannot open the context store .*gone.sqlite.*contexts.path"):
+        make_nlp(bertram_dir, tiny_bert_path, contexts=source)
+    with pytest.raises(ValueError, match=r"\[E106\]"):
+        make_nlp(bertram_dir, tiny_bert_path, contexts={"@context_sources": "spacy-bertram.doc_contexts.v1",
+                                                        "limit": 0})
+
+
+@pytest.fixture()
+def store_and_definitions(tmp_path):
+    from spacy_bertram.dictionary.store import write_definition_store
+
+    store = context_store_of(tmp_path, [f"the farmer {i} sold a kumquat at the market" for i in range(4)])
+    definitions = write_definition_store(tmp_path / "d.sqlite", {"kumquat": [("gcide", "kumquat: a fruit.", 0, 7)]})
+    return str(store), str(definitions)

@@ -340,13 +340,14 @@ def test_network_forward_makes_every_tensor_on_its_device(model_dir):
 
 def test_layer_feeds_the_network_on_its_device(model_dir):
     from spacy_bertram import load_bertram
-    from spacy_bertram.layers import Bertram_v1, _convert_inputs, set_bertram_network
+    from spacy_bertram.architectures import Bertram_v1
+    from spacy_bertram.layers import convert_inputs, set_bertram_network
 
     layer = Bertram_v1(model_path=model_dir, token_budget=64)
     network = load_bertram(model_dir, device="meta")
     eager_attention(network.encoder)
     set_bertram_network(layer, network)
-    args, _ = _convert_inputs(layer, ITEMS, False)
+    args, _ = convert_inputs(layer, ITEMS, False)
     with CpuTensorGuard() as guard:
         out = network(*args.args, **args.kwargs)
     assert out.device.type == "meta" and guard.mixed == []

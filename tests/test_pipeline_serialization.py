@@ -15,7 +15,7 @@ from spacy.lang.en import English
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
 from spacy_bertram.pipeline.serialization import digest, read_bytes, read_disk, write_bytes, write_disk
 
-from tests.util import TEXT, make_bertram_dir, make_nlp, same_vectors
+from tests.util import TEXT, context_store_of, make_bertram_dir, make_nlp, same_vectors
 
 
 # -- checked parts on their own: dicts of writers and readers, no component ---------------------
@@ -216,15 +216,7 @@ def test_a_save_that_fails_midway_leaves_the_previous_pipeline(bertram_dir, tiny
 
 
 def _store(tmp_path):
-    from spacy_bertram.training.store_builder import build_context_store, count_words, select_words
-    from spacy_bertram.training.corpus import Corpus
-
-    (tmp_path / "corpus").mkdir()
-    lines = [f"the farmer {i} sold a kumquat at the market" for i in range(200)]
-    (tmp_path / "corpus" / "c.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
-    corpus = Corpus.from_paths(tmp_path / "corpus", lowercase=True)
-    counts, _ = count_words(corpus, progress=False)
-    return build_context_store(corpus, tmp_path / "c.sqlite", counts, select_words(counts, 2), progress=False)
+    return context_store_of(tmp_path, [f"the farmer {i} sold a kumquat at the market" for i in range(200)])
 
 
 def _assert_load_fails(pipeline: Path, damaged: Path, data: Optional[bytes], message: str) -> None:

@@ -10,10 +10,11 @@ import pytest
 import spacy
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
-from spacy_bertram.pipeline.word_sources import STORE_KEY, WordSources, spread
+from spacy_bertram.pipeline.context_sources import spread
+from spacy_bertram.pipeline.word_sources import STORE_KEY, WordSources
 from spacy_bertram.rare_words import RareWordRule
 
-from tests.util import TEXT, make_nlp, same_vectors
+from tests.util import TEXT, context_store_of, make_nlp, same_vectors
 
 
 # -- rarity --------------------------------------------------------------------------
@@ -37,11 +38,11 @@ def test_doc_contexts_are_sentences_or_windows(bertram_dir, tiny_bert_path):
     pipe = nlp.get_pipe("bertram")
     doc = nlp(TEXT + " Nothing else here.")
     indices = [t.i for t in doc if t.text == "kumquat"]
-    assert pipe.word_sources.doc_contexts(doc, indices) == [s.text for s in list(doc.sents)[:2]]
+    assert pipe.contexts_for(doc, "kumquat", indices) == [s.text for s in list(doc.sents)[:2]]
     plain = spacy.blank("en")(TEXT)  # no sentence boundaries: a token window
     pipe.context_window = 2  # a setting of the component's word_sources, set through the component
     assert pipe.word_sources.context_window == 2
-    assert pipe.word_sources.doc_contexts(plain, [1]) == ["The kumquat grows in"]
+    assert pipe.contexts_for(plain, "kumquat", [1]) == ["The kumquat grows in"]
     assert spread(list("abcdefghij"), 4) == ["a", "d", "g", "j"] and spread(["a"], 3) == ["a"]
 
 
@@ -49,7 +50,7 @@ def test_word_sources_stand_alone_with_their_declared_settings(tmp_path):
     """Built from its settings alone (no component, no model): contexts of the doc, the named errors."""
     words = WordSources(RareWordRule(), "en", contexts="doc:2", contexts_per_word=3, context_window=1)
     doc = spacy.blank("en")("A kumquat here. Then another kumquat there and a kumquat again.")
-    assert words.source == "doc:2" and words.uses("doc") and not words.uses("store")
+    assert words.source == "doc:2" and words.context_store is None
     assert words.contexts_for(doc, "kumquat", [1, 6, 10]) == ["A kumquat here", "a kumquat again"]
     assert WordSources(RareWordRule(), "en", contexts="none").contexts_for(doc, "kumquat", [1]) == []
     with pytest.raises(ValueError, match=r"\[E150\] contexts_per_word and context_window must be at least 1"):
@@ -78,15 +79,8 @@ def test_the_store_path_saved_relative_to_the_pipeline_is_found_again(tmp_path):
 
 
 def test_contexts_from_a_store(bertram_dir, tiny_bert_path, tmp_path):
-    from spacy_bertram.training.store_builder import build_context_store, count_words, select_words
-    from spacy_bertram.training.corpus import Corpus
-
-    (tmp_path / "corpus").mkdir()
     lines = [f"the farmer {i} sold a kumquat at the market" for i in range(6)] + ["a quokka ate fruit"]
-    (tmp_path / "corpus" / "c.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
-    corpus = Corpus.from_paths(tmp_path / "corpus", lowercase=True)
-    counts, _ = count_words(corpus, progress=False)
-    store = build_context_store(corpus, tmp_path / "c.sqlite", counts, select_words(counts, 2), progress=False)
+    store = context_store_of(tmp_path, lines)
     both = make_nlp(bertram_dir, tiny_bert_path, contexts="both", context_store=str(store), contexts_per_word=3)
     doc = spacy.blank("en")("A kumquat is sweet.")
     texts = both.get_pipe("bertram").contexts_for(doc, "kumquat", [1])

@@ -372,3 +372,15 @@ def _write_rarified(directory: Path, label_override=None):
         items.append(RarifiedItem(str(i), label_override or label, text, text.replace(word, "[MASK]"), text, subs, 0.9, 0.1))
     write_substitutions_jsonl(directory / "test.jsonl", items)
     return items
+
+
+def context_store_of(directory: Path, lines: Sequence[str]) -> Path:
+    """A context store (`training/store_builder.py`) of `lines`, words seen at least twice, in `directory`."""
+    from spacy_bertram.training.corpus import Corpus
+    from spacy_bertram.training.store_builder import build_context_store, count_words, select_words
+
+    (directory / "corpus").mkdir()
+    (directory / "corpus" / "c.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
+    corpus = Corpus.from_paths(directory / "corpus", lowercase=True)
+    counts, _ = count_words(corpus, progress=False)
+    return build_context_store(corpus, directory / "c.sqlite", counts, select_words(counts, 2), progress=False)

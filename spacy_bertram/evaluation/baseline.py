@@ -10,10 +10,9 @@ fit the fine-tuned encoder.
 - `make_splits` turns a dataset into train / dev / test-candidate JSONL files
   (texts truncated to their first words: BBC titles and leads) plus the
   baseline's training DocBin with the augmentation applied and a clean dev DocBin.
-- `freeze_embeddings` is the registered `[initialize.after_init]` callback
-  (`spacy-bertram.freeze_embeddings.v1`) that sets requires_grad False on the
-  embedding parameters of every transformer in the pipeline; thinc's PyTorch
-  shim skips parameters without gradients, so they never change.
+- the training config freezes the embedding layer with the registered
+  `[initialize.after_init]` callback `spacy-bertram.freeze_embeddings.v1`
+  (`injection/frozen_embeddings.py`).
 - `train_baseline` builds the training config from a pipeline config (by
   default configs/textcat_minilm.cfg) with bounded steps and the callback, runs
   `spacy train` in-process (`gpu_id` is spaCy's `--gpu-id`), writes into a temp
@@ -30,17 +29,15 @@ import random
 import shutil
 import time
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import spacy
-from spacy.language import Language
-from spacy.util import registry
 from thinc.api import Config
 
-from ..encoder import resolve_base_model
 from ..errors import Errors
 from ..fileio import check_output_dir, write_json_atomic
-from ..pipeline import component  # noqa: F401  (registers spacy-bertram.encoder_path.v1 used by the configs)
+from .. import architectures  # noqa: F401  (registers spacy-bertram.encoder_path.v1 used by the configs)
+from ..injection.frozen_embeddings import FREEZE_CALLBACK, embedding_drift
 from ..pipeline.device import use_device
 from .datasets import (
     labels_of,
@@ -57,7 +54,6 @@ from .records import Record, RecordLike, as_records, check_labels, write_docbin
 
 logger = logging.getLogger("spacy_bertram")
 
-FREEZE_CALLBACK = "spacy-bertram.freeze_embeddings.v1"
 SPLIT_FILES = ("train.jsonl", "dev.jsonl", "test_candidates.jsonl")
 #: What `train_baseline` writes into its output directory (which it replaces as a whole).
 
@@ -189,93 +185,6 @@ def make_splits(
 
 
 # ---------------------------------------------------------------------------
-# Frozen embeddings
-
-
-def transformer_models(nlp: Language) -> List[Tuple[str, object]]:
-    """(component name, Hugging Face model) for every initialised transformer in `nlp`."""
-    found = []
-    for name, proc in nlp.components:
-        model = getattr(proc, "model", None)
-        if model is None or not hasattr(model, "walk"):
-            continue
-        for node in model.walk():
-            if node.attrs.get("has_transformer"):
-                try:
-                    hf = node.transformer
-                except (AttributeError, ValueError, IndexError):
-                    continue
-                if hf is not None:
-                    found.append((name, hf))
-    return found
-
-
-def embedding_parameters(hf_model) -> List[Tuple[str, object]]:
-    """The embedding layer's parameters: `model.embeddings` if the model has it
-    (word, position and type embeddings and their LayerNorm), else the input embeddings."""
-    module = getattr(hf_model, "embeddings", None)
-    if module is None:
-        base = getattr(hf_model, getattr(hf_model, "base_model_prefix", ""), None)
-        module = getattr(base, "embeddings", None)
-    if module is None:
-        module = hf_model.get_input_embeddings()
-    params = list(module.named_parameters())
-    word = hf_model.get_input_embeddings().weight
-    if not any(p is word for _, p in params):
-        params.append(("word_embeddings.weight", word))
-    return params
-
-
-def freeze_transformer_embeddings(nlp: Language) -> int:
-    """Set requires_grad False on every transformer's embedding layer; returns how many
-    parameters were frozen. Raises if the pipeline has no initialised transformer."""
-    models = transformer_models(nlp)
-    if not models:
-        raise ValueError(Errors.E301)
-    n = 0
-    for _, hf in models:
-        for _, param in embedding_parameters(hf):
-            param.requires_grad_(False)
-            n += 1
-    return n
-
-
-def embeddings_frozen(nlp: Language) -> bool:
-    """True if every transformer's embedding parameters have requires_grad False."""
-    models = transformer_models(nlp)
-    return bool(models) and all(
-        not p.requires_grad for _, hf in models for _, p in embedding_parameters(hf)
-    )
-
-
-@registry.callbacks(FREEZE_CALLBACK)
-def create_freeze_embeddings() -> Callable[[Language], Language]:
-    """[initialize.after_init] callback: freeze the transformer embedding layer."""
-
-    def freeze_embeddings(nlp: Language) -> Language:
-        n = freeze_transformer_embeddings(nlp)
-        logger.info("froze %d embedding parameter tensors", n)
-        return nlp
-
-    return freeze_embeddings
-
-
-def embedding_drift(nlp: Language, base_model: str) -> float:
-    """Largest absolute difference between the pipeline's word embeddings and the
-    pretrained encoder's (0.0 when the embedding layer really stayed frozen)."""
-    from transformers import AutoModel
-
-    pretrained = AutoModel.from_pretrained(resolve_base_model(base_model)).get_input_embeddings().weight
-    drift = 0.0
-    for _, hf in transformer_models(nlp):
-        weight = hf.get_input_embeddings().weight.detach().cpu()
-        if weight.shape != pretrained.shape:
-            raise ValueError(Errors.E302.format(shape=tuple(weight.shape), pretrained_shape=tuple(pretrained.shape)))
-        drift = max(drift, float((weight - pretrained.detach()).abs().max()))
-    return drift
-
-
-# ---------------------------------------------------------------------------
 # Training
 
 
@@ -395,8 +304,4 @@ def _write_json(path: PathLike, data: object) -> None:
     write_json_atomic(path, data)
 
 
-__all__ = [
-    "FREEZE_CALLBACK", "baseline_config", "create_freeze_embeddings", "embedding_drift",
-    "embeddings_frozen", "freeze_transformer_embeddings", "make_splits", "train_baseline",
-    "transformer_models",
-]
+__all__ = ["baseline_config", "make_splits", "train_baseline"]

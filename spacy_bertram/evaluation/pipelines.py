@@ -23,7 +23,7 @@ from spacy_transformers.layers.transformer_model import TransformerModel
 from ..errors import Errors
 from ..fileio import atomic_path, check_output_dir
 from ..injection import INJECTION_MODES, BertramTransformerModel
-from ..pipeline import component  # noqa: F401  (registers the bertram factory and encoder_path misc)
+from ..pipeline import component  # noqa: F401  (registers the bertram factory; it imports architectures.py)
 from ..rare_words import RareWordRule
 from ..storage import load_bertram
 from ..types import PathLike

@@ -1,4 +1,4 @@
-"""The `spacy-bertram.TransformerModel.v1` architecture: BERTRAM vectors in the encoder input.
+"""The model behind `spacy-bertram.TransformerModel.v1` (registered in `architectures.py`): BERTRAM vectors in the encoder input.
 
 This is spacy-transformers' `TransformerModel.v3` with one change: when a batch has
 BERTRAM vectors (`doc._.bertram`, token index -> vector in the encoder's
@@ -39,10 +39,8 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import torch
 from spacy.tokens import Doc, Span
-from spacy.util import registry
 from spacy_transformers.align import get_alignment, get_alignment_via_offset_mapping
 from spacy_transformers.data_classes import FullTransformerBatch, WordpieceBatch
-from spacy_transformers.layers import split_trf_batch, trfs2arrays
 from spacy_transformers.layers._util import replace_listener_cfg as _stock_replace_listener_cfg
 from spacy_transformers.layers.transformer_model import (
     TransformerModel,
@@ -52,8 +50,8 @@ from spacy_transformers.layers.transformer_model import (
 )
 from spacy_transformers.truncate import truncate_oversize_splits
 from spacy_transformers.util import log_batch_size, log_gpu_memory, maybe_flush_pytorch_cache
-from thinc.api import Model, chain, xp2torch
-from thinc.types import ArgsKwargs, Floats2d, Ragged
+from thinc.api import Model, xp2torch
+from thinc.types import ArgsKwargs
 
 from ..errors import Errors
 from ..types import DOC_EXTENSION
@@ -120,63 +118,6 @@ class BertramTransformerModel(TransformerModel):
         for name in self.grad_names:
             copied.set_grad(name, self.get_grad(name).copy())
         return copied
-
-
-@registry.architectures("spacy-bertram.TransformerModel.v1")
-def create_TransformerModel_v1(
-    name: str,
-    get_spans: Callable,
-    tokenizer_config: dict = {},
-    transformer_config: dict = {},
-    mixed_precision: bool = False,
-    grad_scaler_config: dict = {},
-    injection: str = "slash",
-) -> Model[List[Doc], FullTransformerBatch]:
-    """`spacy-transformers.TransformerModel.v3` that feeds `doc._.bertram` vectors.
-
-    injection (str): "slash" (wordpieces, "/", vector), "replace" (vector instead of
-        the wordpieces), "recentre" (the wordpieces moved so that their mean is the
-        vector) or "none" (stock model; vectors ignored).
-    The other settings are those of TransformerModel.v3.
-    """
-    return BertramTransformerModel(
-        name,
-        get_spans,
-        tokenizer_config,
-        transformer_config,
-        mixed_precision,
-        grad_scaler_config,
-        injection=injection,
-    )
-
-
-@registry.architectures("spacy-bertram.Tok2VecTransformer.v1")
-def create_Tok2VecTransformer_v1(
-    name: str,
-    get_spans: Callable,
-    tokenizer_config: dict,
-    pooling: Model[Ragged, Floats2d],
-    grad_factor: float = 1.0,
-    transformer_config: dict = {},
-    mixed_precision: bool = False,
-    grad_scaler_config: dict = {},
-    injection: str = "slash",
-) -> Model[List[Doc], List[Floats2d]]:
-    """`spacy-transformers.Tok2VecTransformer.v3` with BERTRAM injection.
-
-    What `nlp.replace_listeners` turns a listener of our transformer into, so the
-    injection setting survives the replacement.
-    """
-    transformer = create_TransformerModel_v1(
-        name,
-        get_spans,
-        tokenizer_config,
-        transformer_config,
-        mixed_precision,
-        grad_scaler_config,
-        injection=injection,
-    )
-    return chain(transformer, split_trf_batch(), trfs2arrays(pooling, grad_factor))
 
 
 def replace_listener_cfg(tok2vec_model_cfg: Dict[str, Any], listener_model_cfg: Dict[str, Any]):
@@ -305,7 +246,5 @@ def _remove_hook(model: Model) -> None:
 
 __all__ = [
     "BertramTransformerModel",
-    "create_TransformerModel_v1",
-    "create_Tok2VecTransformer_v1",
     "forward",
 ]

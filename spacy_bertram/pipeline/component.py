@@ -36,20 +36,21 @@ from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples
-from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
-from ..encoder import limit_torch_threads_in_forked_worker, resolve_base_model
+from .. import architectures  # noqa: F401  (registers what the default config names)
+from ..encoder import limit_torch_threads_in_forked_worker
 from ..errors import Errors, Warnings
 from ..frequencies import CountTable
-from ..layers import configured_model_path, get_bertram_network, loaded_model_path, needs_init, rearm_model_path
+from ..layers import bertram_shim, get_bertram_network
 from ..network import BertramNetwork
 from ..rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
 from ..storage import model_fingerprint
 from ..types import DOC_EXTENSION
 from . import serialization
 from .checks import check_encoders, check_placement
+from .context_sources import ContextSource
 from .device import check_not_forked_on_gpu
 from .serialization import Reader, Writer
 from .vector_cache import CacheKey, VectorCache, cache_key
@@ -104,12 +105,6 @@ def install_extension() -> None:
 install_extension()
 
 
-@registry.misc("spacy-bertram.encoder_path.v1")
-def encoder_path(name: str = "default") -> str:
-    """The encoder's name or path as spacy-transformers' `name` wants it ("default" = MiniLM)."""
-    return resolve_base_model(name)
-
-
 @Language.factory(
     "bertram",
     assigns=[f"doc._.{DOC_EXTENSION}"],
@@ -120,7 +115,7 @@ def make_bertram(
     name: str,
     model: Model,
     rare_words: RareWordRule,
-    contexts: str,
+    contexts: Union[str, ContextSource],
     context_store: Optional[str],
     contexts_per_word: int,
     context_window: int,
@@ -137,8 +132,12 @@ def make_bertram(
         network settings are read from the trained model (a conflicting value
         is an error).
     rare_words: the rule (`spacy-bertram.RareWords.v1`).
-    contexts, context_store, dictionary_store, contexts_per_word, context_window:
-        where each rare word's contexts come from (`word_sources.WordSources`).
+    contexts: a context source, registered (`@context_sources =
+        "spacy-bertram.store_contexts.v1"`, or your own) or as a string
+        shorthand ("doc", "store:6+dictionary:2", "none": `context_sources.py`).
+    context_store, dictionary_store, context_window: the paths and window the
+        shorthand reads; context_store also gives rare_words.frequencies="store" its counts.
+    contexts_per_word: contexts per rare word from all sources together (`word_sources.WordSources`).
     cache_size: vectors kept in the LRU cache (0 disables it).
     save_cache: write the cache with the pipeline. Off by default: the cache
         holds the rare words of every doc processed (the training data too).
@@ -168,7 +167,7 @@ class BertramComponent(Pipe):
 
     def __init__(
         self, vocab: Vocab, model: Model, rare_words: RareWordRule, *, name: str = "bertram",
-        nlp: Optional[Language] = None, contexts: str = "doc", context_store: Optional[str] = None,
+        nlp: Optional[Language] = None, contexts: Union[str, ContextSource] = "doc", context_store: Optional[str] = None,
         contexts_per_word: int = 8, context_window: int = 25, cache_size: int = 10_000, save_cache: bool = False,
         vector_table: Optional[str] = None, infer_missing: bool = True, dictionary_store: Optional[str] = None,
     ) -> None:
@@ -213,9 +212,10 @@ class BertramComponent(Pipe):
 
     def _initialize_model(self) -> None:
         """Run the layer's init (loads model_path once); keep the model's word counts and identity."""
-        fresh = needs_init(self.model)
+        shim = bertram_shim(self.model)
+        fresh = shim.needs_init
         self.model.initialize()
-        path = loaded_model_path(self.model)
+        path = shim.loaded_from
         if path is None or (self.is_loaded and not fresh):
             return  # untrained, from saved bytes, or already taken
         try:
@@ -376,7 +376,7 @@ class BertramComponent(Pipe):
         pipeline keeps its saved weights: `reload_model` loads model_path over them (a model retrained there)."""
         if nlp is not None:
             self._nlp = nlp
-        if reload_model and not rearm_model_path(self.model):
+        if reload_model and not bertram_shim(self.model).rearm():
             raise ValueError(Errors.E164.format(name=self.name))
         self._initialize_model()
         if vector_table is not None:
@@ -415,9 +415,9 @@ class BertramComponent(Pipe):
             model_keys = () if "model" in parts else ("model_id", "model_source")
             skip = {"parts", STORE_KEY, UNTRAINED_KEY, *model_keys}
             self.cfg.update({key: value for key, value in cfg.items() if key not in skip})
-        if not self.is_loaded and rearm_model_path(self.model) and "model" in parts \
+        if not self.is_loaded and bertram_shim(self.model).rearm() and "model" in parts \
                 and not (cfg or {}).get(UNTRAINED_KEY):  # saved untrained: loads a model_path given at load, quietly
-            warnings.warn(Warnings.W004.format(name=self.name, model_path=configured_model_path(self.model)),
+            warnings.warn(Warnings.W004.format(name=self.name, model_path=bertram_shim(self.model).model_path),
                           stacklevel=2)
         self.reset_derived()
         self.word_sources.open_stores()

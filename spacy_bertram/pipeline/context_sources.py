@@ -1,36 +1,56 @@
-"""The `contexts` setting of the `bertram` component: which sources, in which order, how many from each
-(`chain_contexts`, the one rule every mix of sources follows, in training and evaluation too).
+"""Where a rare word's contexts come from: the sources, registered in spaCy's config system as
+spacy-transformers registers its span getters, and `chain_contexts`, the one rule every mix of
+sources follows (in the component, in training's definitions and in the evaluation).
 
-Written as sources joined by "+", each with an optional limit after ":":
-"doc", "store", "dictionary", "doc+dictionary", "store:4+dictionary:2"; "none"
-for the word's form alone (no contexts).
-Sources are read in the order written; each adds its contexts (skipping any
-already taken) until it has given its own limit (default: contexts_per_word)
-or the word has contexts_per_word in all. "both" is the older name of
-"doc+store". The canonical spelling (`canonical`) is part of the vector
-cache's key, so a vector computed from one mix of sources is never served
-for another.
+A context source is any callable `source(doc, word, indices, limit) -> List[str]` giving up to
+`limit` contexts of `word`, which occurs at token `indices` of `doc`. Its `key` names it in the
+vector cache key, so a vector computed from one source is never served for another (a source
+without one is named by its function). The built-in sources (registered in `architectures.py`):
+
+    [components.bertram.contexts]
+    @context_sources = "spacy-bertram.chained_contexts.v1"
+
+    [components.bertram.contexts.*.store]
+    @context_sources = "spacy-bertram.store_contexts.v1"
+    path = "corpus/contexts.sqlite"
+    limit = 6
+
+    [components.bertram.contexts.*.dictionary]
+    @context_sources = "spacy-bertram.dictionary_contexts.v1"
+    path = "corpus/definitions.sqlite"
+    limit = 2
+
+The string shorthand stays: sources joined by "+", each with an optional limit after ":"
+("doc", "store", "dictionary", "doc+dictionary", "store:4+dictionary:2"; "none" for the form
+alone), built from the component's own `context_store`, `dictionary_store` and `context_window`
+settings. Sources are read in order; each adds its contexts (skipping any already taken) until it
+has given its own limit (default: contexts_per_word) or the word has contexts_per_word in all.
+"both" is the older name of "doc+store".
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Set, Tuple
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
+import catalogue
+from spacy.tokens import Doc
+from spacy.util import registry
+
+from ..dictionary.store import open_definition_store
 from ..errors import Errors
+from .contexts import open_context_store
+
+# The registry of context sources (`@context_sources` in a config), found through the entry point group
+# `spacy_context_sources` as spaCy finds architectures.
+registry.context_sources = catalogue.create("spacy", "context_sources", entry_points=True)  # type: ignore[attr-defined]
+
+ContextSource = Callable[[Doc, str, Sequence[int], int], List[str]]
 
 SOURCE_NAMES = ("doc", "store", "dictionary")
 ALIASES = {"both": "doc+store"}
-#: The setting each source needs besides `contexts` (None: nothing).
+#: The setting each source of the string shorthand needs besides `contexts` (None: nothing).
 NEEDS = {"doc": None, "store": "context_store", "dictionary": "dictionary_store"}
-
-
-@dataclass(frozen=True)
-class Source:
-    name: str
-    limit: Optional[int] = None  # None: up to contexts_per_word
-
-    def __str__(self) -> str:
-        return self.name if self.limit is None else f"{self.name}:{self.limit}"
 
 
 def chain_contexts(groups: Iterable[Tuple[Iterable[str], Optional[int]]], total: Optional[int] = None) -> List[str]:
@@ -55,6 +75,187 @@ def chain_contexts(groups: Iterable[Tuple[Iterable[str], Optional[int]]], total:
                 texts.append(text)
                 taken += 1
     return texts
+
+
+# -- the stores the sources read -----------------------------------------------------------
+
+
+class LazyStore:
+    """A store file opened on first use and once per process (SQLite handles must not cross a fork).
+
+    `kind` is "context" (a `prepare` store) or "dictionary" (a definition store); `setting` names where
+    the path was configured and `owner` the component, both for the error a store that will not open gets.
+    """
+
+    def __init__(self, path: Optional[str], kind: str, setting: str) -> None:
+        self._path = str(path) if path else None
+        self.kind = kind
+        self.setting = setting
+        self.owner = "bertram"
+        self.hint: Optional[str] = None  # where a loaded pipeline's cfg said the store was
+        self._handle: Any = None
+        self._pid: Optional[int] = None
+
+    @property
+    def path(self) -> Optional[str]:
+        return self._path
+
+    @path.setter
+    def path(self, value: Optional[str]) -> None:
+        self._path = str(value) if value else None
+        self._handle = None
+
+    def get(self) -> Any:
+        if self._handle is None or self._pid != os.getpid():
+            if not self._path:
+                raise ValueError(Errors.E152.format(setting=self.setting))
+            self._handle = self._open()
+            self._pid = os.getpid()
+        return self._handle
+
+    def _open(self) -> Any:
+        if self.kind == "dictionary":
+            return open_definition_store(self._path, self.setting)
+        try:
+            return open_context_store(self._path)
+        except ValueError as err:
+            saved = f" (the saved pipeline had it {self.hint})" if self.hint else ""
+            raise ValueError(Errors.E153.format(path=self._path, setting=self.setting, err=err, saved=saved,
+                                                name=self.owner)) from err
+
+
+# -- the built-in sources --------------------------------------------------------------------
+
+
+class DocContexts:
+    """The distinct sentences around the word's occurrences in the doc (a window of `window` tokens on each
+    side where the doc has no sentence boundaries, or within a sentence longer than twice that)."""
+
+    def __init__(self, window: int = 25, limit: Optional[int] = None) -> None:
+        if window < 1:
+            raise ValueError(Errors.E150)
+        self.window = int(window)
+        self.limit = _checked_limit(limit, "doc")
+        self.key = _key("doc", self.limit)
+
+    def __call__(self, doc: Doc, word: str, indices: Sequence[int], limit: int) -> List[str]:
+        use_sents = doc.has_annotation("SENT_START")
+        window = self.window
+        texts: List[str] = []
+        seen: Set[str] = set()
+        for i in indices:
+            lo, hi = max(0, i - window), min(len(doc), i + window + 1)
+            if use_sents:
+                sent = doc[i].sent
+                if len(sent) <= 2 * window + 1:
+                    lo, hi = sent.start, sent.end
+                else:
+                    lo, hi = max(sent.start, lo), min(sent.end, hi)
+            text = doc[lo:hi].text
+            if text not in seen:
+                seen.add(text)
+                texts.append(text)
+        return spread(texts, _within(self.limit, limit))
+
+
+class StoreContexts:
+    """Sentences of the word from a context store (`python -m spacy_bertram prepare`): the same contexts
+    wherever the word occurs, so its vector is computed once."""
+
+    def __init__(self, store: LazyStore, limit: Optional[int] = None) -> None:
+        self.store = store
+        self.limit = _checked_limit(limit, "store")
+        self.key = _key("store", self.limit)
+
+    def __call__(self, doc: Doc, word: str, indices: Sequence[int], limit: int) -> List[str]:
+        return self.store.get().contexts(word, limit=_within(self.limit, limit))
+
+
+class DictionaryContexts:
+    """The word's definitions (`python -m spacy_bertram dictionary`), written as the doc writes the word;
+    an inflected form finds its lemma (the doc's, where it has lemmas)."""
+
+    def __init__(self, store: LazyStore, limit: Optional[int] = None) -> None:
+        self.store = store
+        self.limit = _checked_limit(limit, "dictionary")
+        self.key = _key("dictionary", self.limit)
+
+    def __call__(self, doc: Doc, word: str, indices: Sequence[int], limit: int) -> List[str]:
+        token = doc[indices[0]]
+        lemma = token.lemma_ if doc.has_annotation("LEMMA") else None
+        return self.store.get().contexts(token.text, _within(self.limit, limit), lemma)
+
+
+class ChainedContexts:
+    """Sources read in order (`chain_contexts`): each gives up to its own `limit` (if it has one, else up to
+    the total) of contexts not taken yet; no sources at all: the word's form alone."""
+
+    def __init__(self, sources: Sequence[ContextSource]) -> None:
+        self.sources = tuple(sources)
+        for source in self.sources:
+            if not callable(source):
+                raise ValueError(Errors.E165.format(source=source))
+        self.key = "+".join(source_key(source) for source in self.sources) or "none"
+        self.limit: Optional[int] = None
+
+    def __call__(self, doc: Doc, word: str, indices: Sequence[int], limit: int) -> List[str]:
+        def group(source: ContextSource) -> Tuple[Iterable[str], int]:
+            own = _within(getattr(source, "limit", None), limit)
+            return source(doc, word, indices, own), own
+
+        return chain_contexts((group(source) for source in self.sources), limit)
+
+
+def source_key(source: ContextSource) -> str:
+    """What names a source in the vector cache key: its `key`, or its function's qualified name."""
+    key = getattr(source, "key", None)
+    if isinstance(key, str) and key:
+        return key
+    function = getattr(source, "func", source)  # functools.partial
+    return f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', type(function).__name__)}"
+
+
+def leaves(source: ContextSource) -> Iterator[Any]:
+    """The source and every source it chains, depth first."""
+    yield source
+    for inner in getattr(source, "sources", ()):
+        yield from leaves(inner)
+
+
+def spread(items: Sequence[str], limit: int) -> List[str]:
+    """At most `limit` items, evenly spaced over the sequence (first and last kept)."""
+    if len(items) <= limit:
+        return list(items)
+    if limit == 1:
+        return [items[0]]
+    step = (len(items) - 1) / (limit - 1)
+    return [items[round(k * step)] for k in range(limit)]
+
+
+def _within(own: Optional[int], limit: int) -> int:
+    return limit if own is None else min(own, limit)
+
+
+def _checked_limit(limit: Optional[int], name: str) -> Optional[int]:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(Errors.E106.format(spec=name, name=name, limit_text=str(limit)))
+    return limit
+
+
+def _key(name: str, limit: Optional[int]) -> str:
+    return name if limit is None else f"{name}:{limit}"
+
+
+# -- the string shorthand ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    limit: Optional[int] = None  # None: up to contexts_per_word
+
+    def __str__(self) -> str:
+        return _key(self.name, self.limit)
 
 
 def parse_contexts(spec: str) -> Tuple[Source, ...]:
@@ -95,3 +296,17 @@ def check_settings(sources: Tuple[Source, ...], settings: dict, store_frequencie
         needed = NEEDS[source.name]
         if needed is not None and not settings.get(needed):
             raise ValueError(Errors.E109.format(spec=canonical(sources), name=source.name, needed=needed))
+
+
+def sources_from_spec(sources: Tuple[Source, ...], context_store: LazyStore, dictionary_store: LazyStore,
+                      window: int) -> ChainedContexts:
+    """The chain a string shorthand names, reading the component's own stores and window."""
+    built: List[ContextSource] = []
+    for source in sources:
+        if source.name == "doc":
+            built.append(DocContexts(window, source.limit))
+        elif source.name == "store":
+            built.append(StoreContexts(context_store, source.limit))
+        else:
+            built.append(DictionaryContexts(dictionary_store, source.limit))
+    return ChainedContexts(built)

@@ -18,19 +18,18 @@ import os
 import warnings
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from spacy.tokens import Doc
 
-from ..dictionary.store import open_definition_store
 from ..errors import Errors, Warnings
 from ..frequencies import (CountTable, Frequencies, StoreFrequencies, WordfreqFrequencies, WorldFrequencies,
                            wordfreq_has_language)
 from ..network import BertramNetwork
 from ..inputs import UNK_ID
 from ..rare_words import RareWordFinder, RareWordRule
-from .context_sources import canonical, chain_contexts, check_settings, parse_contexts
-from .contexts import open_context_store
+from .context_sources import (ContextSource, DocContexts, LazyStore, Source, check_settings, leaves, parse_contexts,
+                              source_key, sources_from_spec)
 
 #: Key of the component's saved cfg: the context store's path relative to the pipeline directory.
 STORE_KEY = "context_store_relative"
@@ -42,14 +41,17 @@ class WordSources:
     rule: the rare-word rule; its `frequencies` says which counts decide rarity.
     lang: the pipeline's language (wordfreq's frequencies).
     name: the component's name, in the message that says how to point it at a moved store.
-    contexts: "doc" (the doc's sentences), "store" (`context_store`), "dictionary"
+    contexts: a context source (`context_sources.py`: registered ones such as
+        `spacy-bertram.store_contexts.v1`, or your own), or its string shorthand:
+        "doc" (the doc's sentences), "store" (`context_store`), "dictionary"
         (`dictionary_store`), or a mix read in order, with optional limits:
-        "doc+dictionary", "store:6+dictionary:2" (`context_sources.py`); "none": the form alone.
-    context_store: a context store from `python -m spacy_bertram prepare`.
-    dictionary_store: a definition store from `python -m spacy_bertram dictionary`.
+        "doc+dictionary", "store:6+dictionary:2"; "none": the form alone.
+    context_store: a context store from `python -m spacy_bertram prepare` (the shorthand's
+        "store", and the counts of rare_words.frequencies = "store").
+    dictionary_store: a definition store from `python -m spacy_bertram dictionary` (the shorthand's "dictionary").
     contexts_per_word: contexts gathered per rare word, from all sources
         together; the network reads at most its own max_contexts of them.
-    context_window: tokens on each side of the word when the doc has no
+    context_window: the shorthand's "doc": tokens on each side of the word when the doc has no
         sentence boundaries (or the sentence is longer than twice this).
     """
 
@@ -59,31 +61,75 @@ class WordSources:
         lang: str,
         *,
         name: str = "bertram",
-        contexts: str = "doc",
+        contexts: Union[str, ContextSource] = "doc",
         context_store: Optional[str] = None,
         dictionary_store: Optional[str] = None,
         contexts_per_word: int = 8,
         context_window: int = 25,
     ) -> None:
-        self.sources = parse_contexts(contexts)
-        check_settings(self.sources, {"context_store": context_store, "dictionary_store": dictionary_store},
-                       store_frequencies=rule.frequencies == "store")
         if contexts_per_word < 1 or context_window < 1:
             raise ValueError(Errors.E150)
         self.rule = rule
         self.lang = lang
         self.name = name
-        self.source = canonical(self.sources)  # in the cache key
-        self.context_store = context_store
-        self.dictionary_store = dictionary_store
         self.contexts_per_word = int(contexts_per_word)
-        self.context_window = int(context_window)
-        self.store_hint: Optional[str] = None  # where a loaded pipeline's cfg says the store was
-        # The stores, opened lazily and once per process (SQLite handles must not cross fork).
-        self._store: Any = None
-        self._store_pid: Optional[int] = None
-        self._dictionary: Any = None
-        self._dictionary_pid: Optional[int] = None
+        self._window = int(context_window)
+        # The shorthand's stores, which the rule's store counts read too (opened lazily, once per process).
+        self._context_store = LazyStore(context_store, "context", "context_store")
+        self._dictionary_store = LazyStore(dictionary_store, "dictionary", "dictionary_store")
+        self._spec: Optional[Tuple[Source, ...]] = None
+        if isinstance(contexts, str):
+            self._spec = parse_contexts(contexts)
+            check_settings(self._spec, {"context_store": context_store, "dictionary_store": dictionary_store},
+                           store_frequencies=rule.frequencies == "store")
+            self.contexts: ContextSource = sources_from_spec(self._spec, self._context_store, self._dictionary_store,
+                                                             self._window)
+        elif callable(contexts):
+            self.contexts = contexts
+            if rule.frequencies == "store" and self.main_store() is None:
+                raise ValueError(Errors.E108)
+        else:
+            raise ValueError(Errors.E165.format(source=contexts))
+        self.source = source_key(self.contexts)  # in the cache key
+        for store in self.stores():
+            store.owner = name
+
+    # -- settings the shorthand reads ---------------------------------------------------------
+
+    @property
+    def context_store(self) -> Optional[str]:
+        store = self.main_store()
+        return store.path if store is not None else None
+
+    @context_store.setter
+    def context_store(self, path: Optional[str]) -> None:
+        (self.main_store() or self._context_store).path = path
+
+    @property
+    def dictionary_store(self) -> Optional[str]:
+        return self._dictionary_store.path
+
+    @dictionary_store.setter
+    def dictionary_store(self, path: Optional[str]) -> None:
+        self._dictionary_store.path = path
+
+    @property
+    def context_window(self) -> int:
+        return self._window
+
+    @context_window.setter
+    def context_window(self, window: int) -> None:
+        if window < 1:
+            raise ValueError(Errors.E150)
+        self._window = int(window)
+        for source in leaves(self.contexts):
+            if isinstance(source, DocContexts) and self._spec is not None:
+                source.window = self._window
+
+    @property
+    def store_hint(self) -> Optional[str]:
+        store = self.main_store()
+        return store.hint if store is not None else None
 
     # -- rarity ------------------------------------------------------------------------
 
@@ -119,36 +165,34 @@ class WordSources:
 
     # -- the stores --------------------------------------------------------------------
 
+    def stores(self) -> List[LazyStore]:
+        """The stores the sources read, and the context store of store counts."""
+        found = [source.store for source in leaves(self.contexts) if isinstance(getattr(source, "store", None),
+                                                                                   LazyStore)]
+        if self.rule.frequencies == "store" and self._context_store.path:
+            found.append(self._context_store)
+        return list({id(store): store for store in found}.values())
+
+    def main_store(self) -> Optional[LazyStore]:
+        """The context store: the `context_store` setting's, else the first one a source reads."""
+        if self._context_store.path or self._spec is not None:
+            return self._context_store
+        return next((store for store in self.stores() if store.kind == "context"), None)
+
     def uses(self, name: str) -> bool:
-        return any(source.name == name for source in self.sources)
+        return any(getattr(source, "key", "").split(":")[0] == name for source in leaves(self.contexts))
 
     def open_stores(self) -> None:
         """Open the stores the settings use now: a bad store fails here, not at a doc."""
-        if self.uses("store") or self.rule.frequencies == "store":
-            self.store()
-        if self.uses("dictionary"):
-            self.dictionary()
+        for store in self.stores():
+            store.get()
 
     def store(self) -> Any:
         """The context store, opened lazily and once per process."""
-        if self._store is None or self._store_pid != os.getpid():
-            if not self.context_store:
-                raise ValueError(Errors.E152)
-            try:
-                self._store = open_context_store(self.context_store)
-            except ValueError as err:
-                saved = f" (the saved pipeline had it {self.store_hint})" if self.store_hint else ""
-                raise ValueError(Errors.E153.format(path=self.context_store, source=self.source, err=err, saved=saved,
-                                                    name=self.name)) from err
-            self._store_pid = os.getpid()
-        return self._store
-
-    def dictionary(self) -> Any:
-        """The definition store, opened lazily and once per process, like the context store."""
-        if self._dictionary is None or self._dictionary_pid != os.getpid():
-            self._dictionary = open_definition_store(self.dictionary_store)
-            self._dictionary_pid = os.getpid()
-        return self._dictionary
+        store = self.main_store()
+        if store is None:
+            raise ValueError(Errors.E152.format(setting="context_store"))
+        return store.get()
 
     def saved_store(self, pipeline_dir: Path) -> Dict[str, str]:
         """The cfg entry that says where the context store is as seen from `pipeline_dir` ({}: none)."""
@@ -159,50 +203,19 @@ class WordSources:
     def relocate_store(self, pipeline_dir: Path, cfg: Optional[Dict[str, Any]]) -> None:
         """A configured store path that is gone: the one `cfg` saved relative to the pipeline, if it is there."""
         relative = (cfg or {}).get(STORE_KEY)
-        if not self.context_store or Path(self.context_store).exists() or not isinstance(relative, str):
+        store = self.main_store()
+        if store is None or not store.path or Path(store.path).exists() or not isinstance(relative, str):
             return
         candidate = pipeline_dir / relative
-        self.store_hint = f"saved at {relative!r} relative to the pipeline, {str(candidate)!r} here"
+        store.hint = f"saved at {relative!r} relative to the pipeline, {str(candidate)!r} here"
         if candidate.exists():
-            self.context_store = str(candidate.resolve())
+            store.path = str(candidate.resolve())
 
     # -- contexts ----------------------------------------------------------------------
 
-    def doc_contexts(self, doc: Doc, indices: Sequence[int], limit: Optional[int] = None) -> List[str]:
-        """Distinct texts of the sentences (or token windows) around the word's occurrences."""
-        use_sents = doc.has_annotation("SENT_START")
-        window = self.context_window
-        texts: List[str] = []
-        seen: Set[str] = set()
-        for i in indices:
-            lo, hi = max(0, i - window), min(len(doc), i + window + 1)
-            if use_sents:
-                sent = doc[i].sent
-                if len(sent) <= 2 * window + 1:
-                    lo, hi = sent.start, sent.end
-                else:
-                    lo, hi = max(sent.start, lo), min(sent.end, hi)
-            text = doc[lo:hi].text
-            if text not in seen:
-                seen.add(text)
-                texts.append(text)
-        return spread(texts, limit or self.contexts_per_word)
-
-    def source_contexts(self, name: str, doc: Doc, word: str, indices: Sequence[int], limit: int) -> List[str]:
-        """Up to `limit` contexts of one source; definitions write the word as the doc does."""
-        if name == "doc":
-            return self.doc_contexts(doc, indices, limit)
-        if name == "store":
-            return self.store().contexts(word, limit=limit)
-        token = doc[indices[0]]
-        lemma = token.lemma_ if doc.has_annotation("LEMMA") else None
-        return self.dictionary().contexts(token.text, limit, lemma)
-
     def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
         """The word's contexts from each source in turn, each up to its limit, all up to contexts_per_word."""
-        groups = ((self.source_contexts(source.name, doc, word, indices, source.limit or self.contexts_per_word),
-                   source.limit or self.contexts_per_word) for source in self.sources)
-        return chain_contexts(groups, self.contexts_per_word)
+        return list(self.contexts(doc, word, indices, self.contexts_per_word))[: self.contexts_per_word]
 
 
 class Setting:
@@ -235,16 +248,6 @@ def has_signal(network: BertramNetwork, word: str) -> bool:
         return any(piece != unk for piece in network.inputs.word_pieces(word))
     except ValueError:
         return False
-
-
-def spread(items: Sequence[str], limit: int) -> List[str]:
-    """At most `limit` items, evenly spaced over the sequence (first and last kept)."""
-    if len(items) <= limit:
-        return list(items)
-    if limit == 1:
-        return [items[0]]
-    step = (len(items) - 1) / (limit - 1)
-    return [items[round(k * step)] for k in range(limit)]
 
 
 def word_key_function(network: BertramNetwork) -> Callable[[str], str]:
