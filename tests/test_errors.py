@@ -81,6 +81,9 @@ def test_the_docs_list_every_code_and_are_in_sync():
 
 
 EXCEPTION_NAME = re.compile(r"(Error|Exception)$")
+#: Exceptions whose wording is Python's own protocol, not a message for users: a module's `__getattr__`
+#: says what `import x; x.missing` says. Internal invariants are `assert`s, which this scan does not see.
+PYTHON_PROTOCOL = {"AttributeError"}
 
 
 def inline_messages(source: str) -> List[Tuple[int, str]]:
@@ -98,7 +101,7 @@ def inline_messages(source: str) -> List[Tuple[int, str]]:
             message = message.left  # "..." % args, "..." + text
         literal = isinstance(message, ast.JoinedStr) or (
             isinstance(message, ast.Constant) and isinstance(message.value, str))
-        if EXCEPTION_NAME.search(name) and literal:
+        if EXCEPTION_NAME.search(name) and literal and name not in PYTHON_PROTOCOL:
             found.append((node.lineno, name))
     return found
 

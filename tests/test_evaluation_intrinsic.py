@@ -115,7 +115,7 @@ def test_paired_bootstrap_known_answers():
     # generic: any statistic of per-item rows, e.g. accuracy of 0/1 correctness
     acc = paired_bootstrap(numpy.mean, numpy.ones(20), numpy.r_[numpy.ones(10), numpy.zeros(10)], n_resamples=200)
     assert acc.estimate == 0.5 and 0 < acc.low <= 0.5 <= acc.high <= 1
-    with pytest.raises(ValueError, match=r"\[E310\].*same items"):
+    with pytest.raises(AssertionError):
         paired_bootstrap(numpy.mean, numpy.ones(3), numpy.ones(4))
 
 

@@ -35,23 +35,26 @@ def _corrupt(path: Path, why: str) -> DictdFormatError:
     return DictdFormatError(Errors.E503.format(path=path, why=why))
 
 
+class NotADictdNumber(ValueError):
+    """Not a dictd base-64 number; `read_index` names the file and line in [E503]."""
+
+    def __str__(self) -> str:
+        return f"{self.args[0]!r} is not a dictd base-64 number"
+
+
 def decode_number(text: str) -> int:
     """dictd's base-64 number (most significant digit first), as in the index's offset and length."""
-    if not text:
-        raise ValueError(Errors.E504)
+    if not text or any(char not in _B64_VALUE for char in text):
+        raise NotADictdNumber(text)
     value = 0
     for char in text:
-        digit = _B64_VALUE.get(char)
-        if digit is None:
-            raise ValueError(Errors.E505.format(char=char, text=text))
-        value = value * 64 + digit
+        value = value * 64 + _B64_VALUE[char]
     return value
 
 
 def encode_number(value: int) -> str:
     """The inverse of `decode_number` (used to write test fixtures and small databases)."""
-    if value < 0:
-        raise ValueError(Errors.E506.format(value=value))
+    assert value >= 0, value
     digits = B64[value % 64]
     while value >= 64:
         value //= 64

@@ -145,10 +145,8 @@ def paired_difference(
 ) -> BootstrapCI:
     """CI of statistic(a) - statistic(b), both on the same resampled rows (items on axis 0)."""
     a_rows, b_rows = np.asarray(a), np.asarray(b)
-    if a_rows.ndim == 0 or b_rows.ndim == 0 or len(a_rows) != len(b_rows):
-        raise ValueError(Errors.E310.format(shape_a=np.shape(a), shape_b=np.shape(b)))
-    if len(a_rows) == 0:
-        raise ValueError(Errors.E311)
+    assert a_rows.ndim and b_rows.ndim and len(a_rows) == len(b_rows), (np.shape(a), np.shape(b))
+    assert len(a_rows), "a paired bootstrap of no items"
 
     def difference(idx: np.ndarray) -> np.ndarray:
         return np.asarray([float(statistic(a_rows[i])) - float(statistic(b_rows[i])) for i in idx])

@@ -78,8 +78,7 @@ def mcnemar_exact(correct_a: Sequence[bool], correct_b: Sequence[bool]) -> McNem
 
     a = np.asarray(correct_a, dtype=bool)
     b = np.asarray(correct_b, dtype=bool)
-    if a.shape != b.shape:
-        raise ValueError(Errors.E332.format(shape_a=a.shape, shape_b=b.shape))
+    assert a.shape == b.shape, (a.shape, b.shape)
     only_a = int((a & ~b).sum())
     only_b = int((~a & b).sum())
     n = only_a + only_b

@@ -63,8 +63,7 @@ class ItemTable:
     @classmethod
     def concat(cls, tables: Sequence["ItemTable"]) -> "ItemTable":
         """Items of all tables, in order; systems are those every table has."""
-        if not tables:
-            raise ValueError(Errors.E333)
+        assert tables, "no tables to concatenate"
         systems = [s for s in tables[0].systems if all(s in t.systems for t in tables)]
         cat = lambda key: np.concatenate([getattr(t, key) for t in tables])  # noqa: E731
         return cls(systems, cat("sets"), cat("clusters"),
@@ -146,8 +145,7 @@ def compare_to_baseline(
     if baseline not in table.systems:
         raise ValueError(Errors.E338.format(baseline=baseline, systems=table.systems))
     n = len(table)
-    if n == 0:
-        raise ValueError(Errors.E339)
+    assert n, "no items to compare"
     logp = {s: gold_log_prob(table.p_gold[s], eps) for s in table.systems}
     others = [s for s in table.systems if s != baseline]
     out: Dict[str, dict] = {}

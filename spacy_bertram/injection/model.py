@@ -211,8 +211,7 @@ def convert_injected_inputs(model: Model, X: Any, is_train: bool) -> Tuple[ArgsK
 
     def put_vectors(module: torch.nn.Module, args: Any, output: torch.Tensor) -> torch.Tensor:
         _remove_hook(model)
-        if tuple(output.shape[:2]) != expected:
-            raise ValueError(Errors.E157.format(shape=tuple(output.shape), expected=expected))
+        assert tuple(output.shape[:2]) == expected, f"embedding output {tuple(output.shape)}, batch {expected}"
         state["fired"] = True
         if torch.is_grad_enabled() and output.requires_grad:
             return output.index_put((rows, cols), vectors.to(output.dtype), accumulate=plan.add)
@@ -231,8 +230,7 @@ def convert_injected_outputs(model: Model, inputs_outputs: Tuple[Any, Any], is_t
     hook = model.attrs.get(_HOOK_ATTR)
     fired = hook is None or hook[1]["fired"]
     _remove_hook(model)
-    if not fired:
-        raise RuntimeError(Errors.E158)
+    assert fired, "the transformer never called its input embeddings, so no vector was put in"
     plan: InjectionPlan = X.plan
     mapped = map_outputs_to_stock(model_output, plan)
     return _convert_transformer_outputs(model, (X, mapped), is_train)

@@ -44,8 +44,7 @@ def compare_to_stock(rows: Sequence[Mapping], systems: Sequence[str], baseline: 
                      subsets: Sequence[str] = ("all", "rare"), n_resamples: int = DEFAULT_RESAMPLES,
                      seed: int = 0, strata: Optional[Sequence] = None) -> Dict[str, Dict[str, dict]]:
     """{system: {subset: ΔF1 CI (estimate, low, high, ...)}} for every system but the baseline."""
-    if not rows:
-        raise ValueError(Errors.E401)
+    assert rows, "no texts to compare"
     others = [s for s in systems if s != baseline]
     if baseline not in systems or not others:
         raise ValueError(Errors.E402.format(baseline=baseline, systems=list(systems)))
