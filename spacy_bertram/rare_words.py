@@ -12,7 +12,7 @@ pipeline's language, with corpus counts (`counts.tsv` in a BERTRAM model
 directory, or a context store's corpus) as a second estimate where wordfreq
 does not list a word, never trusted below their resolution.
 
-Dataset rarification (`evaluation.rarify`) reads the same rule through the same
+Dataset rarification (`evaluation.rarification.rarify`) reads the same rule through the same
 `RareWordFinder`, so the words rarification puts in and the words the
 component injects are rare on one scale.
 

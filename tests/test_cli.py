@@ -323,7 +323,8 @@ def flipping_classifier(monkeypatch):
     """Rarification guided by a classifier that always flips: its prediction follows the
     text's food word while "big" is there, and turns to the other label once "big"
     (which has the rare WordNet synonym "large") is masked. The baseline's labels are kept."""
-    from spacy_bertram.evaluation import pipelines, rarify_step
+    from spacy_bertram.evaluation.downstream import pipelines
+    from spacy_bertram.evaluation.rarification import rarify_step
 
     def make_classifier(nlp, batch_size=32):
         labels = pipelines.textcat_labels(nlp)

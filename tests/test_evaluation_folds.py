@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from spacy_bertram.evaluation.folds import fold_members, parse_fold, select_fold
-from spacy_bertram.evaluation.rare_sets import CardSet, ChimeraItem, CrwSet
+from spacy_bertram.evaluation.intrinsic.rare_sets import CardSet, ChimeraItem, CrwSet
 
 WORDS = [f"word{i}" for i in range(41)]
 

@@ -104,7 +104,7 @@ def test_a_directory_that_is_no_point_is_a_clear_error(tmp_path):
 
 
 def test_the_report_shows_the_curve_when_the_curve_workflow_ran(tmp_path):
-    from spacy_bertram.evaluation.report import write_report
+    from spacy_bertram.evaluation.report.report import write_report
 
     from tests.util import _two_sets
 

@@ -27,8 +27,8 @@ from typer.testing import CliRunner
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.cli import app
-from spacy_bertram.evaluation.paired import ItemTable
-from spacy_bertram.evaluation.set_outputs import write_set_outputs
+from spacy_bertram.evaluation.downstream.paired import ItemTable
+from spacy_bertram.evaluation.downstream.set_outputs import write_set_outputs
 from spacy_bertram.dictionary.wordnet import wordnet_available
 from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
 from spacy_bertram.storage import model_fingerprint
@@ -362,7 +362,7 @@ def tiny_dataset(path: Path, n: int = 60, seed: int = 0, extra=()) -> Path:
 
 
 def _write_rarified(directory: Path, label_override=None):
-    from spacy_bertram.evaluation.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
+    from spacy_bertram.evaluation.rarification.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
 
     items = []
     texts = [("the kumquat was good", "food", "kumquat", "synonym"), ("the dgo was big", "animal", "dgo", "misspelling"),

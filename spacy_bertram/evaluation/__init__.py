@@ -1,11 +1,18 @@
-"""Evaluation of BERTRAM: downstream accuracy on rarified sets, WNLaMPro-style
-mean reciprocal rank, and word similarity with contexts (Spearman).
+"""Evaluation of BERTRAM, one sub-package per workflow of the project:
 
-Only the light `metrics` (numpy) is re-exported here; `wnlampro` and
-`similarity` (transformers) are imported by name where needed, and matplotlib
-only when a plot is drawn.
+- `rarification/`: rarified test sets and the baseline that guides them (`split`, `train-baseline`, `rarify`);
+- `downstream/`: the baseline against BERTRAM-enhanced pipelines on those sets (`evaluate`, `pool`);
+- `synonyms/`: synonym recovery (`synonyms`);
+- `intrinsic/`: real rare words: CRW, Card-660, Chimeras, word similarity, WNLaMPro (`intrinsic`, `similarity`);
+- `ner/`: named entities, cross-validated (`ner`);
+- `report/`: the run's markdown report and what its tables share (`report`).
+
+Shared by them: `bootstrap` (paired bootstrap CIs), `folds` (rare-word folds), `outputs` (what each
+command writes), `assets` (where the project's data lives), `learning_curve` (`curve`), `rarity`
+(the `rare-words` command), and `commands` (the CLI). Only the light `downstream.metrics` (numpy)
+is re-exported here; matplotlib is imported only when a plot is drawn.
 """
-from .metrics import (
+from .downstream.metrics import (
     SUBSETS,
     FrequencyBucket,
     McNemarResult,

@@ -29,7 +29,7 @@ from ..frequencies import check_max_zipf
 from .folds import parse_fold
 from .outputs import (ASSEMBLE_OUTPUTS, BASELINE_OUTPUTS, CURVE_OUTPUTS, EVALUATE_OUTPUTS, METRICS_FILE, POOL_OUTPUTS,
                       RARIFY_OUTPUTS, SET_OUTPUTS, SPLIT_OUTPUTS)
-from .seed_sets import parse_seeds
+from .rarification.seed_sets import parse_seeds
 
 #: What the commands read from the directories `split` and `rarify` write.
 SPLIT_DOCBINS = ("train.spacy", "dev.spacy")
@@ -54,7 +54,7 @@ def split_cmd(
     run_checked(check_options, max_words=(max_words, ">= 0"), max_train=(max_train, ">= 1"),
                 max_dev=(max_dev, ">= 1"), max_test=(max_test, ">= 1"), dev_fraction=(dev_fraction, "[0, 1)"))
     run_checked(check_output_dir, output_dir, SPLIT_OUTPUTS, command="split", force=force)
-    from .baseline import make_splits
+    from .rarification.baseline import make_splits
 
     echo_json(run_checked(make_splits, dataset, output_dir, assets=assets, max_words=max_words,
                             max_train=max_train, max_dev=max_dev, max_test=max_test,
@@ -82,7 +82,7 @@ def train_baseline_cmd(
     run_checked(check_output_dir, output_dir, BASELINE_OUTPUTS, command="train-baseline", force=force, replaces=True)
     run_checked(check_made_by, splits_dir, "SPLITS_DIR", "split", SPLIT_DOCBINS)
     run_checked(check_gpu, gpu_id)
-    from .baseline import train_baseline
+    from .rarification.baseline import train_baseline
 
     setup_logging()
     info = run_checked(train_baseline, splits_dir / "train.spacy", splits_dir / "dev.spacy", output_dir,
@@ -118,7 +118,7 @@ def rarify_cmd(
     run_checked(check_output_dir, output_dir, RARIFY_OUTPUTS, command="rarify", force=force)
     run_checked(check_made_by, splits_dir, "SPLITS_DIR", "split", SPLIT_RECORDS)
     run_checked(check_gpu, gpu_id)
-    from .rarify_step import run_rarification
+    from .rarification.rarify_step import run_rarification
 
     setup_logging()
     echo_json(run_checked(run_rarification, model_dir, splits_dir, output_dir, counts, max_zipf=max_zipf,
@@ -162,7 +162,7 @@ def evaluate_cmd(
     run_checked(check_output_dir, output_dir, EVALUATE_OUTPUTS, command="evaluate", force=force, marked=[METRICS_FILE])
     run_checked(check_made_by, rarified_dir, "RARIFIED_DIR", "rarify", RARIFIED_ITEMS)
     run_checked(check_gpu, gpu_id)
-    from .downstream import DEFAULT_SYSTEMS, evaluate_systems
+    from .downstream.downstream import DEFAULT_SYSTEMS, evaluate_systems
 
     setup_logging()
     chosen = list(DEFAULT_SYSTEMS) if systems.strip() == "all" else split_systems(systems)
@@ -196,7 +196,7 @@ def evaluate_originals_cmd(
                 marked=[METRICS_FILE])
     run_checked(check_made_by, splits_dir, "SPLITS_DIR", "split", ("test_candidates.jsonl",))
     run_checked(check_gpu, gpu_id)
-    from .downstream import evaluate_originals
+    from .downstream.downstream import evaluate_originals
 
     setup_logging()
     metrics = run_checked(evaluate_originals, model_dir, splits_dir, output_dir, bertram,
@@ -240,7 +240,7 @@ def pool_cmd(
     test texts resampled as clusters, stratified by groups of sets sharing texts."""
     run_checked(check_options, bootstrap_resamples=(bootstrap_resamples, ">= 1"))
     run_checked(check_output_dir, output, POOL_OUTPUTS, command="pool", force=force)
-    from .pooling import pool_files, pooled_markdown
+    from .downstream.pooling import pool_files, pooled_markdown
 
     result = run_checked(pool_files, metrics_dirs, output, n_resamples=bootstrap_resamples, seed=seed)
     typer.echo("\n".join(pooled_markdown(result, per_set=False)))
@@ -261,7 +261,7 @@ def similarity_cmd(
     if output is not None:
         run_checked(check_output_file, output, command="similarity", force=force)
     run_checked(check_gpu, gpu_id)
-    from .similarity_eval import evaluate_similarity_files
+    from .intrinsic.similarity_eval import evaluate_similarity_files
 
     setup_logging()
     metrics = run_checked(evaluate_similarity_files, pairs, contexts, bertram, output=output,
@@ -301,8 +301,8 @@ def intrinsic_cmd(
     if output is not None:
         run_checked(check_output_file, output, command="intrinsic", force=force)
     run_checked(check_gpu, gpu_id)
-    from .intrinsic import evaluate_intrinsic
-    from .intrinsic_table import format_table
+    from .intrinsic.intrinsic import evaluate_intrinsic
+    from .intrinsic.intrinsic_table import format_table
 
     setup_logging()
     metrics = run_checked(evaluate_intrinsic, model, crw=crw, card=card, chimera=chimera, store=store,
@@ -342,8 +342,8 @@ def synonym_recovery_cmd(
     for directory in rarified or []:
         run_checked(check_made_by, directory, "--rarified", "rarify", RARIFIED_ITEMS)
     run_checked(check_gpu, gpu_id)
-    from .synonym_recovery import format_markdown
-    from .synonym_systems import evaluate_synonym_recovery
+    from .synonyms.recovery import format_markdown
+    from .synonyms.systems import evaluate_synonym_recovery
 
     setup_logging()
     metrics = run_checked(evaluate_synonym_recovery, model, rarified=rarified or [], wordnet=wordnet, store=store,
@@ -389,7 +389,7 @@ def report_cmd(
 ) -> None:
     """Write the markdown report."""
     run_checked(check_output_file, output, command="report", force=force)
-    from .report import write_report
+    from .report.report import write_report
 
     names = [d.strip() for d in datasets.split(",") if d.strip()]
     path = run_checked(write_report, output, names, corpus_dir=corpus_dir, training_dir=training_dir,
@@ -415,7 +415,7 @@ def assemble_cmd(
     run_checked(check_options, contexts_per_word=(contexts_per_word, ">= 1"))
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_output_dir, output_dir, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
-    from .pipelines import assemble_pipeline
+    from .downstream.pipelines import assemble_pipeline
 
     path = run_checked(assemble_pipeline, model_dir, bertram, output_dir, injection=injection,
                         max_zipf=max_zipf, contexts_per_word=contexts_per_word, name=name, version=version,

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from ..errors import Errors
-from .rare_sets import CardSet, ChimeraItem, CrwSet
+from .intrinsic.rare_sets import CardSet, ChimeraItem, CrwSet
 
 #: The seed of the shuffle that assigns words to folds (fixed: folds are part of a result's name).
 FOLD_SEED = 0

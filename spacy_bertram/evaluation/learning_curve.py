@@ -30,9 +30,9 @@ from ..errors import Errors
 from ..fileio import mark_json, text_mark, write_bytes_atomic, write_json_atomic
 from ..types import PathLike
 from .outputs import CURVE_OUTPUTS
-from .plots import pyplot, save_png
-from .pooling import _ci as ci_cell
-from .synonym_recovery import compare
+from .report.plots import pyplot, save_png
+from .downstream.pooling import _ci as ci_cell
+from .synonyms.recovery import compare
 
 #: The files of a point (see the module docstring).
 TRAIN_METRICS = Path("train") / "metrics.json"

@@ -13,7 +13,7 @@ from typing import Dict, List, Mapping, Optional
 from ...fileio import atomic_path
 from ...types import PathLike
 from ..outputs import PLOT_FILE, REPORT_FILE
-from ..plots import pyplot, save_png
+from ..report.plots import pyplot, save_png
 from .scores import BUCKETS
 
 LABELS = {"stock": "stock", "bertram": "trained with bertram", "bertram_test_time": "bertram at test time only"}

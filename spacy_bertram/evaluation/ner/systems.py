@@ -32,9 +32,9 @@ from ...fileio import check_output_dir, write_json_atomic
 from ...pipeline.component import DEFAULT_CONFIG
 from ...storage import model_fingerprint
 from ...types import PathLike
-from ..baseline import train_baseline
+from ..rarification.baseline import train_baseline
 from ..outputs import INFO_FILE, NER_TRAIN_OUTPUTS, TRAIN_SUMMARY
-from ..pipelines import load_injecting
+from ..downstream.pipelines import load_injecting
 from .folds import fold_dir, read_folds
 
 logger = logging.getLogger("spacy_bertram")
