@@ -16,11 +16,11 @@ from spacy_bertram.cli import app
 from spacy_bertram.evaluation.bootstrap import paired_difference as paired_bootstrap
 from spacy_bertram.evaluation.intrinsic.intrinsic import (
     evaluate_intrinsic,
+    format_table,
     fed_contexts_per_word,
     fed_vectors,
     normalised_mix,
 )
-from spacy_bertram.evaluation.intrinsic.intrinsic_table import format_table
 from spacy_bertram.evaluation.intrinsic.rare_sets import parse_chimera_line, read_card
 from spacy_bertram.evaluation.intrinsic.similarity import spearman_rho
 
@@ -210,10 +210,11 @@ def test_end_to_end_on_tiny_sets(data, tmp_path):
     # the printed table: every set and system, and a verdict for every difference
     for word in ("CRW", "Card-660", "Chimeras", "bertram_contexts", "slash_mix_form", "multi_piece", "l4.test"):
         assert word in result.output
-    verdicts = [line for line in result.output.splitlines() if line.endswith(("no difference", "higher", "lower"))]
+    verdicts = [line for line in result.output.splitlines()
+                if re.search(r"\| (no difference|higher|lower) \|( [^|]* \|){0,2}$", line)]
     n_diffs = sum(max(0, len(c["systems"]) - 1) for s in metrics["sets"].values() for c in s["subsets"].values())
     assert len(verdicts) == n_diffs == 6 + 6 + 2 + 3 + 6  # CRW rule_zipf<3.5 is the one rule subset with 3+ pairs
-    assert re.search(r"^multi_piece +- +1  fewer than 3 items: not scored$", result.output, re.M)
+    assert re.search(r"^\| multi_piece \| - \| 1 \| fewer than 3 items: not scored \|", result.output, re.M)
     assert format_table(metrics) == result.output
 
 
@@ -346,3 +347,33 @@ def test_two_folds_split_the_rare_words(data):
     assert sum(m["sets"]["crw"]["pairs"] for m in folds) == len(CRW_PAIRS)
     result = invoke("intrinsic", data / "model", "--crw", data / "crw", "--fold", "2/2")
     assert result.exit_code == 1 and "--fold '2/2'" in result.output
+
+
+# -- the table -------------------------------------------------------------------------------
+
+
+def test_table_says_when_the_model_caps_the_contexts():
+    table = format_table({"sets": {}, "model_max_contexts": 16})
+    assert "at most 16 contexts per word" in table and "bertram_32 used 16" in table
+    assert "bertram_16" not in table
+
+
+def _diff(estimate, low, high):
+    return {"estimate": estimate, "low": low, "high": high, "no_difference": low <= 0 <= high}
+
+
+def test_rows_give_the_difference_to_the_form_and_the_header_the_coverage():
+    cell = {"n": 10, "systems": {
+        "subword_mean": {"spearman": 0.3, "n": 10},
+        "bertram_form": {"spearman": 0.2, "n": 10, "difference": _diff(-0.1, -0.2, 0.05)},
+        "bertram_dict": {"spearman": 0.4, "n": 10, "difference": _diff(0.1, 0.02, 0.2),
+                         "vs_form": _diff(0.2, -0.01, 0.3)},
+    }}
+    crw = {"path": "crw", "pairs": 10, "rare_words": 8, "rare_words_without_contexts": 0, "baseline": "subword_mean",
+           "definitions": {"rare_words": 8, "with_definitions": 5, "share": 0.625},
+           "subsets": {"all": cell, "with_definitions": cell}}
+    table = format_table({"sets": {"crw": crw}, "bootstrap": 100, "seed": 0, "fold": "1/2"})
+    assert "\n| with_definitions | bertram_form | 10 |" in table and "\n| all | bertram_form | 10 |" in table
+    assert "dictionary entries for 5 of 8 rare words" in table and "Fold 1/2 of the rare words." in table
+    row = next(line for line in table.splitlines() if "bertram_dict" in line)
+    assert row.endswith("| 0.400 | +0.100 [+0.020, +0.200] | higher | +0.200 [-0.010, +0.300] | no difference |")

@@ -302,7 +302,7 @@ def intrinsic_cmd(
         run_checked(check_output_file, output, command="intrinsic", force=force)
     run_checked(check_gpu, gpu_id)
     from .intrinsic.intrinsic import evaluate_intrinsic
-    from .intrinsic.intrinsic_table import format_table
+    from .intrinsic.intrinsic import format_table
 
     setup_logging()
     metrics = run_checked(evaluate_intrinsic, model, crw=crw, card=card, chimera=chimera, store=store,

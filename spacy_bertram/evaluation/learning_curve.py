@@ -31,7 +31,7 @@ from ..fileio import mark_json, text_mark, write_bytes_atomic, write_json_atomic
 from ..types import PathLike
 from .outputs import CURVE_OUTPUTS
 from .report.plots import pyplot, save_png
-from .downstream.pooling import _ci as ci_cell
+from .report.tables import format_ci, markdown_table
 from .synonyms.recovery import compare
 
 #: The files of a point (see the module docstring).
@@ -197,32 +197,29 @@ def limits_sentence(curve: Mapping[str, Any]) -> str:
 
 
 def _cell(measure: Optional[Mapping[str, Any]]) -> str:
-    return "" if not measure else ci_cell(measure["gain"], 1, 3)
+    return "" if not measure else format_ci(measure["gain"], 1, 3, star=True)
 
 
 def format_markdown(curve: Mapping[str, Any]) -> List[str]:
     """One row per point: its training set, then each measure's gain over the subword mean [95% CI]."""
     keys = list(curve["measures"])
-    lines = ["| point | training words | multi-piece | seconds | " + " | ".join(keys) + " |",
-             "|---|---:|---:|---:|" + "---:|" * len(keys)]
+    rows = []
     for point in curve["points"]:
         t = point["training"]
         seconds = sum(s for s in (t["seconds_training"], t["seconds_targets"]) if s is not None)
-        cells = [_cell(point["measures"].get(k)) for k in keys]
-        lines.append(f"| {point['name']} | {t['trained_words']:,} | {100 * (t['multi_piece_share'] or 0):.0f}% | "
-                     f"{seconds:,.0f} | " + " | ".join(cells) + " |")
+        rows.append([point["name"], f"{t['trained_words']:,}", f"{100 * (t['multi_piece_share'] or 0):.0f}%",
+                     f"{seconds:,.0f}", *(_cell(point["measures"].get(k)) for k in keys)])
+    lines = markdown_table(("point", "training words", "multi-piece", "seconds", *keys), rows)
     lines += ["", limits_sentence(curve), "", "Measures: " + "; ".join(f"`{k}` {title}" for k, title in curve["measures"].items()) + ". "
               "Each cell: gain over the subword mean [95% CI], `*` where the CI excludes 0.", ""]
     others = [p for p in curve["points"] if p.get("versus_reference")]
     if others:
         lines += [f"Difference to the reference point `{curve['reference']}` on the same pairs (paired bootstrap "
                   "over original words): mean cosine [95% CI]; hits@10 points [95% CI].", "",
-                  "| point | measure | n | Δ cosine | Δ hits@10 |", "|---|---|---:|---:|---:|"]
-        for point in others:
-            for key, diff in point["versus_reference"].items():
-                lines.append(f"| {point['name']} | {key} | {diff['n']} | {ci_cell(diff['difference'], 1, 3)} | "
-                             f"{ci_cell(diff['hits_difference'], 100, 1)} |")
-        lines.append("")
+                  *markdown_table(("point", "measure", "n", "Δ cosine", "Δ hits@10"), (
+                      [point["name"], key, diff["n"], format_ci(diff["difference"], 1, 3, star=True),
+                       format_ci(diff["hits_difference"], 100, 1, star=True)]
+                      for point in others for key, diff in point["versus_reference"].items()), text_columns=2), ""]
     return lines
 
 

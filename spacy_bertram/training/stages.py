@@ -71,10 +71,6 @@ class StageSpec:
         return MODE_TRAITS[self.mode]
 
     @property
-    def uses_contexts(self) -> bool:
-        return self.traits.reads_contexts
-
-    @property
     def states_fixed(self) -> bool:
         """Encoder states depend on no trained parameter (so they can be cached): no form vector in
         the rows, or ADD's prefix slot while the form is not trained."""
@@ -192,7 +188,7 @@ class TrainingRun:
         return [i for i in self.train_ids if sizes[i] > 0]
 
     def _cache(self, network: BertramNetwork, spec: StageSpec) -> Optional[StateCache]:
-        if not (spec.uses_contexts and spec.states_fixed and self.settings.reuse_states):
+        if not (spec.traits.reads_contexts and spec.states_fixed and self.settings.reuse_states):
             return None
         slots = None
         if spec.traits.row == "prefix":
@@ -212,7 +208,7 @@ class TrainingRun:
         index = torch.from_numpy(batch).to(self.device)  # one small copy per step
         ngram_ids, subword_ids = self.ngram_ids[index], self.subword_ids[index]
         target = self.vectors[index]
-        if not spec.uses_contexts:
+        if not spec.traits.reads_contexts:
             return torch.nn.functional.mse_loss(network.form_vectors(ngram_ids, subword_ids), target)
         pools = self.pools(network)
         s = self.settings
@@ -276,7 +272,7 @@ class TrainingRun:
             p.requires_grad_(id(p) in trainable)
         optimizer = torch.optim.Adam(params, lr=spec.lr)
         if words is None:
-            words = self.context_word_ids(network) if spec.uses_contexts else list(self.train_ids)
+            words = self.context_word_ids(network) if spec.traits.reads_contexts else list(self.train_ids)
         if not words:
             raise ValueError(Errors.E241.format(name=name))
         steps_per_epoch = math.ceil(len(words) / spec.batch_words)

@@ -30,6 +30,7 @@ from ..rarification.seed_sets import listed_sets
 from .paired import DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_predictions
 from ...types import PathLike
 from ..report.system_names import system_title
+from ..report.tables import format_ci, markdown_table
 
 
 
@@ -118,25 +119,19 @@ def pool_files(
 
 
 
-def _ci(ci: Mapping[str, float], scale: float, digits: int) -> str:
-    star = " *" if ci["low"] > 0 or ci["high"] < 0 else ""
-    return (f"{scale * ci['estimate']:+.{digits}f} [{scale * ci['low']:+.{digits}f}, "
-            f"{scale * ci['high']:+.{digits}f}]{star}")
-
-
 def comparison_cells(figures: Mapping[str, Any]) -> List[str]:
     """n, accuracy %, Δ accuracy [CI], McNemar p (wins / losses), mean log p, Δ log p [CI]."""
     cells = [str(figures["n"]), f"{100 * figures['accuracy']:.1f}"]
     if "accuracy_diff" not in figures:  # the baseline
         return cells + ["", "", f"{figures['mean_log_prob']:.3f}", ""]
     test = figures["mcnemar"]
-    return cells + [_ci(figures["accuracy_diff"], 100, 1),
+    return cells + [format_ci(figures["accuracy_diff"], 100, 1, star=True),
                     f"{test['p_value']:.3g} ({test['only_a']} / {test['only_b']})",
-                    f"{figures['mean_log_prob']:.3f}", _ci(figures["log_prob_diff"], 1, 3)]
+                    f"{figures['mean_log_prob']:.3f}", format_ci(figures["log_prob_diff"], 1, 3, star=True)]
 
 
-HEADER = ("n | accuracy % | Δ accuracy, points [95% CI] | McNemar p (wins / losses) | "
-          "mean log p(gold) | Δ log p(gold) [95% CI]")
+HEADER = ("n", "accuracy %", "Δ accuracy, points [95% CI]", "McNemar p (wins / losses)", "mean log p(gold)",
+          "Δ log p(gold) [95% CI]")
 
 
 def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str]:
@@ -146,9 +141,9 @@ def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str
     lines = [
         f"Pooled over {len(result['sets'])} rarified sets: {result['n_items']} items from "
         f"{result['n_clusters']} distinct test texts.", "",
-        f"| system | {HEADER} |", "|---|" + "---:|" * 6,
+        *markdown_table(("system", *HEADER), ([name(s), *comparison_cells(result["pooled"][s])]
+                                               for s in result["systems"])),
     ]
-    lines += [f"| {name(s)} | " + " | ".join(comparison_cells(result["pooled"][s])) + " |" for s in result["systems"]]
     lines += [
         "",
         f"Paired bootstrap ({result['n_resamples']} resamples): test texts resampled as clusters (all their "
@@ -157,10 +152,10 @@ def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str
         "is natural log, p clipped at 1e-6.",
     ]
     if per_set:
-        lines += ["", f"| set | system | {HEADER} |", "|---|---|" + "---:|" * 6]
-        for set_name, figures in result["per_set"].items():
-            lines += [f"| {set_name} | {name(s)} | " + " | ".join(comparison_cells(figures[s])) + " |"
-                      for s in result["systems"] if s in figures]
+        lines += ["", *markdown_table(("set", "system", *HEADER), (
+            [set_name, name(s), *comparison_cells(figures[s])]
+            for set_name, figures in result["per_set"].items() for s in result["systems"] if s in figures),
+            text_columns=2)]
     return lines
 
 

@@ -54,6 +54,7 @@ from ...storage import load_bertram
 from ..bootstrap import paired_difference
 from . import definition_contexts as D
 from ..folds import parse_fold, select_fold
+from ..report.tables import format_ci, markdown_table
 from .rare_sets import NONCE, CardSet, ChimeraItem, CrwSet, read_card, read_chimeras, read_crw
 from .similarity import Pair, SubwordMean, cosine_rows, evaluate_similarity, spearman_rho
 from .similarity_eval import load_contexts
@@ -418,3 +419,68 @@ def _load(model_path: PathLike, gpu_id: int):
     if network.config.max_contexts < max(CONTEXT_COUNTS):
         warnings.warn(Warnings.W009.format(max_contexts=network.config.max_contexts))
     return network, SubwordMean.from_model(network.encoder, network.inputs.tokenizer)
+
+
+# -- the table ------------------------------------------------------------------------------------
+
+
+def _set_header(key: str, data: Mapping[str, Any]) -> str:
+    coverage = data.get("definitions")
+    covered = ("" if not coverage else
+               f"; dictionary entries for {coverage['with_definitions']} of {coverage['rare_words']} rare words")
+    return _set_detail(key, data) + covered
+
+
+def _set_detail(key: str, data: Mapping[str, Any]) -> str:
+    if key == "crw":
+        detail = (f"{data['pairs']} pairs, {data['rare_words']} rare words "
+                  f"({data['rare_words_without_contexts']} without contexts)")
+    elif key == "card":
+        dropped = ", ".join(f"{n} {why}" for why, n in data["dropped"].items()) or "none"
+        contexts = ("form only" if data["rare_words_with_contexts"] is None else
+                    f"store contexts for {data['rare_words_with_contexts']} of {data['rare_words']} words")
+        detail = f"{data['pairs']} of {data['pairs_read']} pairs kept (dropped: {dropped}); {contexts}"
+    else:
+        files = ", ".join(f"{name} {n}" for name, n in data["files"].items())
+        detail = f"items: {files}; nonce written {data['nonce']!r}; rho = mean over items"
+    return f"{SET_NAMES[key]} ({data['path']}): {detail}"
+
+
+def _verdict(difference: Mapping[str, Any]) -> str:
+    if difference["no_difference"]:
+        return "no difference"
+    return "higher" if difference["low"] > 0 else "lower"
+
+
+def _difference(diff: Optional[Mapping[str, Any]]) -> List[str]:
+    return ["", ""] if diff is None else [format_ci(diff, 1, 3), _verdict(diff)]
+
+
+def format_table(metrics: Mapping[str, Any]) -> str:
+    """Spearman per set, subset and system; each difference to the baseline with its CI (markdown)."""
+    lines: List[str] = []
+    for key, data in metrics["sets"].items():
+        lines += [_set_header(key, data), ""]
+        rows = []
+        for subset, cell in data["subsets"].items():
+            if not cell["systems"]:
+                rows.append([subset, "-", cell["n"], cell.get("note", ""), "", "", "", ""])
+            for name, entry in cell["systems"].items():
+                rows.append([subset, name, entry["n"], f"{entry['spearman']:.3f}",
+                             *_difference(entry.get("difference")), *_difference(entry.get("vs_form"))])
+        header = ("subset", "system", "n", "rho", f"diff: system - {data['baseline']} [95% CI]", "",
+                  "diff: system - bertram_form [95% CI]", "")
+        lines += [*markdown_table(header, rows, text_columns=2), ""]
+    if metrics["sets"]:
+        lines.append(f"95% CIs: paired bootstrap, {metrics.get('bootstrap')} resamples of pairs (Chimeras: items), "
+                     f"seed {metrics.get('seed')}; 'no difference' where the CI contains 0."
+                     + (f" Fold {metrics['fold']} of the rare words." if metrics.get("fold") else ""))
+    cap = metrics.get("model_max_contexts")
+    capped = [f"bertram_{k}" for k in CONTEXT_COUNTS if cap is not None and k > cap]
+    if capped:
+        lines.append(f"The model reads at most {cap} contexts per word (its max_contexts): "
+                     f"{', '.join(capped)} used {cap}.")
+    if metrics.get("message"):
+        lines.append(metrics["message"])
+    return "\n".join(lines).rstrip() + "\n"
+

@@ -14,77 +14,70 @@ from ...fileio import atomic_path
 from ...types import PathLike
 from ..outputs import PLOT_FILE, REPORT_FILE
 from ..report.plots import pyplot, save_png
+from ..report.tables import format_ci, markdown_table, percent
 from .scores import BUCKETS
 
 LABELS = {"stock": "stock", "bertram": "trained with bertram", "bertram_test_time": "bertram at test time only"}
 
 
 def pct(value: Optional[float]) -> str:
-    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}"
+    return percent(value, absent="–")
 
 
 def delta(ci: Optional[Mapping]) -> str:
     """'+1.2 [-0.5, +2.9]' in points, starred when the CI excludes 0."""
-    if not ci or ci["estimate"] is None or math.isnan(ci["estimate"]):
-        return ""
-    star = "" if ci["no_difference"] else " *"
-    return f"{100 * ci['estimate']:+.1f} [{100 * ci['low']:+.1f}, {100 * ci['high']:+.1f}]{star}"
+    return format_ci(ci, 100, 1, star=True)
 
 
 def main_table(summary: Mapping) -> List[str]:
     """One row per system: overall P/R/F1 and ΔF1, rare-token entities' F1 and ΔF1, the others' F1."""
     systems: Mapping = summary["systems"]
     first = next(iter(systems.values()))["subsets"]
-    lines = [
-        f"| system | P | R | F1 (n={first['all']['n_gold']}) | ΔF1 vs stock [95% CI] | "
-        f"F1 rare-token entities (n={first['rare']['n_gold']}) | ΔF1 rare [95% CI] | F1 other (n={first['other']['n_gold']}) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    header = ("system", "P", "R", f"F1 (n={first['all']['n_gold']})", "ΔF1 vs stock [95% CI]",
+              f"F1 rare-token entities (n={first['rare']['n_gold']})", "ΔF1 rare [95% CI]",
+              f"F1 other (n={first['other']['n_gold']})")
+    rows = []
     for name, scores in systems.items():
-        sub = scores["subsets"]
-        cis = summary["delta_f1"].get(name, {})
-        lines.append(f"| {LABELS.get(name, name)} | {pct(sub['all']['p'])} | {pct(sub['all']['r'])} | "
-                     f"{pct(sub['all']['f'])} | {delta(cis.get('all'))} | {pct(sub['rare']['f'])} | "
-                     f"{delta(cis.get('rare'))} | {pct(sub['other']['f'])} |")
-    return lines
+        sub, cis = scores["subsets"], summary["delta_f1"].get(name, {})
+        rows.append([LABELS.get(name, name), pct(sub["all"]["p"]), pct(sub["all"]["r"]), pct(sub["all"]["f"]),
+                     delta(cis.get("all")), pct(sub["rare"]["f"]), delta(cis.get("rare")), pct(sub["other"]["f"])])
+    return markdown_table(header, rows)
 
 
 def type_table(summary: Mapping) -> List[str]:
     systems: Mapping = summary["systems"]
-    types = list(next(iter(systems.values()))["types"])
-    lines = ["| type | n | " + " | ".join(f"{LABELS.get(s, s)} P / R / F1" for s in systems) + " |",
-             "|---|---:|" + "---:|" * len(systems)]
-    for label in types:
-        n = next(iter(systems.values()))["types"][label]["n_gold"]
-        cells = [" / ".join(pct(systems[s]["types"][label][k]) for k in ("p", "r", "f")) for s in systems]
-        lines.append(f"| {label} | {n} | " + " | ".join(cells) + " |")
-    return lines
+    types = next(iter(systems.values()))["types"]
+    return markdown_table(("type", "n", *(f"{LABELS.get(s, s)} P / R / F1" for s in systems)), (
+        [label, types[label]["n_gold"],
+         *(" / ".join(pct(systems[s]["types"][label][k]) for k in ("p", "r", "f")) for s in systems)]
+        for label in types))
 
 
 def fold_table(metrics: Mapping) -> List[str]:
     systems = metrics["systems"]
-    lines = ["| fold | texts | entities | " + " | ".join(f"F1 {LABELS.get(s, s)}" for s in systems)
-             + " | ΔF1 trained with bertram | ΔF1 rare, trained with bertram |",
-             "|---:|---:|---:|" + "---:|" * (len(systems) + 2)]
+    rows = []
     for i, fold in enumerate(metrics["per_fold"]):
         scores = fold["systems"]
         n = next(iter(scores.values()))["subsets"]["all"]["n_gold"]
         cis = fold["delta_f1"].get("bertram", {})
-        lines.append(f"| {i} | {fold['texts']} | {n} | "
-                     + " | ".join(pct(scores[s]["subsets"]["all"]["f"]) for s in systems)
-                     + f" | {delta(cis.get('all'))} | {delta(cis.get('rare'))} |")
-    return lines
+        rows.append([i, fold["texts"], n, *(pct(scores[s]["subsets"]["all"]["f"]) for s in systems),
+                     delta(cis.get("all")), delta(cis.get("rare"))])
+    header = ("fold", "texts", "entities", *(f"F1 {LABELS.get(s, s)}" for s in systems), "ΔF1 trained with bertram",
+              "ΔF1 rare, trained with bertram")
+    return markdown_table(header, rows, text_columns=0)
+
+
+def bucket_table(pooled: Mapping) -> List[str]:
+    systems = pooled["systems"]
+    first = next(iter(systems.values()))
+    return markdown_table(("bucket", "n", *(LABELS.get(s, s) for s in systems)), (
+        [bucket, first["buckets"][bucket]["n_gold"], *(pct(s["buckets"][bucket]["f"]) for s in systems.values())]
+        for bucket in BUCKETS))
 
 
 def write_report(metrics: Mapping, path: PathLike, train_summary: Optional[PathLike] = None) -> Path:
     """report.md: the pooled table, by bucket, per type, per fold, the plot and the times."""
     pooled = metrics["pooled"]
-    bucket_rows = ["| bucket | n | " + " | ".join(LABELS.get(s, s) for s in pooled["systems"]) + " |",
-                   "|---|---:|" + "---:|" * len(pooled["systems"])]
-    for bucket in BUCKETS:
-        n = next(iter(pooled["systems"].values()))["buckets"][bucket]["n_gold"]
-        bucket_rows.append(f"| {bucket} | {n} | " + " | ".join(
-            pct(s["buckets"][bucket]["f"]) for s in pooled["systems"].values()) + " |")
     times = dict(metrics.get("seconds", {}))
     if train_summary and Path(train_summary).is_file():
         times["train"] = json.loads(Path(train_summary).read_text(encoding="utf8")).get("seconds")
@@ -102,7 +95,7 @@ def write_report(metrics: Mapping, path: PathLike, train_summary: Optional[PathL
         "",
         "### F1 by entity rarity (rare tokens per entity)",
         "",
-        *bucket_rows,
+        *bucket_table(pooled),
         "",
         f"![F1 by entity rarity]({PLOT_FILE})",
         "",

@@ -13,7 +13,6 @@ Missing pieces are reported as missing, never invented.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 from pathlib import Path
@@ -27,6 +26,7 @@ from ..outputs import CURVE_OUTPUTS
 from ..downstream.pooling import load_pooled, pooled_markdown
 from ..synonyms.recovery import format_markdown as synonym_markdown
 from .system_names import system_title
+from .tables import format_ci, markdown_table, percent
 
 
 
@@ -39,10 +39,6 @@ def _load(path: Optional[PathLike]) -> Optional[Dict[str, Any]]:
     return json.loads(path.read_text(encoding="utf8"))
 
 
-def _pct(value: Optional[float]) -> str:
-    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}"
-
-
 def accuracy_table(metrics: Dict[str, Any]) -> List[str]:
     """Markdown rows: system, All, WN, Msp (accuracy %), Δ All, McNemar p (All), and where
     evaluate wrote them, the paired bootstrap CI of Δ All and the gold-label log-probability."""
@@ -50,12 +46,10 @@ def accuracy_table(metrics: Dict[str, Any]) -> List[str]:
     base = acc["baseline"]["All"]["accuracy"]
     paired = metrics.get("vs_baseline") or {}
     n = {k: acc["baseline"][k]["n"] for k in ("All", "WN", "Msp")}
-    extra_head = " Δ All [95% CI] | mean log p(gold) | Δ log p(gold) [95% CI] |" if paired else ""
-    lines = [
-        f"| system | All (n={n['All']}) | WN (n={n['WN']}) | Msp (n={n['Msp']}) | Δ All | McNemar p (All) | "
-        f"wins / losses vs baseline |{extra_head}",
-        "|---|---:|---:|---:|---:|---:|---:|" + ("---:|" * 3 if paired else ""),
-    ]
+    header = ["system", f"All (n={n['All']})", f"WN (n={n['WN']})", f"Msp (n={n['Msp']})", "Δ All", "McNemar p (All)",
+              "wins / losses vs baseline"] + (["Δ All [95% CI]", "mean log p(gold)", "Δ log p(gold) [95% CI]"]
+                                              if paired else [])
+    rows = []
     for system in metrics["systems"]:
         row = acc[system]
         if system == "baseline":
@@ -64,20 +58,14 @@ def accuracy_table(metrics: Dict[str, Any]) -> List[str]:
             delta = f"{100 * (row['All']['accuracy'] - base):+.1f}" if base is not None else "n/a"
             test = metrics["mcnemar_vs_baseline"][system]["All"]
             p, wl = f"{test['p_value']:.3g}", f"{test['only_a']} / {test['only_b']}"
-        name = system_title(system)
-        cells = " | ".join(_pct(row[k]["accuracy"]) for k in ("All", "WN", "Msp"))
-        extra = ""
-        if paired and system in paired:
-            figures = paired[system]
-            ci = (lambda key, scale, d: _ci(figures[key], scale, d) if key in figures else "")  # noqa: E731
-            extra = f" {ci('accuracy_diff', 100, 1)} | {figures['mean_log_prob']:.3f} | {ci('log_prob_diff', 1, 3)} |"
-        lines.append(f"| {name} | {cells} | {delta} | {p} | {wl} |{extra}")
-    return lines
-
-
-def _ci(ci: Dict[str, float], scale: float, digits: int) -> str:
-    return (f"{scale * ci['estimate']:+.{digits}f} [{scale * ci['low']:+.{digits}f}, "
-            f"{scale * ci['high']:+.{digits}f}]")
+        cells = [system_title(system), *(percent(row[k]["accuracy"]) for k in ("All", "WN", "Msp")), delta, p, wl]
+        if paired:
+            figures = paired.get(system, {})
+            cells += [format_ci(figures.get("accuracy_diff"), 100, 1),
+                      f"{figures['mean_log_prob']:.3f}" if "mean_log_prob" in figures else "",
+                      format_ci(figures.get("log_prob_diff"), 1, 3)]
+        rows.append(cells)
+    return markdown_table(header, rows)
 
 
 def pooled_section(pooled: Dict[str, Any]) -> List[str]:
@@ -166,7 +154,7 @@ def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]
         dev = baseline.get("dev", {})
         score = dev.get("cats_macro_f", dev.get("cats_score"))
         facts.append(f"baseline: {baseline['max_steps']} steps, dev macro F "
-                     f"{_pct(score) if score is not None else 'n/a'}, embedding drift "
+                     f"{percent(score) if score is not None else 'n/a'}, embedding drift "
                      f"{baseline.get('embedding_drift', 'n/a')} (0 = frozen)")
     if rarified:
         facts.append(f"rarification: {rarified['n_candidates']} candidates, {rarified['n_correct']} correct, "
@@ -200,28 +188,21 @@ def similarity_section(metrics: Dict[str, Dict[str, Any]]) -> List[str]:
         for subset, label in (("all", "all pairs"), ("multi_piece", "rare word split into 2+ wordpieces")):
             result = data.get("results", {}).get(subset, {})
             if "bertram" in result:
-                rows.append(f"| {name} | {label} | {result['n']} | {result['subword_mean']['spearman']:.3f} "
-                            f"| {result['bertram']['spearman']:.3f} |")
+                rows.append([name, label, result["n"], f"{result['subword_mean']['spearman']:.3f}",
+                             f"{result['bertram']['spearman']:.3f}"])
     if not rows:
         return []
     return ["", "## Word similarity", "",
             "Spearman's rho between human scores and cosines in the encoder's input-embedding space; the "
             "first word is embedded as the stock encoder sees it (subword mean), the second by each system, "
             "with contexts from the corpus store.", "",
-            "| set | pairs | n | subword mean | BERTRAM |", "|---|---|---:|---:|---:|"] + rows
+            *markdown_table(("set", "pairs", "n", "subword mean", "BERTRAM"), rows, text_columns=2)]
 
 
 def timing_rows(steps: Sequence[tuple]) -> List[str]:
-    lines = ["| step | seconds |", "|---|---:|"]
-    total = 0.0
-    for name, seconds in steps:
-        if seconds is None:
-            lines.append(f"| {name} | not run |")
-        else:
-            total += seconds
-            lines.append(f"| {name} | {seconds:.0f} |")
-    lines.append(f"| total (steps that report their time) | {total:.0f} |")
-    return lines
+    done = [seconds for _, seconds in steps if seconds is not None]
+    rows = [[name, "not run" if seconds is None else f"{seconds:.0f}"] for name, seconds in steps]
+    return markdown_table(("step", "seconds"), [*rows, ["total (steps that report their time)", f"{sum(done):.0f}"]])
 
 
 def ner_section(ner_report: Path, report_dir: Path) -> List[str]:
@@ -296,8 +277,9 @@ def write_report(
         )
         ablation = bertram.get("ablation") or []
         if ablation:
-            lines += ["", "| held-out words: model | cosine | MRR |", "|---|---:|---:|"]
-            lines += [f"| {row['model']} | {row['cosine']:.3f} | {row['mrr']:.3f} |" for row in ablation]
+            lines += ["", *markdown_table(("held-out words: model", "cosine", "MRR"),
+                                          ([row["model"], f"{row['cosine']:.3f}", f"{row['mrr']:.3f}"]
+                                           for row in ablation))]
             lines.append("")
     else:
         lines.append("No BERTRAM training metrics found.")

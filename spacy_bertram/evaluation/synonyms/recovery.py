@@ -31,7 +31,7 @@ import numpy as np
 
 from ..bootstrap import paired_bootstrap, ratio_of_sums
 from ..downstream.paired import _units
-from ..downstream.pooling import _ci as ci_cell
+from ..report.tables import format_ci, markdown_table
 from ..intrinsic.similarity import cosine_rows
 
 BASELINE = "subword_mean"
@@ -113,29 +113,25 @@ def compare(scores: Mapping[str, Scores], clusters: Sequence[str], n_resamples: 
 
 # -- the table --------------------------------------------------------------------------------------
 
-HEADER = ("| pairs | system | n | mean cosine | gain [95% CI] | hits@10 % | Δ hits@10, points [95% CI] | "
-          "median rank |")
+HEADER = ("pairs", "system", "n", "mean cosine", "gain [95% CI]", "hits@10 %", "Δ hits@10, points [95% CI]",
+          "median rank")
 
 
-def table_rows(subset: str, cell: Mapping[str, Any]) -> List[str]:
-    """One markdown row per system of a subset (a subset without pairs: one row that says so)."""
+def table_rows(subset: str, cell: Mapping[str, Any]) -> List[List[Any]]:
+    """One row per system of a subset (a subset without pairs: one row that says so)."""
     title = SUBSET_TITLES.get(subset, subset)
     if not cell.get("systems"):
-        return [f"| {title} | - | {cell.get('n', 0)} | no pairs | | | | |"]
-    rows = []
-    for name, figures in cell["systems"].items():
-        gain = ci_cell(figures["gain"], 1, 3) if "gain" in figures else ""
-        hits = ci_cell(figures["hits_gain"], 100, 1) if "hits_gain" in figures else ""
-        rows.append(f"| {title} | {name} | {figures['n']} | {figures['mean_cosine']:.3f} | {gain} | "
-                    f"{100 * figures['hits_at_10']:.1f} | {hits} | {figures['median_rank']:g} |")
-    return rows
+        return [[title, "-", cell.get("n", 0), "no pairs", "", "", "", ""]]
+    return [[title, name, figures["n"], f"{figures['mean_cosine']:.3f}",
+             format_ci(figures.get("gain"), 1, 3, star=True), f"{100 * figures['hits_at_10']:.1f}",
+             format_ci(figures.get("hits_gain"), 100, 1, star=True), f"{figures['median_rank']:g}"]
+            for name, figures in cell["systems"].items()]
 
 
 def format_markdown(metrics: Mapping[str, Any]) -> List[str]:
     """The table of every subset and system, and a note on how it was measured."""
-    lines = [HEADER, "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for subset, cell in metrics["subsets"].items():
-        lines += table_rows(subset, cell)
+    lines = markdown_table(HEADER, (row for subset, cell in metrics["subsets"].items()
+                                    for row in table_rows(subset, cell)), text_columns=2)
     clusters = ", ".join(f"{SUBSET_TITLES.get(s, s)} {c.get('clusters', 0)}" for s, c in metrics["subsets"].items())
     fold = f" Fold {metrics['fold']} of the rare words." if metrics.get("fold") else ""
     lines += ["", f"Cosine of each system's vector for the rare word to the original word's input embedding; "
