@@ -2,7 +2,7 @@
 
 The commands are defined beside what they run and registered on `app`:
 corpus and BERTRAM in `training/commands.py` (prepare, targets, train, vectors);
-rarification and evaluation, the paper's section 4, in `evaluation/commands.py`
+rarification and evaluation, the paper's section 4, in `evaluation/*/commands.py`
 (split, train-baseline, rarify, evaluate, pool, similarity, intrinsic, report,
 assemble); named entities with and without bertram in `evaluation/ner/commands.py`
 (ner-folds, ner-train, ner-evaluate). `cli.py` imports them and runs `app`; the command modules import
@@ -73,6 +73,8 @@ app = typer.Typer(
 GPU_HELP = "GPU id (spaCy's --gpu-id); -1 for the CPU"
 FORCE_HELP = "write into OUTPUT even if it is not empty and holds nothing this command wrote (what it replaces is lost)"
 FORCE_FILE_HELP = "replace the output file even if this command did not write it"
+MAX_ZIPF_HELP = ("the bertram component's rule: rare = wordfreq Zipf below this and 2+ wordpieces "
+                 "of the encoder (3.0: about once per million words)")
 
 
 class MultiValueCommand(TyperCommand):

@@ -419,7 +419,7 @@ def test_training_steps_make_every_tensor_on_the_runs_device(tiny_bert_path):
         network = run.network(spec.mode, spec.use_subword_mean, spec.index)
         assert network.device.type == "meta" and network.encoder is meta_encoder
         network.train()
-        words = numpy.asarray(run.context_word_ids(network) if spec.uses_contexts else run.train_ids)[:8]
+        words = numpy.asarray(run.context_word_ids(network) if spec.traits.reads_contexts else run.train_ids)[:8]
         with CpuTensorGuard() as guard:
             loss = run._loss(network, spec, words, rng, None)
             loss.backward()

@@ -7,9 +7,9 @@
 - `ner/`: named entities, cross-validated (`ner`);
 - `report/`: the run's markdown report and what its tables share (`report`).
 
-Shared by them: `bootstrap` (paired bootstrap CIs), `folds` (rare-word folds), `outputs` (what each
-command writes), `assets` (where the project's data lives), `learning_curve` (`curve`), `rarity`
-(the `rare-words` command), and `commands` (the CLI). Only the light `downstream.metrics` (numpy)
+Each sub-package's `commands.py` registers its steps' commands. Shared by them: `bootstrap` (paired
+bootstrap CIs), `folds` (rare-word folds), `outputs` (what each command writes), `assets` (where the
+project's data lives), `learning_curve` (`curve`) and `rarity` (`rare-words`). Only the light `downstream.metrics` (numpy)
 is re-exported here; matplotlib is imported only when a plot is drawn.
 """
 from .downstream.metrics import (

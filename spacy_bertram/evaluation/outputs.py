@@ -10,6 +10,10 @@ METRICS_FILE = "metrics.json"
 
 SPLIT_OUTPUTS = ("splits.json", "train.jsonl", "dev.jsonl", "test_candidates.jsonl", "train.spacy", "dev.spacy")
 RARIFY_OUTPUTS = ("rarify.json", "test.jsonl", "test.spacy", "train.spacy", "dev.spacy", ".partial", "seed-*")
+#: What later commands read from the directories `split` and `rarify` write.
+SPLIT_DOCBINS = ("train.spacy", "dev.spacy")
+SPLIT_RECORDS = ("train.jsonl", "dev.jsonl", "test_candidates.jsonl")
+RARIFIED_ITEMS = ("test.jsonl",)
 #: One evaluated set (`set_outputs.write_set_outputs`): what evaluate-originals writes.
 SET_OUTPUTS = (METRICS_FILE, "predictions.jsonl", "accuracy_by_frequency.png")
 EVALUATE_OUTPUTS = (*SET_OUTPUTS, "seed-*")
@@ -33,4 +37,4 @@ NER_EVALUATE_OUTPUTS = ("fold-*.jsonl", METRICS_FILE, REPORT_FILE, PLOT_FILE)
 
 __all__ = ["ASSEMBLE_OUTPUTS", "BASELINE_OUTPUTS", "CURVE_OUTPUTS", "EVALUATE_OUTPUTS", "FOLDS_FILE", "INFO_FILE", "METRICS_FILE",
            "NER_EVALUATE_OUTPUTS", "NER_FOLDS_OUTPUTS", "NER_TRAIN_OUTPUTS", "PLOT_FILE", "POOL_OUTPUTS",
-           "RARIFY_OUTPUTS", "REPORT_FILE", "SET_OUTPUTS", "SPLIT_OUTPUTS", "TRAIN_SUMMARY"]
+           "RARIFIED_ITEMS", "RARIFY_OUTPUTS", "REPORT_FILE", "SET_OUTPUTS", "SPLIT_DOCBINS", "SPLIT_OUTPUTS", "SPLIT_RECORDS", "TRAIN_SUMMARY"]
