@@ -93,12 +93,12 @@ def test_a_load_resets_what_is_derived_and_the_next_doc_rebuilds_it(bertram_dir,
     nlp = make_nlp(bertram_dir, tiny_bert_path)
     pipe: BertramComponent = nlp.get_pipe("bertram")
     doc = nlp(TEXT)
-    finder = pipe._finder
-    assert finder is not None and pipe._layout is not None
+    derived = pipe._derived
+    assert derived is not None and derived.layout is not None
     pipe.from_bytes(pipe.to_bytes())
-    assert (pipe._finder, pipe._layout, pipe._checked, pipe._table_checked) == (None, None, set(), False)
+    assert pipe._derived is None  # one object, dropped in one place
     pipe.cache.clear()
-    assert same_vectors(nlp(TEXT), doc) and pipe._finder is not None and pipe._finder is not finder
+    assert same_vectors(nlp(TEXT), doc) and pipe._derived is not None and pipe._derived.finder is not derived.finder
 
 
 def test_the_context_settings_live_in_word_sources(bertram_dir, tiny_bert_path, tmp_path):

@@ -109,7 +109,7 @@ def test_model_counts_replace_wordfreq(bertram_dir, tiny_bert_path, tmp_path):
     model = make_bertram_dir(tmp_path / "m", tiny_bert_path, counts=counts)
     nlp = make_nlp(model, tiny_bert_path, rare_words={"frequencies": "model"})
     pipe = nlp.get_pipe("bertram")
-    assert pipe.table is not None and pipe._finder.frequencies is pipe.table
+    assert pipe.table is not None and pipe._derived.finder.frequencies is pipe.table
     doc = nlp("the kumquat ate tarantulas")  # kumquat is frequent in the model's own corpus
     assert [doc[i].text for i in doc._.bertram] == ["tarantulas"]
     # under "auto" wordfreq decides for the words it lists ("kumquat": Zipf 1.9, rare to the world)
@@ -133,7 +133,7 @@ def test_wordfreq_is_asked_in_the_pipeline_language(bertram_dir, tiny_bert_path)
     nlp.add_pipe("bertram", config={**bertram_config(bertram_dir, tiny_bert_path),
                                     "rare_words": {"frequencies": "wordfreq"}})
     nlp.initialize()
-    frequencies = nlp.get_pipe("bertram")._finder.frequencies
+    frequencies = nlp.get_pipe("bertram")._derived.finder.frequencies
     assert frequencies.lang == "ru" and frequencies.zipf("привет") > 4  # an everyday Russian word
     unknown = spacy.blank("xx")
     unknown.add_pipe("bertram", config=bertram_config(bertram_dir, tiny_bert_path))
@@ -158,5 +158,5 @@ def test_a_model_with_counts_is_read_with_them_under_auto(bertram_dir, tiny_bert
     model = save_bertram(load_bertram(bertram_dir), tmp_path / "m", counts={"kumquat": 10**6, "the": 10**6})
     assert (model / "counts.tsv").read_text(encoding="utf8").splitlines() == ["kumquat\t1000000", "the\t1000000"]
     pipe = make_nlp(str(model), tiny_bert_path).get_pipe("bertram")
-    assert isinstance(pipe._finder.frequencies, WorldFrequencies)
-    assert pipe._finder.frequencies.counts is pipe.table and pipe.table.count("kumquat") == 10**6
+    assert isinstance(pipe._derived.finder.frequencies, WorldFrequencies)
+    assert pipe._derived.finder.frequencies.counts is pipe.table and pipe.table.count("kumquat") == 10**6

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
@@ -155,6 +156,16 @@ def make_bertram(
     )
 
 
+@dataclass
+class Derived:
+    """What the component derives from its model, counts, vector table and pipeline (`reset_derived` drops it)."""
+
+    finder: RareWordFinder  # the rare-word rule with the model's encoder and counts
+    word_key: Callable[[str], str]  # the word form that decides a vector
+    checked_encoders: Set[int] = field(default_factory=set)  # transformers checked against the model
+    layout: Optional[Tuple[int, ...]] = None  # the pipeline whose placement was checked
+
+
 class BertramComponent(Pipe):
     """Sets `doc._.bertram` (token index -> BERTRAM vector) for rare tokens."""
 
@@ -193,12 +204,8 @@ class BertramComponent(Pipe):
 
     def reset_derived(self) -> None:
         """Forget what is derived from the model, its counts, the vector table and the pipeline: the one
-        place that sets it, called whenever one of those changes."""
-        self._finder: Optional[RareWordFinder] = None
-        self._word_key: Callable[[str], str] = str
-        self._checked: Set[int] = set()  # transformers whose encoder was checked against the model
-        self._layout: Optional[Tuple[int, ...]] = None  # the pipeline whose placement was checked
-        self._table_checked = False  # the vector table against the model
+        place that drops it, called whenever one of those changes (`_ensure_ready` builds it again)."""
+        self._derived: Optional[Derived] = None
 
     # -- the trained model -------------------------------------------------------------
 
@@ -244,33 +251,34 @@ class BertramComponent(Pipe):
             self.load_vector_table(self._vector_table_path)
         return self.vectors
 
-    def _ensure_ready(self) -> RareWordFinder:
+    def _ensure_ready(self) -> Derived:
+        """The derived state, built here and only here: the weights loaded, the vector table checked
+        against the model, the rare-word rule with this model's encoder and counts."""
         self.ensure_weights()
         if not self.is_loaded:
             raise ValueError(Errors.E154.format(name=self.name))
-        vectors = self._vector_table()
-        if vectors is not None and not self._table_checked:
-            vectors.check_model(self.cfg["model_id"], encoder_identity(self.network), f"of '{self.name}'")
-            self._table_checked = True
         if self.cache.bind(self.cfg["model_id"]):
             logger.info("bertram: vector cache emptied: it held another model's vectors")
-        if self._finder is None:
+        if self._derived is None:
             network = self.network
-            self._finder = self.word_sources.finder(network, self.table)
-            self._word_key = word_key_function(network)
-        return self._finder
+            vectors = self._vector_table()
+            if vectors is not None:
+                vectors.check_model(self.cfg["model_id"], encoder_identity(network), f"of '{self.name}'")
+            self._derived = Derived(self.word_sources.finder(network, self.table), word_key_function(network))
+        return self._derived
 
     # -- encoder compatibility -----------------------------------------------------------
 
-    def _check_transformers(self) -> None:
-        """A transformer after this component must read the vectors, in BERTRAM's embedding space."""
+    def _check_transformers(self, derived: Derived) -> None:
+        """A transformer after this component must read the vectors, in BERTRAM's embedding space
+        (checked again only when the pipeline's components change)."""
         if self._nlp is None or not any(proc is self for _, proc in self._nlp.pipeline):
             return
         layout = tuple(id(proc) for _, proc in self._nlp.pipeline)
-        if layout != self._layout:
+        if layout != derived.layout:
             check_placement(self._nlp, self, self.name)
-            self._layout = layout
-        check_encoders(self._nlp, self, self.network, self._checked)
+            derived.layout = layout
+        check_encoders(self._nlp, self, self.network, derived.checked_encoders)
 
     # -- processing --------------------------------------------------------------------
 
@@ -296,7 +304,7 @@ class BertramComponent(Pipe):
     def rare_tokens(self, doc: Doc) -> List[int]:
         """Indices of the tokens of `doc` the component calls rare, in order: its own rule,
         frequencies and encoder, so that an evaluation never needs a second rule."""
-        return self._ensure_ready().find(doc)
+        return self._ensure_ready().finder.find(doc)
 
     def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
         """The contexts the component gives BERTRAM for `word` at `indices` of `doc` (`word_sources`)."""
@@ -304,7 +312,7 @@ class BertramComponent(Pipe):
 
     def explain(self, doc: Doc) -> List[RareDecision]:
         """The rare-word rule's decision and reason for each token (`spacy_bertram rare-words`)."""
-        finder = self._ensure_ready()
+        finder = self._ensure_ready().finder
         return [finder.explain(token) for token in doc]
 
     def predict(self, docs: Iterable[Doc]) -> List[Vectors]:
@@ -313,14 +321,14 @@ class BertramComponent(Pipe):
             check_not_forked_on_gpu(f"'{self.name}'")  # a named error, not CUDA's re-initialisation one
             self._pid = os.getpid()
             limit_torch_threads_in_forked_worker()
-        finder = self._ensure_ready()
-        self._check_transformers()
+        derived = self._ensure_ready()
+        self._check_transformers(derived)
         plans: List[List[Tuple[List[int], CacheKey]]] = []
         found: Dict[CacheKey, numpy.ndarray] = {}
         missing: Dict[CacheKey, Tuple[str, List[str]]] = {}
         for doc in docs:
             plan = []
-            for word, indices in group_by_word(doc, finder.find(doc), self._word_key).items():
+            for word, indices in group_by_word(doc, derived.finder.find(doc), derived.word_key).items():
                 row = self.vectors.get(word) if self.vectors is not None else None
                 if row is not None:
                     found[(word, "table", "")] = row
