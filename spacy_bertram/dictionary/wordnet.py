@@ -73,12 +73,13 @@ def default_cache_dir() -> Path:
     return Path(xdg) / "spacy-bertram" / "nltk_data"
 
 
-def _is_wordnet_dir(path: Path) -> bool:
+def is_wordnet_dir(path: Path) -> bool:
+    """Whether `path` holds WordNet 3.0's database files (the one test, for the package and the project's scripts)."""
     return path.is_dir() and all((path / name).is_file() for name in REQUIRED_FILES)
 
 
 def _is_complete_layout(path: Path) -> bool:
-    return _is_wordnet_dir(path) and all(
+    return is_wordnet_dir(path) and all(
         (path / name).is_file() for name in ("lexnames", "index.sense")
     )
 
@@ -105,7 +106,7 @@ def find_wordnet_source(wordnet_dir: Optional[PathLike] = None) -> Path:
     tried: List[str] = []
     for cand in _candidate_dirs(wordnet_dir):
         for path in (cand, cand / "corpora" / "wordnet", cand / "dict"):
-            if _is_wordnet_dir(path):
+            if is_wordnet_dir(path):
                 return path
         tried.append(str(cand))
     raise WordNetMissingError(Errors.E388.format(env=WORDNET_DIR_ENV, tried=", ".join(tried)))
