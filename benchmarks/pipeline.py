@@ -8,8 +8,11 @@ One process, the same texts through pipelines built on the same MiniLM weights:
            rare word's vector is inferred, as for text the pipeline never saw
 - warm:    the same pipeline on the same texts again, every vector cached
 
-Two kinds of text, each measured on its own: "short" (Rotten Tomatoes snippets,
-about 20 words) and "long" (whole BBC News articles, about 400 words). The texts
+Three kinds of text, each measured on its own: "short" (Rotten Tomatoes snippets,
+about 20 words), "long" (whole BBC News articles, about 400 words) and "tweets"
+(WNUT-16's tweets, about 20 tokens, the `ner` workflow's data: `python -m spacy
+project run ner-data` fetches them). Besides the share of rare tokens, each kind
+reports the share of its texts with at least one rare token. The texts
 go in rounds; each round runs all the pipelines in an order that alternates
 between rounds, so load drift hits all of them alike, and every ratio is the
 median of the paired per-round ratios. Besides words/s the script reports the
@@ -24,8 +27,8 @@ child process per pipeline that runs the same texts cold.
 by side. Speed does not depend on the weights, so without --bertram an
 untrained network of the trained shape is used (n-grams from the texts).
 
-    python benchmarks/pipeline.py            # 2,000 snippets and 200 articles
-    python benchmarks/pipeline.py --quick    # 80 snippets and 8 articles, under a minute
+    python benchmarks/pipeline.py            # 2,000 snippets, 200 articles and 2,000 tweets
+    python benchmarks/pipeline.py --quick    # 50 snippets, 5 articles and 50 tweets, under a minute
 """
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.pipeline.device import use_device
 from spacy_bertram.training.corpus import tokenize
 from spacy_bertram.evaluation.assets import default_assets_dir
+from spacy_bertram.evaluation.ner.data import read_iob, wnut16_path
 
 from timing import timed  # benchmarks/timing.py (scripts run from this folder)
 
@@ -59,16 +63,22 @@ ROOT = Path(__file__).resolve().parents[1]
 TEXT_SOURCES = {
     "short": ("rotten_tomatoes.jsonl", "rotten_tomatoes.txt"),
     "long": ("bbc.jsonl", None),
+    "tweets": (None, None),  # WNUT-16 (assets/ner), read by `load_texts`
 }
 PARTS = ("rule", "contexts", "tokenise", "form", "encoder", "mimicking", "cache")
 
 
 def load_texts(assets: Path, kind: str, n: int) -> List[str]:
-    """The first n texts of a kind: the labelled set if built, else the corpus file."""
+    """The first n texts of a kind: the labelled set if built, else the corpus file; tweets from WNUT-16."""
     jsonl_name, plain_name = TEXT_SOURCES[kind]
-    jsonl = assets / "datasets" / jsonl_name
     texts: List[str] = []
-    if jsonl.is_file():
+    if kind == "tweets":
+        try:
+            texts = [" ".join(tweet.words) for tweet in read_iob(wnut16_path(assets))[:n]]
+        except ValueError as err:
+            sys.exit(str(err))
+    elif (assets / "datasets" / jsonl_name).is_file():
+        jsonl = assets / "datasets" / jsonl_name
         with open(jsonl, encoding="utf8") as file_:
             texts = [json.loads(line)["text"] for line, _ in zip(file_, range(n))]
     elif plain_name and (assets / "corpus" / plain_name).is_file():
@@ -79,6 +89,10 @@ def load_texts(assets: Path, kind: str, n: int) -> List[str]:
     if len(texts) < n:
         sys.exit(f"Only {len(texts)} {kind} texts in {assets}, {n} wanted")
     return texts
+
+
+def text_count(kind: str, args: argparse.Namespace) -> int:
+    return {"short": args.texts, "long": args.long_texts, "tweets": args.tweets}[kind]
 
 
 def untrained_model(texts: Sequence[str], directory: Path, base_model: str) -> str:
@@ -148,7 +162,7 @@ def instrument(nlp: spacy.Language) -> PartTimer:
     component = nlp.get_pipe("bertram")
     network = component.network
     timer = PartTimer(torch.cuda.synchronize if network.device.type == "cuda" else None)
-    timer.wrap(component._ensure_ready(), "find", "rule")
+    timer.wrap(component.finder, "find", "rule")
     timer.wrap(component.word_sources, "contexts_for", "contexts")
     timer.wrap(network, "prepare", "tokenise")
     timer.wrap(network, "form_vectors", "form")
@@ -172,7 +186,7 @@ def measure(kind: str, texts: List[str], args: argparse.Namespace, encoder: str,
     warmup = texts[: min(16, len(texts))]
     list(stock.pipe(warmup)), list(with_bertram.pipe(warmup))
     timer = instrument(with_bertram)
-    finder = component._ensure_ready()
+    finder = component.finder
 
     def set_paths(exact_shortcuts: bool) -> None:
         network.share_equal_rows = network.stop_at_read_layer = exact_shortcuts
@@ -190,8 +204,8 @@ def measure(kind: str, texts: List[str], args: argparse.Namespace, encoder: str,
             set_paths(True)
 
     rounds: List[Dict[str, Tuple[float, float]]] = []
-    n_words = n_rare_tokens = n_inferred = 0
-    round_size = args.round if kind == "short" else max(1, args.round // 10)
+    n_words = n_rare_tokens = n_inferred = n_texts_with_rare = 0
+    round_size = max(1, args.round // 10) if kind == "long" else args.round
     for k, start in enumerate(range(0, len(texts), round_size)):
         chunk = texts[start : start + round_size]
         runs: Dict[str, Callable[[], List[Doc]]] = {
@@ -214,6 +228,7 @@ def measure(kind: str, texts: List[str], args: argparse.Namespace, encoder: str,
                 n_inferred += component.cache.misses  # the cache was emptied at the start of the run
                 n_words += sum(1 for doc in docs for t in doc if not t.is_space)
                 n_rare_tokens += sum(len(doc._.bertram) for doc in docs)
+                n_texts_with_rare += sum(1 for doc in docs if doc._.bertram)
         rounds.append(times)
 
     seconds = {name: sum(r[name][0] for r in rounds) for name in rounds[0]}
@@ -224,6 +239,7 @@ def measure(kind: str, texts: List[str], args: argparse.Namespace, encoder: str,
     result = {
         "texts": len(texts), "words": n_words, "rare_tokens": n_rare_tokens, "vectors_inferred": n_inferred,
         "rare_share": round(n_rare_tokens / max(1, n_words), 4),
+        "texts_with_rare_share": round(n_texts_with_rare / max(1, len(texts)), 4),
         "words_per_s": {name: round(n_words / s, 1) for name, s in seconds.items()},
         "cold_over_stock": round(paired_median(rounds, "cold"), 3),
         "warm_over_stock": round(paired_median(rounds, "warm"), 3),
@@ -252,7 +268,8 @@ def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) 
     procs = []
     for kind, which, bertram in runs:
         command = [sys.executable, str(Path(__file__).resolve()), "--rss-child", which, "--rss-kind", kind,
-                   "--texts", str(args.texts), "--long-texts", str(args.long_texts), "--bertram", bertram,
+                   "--texts", str(args.texts), "--long-texts", str(args.long_texts), "--tweets", str(args.tweets),
+                   "--bertram", bertram,
                    "--base-model", args.base_model, "--contexts", args.contexts, "--injection", args.injection,
                    "--gpu-id", str(args.gpu_id), "--batch-size", str(args.batch_size)]
         if args.assets:
@@ -270,7 +287,7 @@ def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) 
 
 
 def rss_child(args: argparse.Namespace, assets: Path, encoder: str) -> None:
-    texts = load_texts(assets, args.rss_kind, args.texts if args.rss_kind == "short" else args.long_texts)
+    texts = load_texts(assets, args.rss_kind, text_count(args.rss_kind, args))
     nlp = build(encoder, args.bertram if args.rss_child == "bertram" else None, args.base_model,
                 args.contexts, args.store, args.injection)
     for _ in nlp.pipe(texts, batch_size=args.batch_size):
@@ -294,7 +311,8 @@ def own_peak_rss_mb() -> float:
 def report(kind: str, result: Dict[str, Any], rss: Optional[Tuple[float, float]]) -> None:
     wps = result["words_per_s"]
     print(f"\n{kind}: {result['texts']} texts, {result['words']} words, {result['rare_tokens']} rare tokens "
-          f"({100.0 * result['rare_share']:.1f}%), {result['vectors_inferred']} vectors inferred, "
+          f"({100.0 * result['rare_share']:.1f}%; {100.0 * result['texts_with_rare_share']:.1f}% of the texts have one), "
+          f"{result['vectors_inferred']} vectors inferred, "
           f"{result['rounds']} paired rounds")
     labels = {"stock": "stock transformer", "cold": "bertram, cold cache", "warm": "bertram, warm cache",
               "cold_plain": "cold, plain encoder path"}
@@ -317,11 +335,12 @@ def report(kind: str, result: Dict[str, Any], rss: Optional[Tuple[float, float]]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="80 snippets and 8 articles")
+    parser.add_argument("--quick", action="store_true", help="50 snippets, 5 articles and 50 tweets")
     parser.add_argument("--texts", type=int, default=2000, help="short texts (Rotten Tomatoes snippets)")
     parser.add_argument("--long-texts", type=int, default=200, help="long texts (BBC articles)")
-    parser.add_argument("--kinds", default="short,long", help="which kinds to run: short, long or both")
-    parser.add_argument("--round", type=int, default=100, help="short texts per paired round (long: a tenth)")
+    parser.add_argument("--tweets", type=int, default=2000, help="tweets (WNUT-16)")
+    parser.add_argument("--kinds", default="short,long,tweets", help="which kinds to run, comma-separated")
+    parser.add_argument("--round", type=int, default=100, help="texts per paired round (long: a tenth)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--assets", type=Path, default=None, help="assets dir (default: $SPACY_BERTRAM_ASSETS or ./assets)")
     parser.add_argument("--bertram", default=None, help="trained BERTRAM directory (default: untrained, same shape)")
@@ -337,7 +356,7 @@ def main() -> None:
     args = parser.parse_args()
     use_device(args.gpu_id)  # a named error for a bad id or a missing CuPy
     if args.quick:
-        args.texts, args.long_texts, args.round = 80, 8, 20
+        args.texts, args.long_texts, args.tweets, args.round = 50, 5, 50, 25
     assets = args.assets or default_assets_dir()
     if not assets.is_absolute() and not assets.exists():
         assets = ROOT / assets
@@ -352,7 +371,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         models: Dict[str, str] = {}
         for kind in kinds:
-            texts = load_texts(assets, kind, args.texts if kind == "short" else args.long_texts)
+            texts = load_texts(assets, kind, text_count(kind, args))
             models[kind] = args.bertram or untrained_model(texts, Path(tmp) / f"bertram-{kind}", args.base_model)
             results[kind] = measure(kind, texts, args, encoder, models[kind])
         if not args.no_memory:
@@ -371,6 +390,7 @@ def main() -> None:
         "ms_per_rare_word": {k: r["ms_per_rare_word"] for k, r in results.items()},
         "peak_rss_ratio": {k: round(m[1] / m[0], 3) for k, m in memory.items()},
         "rare_share": {k: r["rare_share"] for k, r in results.items()},
+        "texts_with_rare_share": {k: r["texts_with_rare_share"] for k, r in results.items()},
         "vectors_per_s": {k: r["vectors_per_s"] for k, r in results.items()},
     }
     if args.compare_paths:

@@ -137,7 +137,7 @@ def dask_rows(client, job: JobSettings, model_id: str, words: List[str], out: Pa
 def rare_word_table(nlp, texts: Sequence[str], path: Path) -> Tuple[int, int]:
     """A table with every rare word of the texts (form vectors: cheap, and speed is what counts here)."""
     pipe = nlp.get_pipe("bertram")
-    finder = pipe._ensure_ready()
+    finder = pipe.finder
     words = sorted({pipe._word_key(doc[i].text) for doc in map(nlp.make_doc, texts) for i in finder.find(doc)})
     network = pipe.network
     rows = network.infer([(w, []) for w in words])

@@ -301,10 +301,15 @@ class BertramComponent(Pipe):
             except Exception as e:
                 error_handler(self.name, self, docs, e)
 
+    @property
+    def finder(self) -> RareWordFinder:
+        """The component's rare-word rule with its model's encoder and counts (built on first use)."""
+        return self._ensure_ready().finder
+
     def rare_tokens(self, doc: Doc) -> List[int]:
         """Indices of the tokens of `doc` the component calls rare, in order: its own rule,
         frequencies and encoder, so that an evaluation never needs a second rule."""
-        return self._ensure_ready().finder.find(doc)
+        return self.finder.find(doc)
 
     def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
         """The contexts the component gives BERTRAM for `word` at `indices` of `doc` (`word_sources`)."""
@@ -312,7 +317,7 @@ class BertramComponent(Pipe):
 
     def explain(self, doc: Doc) -> List[RareDecision]:
         """The rare-word rule's decision and reason for each token (`spacy_bertram rare-words`)."""
-        finder = self._ensure_ready().finder
+        finder = self.finder
         return [finder.explain(token) for token in doc]
 
     def predict(self, docs: Iterable[Doc]) -> List[Vectors]:
