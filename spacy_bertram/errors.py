@@ -205,9 +205,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "directory, written by `train`). Use 'auto', 'wordfreq' or 'store'.")
     E152 = "No {setting} is configured: give the path of a context store (`python -m spacy_bertram prepare`)"
     E153 = ("Cannot open the context store {path!r} ({setting} of '{name}'): {err}.{saved} If the pipeline or store "
-            "moved, point {setting} at the store, e.g. spacy.load(PIPELINE, config={{\"components\": {{\"{name}\": "
-            "{{\"context_store\": \"/path/to/contexts.sqlite\"}}}}}}), or keep the store at the same place relative "
-            "to the pipeline.")
+            "moved, point {setting} at the store, e.g. spacy.load(PIPELINE, config={{\"components.{name}.{setting}\": "
+            "\"/path/to/contexts.sqlite\"}}), or keep the store at the same place relative to the pipeline.")
     E154 = ("The '{name}' component has no trained BERTRAM model. Give its directory as [components.{name}.model] "
             'model_path (in Python: nlp.add_pipe("bertram", config={{"model": {{"model_path": ...}}}})), or load a '
             "pipeline saved with one.")

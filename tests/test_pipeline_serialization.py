@@ -313,6 +313,8 @@ def test_a_pipeline_moved_without_its_store_says_how_to_point_it_there(bertram_d
         spacy.load(tmp_path / "p")
     pointed = spacy.load(tmp_path / "p", config={"components": {"bertram": {"context_store": str(tmp_path / "elsewhere.sqlite")}}})
     assert pointed("A kumquat.")._.bertram
+    dotted = spacy.load(tmp_path / "p", config={"components.bertram.context_store": str(tmp_path / "elsewhere.sqlite")})
+    assert dotted("A kumquat.")._.bertram  # the form the message writes
 
 
 KILLED_SAVE = """
