@@ -83,8 +83,7 @@ class BertramShim(PyTorchShim):
     def _deserialize(self, current: Optional[BertramNetwork], data: bytes, device: Any) -> BertramNetwork:
         loaded = network_from_bytes(current, data, device)
         check_settings(self.requested, loaded, "the serialized weights")
-        self.needs_init = False  # the saved weights: init must not load model_path over them
-        self.loaded_from = None
+        self.set_network(loaded)  # the saved weights: init must not load model_path over them
         return loaded
 
     def _not_initialized(self) -> str:

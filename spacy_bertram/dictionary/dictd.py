@@ -44,11 +44,14 @@ class NotADictdNumber(ValueError):
 
 def decode_number(text: str) -> int:
     """dictd's base-64 number (most significant digit first), as in the index's offset and length."""
-    if not text or any(char not in _B64_VALUE for char in text):
+    if not text:
         raise NotADictdNumber(text)
     value = 0
     for char in text:
-        value = value * 64 + _B64_VALUE[char]
+        digit = _B64_VALUE.get(char)
+        if digit is None:
+            raise NotADictdNumber(text)
+        value = value * 64 + digit
     return value
 
 

@@ -86,10 +86,15 @@ class WordSources:
                                                              self._window)
         elif callable(contexts):
             self.contexts = contexts
-            if rule.frequencies == "store" and self.main_store() is None:
-                raise ValueError(Errors.E108)
         else:
             raise ValueError(Errors.E165.format(source=contexts))
+        # The first context store a registered source reads (fixed for the component's life; looked up once,
+        # not on every store-count lookup).
+        self._source_store = next((source.store for source in leaves(self.contexts)
+                                   if isinstance(getattr(source, "store", None), LazyStore)
+                                   and source.store.kind == "context"), None)
+        if rule.frequencies == "store" and self.main_store() is None:
+            raise ValueError(Errors.E108)
         self.source = source_key(self.contexts)  # in the cache key
         for store in self.stores():
             store.owner = name
@@ -122,8 +127,10 @@ class WordSources:
         if window < 1:
             raise ValueError(Errors.E150)
         self._window = int(window)
+        if self._spec is None:
+            return  # a registered doc source has its own window
         for source in leaves(self.contexts):
-            if isinstance(source, DocContexts) and self._spec is not None:
+            if isinstance(source, DocContexts):
                 source.window = self._window
 
     @property
@@ -177,10 +184,7 @@ class WordSources:
         """The context store: the `context_store` setting's, else the first one a source reads."""
         if self._context_store.path or self._spec is not None:
             return self._context_store
-        return next((store for store in self.stores() if store.kind == "context"), None)
-
-    def uses(self, name: str) -> bool:
-        return any(getattr(source, "key", "").split(":")[0] == name for source in leaves(self.contexts))
+        return self._source_store
 
     def open_stores(self) -> None:
         """Open the stores the settings use now: a bad store fails here, not at a doc."""

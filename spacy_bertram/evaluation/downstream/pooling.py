@@ -33,7 +33,6 @@ from ..report.system_names import system_title
 from ..report.tables import format_ci, markdown_table
 
 
-
 def discover_sets(metrics_dirs: Sequence[PathLike]) -> Dict[str, Path]:
     """Set name -> predictions.jsonl for each evaluate output dir and the seed sets its
     metrics.json lists ("bbc", "bbc/seed-1", ...). Missing files are an error; a
@@ -116,7 +115,6 @@ def pool_files(
 
 # ---------------------------------------------------------------------------
 # Markdown
-
 
 
 def comparison_cells(figures: Mapping[str, Any]) -> List[str]:

@@ -29,7 +29,6 @@ from .system_names import system_title
 from .tables import format_ci, markdown_table, percent
 
 
-
 def _load(path: Optional[PathLike]) -> Optional[Dict[str, Any]]:
     if path is None:
         return None
