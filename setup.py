@@ -72,6 +72,9 @@ setup(
         "spacy_callbacks": [
             "spacy-bertram.freeze_embeddings.v1 = spacy_bertram.architectures:create_freeze_embeddings",
         ],
+        "spacy_loggers": [
+            "spacy-bertram.CheckpointLogger.v1 = spacy_bertram.architectures:create_checkpoint_logger",
+        ],
         "spacy_context_sources": [
             "spacy-bertram.doc_contexts.v1 = spacy_bertram.architectures:doc_contexts",
             "spacy-bertram.store_contexts.v1 = spacy_bertram.architectures:store_contexts",

@@ -181,6 +181,13 @@ def measure(kind: str, texts: List[str], args: argparse.Namespace, encoder: str,
     """Paired rounds of stock, cold and warm (and cold on the plain path) on one kind of text."""
     stock = build(encoder, None, args.base_model, args.contexts, args.store, args.injection)
     with_bertram = build(encoder, bertram, args.base_model, args.contexts, args.store, args.injection)
+    return measure_pipelines(stock, with_bertram, texts, args, long_texts=kind == "long")
+
+
+def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts: List[str],
+                      args: argparse.Namespace, long_texts: bool = False) -> Dict[str, Any]:
+    """Paired rounds of two pipelines that differ by the `bertram` component (args: batch_size, round,
+    compare_paths); long texts go in rounds of a tenth as many texts."""
     component = with_bertram.get_pipe("bertram")
     network = component.network
     warmup = texts[: min(16, len(texts))]
@@ -205,7 +212,7 @@ def measure(kind: str, texts: List[str], args: argparse.Namespace, encoder: str,
 
     rounds: List[Dict[str, Tuple[float, float]]] = []
     n_words = n_rare_tokens = n_inferred = n_texts_with_rare = 0
-    round_size = max(1, args.round // 10) if kind == "long" else args.round
+    round_size = max(1, args.round // 10) if long_texts else args.round
     for k, start in enumerate(range(0, len(texts), round_size)):
         chunk = texts[start : start + round_size]
         runs: Dict[str, Callable[[], List[Doc]]] = {

@@ -10,6 +10,7 @@ spaCy's own factories are.
   and `spacy-bertram.Tok2VecTransformer.v1` (spacy-transformers' models with the vectors injected);
 - misc: `spacy-bertram.RareWords.v1` (the rare-word rule), `spacy-bertram.encoder_path.v1`;
 - callbacks: `spacy-bertram.freeze_embeddings.v1`;
+- loggers: `spacy-bertram.CheckpointLogger.v1` (the pipeline saved at chosen steps: learning curves);
 - context sources: `spacy-bertram.doc_contexts.v1`, `spacy-bertram.store_contexts.v1`,
   `spacy-bertram.dictionary_contexts.v1`, `spacy-bertram.chained_contexts.v1`.
 """
@@ -28,6 +29,7 @@ from thinc.layers.pytorchwrapper import forward as pytorch_forward
 from thinc.types import Floats2d, Ragged
 
 from .encoder import resolve_base_model
+from .checkpoints import LOGGER_NAME as CHECKPOINT_LOGGER, checkpoint_logger
 from .injection.frozen_embeddings import FREEZE_CALLBACK, freeze_transformer_embeddings
 from .injection.model import BertramTransformerModel
 from .inputs import check_token_budget
@@ -150,6 +152,13 @@ def encoder_path(name: str = "default") -> str:
 
 
 # -- callbacks ----------------------------------------------------------------------------------
+
+
+@registry.loggers(CHECKPOINT_LOGGER)
+def create_checkpoint_logger(steps: List[int], directory: str, progress_bar: bool = False):
+    """[training.logger]: spaCy's console logger that also saves the pipeline at `steps`
+    (`checkpoints.py`)."""
+    return checkpoint_logger(steps, directory, progress_bar)
 
 
 @registry.callbacks(FREEZE_CALLBACK)

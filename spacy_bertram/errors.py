@@ -459,6 +459,14 @@ class Errors(metaclass=ErrorsWithCodes):
     E415 = "No trained {system} NER at {path}; run `python -m spacy_bertram ner-train` first."
     E416 = "{model} has no 'bertram' component; train it from a config with bertram (configs/ner_minilm_bertram.cfg)."
     E417 = "WNUT-16 is not at {path!r}: the project fetches it with {command}."
+    E418 = ("checkpoint steps {steps} cannot be saved: spaCy hands its logger the pipeline only at evaluations, so "
+            "each step must be a multiple of eval_frequency ({eval_frequency}) and below max_steps ({max_steps}).")
+    E419 = ("No NER runs under {path!r}: ner-full-evaluate reads VARIANT/seed-S/ directories that ner-train wrote "
+            "(training/ner-full/tuned/seed-0 ...); run the ner-full-train step first.")
+    E420 = ("{variant} seed {seed} was trained on {got} folds, the folds directory has {expected}; train it again "
+            "on these folds (ner-train --force) or point ner-full-evaluate at the folds it was trained on.")
+    E421 = ("seed {seed}'s predictions hold {n} texts (or another order) where the first seed's hold {n_first}: "
+            "every seed must be predicted on the same folds; run ner-full-evaluate again.")
 
     # E5xx: the definition dictionary (dictionary/)
     E501 = "--sources {text!r}: choose one or more of {sources} (comma-separated)"

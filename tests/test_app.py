@@ -166,7 +166,7 @@ WRITERS = {
     "rarify": ["x", "x", "{out}", "--counts", "x"], "evaluate": ["x", "x", "{out}"],
     "evaluate-originals": ["x", "x", "{out}", "--bertram", "x"], "pool": ["x", "--output", "{out}"],
     "assemble": ["x", "x", "{out}"], "ner-folds": ["x", "{out}"], "ner-train": ["x", "{out}", "--bertram", "x"],
-    "ner-evaluate": ["x", "x", "{out}"], "similarity": ["x", "x", "x", "--output", "{out}"],
+    "ner-evaluate": ["x", "x", "{out}"], "ner-full-evaluate": ["x", "x", "{out}"], "similarity": ["x", "x", "x", "--output", "{out}"],
     "intrinsic": ["x", "--output", "{out}"], "report": ["{out}"], "dictionary": ["{out}"],
     "synonym-recovery": ["x", "--wordnet", "--output", "{out}"], "learning-curve": ["x", "--output", "{out}"],
 }

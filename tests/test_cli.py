@@ -267,6 +267,7 @@ def test_every_command_refuses_a_gpu_this_torch_lacks_before_writing(tmp_path):
         "evaluate": [m, tmp_path / "rarified", out], "evaluate-originals": [m, tmp_path / "splits", out, "--bertram", m],
         "similarity": [s, s, m], "intrinsic": [m, "--output", out / "m.json"],
         "ner-train": [tmp_path / "folds", out, "--bertram", m], "ner-evaluate": [tmp_path / "folds", m, out],
+        "ner-full-evaluate": [tmp_path / "folds", m, out],
         "synonym-recovery": [m, "--rarified", tmp_path / "rarified", "--output", out / "m.json"],
     }
     takes_gpu = {name for name, command in typer.main.get_command(app).commands.items()

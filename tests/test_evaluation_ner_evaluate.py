@@ -1,4 +1,5 @@
-"""The NER workflow end to end on a tiny BERT: folds, both trainings, three systems, metrics, report."""
+"""The NER workflows end to end on a tiny BERT: folds, both trainings, the systems, metrics, report; ner-full's
+variants, seeds and checkpoints."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ import spacy
 from spacy_bertram.evaluation.ner.data import parse_iob, tagged_doc
 from spacy_bertram.evaluation.ner.evaluate import evaluate_ner
 from spacy_bertram.evaluation.ner.folds import write_folds
+from spacy_bertram.evaluation.ner.full import evaluate_full, seed_dir
 from spacy_bertram.evaluation.ner.systems import SYSTEMS, NerTraining, load_systems, train_folds
 
 ROOT = Path(__file__).parent.parent
@@ -59,3 +61,35 @@ def test_the_workflow_runs_on_tiny_data(tmp_path, tiny_bert_path, bertram_assets
                           replace(settings, max_steps=2))  # another setting retrains every run
     assert all(json.loads((tmp_path / "train" / f"fold-{r['fold']}" / f"{r['system']}.ner_run.json").read_text())
                ["settings"]["max_steps"] == 2 for r in changed["runs"])
+
+
+@pytest.mark.slow
+def test_ner_full_pools_variants_seeds_and_checkpoints(tmp_path, tiny_bert_path, bertram_assets):
+    nlp = spacy.blank("en")
+    docs = [tagged_doc(nlp.vocab, t) for t in parse_iob(tiny_iob().splitlines(), "tiny")]
+    write_folds(docs, tmp_path / "folds", k=2, seed=0, dev_share=0.2, source="tiny")
+    base = NerTraining(str(ROOT / "configs" / "ner_minilm.cfg"), str(ROOT / "configs" / "ner_minilm_bertram.cfg"),
+                       tiny_bert_path, max_steps=4, eval_frequency=2, batch_size=200, learn_rate=1e-3)
+    runs = {("tuned", 0): replace(base, freeze=False, checkpoints=(2,)), ("tuned", 1): replace(base, freeze=False, seed=1),
+            ("frozen", 0): base}
+    for (variant, seed), settings in runs.items():
+        summary = train_folds(tmp_path / "folds", seed_dir(tmp_path / "train", variant, seed), bertram_assets["model"],
+                              bertram_assets["store"], settings)
+        drifts = [r["embedding_drift"] for r in summary["runs"]]
+        assert all(d > 0 for d in drifts) if variant == "tuned" else drifts == [0.0] * 4  # fine-tuned: they moved
+    assert (seed_dir(tmp_path / "train", "tuned", 0) / "fold-1" / "bertram" / "checkpoints" / "step-2"
+            / "config.cfg").is_file()
+    without = load_systems(seed_dir(tmp_path / "train", "tuned", 0), 0)["bertram_without"]
+    assert without.pipe_names == ["transformer", "ner"]
+    metrics = evaluate_full(tmp_path / "folds", tmp_path / "train", tmp_path / "out", n_resamples=50)
+    tuned = metrics["variants"]["tuned"]
+    assert tuned["seed_list"] == [0, 1] and tuned["seeds"] == 2 and metrics["variants"]["frozen"]["seeds"] == 1
+    n_entities = sum(len(d.ents) for d in docs)
+    assert tuned["systems"]["stock"]["subsets"]["all"]["n_gold"] == 2 * n_entities  # counts summed over seeds
+    gain = tuned["delta_f1"]["bertram"]["rare"]
+    assert len(gain["per_seed"]) == 2 and set(gain) >= {"texts", "texts_and_seeds"}
+    assert [p["step"] for p in tuned["curve"]["points"]] == [2, 4] and metrics["variants"]["frozen"]["curve"] is None
+    assert (tmp_path / "out" / "tuned" / "seed-0" / "step-2" / "fold-0.jsonl").is_file()
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf8")
+    assert "embeddings fine-tuned" in report and "ΔF1 [95% CI: texts and seeds]" in report
+    assert (tmp_path / "out" / "learning_curve.png").stat().st_size > 1000

@@ -123,6 +123,12 @@ def paired_bootstrap(
         raise ValueError(Errors.E309.format(confidence=confidence))
     observed = np.asarray(statistic(np.arange(n_items)[None, :]), dtype=float)
     values = bootstrap_distribution(statistic, n_items, n_resamples, seed, strata, block)
+    return percentile_cis(observed, values, confidence)
+
+
+def percentile_cis(observed: np.ndarray, values: np.ndarray, confidence: float = 0.95):
+    """`BootstrapCI`s of the observed statistic (shape (1,) or (1, k)) from its resampled `values`."""
+    n_resamples = len(values)
     alpha = (1 - confidence) / 2
     if np.isnan(values).all(axis=0).any():  # undefined on every resample (e.g. rho of a constant)
         nan = np.full(values.shape[1:], np.nan)
@@ -175,4 +181,4 @@ def ratio_of_sums(numerators: np.ndarray, denominators: Sequence[float]) -> Stat
 
 
 __all__ = ["BootstrapCI", "bootstrap_distribution", "mean_difference", "paired_bootstrap", "paired_difference",
-           "ratio_of_sums", "resample_indices"]
+           "percentile_cis", "ratio_of_sums", "resample_indices"]

@@ -34,7 +34,13 @@ NER_TRAIN_OUTPUTS = ("fold-*", TRAIN_SUMMARY)
 REPORT_FILE = "report.md"
 PLOT_FILE = "f1_by_rarity.png"
 NER_EVALUATE_OUTPUTS = ("fold-*.jsonl", METRICS_FILE, REPORT_FILE, PLOT_FILE)
+#: ner-full-evaluate: predictions per variant and seed, the pooled metrics, the report, the curve; the cost
+#: benchmark (benchmarks/ner.py --output) writes COST_FILE beside them.
+NER_CURVE_PLOT = "learning_curve.png"
+NER_COST_FILE = "cost.json"
+NER_FULL_OUTPUTS = ("frozen", "tuned", METRICS_FILE, REPORT_FILE, NER_CURVE_PLOT, NER_COST_FILE)
 
 __all__ = ["ASSEMBLE_OUTPUTS", "BASELINE_OUTPUTS", "CURVE_OUTPUTS", "EVALUATE_OUTPUTS", "FOLDS_FILE", "INFO_FILE", "METRICS_FILE",
-           "NER_EVALUATE_OUTPUTS", "NER_FOLDS_OUTPUTS", "NER_TRAIN_OUTPUTS", "PLOT_FILE", "POOL_OUTPUTS",
+           "NER_COST_FILE", "NER_CURVE_PLOT",
+           "NER_EVALUATE_OUTPUTS", "NER_FOLDS_OUTPUTS", "NER_FULL_OUTPUTS", "NER_TRAIN_OUTPUTS", "PLOT_FILE", "POOL_OUTPUTS",
            "RARIFIED_ITEMS", "RARIFY_OUTPUTS", "REPORT_FILE", "SET_OUTPUTS", "SPLIT_DOCBINS", "SPLIT_OUTPUTS", "SPLIT_RECORDS", "TRAIN_SUMMARY"]

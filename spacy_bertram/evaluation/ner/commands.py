@@ -1,18 +1,21 @@
 """The NER commands of `python -m spacy_bertram` (registered on `cli.app`).
 
   ner-folds     NER data (WNUT-16 tweets, an IOB file, or your .spacy files) -> k folds of DocBins
-  ner-train     stock and bertram NER trained on every fold (bounded steps, embeddings frozen)
-  ner-evaluate  the three systems on every test fold: P/R/F1, rare-token entities, ΔF1 CIs, report, plot
+  ner-train     stock and bertram NER trained on every fold (bounded steps, embeddings frozen or fine-tuned,
+                checkpoints for a learning curve)
+  ner-evaluate  the four systems on every test fold: P/R/F1, rare-token entities, ΔF1 CIs, report, plot
+  ner-full-evaluate  frozen and fine-tuned runs of several seeds pooled, seeded CIs, learning curve, report
 """
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Tuple
 
 import typer
 
 from ...app import (FORCE_HELP, GPU_HELP, app, check_gpu, check_lang, check_made_by, check_options, echo_json,
                     run_checked, setup_logging)
+from ...errors import Errors
 from ...fileio import check_output_dir
-from ..outputs import METRICS_FILE, NER_EVALUATE_OUTPUTS, NER_FOLDS_OUTPUTS, NER_TRAIN_OUTPUTS
+from ..outputs import METRICS_FILE, NER_EVALUATE_OUTPUTS, NER_FOLDS_OUTPUTS, NER_FULL_OUTPUTS, NER_TRAIN_OUTPUTS
 
 #: What ner-train and ner-evaluate read from the directory ner-folds writes.
 FOLDS_FILES = ("folds.json",)
@@ -63,21 +66,37 @@ def ner_train_cmd(
     eval_frequency: int = typer.Option(50, help="steps between dev evaluations (model-best)"),
     batch_size: int = typer.Option(500, help="padded words per batch"),
     learn_rate: float = typer.Option(2e-4, help="Adam learning rate (linear warm-up over a tenth of the steps)"),
+    fine_tune: bool = typer.Option(False, "--fine-tune", help="train the embedding layer too (spaCy's default); "
+                                   "without it the embeddings stay frozen, where the BERTRAM vectors were made"),
+    checkpoints: Optional[str] = typer.Option(None, help="comma-separated steps (multiples of --eval-frequency) at which each "
+                                    "pipeline is also saved, for the learning curve of ner-full-evaluate"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train stock and bertram NER on every fold; finished folds are skipped (a killed run resumes)."""
     run_checked(check_options, max_steps=(max_steps, ">= 1"), eval_frequency=(eval_frequency, ">= 1"),
                 batch_size=(batch_size, ">= 1"), learn_rate=(learn_rate, "> 0"))
     run_checked(check_output_dir, training_dir, NER_TRAIN_OUTPUTS, command="ner-train", force=force)
+    steps = run_checked(parse_steps, checkpoints, eval_frequency, max_steps)
     run_checked(check_made_by, folds_dir, "FOLDS_DIR", "ner-folds", FOLDS_FILES)
     run_checked(check_gpu, gpu_id)
     from .systems import NerTraining, train_folds
 
     setup_logging()
     settings = NerTraining(str(stock_config), str(bertram_config), base_model, gpu_id, seed, max_steps,
-                           eval_frequency, batch_size, learn_rate)
+                           eval_frequency, batch_size, learn_rate, freeze=not fine_tune, checkpoints=steps)
     summary = run_checked(train_folds, folds_dir, training_dir, bertram, context_store, settings, force=force)
     echo_json({"seconds": summary["seconds"], "runs": summary["runs"]})
+
+
+def parse_steps(text: Optional[str], eval_frequency: int, max_steps: int) -> Tuple[int, ...]:
+    """--checkpoints "100,300" -> (100, 300), checked against the evaluation steps."""
+    from ...checkpoints import check_checkpoint_steps
+
+    try:
+        steps = [int(part) for part in (text or "").split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(Errors.E418.format(steps=text, eval_frequency=eval_frequency, max_steps=max_steps)) from None
+    return check_checkpoint_steps(steps, eval_frequency, max_steps)
 
 
 @app.command("ner-evaluate")
@@ -105,3 +124,32 @@ def ner_evaluate_cmd(
     echo_json({"f1": {s: v["subsets"]["all"]["f"] for s, v in pooled["systems"].items()},
                "f1_rare": {s: v["subsets"]["rare"]["f"] for s, v in pooled["systems"].items()},
                "delta_f1": pooled["delta_f1"]})
+
+
+@app.command("ner-full-evaluate")
+def ner_full_evaluate_cmd(
+    folds_dir: Path = typer.Argument(..., help="output of ner-folds (the folds every run was trained on)"),
+    training_root: Path = typer.Argument(..., help="ROOT/{frozen,tuned}/seed-S: one ner-train output per variant "
+                                         "and seed"),
+    output_dir: Path = typer.Argument(..., help="predictions, metrics.json, report.md, learning_curve.png"),
+    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """Every variant and seed on every test fold, pooled, with CIs over texts and over texts and seeds."""
+    run_checked(check_options, bootstrap_resamples=(bootstrap_resamples, ">= 1"))
+    run_checked(check_output_dir, output_dir, NER_FULL_OUTPUTS, command="ner-full-evaluate", force=force,
+                marked=[METRICS_FILE])
+    run_checked(check_made_by, folds_dir, "FOLDS_DIR", "ner-folds", FOLDS_FILES)
+    run_checked(check_gpu, gpu_id)
+    from .full import evaluate_full
+
+    setup_logging()
+    metrics = run_checked(evaluate_full, folds_dir, training_root, output_dir, n_resamples=bootstrap_resamples,
+                          seed=seed, gpu_id=gpu_id, force=force)
+    echo_json({variant: {"f1": {s: v["subsets"]["all"]["f"] for s, v in summary["systems"].items()},
+                         "f1_rare": {s: v["subsets"]["rare"]["f"] for s, v in summary["systems"].items()},
+                         "delta_f1": {s: {sub: ci["texts_and_seeds"] for sub, ci in d.items()}
+                                      for s, d in summary["delta_f1"].items()}}
+               for variant, summary in metrics["variants"].items()})

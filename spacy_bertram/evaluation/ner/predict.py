@@ -24,7 +24,7 @@ from ...errors import Errors
 from ...fileio import atomic_path
 from ...types import PathLike
 from .folds import fold_dir, read_folds
-from .systems import BERTRAM, load_systems
+from .systems import BERTRAM, SYSTEMS, Checkpoint, load_systems
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -55,20 +55,23 @@ def predict_fold(systems: Dict[str, object], gold: Sequence[Doc], ids: Sequence[
     return rows
 
 
-def predict_folds(folds_dir: PathLike, training_dir: PathLike, output_dir: PathLike) -> List[Path]:
-    """fold-I.jsonl for every fold (always predicted again: the models may have changed); returns their paths."""
+def predict_folds(folds_dir: PathLike, training_dir: PathLike, output_dir: PathLike, checkpoint: Checkpoint = None,
+                  systems: Sequence[str] = SYSTEMS) -> List[Path]:
+    """fold-I.jsonl for every fold (always predicted again: the models may have changed); returns their paths.
+
+    `checkpoint`: which saved pipelines (model-best by default, see `systems.model_dir`)."""
     info = read_folds(folds_dir)
     paths = []
     for fold, part in enumerate(info["parts"]):  # type: ignore[arg-type]
         path = Path(output_dir) / f"fold-{fold}.jsonl"
         paths.append(path)
-        systems = load_systems(training_dir, fold)
+        loaded = load_systems(training_dir, fold, checkpoint, systems)
         vocab = spacy.blank("en").vocab
         gold = list(DocBin().from_disk(fold_dir(folds_dir, fold) / "test.spacy").get_docs(vocab))
         ids = part["test_ids"]
         if len(ids) != len(gold):
             raise ValueError(Errors.E412.format(fold=fold, n_ids=len(ids), n_gold=len(gold)))
-        rows = predict_fold(systems, gold, ids, fold)
+        rows = predict_fold(loaded, gold, ids, fold)
         with atomic_path(path) as tmp:
             with open(tmp, "w", encoding="utf8") as file_:
                 file_.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)

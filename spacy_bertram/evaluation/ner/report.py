@@ -17,7 +17,8 @@ from ..report.plots import pyplot, save_png
 from ..report.tables import format_ci, markdown_table, percent
 from .scores import BUCKETS
 
-LABELS = {"stock": "stock", "bertram": "trained with bertram", "bertram_test_time": "bertram at test time only"}
+LABELS = {"stock": "stock", "bertram": "trained with bertram", "bertram_test_time": "bertram at test time only",
+          "bertram_without": "trained with bertram, run without it"}
 
 
 def pct(value: Optional[float]) -> str:

@@ -1,4 +1,4 @@
-"""The three NER systems of each fold, and training the two that are trained.
+"""The NER systems of each fold, and training the two that are trained.
 
 - `stock`: configs/ner_minilm.cfg trained on the fold (spacy-transformers' own
   architecture, no `bertram`);
@@ -6,10 +6,16 @@
   the encoder learn on the injected inputs;
 - `bertram_test_time`: the stock-trained NER with the trained-with-bertram
   pipeline's `bertram` component sourced in front of its transformer (same rule,
-  contexts and injection), added after training: what the paper's protocol measures.
+  contexts and injection), added after training: what the paper's protocol measures;
+- `bertram_without`: the trained-with-bertram pipeline run without its `bertram`
+  component, so its transformer reads the plain wordpieces: what the model learned
+  apart from the vectors (the vectors "zeroed" at test time).
 
-Both trainings go through `train_baseline` (bounded steps, the embedding layer
-frozen by the registered callback, output renamed into place). A run whose
+Both trainings go through `train_baseline` (bounded steps, output renamed into
+place), with the embedding layer frozen by the registered callback (`freeze`, the
+quick workflow) or fine-tuned with the rest of the encoder as spaCy does by
+default; `checkpoints` also saves each pipeline at those steps (the learning
+curve, `spacy_bertram/checkpoints.py`). A run whose
 `fold-I/SYSTEM.ner_run.json` (settings, config and data checksums, the BERTRAM model's
 hash and the component's default rare-word rule) equals the current one was
 trained to the end with them and is skipped, so a killed `ner-train` resumes and
@@ -22,7 +28,7 @@ import json
 import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence, Tuple, Union
 
 import spacy
 from spacy.util import registry
@@ -35,12 +41,13 @@ from ...types import PathLike
 from ..rarification.baseline import train_baseline
 from ..outputs import INFO_FILE, NER_TRAIN_OUTPUTS, TRAIN_SUMMARY
 from ..downstream.pipelines import load_injecting
+from ...checkpoints import CHECKPOINTS_DIR, step_dir
 from .folds import fold_dir, read_folds
 
 logger = logging.getLogger("spacy_bertram")
 
-STOCK, BERTRAM, TEST_TIME = "stock", "bertram", "bertram_test_time"
-SYSTEMS = (STOCK, BERTRAM, TEST_TIME)
+STOCK, BERTRAM, TEST_TIME, WITHOUT = "stock", "bertram", "bertram_test_time", "bertram_without"
+SYSTEMS = (STOCK, BERTRAM, TEST_TIME, WITHOUT)
 TRAINED = (STOCK, BERTRAM)
 #: fold-I/SYSTEM.ner_run.json: the settings fold I's SYSTEM was trained with
 RUN_FILE = "ner_run.json"
@@ -59,6 +66,8 @@ class NerTraining:
     eval_frequency: int = 50
     batch_size: int = 500
     learn_rate: float = 2e-4
+    freeze: bool = True
+    checkpoints: Tuple[int, ...] = ()
 
 
 def read_json(path: Path) -> object:
@@ -74,7 +83,7 @@ def run_settings(settings: NerTraining, config: str, paths: Dict[str, str], fold
         "data_md5": [md5_of(data / f"{part}.spacy") for part in ("train", "dev")]}
     if "bertram" in paths:
         wanted["bertram"] = component_identity(paths["bertram"])
-    return wanted
+    return json.loads(json.dumps(wanted))  # as the marker file reads back (tuples as lists)
 
 
 def component_identity(bertram: PathLike) -> Dict[str, str]:
@@ -88,9 +97,16 @@ def md5_of(path: Path) -> str:
     return hashlib.md5(path.read_bytes()).hexdigest()
 
 
-def model_dir(training_dir: PathLike, fold: int, system: str) -> Path:
-    """Where fold `fold`'s trained `system` is (its model-best)."""
-    return Path(training_dir) / f"fold-{fold}" / system / "model-best"
+#: Which saved pipeline of a run: "model-best", "model-last" or a checkpoint's step.
+Checkpoint = Union[str, int, None]
+
+
+def model_dir(training_dir: PathLike, fold: int, system: str, checkpoint: Checkpoint = None) -> Path:
+    """Where fold `fold`'s trained `system` is: its model-best (None), model-last, or its checkpoint at a step."""
+    run = Path(training_dir) / f"fold-{fold}" / system
+    if checkpoint is None or isinstance(checkpoint, str):
+        return run / (checkpoint or "model-best")
+    return step_dir(run / CHECKPOINTS_DIR, checkpoint)
 
 
 def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
@@ -124,33 +140,42 @@ def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
                     base_model=settings.base_model, gpu_id=settings.gpu_id, seed=settings.seed,
                     max_steps=settings.max_steps, eval_frequency=settings.eval_frequency,
                     batch_size=settings.batch_size, learn_rate=settings.learn_rate, paths=run_paths or None,
+                    freeze=settings.freeze, checkpoints=settings.checkpoints,
                     force=True,  # fold-I/SYSTEM is this command's own output
                 )
                 write_json_atomic(marker, wanted)
             dev = info.get("dev", {})
             runs.append({"fold": fold, "system": system, "seconds": info.get("seconds"),
-                         "dev_ents_f": dev.get("ents_f") if isinstance(dev, dict) else None})
+                         "dev_ents_f": dev.get("ents_f") if isinstance(dev, dict) else None,
+                         "embedding_drift": info.get("embedding_drift")})
     summary = {"settings": asdict(settings), "bertram": str(bertram), "context_store": context_store and str(context_store),
                "folds": k, "runs": runs, "seconds": round(sum(r["seconds"] or 0 for r in runs), 1)}
     write_json_atomic(Path(training_dir) / TRAIN_SUMMARY, summary)
     return summary
 
 
-def load_systems(training_dir: PathLike, fold: int):
-    """{system: nlp} of fold `fold`: the two trained pipelines and the stock one with bertram added."""
+def load_systems(training_dir: PathLike, fold: int, checkpoint: Checkpoint = None,
+                 systems: Sequence[str] = SYSTEMS):
+    """{system: nlp} of fold `fold` (model-best, or `checkpoint`) for each of `systems`: the two
+    trained pipelines, the stock one with bertram added, and the bertram one without it."""
     trained = {}
     for system in TRAINED:
-        path = model_dir(training_dir, fold, system)
+        path = model_dir(training_dir, fold, system, checkpoint)
         if not (path / "config.cfg").is_file():
             raise ValueError(Errors.E415.format(system=system, path=path))
         trained[system] = spacy.load(path)
     with_bertram = trained[BERTRAM]
     if "bertram" not in with_bertram.pipe_names:
         raise ValueError(Errors.E416.format(model=model_dir(training_dir, fold, BERTRAM)))
-    injection = with_bertram.config["components"]["transformer"]["model"].get("injection", "slash")
-    test_time = load_injecting(model_dir(training_dir, fold, STOCK), injection, needs="ner")
-    test_time.add_pipe("bertram", source=with_bertram, before="transformer")
-    return {STOCK: trained[STOCK], BERTRAM: with_bertram, TEST_TIME: test_time}
+    loaded = {STOCK: trained[STOCK], BERTRAM: with_bertram}
+    if TEST_TIME in systems:
+        injection = with_bertram.config["components"]["transformer"]["model"].get("injection", "slash")
+        loaded[TEST_TIME] = load_injecting(model_dir(training_dir, fold, STOCK, checkpoint), injection, needs="ner")
+        loaded[TEST_TIME].add_pipe("bertram", source=with_bertram, before="transformer")
+    if WITHOUT in systems:
+        loaded[WITHOUT] = spacy.load(model_dir(training_dir, fold, BERTRAM, checkpoint), exclude=["bertram"])
+    return {name: loaded[name] for name in systems}
 
 
-__all__ = ["BERTRAM", "NerTraining", "STOCK", "SYSTEMS", "TEST_TIME", "load_systems", "model_dir", "train_folds"]
+__all__ = ["BERTRAM", "NerTraining", "STOCK", "SYSTEMS", "TEST_TIME", "WITHOUT", "load_systems", "model_dir",
+           "train_folds"]

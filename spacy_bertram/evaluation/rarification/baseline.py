@@ -38,6 +38,7 @@ from ...errors import Errors
 from ...fileio import check_output_dir, write_json_atomic
 from ... import architectures  # noqa: F401  (registers spacy-bertram.encoder_path.v1 used by the configs)
 from ...injection.frozen_embeddings import FREEZE_CALLBACK, embedding_drift
+from ...checkpoints import CHECKPOINTS_DIR, LOGGER_NAME as CHECKPOINT_LOGGER, check_checkpoint_steps
 from ...pipeline.device import use_device
 from .datasets import (
     labels_of,
@@ -198,9 +199,13 @@ def baseline_config(
     learn_rate: float = 1e-4,
     warmup_steps: Optional[int] = None,
     freeze: bool = True,
+    checkpoints: Sequence[int] = (),
+    checkpoint_dir: Optional[PathLike] = None,
 ):
-    """The training config: `base_config` with bounded steps, the freezing callback,
-    the encoder and the seed set. Paths are left for overrides."""
+    """The training config: `base_config` with bounded steps, the freezing callback
+    (or none: `freeze=False` fine-tunes the embeddings too, spaCy's default), the
+    encoder and the seed set; with `checkpoints`, the pipeline is also saved at
+    those steps into `checkpoint_dir`. Paths are left for overrides."""
     config = Config().from_disk(base_config, interpolate=False)
     training = config["training"]
     training["max_steps"] = int(max_steps)
@@ -226,6 +231,13 @@ def baseline_config(
         bertram["base_model"] = base_model
     if freeze:
         config["initialize"]["after_init"] = {"@callbacks": FREEZE_CALLBACK}
+    elif config["initialize"].get("after_init", {}) == {"@callbacks": FREEZE_CALLBACK}:
+        config["initialize"]["after_init"] = None
+    if checkpoints:
+        steps = check_checkpoint_steps(checkpoints, int(eval_frequency), int(max_steps))
+        assert checkpoint_dir is not None, "checkpoints need a directory"
+        training["logger"] = {"@loggers": CHECKPOINT_LOGGER, "steps": list(steps), "directory": str(checkpoint_dir),
+                              "progress_bar": False}
     return config
 
 
@@ -245,8 +257,10 @@ def train_baseline(
     check_frozen: bool = True,
     paths: Optional[Dict[str, str]] = None,
     force: bool = False,
+    checkpoints: Sequence[int] = (),
 ) -> Dict[str, object]:
-    """`spacy train` on the augmented split; output_dir/model-best and model-last.
+    """`spacy train` on the augmented split; output_dir/model-best and model-last
+    (and output_dir/checkpoints/step-N for each of `checkpoints`).
 
     `paths` fills the config's other [paths] (a bertram config's `bertram` and
     `context_store`). Trains into a temp directory beside `output_dir` and renames
@@ -266,7 +280,8 @@ def train_baseline(
     output = Path(output_dir)
     tmp = output.parent / f".{output.name}.tmp"
     config = baseline_config(base_config, base_model, seed, max_steps, eval_frequency, batch_size,
-                             learn_rate, freeze=freeze)
+                             learn_rate, freeze=freeze, checkpoints=checkpoints,
+                             checkpoint_dir=tmp / CHECKPOINTS_DIR)
     config["paths"]["train"] = str(train_path)
     config["paths"]["dev"] = str(dev_path)
     for key, value in (paths or {}).items():
@@ -282,15 +297,14 @@ def train_baseline(
     info: Dict[str, object] = {
         "base_config": str(base_config), "base_model": base_model, "gpu_id": gpu_id, "seed": seed,
         "max_steps": max_steps, "batch_size": batch_size, "learn_rate": learn_rate,
-        "frozen_embeddings": freeze,
+        "frozen_embeddings": freeze, "checkpoints": list(checkpoints),
     }
     best = tmp / "model-best"
     meta = json.loads((best / "meta.json").read_text(encoding="utf8"))
     info["dev"] = meta.get("performance", {})
-    if check_frozen and freeze:
-        nlp = spacy.load(best)
-        info["embedding_drift"] = embedding_drift(nlp, base_model)
-        if info["embedding_drift"] != 0.0:
+    if check_frozen:  # fine-tuned: how far the embeddings moved (what the BERTRAM vectors do not follow)
+        info["embedding_drift"] = embedding_drift(spacy.load(best), base_model)
+        if freeze and info["embedding_drift"] != 0.0:
             raise RuntimeError(Errors.E305.format(drift=info["embedding_drift"]))
     info["seconds"] = round(time.time() - start, 2)
     _write_json(tmp / INFO_FILE, info)

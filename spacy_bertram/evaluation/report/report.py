@@ -7,7 +7,8 @@ baseline, exact McNemar p), the frequency plot, rarification and training
 figures, and the seconds of every step. With the pool step's pooled.json the
 pooled table (all rarified sets, bootstrap CIs) and its per-set rows come first,
 with the synonym step's synonyms.json the synonym-recovery table beside its oracle rows;
-the `ner` workflow's report (metrics/ner/report.md), if it ran, is a section.
+the `ner` and `ner-full` workflows' reports (metrics/ner/report.md, metrics/ner-full/report.md), if they ran,
+are sections.
 Missing pieces are reported as missing, never invented.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from ...errors import Errors
 from ...fileio import atomic_path, text_mark
 from ...types import PathLike
-from ..outputs import CURVE_OUTPUTS
+from ..outputs import CURVE_OUTPUTS, NER_CURVE_PLOT, PLOT_FILE, REPORT_FILE
 from ..downstream.pooling import load_pooled, pooled_markdown
 from ..synonyms.recovery import format_markdown as synonym_markdown
 from .system_names import system_title
@@ -204,12 +205,14 @@ def timing_rows(steps: Sequence[tuple]) -> List[str]:
     return markdown_table(("step", "seconds"), [*rows, ["total (steps that report their time)", f"{sum(done):.0f}"]])
 
 
-def ner_section(ner_report: Path, report_dir: Path) -> List[str]:
-    """The `ner` workflow's report (if it ran), its plot linked from where this report is."""
+def ner_section(ner_report: Path, report_dir: Path, plots: Sequence[str] = (PLOT_FILE,)) -> List[str]:
+    """The `ner` (or `ner-full`) workflow's report (if it ran), its plots linked from where this report is."""
     if not ner_report.is_file():
         return []
-    plot = Path(os.path.relpath(ner_report.parent, report_dir)) / "f1_by_rarity.png"
-    text = ner_report.read_text(encoding="utf8").replace("](f1_by_rarity.png)", f"]({plot.as_posix()})")
+    where = Path(os.path.relpath(ner_report.parent, report_dir))
+    text = ner_report.read_text(encoding="utf8")
+    for name in plots:
+        text = text.replace(f"]({name})", f"]({(where / name).as_posix()})")
     return ["", *text.rstrip("\n").splitlines()]
 
 
@@ -287,7 +290,8 @@ def write_report(
     wordsim = similarity_metrics(Path(metrics_dir) / "wordsim")
     lines += similarity_section(wordsim)
     lines += curve_section(Path(metrics_dir) / "curve" / "learning_curve.md", report_dir)
-    lines += ner_section(Path(metrics_dir) / "ner" / "report.md", report_dir)
+    lines += ner_section(Path(metrics_dir) / "ner" / REPORT_FILE, report_dir)
+    lines += ner_section(Path(metrics_dir) / "ner-full" / REPORT_FILE, report_dir, plots=(NER_CURVE_PLOT,))
     lines += ["", "## Time per step", ""]
     steps: List[tuple] = [("prepare (corpus -> context store)", prepare.get("seconds") if prepare else None)]
     if bertram and "total" in bertram.get("seconds_this_call", {}):
