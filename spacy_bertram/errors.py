@@ -467,6 +467,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "on these folds (ner-train --force) or point ner-full-evaluate at the folds it was trained on.")
     E421 = ("seed {seed}'s predictions hold {n} texts (or another order) where the first seed's hold {n_first}: "
             "every seed must be predicted on the same folds; run ner-full-evaluate again.")
+    E422 = ("the ner component's tok2vec ({name}) reads no transformer listener, so there is no listener gradient "
+            "to measure; the NER configs (configs/ner_minilm*.cfg) use spacy-transformers.TransformerListener.v1.")
 
     # E5xx: the definition dictionary (dictionary/)
     E501 = "--sources {text!r}: choose one or more of {sources} (comma-separated)"

@@ -89,6 +89,9 @@ def test_ner_full_pools_variants_seeds_and_checkpoints(tmp_path, tiny_bert_path,
     gain = tuned["delta_f1"]["bertram"]["rare"]
     assert len(gain["per_seed"]) == 2 and set(gain) >= {"texts", "texts_and_seeds"}
     assert [p["step"] for p in tuned["curve"]["points"]] == [2, 4] and metrics["variants"]["frozen"]["curve"] is None
+    gradients = tuned["listener_gradient"]["systems"]
+    assert set(gradients) == {"stock", "bertram"} and all(g["n_rare"] + g["n_other"] > 0 for g in gradients.values())
+    assert all(g["other"] > 0 for g in gradients.values())  # the NER's loss reaches the tokens through the listener
     assert (tmp_path / "out" / "tuned" / "seed-0" / "step-2" / "fold-0.jsonl").is_file()
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf8")
     assert "embeddings fine-tuned" in report and "ΔF1 [95% CI: texts and seeds]" in report

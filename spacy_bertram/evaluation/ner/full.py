@@ -11,7 +11,8 @@ into OUT:
 - metrics.json: per variant, each system's P/R/F1 pooled over folds and seeds,
   ΔF1 against stock overall and on rare-token entities with the two intervals
   of `seeds` (texts; texts and seeds) and the per-seed ΔF1, per type; the curve's
-  points; the embedding drift and the training seconds of every run;
+  points; the listener's gradient at rare tokens (`attribution`, first seed, fold 0);
+  the embedding drift and the training seconds of every run;
 - report.md and learning_curve.png (`full_report`).
 """
 from __future__ import annotations
@@ -23,18 +24,21 @@ import time
 from pathlib import Path
 from typing import Dict, List, Mapping, Sequence
 
+from spacy.tokens import DocBin
+
 from ...errors import Errors
 from ...fileio import check_output_dir, mark_json, write_json_atomic
 from ...pipeline.device import use_device
 from ...types import PathLike
 from ..outputs import METRICS_FILE, NER_FULL_OUTPUTS, TRAIN_SUMMARY
 from .compare import DEFAULT_RESAMPLES, compare_to_stock
-from .folds import read_folds
+from .attribution import rare_token_gradients
+from .folds import fold_dir, read_folds
 from .full_report import write_full_report
 from .predict import predict_folds, read_rows
 from .scores import score_system
 from .seeds import pooled_rows, seeded_delta_f1
-from .systems import BERTRAM, STOCK, SYSTEMS
+from .systems import BERTRAM, STOCK, SYSTEMS, load_systems
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -42,6 +46,8 @@ logger = logging.getLogger("spacy_bertram")
 VARIANTS = ("frozen", "tuned")
 CURVE_SYSTEMS = (STOCK, BERTRAM)
 SEED_DIR = re.compile(r"^seed-(\d+)$")
+#: Test texts of fold 0 whose listener gradients are measured (per variant, its first seed).
+GRADIENT_TEXTS = 300
 
 
 def seed_dir(root: PathLike, variant: str, seed: int) -> Path:
@@ -96,6 +102,17 @@ def curve_points(folds_dir: PathLike, run: Path, out: Path, steps: Sequence[int]
     return points
 
 
+def listener_gradients(folds_dir: PathLike, run: Path, max_texts: int) -> Dict[str, object]:
+    """The listener's gradient at rare tokens against the others (`attribution`), stock and trained with
+    bertram, on fold 0's first `max_texts` test texts."""
+    pipelines = load_systems(run, 0, systems=CURVE_SYSTEMS)
+    gold = list(DocBin().from_disk(fold_dir(folds_dir, 0) / "test.spacy").get_docs(pipelines[STOCK].vocab))
+    gold = gold[:max_texts]
+    component = pipelines[BERTRAM].get_pipe("bertram")
+    rare = [component.rare_tokens(doc) for doc in gold]
+    return {"fold": 0, "texts": len(gold), "systems": rare_token_gradients(pipelines, gold, rare)}
+
+
 def evaluate_full(folds_dir: PathLike, training_root: PathLike, output_dir: PathLike,
                   n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, gpu_id: int = -1,
                   force: bool = False) -> Dict[str, object]:
@@ -107,7 +124,7 @@ def evaluate_full(folds_dir: PathLike, training_root: PathLike, output_dir: Path
     out = Path(output_dir)
     variants: Dict[str, object] = {}
     for variant, runs in find_runs(training_root).items():
-        per_seed, curve, trainings = [], None, []
+        per_seed, curve, gradients, trainings = [], None, None, []
         for run_seed, run in runs.items():
             summary = train_summary(run)
             if summary["folds"] != info["folds"]:
@@ -118,12 +135,14 @@ def evaluate_full(folds_dir: PathLike, training_root: PathLike, output_dir: Path
             per_seed.append(read_rows(predict_folds(folds_dir, run, target)))
             settings = summary["settings"]
             trainings.append({"seed": run_seed, "seconds": summary["seconds"], "runs": summary["runs"]})
+            if gradients is None:
+                gradients = listener_gradients(folds_dir, run, GRADIENT_TEXTS)
             if settings.get("checkpoints") and curve is None:
                 curve = {"seed": run_seed, "points": curve_points(
                     folds_dir, run, target, settings["checkpoints"], settings["max_steps"], n_resamples, seed)}
         variants[variant] = {**summarise_seeds(per_seed, SYSTEMS, n_resamples, seed),
                              "seed_list": list(runs), "settings": train_summary(next(iter(runs.values())))["settings"],
-                             "curve": curve, "trainings": trainings}
+                             "curve": curve, "listener_gradient": gradients, "trainings": trainings}
     metrics: Dict[str, object] = {
         "source": info.get("source"), "folds": info["folds"], "fold_seed": info.get("seed"),
         "bootstrap_resamples": n_resamples, "systems": list(SYSTEMS), "variants": variants,

@@ -64,6 +64,17 @@ def curve_table(curve: Mapping) -> List[str]:
                            "ΔF1 rare [95% CI]"), rows, text_columns=0)
 
 
+def gradient_table(gradients: Mapping) -> List[str]:
+    """The listener's gradient at rare tokens against the others, per system (`attribution`)."""
+    rows = []
+    for name, g in gradients["systems"].items():
+        token_share = g["n_rare"] / max(1, g["n_rare"] + g["n_other"])
+        rows.append([LABELS.get(name, name), f"{g['rare']:.4f}", f"{g['other']:.4f}", f"{g['ratio']:.2f}",
+                     f"{100 * g['rare_share_of_gradient']:.1f}%", f"{100 * token_share:.1f}%"])
+    return markdown_table(("system", "mean norm at rare tokens", "at other tokens", "ratio",
+                           "rare tokens' share of the gradient", "rare tokens' share of the tokens"), rows)
+
+
 def drift_line(summary: Mapping) -> str:
     drifts = [r["embedding_drift"] for t in summary["trainings"] for r in t["runs"]
               if r.get("embedding_drift") is not None]
@@ -107,6 +118,11 @@ def write_full_report(metrics: Mapping, out: Path) -> Path:
                   f"{summary['rare_tokens']} tokens the bertram component calls rare.", "",
                   *variant_table(summary), "", "Per type (trained with bertram against stock):", "",
                   *type_gain_table(summary), "", drift_line(summary), ""]
+        if summary.get("listener_gradient"):
+            g = summary["listener_gradient"]
+            lines += [f"The NER listener's gradient (its loss with respect to each token's transformer vector; "
+                      f"seed {summary['seed_list'][0]}, the first {g['texts']} test texts of fold {g['fold']}, "
+                      "gold entities, no update):", "", *gradient_table(g), ""]
         if summary.get("curve"):
             curves[variant] = summary["curve"]
             lines += [f"Learning curve (seed {summary['curve']['seed']}, the last step is model-last; ΔF1 CI over "
