@@ -109,7 +109,8 @@ def ner_evaluate_cmd(
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
-    """Stock, trained with bertram, and bertram at test time only, on every test fold."""
+    """Stock, trained with bertram, bertram at test time only, and trained with it but run without, on every
+    test fold."""
     run_checked(check_options, bootstrap_resamples=(bootstrap_resamples, ">= 1"))
     run_checked(check_output_dir, output_dir, NER_EVALUATE_OUTPUTS, command="ner-evaluate", force=force,
                 marked=[METRICS_FILE])
@@ -120,10 +121,7 @@ def ner_evaluate_cmd(
     setup_logging()
     metrics = run_checked(evaluate_ner, folds_dir, training_dir, output_dir, n_resamples=bootstrap_resamples,
                           seed=seed, gpu_id=gpu_id, force=force)
-    pooled = metrics["pooled"]
-    echo_json({"f1": {s: v["subsets"]["all"]["f"] for s, v in pooled["systems"].items()},
-               "f1_rare": {s: v["subsets"]["rare"]["f"] for s, v in pooled["systems"].items()},
-               "delta_f1": pooled["delta_f1"]})
+    echo_json(f1_summary(metrics["pooled"]))
 
 
 @app.command("ner-full-evaluate")
@@ -148,8 +146,14 @@ def ner_full_evaluate_cmd(
     setup_logging()
     metrics = run_checked(evaluate_full, folds_dir, training_root, output_dir, n_resamples=bootstrap_resamples,
                           seed=seed, gpu_id=gpu_id, force=force)
-    echo_json({variant: {"f1": {s: v["subsets"]["all"]["f"] for s, v in summary["systems"].items()},
-                         "f1_rare": {s: v["subsets"]["rare"]["f"] for s, v in summary["systems"].items()},
-                         "delta_f1": {s: {sub: ci["texts_and_seeds"] for sub, ci in d.items()}
-                                      for s, d in summary["delta_f1"].items()}}
+    echo_json({variant: f1_summary(summary, interval="texts_and_seeds")
                for variant, summary in metrics["variants"].items()})
+
+
+def f1_summary(summary: dict, interval: Optional[str] = None) -> dict:
+    """F1 per system, overall and on rare-token entities, and the ΔF1 CIs (one `interval` of seeded ones)."""
+    systems = summary["systems"]
+    return {"f1": {s: v["subsets"]["all"]["f"] for s, v in systems.items()},
+            "f1_rare": {s: v["subsets"]["rare"]["f"] for s, v in systems.items()},
+            "delta_f1": {s: {sub: ci[interval] if interval else ci for sub, ci in d.items()}
+                         for s, d in summary["delta_f1"].items()}}

@@ -42,7 +42,7 @@ def summarise(rows: Sequence[Mapping], systems: Sequence[str], n_resamples: int,
 def evaluate_ner(folds_dir: PathLike, training_dir: PathLike, output_dir: PathLike,
                  n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, gpu_id: int = -1,
                  force: bool = False) -> Dict[str, object]:
-    """Predict every fold with the three systems, score, bootstrap, write the outputs."""
+    """Predict every fold with every system, score, bootstrap, write the outputs."""
     check_output_dir(output_dir, NER_EVALUATE_OUTPUTS, command="ner-evaluate", force=force, marked=[METRICS_FILE])
     use_device(gpu_id)
     start = time.time()
