@@ -12,6 +12,7 @@ import spacy
 from spacy_bertram.evaluation.ner.data import parse_iob, tagged_doc
 from spacy_bertram.evaluation.ner.evaluate import evaluate_ner
 from spacy_bertram.evaluation.ner.folds import write_folds
+from spacy_bertram.evaluation.ner.predict import share_vector_caches
 from spacy_bertram.evaluation.ner.full import evaluate_full, seed_dir
 from spacy_bertram.evaluation.ner.systems import SYSTEMS, NerTraining, load_systems, train_folds
 
@@ -79,8 +80,12 @@ def test_ner_full_pools_variants_seeds_and_checkpoints(tmp_path, tiny_bert_path,
         assert all(d > 0 for d in drifts) if variant == "tuned" else drifts == [0.0] * 4  # fine-tuned: they moved
     assert (seed_dir(tmp_path / "train", "tuned", 0) / "fold-1" / "bertram" / "checkpoints" / "step-2"
             / "config.cfg").is_file()
-    without = load_systems(seed_dir(tmp_path / "train", "tuned", 0), 0)["bertram_without"]
-    assert without.pipe_names == ["transformer", "ner"]
+    seeds = [load_systems(seed_dir(tmp_path / "train", "tuned", s), 0) for s in (0, 1)]
+    assert seeds[0]["bertram_without"].pipe_names == ["transformer", "ner"]
+    caches = {}
+    share_vector_caches([*seeds[0].values(), *seeds[1].values()], caches)  # one BERTRAM model: one cache
+    assert len(caches) == 1 and all(nlp.get_pipe("bertram").cache is next(iter(caches.values()))
+                                    for systems in seeds for nlp in systems.values() if "bertram" in nlp.pipe_names)
     metrics = evaluate_full(tmp_path / "folds", tmp_path / "train", tmp_path / "out", n_resamples=50)
     tuned = metrics["variants"]["tuned"]
     assert tuned["seed_list"] == [0, 1] and tuned["seeds"] == 2 and metrics["variants"]["frozen"]["seeds"] == 1
@@ -89,6 +94,7 @@ def test_ner_full_pools_variants_seeds_and_checkpoints(tmp_path, tiny_bert_path,
     gain = tuned["delta_f1"]["bertram"]["rare"]
     assert len(gain["per_seed"]) == 2 and set(gain) >= {"texts", "texts_and_seeds"}
     assert [p["step"] for p in tuned["curve"]["points"]] == [2, 4] and metrics["variants"]["frozen"]["curve"] is None
+    assert tuned["curve"]["points"][-1]["model"] == "model-best"
     gradients = tuned["listener_gradient"]["systems"]
     assert set(gradients) == {"stock", "bertram"} and all(g["n_rare"] + g["n_other"] > 0 for g in gradients.values())
     assert all(g["other"] > 0 for g in gradients.values())  # the NER's loss reaches the tokens through the listener

@@ -7,7 +7,8 @@ into OUT:
 
 - VARIANT/seed-S/fold-I.jsonl: every system's predictions (see `predict`), and
   VARIANT/seed-S/step-N/fold-I.jsonl at each checkpoint of a run trained with
-  `--checkpoints` (the learning curve: stock and trained with bertram);
+  `--checkpoints` (the learning curve: stock and trained with bertram; its last
+  point is the run's model-best, the pipeline the table scores);
 - metrics.json: per variant, each system's P/R/F1 pooled over folds and seeds,
   ΔF1 against stock overall and on rare-token entities with the two intervals
   of `seeds` (texts; texts and seeds) and the per-seed ΔF1, per type; the curve's
@@ -29,6 +30,7 @@ from spacy.tokens import DocBin
 from ...errors import Errors
 from ...fileio import check_output_dir, mark_json, write_json_atomic
 from ...pipeline.device import use_device
+from ...pipeline.vector_cache import VectorCache
 from ...types import PathLike
 from ..outputs import METRICS_FILE, NER_FULL_OUTPUTS, TRAIN_SUMMARY
 from .compare import DEFAULT_RESAMPLES, compare_to_stock
@@ -85,16 +87,20 @@ def summarise_seeds(runs: Sequence[Sequence[Mapping]], systems: Sequence[str], n
 
 
 def curve_points(folds_dir: PathLike, run: Path, out: Path, steps: Sequence[int], max_steps: int,
-                 n_resamples: int, seed: int) -> List[Dict[str, object]]:
-    """F1 of stock and trained-with-bertram at each checkpoint and at the last step, with ΔF1 CIs (texts)."""
+                 final_rows: Sequence[Mapping], n_resamples: int, seed: int,
+                 caches: Dict[str, VectorCache]) -> List[Dict[str, object]]:
+    """F1 of stock and trained-with-bertram at each checkpoint, then the run's model-best (its predictions
+    `final_rows`, the run's last step as its x), with ΔF1 CIs (texts)."""
     points = []
     for step in [*steps, max_steps]:
-        checkpoint = "model-last" if step == max_steps else step
-        paths = predict_folds(folds_dir, run, out / f"step-{step}", checkpoint=checkpoint, systems=CURVE_SYSTEMS)
-        rows = read_rows(paths)
+        if step == max_steps:
+            rows = final_rows
+        else:
+            rows = read_rows(predict_folds(folds_dir, run, out / f"step-{step}", checkpoint=step,
+                                           systems=CURVE_SYSTEMS, caches=caches))
         scores = {s: score_system(rows, s, types=()) for s in CURVE_SYSTEMS}
         points.append({
-            "step": step,
+            "step": step, "model": "model-best" if step == max_steps else f"checkpoint at step {step}",
             "f1": {s: {sub: scores[s]["subsets"][sub]["f"] for sub in ("all", "rare")} for s in CURVE_SYSTEMS},
             "delta_f1": compare_to_stock(rows, CURVE_SYSTEMS, STOCK, n_resamples=n_resamples, seed=seed,
                                          strata=[row["fold"] for row in rows])[BERTRAM],
@@ -123,6 +129,7 @@ def evaluate_full(folds_dir: PathLike, training_root: PathLike, output_dir: Path
     info = read_folds(folds_dir)
     out = Path(output_dir)
     variants: Dict[str, object] = {}
+    caches: Dict[str, VectorCache] = {}  # one vector cache per BERTRAM model for every run and checkpoint
     for variant, runs in find_runs(training_root).items():
         per_seed, curve, gradients, trainings = [], None, None, []
         for run_seed, run in runs.items():
@@ -132,14 +139,15 @@ def evaluate_full(folds_dir: PathLike, training_root: PathLike, output_dir: Path
                                                     expected=info["folds"]))
             target = seed_dir(out, variant, run_seed)
             logger.info("%s seed %d: predicting %d folds", variant, run_seed, info["folds"])
-            per_seed.append(read_rows(predict_folds(folds_dir, run, target)))
+            per_seed.append(read_rows(predict_folds(folds_dir, run, target, caches=caches)))
             settings = summary["settings"]
             trainings.append({"seed": run_seed, "seconds": summary["seconds"], "runs": summary["runs"]})
             if gradients is None:
                 gradients = listener_gradients(folds_dir, run, GRADIENT_TEXTS)
             if settings.get("checkpoints") and curve is None:
                 curve = {"seed": run_seed, "points": curve_points(
-                    folds_dir, run, target, settings["checkpoints"], settings["max_steps"], n_resamples, seed)}
+                    folds_dir, run, target, settings["checkpoints"], settings["max_steps"], per_seed[-1],
+                    n_resamples, seed, caches)}
         variants[variant] = {**summarise_seeds(per_seed, SYSTEMS, n_resamples, seed),
                              "seed_list": list(runs), "settings": train_summary(next(iter(runs.values())))["settings"],
                              "curve": curve, "listener_gradient": gradients, "trainings": trainings}

@@ -125,8 +125,9 @@ def write_full_report(metrics: Mapping, out: Path) -> Path:
                       "gold entities, no update):", "", *gradient_table(g), ""]
         if summary.get("curve"):
             curves[variant] = summary["curve"]
-            lines += [f"Learning curve (seed {summary['curve']['seed']}, the last step is model-last; ΔF1 CI over "
-                      "texts):", "", *curve_table(summary["curve"]), ""]
+            lines += [f"Learning curve (seed {summary['curve']['seed']}; the pipelines saved at the first steps, "
+                      "then model-best, the table's pipeline, at the run's last step; ΔF1 CI over texts):", "",
+                      *curve_table(summary["curve"]), ""]
     if curves:
         plot_learning_curves(curves, out / NER_CURVE_PLOT)
         lines += [f"![F1 against training steps]({NER_CURVE_PLOT})", ""]

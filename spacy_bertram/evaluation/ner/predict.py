@@ -15,13 +15,15 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence
 
 import spacy
+from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
 from ...errors import Errors
 from ...fileio import atomic_path
+from ...pipeline.vector_cache import VectorCache
 from ...types import PathLike
 from .folds import fold_dir, read_folds
 from .systems import BERTRAM, SYSTEMS, Checkpoint, load_systems
@@ -55,17 +57,35 @@ def predict_fold(systems: Dict[str, object], gold: Sequence[Doc], ids: Sequence[
     return rows
 
 
+def share_vector_caches(pipelines: Iterable[Language], caches: Dict[str, VectorCache]) -> None:
+    """Give every `bertram` component of the same BERTRAM model one vector cache.
+
+    NER training leaves the component's weights as they were loaded (it has no
+    weight update), so the pipelines of every seed and checkpoint infer the same
+    vectors: one cache per model fingerprint spares inferring them again.
+    """
+    for nlp in pipelines:
+        if "bertram" in nlp.pipe_names:
+            component = nlp.get_pipe("bertram")
+            model_id = component.cfg.get("model_id")
+            if model_id is not None:
+                component.cache = caches.setdefault(model_id, component.cache)
+
+
 def predict_folds(folds_dir: PathLike, training_dir: PathLike, output_dir: PathLike, checkpoint: Checkpoint = None,
-                  systems: Sequence[str] = SYSTEMS) -> List[Path]:
+                  systems: Sequence[str] = SYSTEMS, caches: Optional[Dict[str, VectorCache]] = None) -> List[Path]:
     """fold-I.jsonl for every fold (always predicted again: the models may have changed); returns their paths.
 
-    `checkpoint`: which saved pipelines (model-best by default, see `systems.model_dir`)."""
+    `checkpoint`: which saved pipelines (model-best by default, see `systems.model_dir`); `caches`: vector
+    caches shared by model fingerprint across calls (`share_vector_caches`)."""
     info = read_folds(folds_dir)
     paths = []
     for fold, part in enumerate(info["parts"]):  # type: ignore[arg-type]
         path = Path(output_dir) / f"fold-{fold}.jsonl"
         paths.append(path)
         loaded = load_systems(training_dir, fold, checkpoint, systems)
+        if caches is not None:
+            share_vector_caches(loaded.values(), caches)
         vocab = spacy.blank("en").vocab
         gold = list(DocBin().from_disk(fold_dir(folds_dir, fold) / "test.spacy").get_docs(vocab))
         ids = part["test_ids"]
@@ -86,4 +106,4 @@ def read_rows(paths: Sequence[PathLike]) -> List[Row]:
     return rows
 
 
-__all__ = ["bare_copy", "predict_fold", "predict_folds", "read_rows", "spans_of"]
+__all__ = ["bare_copy", "predict_fold", "predict_folds", "read_rows", "share_vector_caches", "spans_of"]
