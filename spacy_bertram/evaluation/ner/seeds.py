@@ -19,7 +19,7 @@ test-time-only system really shares its seed's stock model.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Sequence, Tuple
+from typing import Dict, List, Mapping, Sequence
 
 import numpy as np
 
@@ -112,10 +112,5 @@ def pooled_rows(runs: Sequence[Rows]) -> List[Mapping]:
     return [row for rows in runs for row in rows]
 
 
-def seed_spread(per_seed: Sequence[float]) -> Tuple[float, float]:
-    """(lowest, highest) per-seed ΔF1."""
-    return float(min(per_seed)), float(max(per_seed))
-
-
-__all__ = ["INTERVALS", "check_aligned", "count_tensor", "pooled_rows", "seed_multiplicities", "seed_spread",
-           "seeded_delta_f1", "weighted_sums"]
+__all__ = ["INTERVALS", "check_aligned", "count_tensor", "pooled_rows", "seed_multiplicities", "seeded_delta_f1",
+           "weighted_sums"]
