@@ -131,7 +131,7 @@ def evaluate_full(folds_dir: PathLike, training_root: PathLike, output_dir: Path
     variants: Dict[str, object] = {}
     caches: Dict[str, VectorCache] = {}  # one vector cache per BERTRAM model for every run and checkpoint
     for variant, runs in find_runs(training_root).items():
-        per_seed, curve, gradients, trainings = [], None, None, []
+        per_seed, curve, gradients, trainings, first_settings = [], None, None, [], None
         for run_seed, run in runs.items():
             summary = train_summary(run)
             if summary["folds"] != info["folds"]:
@@ -141,6 +141,7 @@ def evaluate_full(folds_dir: PathLike, training_root: PathLike, output_dir: Path
             logger.info("%s seed %d: predicting %d folds", variant, run_seed, info["folds"])
             per_seed.append(read_rows(predict_folds(folds_dir, run, target, caches=caches)))
             settings = summary["settings"]
+            first_settings = first_settings or settings
             trainings.append({"seed": run_seed, "seconds": summary["seconds"], "runs": summary["runs"]})
             if gradients is None:
                 gradients = listener_gradients(folds_dir, run, GRADIENT_TEXTS)
@@ -149,7 +150,7 @@ def evaluate_full(folds_dir: PathLike, training_root: PathLike, output_dir: Path
                     folds_dir, run, target, settings["checkpoints"], settings["max_steps"], per_seed[-1],
                     n_resamples, seed, caches)}
         variants[variant] = {**summarise_seeds(per_seed, SYSTEMS, n_resamples, seed),
-                             "seed_list": list(runs), "settings": train_summary(next(iter(runs.values())))["settings"],
+                             "seed_list": list(runs), "settings": first_settings,
                              "curve": curve, "listener_gradient": gradients, "trainings": trainings}
     metrics: Dict[str, object] = {
         "source": info.get("source"), "folds": info["folds"], "fold_seed": info.get("seed"),
