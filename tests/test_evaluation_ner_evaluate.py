@@ -1,11 +1,13 @@
 """The NER workflows end to end on a tiny BERT: folds, both trainings, the systems, metrics, report; ner-full's
-variants, seeds and checkpoints."""
+variants, seeds and checkpoints; the runs trained at once on Dask."""
 from __future__ import annotations
 
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import List
 
+import numpy as np
 import pytest
 import spacy
 
@@ -102,3 +104,45 @@ def test_ner_full_pools_variants_seeds_and_checkpoints(tmp_path, tiny_bert_path,
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf8")
     assert "embeddings fine-tuned" in report and "ΔF1 [95% CI: texts and seeds]" in report
     assert (tmp_path / "out" / "learning_curve.png").stat().st_size > 1000
+
+
+def trained_weights(training_dir: Path, fold: int, system: str) -> List[np.ndarray]:
+    nlp = spacy.load(training_dir / f"fold-{fold}" / system / "model-best")
+    return [node.get_param(name) for pipe in ("transformer", "ner") for node in nlp.get_pipe(pipe).model.walk()
+            for name in node.param_names if node.has_param(name)]
+
+
+@pytest.mark.slow
+def test_runs_train_at_once_on_a_local_dask_cluster(tmp_path, tiny_bert_path, bertram_assets):
+    """Two worker processes train the four runs as this process does one after the other: the same
+    trainings (seed, data, config) up to float noise, each run marked done, a rerun skips them.
+
+    Noise only: BLAS sums in another order with another thread count, and Adam turns a near-zero
+    gradient's last bits into a step of the learning rate, so weights agree to a few such steps
+    (a wrong seed would differ by the NER layers' initial scale, ~0.1)."""
+    pytest.importorskip("distributed")
+    from spacy_bertram.training.distributed import open_client
+
+    nlp = spacy.blank("en")
+    docs = [tagged_doc(nlp.vocab, t) for t in parse_iob(tiny_iob().splitlines(), "tiny")]
+    write_folds(docs, tmp_path / "folds", k=2, seed=0, dev_share=0.2, source="tiny")
+    settings = NerTraining(str(ROOT / "configs" / "ner_minilm.cfg"), str(ROOT / "configs" / "ner_minilm_bertram.cfg"),
+                           tiny_bert_path, max_steps=3, eval_frequency=3, batch_size=200, learn_rate=1e-3, freeze=False)
+    model, store = bertram_assets["model"], bertram_assets["store"]
+    here = train_folds(tmp_path / "folds", tmp_path / "here", model, store, settings)
+    client, close = open_client(None, 2, ())
+    try:
+        there = train_folds(tmp_path / "folds", tmp_path / "dask", model, store, settings, client=client,
+                            torch_threads=1)
+        again = train_folds(tmp_path / "folds", tmp_path / "dask", model, store, settings, client=client)
+    finally:
+        close()
+    assert [(r["fold"], r["system"]) for r in there["runs"]] == [(r["fold"], r["system"]) for r in here["runs"]]
+    assert [r["embedding_drift"] for r in there["runs"]] == pytest.approx([r["embedding_drift"] for r in here["runs"]],
+                                                                          rel=0.05)
+    assert [r["seconds"] for r in again["runs"]] == [r["seconds"] for r in there["runs"]]  # skipped, not retrained
+    for fold in (0, 1):
+        for system in ("stock", "bertram"):
+            assert (tmp_path / "dask" / f"fold-{fold}" / f"{system}.ner_run.json").is_file()
+            pairs = zip(trained_weights(tmp_path / "here", fold, system), trained_weights(tmp_path / "dask", fold, system))
+            assert all(np.allclose(a, b, atol=2 * settings.max_steps * settings.learn_rate) for a, b in pairs)

@@ -103,32 +103,41 @@ def local_cuda_cluster(gpu_ids: Sequence[int]) -> Any:
 def run_on_dask(
     client: Any, shards: ShardStore, todo: Sequence[int], job: JobSettings, model_id: str, progress: bool = True
 ) -> None:
-    """Compute the `todo` shards on the cluster, writing each one as it finishes.
+    """Compute the `todo` shards on the cluster, writing each one as it finishes (the shards
+    written before an error stay for the next run)."""
+    client.register_plugin(make_plugin(job), name=PLUGIN_NAME)
 
-    Dask's progress bar runs beside the writer; on any error the remaining
-    tasks are cancelled and the shards written so far stay for the next run.
+    def write(position: int, result: Tuple[str, numpy.ndarray]) -> None:
+        fingerprint, vectors = result
+        if fingerprint != model_id:
+            raise ValueError(Errors.E223.format(model_path=job.model_path, fingerprint=fingerprint, model_id=model_id))
+        shards.write(todo[position], vectors)
+
+    run_tasks(client, infer_shard, [(shards.shard_words(index), job) for index in todo],
+              [f"bertram-shard-{index}-{model_id[:8]}" for index in todo], write, progress)
+
+
+def run_tasks(
+    client: Any, task: Callable[..., Any], arguments: Sequence[Tuple[Any, ...]], keys: Sequence[str],
+    on_result: Callable[[int, Any], None], progress: bool = True,
+) -> None:
+    """`task(*arguments[i])` for every i on the cluster; `on_result(i, result)` here as each one finishes.
+
+    Dask's progress bar runs beside the handler; on any error (a task's, or the
+    handler's) the remaining tasks are cancelled, and what the handler kept stays.
     """
     from distributed import as_completed
     from distributed.diagnostics.progressbar import progress as dask_progress
 
-    client.register_plugin(make_plugin(job), name=PLUGIN_NAME)
-    futures = [
-        client.submit(infer_shard, shards.shard_words(index), job, key=f"bertram-shard-{index}-{model_id[:8]}", pure=False)
-        for index in todo
-    ]
-    index_of = {future.key: index for future, index in zip(futures, todo)}
+    futures = [client.submit(task, *args, key=key, pure=False) for args, key in zip(arguments, keys)]
+    position_of = {future.key: position for position, future in enumerate(futures)}
     bar: Optional[threading.Thread] = None
     if progress:
         bar = threading.Thread(target=dask_progress, args=(futures,), kwargs={"notebook": False}, daemon=True)
         bar.start()
     try:
         for future in as_completed(futures):
-            fingerprint, vectors = future.result()
-            if fingerprint != model_id:
-                raise ValueError(
-                    Errors.E223.format(model_path=job.model_path, fingerprint=fingerprint, model_id=model_id)
-                )
-            shards.write(index_of[future.key], vectors)
+            on_result(position_of[future.key], future.result())
             future.release()
     except BaseException:
         client.cancel(futures)
@@ -136,3 +145,15 @@ def run_on_dask(
     finally:
         if bar is not None:
             bar.join(timeout=5)
+
+
+def describe_client(client: Any) -> str:
+    info = client.scheduler_info()
+    workers = info.get("workers", {})
+    return f"Dask scheduler {info.get('address')} with {len(workers)} workers"
+
+
+def local_threads(client: Any) -> int:
+    """Torch threads per worker of a local cluster: the cores shared out among the workers."""
+    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+    return max(1, (os.cpu_count() or 1) // n_workers)

@@ -10,7 +10,6 @@ word's first `max_contexts` store contexts through `BertramNetwork.infer`.
 from __future__ import annotations
 
 import logging
-import os
 import time
 import warnings
 from dataclasses import asdict
@@ -26,7 +25,7 @@ from ..pipeline.vector_table import META_FILE, VectorTable, encoder_identity
 from ..pipeline.word_sources import word_key_function
 from ..storage import load_bertram, model_fingerprint
 from ..types import PathLike
-from .distributed import open_client, run_on_dask
+from .distributed import describe_client, local_threads, open_client, run_on_dask
 from .settings import VECTORS_OUTPUTS, check_vector_settings
 from .shards import JobSettings, ShardStore, infer_words, worker_state
 
@@ -196,15 +195,3 @@ def build_vector_table(
         "words_per_s": round(computed / compute_seconds, 1) if computed and compute_seconds > 0 else None,
         "seconds": round(time.perf_counter() - start, 2),
     }
-
-
-def describe_client(client: Any) -> str:
-    info = client.scheduler_info()
-    workers = info.get("workers", {})
-    return f"Dask scheduler {info.get('address')} with {len(workers)} workers"
-
-
-def local_threads(client: Any) -> int:
-    """Torch threads per worker of a local cluster: the cores shared out among the workers."""
-    n_workers = max(1, len(client.scheduler_info().get("workers", {})))
-    return max(1, (os.cpu_count() or 1) // n_workers)

@@ -2,7 +2,7 @@
 
   ner-folds     NER data (WNUT-16 tweets, an IOB file, or your .spacy files) -> k folds of DocBins
   ner-train     stock and bertram NER trained on every fold (bounded steps, embeddings frozen or fine-tuned,
-                checkpoints for a learning curve)
+                checkpoints for a learning curve; several runs at once on Dask)
   ner-evaluate  the four systems on every test fold: P/R/F1, rare-token entities, ΔF1 CIs, report, plot
   ner-full-evaluate  frozen and fine-tuned runs of several seeds pooled, seeded CIs, learning curve, report
 """
@@ -16,6 +16,7 @@ from ...app import (FORCE_HELP, GPU_HELP, app, check_gpu, check_lang, check_made
 from ...errors import Errors
 from ...fileio import check_output_dir
 from ..outputs import METRICS_FILE, NER_EVALUATE_OUTPUTS, NER_FOLDS_OUTPUTS, NER_FULL_OUTPUTS, NER_TRAIN_OUTPUTS
+from ...training.settings import check_workers
 
 #: What ner-train and ner-evaluate read from the directory ner-folds writes.
 FOLDS_FILES = ("folds.json",)
@@ -70,6 +71,10 @@ def ner_train_cmd(
                                    "without it the embeddings stay frozen, where the BERTRAM vectors were made"),
     checkpoints: Optional[str] = typer.Option(None, help="comma-separated steps (multiples of --eval-frequency) at which each "
                                     "pipeline is also saved, for the learning curve of ner-full-evaluate"),
+    workers: Optional[int] = typer.Option(None, help="train N runs at once on a local Dask cluster of N processes, "
+                                          "the cores shared out among them (default, or 0: one at a time here)"),
+    scheduler: Optional[str] = typer.Option(None, help="train the runs on the Dask cluster at this address (the folds, "
+                                            "configs, BERTRAM model and TRAINING_DIR at the same path on every worker)"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train stock and bertram NER on every fold; finished folds are skipped (a killed run resumes)."""
@@ -79,12 +84,24 @@ def ner_train_cmd(
     steps = run_checked(parse_steps, checkpoints, eval_frequency, max_steps)
     run_checked(check_made_by, folds_dir, "FOLDS_DIR", "ner-folds", FOLDS_FILES)
     run_checked(check_gpu, gpu_id)
+    run_checked(check_workers, workers)
     from .systems import NerTraining, train_folds
 
     setup_logging()
     settings = NerTraining(str(stock_config), str(bertram_config), base_model, gpu_id, seed, max_steps,
                            eval_frequency, batch_size, learn_rate, freeze=not fine_tune, checkpoints=steps)
-    summary = run_checked(train_folds, folds_dir, training_dir, bertram, context_store, settings, force=force)
+    client, close, threads = None, None, 0
+    try:
+        if scheduler or workers:
+            from ...training.distributed import local_threads, open_client
+
+            client, close = run_checked(open_client, scheduler, workers, ())
+            threads = 0 if scheduler else local_threads(client)
+        summary = run_checked(train_folds, folds_dir, training_dir, bertram, context_store, settings, force=force,
+                              client=client, torch_threads=threads)
+    finally:
+        if close is not None:
+            close()
     echo_json({"seconds": summary["seconds"], "runs": summary["runs"]})
 
 

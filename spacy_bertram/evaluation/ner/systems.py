@@ -26,9 +26,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import spacy
 from spacy.util import registry
@@ -37,6 +38,7 @@ from ...errors import Errors
 from ...fileio import check_output_dir, write_json_atomic
 from ...pipeline.component import DEFAULT_CONFIG
 from ...storage import model_fingerprint
+from ...training.distributed import run_tasks
 from ...types import PathLike
 from ..rarification.baseline import train_baseline
 from ..outputs import INFO_FILE, NER_TRAIN_OUTPUTS, TRAIN_SUMMARY
@@ -109,9 +111,50 @@ def model_dir(training_dir: PathLike, fold: int, system: str, checkpoint: Checkp
     return step_dir(run / CHECKPOINTS_DIR, checkpoint)
 
 
+@dataclass(frozen=True)
+class FoldRun:
+    """One training: fold `fold`'s `system`, from `config`, into `out` (paths absolute on a cluster)."""
+
+    fold: int
+    system: str
+    data: str
+    out: str
+    config: str
+    paths: Dict[str, str]
+
+
+def train_run(run: FoldRun, settings: NerTraining, torch_threads: int = 0) -> Dict[str, object]:
+    """Train one run (a Dask task on a cluster: `torch_threads` shares a machine's cores among its workers)."""
+    if torch_threads:
+        import torch
+
+        torch.set_num_threads(torch_threads)
+    data = Path(run.data)
+    return train_baseline(
+        data / "train.spacy", data / "dev.spacy", run.out, base_config=run.config,
+        base_model=settings.base_model, gpu_id=settings.gpu_id, seed=settings.seed,
+        max_steps=settings.max_steps, eval_frequency=settings.eval_frequency,
+        batch_size=settings.batch_size, learn_rate=settings.learn_rate, paths=run.paths or None,
+        freeze=settings.freeze, checkpoints=settings.checkpoints,
+        force=True,  # fold-I/SYSTEM is this command's own output
+    )
+
+
+def on_cluster(run: FoldRun) -> FoldRun:
+    """The run with absolute paths, so a worker started elsewhere finds the same files (a shared filesystem)."""
+    absolute = {key: str(Path(value).resolve()) for key, value in run.paths.items()}
+    return FoldRun(run.fold, run.system, str(Path(run.data).resolve()), str(Path(run.out).resolve()),
+                   str(Path(run.config).resolve()), absolute)
+
+
 def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
-                context_store: Optional[PathLike], settings: NerTraining, force: bool = False) -> Dict[str, object]:
-    """Train stock and bertram NER on every fold (finished folds are skipped); writes train.json."""
+                context_store: Optional[PathLike], settings: NerTraining, force: bool = False,
+                client: Any = None, torch_threads: int = 0) -> Dict[str, object]:
+    """Train stock and bertram NER on every fold (finished folds are skipped); writes train.json.
+
+    With a Dask `client` the runs train at once on its workers, each marked done as it
+    finishes (a run that fails cancels the others; the finished ones are kept).
+    """
     check_output_dir(training_dir, NER_TRAIN_OUTPUTS, command="ner-train", force=force)
     if not Path(bertram).is_dir():
         raise ValueError(Errors.E413.format(bertram=str(bertram)))
@@ -121,29 +164,39 @@ def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
     paths = {"bertram": str(bertram)}
     if context_store is not None:
         paths["context_store"] = str(context_store)
-    runs = []
+    infos: Dict[Tuple[int, str], Dict[str, object]] = {}
+    todo: List[Tuple[FoldRun, Dict[str, object]]] = []
     for fold in range(k):
-        data = fold_dir(folds_dir, fold)
         for system in TRAINED:
             out = Path(training_dir) / f"fold-{fold}" / system
             config = settings.stock_config if system == STOCK else settings.bertram_config
             run_paths = paths if system == BERTRAM else {}
             wanted = run_settings(settings, config, run_paths, folds_dir, fold)
-            marker = out.parent / f"{system}.{RUN_FILE}"
-            if (out / INFO_FILE).is_file() and read_json(marker) == wanted:
-                info = read_json(out / INFO_FILE)
+            if (out / INFO_FILE).is_file() and read_json(run_marker(out)) == wanted:
+                infos[fold, system] = read_json(out / INFO_FILE)
                 logger.info("fold %d %s: trained already with these settings, skipped", fold, system)
             else:
-                logger.info("fold %d: training %s", fold, system)
-                info = train_baseline(
-                    data / "train.spacy", data / "dev.spacy", out, base_config=config,
-                    base_model=settings.base_model, gpu_id=settings.gpu_id, seed=settings.seed,
-                    max_steps=settings.max_steps, eval_frequency=settings.eval_frequency,
-                    batch_size=settings.batch_size, learn_rate=settings.learn_rate, paths=run_paths or None,
-                    freeze=settings.freeze, checkpoints=settings.checkpoints,
-                    force=True,  # fold-I/SYSTEM is this command's own output
-                )
-                write_json_atomic(marker, wanted)
+                todo.append((FoldRun(fold, system, str(fold_dir(folds_dir, fold)), str(out), config, run_paths), wanted))
+
+    def finished(position: int, info: Dict[str, object]) -> None:
+        run, wanted = todo[position]
+        write_json_atomic(run_marker(Path(run.out)), wanted)
+        infos[run.fold, run.system] = info
+        logger.info("fold %d %s: trained in %.0f s", run.fold, run.system, info.get("seconds") or 0)
+
+    if client is None:
+        for position, (run, _) in enumerate(todo):
+            logger.info("fold %d: training %s", run.fold, run.system)
+            finished(position, train_run(run, settings, torch_threads))
+    elif todo:
+        logger.info("training %d runs on %d Dask workers", len(todo), len(client.scheduler_info().get("workers", {})))
+        run_tasks(client, train_run, [(on_cluster(run), settings, torch_threads) for run, _ in todo],
+                  [f"ner-train-fold-{run.fold}-{run.system}-{uuid.uuid4().hex[:8]}" for run, _ in todo],
+                  finished, progress=False)
+    runs = []
+    for fold in range(k):
+        for system in TRAINED:
+            info = infos[fold, system]
             dev = info.get("dev", {})
             runs.append({"fold": fold, "system": system, "seconds": info.get("seconds"),
                          "dev_ents_f": dev.get("ents_f") if isinstance(dev, dict) else None,
@@ -152,6 +205,11 @@ def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
                "folds": k, "runs": runs, "seconds": round(sum(r["seconds"] or 0 for r in runs), 1)}
     write_json_atomic(Path(training_dir) / TRAIN_SUMMARY, summary)
     return summary
+
+
+def run_marker(out: Path) -> Path:
+    """fold-I/SYSTEM.ner_run.json beside the run's output: the settings it finished with."""
+    return out.parent / f"{out.name}.{RUN_FILE}"
 
 
 def load_systems(training_dir: PathLike, fold: int, checkpoint: Checkpoint = None,
@@ -177,5 +235,5 @@ def load_systems(training_dir: PathLike, fold: int, checkpoint: Checkpoint = Non
     return {name: loaded[name] for name in systems}
 
 
-__all__ = ["BERTRAM", "NerTraining", "STOCK", "SYSTEMS", "TEST_TIME", "WITHOUT", "load_systems", "model_dir",
-           "train_folds"]
+__all__ = ["BERTRAM", "FoldRun", "NerTraining", "STOCK", "SYSTEMS", "TEST_TIME", "WITHOUT", "load_systems", "model_dir",
+           "train_folds", "train_run"]
