@@ -354,7 +354,7 @@ def main() -> None:
     parser.add_argument("--base-model", default="default")
     parser.add_argument("--contexts", default="doc", help='the component\'s contexts setting ("doc", "none", ...)')
     parser.add_argument("--store", default=None, help="context store for store contexts")
-    parser.add_argument("--injection", default="slash", choices=["slash", "replace", "none"])
+    parser.add_argument("--injection", default="slash", choices=["slash", "replace", "recentre", "none"])
     parser.add_argument("--compare-paths", action="store_true", help="also cold with the exact shortcuts off")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS child processes")
     parser.add_argument("--gpu-id", type=int, default=-1)
