@@ -26,6 +26,9 @@ child process per pipeline that runs the same texts cold.
 (every row encoded on its own, every layer run), so their gain is measured side
 by side. Speed does not depend on the weights, so without --bertram an
 untrained network of the trained shape is used (n-grams from the texts).
+`--vector-table` gives the component a table from `python -m spacy_bertram
+vectors` (for `--bertram`): its words are looked up, so a cold run infers only
+the rare words outside it ("vectors_inferred" says how many that left).
 
     python benchmarks/pipeline.py            # 2,000 snippets, 200 articles and 2,000 tweets
     python benchmarks/pipeline.py --quick    # 50 snippets, 5 articles and 50 tweets, under a minute
@@ -104,7 +107,8 @@ def untrained_model(texts: Sequence[str], directory: Path, base_model: str) -> s
 
 
 def build(
-    encoder: str, bertram: Optional[str], base_model: str, contexts: str, store: Optional[str], injection: str
+    encoder: str, bertram: Optional[str], base_model: str, contexts: str, store: Optional[str], injection: str,
+    vector_table: Optional[str] = None,
 ) -> spacy.Language:
     nlp = spacy.blank("en")
     arch = "spacy-transformers.TransformerModel.v3"
@@ -114,6 +118,8 @@ def build(
             settings["rare_words"] = {"@misc": "spacy-bertram.RareWords.v1", "frequencies": "wordfreq"}
         if store:
             settings["context_store"] = store
+        if vector_table:  # a rare word in the table gets its row; the others are inferred
+            settings["vector_table"] = vector_table
         nlp.add_pipe("bertram", config=settings)
         arch = "spacy-bertram.TransformerModel.v1"
     model = {
@@ -180,7 +186,8 @@ def paired_median(rounds: Sequence[Dict[str, Tuple[float, float]]], name: str, b
 def measure(kind: str, texts: List[str], args: argparse.Namespace, encoder: str, bertram: str) -> Dict[str, Any]:
     """Paired rounds of stock, cold and warm (and cold on the plain path) on one kind of text."""
     stock = build(encoder, None, args.base_model, args.contexts, args.store, args.injection)
-    with_bertram = build(encoder, bertram, args.base_model, args.contexts, args.store, args.injection)
+    with_bertram = build(encoder, bertram, args.base_model, args.contexts, args.store, args.injection,
+                         args.vector_table)
     return measure_pipelines(stock, with_bertram, texts, args, long_texts=kind == "long")
 
 
@@ -283,6 +290,8 @@ def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) 
             command += ["--assets", str(args.assets)]
         if args.store:
             command += ["--store", args.store]
+        if args.vector_table:
+            command += ["--vector-table", args.vector_table]
         procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     peaks = []
     for (kind, which, _), proc in zip(runs, procs):
@@ -296,7 +305,7 @@ def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) 
 def rss_child(args: argparse.Namespace, assets: Path, encoder: str) -> None:
     texts = load_texts(assets, args.rss_kind, text_count(args.rss_kind, args))
     nlp = build(encoder, args.bertram if args.rss_child == "bertram" else None, args.base_model,
-                args.contexts, args.store, args.injection)
+                args.contexts, args.store, args.injection, args.vector_table)
     for _ in nlp.pipe(texts, batch_size=args.batch_size):
         pass
     print(json.dumps({"peak_rss_mb": own_peak_rss_mb()}))
@@ -355,6 +364,8 @@ def main() -> None:
     parser.add_argument("--contexts", default="doc", help='the component\'s contexts setting ("doc", "none", ...)')
     parser.add_argument("--store", default=None, help="context store for store contexts")
     parser.add_argument("--injection", default="slash", choices=["slash", "replace", "recentre", "none"])
+    parser.add_argument("--vector-table", default=None, help="a table from `vectors` for --bertram: its words are "
+                        "looked up, not inferred (cold runs infer only the others)")
     parser.add_argument("--compare-paths", action="store_true", help="also cold with the exact shortcuts off")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS child processes")
     parser.add_argument("--gpu-id", type=int, default=-1)
@@ -374,7 +385,8 @@ def main() -> None:
     results: Dict[str, Dict[str, Any]] = {}
     memory: Dict[str, Tuple[float, float]] = {}
     print(f"torch threads {torch.get_num_threads()}; bertram model: {args.bertram or 'untrained (same shape)'}; "
-          f"contexts: {args.contexts}; injection: {args.injection}; batch size {args.batch_size}")
+          f"contexts: {args.contexts}; injection: {args.injection}; vector table: {args.vector_table or 'none'}; "
+          f"batch size {args.batch_size}")
     with tempfile.TemporaryDirectory() as tmp:
         models: Dict[str, str] = {}
         for kind in kinds:
@@ -392,6 +404,7 @@ def main() -> None:
     headline = {
         "benchmark": "pipeline", "device": "cpu" if args.gpu_id < 0 else f"cuda:{args.gpu_id}",
         "contexts": args.contexts, "injection": args.injection, "trained": bool(args.bertram),
+        "vector_table": bool(args.vector_table),
         "cold_over_stock": {k: r["cold_over_stock"] for k, r in results.items()},
         "warm_over_stock": {k: r["warm_over_stock"] for k, r in results.items()},
         "ms_per_rare_word": {k: r["ms_per_rare_word"] for k, r in results.items()},
