@@ -32,13 +32,14 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import spacy
+import torch
 from spacy.util import registry
 
 from ...errors import Errors
 from ...fileio import check_output_dir, write_json_atomic
 from ...pipeline.component import DEFAULT_CONFIG
 from ...storage import model_fingerprint
-from ...training.distributed import run_tasks
+from ...training.distributed import describe_client, run_tasks
 from ...types import PathLike
 from ..rarification.baseline import train_baseline
 from ..outputs import INFO_FILE, NER_TRAIN_OUTPUTS, TRAIN_SUMMARY
@@ -126,8 +127,6 @@ class FoldRun:
 def train_run(run: FoldRun, settings: NerTraining, torch_threads: int = 0) -> Dict[str, object]:
     """Train one run (a Dask task on a cluster: `torch_threads` shares a machine's cores among its workers)."""
     if torch_threads:
-        import torch
-
         torch.set_num_threads(torch_threads)
     data = Path(run.data)
     return train_baseline(
@@ -189,7 +188,7 @@ def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
             logger.info("fold %d: training %s", run.fold, run.system)
             finished(position, train_run(run, settings, torch_threads))
     elif todo:
-        logger.info("training %d runs on %d Dask workers", len(todo), len(client.scheduler_info().get("workers", {})))
+        logger.info("training %d runs on the %s", len(todo), describe_client(client))
         run_tasks(client, train_run, [(on_cluster(run), settings, torch_threads) for run, _ in todo],
                   [f"ner-train-fold-{run.fold}-{run.system}-{uuid.uuid4().hex[:8]}" for run, _ in todo],
                   finished, progress=False)
