@@ -68,6 +68,8 @@ TEXT_SOURCES = {
     "long": ("bbc.jsonl", None),
     "tweets": (None, None),  # WNUT-16 (assets/ner), read by `load_texts`
 }
+#: `--against` for the earlier defaults: slash injection, 25-token windows, one padded context-encoder call.
+EARLIER_DEFAULTS = "injection=slash,context_window=25,length_groups=off"
 PARTS = ("rule", "contexts", "tokenise", "form", "encoder", "mimicking", "cache")
 
 
@@ -108,12 +110,14 @@ def untrained_model(texts: Sequence[str], directory: Path, base_model: str) -> s
 
 def build(
     encoder: str, bertram: Optional[str], base_model: str, contexts: str, store: Optional[str], injection: str,
-    vector_table: Optional[str] = None,
+    vector_table: Optional[str] = None, context_window: Optional[int] = None,
 ) -> spacy.Language:
     nlp = spacy.blank("en")
     arch = "spacy-transformers.TransformerModel.v3"
     if bertram:
-        settings = {"model": {"model_path": bertram, "base_model": base_model}, "contexts": contexts}
+        settings: Dict[str, Any] = {"model": {"model_path": bertram, "base_model": base_model}, "contexts": contexts}
+        if context_window is not None:
+            settings["context_window"] = context_window
         if not (Path(bertram) / "counts.tsv").is_file():  # the untrained stand-in: wordfreq's rule, said once here
             settings["rare_words"] = {"@misc": "spacy-bertram.RareWords.v1", "frequencies": "wordfreq"}
         if store:
@@ -183,77 +187,132 @@ def paired_median(rounds: Sequence[Dict[str, Tuple[float, float]]], name: str, b
     return statistics.median(r[name][0] / r[base][0] for r in rounds)
 
 
+def on_or_off(value: str) -> bool:
+    if value not in ("on", "off"):
+        raise ValueError(value)
+    return value == "on"
+
+
+#: The settings a variant may set (`--against`), with how each is read.
+VARIANT_SETTINGS: Dict[str, Callable[[str], Any]] = {
+    "contexts": str, "injection": str, "context_window": int, "vector_table": str, "length_groups": on_or_off,
+}
+
+
+def parse_variant(text: str) -> Dict[str, Any]:
+    """`contexts=doc,injection=slash,context_window=25` -> settings (the others keep the main run's)."""
+    settings: Dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep or key.strip() not in VARIANT_SETTINGS:
+            sys.exit(f"--against: '{part}' is not KEY=VALUE with KEY one of {', '.join(VARIANT_SETTINGS)}")
+        try:
+            settings[key.strip()] = VARIANT_SETTINGS[key.strip()](value.strip())
+        except ValueError:
+            sys.exit(f"--against: '{part}' has a value of the wrong type")
+    return settings
+
+
+def variant_settings(args: argparse.Namespace, overrides: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The bertram pipeline's settings: the command line's, with `overrides` on top."""
+    settings = {"contexts": args.contexts, "injection": args.injection, "context_window": args.context_window,
+                "vector_table": args.vector_table, "length_groups": True}
+    settings.update(overrides or {})
+    return settings
+
+
+def build_variant(encoder: str, bertram: str, args: argparse.Namespace, settings: Dict[str, Any]) -> spacy.Language:
+    nlp = build(encoder, bertram, args.base_model, settings["contexts"], args.store, settings["injection"],
+                settings["vector_table"], settings["context_window"])
+    nlp.get_pipe("bertram").network.length_grouped_calls = settings["length_groups"]  # the context encoder's calls
+    return nlp
+
+
 def measure(kind: str, texts: List[str], args: argparse.Namespace, encoder: str, bertram: str) -> Dict[str, Any]:
-    """Paired rounds of stock, cold and warm (and cold on the plain path) on one kind of text."""
+    """Paired rounds of stock, cold and warm (and the `--against` variant, the plain path) on one kind of text."""
     stock = build(encoder, None, args.base_model, args.contexts, args.store, args.injection)
-    with_bertram = build(encoder, bertram, args.base_model, args.contexts, args.store, args.injection,
-                         args.vector_table)
-    return measure_pipelines(stock, with_bertram, texts, args, long_texts=kind == "long")
+    with_bertram = build_variant(encoder, bertram, args, variant_settings(args))
+    against = build_variant(encoder, bertram, args, variant_settings(args, args.against)) if args.against else None
+    return measure_pipelines(stock, with_bertram, texts, args, long_texts=kind == "long", against=against)
 
 
 def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts: List[str],
-                      args: argparse.Namespace, long_texts: bool = False) -> Dict[str, Any]:
+                      args: argparse.Namespace, long_texts: bool = False,
+                      against: Optional[spacy.Language] = None) -> Dict[str, Any]:
     """Paired rounds of two pipelines that differ by the `bertram` component (args: batch_size, round,
-    compare_paths); long texts go in rounds of a tenth as many texts."""
+    compare_paths), and of `against`, another bertram pipeline, in the same rounds; long texts go in
+    rounds of a tenth as many texts."""
+    variants = {"": with_bertram}
+    if against is not None:
+        variants["_against"] = against
+    warmup = texts[: min(16, len(texts))]
+    list(stock.pipe(warmup))
+    for nlp in variants.values():
+        list(nlp.pipe(warmup))
+    timers = {suffix: instrument(nlp) for suffix, nlp in variants.items()}
     component = with_bertram.get_pipe("bertram")
     network = component.network
-    warmup = texts[: min(16, len(texts))]
-    list(stock.pipe(warmup)), list(with_bertram.pipe(warmup))
-    timer = instrument(with_bertram)
-    finder = component.finder
 
     def set_paths(exact_shortcuts: bool) -> None:
-        network.share_equal_rows = network.stop_at_read_layer = exact_shortcuts
+        network.share_equal_rows = network.stop_at_read_layer = network.length_grouped_calls = exact_shortcuts
 
-    def cold(chunk: List[str], shortcuts: bool = True) -> List[Doc]:
-        """New text: no vector cached, no rule decision memoised; both cold runs are instrumented alike."""
-        component.cache.clear()
-        finder.forget()
+    def cold(suffix: str, chunk: List[str], shortcuts: bool = True) -> List[Doc]:
+        """New text: no vector cached, no rule decision memoised; the cold runs are instrumented alike."""
+        nlp = variants[suffix]
+        variant = nlp.get_pipe("bertram")
+        variant.cache.clear()
+        variant.finder.forget()
         set_paths(shortcuts)
+        timer = timers[suffix]
         timer.label = "cold" if shortcuts else "cold_plain"
         try:
-            return list(with_bertram.pipe(chunk, batch_size=args.batch_size))
+            return list(nlp.pipe(chunk, batch_size=args.batch_size))
         finally:
             timer.label = None
             set_paths(True)
 
     rounds: List[Dict[str, Tuple[float, float]]] = []
-    n_words = n_rare_tokens = n_inferred = n_texts_with_rare = 0
+    counts: Dict[str, Dict[str, int]] = {s: defaultdict(int) for s in variants}
     round_size = max(1, args.round // 10) if long_texts else args.round
     for k, start in enumerate(range(0, len(texts), round_size)):
         chunk = texts[start : start + round_size]
-        runs: Dict[str, Callable[[], List[Doc]]] = {
-            "stock": lambda: list(stock.pipe(chunk, batch_size=args.batch_size)),
-            "cold": lambda: cold(chunk),
-            "warm": lambda: list(with_bertram.pipe(chunk, batch_size=args.batch_size)),
-        }
+        runs: Dict[str, Callable[[], List[Doc]]] = {"stock": lambda: list(stock.pipe(chunk, batch_size=args.batch_size))}
+        units = [["stock"]]
+        for suffix, nlp in variants.items():
+            runs["cold" + suffix] = lambda suffix=suffix: cold(suffix, chunk)
+            runs["warm" + suffix] = lambda nlp=nlp: list(nlp.pipe(chunk, batch_size=args.batch_size))
+            units.append(["cold" + suffix, "warm" + suffix])
         if args.compare_paths:
-            runs["cold_plain"] = lambda: cold(chunk, shortcuts=False)
+            runs["cold_plain"] = lambda: cold("", chunk, shortcuts=False)
+            units.append(["cold_plain"])
         # Each way takes each place in turn (warm always right after cold): a way that pays for
         # following another pipeline (a GPU's caches, the allocator) pays it as often as the others.
-        units = [["stock"], ["cold", "warm"]] + ([["cold_plain"]] if args.compare_paths else [])
         turn = k % len(units)
         order = [name for unit in units[turn:] + units[:turn] for name in unit]
         times: Dict[str, Tuple[float, float]] = {}
         for name in order:
             docs, wall, cpu = timed(runs[name])
             times[name] = (wall, cpu)
-            if name == "cold":
-                n_inferred += component.cache.misses  # the cache was emptied at the start of the run
-                n_words += sum(1 for doc in docs for t in doc if not t.is_space)
-                n_rare_tokens += sum(len(doc._.bertram) for doc in docs)
-                n_texts_with_rare += sum(1 for doc in docs if doc._.bertram)
+            if name.startswith("cold") and name != "cold_plain":
+                suffix = name[len("cold"):]
+                count = counts[suffix]
+                count["inferred"] += variants[suffix].get_pipe("bertram").cache.misses  # emptied at the start
+                count["words"] += sum(1 for doc in docs for t in doc if not t.is_space)
+                count["rare_tokens"] += sum(len(doc._.bertram) for doc in docs)
+                count["texts_with_rare"] += sum(1 for doc in docs if doc._.bertram)
         rounds.append(times)
 
     seconds = {name: sum(r[name][0] for r in rounds) for name in rounds[0]}
     cpu_seconds = {name: sum(r[name][1] for r in rounds) for name in rounds[0]}
+    n_words, n_inferred = counts[""]["words"], counts[""]["inferred"]
+    timer = timers[""]
     parts_cpu = dict(timer.cpu["cold"])
     parts_cpu["mimicking"] = parts_cpu.pop("network", 0.0) - parts_cpu.get("form", 0.0) - parts_cpu.get("encoder", 0.0)
     infer_wall = timer.wall["cold"].get("network", 0.0) + timer.wall["cold"].get("tokenise", 0.0)
     result = {
-        "texts": len(texts), "words": n_words, "rare_tokens": n_rare_tokens, "vectors_inferred": n_inferred,
-        "rare_share": round(n_rare_tokens / max(1, n_words), 4),
-        "texts_with_rare_share": round(n_texts_with_rare / max(1, len(texts)), 4),
+        "texts": len(texts), "words": n_words, "rare_tokens": counts[""]["rare_tokens"], "vectors_inferred": n_inferred,
+        "rare_share": round(counts[""]["rare_tokens"] / max(1, n_words), 4),
+        "texts_with_rare_share": round(counts[""]["texts_with_rare"] / max(1, len(texts)), 4),
         "words_per_s": {name: round(n_words / s, 1) for name, s in seconds.items()},
         "cold_over_stock": round(paired_median(rounds, "cold"), 3),
         "warm_over_stock": round(paired_median(rounds, "warm"), 3),
@@ -263,6 +322,17 @@ def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts
         "cpu_ms_per_vector": {p: round(1000.0 * parts_cpu.get(p, 0.0) / max(1, n_inferred), 2) for p in PARTS},
         "rounds": len(rounds),
     }
+    if against is not None:
+        inferred_against = counts["_against"]["inferred"]
+        result["against"] = {
+            "cold_over_stock": round(paired_median(rounds, "cold_against"), 3),
+            "warm_over_stock": round(paired_median(rounds, "warm_against"), 3),
+            "ms_per_rare_word": round(1000.0 * (seconds["cold_against"] - seconds["warm_against"])
+                                      / max(1, inferred_against), 2),
+            "vectors_inferred": inferred_against,
+            "cold_over_against": round(paired_median(rounds, "cold", "cold_against"), 3),
+            "warm_over_against": round(paired_median(rounds, "warm", "warm_against"), 3),
+        }
     if args.compare_paths:
         result["plain_cold_over_stock"] = round(paired_median(rounds, "cold_plain"), 3)
         result["shortcut_speedup"] = round(statistics.median(r["cold_plain"][0] / r["cold"][0] for r in rounds), 3)
@@ -292,6 +362,8 @@ def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) 
             command += ["--store", args.store]
         if args.vector_table:
             command += ["--vector-table", args.vector_table]
+        if args.context_window is not None:
+            command += ["--context-window", str(args.context_window)]
         procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     peaks = []
     for (kind, which, _), proc in zip(runs, procs):
@@ -305,7 +377,7 @@ def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) 
 def rss_child(args: argparse.Namespace, assets: Path, encoder: str) -> None:
     texts = load_texts(assets, args.rss_kind, text_count(args.rss_kind, args))
     nlp = build(encoder, args.bertram if args.rss_child == "bertram" else None, args.base_model,
-                args.contexts, args.store, args.injection, args.vector_table)
+                args.contexts, args.store, args.injection, args.vector_table, args.context_window)
     for _ in nlp.pipe(texts, batch_size=args.batch_size):
         pass
     print(json.dumps({"peak_rss_mb": own_peak_rss_mb()}))
@@ -331,12 +403,18 @@ def report(kind: str, result: Dict[str, Any], rss: Optional[Tuple[float, float]]
           f"{result['vectors_inferred']} vectors inferred, "
           f"{result['rounds']} paired rounds")
     labels = {"stock": "stock transformer", "cold": "bertram, cold cache", "warm": "bertram, warm cache",
-              "cold_plain": "cold, plain encoder path"}
+              "cold_plain": "cold, plain encoder path", "cold_against": "--against, cold cache",
+              "warm_against": "--against, warm cache"}
     for name, value in wps.items():
         print(f"  {labels[name]:26s} {value:8.1f} words/s")
     print(f"  cold / stock {result['cold_over_stock']:.2f}x (CPU time {result['cold_over_stock_cpu']:.2f}x), "
           f"warm / stock {result['warm_over_stock']:.2f}x; {result['ms_per_rare_word']:.1f} ms per inferred "
           f"rare word, {result['vectors_per_s']} vectors/s inferred")
+    if "against" in result:
+        other = result["against"]
+        print(f"  --against: cold / stock {other['cold_over_stock']:.2f}x, warm / stock {other['warm_over_stock']:.2f}x, "
+              f"{other['ms_per_rare_word']:.1f} ms per inferred rare word ({other['vectors_inferred']} inferred); "
+              f"this run / --against: cold {other['cold_over_against']:.2f}x, warm {other['warm_over_against']:.2f}x")
     if "shortcut_speedup" in result:
         print(f"  plain encoder path: cold / stock {result['plain_cold_over_stock']:.2f}x; the shortcuts make "
               f"cold {result['shortcut_speedup']:.2f}x faster (the context encoder alone "
@@ -362,10 +440,15 @@ def main() -> None:
     parser.add_argument("--bertram", default=None, help="trained BERTRAM directory (default: untrained, same shape)")
     parser.add_argument("--base-model", default="default")
     parser.add_argument("--contexts", default="doc", help='the component\'s contexts setting ("doc", "none", ...)')
+    parser.add_argument("--context-window", type=int, default=None, help="the component's context_window (default: "
+                        "its own)")
     parser.add_argument("--store", default=None, help="context store for store contexts")
-    parser.add_argument("--injection", default="slash", choices=["slash", "replace", "recentre", "none"])
+    parser.add_argument("--injection", default="recentre", choices=["slash", "replace", "recentre", "none"])
     parser.add_argument("--vector-table", default=None, help="a table from `vectors` for --bertram: its words are "
                         "looked up, not inferred (cold runs infer only the others)")
+    parser.add_argument("--against", type=parse_variant, default=None, metavar="KEY=VALUE,...",
+                        help="a second bertram pipeline in the same paired rounds, with these settings changed "
+                        f"({', '.join(VARIANT_SETTINGS)}), e.g. the earlier defaults: {EARLIER_DEFAULTS}")
     parser.add_argument("--compare-paths", action="store_true", help="also cold with the exact shortcuts off")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS child processes")
     parser.add_argument("--gpu-id", type=int, default=-1)
@@ -385,7 +468,8 @@ def main() -> None:
     results: Dict[str, Dict[str, Any]] = {}
     memory: Dict[str, Tuple[float, float]] = {}
     print(f"torch threads {torch.get_num_threads()}; bertram model: {args.bertram or 'untrained (same shape)'}; "
-          f"contexts: {args.contexts}; injection: {args.injection}; vector table: {args.vector_table or 'none'}; "
+          f"contexts: {args.contexts}; window: {args.context_window or 'default'}; injection: {args.injection}; "
+          f"vector table: {args.vector_table or 'none'}; against: {args.against or 'none'}; "
           f"batch size {args.batch_size}")
     with tempfile.TemporaryDirectory() as tmp:
         models: Dict[str, str] = {}
@@ -404,7 +488,7 @@ def main() -> None:
     headline = {
         "benchmark": "pipeline", "device": "cpu" if args.gpu_id < 0 else f"cuda:{args.gpu_id}",
         "contexts": args.contexts, "injection": args.injection, "trained": bool(args.bertram),
-        "vector_table": bool(args.vector_table),
+        "vector_table": bool(args.vector_table), "context_window": args.context_window,
         "cold_over_stock": {k: r["cold_over_stock"] for k, r in results.items()},
         "warm_over_stock": {k: r["warm_over_stock"] for k, r in results.items()},
         "ms_per_rare_word": {k: r["ms_per_rare_word"] for k, r in results.items()},
@@ -413,6 +497,10 @@ def main() -> None:
         "texts_with_rare_share": {k: r["texts_with_rare_share"] for k, r in results.items()},
         "vectors_per_s": {k: r["vectors_per_s"] for k, r in results.items()},
     }
+    if args.against:
+        headline["against"] = {"settings": args.against, **{
+            key: {k: r["against"][key] for k, r in results.items()}
+            for key in ("cold_over_stock", "warm_over_stock", "ms_per_rare_word", "cold_over_against", "warm_over_against")}}
     if args.compare_paths:
         headline["shortcut_speedup"] = {k: r["shortcut_speedup"] for k, r in results.items()}
     print(json.dumps(headline))

@@ -36,8 +36,8 @@ from .inputs import check_token_budget
 from .layers import NETWORK_SETTINGS, BertramInput, BertramShim, convert_inputs, convert_outputs, init
 from .network import DEFAULT_TOKEN_BUDGET, BertramNetwork
 from .storage import create_bertram
-from .pipeline.context_sources import (ChainedContexts, ContextSource, DictionaryContexts, DocContexts, LazyStore,
-                                       StoreContexts)
+from .pipeline.context_sources import (DEFAULT_DOC_WINDOW, ChainedContexts, ContextSource, DictionaryContexts,
+                                       DocContexts, LazyStore, StoreContexts)
 from .rare_words import DEFAULT_MAX_ZIPF, RareWordRule
 
 logger = logging.getLogger("spacy_bertram")
@@ -97,13 +97,14 @@ def create_TransformerModel_v1(
     transformer_config: dict = {},
     mixed_precision: bool = False,
     grad_scaler_config: dict = {},
-    injection: str = "slash",
+    injection: str = "recentre",
 ) -> Model[List[Doc], FullTransformerBatch]:
     """`spacy-transformers.TransformerModel.v3` that feeds `doc._.bertram` vectors.
 
-    injection (str): "slash" (wordpieces, "/", vector), "replace" (vector instead of
-        the wordpieces), "recentre" (the wordpieces moved so that their mean is the
-        vector) or "none" (stock model; vectors ignored).
+    injection (str): "recentre" (the wordpieces moved so that their mean is the
+        vector; no position added, so text costs what it costs stock), "slash"
+        (wordpieces, "/", vector), "replace" (vector instead of the wordpieces) or
+        "none" (stock model; vectors ignored).
     The other settings are those of TransformerModel.v3.
     """
     return BertramTransformerModel(name, get_spans, tokenizer_config, transformer_config, mixed_precision,
@@ -120,7 +121,7 @@ def create_Tok2VecTransformer_v1(
     transformer_config: dict = {},
     mixed_precision: bool = False,
     grad_scaler_config: dict = {},
-    injection: str = "slash",
+    injection: str = "recentre",
 ) -> Model[List[Doc], List[Floats2d]]:
     """`spacy-transformers.Tok2VecTransformer.v3` with BERTRAM injection: what `nlp.replace_listeners`
     turns a listener of our transformer into, so the injection setting survives the replacement."""
@@ -177,7 +178,7 @@ def create_freeze_embeddings() -> Callable[[Language], Language]:
 
 
 @registry.context_sources("spacy-bertram.doc_contexts.v1")  # type: ignore[attr-defined]
-def doc_contexts(window: int = 25, limit: Optional[int] = None) -> DocContexts:
+def doc_contexts(window: int = DEFAULT_DOC_WINDOW, limit: Optional[int] = None) -> DocContexts:
     """The sentences around the word in the doc (token windows of `window` where it has no sentences)."""
     return DocContexts(window, limit)
 

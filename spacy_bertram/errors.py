@@ -187,8 +187,8 @@ class Errors(metaclass=ErrorsWithCodes):
             'nlp.add_pipe("bertram", before="{owner}"), or list it first in [nlp] pipeline.')
     E138 = ("'{owner}' runs spacy-transformers' stock TransformerModel, which never reads doc._.bertram, so the "
             "'{name}' vectors are computed for nothing. Set [components.{owner}.model] @architectures = "
-            '"spacy-bertram.TransformerModel.v1" with injection = "slash" or "replace" (injection = "none" keeps '
-            "the stock encoding on purpose).")
+            '"spacy-bertram.TransformerModel.v1" with injection = "recentre", "slash" or "replace" '
+            '(injection = "none" keeps the stock encoding on purpose).')
     E139 = "{where} is not the component's cfg (JSON): {err}"
     E140 = "{where} must hold a JSON object, got {cfg_type}"
     E141 = "{where}: {key!r} must be a string or null, got {value!r}"

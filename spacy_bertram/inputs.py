@@ -268,27 +268,66 @@ def check_token_budget(token_budget: Any, setting: str = "token_budget") -> None
         raise ValueError(Errors.E024.format(setting=setting, token_budget=token_budget))
 
 
-def batch_by_token_budget(
-    rows: Sequence[EncodedContext], token_budget: int
-) -> Iterator[List[int]]:
-    """Indices of `rows` grouped so that rows x longest row stays within the budget.
+#: Padding positions one more encoder call is worth on a CPU (measured on MiniLM's context rows:
+#: a call costs about as much as 1 ms of positions, and every position, padding too, about the same).
+CALL_COST_POSITIONS = 64
 
-    Rows are sorted by length first, so padding is small and contexts of
-    different words share one encoder call.
+
+def length_cuts(lengths: Sequence[int], call_cost: int = CALL_COST_POSITIONS) -> List[int]:
+    """Where to cut sorted `lengths` into calls so that padded positions plus `call_cost` per call is
+    least: indices that end each group. Exact (dynamic programming over the distinct lengths, at most
+    the encoder's maximum sequence length of them), so short bare-piece rows never pad to a long context."""
+    distinct: List[int] = []
+    ends: List[int] = []  # index after the last row of each distinct length
+    for i, length in enumerate(lengths):
+        if distinct and distinct[-1] == length:
+            ends[-1] = i + 1
+        else:
+            distinct.append(length)
+            ends.append(i + 1)
+    best = [0.0] + [float("inf")] * len(distinct)
+    cut_from = [0] * (len(distinct) + 1)
+    for j in range(1, len(distinct) + 1):
+        for i in range(j, 0, -1):  # the group covers distinct lengths i..j (1-based)
+            n_rows = ends[j - 1] - (ends[i - 2] if i > 1 else 0)
+            cost = best[i - 1] + n_rows * distinct[j - 1] + call_cost
+            if cost < best[j]:
+                best[j], cut_from[j] = cost, i - 1
+    cuts: List[int] = []
+    j = len(distinct)
+    while j > 0:
+        cuts.append(ends[j - 1])
+        j = cut_from[j]
+    return cuts[::-1]
+
+
+def batch_by_token_budget(
+    rows: Sequence[EncodedContext], token_budget: int, call_cost: Optional[int] = CALL_COST_POSITIONS
+) -> Iterator[List[int]]:
+    """Indices of `rows` in encoder calls: rows of similar length together (`length_cuts`; `call_cost`
+    None: no such cuts), and rows x longest row within the budget in each call.
+
+    Rows are sorted by length first, so padding is small and contexts of different
+    words share one call; a word's bare pieces (a few positions) and its contexts (tens)
+    go in different calls when the padding saved is worth a call.
     """
     check_token_budget(token_budget)
     order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
-    batch: List[int] = []
-    longest = 0
-    for index in order:
-        length = len(rows[index])
-        if batch and max(longest, length) * (len(batch) + 1) > token_budget:
+    start = 0
+    lengths = [len(rows[i]) for i in order]
+    for end in (length_cuts(lengths, call_cost) if call_cost is not None else [len(order)]):
+        batch: List[int] = []
+        longest = 0
+        for index in order[start:end]:
+            length = len(rows[index])
+            if batch and max(longest, length) * (len(batch) + 1) > token_budget:
+                yield batch
+                batch, longest = [], 0
+            batch.append(index)
+            longest = max(longest, length)
+        if batch:
             yield batch
-            batch, longest = [], 0
-        batch.append(index)
-        longest = max(longest, length)
-    if batch:
-        yield batch
+        start = end
 
 
 # The form part: character n-grams.

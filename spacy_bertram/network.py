@@ -17,7 +17,8 @@ from torch import Tensor, nn
 from .config import BertramConfig, check_read_layer
 from .encoder import describe_encoder, encoder_device, encoder_on, encoder_up_to, layer_count
 from .errors import Errors
-from .inputs import PAD_ID, EncodedContext, InputBuilder, NgramVocab, batch_by_token_budget, split_items, validate_word
+from .inputs import (CALL_COST_POSITIONS, PAD_ID, EncodedContext, InputBuilder, NgramVocab, batch_by_token_budget,
+                     split_items, validate_word)
 
 DEFAULT_TOKEN_BUDGET = 4096
 #: Encoder tokens per call per device type: on a 2-core CPU 8192 measured fastest
@@ -135,9 +136,11 @@ class BertramNetwork(nn.Module):
         # gives the copy on this network's device (`encoder_on`, one per device).
         object.__setattr__(self, "_base_encoder", encoder)
         # Exact shortcuts of `encode_contexts` (equal vectors to float rounding; off only to
-        # measure them against the plain path, as benchmarks/pipeline.py --compare-paths does).
+        # measure them against the plain path, as benchmarks/pipeline.py --compare-paths does):
+        # rows with one input encoded once, no layer above the read layer, calls of similar lengths.
         self.share_equal_rows = True
         self.stop_at_read_layer = True
+        self.length_grouped_calls = True
         width, hidden = info.embedding_width, info.hidden_width
         self.width = width
         self.ngram_form = NgramForm(len(ngram_vocab), width, config.ngram_dropout)
@@ -268,7 +271,8 @@ class BertramNetwork(nn.Module):
             readers.setdefault(input_key(row) if self.share_equal_rows else (i,), []).append(i)
         unique = [rows[group[0]] for group in readers.values()]
         groups = list(readers.values())
-        for batch in batch_by_token_budget(unique, token_budget):
+        call_cost = CALL_COST_POSITIONS if self.length_grouped_calls else None
+        for batch in batch_by_token_budget(unique, token_budget, call_cost):
             batch_rows = [unique[i] for i in batch]
             ids = pad_ids([r.input_ids for r in batch_rows], pad).to(self.device)
             attention = pad_ids([[1] * len(r) for r in batch_rows], 0).to(self.device)

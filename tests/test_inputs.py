@@ -8,7 +8,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from spacy_bertram.inputs import (
-    BOUNDARY, PAD_ID, UNK_ID, EncodedContext, InputBuilder, NgramVocab, batch_by_token_budget, word_ngrams,
+    BOUNDARY, PAD_ID, UNK_ID, EncodedContext, InputBuilder, NgramVocab, batch_by_token_budget, length_cuts, word_ngrams,
 )
 
 B = BOUNDARY
@@ -124,6 +124,37 @@ def test_batching_by_token_budget_covers_every_row_once():
     for batch in batches:
         longest = max(len(rows[i]) for i in batch)
         assert longest * len(batch) <= 40 or len(batch) == 1
+
+
+def padded_cost(lengths, cuts, call_cost):
+    starts = [0] + cuts[:-1]
+    return sum((end - start) * lengths[end - 1] + call_cost for start, end in zip(starts, cuts))
+
+
+def test_length_cuts_are_the_cheapest_split_of_the_sorted_lengths():
+    """Against every way of cutting: padded positions plus the call cost is least."""
+    import itertools
+    import random
+
+    rng = random.Random(0)
+    for _ in range(30):
+        lengths = sorted(rng.choice([3, 4, 5, 12, 14, 18, 40]) for _ in range(rng.randint(1, 9)))
+        call_cost = rng.choice([0, 8, 64])
+        cuts = length_cuts(lengths, call_cost)
+        assert cuts[-1] == len(lengths) and cuts == sorted(set(cuts))
+        best = min(padded_cost(lengths, list(inner) + [len(lengths)], call_cost)
+                   for k in range(len(lengths))
+                   for inner in itertools.combinations(range(1, len(lengths)), k))
+        assert padded_cost(lengths, cuts, call_cost) == best
+
+
+def test_bare_pieces_and_contexts_go_in_separate_calls_when_padding_outweighs_a_call():
+    rows = [EncodedContext(0, tuple(range(n)), 1, -1) for n in [4] * 40 + [18] * 40]
+    batches = list(batch_by_token_budget(rows, token_budget=8192, call_cost=64))
+    assert sorted(len(rows[b[0]]) for b in batches) == [4, 18]
+    assert all(len({len(rows[i]) for i in b}) == 1 for b in batches)
+    # a call costlier than the padding it saves: one call
+    assert len(list(batch_by_token_budget(rows, token_budget=8192, call_cost=10_000))) == 1
 
 
 def test_add_mode_wraps_form_slot_in_quotes_for_bpe(tiny_roberta_path):

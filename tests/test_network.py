@@ -1,6 +1,8 @@
 """network.py: the BERTRAM network on a tiny encoder: modes, attentive mimicking, batching, bad words and contexts."""
 from __future__ import annotations
 
+from typing import List
+
 import numpy
 import pytest
 import torch
@@ -97,6 +99,21 @@ def test_attentive_mimicking_weights_sum_to_one_and_ignore_padding():
     plain = AttentiveMimicking(8)
     weights = plain(agree, torch.ones(1, 4, dtype=torch.bool))[0]
     assert weights[3] < weights[0] and torch.allclose(weights[0], weights[1])
+
+
+def test_length_grouped_calls_give_the_one_word_path_vectors(tiny_bert_path, monkeypatch):
+    """Short bare-piece rows and long contexts in separate encoder calls: the same vectors as one word at a time."""
+    network = make_network(tiny_bert_path, "inplace", read_layer=-2)
+    long_context = "the farmer who lived by the sea sold a kumquat at the market on a rainy day in spring"
+    items = [(f"kumquat{'s' * k}", [long_context.replace("kumquat", f"kumquat{'s' * k}")]) for k in range(12)]
+    items += [(f"quokka{'s' * k}", []) for k in range(12)]
+    calls: List[int] = []
+    run = network._run_encoder
+    monkeypatch.setattr(network, "_run_encoder", lambda embeds, mask: calls.append(embeds.shape[1]) or run(embeds, mask))
+    grouped = network.infer(items)
+    assert len(calls) >= 2 and min(calls) < max(calls)  # bare pieces in a short call, contexts in a long one
+    single = numpy.vstack([network.infer([item]) for item in items])
+    assert numpy.abs(grouped - single).max() < 1e-5
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -253,10 +270,10 @@ def test_the_callers_config_is_left_as_it_was(tiny_bert_path):
 
 
 def plain_and_shortcut_vectors(network, items):
-    """The same items inferred with both shortcuts off, then on (the default)."""
-    network.share_equal_rows = network.stop_at_read_layer = False
+    """The same items inferred with every shortcut off, then on (the default)."""
+    network.share_equal_rows = network.stop_at_read_layer = network.length_grouped_calls = False
     plain = network.infer(items)
-    network.share_equal_rows = network.stop_at_read_layer = True
+    network.share_equal_rows = network.stop_at_read_layer = network.length_grouped_calls = True
     return plain, network.infer(items)
 
 

@@ -183,7 +183,7 @@ def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path):
         assert (out / "model-last" / "meta.json").is_file()
     trained = spacy.load(tmp_path / "textcat_minilm_bertram.cfg" / "model-last")
     assert trained.pipe_names == ["bertram", "transformer", "textcat"]
-    assert trained("a kumquat")._.bertram and trained.config["components"]["transformer"]["model"]["injection"] == "slash"
+    assert trained("a kumquat")._.bertram and trained.config["components"]["transformer"]["model"]["injection"] == "recentre"
     # A config that names a context source its --code file registers trains, saves and loads.
     own = Config().from_disk(ROOT / "configs" / "textcat_minilm_bertram.cfg", interpolate=False)
     own["components"]["bertram"]["contexts"] = {"@context_sources": "toy_contexts.v1", "template": "A {word} grows."}
@@ -348,7 +348,7 @@ def test_the_same_rare_word_50_times(nlp_trf, monkeypatch):
     items: list = []
     infer = pipe.infer
     monkeypatch.setattr(pipe, "infer", lambda batch: items.extend(batch) or infer(batch))
-    doc = nlp_trf(" ".join(["the quokka ate fruit ."] * 50))
+    doc = nlp_trf(" ".join(f"the quokka ate fruit {i} ." for i in range(50)))  # distinct windows around each
     assert len(doc._.bertram) == 50 and len({id(v) for v in doc._.bertram.values()}) == 1
     assert len(items) == 1 and items[0][0] == "quokka" and len(items[0][1]) == pipe.contexts_per_word
 

@@ -84,7 +84,7 @@ class BertramTransformerModel(TransformerModel):
         transformer_config: dict = {},
         mixed_precision: bool = False,
         grad_scaler_config: dict = {},
-        injection: InjectionMode = "slash",
+        injection: InjectionMode = "recentre",
     ):
         if injection not in INJECTION_MODES:
             raise ValueError(Errors.E156.format(modes=", ".join(INJECTION_MODES), injection=injection))

@@ -2,7 +2,7 @@
 
 The `bertram` component only writes `doc._.bertram`; a transformer reads it
 only if it runs after `bertram` and its architecture is
-`spacy-bertram.TransformerModel.v1` with injection "slash" or "replace".
+`spacy-bertram.TransformerModel.v1` with injection "recentre", "slash" or "replace".
 Anything else computes vectors for nothing, so it is an error naming the fix
 (injection = "none" is the explicit way to keep the stock encoding). A
 pipeline without any transformer is fine: `doc._.bertram` is then the product.

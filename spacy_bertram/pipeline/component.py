@@ -51,7 +51,7 @@ from ..storage import model_fingerprint
 from ..types import DOC_EXTENSION
 from . import serialization
 from .checks import check_encoders, check_placement
-from .context_sources import ContextSource
+from .context_sources import DEFAULT_DOC_WINDOW, ContextSource
 from .device import check_not_forked_on_gpu
 from .serialization import Reader, Writer
 from .vector_cache import CacheKey, VectorCache, cache_key
@@ -69,13 +69,13 @@ CFG_STRINGS = ("model_id", "model_source")
 UNTRAINED_KEY = "untrained"  # in a saved cfg: an untrained network (no model_path), not a model left unnamed
 UNLISTED_NEEDS = {"model": "it holds the trained weights"}
 
-DEFAULT_CONFIG_STR = """
+DEFAULT_CONFIG_STR = f"""
 [bertram]
 contexts = "doc"
 context_store = null
 dictionary_store = null
 contexts_per_word = 8
-context_window = 25
+context_window = {DEFAULT_DOC_WINDOW}
 cache_size = 10000
 save_cache = false
 vector_table = null
@@ -179,7 +179,7 @@ class BertramComponent(Pipe):
     def __init__(
         self, vocab: Vocab, model: Model, rare_words: RareWordRule, *, name: str = "bertram",
         nlp: Optional[Language] = None, contexts: Union[str, ContextSource] = "doc", context_store: Optional[str] = None,
-        contexts_per_word: int = 8, context_window: int = 25, cache_size: int = 10_000, save_cache: bool = False,
+        contexts_per_word: int = 8, context_window: int = DEFAULT_DOC_WINDOW, cache_size: int = 10_000, save_cache: bool = False,
         vector_table: Optional[str] = None, infer_missing: bool = True, dictionary_store: Optional[str] = None,
     ) -> None:
         self.word_sources = WordSources(

@@ -127,11 +127,17 @@ class LazyStore:
 # -- the built-in sources --------------------------------------------------------------------
 
 
+#: Tokens on each side of a rare word in a doc without sentences (or in a sentence longer than twice that).
+#: Measured against 25: the vectors are the same within their CIs on synonym recovery and CRW, and the
+#: context encoder reads a third of the positions (docs/benchmarks.md).
+DEFAULT_DOC_WINDOW = 5
+
+
 class DocContexts:
     """The distinct sentences around the word's occurrences in the doc (a window of `window` tokens on each
     side where the doc has no sentence boundaries, or within a sentence longer than twice that)."""
 
-    def __init__(self, window: int = 25, limit: Optional[int] = None) -> None:
+    def __init__(self, window: int = DEFAULT_DOC_WINDOW, limit: Optional[int] = None) -> None:
         if window < 1:
             raise ValueError(Errors.E150)
         self.window = int(window)

@@ -28,7 +28,7 @@ from ..frequencies import (CountTable, Frequencies, StoreFrequencies, WordfreqFr
 from ..network import BertramNetwork
 from ..inputs import UNK_ID
 from ..rare_words import RareWordFinder, RareWordRule
-from .context_sources import (ContextSource, DocContexts, LazyStore, Source, check_settings, leaves, parse_contexts,
+from .context_sources import (DEFAULT_DOC_WINDOW, ContextSource, DocContexts, LazyStore, Source, check_settings, leaves, parse_contexts,
                               source_key, sources_from_spec)
 
 #: Key of the component's saved cfg: the context store's path relative to the pipeline directory.
@@ -65,7 +65,7 @@ class WordSources:
         context_store: Optional[str] = None,
         dictionary_store: Optional[str] = None,
         contexts_per_word: int = 8,
-        context_window: int = 25,
+        context_window: int = DEFAULT_DOC_WINDOW,
     ) -> None:
         if contexts_per_word < 1 or context_window < 1:
             raise ValueError(Errors.E150)

@@ -62,10 +62,14 @@ def intrinsic_cmd(
                                               "and bertram_both for CRW and Card-660, and their coverage"),
     fold: Optional[str] = typer.Option(None, help="score one fold of the rare words only, I/K (e.g. 0/2; split by "
                                        "rare word with a fixed seed; Chimeras by item)"),
+    context_window: Optional[int] = typer.Option(None, help="also fed_window: CRW's contexts cut to this many "
+                                                 "tokens on each side of the word, as the component cuts a doc's"),
     force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Spearman on real rare words (CRW, Card-660, Chimeras): subword mean vs BERTRAM, paired bootstrap CIs."""
     run_checked(check_options, bootstrap=(bootstrap, ">= 1"))
+    if context_window is not None:
+        run_checked(check_options, context_window=(context_window, ">= 1"))
     if fold is not None:
         run_checked(parse_fold, fold)
     if output is not None:
@@ -76,5 +80,6 @@ def intrinsic_cmd(
     setup_logging()
     metrics = run_checked(evaluate_intrinsic, model, crw=crw, card=card, chimera=chimera, store=store,
                            output=output, n_resamples=bootstrap, seed=seed, gpu_id=gpu_id,
-                           skip_missing=skip_missing, dictionary=dictionary, fold=fold)
+                           skip_missing=skip_missing, dictionary=dictionary, fold=fold,
+                           context_window=context_window)
     typer.echo(format_table(metrics), nl=False)

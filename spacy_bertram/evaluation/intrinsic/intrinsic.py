@@ -48,6 +48,7 @@ import numpy as np
 from ...errors import Errors, Warnings
 from ...fileio import mark_json, write_json_atomic
 from ...pipeline.component import DEFAULT_CONFIG
+from ...pipeline.context_sources import DocContexts
 from ...pipeline.device import select_device
 from ...pipeline.word_sources import word_key_function
 from ...storage import load_bertram
@@ -80,6 +81,8 @@ SYSTEMS = {
     "slash_mix": f"0.5 sm/|sm| + 0.5 v/|v| of subword_mean and bertram_{MIX_CONTEXTS} (slash injection proxy)",
     "slash_mix_form": "0.5 sm/|sm| + 0.5 v/|v| of subword_mean and bertram_form",
     "fed": "the vector the bertram component feeds: infer() with its default contexts_per_word, unchanged",
+    "fed_window": "fed, each context cut to context_window tokens on each side of the word (the component's doc "
+                  "contexts rule)",
     "context_mean": "Chimeras baseline: mean input embedding of the passage's wordpieces, nonce left out",
     "bertram_contexts": "Chimeras: BERTRAM on all sentences of the passage, contexts only (use_form=False)",
     **D.SYSTEMS,
@@ -120,14 +123,37 @@ def fed_contexts_per_word() -> int:
     return int(DEFAULT_CONFIG["bertram"]["contexts_per_word"])
 
 
+def fed_context_window() -> int:
+    """The `bertram` component's default context_window (its factory config)."""
+    return int(DEFAULT_CONFIG["bertram"]["context_window"])
+
+
+def windowed_contexts(contexts: Mapping[str, List[str]], window: int, lang: str = "en") -> Dict[str, List[str]]:
+    """Each context cut as the component cuts a doc without sentences (`DocContexts`): `window` tokens on each
+    side of the word's first occurrence; a context without the word (as a token) stays whole."""
+    import spacy
+
+    make_doc = spacy.blank(lang).make_doc
+    cut = DocContexts(window)
+    out: Dict[str, List[str]] = {}
+    for word, texts in contexts.items():
+        out[word] = []
+        for text in texts:
+            doc = make_doc(text)
+            at = next((t.i for t in doc if t.lower_ == word.lower()), None)
+            out[word].append(text if at is None else cut(doc, word, [at], 1)[0])
+    return out
+
+
 def rare_word_tables(
     network, subword: SubwordMean, words: Sequence[str], contexts: Optional[Mapping[str, List[str]]],
     form_mix: bool = False, definitions: Optional[Mapping[str, List[str]]] = None,
+    context_window: Optional[int] = None,
 ) -> Tables:
     """Vectors of every system for the rare words: one `infer` call per system.
 
     subword_mean and bertram_form always; the context systems with `contexts`;
-    slash_mix_form (the mix with bertram_form) with `form_mix`.
+    slash_mix_form (the mix with bertram_form) with `form_mix`; fed_window with `context_window`.
     """
     words = list(words)
     timed: Dict[str, np.ndarray] = {}
@@ -146,6 +172,8 @@ def rare_word_tables(
             run(f"bertram_{k}", lambda k=k: network.infer([(w, list(contexts.get(w, []))[:k]) for w in words]))
         timed["slash_mix"] = normalised_mix(timed[BASELINE], timed[f"bertram_{MIX_CONTEXTS}"])
         run("fed", lambda: fed_vectors(network, words, contexts))
+        if context_window is not None:
+            run("fed_window", lambda: fed_vectors(network, words, windowed_contexts(contexts, context_window)))
     if definitions is not None:
         D.definition_systems(network, words, definitions, contexts, run)
     return {name: dict(zip(words, array)) for name, array in timed.items()}
@@ -212,6 +240,9 @@ def score_cells(
             if name.startswith("bertram_") and name != FORM and FORM in per_item:
                 entry["vs_form"] = paired_difference(statistic, rows, per_item[FORM][idx], n_resamples=n_resamples,
                                                      seed=seed, confidence=CONFIDENCE).to_dict()
+            if name == "fed_window" and "fed" in per_item:
+                entry["vs_fed"] = paired_difference(statistic, rows, per_item["fed"][idx], n_resamples=n_resamples,
+                                                    seed=seed, confidence=CONFIDENCE).to_dict()
             cell["systems"][name] = entry
         cells[subset] = cell
     return cells
@@ -266,12 +297,14 @@ def rule_subsets(pairs: Sequence[Pair], subword: SubwordMean, lang: str = "en") 
 
 
 def evaluate_crw(network, subword: SubwordMean, data: CrwSet, n_resamples: int, seed: int,
-                 definitions: Optional[Mapping[str, List[str]]] = None) -> Dict[str, Any]:
+                 definitions: Optional[Mapping[str, List[str]]] = None,
+                 context_window: Optional[int] = None) -> Dict[str, Any]:
     words = data.rare_words
     without = [w for w in words if not data.contexts.get(w)]
     if without:
         warnings.warn(Warnings.W008.format(what="CRW", n=len(without), total=len(words), words=", ".join(without[:10])))
-    tables = rare_word_tables(network, subword, words, data.contexts, definitions=definitions)
+    tables = rare_word_tables(network, subword, words, data.contexts, definitions=definitions,
+                              context_window=context_window)
     subsets = {"all": range(len(data.pairs)), "multi_piece": multi_piece_indices(data.pairs, subword),
                **rule_subsets(data.pairs, subword)}
     if definitions is not None:
@@ -357,8 +390,10 @@ def evaluate_intrinsic(
     skip_missing: bool = False,
     dictionary: Optional[PathLike] = None,
     fold: Optional[str] = None,
+    context_window: Optional[int] = None,
 ) -> Dict[str, Any]:
-    """Score the given sets; `skip_missing` records absent ones instead of failing.
+    """Score the given sets; `skip_missing` records absent ones instead of failing; `context_window` adds
+    fed_window for CRW.
 
     All inputs are read before the model is loaded, so a bad file fails fast.
     With `skip_missing` and none of the sets present, nothing is loaded: the
@@ -378,7 +413,8 @@ def evaluate_intrinsic(
     present = {name: p for name, p in given.items() if name not in missing}
     metrics: Dict[str, Any] = {"model": str(model_path), "bootstrap": n_resamples, "seed": seed,
                                "confidence": CONFIDENCE, "missing": missing, "sets": {}, "fold": fold,
-                               "dictionary": None if dictionary is None else str(dictionary)}
+                               "dictionary": None if dictionary is None else str(dictionary),
+                               "context_window": context_window}
     if missing:
         metrics["message"] = missing_message(missing)
     if present:
@@ -395,7 +431,7 @@ def evaluate_intrinsic(
         network, subword = _load(model_path, gpu_id)
         sets = metrics["sets"]
         if crw_data is not None:
-            sets["crw"] = evaluate_crw(network, subword, crw_data, n_resamples, seed, crw_definitions)
+            sets["crw"] = evaluate_crw(network, subword, crw_data, n_resamples, seed, crw_definitions, context_window)
         if card_data is not None:
             sets["card"] = evaluate_card(network, subword, card_data, card_contexts, n_resamples, seed,
                                          card_definitions)
@@ -471,6 +507,12 @@ def format_table(metrics: Mapping[str, Any]) -> str:
         header = ("subset", "system", "n", "rho", f"diff: system - {data['baseline']} [95% CI]", "",
                   "diff: system - bertram_form [95% CI]", "")
         lines += [*markdown_table(header, rows, text_columns=2), ""]
+        windowed = [(subset, cell["systems"]["fed_window"]["vs_fed"]) for subset, cell in data["subsets"].items()
+                    if "vs_fed" in cell["systems"].get("fed_window", {})]
+        if windowed:
+            lines += [f"fed_window - fed (contexts cut to {metrics.get('context_window')} tokens on each side), "
+                      + "; ".join(f"{subset}: {format_ci(diff, 1, 3)} {_verdict(diff)}" for subset, diff in windowed),
+                      ""]
     if metrics["sets"]:
         lines.append(f"95% CIs: paired bootstrap, {metrics.get('bootstrap')} resamples of pairs (Chimeras: items), "
                      f"seed {metrics.get('seed')}; 'no difference' where the CI contains 0."

@@ -38,6 +38,8 @@ def synonym_recovery_cmd(
     max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     wordnet_dir: Optional[Path] = typer.Option(None, help="directory with the WordNet 3.0 dict files"),
+    context_window: Optional[int] = typer.Option(None, help="words on each side of the rare word in its text (the "
+                                                 "text systems; default: the component's context_window)"),
     force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Cosine, rank and hits@10 of the replaced word's embedding for each system's vector of a rare
@@ -57,5 +59,6 @@ def synonym_recovery_cmd(
     setup_logging()
     metrics = run_checked(evaluate_synonym_recovery, model, rarified=rarified or [], wordnet=wordnet, store=store,
                            output=output, fold=fold, n_resamples=bootstrap, seed=seed, max_pairs=max_pairs,
-                           max_zipf=max_zipf, gpu_id=gpu_id, wordnet_dir=wordnet_dir)
+                           max_zipf=max_zipf, gpu_id=gpu_id, wordnet_dir=wordnet_dir,
+                           context_window=context_window)
     typer.echo("\n".join(format_markdown(metrics)))

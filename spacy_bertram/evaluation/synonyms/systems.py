@@ -33,7 +33,7 @@ from ...rare_words import RareWordRule, is_alphabetic
 from ...storage import load_bertram
 from ...types import PathLike
 from ..folds import parse_fold
-from ..intrinsic.intrinsic import fed_contexts_per_word
+from ..intrinsic.intrinsic import fed_context_window, fed_contexts_per_word
 from ..intrinsic.similarity import SubwordMean
 from .pairs import (SOURCES, SynonymPair, distinct_pairs, read_substitutions, sample_pairs,
                             select_fold, wordnet_pairs)
@@ -54,15 +54,18 @@ CONTEXT_SETTINGS = {"bertram_text": "doc", "bertram_text_store": "doc+store", "b
 DEFAULT_MAX_PAIRS = 2000
 
 
-def context_sources(rule: RareWordRule, lang: str, store: Optional[PathLike]) -> Dict[str, WordSources]:
+def context_sources(rule: RareWordRule, lang: str, store: Optional[PathLike],
+                    context_window: Optional[int] = None) -> Dict[str, WordSources]:
     """The component's context gathering for each BERTRAM system with contexts (store ones only with
-    `store`, which is opened here, so that a bad store fails before the model loads)."""
+    `store`, which is opened here, so that a bad store fails before the model loads); `context_window`
+    None: the component's default."""
     sources = {}
+    window = fed_context_window() if context_window is None else context_window
     for system, setting in CONTEXT_SETTINGS.items():
         if "store" in setting and store is None:
             continue
         sources[system] = WordSources(rule, lang, contexts=setting, context_store=None if store is None else str(store),
-                                      contexts_per_word=fed_contexts_per_word())
+                                      contexts_per_word=fed_contexts_per_word(), context_window=window)
         sources[system].open_stores()
     return sources
 
@@ -185,22 +188,25 @@ def evaluate_synonym_recovery(
     gpu_id: int = -1,
     wordnet_dir: Optional[PathLike] = None,
     lang: str = "en",
+    context_window: Optional[int] = None,
 ) -> Dict[str, Any]:
-    """Score every system on the pairs of the rarified sets and/or WordNet; `max_pairs` per source.
+    """Score every system on the pairs of the rarified sets and/or WordNet; `max_pairs` per source;
+    `context_window`: the text systems' window (None: the component's default).
 
     Inputs (sets, WordNet, the store) are read before the model loads, so a bad one fails fast.
     """
     started = time.perf_counter()
     if not rarified and not wordnet:
         raise ValueError(Errors.E393)
-    for option, value in (("--bootstrap", n_resamples), ("--max-pairs", max_pairs)):
+    window = fed_context_window() if context_window is None else context_window
+    for option, value in (("--bootstrap", n_resamples), ("--max-pairs", max_pairs), ("--context-window", window)):
         if value < 1:
             raise ValueError(Errors.E394.format(option=option, value=value))
     fold_of = parse_fold(fold) if fold is not None else None
     substitutions = read_substitutions(rarified)
     reader = load_wordnet(wordnet_dir) if wordnet else None
     rule = RareWordRule(max_zipf=max_zipf)
-    sources = context_sources(rule, lang, store)
+    sources = context_sources(rule, lang, store, window)
     network = load_bertram(model_path)
     if gpu_id >= 0:
         network.to(select_device(gpu_id))
@@ -224,7 +230,7 @@ def evaluate_synonym_recovery(
     metrics: Dict[str, Any] = {
         "model": str(model_path), "base_model": network.config.base_model, "mode": network.config.mode,
         "rarified": [str(d) for d in rarified], "wordnet": wordnet, "store": None if store is None else str(store),
-        "max_zipf": max_zipf, "contexts_per_word": fed_contexts_per_word(), "max_pairs": max_pairs, "fold": fold,
+        "max_zipf": max_zipf, "contexts_per_word": fed_contexts_per_word(), "context_window": window, "max_pairs": max_pairs, "fold": fold,
         "bootstrap": n_resamples, "seed": seed, "confidence": CONFIDENCE, "hits_at": HITS_AT,
         "vocabulary": vocabulary, "pairs_read": counts, "systems": {s: SYSTEMS[s] for s in vectors},
         "subsets": score_subsets(pairs, scores, vectors, key, n_resamples, seed),
