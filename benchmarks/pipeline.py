@@ -4,8 +4,9 @@ One process, the same texts through pipelines built on the same MiniLM weights:
 
 - stock:   tokenizer -> transformer (spacy-transformers.TransformerModel.v3)
 - cold:    tokenizer -> bertram -> transformer (spacy-bertram.TransformerModel.v1,
-           slash injection), the vector cache emptied before the texts: every
-           rare word's vector is inferred, as for text the pipeline never saw
+           the component's and the architecture's defaults unless set here), the
+           vector cache emptied before the texts: every rare word's vector is
+           inferred, as for text the pipeline never saw
 - warm:    the same pipeline on the same texts again, every vector cached
 
 Three kinds of text, each measured on its own: "short" (Rotten Tomatoes snippets,
@@ -22,9 +23,13 @@ contexts, tokenising, the form, the context encoder, attentive mimicking and the
 output mix, the cache). Peak resident memory (cache included) comes from one
 child process per pipeline that runs the same texts cold.
 
-`--compare-paths` adds a cold run with the context encoder's exact shortcuts off
-(every row encoded on its own, every layer run), so their gain is measured side
-by side. Speed does not depend on the weights, so without --bertram an
+`--against KEY=VALUE,...` adds a second bertram pipeline with some settings
+changed (contexts, context_window, injection, vector_table, length_groups) to the
+same paired rounds, so a change is measured against what it replaces in one run
+(`--against injection=slash,context_window=25,length_groups=off`: the earlier
+defaults). `--compare-paths` adds a cold run with the context encoder's exact
+shortcuts off (every row encoded on its own, every layer run, one padded call),
+so their gain is measured side by side. Speed does not depend on the weights, so without --bertram an
 untrained network of the trained shape is used (n-grams from the texts).
 `--vector-table` gives the component a table from `python -m spacy_bertram
 vectors` (for `--bertram`): its words are looked up, so a cold run infers only
@@ -195,7 +200,8 @@ def on_or_off(value: str) -> bool:
 
 #: The settings a variant may set (`--against`), with how each is read.
 VARIANT_SETTINGS: Dict[str, Callable[[str], Any]] = {
-    "contexts": str, "injection": str, "context_window": int, "vector_table": str, "length_groups": on_or_off,
+    "contexts": str, "injection": str, "context_window": int, "length_groups": on_or_off,
+    "vector_table": lambda value: None if value == "none" else value,
 }
 
 
@@ -448,7 +454,8 @@ def main() -> None:
                         "looked up, not inferred (cold runs infer only the others)")
     parser.add_argument("--against", type=parse_variant, default=None, metavar="KEY=VALUE,...",
                         help="a second bertram pipeline in the same paired rounds, with these settings changed "
-                        f"({', '.join(VARIANT_SETTINGS)}), e.g. the earlier defaults: {EARLIER_DEFAULTS}")
+                        f"({', '.join(VARIANT_SETTINGS)}; vector_table=none: no table), e.g. the earlier "
+                        f"defaults: {EARLIER_DEFAULTS}")
     parser.add_argument("--compare-paths", action="store_true", help="also cold with the exact shortcuts off")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS child processes")
     parser.add_argument("--gpu-id", type=int, default=-1)

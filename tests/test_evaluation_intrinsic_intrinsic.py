@@ -19,6 +19,7 @@ from spacy_bertram.evaluation.intrinsic.intrinsic import (
     format_table,
     fed_contexts_per_word,
     fed_vectors,
+    windowed_contexts,
     normalised_mix,
 )
 from spacy_bertram.evaluation.intrinsic.rare_sets import parse_chimera_line, read_card
@@ -278,6 +279,22 @@ def test_fed_is_what_the_component_puts_on_the_doc(data):
     fed = fed_vectors(network, ["Kumquat"], {"Kumquat": [text]})[0]
     assert numpy.allclose(doc._.bertram[index], fed, atol=1e-6)
     assert fed_contexts_per_word() == nlp.get_pipe("bertram").contexts_per_word
+
+
+def test_windowed_contexts_cut_as_the_component_cuts_a_doc():
+    contexts = {"kumquat": ["one two three a kumquat at the old market", "no such word here"]}
+    assert windowed_contexts(contexts, 2) == {"kumquat": ["three a kumquat at the", "no such word here"]}
+
+
+def test_fed_window_is_fed_with_cut_contexts_and_says_how_far_it_moved(data):
+    metrics = evaluate_intrinsic(data / "model", crw=data / "crw", n_resamples=50, context_window=1)
+    systems = metrics["sets"]["crw"]["subsets"]["all"]["systems"]
+    assert metrics["context_window"] == 1 and {"vs_fed", "vs_form", "difference"} <= set(systems["fed_window"])
+    wide = evaluate_intrinsic(data / "model", crw=data / "crw", n_resamples=50, context_window=500)
+    same = wide["sets"]["crw"]["subsets"]["all"]["systems"]
+    assert same["fed_window"]["spearman"] == pytest.approx(same["fed"]["spearman"])
+    assert same["fed_window"]["vs_fed"]["estimate"] == pytest.approx(0.0, abs=1e-12)
+    assert "fed_window - fed (contexts cut to 500 tokens on each side)" in format_table(wide)
 
 
 # -- the project -----------------------------------------------------------------------

@@ -136,6 +136,21 @@ def test_the_command_scores_every_system_and_writes_the_json(bertram_assets, tmp
     assert all(line in result.output.splitlines() for line in format_markdown(metrics))
 
 
+def test_the_text_systems_read_the_window_they_are_given(bertram_assets, tmp_path):
+    """A 1-token window cuts the rarified text around the word (the component's doc rule); the form is untouched."""
+    outputs = {}
+    for window in ("1", "50"):
+        result, out = run(bertram_assets, tmp_path / window, "--context-window", window)
+        assert result.exit_code == 0, result.output
+        outputs[window] = json.loads(out.read_text(encoding="utf8"))
+        assert outputs[window]["context_window"] == int(window)
+    narrow, wide = ({row["substitute"]: row["cosine"] for row in outputs[w]["pairs"]} for w in ("1", "50"))
+    assert all(narrow[word]["bertram_form"] == wide[word]["bertram_form"] for word in narrow)
+    assert any(narrow[word]["bertram_text"] != wide[word]["bertram_text"] for word in narrow)
+    result, _ = run(bertram_assets, tmp_path / "bad", "--context-window", 0)
+    assert result.exit_code == 1 and "[E226] --context-window must be at least 1, got 0" in result.output
+
+
 def test_folds_of_the_command_split_the_rare_words(bertram_assets, tmp_path):
     words = []
     for index in (0, 1):

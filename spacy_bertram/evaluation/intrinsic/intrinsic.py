@@ -237,7 +237,7 @@ def score_cells(
                 ci = paired_difference(statistic, rows, base, n_resamples=n_resamples, seed=seed,
                                       confidence=CONFIDENCE)
                 entry["difference"] = ci.to_dict()
-            if name.startswith("bertram_") and name != FORM and FORM in per_item:
+            if (name.startswith("bertram_") or name.startswith("fed")) and name != FORM and FORM in per_item:
                 entry["vs_form"] = paired_difference(statistic, rows, per_item[FORM][idx], n_resamples=n_resamples,
                                                      seed=seed, confidence=CONFIDENCE).to_dict()
             if name == "fed_window" and "fed" in per_item:

@@ -45,6 +45,8 @@ def synonym_recovery_cmd(
     """Cosine, rank and hits@10 of the replaced word's embedding for each system's vector of a rare
     synonym: subword mean vs BERTRAM (form, text, store contexts), paired bootstrap CIs."""
     run_checked(check_options, bootstrap=(bootstrap, ">= 1"), max_pairs=(max_pairs, ">= 1"))
+    if context_window is not None:
+        run_checked(check_options, context_window=(context_window, ">= 1"))
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     if fold is not None:
         run_checked(parse_fold, fold)
