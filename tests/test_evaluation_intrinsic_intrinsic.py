@@ -334,7 +334,7 @@ def test_definitions_add_two_systems_their_subset_and_coverage(data, definitions
     systems = crw["subsets"]["all"]["systems"]
     assert {"bertram_dict", "bertram_both"} <= set(systems)
     assert {name for name, entry in systems.items() if "vs_form" in entry} == {
-        "bertram_4", "bertram_16", "bertram_32", "bertram_dict", "bertram_both"}
+        "bertram_4", "bertram_16", "bertram_32", "bertram_dict", "bertram_both", "fed"}
     card = metrics["sets"]["card"]  # no store: definitions alone
     assert card["definitions"]["with_definitions"] == 2 and "bertram_both" not in card["subsets"]["all"]["systems"]
     assert "bertram_dict" in card["subsets"]["all"]["systems"]
