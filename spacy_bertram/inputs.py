@@ -313,18 +313,15 @@ def batch_by_token_budget(
     """
     check_token_budget(token_budget)
     order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
-    start = 0
     lengths = [len(rows[i]) for i in order]
+    start = 0
     for end in (length_cuts(lengths, call_cost) if call_cost is not None else [len(order)]):
         batch: List[int] = []
-        longest = 0
-        for index in order[start:end]:
-            length = len(rows[index])
-            if batch and max(longest, length) * (len(batch) + 1) > token_budget:
+        for position in range(start, end):  # sorted: the row added is the longest of its call
+            if batch and lengths[position] * (len(batch) + 1) > token_budget:
                 yield batch
-                batch, longest = [], 0
-            batch.append(index)
-            longest = max(longest, length)
+                batch = []
+            batch.append(order[position])
         if batch:
             yield batch
         start = end

@@ -179,8 +179,9 @@ class BertramComponent(Pipe):
     def __init__(
         self, vocab: Vocab, model: Model, rare_words: RareWordRule, *, name: str = "bertram",
         nlp: Optional[Language] = None, contexts: Union[str, ContextSource] = "doc", context_store: Optional[str] = None,
-        contexts_per_word: int = 8, context_window: int = DEFAULT_DOC_WINDOW, cache_size: int = 10_000, save_cache: bool = False,
-        vector_table: Optional[str] = None, infer_missing: bool = True, dictionary_store: Optional[str] = None,
+        contexts_per_word: int = 8, context_window: int = DEFAULT_DOC_WINDOW, cache_size: int = 10_000,
+        save_cache: bool = False, vector_table: Optional[str] = None, infer_missing: bool = True,
+        dictionary_store: Optional[str] = None,
     ) -> None:
         self.word_sources = WordSources(
             rare_words, vocab.lang, name=name, contexts=contexts, context_store=context_store,

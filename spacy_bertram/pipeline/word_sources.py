@@ -28,8 +28,8 @@ from ..frequencies import (CountTable, Frequencies, StoreFrequencies, WordfreqFr
 from ..network import BertramNetwork
 from ..inputs import UNK_ID
 from ..rare_words import RareWordFinder, RareWordRule
-from .context_sources import (DEFAULT_DOC_WINDOW, ContextSource, DocContexts, LazyStore, Source, check_settings, leaves, parse_contexts,
-                              source_key, sources_from_spec)
+from .context_sources import (DEFAULT_DOC_WINDOW, ContextSource, DocContexts, LazyStore, Source, check_settings,
+                              leaves, parse_contexts, source_key, sources_from_spec)
 
 #: Key of the component's saved cfg: the context store's path relative to the pipeline directory.
 STORE_KEY = "context_store_relative"

@@ -55,17 +55,16 @@ DEFAULT_MAX_PAIRS = 2000
 
 
 def context_sources(rule: RareWordRule, lang: str, store: Optional[PathLike],
-                    context_window: Optional[int] = None) -> Dict[str, WordSources]:
+                    context_window: int) -> Dict[str, WordSources]:
     """The component's context gathering for each BERTRAM system with contexts (store ones only with
-    `store`, which is opened here, so that a bad store fails before the model loads); `context_window`
-    None: the component's default."""
+    `store`, which is opened here, so that a bad store fails before the model loads), the text read in
+    windows of `context_window` tokens on each side of the word."""
     sources = {}
-    window = fed_context_window() if context_window is None else context_window
     for system, setting in CONTEXT_SETTINGS.items():
         if "store" in setting and store is None:
             continue
         sources[system] = WordSources(rule, lang, contexts=setting, context_store=None if store is None else str(store),
-                                      contexts_per_word=fed_contexts_per_word(), context_window=window)
+                                      contexts_per_word=fed_contexts_per_word(), context_window=context_window)
         sources[system].open_stores()
     return sources
 
@@ -230,7 +229,8 @@ def evaluate_synonym_recovery(
     metrics: Dict[str, Any] = {
         "model": str(model_path), "base_model": network.config.base_model, "mode": network.config.mode,
         "rarified": [str(d) for d in rarified], "wordnet": wordnet, "store": None if store is None else str(store),
-        "max_zipf": max_zipf, "contexts_per_word": fed_contexts_per_word(), "context_window": window, "max_pairs": max_pairs, "fold": fold,
+        "max_zipf": max_zipf, "contexts_per_word": fed_contexts_per_word(), "context_window": window,
+        "max_pairs": max_pairs, "fold": fold,
         "bootstrap": n_resamples, "seed": seed, "confidence": CONFIDENCE, "hits_at": HITS_AT,
         "vocabulary": vocabulary, "pairs_read": counts, "systems": {s: SYSTEMS[s] for s in vectors},
         "subsets": score_subsets(pairs, scores, vectors, key, n_resamples, seed),
