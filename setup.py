@@ -81,6 +81,9 @@ setup(
             "spacy-bertram.dictionary_contexts.v1 = spacy_bertram.architectures:dictionary_contexts",
             "spacy-bertram.chained_contexts.v1 = spacy_bertram.architectures:chained_contexts",
         ],
+        # spaCy's command line loads these at start: `spacy.registry.context_sources` then exists for a
+        # `spacy train --code` file and for `init fill-config` / `debug config` (spacy_bertram/registries.py).
+        "spacy_cli": ["spacy-bertram.registries = spacy_bertram.registries:context_sources"],
         "console_scripts": ["spacy-bertram = spacy_bertram.cli:main"],
     },
 )

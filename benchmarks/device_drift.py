@@ -29,7 +29,7 @@ from spacy_bertram.pipeline.device import select_device, use_device
 from spacy_bertram.evaluation.assets import default_assets_dir
 
 from infer import collect_items  # benchmarks/infer.py (scripts run from this folder)
-from pipeline import build, load_texts
+from pipeline import MissingTexts, build, load_texts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,6 +70,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.gpu_id < 0:
         sys.exit("--gpu-id must name a CUDA device (0 for the first): the CPU is the reference it is compared with")
+    try:  # before any work: a machine without that device is told at once
+        device = select_device(args.gpu_id, thinc=False)
+    except ValueError as err:
+        sys.exit(str(err))
     n_words, n_texts = (96, 100) if args.quick else (args.words, args.texts)
     assets = args.assets or default_assets_dir()
     if not assets.is_absolute() and not assets.exists():
@@ -82,12 +86,14 @@ def main() -> None:
         torch.manual_seed(0)
         network = create_bertram("default", NgramVocab.from_words([w for w, _ in items], min_count=2))
     on_cpu = network.infer(items)
-    device = select_device(args.gpu_id, thinc=False)
     on_device = network.to(device).infer(items)
     result = {"vectors": drift(on_cpu, on_device), "device": torch.cuda.get_device_name(device)}
     print(f"BERTRAM vectors, {len(items)} words x {args.contexts} contexts: {result['vectors']}")
 
-    texts = load_texts(assets, "short", n_texts)
+    try:
+        texts = load_texts(assets, "short", n_texts)
+    except MissingTexts as err:
+        sys.exit(str(err))
     encoder = resolve_base_model("default")
     with tempfile.TemporaryDirectory() as tmp:
         bertram = args.bertram or str(Path(tmp) / "bertram")

@@ -78,15 +78,20 @@ EARLIER_DEFAULTS = "injection=slash,context_window=25,length_groups=off"
 PARTS = ("rule", "contexts", "tokenise", "form", "encoder", "mimicking", "cache")
 
 
+class MissingTexts(Exception):
+    """A kind of text whose data is not under the assets directory (what fetches it is in the message)."""
+
+
 def load_texts(assets: Path, kind: str, n: int) -> List[str]:
-    """The first n texts of a kind: the labelled set if built, else the corpus file; tweets from WNUT-16."""
+    """The first n texts of a kind: the labelled set if built, else the corpus file; tweets from WNUT-16.
+    MissingTexts where the kind's data is not there; SystemExit where it has fewer than n texts."""
     jsonl_name, plain_name = TEXT_SOURCES[kind]
     texts: List[str] = []
     if kind == "tweets":
         try:
             texts = [" ".join(tweet.words) for tweet in read_iob(wnut16_path(assets))[:n]]
         except ValueError as err:
-            sys.exit(str(err))
+            raise MissingTexts(f"{err} (`python -m spacy project run ner-data` fetches it)") from None
     elif (assets / "datasets" / jsonl_name).is_file():
         jsonl = assets / "datasets" / jsonl_name
         with open(jsonl, encoding="utf8") as file_:
@@ -95,7 +100,7 @@ def load_texts(assets: Path, kind: str, n: int) -> List[str]:
         with open(assets / "corpus" / plain_name, encoding="utf8") as file_:
             texts = [line.strip() for line, _ in zip(file_, range(n))]
     else:
-        sys.exit(f"No {kind} texts ({jsonl_name}) under {assets}: run python scripts/build_corpus.py first.")
+        raise MissingTexts(f"No {kind} texts ({jsonl_name}) under {assets}: run python scripts/build_corpus.py first.")
     if len(texts) < n:
         sys.exit(f"Only {len(texts)} {kind} texts in {assets}, {n} wanted")
     return texts
@@ -439,7 +444,8 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=2000, help="short texts (Rotten Tomatoes snippets)")
     parser.add_argument("--long-texts", type=int, default=200, help="long texts (BBC articles)")
     parser.add_argument("--tweets", type=int, default=2000, help="tweets (WNUT-16)")
-    parser.add_argument("--kinds", default="short,long,tweets", help="which kinds to run, comma-separated")
+    parser.add_argument("--kinds", default=None, help="which kinds to run, comma-separated (default: "
+                        f"{','.join(TEXT_SOURCES)}, skipping a kind whose data is not there, with a note)")
     parser.add_argument("--round", type=int, default=100, help="texts per paired round (long: a tenth)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--assets", type=Path, default=None, help="assets dir (default: $SPACY_BERTRAM_ASSETS or ./assets)")
@@ -471,7 +477,23 @@ def main() -> None:
     encoder = resolve_base_model(args.base_model)
     if args.rss_child:
         return rss_child(args, assets, encoder)
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    kinds = [k.strip() for k in (args.kinds or ",".join(TEXT_SOURCES)).split(",") if k.strip()]
+    unknown = [kind for kind in kinds if kind not in TEXT_SOURCES]
+    if unknown:
+        sys.exit(f"--kinds: unknown {', '.join(unknown)}; the kinds are {', '.join(TEXT_SOURCES)}")
+    texts_of: Dict[str, List[str]] = {}
+    skipped: Dict[str, str] = {}
+    for kind in kinds:
+        try:
+            texts_of[kind] = load_texts(assets, kind, text_count(kind, args))
+        except MissingTexts as err:
+            if args.kinds is not None:  # asked for by name: an error, not a note
+                sys.exit(str(err))
+            skipped[kind] = str(err)
+            print(f"skipped {kind}: {err}", flush=True)
+    kinds = list(texts_of)
+    if not kinds:
+        sys.exit("No kind of text to run: " + "; ".join(skipped.values()))
     results: Dict[str, Dict[str, Any]] = {}
     memory: Dict[str, Tuple[float, float]] = {}
     print(f"torch threads {torch.get_num_threads()}; bertram model: {args.bertram or 'untrained (same shape)'}; "
@@ -481,7 +503,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         models: Dict[str, str] = {}
         for kind in kinds:
-            texts = load_texts(assets, kind, text_count(kind, args))
+            texts = texts_of[kind]
             models[kind] = args.bertram or untrained_model(texts, Path(tmp) / f"bertram-{kind}", args.base_model)
             results[kind] = measure(kind, texts, args, encoder, models[kind])
         if not args.no_memory:
@@ -503,6 +525,7 @@ def main() -> None:
         "rare_share": {k: r["rare_share"] for k, r in results.items()},
         "texts_with_rare_share": {k: r["texts_with_rare_share"] for k, r in results.items()},
         "vectors_per_s": {k: r["vectors_per_s"] for k, r in results.items()},
+        "skipped": sorted(skipped),
     }
     if args.against:
         headline["against"] = {"settings": args.against, **{

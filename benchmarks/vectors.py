@@ -52,9 +52,10 @@ from spacy_bertram.training.distributed import open_client, run_on_dask
 from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.evaluation.assets import default_assets_dir
 from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
+from spacy_bertram.pipeline.word_sources import word_key_function
 from spacy_bertram.training.shards import JobSettings, ShardStore, infer_words
 
-from pipeline import build, load_texts  # benchmarks/pipeline.py (scripts run from this folder)
+from pipeline import MissingTexts, build, load_texts  # benchmarks/pipeline.py (scripts run from this folder)
 from timing import timed  # benchmarks/timing.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,9 +138,9 @@ def dask_rows(client, job: JobSettings, model_id: str, words: List[str], out: Pa
 def rare_word_table(nlp, texts: Sequence[str], path: Path) -> Tuple[int, int]:
     """A table with every rare word of the texts (form vectors: cheap, and speed is what counts here)."""
     pipe = nlp.get_pipe("bertram")
-    finder = pipe.finder
-    words = sorted({pipe._word_key(doc[i].text) for doc in map(nlp.make_doc, texts) for i in finder.find(doc)})
-    network = pipe.network
+    finder, network = pipe.finder, pipe.network
+    word_key = word_key_function(network)  # the form the component looks a table up by
+    words = sorted({word_key(doc[i].text) for doc in map(nlp.make_doc, texts) for i in finder.find(doc)})
     rows = network.infer([(w, []) for w in words])
     VectorTable(words, rows, {"model_id": pipe.cfg["model_id"], "encoder": encoder_identity(network)}).to_disk(path)
     return len(words), network.width
@@ -149,7 +150,10 @@ def pipeline_overhead(args, model: str, table_dir: Path) -> Dict[str, object]:
     assets = args.assets or default_assets_dir()
     if not assets.is_absolute() and not assets.exists():
         assets = ROOT / assets
-    texts = load_texts(assets, args.texts)
+    try:
+        texts = load_texts(assets, "short", args.texts)
+    except MissingTexts as err:
+        sys.exit(str(err))
     encoder = resolve_base_model(args.base_model)
     stock = build(encoder, None, args.base_model, "doc", None, "slash")
     pipelines = {"stock": stock}

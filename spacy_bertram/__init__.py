@@ -6,11 +6,17 @@ spaCy finds the factory `bertram` and everything else the configs name through
 the entry points in setup.py: the component's module, and `architectures.py`,
 where every registration lives.
 """
+import sys
 from importlib import import_module
 from typing import Any, Dict, List
 
 
 __version__ = "0.1.0"
+
+if "spacy" in sys.modules:
+    # spaCy is loaded already (`import spacy` came first): `spacy.registry.context_sources` costs nothing now,
+    # and a user's `@spacy.registry.context_sources(...)` below `import spacy_bertram` finds it.
+    import_module(".registries", __name__)
 
 #: public name -> the module (relative to this package) that defines it
 _EXPORTS: Dict[str, str] = {

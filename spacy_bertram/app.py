@@ -39,6 +39,7 @@ from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from .errors import Errors
 from .pipeline.torch_build import CUDA_EXTRA, cpu_only_reason, cpu_only_torch
+from .types import MODEL_FILES
 
 
 def summary(help_text: Optional[str]) -> str:
@@ -204,6 +205,29 @@ def check_made_by(path: Path, argument: str, command: str, files: Sequence[str])
             return
         why = "has no " + ", ".join(missing)
     raise ValueError(Errors.E284.format(argument=argument, path=str(path), why=why, command=command))
+
+
+def check_model(path: Path, argument: str = "MODEL", pipeline: bool = False) -> None:
+    """A trained BERTRAM directory (with `pipeline`: or a saved spaCy pipeline), known by its files, so that
+    a wrong path fails before the imports and the model load that used to find it."""
+    if pipeline and (Path(path) / "config.cfg").is_file():
+        return
+    check_made_by(path, argument, "train", MODEL_FILES)
+
+
+def check_store(path: Path, argument: str, words: bool = False) -> None:
+    """A context store, opened and closed with sqlite3 alone (the format, the tables, a file cut short):
+    the error names the argument, not a pipeline setting. `words`: it must hold some (a step that reads
+    its words: nothing to do in an empty one)."""
+    from .pipeline.contexts import open_context_store  # sqlite3 and this package's errors only
+
+    try:
+        with open_context_store(path) as store:
+            empty = len(store) == 0
+    except ValueError as err:
+        raise ValueError(Errors.E286.format(argument=argument, err=str(err).rstrip("."))) from None
+    if words and empty:
+        raise ValueError(Errors.E287.format(argument=argument, path=str(path)))
 
 
 def check_gpu(*gpu_ids: int, what: str = "--gpu-id") -> None:

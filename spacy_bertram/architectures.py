@@ -24,11 +24,12 @@ from spacy.tokens import Doc
 from spacy.util import registry
 from spacy_transformers.data_classes import FullTransformerBatch
 from spacy_transformers.layers import split_trf_batch, trfs2arrays
+from spacy_transformers.span_getters import configure_strided_spans
 from thinc.api import Model, chain
 from thinc.layers.pytorchwrapper import forward as pytorch_forward
 from thinc.types import Floats2d, Ragged
 
-from .encoder import resolve_base_model
+from .encoder import DEFAULT_BASE_MODEL, resolve_base_model
 from .checkpoints import LOGGER_NAME as CHECKPOINT_LOGGER, checkpoint_logger
 from .injection.frozen_embeddings import FREEZE_CALLBACK, freeze_transformer_embeddings
 from .injection.model import BertramTransformerModel
@@ -39,6 +40,7 @@ from .storage import create_bertram
 from .pipeline.context_sources import (DEFAULT_DOC_WINDOW, ChainedContexts, ContextSource, DictionaryContexts,
                                        DocContexts, LazyStore, StoreContexts)
 from .rare_words import DEFAULT_MAX_ZIPF, RareWordRule
+from .types import DEFAULT_INJECTION
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -89,15 +91,19 @@ def Bertram_v1(
     )
 
 
+#: spacy-transformers' `transformer` factory's default spans (its default config's get_spans block).
+DEFAULT_SPAN_WINDOW, DEFAULT_SPAN_STRIDE = 128, 96
+
+
 @registry.architectures("spacy-bertram.TransformerModel.v1")
 def create_TransformerModel_v1(
-    name: str,
-    get_spans: Callable,
+    name: str = DEFAULT_BASE_MODEL,
+    get_spans: Optional[Callable] = None,
     tokenizer_config: dict = {},
     transformer_config: dict = {},
     mixed_precision: bool = False,
     grad_scaler_config: dict = {},
-    injection: str = "recentre",
+    injection: str = DEFAULT_INJECTION,
 ) -> Model[List[Doc], FullTransformerBatch]:
     """`spacy-transformers.TransformerModel.v3` that feeds `doc._.bertram` vectors.
 
@@ -105,10 +111,15 @@ def create_TransformerModel_v1(
         vector; no position added, so text costs what it costs stock), "slash"
         (wordpieces, "/", vector), "replace" (vector instead of the wordpieces) or
         "none" (stock model; vectors ignored).
-    The other settings are those of TransformerModel.v3.
+    The other settings are those of TransformerModel.v3, with defaults for what `nlp.add_pipe("transformer",
+    config={"model": {"@architectures": ...}})` leaves out (a new architecture replaces the factory's whole
+    model block, its get_spans included): name "default" is the embedded MiniLM, BERTRAM's default encoder;
+    get_spans is the factory's default, `spacy-transformers.strided_spans.v1` with window 128 and stride 96.
     """
-    return BertramTransformerModel(name, get_spans, tokenizer_config, transformer_config, mixed_precision,
-                                   grad_scaler_config, injection=injection)
+    if get_spans is None:
+        get_spans = configure_strided_spans(window=DEFAULT_SPAN_WINDOW, stride=DEFAULT_SPAN_STRIDE)
+    return BertramTransformerModel(resolve_base_model(name), get_spans, tokenizer_config, transformer_config,
+                                   mixed_precision, grad_scaler_config, injection=injection)
 
 
 @registry.architectures("spacy-bertram.Tok2VecTransformer.v1")
@@ -121,7 +132,7 @@ def create_Tok2VecTransformer_v1(
     transformer_config: dict = {},
     mixed_precision: bool = False,
     grad_scaler_config: dict = {},
-    injection: str = "recentre",
+    injection: str = DEFAULT_INJECTION,
 ) -> Model[List[Doc], List[Floats2d]]:
     """`spacy-transformers.Tok2VecTransformer.v3` with BERTRAM injection: what `nlp.replace_listeners`
     turns a listener of our transformer into, so the injection setting survives the replacement."""

@@ -238,6 +238,36 @@ def encoder_layer_count(name: PathLike) -> Optional[int]:
         return None
 
 
+#: The variable huggingface/tokenizers reads: once it is set, a forked child does not warn.
+TOKENIZERS_PARALLELISM = "TOKENIZERS_PARALLELISM"
+_fork_hook = {"installed": False, "set_here": False}
+
+
+def _before_fork() -> None:
+    if TOKENIZERS_PARALLELISM not in os.environ:
+        os.environ[TOKENIZERS_PARALLELISM] = "false"
+        _fork_hook["set_here"] = True
+
+
+def _after_fork_in_parent() -> None:
+    if _fork_hook["set_here"]:
+        os.environ.pop(TOKENIZERS_PARALLELISM, None)
+        _fork_hook["set_here"] = False
+
+
+def quiet_tokenizers_in_forked_workers() -> None:
+    """Processes forked by `nlp.pipe(n_process=...)` run the fast tokenizer single-threaded, without a warning.
+
+    A child forked after the parent's tokenizer ran in parallel prints huggingface/tokenizers' "The current
+    process just got forked ... Disabling parallelism" once per worker, unless TOKENIZERS_PARALLELISM is set.
+    Where the user has not set it, it is set to "false" for the fork only: the child inherits it (what the
+    library would do, now silently), and the parent is back to its own setting right after the fork.
+    """
+    if not _fork_hook["installed"] and hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent)
+        _fork_hook["installed"] = True
+
+
 def limit_torch_threads_in_forked_worker() -> None:
     """One torch thread in a process forked by `nlp.pipe(n_process=...)`.
 

@@ -200,7 +200,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E147 = "Cannot load {where}: {err}"
     E148 = "The serialized component is not msgpack: {err}"
     E149 = "The serialized component must be a map of parts"
-    E150 = "contexts_per_word and context_window must be at least 1"
+    E150 = "{setting} must be a whole number of at least 1, got {value!r}"
     E151 = ("rare_words.frequencies is 'model', but the BERTRAM model ships no word counts (counts.tsv in its "
             "directory, written by `train`). Use 'auto', 'wordfreq' or 'store'.")
     E152 = "No {setting} is configured: give the path of a context store (`python -m spacy_bertram prepare`)"
@@ -225,6 +225,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "register it with @spacy.registry.context_sources and name it with @context_sources in the config")
     E166 = ("The bertram component's model must be a spacy-bertram.Bertram.v1 layer, got the model {name!r}: set "
             '@architectures = "spacy-bertram.Bertram.v1" in [components.bertram.model]')
+    E167 = ("The context source {source} returned {value!r} for the word {word!r}: a context source returns a list "
+            "of context strings (an empty list where it has none)")
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."
@@ -324,6 +326,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E283 = "--lang {lang!r} is not a language spaCy knows: give spaCy's code, e.g. 'en', 'de', or 'xx' (multi-language)"
     E284 = "{argument} {path!r} {why}: it is the output of `{command}`; run `python -m spacy_bertram {command}` first"
     E285 = "--{option} must be {bounds}, got {value}"
+    E286 = ("{argument}: {err}. Give a context store from `python -m spacy_bertram prepare` (its contexts.sqlite, or "
+            "its output directory)")
+    E287 = ("{argument}: the context store {path!r} holds no words (built from an empty corpus?); run `python -m "
+            "spacy_bertram prepare` on your corpus again")
 
     # E3xx: evaluation (evaluation/: datasets, rarification, baselines, scores, report)
     E301 = ("freeze_embeddings: the pipeline has no initialised transformer component; use it as "

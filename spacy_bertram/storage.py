@@ -17,7 +17,7 @@ import hashlib
 import json
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Set, Tuple
 
 import srsly
 import torch
@@ -32,12 +32,9 @@ from .fileio import atomic_path, write_json_atomic
 from .inputs import NgramVocab
 from .network import BertramNetwork
 from .frequencies import COUNTS_FILE, write_counts
-from .types import PathLike
+from .types import MODEL_FILES, PathLike
 
-CONFIG_FILE = "config.json"
-NGRAMS_FILE = "ngrams.json"
-WEIGHTS_FILE = "weights.safetensors"
-MODEL_FILES = (CONFIG_FILE, NGRAMS_FILE, WEIGHTS_FILE)
+CONFIG_FILE, NGRAMS_FILE, WEIGHTS_FILE = MODEL_FILES
 #: The files a save writes and vouches for in DIGESTS_FILE (counts.tsv where it was given).
 DIGESTED_FILES = (*MODEL_FILES, COUNTS_FILE)
 DIGESTS_FILE = "digests.json"
@@ -130,15 +127,22 @@ def _read_digests(path: Path) -> Dict[str, str]:
     return files
 
 
+#: Model directories already warned about (W005) in this process: one warning per directory, however often
+#: it is loaded (a command may read a model, then build the component that loads it again).
+_WARNED_WITHOUT_DIGESTS: Set[str] = set()
+
+
 def verify_digests(directory: PathLike) -> None:
     """Check every file of a model directory against digests.json, naming the first that differs.
 
-    A directory saved before digests were written has none: it loads, with a warning.
+    A directory saved before digests were written has none: it loads, with a warning (once per process).
     """
     directory = Path(directory)
     manifest = directory / DIGESTS_FILE
     if not manifest.is_file():
-        warnings.warn(Warnings.W005.format(directory=str(directory), digests=DIGESTS_FILE), stacklevel=3)
+        if str(directory.resolve()) not in _WARNED_WITHOUT_DIGESTS:
+            _WARNED_WITHOUT_DIGESTS.add(str(directory.resolve()))
+            warnings.warn(Warnings.W005.format(directory=str(directory), digests=DIGESTS_FILE), stacklevel=3)
         return
     digests = _read_digests(manifest)
     for name in DIGESTED_FILES:

@@ -1,9 +1,21 @@
 """Type aliases and names shared by the package (a leaf: it imports nothing of it)."""
 from pathlib import Path
-from typing import Union
+from typing import Literal, Tuple, Union, get_args
 
 PathLike = Union[str, Path]
 """A filesystem path: a `str` or a `pathlib.Path`."""
+
+MODEL_FILES = ("config.json", "ngrams.json", "weights.safetensors")
+"""The files of a BERTRAM model directory (written by `storage.save_bertram`), named where the command line
+checks a model argument without importing torch."""
+
+InjectingMode = Literal["replace", "slash", "recentre"]
+"""The injection modes that put vectors in (`injection/builders.py` builds each)."""
+InjectionMode = Literal[InjectingMode, "none"]
+"""`spacy-bertram.TransformerModel.v1`'s injection: "none" runs the stock model."""
+INJECTION_MODES: Tuple[str, ...] = get_args(InjectionMode)
+DEFAULT_INJECTION: InjectionMode = "recentre"
+"""No position added (text costs what it costs stock), and the best pooled rarified row (docs/evaluation.md)."""
 
 DOC_EXTENSION = "bertram"
 """`doc._.bertram`: token index -> BERTRAM vector, set by the component, read by the injection."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +20,7 @@ from spacy_bertram.app import _lang_aliases, check_gpu, check_lang, check_made_b
 from spacy_bertram.cli import app
 from spacy_bertram.pipeline.torch_build import cpu_only_torch
 
-from tests.util import invoke
+from tests.util import context_store_of, invoke
 
 ROOT = Path(__file__).parent.parent
 NAN, INF = math.nan, math.inf
@@ -107,7 +109,8 @@ def test_check_gpu_accepts_the_devices_torch_has(monkeypatch):
 
 
 REFUSE = """
-import contextlib, io, json, sys
+import contextlib, io, json, sys, time
+started = time.perf_counter()
 from spacy_bertram.cli import main
 results = []
 for argv in json.loads(sys.argv[1]):
@@ -119,16 +122,39 @@ for argv in json.loads(sys.argv[1]):
         except SystemExit as exit_:
             code = exit_.code
     heavy = sorted(m for m in ("torch", "transformers", "spacy", "thinc", "dask") if m in sys.modules)
-    results.append([code, err.getvalue(), heavy])
+    results.append([code, err.getvalue(), heavy, time.perf_counter() - started])
+    started = time.perf_counter()
 print(json.dumps(results))
 """
 
 
-def test_a_refusal_imports_no_heavy_module(tmp_path):
+def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
     """torch, spaCy and transformers took 8-13 s to import before these values were refused;
-    now they are refused first, in the command line's own time (about 0.5 s)."""
+    now they are refused first, in the command line's own time (about 0.5 s), input paths included:
+    a missing model or store, and a file that is no context store, took 5-19 s to be refused."""
     out = str(tmp_path / "out")
+    (tmp_path / "text.sqlite").write_text("not a database\n")
+    (tmp_path / "empty.sqlite").write_bytes(b"")
+    (tmp_path / "half-model").mkdir()
+    (tmp_path / "half-model" / "config.json").write_text("{}")
+    store = str(context_store_of(tmp_path, ["a kumquat grew in the garden"] * 3))
+    shutil.copy(store, tmp_path / "no-words.sqlite")
+    with sqlite3.connect(tmp_path / "no-words.sqlite") as connection:  # a store built from an empty corpus
+        connection.execute("DELETE FROM contexts")
+        connection.execute("DELETE FROM words")
+        connection.execute("UPDATE meta SET value = '0' WHERE key = 'vocab_size'")
     cases = [
+        (["rare-words", "/nonexistent", "a kumquat"], "E284"),
+        (["rare-words", "half-model", "a kumquat"], "E284"),
+        (["train", "missing-store-dir", out], "E286"),
+        (["targets", "text.sqlite", out], "E286"),
+        (["vectors", bertram_dir, "empty.sqlite", out], "E286"),
+        (["vectors", "/nonexistent", store, out], "E284"),
+        (["vectors", bertram_dir, "no-words.sqlite", out], "E287"),
+        (["synonym-recovery", bertram_dir, "--store", "text.sqlite", "--wordnet"], "E286"),
+        (["intrinsic", bertram_dir, "--store", "text.sqlite"], "E286"),
+        (["assemble", "baseline", "half-model", out], "E284"),
+        (["assemble", "baseline", bertram_dir, out, "--injection", "sideways"], "E156"),
         (["rare-words", "model", "a kumquat", "--lang", "zz"], "E283"),
         (["rare-words", "model", "a kumquat", "--max-zipf", "nan"], "E039"),
         (["ner-folds", "wnut16", out, "--lang", "zz"], "E283"),
@@ -142,14 +168,15 @@ def test_a_refusal_imports_no_heavy_module(tmp_path):
         (["intrinsic", "model", "--fold", "2/2"], "E327"),
     ]
     if cpu_only_torch() is not None:  # told without importing torch
-        cases.append((["vectors", "model", "store", out, "--workers", "0", "--gpu-id", "0"], "E117"))
+        cases.append((["vectors", bertram_dir, store, out, "--workers", "0", "--gpu-id", "0"], "E117"))
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     stdout = subprocess.run([sys.executable, "-c", REFUSE, json.dumps([argv for argv, _ in cases])],
                             capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": path},
                             check=True).stdout
-    for (argv, code), (exit_code, stderr, heavy) in zip(cases, json.loads(stdout.splitlines()[-1])):
+    for (argv, code), (exit_code, stderr, heavy, seconds) in zip(cases, json.loads(stdout.splitlines()[-1])):
         assert (exit_code, heavy) == (1, []), (argv, stderr, heavy)
         assert stderr.startswith(f"error: (spacy-bertram) [{code}] "), (argv, stderr)
+        assert seconds < 2.0, (argv, seconds)
     assert not (tmp_path / "out").exists()
 
 

@@ -14,7 +14,7 @@ import typer.main
 
 from spacy_bertram.cli import app
 
-from tests.util import invoke, runner
+from tests.util import context_store_of, invoke, runner
 
 
 ROOT = Path(__file__).parent.parent
@@ -253,14 +253,15 @@ def test_gpu_id_reaches_spacy(monkeypatch, tmp_path):
 
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a torch without CUDA")
-def test_every_command_refuses_a_gpu_this_torch_lacks_before_writing(tmp_path):
+def test_every_command_refuses_a_gpu_this_torch_lacks_before_writing(tmp_path, bertram_dir):
     """On a CPU-only torch, `vectors --gpu-id 0` failed with "Torch not compiled with CUDA enabled"
-    and left OUT/shards/; every command that takes --gpu-id now refuses it first, by name."""
+    and left OUT/shards/; every command that takes --gpu-id now refuses it first, by name (after the
+    input paths, which are checked first: a real model and store here)."""
     for name, files in (("splits", SPLIT_FILES), ("rarified", ["test.jsonl"]), ("folds", ["folds.json"])):
         (tmp_path / name).mkdir()
         for file in files:
             (tmp_path / name / file).write_text("", encoding="utf8")
-    m, s, out = tmp_path / "model", tmp_path / "store", tmp_path / "out"
+    m, s, out = Path(bertram_dir), context_store_of(tmp_path, ["a kumquat grew in the garden"] * 3), tmp_path / "out"
     argvs = {
         "targets": [s, out], "train": [s, out], "vectors": [m, s, out, "--workers", "0"],
         "train-baseline": [tmp_path / "splits", out], "rarify": [m, tmp_path / "splits", out, "--counts", s],
@@ -383,9 +384,20 @@ def test_report_without_any_evaluation_fails_clearly(tmp_path):
     assert result.exit_code == 1 and "has been evaluated" in result.output
 
 
-def test_similarity_with_too_few_pairs_fails_cleanly(tmp_path):
+def test_similarity_with_too_few_pairs_fails_cleanly(tmp_path, bertram_dir):
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("word1\tword2\tscore\ncat\tkumquat\t3.5\n", encoding="utf8")
-    result = invoke("similarity", str(pairs), str(tmp_path), str(tmp_path / "model"))
+    result = invoke("similarity", str(pairs), str(tmp_path), bertram_dir)
     assert result.exit_code == 1
     assert "error:" in result.output and "at least two" in result.output
+
+
+def test_assemble_help_lists_the_modes_it_accepts():
+    """The help and the check read the one list the architecture validates against; the default is recentre."""
+    from spacy_bertram.types import DEFAULT_INJECTION, INJECTION_MODES
+
+    result = runner.invoke(app, ["assemble", "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    line = " ".join(result.output.split())
+    assert ", ".join(INJECTION_MODES) in line and f"[default: {DEFAULT_INJECTION}]" in line
+    assert DEFAULT_INJECTION == "recentre" and "slash or replace" not in line

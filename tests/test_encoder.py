@@ -1,11 +1,17 @@
 """encoder.py: how a word splits into the encoder's wordpieces (the one rule), and the BPE test."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from transformers import AutoTokenizer
 
 from spacy_bertram.encoder import is_bpe_tokenizer, text_ids, word_piece_ids
 
+ROOT = Path(__file__).parent.parent
 WORDS = ["kumquat", "Kumquats", "the", "quokka-like", "naïve", "Ærøskøbing", "don't", "x", "",
          "\U0001F34A", "supercalifragilisticexpialidocious" * 3, "  spaced ", "\u6c34\u679c", "42nd"]
 
@@ -29,3 +35,30 @@ def test_a_tokenizer_set_to_pad_or_truncate_goes_through_the_wrapper(minilm_path
     tokenizer.backend_tokenizer.enable_padding(length=16)
     tokenizer.backend_tokenizer.enable_truncation(max_length=2)
     assert word_piece_ids(tokenizer, "kumquat") == expected and len(expected) > 2
+
+
+FORKED_PIPE = """
+import os, sys
+from pathlib import Path
+from tests.util import make_bertram_dir, make_nlp, write_tiny_bert
+
+root = Path(sys.argv[1])
+tiny = str(write_tiny_bert(root / "tiny"))
+nlp = make_nlp(make_bertram_dir(root / "model", tiny), tiny, transformer=tiny)
+texts = ["The kumquat grows in a garden. A farmer sold one kumquat at the market."] * 8
+list(nlp.pipe(texts))  # the fast tokenizer runs in parallel here, before the fork
+docs = list(nlp.pipe(texts, n_process=2, batch_size=2))
+print(sum(len(doc._.bertram) for doc in docs), os.environ.get("TOKENIZERS_PARALLELISM"))
+"""
+
+
+@pytest.mark.slow
+def test_workers_forked_by_nlp_pipe_print_no_tokenizers_warning(tmp_path):
+    """huggingface/tokenizers warned once per worker of n_process=2; the parent's own setting is left as it was."""
+    env = {key: value for key, value in os.environ.items() if key != "TOKENIZERS_PARALLELISM"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    result = subprocess.run([sys.executable, "-c", FORKED_PIPE, str(tmp_path)], capture_output=True, text=True,
+                            env=env, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "huggingface/tokenizers" not in result.stderr, result.stderr[-3000:]
+    assert result.stdout.split() == ["16", "None"]  # both kumquats of 8 texts; the parent's environment untouched

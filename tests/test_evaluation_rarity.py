@@ -43,3 +43,22 @@ def test_a_pipeline_rule_is_not_overridden_silently(bertram_assets, tmp_path):
     assert pipe.rule.max_zipf == 3.0
     with pytest.raises(ValueError, match=r"\[E369\].*rare_words\] max_zipf"):
         rule_pipeline(tmp_path / "p", max_zipf=2.0)
+
+
+def test_a_model_without_digests_is_warned_about_once_per_run(bertram_assets, tmp_path):
+    """`rare-words` reads the model's settings, then the component loads it: one W005, not one per read."""
+    import shutil
+    import warnings
+
+    from spacy_bertram.storage import DIGESTS_FILE
+
+    old = tmp_path / "old-model"
+    shutil.copytree(bertram_assets["model"], old)
+    (old / DIGESTS_FILE).unlink()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # every warning recorded, repeats included
+        result = invoke("rare-words", str(old), "a kumquat harvest")
+        again = invoke("rare-words", str(old), "a quokka")
+    assert result.exit_code == 0 and again.exit_code == 0, result.output
+    assert [str(w.message).count("[W005]") for w in caught if "[W005]" in str(w.message)] == [1]
+    assert "kumquat" in result.output

@@ -21,7 +21,8 @@ from spacy_transformers.data_classes import WordpieceBatch
 from thinc.types import Ragged
 
 from spacy_bertram.injection.batch import InjectionPlan
-from spacy_bertram.injection.builders import INJECTION_MODES, slash_token_id
+from spacy_bertram.injection.builders import slash_token_id
+from spacy_bertram.types import INJECTION_MODES
 from spacy_bertram.injection.plan import doc_vectors, make_injection_plan, max_sequence_length
 from tests.util import plan_inputs
 

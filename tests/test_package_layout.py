@@ -132,6 +132,8 @@ PACKAGE_WIDE_TESTS = {
     "test_package_fault_injection.py",  # a damaged file of every kind the package reads, killed runs
     "test_minilm_smoke.py",  # the real MiniLM end to end
     "test_scripts_registry_data.py",  # scripts/registry_data.py: the project side that fetches registry data
+    "test_docs_recipes.py",  # what the README and docs/configuration.md show, run as written
+    "test_benchmarks.py",  # every script in benchmarks/ on a small setting
 }
 TESTS = ROOT / "tests"
 

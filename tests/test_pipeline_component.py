@@ -19,7 +19,8 @@ from thinc.api import Config
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
 from spacy_bertram.pipeline.component import BertramComponent
 
-from tests.util import TEXT, TINY_WORDS, bertram_config, make_bertram_dir, make_nlp, same_vectors, transformer_config
+from tests.util import (GLOSSARY, TEXT, TINY_WORDS, bertram_config, config_of_own_source, make_bertram_dir, make_nlp,
+                        recipe_of_own_source, same_vectors, transformer_config)
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,7 +156,7 @@ def test_multiprocessing_pipe_after_gpu_use_is_a_named_error(nlp_full, monkeypat
 
 
 @pytest.mark.slow
-def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path):
+def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path, monkeypatch):
     nlp = spacy.blank("en")
     bin_ = DocBin()
     for text, label in [("the kumquat is sweet", "POS"), ("a bad sour lemon", "NEG"),
@@ -164,8 +165,10 @@ def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path):
         doc.cats = {"POS": float(label == "POS"), "NEG": float(label == "NEG")}
         bin_.add(doc)
     bin_.to_disk(tmp_path / "data.spacy")
-    code = tmp_path / "code.py"
-    code.write_text("import spacy_bertram.pipeline.component\nimport spacy_bertram.injection\n", encoding="utf8")
+    # The --code file is docs/configuration.md's recipe for one's own context source, as written: nothing private.
+    code = tmp_path / "my_sources.py"
+    code.write_text(recipe_of_own_source(), encoding="utf8")
+    (tmp_path / "glossary.tsv").write_text(GLOSSARY, encoding="utf8")
     common = [
         "--code", str(code), "--paths.train", str(tmp_path / "data.spacy"), "--paths.dev", str(tmp_path / "data.spacy"),
         "--components.transformer.model.name.name", tiny_bert_path, "--training.max_steps", "2",
@@ -184,34 +187,20 @@ def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path):
     trained = spacy.load(tmp_path / "textcat_minilm_bertram.cfg" / "model-last")
     assert trained.pipe_names == ["bertram", "transformer", "textcat"]
     assert trained("a kumquat")._.bertram and trained.config["components"]["transformer"]["model"]["injection"] == "recentre"
-    # A config that names a context source its --code file registers trains, saves and loads.
+    # A config that names the context source its --code file registers trains, saves and loads.
     own = Config().from_disk(ROOT / "configs" / "textcat_minilm_bertram.cfg", interpolate=False)
-    own["components"]["bertram"]["contexts"] = {"@context_sources": "toy_contexts.v1", "template": "A {word} grows."}
+    own["components"]["bertram"]["contexts"] = config_of_own_source()
     own.to_disk(tmp_path / "own.cfg")
-    code.write_text(code.read_text(encoding="utf8") + TOY_SOURCE, encoding="utf8")
     result = subprocess.run([sys.executable, "-m", "spacy", "train", str(tmp_path / "own.cfg"), "--output",
                              str(tmp_path / "own"), *common, *extra["textcat_minilm_bertram.cfg"]],
                             capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    util.import_file("toy_code", code)
+    util.import_file("my_sources", code)
+    monkeypatch.chdir(tmp_path)  # the config's glossary path is relative, as a user's would be
     own_trained = spacy.load(tmp_path / "own" / "model-last")
     assert own_trained.get_pipe("bertram").contexts_for(own_trained.make_doc("a kumquat"), "kumquat", [1]) == [
-        "A kumquat grows."]
+        "A kumquat is a small orange citrus fruit.", "Kumquats are eaten whole."]
     assert own_trained("a kumquat")._.bertram
-
-
-TOY_SOURCE = """
-import spacy
-
-
-@spacy.registry.context_sources("toy_contexts.v1")
-def toy_contexts(template: str):
-    def contexts(doc, word, indices, limit):
-        return [template.format(word=word)][:limit]
-
-    contexts.key = "toy"
-    return contexts
-"""
 
 
 #: What configs/textcat_minilm_bertram.cfg sets apart from the factory's defaults, each on purpose and said so in

@@ -126,3 +126,34 @@ def store_and_definitions(tmp_path):
     store = context_store_of(tmp_path, [f"the farmer {i} sold a kumquat at the market" for i in range(4)])
     definitions = write_definition_store(tmp_path / "d.sqlite", {"kumquat": [("gcide", "kumquat: a fruit.", 0, 7)]})
     return str(store), str(definitions)
+
+
+@spacy.registry.context_sources("test.counting_contexts.v1")
+def counting_contexts():
+    """A broken source: a count where the texts belong."""
+    return lambda doc, word, indices, limit: 3
+
+
+def test_bad_source_arguments_and_results_are_named(bertram_dir, tiny_bert_path):
+    """A window of 0 names the source's own setting; a source that returns no list of texts is E167, alone or
+    in a chain; a chain of no sources is refused by spaCy's config system, and the form alone is "none"."""
+    with pytest.raises(ValueError, match=r"\[E150\] the window of spacy-bertram.doc_contexts.v1 must be a whole "
+                                         r"number of at least 1, got 0"):
+        make_nlp(bertram_dir, tiny_bert_path, contexts={"@context_sources": "spacy-bertram.doc_contexts.v1",
+                                                        "window": 0})
+    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts={"@context_sources": "test.counting_contexts.v1"})
+    with pytest.raises(ValueError, match=r"\[E167\] The context source .*counting_contexts.* returned 3 for the "
+                                         r"word 'kumquat': a context source returns a list of context strings"):
+        nlp("We ate a kumquat.")
+    chained = make_nlp(bertram_dir, tiny_bert_path, contexts={
+        "@context_sources": "spacy-bertram.chained_contexts.v1",
+        "*": {"bad": {"@context_sources": "test.counting_contexts.v1"}}})
+    with pytest.raises(ValueError, match=r"\[E167\].* returned 3 for the word 'kumquat'"):
+        chained("We ate a kumquat.")
+    words = WordSources(RareWordRule(), "en", contexts=lambda doc, word, indices, limit: ["fine", 7])
+    with pytest.raises(ValueError, match=r"\[E167\].* returned \['fine', 7\]"):
+        words.contexts_for(Doc(Vocab(), ["a"]), "kumquat", [0])
+    with pytest.raises(Exception, match=r"missing required argument: 'sources'"):
+        make_nlp(bertram_dir, tiny_bert_path, contexts={"@context_sources": "spacy-bertram.chained_contexts.v1"})
+    assert make_nlp(bertram_dir, tiny_bert_path, contexts="none").get_pipe("bertram").contexts_for(
+        Doc(Vocab(), ["a"]), "kumquat", [0]) == []

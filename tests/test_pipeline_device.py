@@ -94,9 +94,11 @@ def test_train_cli_with_a_bad_gpu_id_fails_with_the_named_error(tmp_path, monkey
     from typer.testing import CliRunner
 
     from spacy_bertram.cli import app
+    from tests.util import context_store_of
 
     fake_cuda(monkeypatch, 1)
-    result = CliRunner().invoke(app, ["train", str(tmp_path / "store"), str(tmp_path / "out"), "--gpu-id", "4"])
+    store = context_store_of(tmp_path, ["a kumquat grew in the garden"] * 3)  # the input is checked first
+    result = CliRunner().invoke(app, ["train", str(store), str(tmp_path / "out"), "--gpu-id", "4"])
     assert result.exit_code == 1, result.output
     assert "--gpu-id 4: this machine has 1 CUDA device" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()

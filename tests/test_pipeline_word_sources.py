@@ -53,10 +53,22 @@ def test_word_sources_stand_alone_with_their_declared_settings(tmp_path):
     assert words.source == "doc:2" and words.context_store is None
     assert words.contexts_for(doc, "kumquat", [1, 6, 10]) == ["A kumquat here", "a kumquat again"]
     assert WordSources(RareWordRule(), "en", contexts="none").contexts_for(doc, "kumquat", [1]) == []
-    with pytest.raises(ValueError, match=r"\[E150\] contexts_per_word and context_window must be at least 1"):
+    with pytest.raises(ValueError, match=r"\[E150\] context_window must be a whole number of at least 1, got 0"):
         WordSources(RareWordRule(), "en", context_window=0)
+    with pytest.raises(ValueError, match=r"\[E150\] contexts_per_word must be a whole number of at least 1, got -2"):
+        WordSources(RareWordRule(), "en", contexts_per_word=-2)
+    with pytest.raises(ValueError, match=r"\[E150\] context_window must be .* got 0"):
+        words.context_window = 0
+    # A store setting still empty is refused when the stores are needed (initialize, a load, the first doc),
+    # not when the settings are read: a config whose ${paths.context_store} is null must fill and validate.
+    by_store = WordSources(RareWordRule(frequencies="store"), "en")
     with pytest.raises(ValueError, match=r"\[E108\].*frequencies='store' needs a context_store"):
-        WordSources(RareWordRule(frequencies="store"), "en")
+        by_store.check_paths()
+    stored = WordSources(RareWordRule(), "en", contexts="doc+store")
+    with pytest.raises(ValueError, match=r"\[E109\] contexts='doc\+store' reads 'store', which needs a context_store"):
+        stored.open_stores()
+    stored.context_store = str(tmp_path / "given-later.sqlite")
+    stored.check_paths()  # given after construction: accepted
 
 
 def test_the_store_path_saved_relative_to_the_pipeline_is_found_again(tmp_path):

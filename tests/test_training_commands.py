@@ -11,7 +11,7 @@ from spacy_bertram.cli import app
 from spacy_bertram.config import BertramConfig
 from spacy_bertram.training.settings import TrainingData, TrainSettings
 
-from tests.util import corpus_lines, invoke
+from tests.util import context_store_of, corpus_lines, invoke
 
 
 def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
@@ -43,10 +43,12 @@ def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
     assert "error:" in result.stderr and not (tmp_path / "out2").exists()
 
 
-def test_targets_and_train_share_their_word_options(monkeypatch):
+def test_targets_and_train_share_their_word_options(monkeypatch, tmp_path):
     """Declared once for both: the same parameters, in the same order, and `train` passes them on."""
     import spacy_bertram.training.run as run
 
+    context_store_of(tmp_path, ["a kumquat grew in the garden"] * 3)  # c.sqlite: the input is checked first
+    monkeypatch.chdir(tmp_path)
     commands = typer.main.get_command(app).commands
     shared = [(p.name, p.default) for p in commands["targets"].params if p.name != "from_targets"]
     assert shared == [(p.name, p.default) for p in commands["train"].params][: len(shared)]

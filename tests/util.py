@@ -18,6 +18,7 @@ import pytest
 import spacy
 import torch
 from spacy.tokens import Doc, Span
+from thinc.api import Config
 from spacy_transformers.align import get_alignment_via_offset_mapping
 from spacy_transformers.data_classes import WordpieceBatch
 from spacy_transformers.layers.transformer_model import huggingface_tokenize
@@ -384,3 +385,36 @@ def context_store_of(directory: Path, lines: Sequence[str]) -> Path:
     corpus = Corpus.from_paths(directory / "corpus", lowercase=True)
     counts, _ = count_words(corpus, progress=False)
     return build_context_store(corpus, directory / "c.sqlite", counts, select_words(counts, 2), progress=False)
+
+
+def markdown_blocks(path: Path, language: str) -> List[str]:
+    """The fenced code blocks of one language in a Markdown file, in order: what the docs show, run verbatim."""
+    blocks, current, fence = [], None, "```"
+    for line in Path(path).read_text(encoding="utf8").splitlines():
+        if current is None and line.strip() == fence + language:
+            current = []
+        elif current is not None and line.strip() == fence:
+            blocks.append("\n".join(current) + "\n")
+            current = None
+        elif current is not None:
+            current.append(line)
+    return blocks
+
+
+#: docs/configuration.md's glossary for its own-context-source recipe (word<TAB>sentence).
+GLOSSARY = "kumquat\tA kumquat is a small orange citrus fruit.\nkumquat\tKumquats are eaten whole.\nquince\tA hard fruit.\n"
+DOCS = Path(__file__).parent.parent / "docs"
+
+
+def recipe_of_own_source() -> str:
+    """docs/configuration.md's `my_sources.py`, as written."""
+    (recipe,) = [block for block in markdown_blocks(DOCS / "configuration.md", "python")
+                 if "@spacy.registry.context_sources" in block]
+    return recipe
+
+
+def config_of_own_source() -> dict:
+    """docs/configuration.md's [components.bertram.contexts] block for that recipe."""
+    (block,) = [block for block in markdown_blocks(DOCS / "configuration.md", "ini") if '"my_glossary.v1"' in block]
+    # A fragment of a full config: its parent sections added, as a config file has them.
+    return Config().from_str("[components]\n[components.bertram]\n" + block)["components"]["bertram"]["contexts"]

@@ -12,9 +12,10 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import spacy
 
+from ..config import BertramConfig
 from ..errors import Errors
 from ..rare_words import RareDecision
-from ..storage import load_bertram
+from ..storage import CONFIG_FILE
 from ..types import PathLike
 
 
@@ -35,14 +36,17 @@ def rule_pipeline(model: PathLike, max_zipf: Optional[float] = None, lang: str =
         if max_zipf is not None:
             raise ValueError(Errors.E369)
         return nlp, pipe
-    network = load_bertram(path)  # a named error for a missing or corrupt model
+    if not path.is_dir():
+        raise ValueError(Errors.E043.format(directory=str(path)))
+    # Only the encoder's name: the component loads (and checks) the model itself, once.
+    base_model = BertramConfig.from_disk(path / CONFIG_FILE).base_model
     nlp = spacy.blank(lang)
     rule = {"@misc": "spacy-bertram.RareWords.v1"}
     if max_zipf is not None:
         rule["max_zipf"] = float(max_zipf)
     pipe = nlp.add_pipe("bertram", config={
         "rare_words": rule,
-        "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": network.config.base_model,
+        "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": base_model,
                   "model_path": str(path)},
     })
     return nlp, pipe

@@ -8,7 +8,7 @@
 - `mapping.py`: the outputs gathered back onto the stock wordpiece layout;
 - `frozen_embeddings.py`: the transformer's embedding layer, frozen so that it stays in BERTRAM's space.
 """
-from .builders import INJECTION_MODES
+from ..types import INJECTION_MODES
 from .model import (
     BertramTransformerModel,
     convert_injected_inputs,

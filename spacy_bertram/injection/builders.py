@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Literal, Optional, Tuple, get_args
+from typing import Any, Callable, Dict, Optional
 
 import numpy
 import torch
 
 from ..errors import Errors
+from ..types import InjectingMode
 from .batch import ChosenWords, InjectionPlan, StockBatch
 
-#: The modes that put vectors in; "none" runs the stock model (see `model.forward`).
-InjectingMode = Literal["replace", "slash", "recentre"]
-InjectionMode = Literal[InjectingMode, "none"]
-INJECTION_MODES: Tuple[str, ...] = get_args(InjectionMode)
 
 #: (stock batch, chosen words, tokenizer, HF model) -> the plan.
 Builder = Callable[[StockBatch, ChosenWords, Any, Any], InjectionPlan]

@@ -56,7 +56,7 @@ from thinc.types import ArgsKwargs
 from ..errors import Errors
 from ..types import DOC_EXTENSION
 from .batch import InjectionPlan
-from .builders import INJECTION_MODES, InjectionMode
+from ..types import DEFAULT_INJECTION, INJECTION_MODES, InjectionMode
 from .groups import run_in_length_groups
 from .mapping import map_outputs_to_stock
 from .plan import make_injection_plan
@@ -84,7 +84,7 @@ class BertramTransformerModel(TransformerModel):
         transformer_config: dict = {},
         mixed_precision: bool = False,
         grad_scaler_config: dict = {},
-        injection: InjectionMode = "recentre",
+        injection: InjectionMode = DEFAULT_INJECTION,
     ):
         if injection not in INJECTION_MODES:
             raise ValueError(Errors.E156.format(modes=", ".join(INJECTION_MODES), injection=injection))

@@ -32,9 +32,9 @@ from spacy_transformers.data_classes import WordpieceBatch
 from thinc.types import Ragged
 
 from ..errors import Errors
-from ..types import DOC_EXTENSION
+from ..types import DOC_EXTENSION, InjectionMode
 from .batch import ChosenWords, InjectionPlan, StockBatch
-from .builders import INJECTIONS, InjectionMode
+from .builders import INJECTIONS
 
 logger = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
 from .. import architectures  # noqa: F401  (registers what the default config names)
-from ..encoder import limit_torch_threads_in_forked_worker
+from ..encoder import limit_torch_threads_in_forked_worker, quiet_tokenizers_in_forked_workers
 from ..errors import Errors, Warnings
 from ..frequencies import CountTable
 from ..layers import bertram_shim, get_bertram_network
@@ -200,6 +200,7 @@ class BertramComponent(Pipe):
         self._vector_table_path = vector_table
         self._nlp = nlp
         self._pid = os.getpid()  # a forked worker checks itself before its first batch
+        quiet_tokenizers_in_forked_workers()
         self.reset_derived()
         install_extension()
 
@@ -261,6 +262,7 @@ class BertramComponent(Pipe):
         if self.cache.bind(self.cfg["model_id"]):
             logger.info("bertram: vector cache emptied: it held another model's vectors")
         if self._derived is None:
+            self.word_sources.check_paths()
             network = self.network
             vectors = self._vector_table()
             if vectors is not None:

@@ -33,17 +33,12 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
-import catalogue
 from spacy.tokens import Doc
-from spacy.util import registry
 
+from .. import registries  # noqa: F401  (spacy.registry.context_sources, which architectures.py fills)
 from ..dictionary.store import open_definition_store
 from ..errors import Errors
 from .contexts import open_context_store
-
-# The registry of context sources (`@context_sources` in a config), found through the entry point group
-# `spacy_context_sources` as spaCy finds architectures.
-registry.context_sources = catalogue.create("spacy", "context_sources", entry_points=True)  # type: ignore[attr-defined]
 
 ContextSource = Callable[[Doc, str, Sequence[int], int], List[str]]
 
@@ -138,8 +133,7 @@ class DocContexts:
     side where the doc has no sentence boundaries, or within a sentence longer than twice that)."""
 
     def __init__(self, window: int = DEFAULT_DOC_WINDOW, limit: Optional[int] = None) -> None:
-        if window < 1:
-            raise ValueError(Errors.E150)
+        check_at_least_one(window, "the window of spacy-bertram.doc_contexts.v1")
         self.window = int(window)
         self.limit = _checked_limit(limit, "doc")
         self.key = _key("doc", self.limit)
@@ -194,7 +188,9 @@ class DictionaryContexts:
 
 class ChainedContexts:
     """Sources read in order (`chain_contexts`): each gives up to its own `limit` (if it has one, else up to
-    the total) of contexts not taken yet; no sources at all: the word's form alone."""
+    the total) of contexts not taken yet. An empty chain gives no contexts (the word's form alone): the
+    shorthand "none" builds it; in a config, `spacy-bertram.chained_contexts.v1` needs at least one source
+    (confection requires a `*sources` argument), and the form alone is `contexts = "none"`."""
 
     def __init__(self, sources: Sequence[ContextSource]) -> None:
         self.sources = tuple(sources)
@@ -207,7 +203,7 @@ class ChainedContexts:
     def __call__(self, doc: Doc, word: str, indices: Sequence[int], limit: int) -> List[str]:
         def group(source: ContextSource) -> Tuple[Iterable[str], int]:
             own = _within(getattr(source, "limit", None), limit)
-            return source(doc, word, indices, own), own
+            return checked_texts(source, source(doc, word, indices, own), word), own
 
         return chain_contexts((group(source) for source in self.sources), limit)
 
@@ -236,6 +232,19 @@ def spread(items: Sequence[str], limit: int) -> List[str]:
         return [items[0]]
     step = (len(items) - 1) / (limit - 1)
     return [items[round(k * step)] for k in range(limit)]
+
+
+def checked_texts(source: ContextSource, texts: Any, word: str) -> List[str]:
+    """What a source returned, as a list of strings: anything else is a named error, not a TypeError later."""
+    if isinstance(texts, (list, tuple)) and all(isinstance(text, str) for text in texts):
+        return list(texts)
+    raise ValueError(Errors.E167.format(source=source_key(source), value=texts, word=word))
+
+
+def check_at_least_one(value: Any, setting: str) -> None:
+    """A count or window setting: a whole number of at least 1 (E150 names the setting)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(Errors.E150.format(setting=setting, value=value))
 
 
 def _within(own: Optional[int], limit: int) -> int:

@@ -28,8 +28,8 @@ from ..frequencies import (CountTable, Frequencies, StoreFrequencies, WordfreqFr
 from ..network import BertramNetwork
 from ..inputs import UNK_ID
 from ..rare_words import RareWordFinder, RareWordRule
-from .context_sources import (DEFAULT_DOC_WINDOW, ContextSource, DocContexts, LazyStore, Source, check_settings,
-                              leaves, parse_contexts, source_key, sources_from_spec)
+from .context_sources import (DEFAULT_DOC_WINDOW, ContextSource, DocContexts, LazyStore, Source, check_at_least_one,
+                              check_settings, checked_texts, leaves, parse_contexts, source_key, sources_from_spec)
 
 #: Key of the component's saved cfg: the context store's path relative to the pipeline directory.
 STORE_KEY = "context_store_relative"
@@ -67,8 +67,8 @@ class WordSources:
         contexts_per_word: int = 8,
         context_window: int = DEFAULT_DOC_WINDOW,
     ) -> None:
-        if contexts_per_word < 1 or context_window < 1:
-            raise ValueError(Errors.E150)
+        check_at_least_one(contexts_per_word, "contexts_per_word")
+        check_at_least_one(context_window, "context_window")
         self.rule = rule
         self.lang = lang
         self.name = name
@@ -80,8 +80,6 @@ class WordSources:
         self._spec: Optional[Tuple[Source, ...]] = None
         if isinstance(contexts, str):
             self._spec = parse_contexts(contexts)
-            check_settings(self._spec, {"context_store": context_store, "dictionary_store": dictionary_store},
-                           store_frequencies=rule.frequencies == "store")
             self.contexts: ContextSource = sources_from_spec(self._spec, self._context_store, self._dictionary_store,
                                                              self._window)
         elif callable(contexts):
@@ -93,8 +91,6 @@ class WordSources:
         self._source_store = next((source.store for source in leaves(self.contexts)
                                    if isinstance(getattr(source, "store", None), LazyStore)
                                    and source.store.kind == "context"), None)
-        if rule.frequencies == "store" and self.main_store() is None:
-            raise ValueError(Errors.E108)
         self.source = source_key(self.contexts)  # in the cache key
         for store in self.stores():
             store.owner = name
@@ -124,8 +120,7 @@ class WordSources:
 
     @context_window.setter
     def context_window(self, window: int) -> None:
-        if window < 1:
-            raise ValueError(Errors.E150)
+        check_at_least_one(window, "context_window")
         self._window = int(window)
         if self._spec is None:
             return  # a registered doc source has its own window
@@ -186,8 +181,22 @@ class WordSources:
             return self._context_store
         return self._source_store
 
+    def check_paths(self) -> None:
+        """Every store the settings read has a path: a named error at `initialize`, a load or the first doc.
+
+        Not at construction: a config whose store is a `${paths...}` variable left null must still fill,
+        debug and validate (`spacy init fill-config`, `spacy debug config`), as spaCy's own components do.
+        """
+        if self._spec is not None:
+            check_settings(self._spec, {"context_store": self._context_store.path,
+                                        "dictionary_store": self._dictionary_store.path},
+                           store_frequencies=self.rule.frequencies == "store")
+        elif self.rule.frequencies == "store" and self.main_store() is None:
+            raise ValueError(Errors.E108)
+
     def open_stores(self) -> None:
         """Open the stores the settings use now: a bad store fails here, not at a doc."""
+        self.check_paths()
         for store in self.stores():
             store.get()
 
@@ -219,7 +228,8 @@ class WordSources:
 
     def contexts_for(self, doc: Doc, word: str, indices: Sequence[int]) -> List[str]:
         """The word's contexts from each source in turn, each up to its limit, all up to contexts_per_word."""
-        return list(self.contexts(doc, word, indices, self.contexts_per_word))[: self.contexts_per_word]
+        texts = checked_texts(self.contexts, self.contexts(doc, word, indices, self.contexts_per_word), word)
+        return texts[: self.contexts_per_word]
 
 
 class Setting:

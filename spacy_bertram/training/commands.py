@@ -16,8 +16,8 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import typer
 
-from ..app import (FORCE_HELP, GPU_HELP, MultiValueCommand, app, check_gpu, check_options, echo_json, fail, run_checked,
-                   setup_logging)
+from ..app import (FORCE_HELP, GPU_HELP, MultiValueCommand, app, check_gpu, check_model, check_options, check_store,
+                   echo_json, fail, run_checked, setup_logging)
 from ..config import MODES, BertramConfig
 from ..errors import Errors
 from ..fileio import check_output_dir
@@ -167,6 +167,7 @@ def targets_cmd(
     """Training words and their targets (embedding rows, or one-token approximation)."""
     run_checked(_check_words_and_targets, args)
     run_checked(check_output_dir, args.output, TARGET_FILES, command="targets", force=args.force, replaces=True)
+    run_checked(check_store, args.contexts, "CONTEXTS", words=True)
     run_checked(check_gpu, args.gpu_id)
     from ..encoder import load_encoder
     from ..pipeline.device import select_device
@@ -262,6 +263,7 @@ def train_cmd(
         return settings, data
 
     settings, data = run_checked(configure)
+    run_checked(check_store, args.contexts, "CONTEXTS", words=True)
     run_checked(check_gpu, args.gpu_id)
     from .run import train
 
@@ -306,6 +308,8 @@ def vectors_cmd(
     except ValueError:
         fail(ValueError(Errors.E208.format(gpu_id=gpu_id)))
     run_checked(check_output_dir, output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
+    run_checked(check_model, model)
+    run_checked(check_store, store, "STORE", words=True)
     if scheduler is None or workers == 0:  # a scheduler's workers have their own GPUs; the others are here
         run_checked(check_gpu, *gpu_ids)
     from .vectors import build_vector_table

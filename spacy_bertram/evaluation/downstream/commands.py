@@ -11,10 +11,12 @@ from typing import List, Optional
 
 import typer
 
-from ...app import (FORCE_HELP, GPU_HELP, MAX_ZIPF_HELP, app, check_gpu, check_made_by, check_options, echo_json,
-                    run_checked, setup_logging)
+from ...app import (FORCE_HELP, GPU_HELP, MAX_ZIPF_HELP, app, check_gpu, check_made_by, check_model, check_options,
+                    check_store, echo_json, fail, run_checked, setup_logging)
+from ...errors import Errors
 from ...fileio import check_output_dir
 from ...frequencies import check_max_zipf
+from ...types import DEFAULT_INJECTION, INJECTION_MODES
 from ..outputs import ASSEMBLE_OUTPUTS, EVALUATE_OUTPUTS, METRICS_FILE, POOL_OUTPUTS, RARIFIED_ITEMS, SET_OUTPUTS
 
 
@@ -49,6 +51,10 @@ def evaluate_cmd(
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_output_dir, output_dir, EVALUATE_OUTPUTS, command="evaluate", force=force, marked=[METRICS_FILE])
     run_checked(check_made_by, rarified_dir, "RARIFIED_DIR", "rarify", RARIFIED_ITEMS)
+    if bertram is not None:
+        run_checked(check_model, bertram, "--bertram")
+    if context_store is not None:
+        run_checked(check_store, context_store, "--context-store")
     run_checked(check_gpu, gpu_id)
     from .downstream import DEFAULT_SYSTEMS, evaluate_systems
 
@@ -118,7 +124,8 @@ def assemble_cmd(
     model_dir: Path = typer.Argument(..., help="the trained baseline"),
     bertram: Path = typer.Argument(..., help="trained BERTRAM model directory"),
     output_dir: Path = typer.Argument(..., help="OUTPUT/pipeline and OUTPUT/code.py for `spacy package`"),
-    injection: str = typer.Option("slash", help="slash or replace"),
+    injection: str = typer.Option(DEFAULT_INJECTION, help="how the transformer takes the vectors: "
+                                  + ", ".join(INJECTION_MODES)),
     max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
     name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
@@ -128,8 +135,11 @@ def assemble_cmd(
 ) -> None:
     """Save the baseline textcat with the bertram component as one pipeline."""
     run_checked(check_options, contexts_per_word=(contexts_per_word, ">= 1"))
+    if injection not in INJECTION_MODES:
+        fail(ValueError(Errors.E156.format(modes=", ".join(INJECTION_MODES), injection=injection)))
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_output_dir, output_dir, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
+    run_checked(check_model, bertram, "BERTRAM")
     from .pipelines import assemble_pipeline
 
     path = run_checked(assemble_pipeline, model_dir, bertram, output_dir, injection=injection,

@@ -26,7 +26,7 @@ from ...injection import INJECTION_MODES, BertramTransformerModel
 from ...pipeline import component  # noqa: F401  (registers the bertram factory; it imports architectures.py)
 from ...rare_words import RareWordRule
 from ...storage import load_bertram
-from ...types import PathLike
+from ...types import DEFAULT_INJECTION, PathLike
 from ..outputs import ASSEMBLE_OUTPUTS
 
 logger = logging.getLogger("spacy_bertram")
@@ -155,7 +155,7 @@ def assemble_pipeline(
     model_dir: PathLike,
     bertram_path: PathLike,
     output_dir: PathLike,
-    injection: str = "slash",
+    injection: str = DEFAULT_INJECTION,
     max_zipf: float = 3.0,
     contexts_per_word: int = 8,
     name: str = "textcat_bertram",

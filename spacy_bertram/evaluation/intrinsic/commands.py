@@ -10,7 +10,8 @@ from typing import Optional
 
 import typer
 
-from ...app import FORCE_FILE_HELP, GPU_HELP, app, check_gpu, check_options, echo_json, run_checked, setup_logging
+from ...app import (FORCE_FILE_HELP, GPU_HELP, app, check_gpu, check_model, check_options, check_store, echo_json,
+                    run_checked, setup_logging)
 from ...fileio import check_output_file
 from ..folds import parse_fold
 
@@ -30,6 +31,9 @@ def similarity_cmd(
     run_checked(check_options, max_contexts=(max_contexts, ">= 1"))
     if output is not None:
         run_checked(check_output_file, output, command="similarity", force=force)
+    run_checked(check_model, bertram, "BERTRAM")
+    if not contexts.is_dir():
+        run_checked(check_store, contexts, "CONTEXTS")
     run_checked(check_gpu, gpu_id)
     from .similarity_eval import evaluate_similarity_files
 
@@ -74,6 +78,9 @@ def intrinsic_cmd(
         run_checked(parse_fold, fold)
     if output is not None:
         run_checked(check_output_file, output, command="intrinsic", force=force)
+    run_checked(check_model, model)
+    if store is not None and not store.is_dir():
+        run_checked(check_store, store, "--store")
     run_checked(check_gpu, gpu_id)
     from .intrinsic import evaluate_intrinsic, format_table
 

@@ -11,7 +11,8 @@ from typing import Optional, Tuple
 
 import typer
 
-from ...app import (FORCE_HELP, GPU_HELP, app, check_gpu, check_lang, check_made_by, check_options, echo_json,
+from ...app import (FORCE_HELP, GPU_HELP, app, check_gpu, check_lang, check_made_by, check_model, check_options,
+                    check_store, echo_json,
                     run_checked, setup_logging)
 from ...errors import Errors
 from ...fileio import check_output_dir
@@ -82,9 +83,12 @@ def ner_train_cmd(
                 batch_size=(batch_size, ">= 1"), learn_rate=(learn_rate, "> 0"))
     run_checked(check_output_dir, training_dir, NER_TRAIN_OUTPUTS, command="ner-train", force=force)
     steps = run_checked(parse_steps, checkpoints, eval_frequency, max_steps)
-    run_checked(check_made_by, folds_dir, "FOLDS_DIR", "ner-folds", FOLDS_FILES)
-    run_checked(check_gpu, gpu_id)
     run_checked(check_workers, workers)
+    run_checked(check_made_by, folds_dir, "FOLDS_DIR", "ner-folds", FOLDS_FILES)
+    run_checked(check_model, bertram, "--bertram")
+    if context_store is not None:
+        run_checked(check_store, context_store, "--context-store")
+    run_checked(check_gpu, gpu_id)
     from .systems import NerTraining, train_folds
 
     setup_logging()

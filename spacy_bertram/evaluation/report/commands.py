@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from ...app import FORCE_FILE_HELP, FORCE_HELP, app, check_lang, check_options, run_checked
+from ...app import FORCE_FILE_HELP, FORCE_HELP, app, check_lang, check_model, check_options, run_checked
 from ...fileio import check_output_dir, check_output_file
 from ...frequencies import check_max_zipf
 from ..outputs import CURVE_OUTPUTS
@@ -78,6 +78,7 @@ def rare_words_cmd(
     if max_zipf is not None:
         run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_lang, lang)
+    run_checked(check_model, model, pipeline=True)
     from ..rarity import explain_texts, format_decisions, rule_pipeline
 
     nlp, pipe = run_checked(rule_pipeline, model, max_zipf=max_zipf, lang=lang)

@@ -11,7 +11,8 @@ from typing import List, Optional
 
 import typer
 
-from ...app import (FORCE_FILE_HELP, GPU_HELP, MAX_ZIPF_HELP, app, check_gpu, check_made_by, check_options,
+from ...app import (FORCE_FILE_HELP, GPU_HELP, MAX_ZIPF_HELP, app, check_gpu, check_made_by, check_model,
+                    check_options, check_store,
                     run_checked, setup_logging)
 from ...fileio import check_output_file
 from ...frequencies import check_max_zipf
@@ -54,6 +55,9 @@ def synonym_recovery_cmd(
         run_checked(check_output_file, output, command="synonym-recovery", force=force)
     for directory in rarified or []:
         run_checked(check_made_by, directory, "--rarified", "rarify", RARIFIED_ITEMS)
+    run_checked(check_model, model)
+    if store is not None:
+        run_checked(check_store, store, "--store")
     run_checked(check_gpu, gpu_id)
     from .recovery import format_markdown
     from .systems import evaluate_synonym_recovery

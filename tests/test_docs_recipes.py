@@ -1,0 +1,113 @@
+"""What the README and docs/configuration.md show a user, run as written in fresh processes."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from thinc.api import Config
+
+from tests.util import GLOSSARY, config_of_own_source, make_bertram_dir, markdown_blocks, recipe_of_own_source
+
+ROOT = Path(__file__).parent.parent
+
+#: `debug config` resolves [training], whose corpora need a path (not a file): the data a user gives at train time.
+PATHS = ["--paths.train", "train.spacy", "--paths.dev", "dev.spacy"]
+
+
+def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.mark.slow
+def test_the_readme_python_route_runs_as_written(tmp_path):
+    """The README's Python block on a blank pipeline: the vector, the rare word and the encoder's output."""
+    blocks = markdown_blocks(ROOT / "README.md", "python")
+    assert len(blocks) == 1 and "nlp.add_pipe(\"transformer\"" in blocks[0]  # the README's one Python block
+    make_bertram_dir(tmp_path / "training" / "bertram" / "model", "default")  # untrained, on the embedded MiniLM
+    result = run_python(blocks[0], tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    shape, vectors, hidden = result.stdout.strip().splitlines()[-3:]
+    assert shape == "(1, 384)"
+    assert vectors.startswith("{'kumquat': array([")  # the one rare word of the sentence
+    assert hidden.startswith("(1, ") and hidden.endswith(", 384)")  # one span of the short text, MiniLM's width
+
+
+def test_the_documented_context_source_recipe_runs_in_python(tmp_path, bertram_dir, tiny_bert_path):
+    """The docs' recipe in a fresh interpreter: `import spacy` and `import spacy_bertram`, nothing private."""
+    (tmp_path / "my_sources.py").write_text(recipe_of_own_source(), encoding="utf8")
+    (tmp_path / "glossary.tsv").write_text(GLOSSARY, encoding="utf8")
+    contexts = config_of_own_source()
+    assert contexts == {"@context_sources": "my_glossary.v1", "path": "glossary.tsv"}
+    code = f"""
+import json
+import my_sources
+import spacy
+
+nlp = spacy.blank("en")
+nlp.add_pipe("bertram", config={{"contexts": {json.dumps(contexts)},
+                                  "model": {{"model_path": {bertram_dir!r}, "base_model": {tiny_bert_path!r}}}}})
+nlp.initialize()
+pipe = nlp.get_pipe("bertram")
+print(json.dumps([pipe.word_sources.source, pipe.contexts_for(nlp.make_doc("A kumquat."), "kumquat", [1])]))
+"""
+    result = run_python(code, tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    key, texts = json.loads(result.stdout.strip().splitlines()[-1])
+    assert key == "glossary:glossary.tsv"
+    assert texts == ["A kumquat is a small orange citrus fruit.", "Kumquats are eaten whole."]
+
+
+def test_spacy_cli_creates_the_context_source_registry_for_code_files(tmp_path):
+    """`spacy train --code` imports the file after spaCy's CLI loaded its plugins' `spacy_cli` entry points:
+    a file that imports only spacy finds spacy.registry.context_sources (checked with `debug config --code`,
+    which reads the code file the same way)."""
+    (tmp_path / "only_spacy.py").write_text(
+        'import spacy\n\n\n@spacy.registry.context_sources("toy.v1")\ndef toy():\n'
+        '    return lambda doc, word, indices, limit: [f"A {word}."]\n', encoding="utf8")
+    result = subprocess.run([sys.executable, "-m", "spacy", "debug", "config", str(ROOT / "configs" / "textcat_minilm.cfg"),
+                             "--code", str(tmp_path / "only_spacy.py"), *PATHS], capture_output=True, text=True,
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "Config is valid" in result.stdout
+
+
+#: spaCy's command line run as `python -m spacy` runs it (`setup_cli`: the plugins' `spacy_cli` entry points
+#: loaded first), once per command line, in one process: a fresh interpreter per command cost 10 s each.
+SPACY_COMMANDS = """
+import json, sys
+from spacy.cli._util import app, registry
+from typer.main import get_command
+
+registry.cli.get_all()
+command = get_command(app)
+codes = []
+for argv in json.loads(sys.argv[1]):
+    try:
+        command(argv, prog_name="python -m spacy", standalone_mode=False)
+        codes.append(0)
+    except SystemExit as exit_:
+        codes.append(exit_.code)
+    except Exception as err:  # what `python -m spacy` would print as its traceback
+        codes.append(f"{type(err).__name__}: {err}")
+print(json.dumps(codes))
+"""
+
+
+@pytest.mark.slow
+def test_every_example_config_fills_and_debugs(tmp_path):
+    """`spacy init fill-config` and `spacy debug config` on each file in configs/: no BERTRAM model or store given
+    (they are read at initialize), only the training data's paths that spaCy's own [training] needs to resolve."""
+    names = sorted(path.name for path in (ROOT / "configs").glob("*.cfg"))
+    argvs = []
+    for name in names:
+        argvs.append(["init", "fill-config", str(ROOT / "configs" / name), str(tmp_path / name)])
+        argvs.append(["debug", "config", str(ROOT / "configs" / name), *PATHS])
+    result = subprocess.run([sys.executable, "-c", SPACY_COMMANDS, json.dumps(argvs)], capture_output=True, text=True,
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    codes = json.loads(result.stdout.strip().splitlines()[-1])
+    assert codes == [0] * len(argvs), list(zip([" ".join(argv[:3]) for argv in argvs], codes))
+    assert len(names) == 4 and "Config is valid" in result.stdout
+    for name in names:
+        assert Config().from_disk(tmp_path / name, interpolate=False)["nlp"]["pipeline"]
