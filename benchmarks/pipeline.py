@@ -91,7 +91,7 @@ def load_texts(assets: Path, kind: str, n: int) -> List[str]:
         try:
             texts = [" ".join(tweet.words) for tweet in read_iob(wnut16_path(assets))[:n]]
         except ValueError as err:
-            raise MissingTexts(f"{err} (`python -m spacy project run ner-data` fetches it)") from None
+            raise MissingTexts(str(err)) from None  # E417 names the command that fetches it
     elif (assets / "datasets" / jsonl_name).is_file():
         jsonl = assets / "datasets" / jsonl_name
         with open(jsonl, encoding="utf8") as file_:

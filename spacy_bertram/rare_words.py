@@ -28,7 +28,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence
 from spacy.tokens import Doc, Token
 
 from .errors import Errors
-from .frequencies import DEFAULT_MAX_ZIPF, Frequencies, check_max_zipf
+from .frequencies import DEFAULT_MAX_ZIPF, Frequencies, FrequentForms, check_max_zipf
 
 
 FREQUENCY_SOURCES = ("auto", "model", "wordfreq", "store")
@@ -160,9 +160,11 @@ class RareWordFinder:
         has_signal: Callable[[str], bool],
         unk_id: Optional[int] = None,
         memo_size: int = 200_000,
+        frequent: Optional[FrequentForms] = None,
     ) -> None:
         self.rule = rule
         self.frequencies = frequencies
+        self.frequent = frequent
         self.word_pieces = word_pieces
         self.has_signal = has_signal
         self.unk_id = unk_id
@@ -178,7 +180,9 @@ class RareWordFinder:
         known = self._memo.get(word)
         if known is not None:
             return known
-        zipf = float(self.frequencies.zipf(word))
+        zipf = self._frequent_zipf(word)
+        if zipf is None:
+            zipf = float(self.frequencies.zipf(word))
         pieces = list(self.word_pieces(word))
         unknown = self.unk_id is not None and self.unk_id in pieces
         if zipf >= self.rule.max_zipf:
@@ -200,7 +204,20 @@ class RareWordFinder:
         self._memo[word] = decision
         return decision
 
+    def _frequent_zipf(self, word: str) -> Optional[float]:
+        """The Zipf of a form the frequent-form table holds at or above max_zipf (None: ask the source)."""
+        if self.frequent is None or self.frequent.min_zipf < self.rule.max_zipf:
+            return None
+        return self.frequent.zipf(word)
+
     def is_rare_word(self, word: str) -> bool:
+        """`decide_word(word).rare`, with a form the frequent-form table holds answered from it: frequent,
+        whatever its wordpieces, so neither wordfreq nor the tokenizer is asked."""
+        known = self._memo.get(word)
+        if known is not None:
+            return known.rare
+        if self._frequent_zipf(word) is not None:
+            return False
         return self.decide_word(word).rare
 
     def explain(self, token: Token) -> RareDecision:

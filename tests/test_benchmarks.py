@@ -91,6 +91,14 @@ def test_pipeline(data):
     assert asked.returncode != 0 and "wnut16_train.txt" in asked.stderr  # asked for by name: an error
 
 
+def test_rule(data):
+    """The default kinds (tweets missing here: skipped), the same decisions with and without the table."""
+    result = run_script("rule.py", "--assets", data["assets"], "--texts", 20, "--long-texts", 2, "--rounds", 2)
+    figures = headline(result)
+    assert figures["skipped"] == ["tweets"] and figures["same_decisions"] == {"short": True, "long": True}
+    assert figures["table_forms"] > 25_000 and 0 < figures["table_share"]["short"] < 1
+
+
 def test_vectors(data):
     figures = headline(run_script("vectors.py", "--store", data["store"], "--assets", data["assets"], "--words", 4,
                                   "--contexts", 2, "--round-words", 2, "--shard-size", 2, "--texts", 12,

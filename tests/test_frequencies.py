@@ -42,3 +42,24 @@ def test_a_max_zipf_off_the_scale_is_refused_by_name(bad):
         check_max_zipf(bad, "--max-zipf")
     check_max_zipf(9)
     check_max_zipf(0.5, "--max-zipf")
+
+
+def test_the_frequent_form_table_gives_wordfreqs_own_zipf_for_every_form_it_holds():
+    """Every entry, lowercased, capitalised and upper-cased, is exactly zipf_frequency's value: the table answers
+    for wordfreq, it does not approximate it. Forms below the threshold and non-ASCII forms are not answered."""
+    from wordfreq import zipf_frequency
+
+    from spacy_bertram.frequencies import frequent_wordfreq_forms
+
+    table = WordfreqFrequencies("en").frequent_forms(3.0)
+    assert table is frequent_wordfreq_forms("en", 3.0)  # built once per process
+    assert len(table) > 25_000 and table.min_zipf == 3.0
+    for word, zipf in table.zipf_of.items():
+        assert zipf >= 3.0
+        for form in (word, word.capitalize(), word.upper()):
+            assert table.zipf(form) == zipf == zipf_frequency(form, "en"), form
+    below = frequent_wordfreq_forms("en", 2.5)
+    assert all(table.zipf(word) is None for word, zipf in below.zipf_of.items() if zipf < 3.0)
+    assert table.zipf("kumquat") is None and zipf_frequency("kumquat", "en") < 3.0
+    assert table.zipf("café") is None and table.zipf("don't") is None and table.zipf("b2b") is None
+    assert WorldFrequencies(WordfreqFrequencies("en"), None).frequent_forms(3.0) is table

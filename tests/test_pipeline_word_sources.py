@@ -10,6 +10,7 @@ import pytest
 import spacy
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
+from spacy_bertram.frequencies import CountTable
 from spacy_bertram.pipeline.context_sources import spread
 from spacy_bertram.pipeline.word_sources import STORE_KEY, WordSources
 from spacy_bertram.rare_words import RareWordRule
@@ -207,3 +208,12 @@ def test_dictionary_store_problems(bertram_dir, tiny_bert_path, tmp_path):
         make_nlp(bertram_dir, tiny_bert_path, contexts="doc+dictionary")
     with pytest.raises(ValueError, match=r"\[E511\].*cannot open the dictionary_store .*gone.sqlite.*not found"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary", dictionary_store=str(tmp_path / "gone.sqlite"))
+
+
+def test_the_finder_reads_wordfreqs_frequent_forms_and_no_table_for_counts(network):
+    """wordfreq's rule gets the frequent-form table (at the rule's max_zipf); model counts have none."""
+    for frequencies in ("wordfreq", "auto"):
+        finder = WordSources(RareWordRule(frequencies=frequencies, max_zipf=3.5), "en").finder(network, None)
+        assert finder.frequent is not None and finder.frequent.min_zipf == 3.5
+    counts = CountTable({"kumquat": 1, "the": 100}, total=1_000)
+    assert WordSources(RareWordRule(frequencies="model"), "en").finder(network, counts).frequent is None

@@ -160,3 +160,50 @@ def test_a_model_with_counts_is_read_with_them_under_auto(bertram_dir, tiny_bert
     pipe = make_nlp(str(model), tiny_bert_path).get_pipe("bertram")
     assert isinstance(pipe._derived.finder.frequencies, WorldFrequencies)
     assert pipe._derived.finder.frequencies.counts is pipe.table and pipe.table.count("kumquat") == 10**6
+
+
+def test_the_frequent_form_table_keeps_every_decision_and_skips_wordfreq_and_the_tokenizer(minilm_path):
+    """The same rare tokens and the same explanations with the table as without it; a form the table holds
+    costs neither a wordfreq call nor a tokenizer call, a form it does not hold costs both, once."""
+    from transformers import AutoTokenizer
+
+    from spacy_bertram.encoder import word_piece_ids
+
+    tokenizer = AutoTokenizer.from_pretrained(minilm_path)
+    world = WorldFrequencies(WordfreqFrequencies("en"), None)
+    asked = {"zipf": [], "pieces": []}
+
+    class Counted:
+        source = "counted"
+
+        def zipf(self, word):
+            asked["zipf"].append(word)
+            return world.zipf(word)
+
+    def pieces(word):
+        asked["pieces"].append(word)
+        return word_piece_ids(tokenizer, word)
+
+    def finder(table):
+        return RareWordFinder(RareWordRule(), Counted(), pieces, lambda word: True, unk_id=tokenizer.unk_token_id,
+                              frequent=table)
+
+    text = ("The kumquat harvest was anticipated a quarter ago, but I won't go. Naïve QUOKKAS, the Quokka and "
+            "3D-printed tarantulas met Antananarivo's café owners; THE END of the marzipan")
+    docs = [spacy.blank("en")(text), spacy.blank("en")(text.lower())]
+    table = world.frequent_forms(3.0)
+    plain, fast = finder(None), finder(table)
+    assert [fast.find(doc) for doc in docs] == [plain.find(doc) for doc in docs]
+    assert [[fast.explain(t) for t in doc] for doc in docs] == [[plain.explain(t) for t in doc] for doc in docs]
+    asked["zipf"].clear(), asked["pieces"].clear()
+    fresh = finder(table)
+    found = fresh.find(docs[0])
+    assert [docs[0][i].text for i in found] == ["kumquat", "QUOKKAS", "Quokka", "tarantulas", "Antananarivo",
+                                                 "marzipan"]
+    held = {t.text for t in docs[0] if table.zipf(t.text) is not None}
+    assert {"The", "harvest", "quarter", "THE", "END"} <= held
+    assert not held & set(asked["zipf"]) and not held & set(asked["pieces"])  # the table's forms: no call
+    assert sorted(asked["zipf"]) == sorted(set(asked["zipf"]))  # the others: once each (memo)
+    assert fresh.decide_word("harvest") == plain.decide_word("harvest")  # explain still counts its pieces
+    assert finder(world.frequent_forms(2.0)).frequent.min_zipf < RareWordRule().max_zipf
+    assert finder(world.frequent_forms(2.0)).is_rare_word("kumquat")  # a lower-threshold table is not used
