@@ -206,7 +206,7 @@ def on_or_off(value: str) -> bool:
 #: The settings a variant may set (`--against`), with how each is read.
 VARIANT_SETTINGS: Dict[str, Callable[[str], Any]] = {
     "contexts": str, "injection": str, "context_window": int, "length_groups": on_or_off,
-    "vector_table": lambda value: None if value == "none" else value,
+    "vector_table": lambda value: None if value == "none" else value, "rule_table": on_or_off,
 }
 
 
@@ -227,7 +227,7 @@ def parse_variant(text: str) -> Dict[str, Any]:
 def variant_settings(args: argparse.Namespace, overrides: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """The bertram pipeline's settings: the command line's, with `overrides` on top."""
     settings = {"contexts": args.contexts, "injection": args.injection, "context_window": args.context_window,
-                "vector_table": args.vector_table, "length_groups": True}
+                "vector_table": args.vector_table, "length_groups": True, "rule_table": True}
     settings.update(overrides or {})
     return settings
 
@@ -236,6 +236,8 @@ def build_variant(encoder: str, bertram: str, args: argparse.Namespace, settings
     nlp = build(encoder, bertram, args.base_model, settings["contexts"], args.store, settings["injection"],
                 settings["vector_table"], settings["context_window"])
     nlp.get_pipe("bertram").network.length_grouped_calls = settings["length_groups"]  # the context encoder's calls
+    if not settings["rule_table"]:  # the rule with a wordfreq and a tokenizer call per new form, as before its table
+        nlp.get_pipe("bertram").finder.frequent = None
     return nlp
 
 
