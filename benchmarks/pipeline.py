@@ -106,6 +106,29 @@ def load_texts(assets: Path, kind: str, n: int) -> List[str]:
     return texts
 
 
+def texts_by_kind(assets: Path, counts: Dict[str, int], named: Optional[str] = None
+                  ) -> Tuple[Dict[str, List[str]], Dict[str, str]]:
+    """The texts of each kind `named` ("short,long"; None: every kind) and, for the default kinds, why those
+    left out were skipped (said once here); a kind asked for by name must be there. Exits where none is."""
+    kinds = [k.strip() for k in (named or ",".join(TEXT_SOURCES)).split(",") if k.strip()]
+    unknown = [kind for kind in kinds if kind not in TEXT_SOURCES]
+    if unknown:
+        sys.exit(f"--kinds: unknown {', '.join(unknown)}; the kinds are {', '.join(TEXT_SOURCES)}")
+    texts_of: Dict[str, List[str]] = {}
+    skipped: Dict[str, str] = {}
+    for kind in kinds:
+        try:
+            texts_of[kind] = load_texts(assets, kind, counts[kind])
+        except MissingTexts as err:
+            if named is not None:  # asked for by name: an error, not a note
+                sys.exit(str(err))
+            skipped[kind] = str(err)
+            print(f"skipped {kind}: {err}", flush=True)
+    if not texts_of:
+        sys.exit("No kind of text to run: " + "; ".join(skipped.values()))
+    return texts_of, skipped
+
+
 def text_count(kind: str, args: argparse.Namespace) -> int:
     return {"short": args.texts, "long": args.long_texts, "tweets": args.tweets}[kind]
 
@@ -479,23 +502,8 @@ def main() -> None:
     encoder = resolve_base_model(args.base_model)
     if args.rss_child:
         return rss_child(args, assets, encoder)
-    kinds = [k.strip() for k in (args.kinds or ",".join(TEXT_SOURCES)).split(",") if k.strip()]
-    unknown = [kind for kind in kinds if kind not in TEXT_SOURCES]
-    if unknown:
-        sys.exit(f"--kinds: unknown {', '.join(unknown)}; the kinds are {', '.join(TEXT_SOURCES)}")
-    texts_of: Dict[str, List[str]] = {}
-    skipped: Dict[str, str] = {}
-    for kind in kinds:
-        try:
-            texts_of[kind] = load_texts(assets, kind, text_count(kind, args))
-        except MissingTexts as err:
-            if args.kinds is not None:  # asked for by name: an error, not a note
-                sys.exit(str(err))
-            skipped[kind] = str(err)
-            print(f"skipped {kind}: {err}", flush=True)
+    texts_of, skipped = texts_by_kind(assets, {kind: text_count(kind, args) for kind in TEXT_SOURCES}, args.kinds)
     kinds = list(texts_of)
-    if not kinds:
-        sys.exit("No kind of text to run: " + "; ".join(skipped.values()))
     results: Dict[str, Dict[str, Any]] = {}
     memory: Dict[str, Tuple[float, float]] = {}
     print(f"torch threads {torch.get_num_threads()}; bertram model: {args.bertram or 'untrained (same shape)'}; "
