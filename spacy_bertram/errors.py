@@ -330,6 +330,10 @@ class Errors(metaclass=ErrorsWithCodes):
             "its output directory)")
     E287 = ("{argument}: the context store {path!r} holds no words (built from an empty corpus?); run `python -m "
             "spacy_bertram prepare` on your corpus again")
+    E288 = ("path_mix gives the shares of the spelling, contexts and both paths: three shares of at least 0 "
+            "that sum to 1 (e.g. 0.25 0.25 0.5), got {path_mix}")
+    E289 = ("the ranking term needs rank_weight >= 0, rank_temperature > 0 and rank_negatives >= 1, got "
+            "{weight}, {temperature}, {negatives}")
 
     # E3xx: evaluation (evaluation/: datasets, rarification, baselines, scores, report)
     E301 = ("freeze_embeddings: the pipeline has no initialised transformer component; use it as "

@@ -6,7 +6,8 @@ from dataclasses import fields
 import pytest
 
 from spacy_bertram.config import BertramConfig
-from spacy_bertram.training.settings import NETWORK_KEYS, TrainingData, TrainSettings, check_vector_settings
+from spacy_bertram.training.settings import (NETWORK_KEYS, UNRECORDED_DEFAULTS, TrainingData, TrainSettings,
+                                             check_vector_settings)
 
 #: What `train` recorded in progress.json before the network settings were BertramConfig's.
 FLAT_RECORD = {
@@ -27,9 +28,12 @@ def test_the_network_settings_are_declared_once():
 
 
 def test_the_record_keeps_its_layout_and_reads_back():
-    """The same keys as before plus max_word_pieces, so a run recorded earlier compares equal."""
+    """The same keys as before plus max_word_pieces and the settings added since (at the values earlier runs
+    trained with), so a run recorded earlier compares equal."""
     record = TrainSettings().to_dict()
-    assert record == {**FLAT_RECORD, "max_word_pieces": 32}
+    assert UNRECORDED_DEFAULTS == {"path_mix": None, "rank_weight": 0.0, "rank_temperature": 0.1,
+                                   "rank_negatives": 64}
+    assert record == {**FLAT_RECORD, "max_word_pieces": 32, **UNRECORDED_DEFAULTS}
     settings = TrainSettings(BertramConfig(base_model="tiny", mode="add", max_contexts=6), epochs=(2, 1, 1),
                              min_contexts=2, pool_contexts=8)
     assert "base_model" not in settings.to_dict()  # the run records its encoder beside the settings

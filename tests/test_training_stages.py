@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import math
+
+import numpy
 
 import pytest
 import torch
@@ -161,3 +164,61 @@ def test_inplace_trains_words_without_contexts_from_their_pieces(tiny_bert_path,
                                              + final["cosine_ota"] * final["words_ota"]) / final["words"], abs=1e-5)
     recorded = json.loads((tmp_path / "run" / "progress.json").read_text())["run"]
     assert recorded["multi_piece_words"] == {"words": 25, "min_zipf": 3.0}
+
+
+def test_path_mix_draws_each_word_as_inference_reads_it(tiny_run):
+    """spelling: the bare row alone; contexts: masked rows alone; both: spelled rows and the bare row."""
+    from spacy_bertram.training.pools import BARE, MASKED, PATHS, SPELLED
+
+    run = tiny_run(mode="inplace", inplace_mask_fraction=0.5)
+    network = run.network("inplace", True, 1)
+    pools = run.pools(network)
+    mask_id = network.inputs.mask_id
+    for r, kind in zip(pools.rows, pools.kinds):
+        assert (kind == MASKED) == (r.input_ids[r.mask_position] == mask_id and r.span == 1)
+        assert (kind == BARE) == (len(r.input_ids) == r.span + 2 and r.mask_position == 1)
+    words = [i for i in run.context_word_ids(network)
+             if {MASKED, SPELLED} <= set(pools.kinds[pools.starts[i]:pools.ends[i]].tolist())]
+    assert len(words) > 5
+    for path, share in zip(PATHS, numpy.eye(3)):
+        rows, local = pools.sample(words, numpy.random.default_rng(0), 2, 4, share)
+        for position, word in enumerate(words):
+            kinds = sorted(pools.kinds[rows[local.numpy() == position]].tolist())
+            assert all(pools.starts[word] <= r < pools.ends[word] for r in rows[local.numpy() == position])
+            if path == "spelling":
+                assert kinds == [BARE]
+            elif path == "contexts":
+                assert 1 <= len(kinds) <= 4 and set(kinds) == {MASKED}
+            else:
+                assert kinds[-1] == BARE and kinds.count(BARE) == 1 and set(kinds[:-1]) == {SPELLED}
+    mixed_rows, mixed_local = pools.sample(words * 20, numpy.random.default_rng(1), 2, 4, (0.2, 0.3, 0.5))
+    alone = [sorted(pools.kinds[mixed_rows[mixed_local.numpy() == p]].tolist()) for p in range(len(words) * 20)]
+    spelling_share = sum(k == [BARE] for k in alone) / len(alone)
+    contexts_share = sum(set(k) == {MASKED} for k in alone) / len(alone)
+    assert abs(spelling_share - 0.2) < 0.06 and abs(contexts_share - 0.3) < 0.07
+
+
+def test_ranking_term_is_low_when_the_prediction_is_its_target_and_trains(tiny_run):
+    run = tiny_run(mode="inplace", rank_weight=0.5, rank_negatives=4)
+    ranking = run.ranking
+    assert ranking.nearest.shape == (len(run.targets), 5)
+    index = torch.as_tensor(run.train_ids[:16])
+    rng = numpy.random.default_rng(0)
+    exact = ranking.loss(run.vectors[index], index, rng)
+    shuffled = ranking.loss(run.vectors[index.flip(0)], index, numpy.random.default_rng(0))
+    assert float(exact) < float(shuffled)
+    rows = [i for i in run.train_ids if run.targets.kinds[i] == "row"]
+    own = torch.as_tensor(rows[:8])  # a one-piece word's own row is its target, never its negative: else the
+    # loss could not fall below log 2 (the positive tied with the same row among the negatives)
+    assert float(ranking.loss(run.vectors[own], own, numpy.random.default_rng(0))) < 0.5 * math.log(2)
+    spec = plan_stages(run.settings)[0]
+    plain = tiny_run(mode="inplace").stage(spec).metrics["epochs"]
+    ranked = run.stage(spec).metrics["epochs"]
+    assert [e["loss"] for e in ranked] != [e["loss"] for e in plain]
+
+
+@pytest.mark.parametrize("settings", [{"path_mix": (0.5, 0.5, 0.5)}, {"path_mix": (1.0, 0.0)},
+                                      {"rank_temperature": 0.0}, {"rank_weight": -1.0}])
+def test_path_mix_and_ranking_settings_are_checked(settings):
+    with pytest.raises(ValueError, match="path_mix|ranking term"):
+        TrainSettings(**settings)

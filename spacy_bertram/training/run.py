@@ -26,7 +26,8 @@ from .ota import OTASettings
 from ..pipeline.contexts import open_context_store
 from .sources import ContextSource
 from .stages import StageResult, TrainingRun, combined_init, plan_stages
-from .settings import METRICS_FILE, MODEL_DIR, RUN_FILES, TARGETS_DIR, RunOptions, TrainingData, TrainSettings
+from .settings import (METRICS_FILE, MODEL_DIR, RUN_FILES, TARGETS_DIR, UNRECORDED_DEFAULTS, RunOptions, TrainingData,
+                       TrainSettings)
 from .targets import TargetSet, build_targets
 from .validation import format_table
 from ..types import PathLike
@@ -109,6 +110,8 @@ def _in_todays_terms(recorded_run: Any) -> Any:
     settings = recorded_run.get("settings")
     if isinstance(settings, dict) and "mode" in settings:  # network settings recorded before max_word_pieces
         recorded_run["settings"] = {"max_word_pieces": 32, **settings}  # was: training always used 32
+    if isinstance(settings, dict):  # recorded before the path mix and the ranking term: trained without them
+        recorded_run["settings"] = {**UNRECORDED_DEFAULTS, **recorded_run["settings"]}
     return recorded_run
 
 

@@ -119,6 +119,12 @@ class TrainSettings:
     README's Results), so it trains 100 (about 70 s on 2 CPU cores with cached states).
     `network.max_contexts` is also the most contexts per word per training step, and
     `network.base_model` the encoder trained for.
+
+    path_mix: shares of the inference paths a step trains each word on (spelling alone, contexts
+    alone, both: `pools.PATHS`); None draws any of a word's rows, as inference never reads them.
+    rank_weight: weight of a ranking term beside the mimicking loss: a softmax at `rank_temperature`
+    over cosines that puts each word's target above its `rank_negatives` nearest whole-word
+    embeddings and 1,024 random ones per step (0: mimicking alone).
     """
 
     network: BertramConfig = field(default_factory=BertramConfig)
@@ -134,6 +140,10 @@ class TrainSettings:
     reuse_states: bool = True
     token_budget: int = 4096
     cache_memory_mb: float = 2048.0
+    path_mix: Optional[Tuple[float, float, float]] = None
+    rank_weight: float = 0.0
+    rank_temperature: float = 0.1
+    rank_negatives: int = 64
 
     def __post_init__(self) -> None:
         if not isinstance(self.network, BertramConfig):
@@ -149,6 +159,13 @@ class TrainSettings:
             raise ValueError(Errors.E273.format(inplace_mask_fraction=self.inplace_mask_fraction))
         if not 0.0 <= self.warmup < 1.0:
             raise ValueError(Errors.E274.format(warmup=self.warmup))
+        if self.path_mix is not None:
+            self.path_mix = tuple(float(share) for share in self.path_mix)
+            if len(self.path_mix) != 3 or min(self.path_mix) < 0 or not math.isclose(sum(self.path_mix), 1.0):
+                raise ValueError(Errors.E288.format(path_mix=self.path_mix))
+        if not (self.rank_weight >= 0 and self.rank_temperature > 0 and self.rank_negatives >= 1):
+            raise ValueError(Errors.E289.format(weight=self.rank_weight, temperature=self.rank_temperature,
+                                                negatives=self.rank_negatives))
 
     def to_dict(self) -> Dict[str, Any]:
         """The run's record (progress.json, metrics.json): one key per setting, the network's among
@@ -163,6 +180,11 @@ class TrainSettings:
         names (`base_model` included) go to `network`, the others are the stages'."""
         network = BertramConfig(**{k: v for k, v in data.items() if k in NETWORK_KEYS})
         return cls(network=network, **{k: v for k, v in data.items() if k not in NETWORK_KEYS})
+
+
+#: Settings added after runs were first recorded, at their defaults: the values those runs trained with.
+UNRECORDED_DEFAULTS = {f.name: f.default for f in fields(TrainSettings)
+                       if f.name in ("path_mix", "rank_weight", "rank_temperature", "rank_negatives")}
 
 
 @dataclass
@@ -215,5 +237,5 @@ class RunOptions:
 
 
 __all__ = ["METRICS_FILE", "MODEL_DIR", "PREPARE_FILES", "RUN_FILES", "TARGETS_DIR", "TARGET_FILES",
-           "TRAIN_OUTPUTS", "VECTORS_OUTPUTS", "MIN_TRAINING_WORDS", "check_multi_piece_words", "check_vector_settings", "check_word_limits", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
+           "TRAIN_OUTPUTS", "UNRECORDED_DEFAULTS", "VECTORS_OUTPUTS", "MIN_TRAINING_WORDS", "check_multi_piece_words", "check_vector_settings", "check_word_limits", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
            "NETWORK_KEYS", "NOT_TRAINING_SETTINGS", "OTASettings", "RunOptions", "TrainingData", "TrainSettings"]

@@ -39,6 +39,7 @@ from ..inputs import PAD_ID, InputBuilder, NgramVocab
 from ..network import BertramNetwork, pad_ids
 from ..storage import save_bertram
 from .checkpoint import load_checkpoint, load_weights, save_checkpoint
+from .ota import neighbour_ids
 from .pools import ContextPools
 from .state_cache import StateCache, describe, encode_unpadded
 from .settings import TrainSettings
@@ -145,6 +146,7 @@ class TrainingRun:
         self.ngram_ids = pad_ids([self.ngrams.encode(w) for w in targets.words], PAD_ID).to(self.device)
         self.subword_ids = pad_ids(targets.rare_like, -1).to(self.device)
         self.vectors = targets.vectors.float().to(self.device)
+        self.ranking = RankingTerm.build(encoder, tokenizer, self.vectors, settings) if settings.rank_weight > 0 else None
         self._pools: Dict[str, ContextPools] = {}
         self.validator: Optional[Validator] = None
         self.progress_file = self.output_dir / "progress.json" if self.output_dir else None
@@ -207,12 +209,12 @@ class TrainingRun:
     ) -> Tensor:
         index = torch.from_numpy(batch).to(self.device)  # one small copy per step
         ngram_ids, subword_ids = self.ngram_ids[index], self.subword_ids[index]
-        target = self.vectors[index]
         if not spec.traits.reads_contexts:
-            return torch.nn.functional.mse_loss(network.form_vectors(ngram_ids, subword_ids), target)
+            return self._objective(network.form_vectors(ngram_ids, subword_ids), index, rng)
         pools = self.pools(network)
         s = self.settings
-        row_ids, local = pools.sample(batch.tolist(), rng, s.min_contexts, s.network.max_contexts)
+        path_mix = s.path_mix if spec.traits.row == "spelled" else None
+        row_ids, local = pools.sample(batch.tolist(), rng, s.min_contexts, s.network.max_contexts, path_mix)
         with torch.set_grad_enabled(spec.trains_form):
             v_form = network.form_vectors(ngram_ids, subword_ids)
         if cache is not None:
@@ -222,7 +224,14 @@ class TrainingRun:
             with torch.set_grad_enabled(slots is not None and spec.trains_form):
                 states = encode_unpadded(network, pools.rows_for(row_ids, local), slots, s.token_budget)
         vectors, _ = network.combine(states, local, v_form)
-        return torch.nn.functional.mse_loss(vectors, target)
+        return self._objective(vectors, index, rng)
+
+    def _objective(self, vectors: Tensor, index: Tensor, rng: numpy.random.Generator) -> Tensor:
+        """Mimicking (mean squared error to the targets), plus the ranking term where it is asked for."""
+        loss = torch.nn.functional.mse_loss(vectors, self.vectors[index])
+        if self.ranking is None:
+            return loss
+        return loss + self.settings.rank_weight * self.ranking.loss(vectors, index, rng)
 
     # -- one stage ----------------------------------------------------------------
 
@@ -329,6 +338,45 @@ class TrainingRun:
             "trained_groups": list(spec.groups),
             "cache": ({**describe(cache), "seconds": cache_seconds} if cache is not None else None),
         }
+
+
+#: Random whole-word negatives per step of the ranking term, beside each word's nearest ones.
+RANDOM_NEGATIVES = 1024
+
+
+class RankingTerm:
+    """Puts each word's target first among whole-word embeddings: a softmax over cosines against
+    the target's nearest whole words (the neighbours hits@10 is decided by) and random ones.
+
+    Mimicking alone pulls a vector toward its target on average, which raises the cosine but hardly
+    the rank; this term asks for the target to be nearer than its neighbours."""
+
+    def __init__(self, vocabulary: Tensor, unit_targets: Tensor, nearest: Tensor, temperature: float) -> None:
+        self.vocabulary, self.unit_targets, self.nearest = vocabulary, unit_targets, nearest
+        self.temperature = temperature
+
+    @classmethod
+    def build(cls, encoder, tokenizer, targets: Tensor, settings: "TrainSettings", block: int = 1024) -> "RankingTerm":
+        table = encoder.get_input_embeddings().weight.detach().float()
+        ids = neighbour_ids(tokenizer).to(table.device)
+        vocabulary = torch.nn.functional.normalize(table[ids], dim=-1).to(targets.device)
+        unit_targets = torch.nn.functional.normalize(targets, dim=-1)
+        k = min(settings.rank_negatives + 1, vocabulary.shape[0])  # + the target's own row, masked in `loss`
+        nearest = torch.cat([(unit_targets[i : i + block] @ vocabulary.T).topk(k, dim=1).indices
+                             for i in range(0, len(unit_targets), block)])
+        return cls(vocabulary, unit_targets, nearest, settings.rank_temperature)
+
+    def loss(self, vectors: Tensor, index: Tensor, rng: numpy.random.Generator) -> Tensor:
+        random = torch.from_numpy(rng.integers(self.vocabulary.shape[0], size=RANDOM_NEGATIVES))
+        candidates = torch.unique(torch.cat([self.nearest[index].flatten(), random.to(self.nearest.device)]))
+        negatives = self.vocabulary[candidates]
+        predicted = torch.nn.functional.normalize(vectors, dim=-1)
+        targets = self.unit_targets[index]
+        positive = (predicted * targets).sum(dim=-1, keepdim=True)
+        # A one-piece word's own row is its target: not a negative.
+        against = (predicted @ negatives.T).masked_fill(targets @ negatives.T > 0.999, float("-inf"))
+        logits = torch.cat([positive, against], dim=1) / self.temperature
+        return torch.nn.functional.cross_entropy(logits, torch.zeros(len(index), dtype=torch.long, device=logits.device))
 
 
 def combined_init(stage1: StageResult, stage2: StageResult) -> Dict[str, Tensor]:
