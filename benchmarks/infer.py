@@ -172,18 +172,23 @@ def main() -> None:
     print(f"max |batched - single|: {max_diff:.2e}")
     print(f"encoder positions: {real} real; padded to {batched_padded} batched ({batched_padded / real:.3f}x), "
           f"{single_padded} one at a time ({single_padded / real:.3f}x)")
-    print(f"real encoder tokens per CPU second: batched {real / batched_cpu:.0f}, one at a time {real / single_cpu:.0f}")
+    print(f"real encoder tokens per CPU second: batched {real / batched_cpu:.0f}, "
+          f"one at a time {real / single_cpu:.0f}")
     config = network.encoder.config
     n_rows = sum(len(rows) for rows in item_rows)
     per_position = encoder_flops_per_position(config, batched_padded / max(n_rows, 1))
     ceiling = matmul_gflops(config.hidden_size, config.intermediate_size, network.device)
     batched_gflops = batched_padded * per_position / batched_s / 1e9
     single_gflops = single_padded * per_position / single_s / 1e9
-    print(f"encoder GFLOP/s: batched {batched_gflops:.0f}, one at a time {single_gflops:.0f}; "
-          f"a {MATMUL_ROWS}x{config.hidden_size} @ {config.hidden_size}x{config.intermediate_size} matmul: {ceiling:.0f} "
-          f"(batched at {100 * batched_gflops / ceiling:.0f}% of it)")
-    print(f"encoder's share of the matmul rate: batched {batched_gflops / ceiling:.0%}, "
-          f"one at a time {single_gflops / ceiling:.0%}")
+    print(
+        f"encoder GFLOP/s: batched {batched_gflops:.0f}, one at a time {single_gflops:.0f}; "
+        f"a {MATMUL_ROWS}x{config.hidden_size} @ {config.hidden_size}x{config.intermediate_size} matmul: {ceiling:.0f} "
+        f"(batched at {100 * batched_gflops / ceiling:.0f}% of it)"
+    )
+    print(
+        f"encoder's share of the matmul rate: batched {batched_gflops / ceiling:.0%}, "
+        f"one at a time {single_gflops / ceiling:.0%}"
+    )
     # Best case for any batching: no padding at all, at the matmul's rate.
     bound = (single_padded / real) * (ceiling / single_gflops)
     print(f"upper bound on the batched speed-up here (no padding, matmul rate): {bound:.2f}x")
@@ -191,19 +196,33 @@ def main() -> None:
     if network.device.type == "cuda":
         peak_gpu_mib = round(torch.cuda.max_memory_allocated(network.device) / 2**20, 1)
         print(f"peak GPU memory allocated by torch: {peak_gpu_mib} MiB ({torch.cuda.get_device_name(network.device)})")
-    print(json.dumps({
-        "words": len(items), "device": str(network.device), "peak_gpu_mib": peak_gpu_mib, "contexts_per_word": args.contexts, "mode": args.mode,
-        "batched_words_per_s": round(batched, 1), "single_words_per_s": round(single, 1),
-        "speedup": round(batched / single, 2), "cpu_speedup": round(single_cpu / batched_cpu, 2),
-        "max_abs_diff": max_diff, "padding_batched": round(batched_padded / real, 3),
-        "padding_single": round(single_padded / real, 3), "matmul_gflops": round(ceiling, 1),
-        "batched_gflops": round(batched_gflops, 1), "single_gflops": round(single_gflops, 1),
-        "speedup_upper_bound": round(bound, 2), "token_budget": args.token_budget,
-        "speedup_median_rounds": round(statistics.median(ratios), 2),
-        "encoder_share_of_matmul": round(batched_gflops / ceiling, 3),
-        "single_share_of_matmul": round(single_gflops / ceiling, 3),
-        "sweep_words_per_s": {str(b): round(len(items) / t, 1) for b, t in swept.items()},
-    }))
+    print(
+        json.dumps(
+            {
+                "words": len(items),
+                "device": str(network.device),
+                "peak_gpu_mib": peak_gpu_mib,
+                "contexts_per_word": args.contexts,
+                "mode": args.mode,
+                "batched_words_per_s": round(batched, 1),
+                "single_words_per_s": round(single, 1),
+                "speedup": round(batched / single, 2),
+                "cpu_speedup": round(single_cpu / batched_cpu, 2),
+                "max_abs_diff": max_diff,
+                "padding_batched": round(batched_padded / real, 3),
+                "padding_single": round(single_padded / real, 3),
+                "matmul_gflops": round(ceiling, 1),
+                "batched_gflops": round(batched_gflops, 1),
+                "single_gflops": round(single_gflops, 1),
+                "speedup_upper_bound": round(bound, 2),
+                "token_budget": args.token_budget,
+                "speedup_median_rounds": round(statistics.median(ratios), 2),
+                "encoder_share_of_matmul": round(batched_gflops / ceiling, 3),
+                "single_share_of_matmul": round(single_gflops / ceiling, 3),
+                "sweep_words_per_s": {str(b): round(len(items) / t, 1) for b, t in swept.items()},
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -96,7 +96,9 @@ def main() -> None:
     parser.add_argument("--round", type=int, default=50, help="tweets per paired round")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--base-model", default="default")
-    parser.add_argument("--assets", type=Path, default=None, help="assets dir (default: $SPACY_BERTRAM_ASSETS or ./assets)")
+    parser.add_argument(
+        "--assets", type=Path, default=None, help="assets dir (default: $SPACY_BERTRAM_ASSETS or ./assets)"
+    )
     parser.add_argument("--output", type=Path, default=None, help="also write the figures as JSON here")
     parser.add_argument("--gpu-id", type=int, default=-1)
     parser.add_argument("--quick", action="store_true", help="100 tweets")
@@ -120,20 +122,30 @@ def main() -> None:
             stock, with_bertram = trained_pipelines(args.training, args.store)
         else:
             stock, with_bertram = untrained_pipelines(words, tagged, Path(tmp), args.base_model)
-        print(f"torch threads {torch.get_num_threads()}; pipelines: "
-              f"{args.training or 'untrained, from configs/ner_minilm*.cfg'}; {len(texts)} tweets")
+        print(
+            f"torch threads {torch.get_num_threads()}; pipelines: "
+            f"{args.training or 'untrained, from configs/ner_minilm*.cfg'}; {len(texts)} tweets"
+        )
         result = measure_pipelines(stock, with_bertram, texts, args)
     wps = result["words_per_s"]
-    print(f"stock {wps['stock']} words/s, bertram cold {wps['cold']} ({result['cold_over_stock']}x stock's time), "
-          f"warm {wps['warm']} ({result['warm_over_stock']}x); {result['ms_per_rare_word']} ms per inferred rare "
-          f"word; {100 * result['rare_share']:.1f}% of the tokens are rare, "
-          f"{100 * result['texts_with_rare_share']:.1f}% of the tweets have one")
+    print(
+        f"stock {wps['stock']} words/s, bertram cold {wps['cold']} ({result['cold_over_stock']}x stock's time), "
+        f"warm {wps['warm']} ({result['warm_over_stock']}x); {result['ms_per_rare_word']} ms per inferred rare "
+        f"word; {100 * result['rare_share']:.1f}% of the tokens are rare, "
+        f"{100 * result['texts_with_rare_share']:.1f}% of the tweets have one"
+    )
     headline = {
-        "benchmark": "ner", "device": "cpu" if args.gpu_id < 0 else f"cuda:{args.gpu_id}",
-        "trained": args.training is not None, "texts": result["texts"], "words": result["words"],
-        "words_per_s": wps, "cold_over_stock": result["cold_over_stock"],
-        "warm_over_stock": result["warm_over_stock"], "ms_per_rare_word": result["ms_per_rare_word"],
-        "rare_share": result["rare_share"], "texts_with_rare_share": result["texts_with_rare_share"],
+        "benchmark": "ner",
+        "device": "cpu" if args.gpu_id < 0 else f"cuda:{args.gpu_id}",
+        "trained": args.training is not None,
+        "texts": result["texts"],
+        "words": result["words"],
+        "words_per_s": wps,
+        "cold_over_stock": result["cold_over_stock"],
+        "warm_over_stock": result["warm_over_stock"],
+        "ms_per_rare_word": result["ms_per_rare_word"],
+        "rare_share": result["rare_share"],
+        "texts_with_rare_share": result["texts_with_rare_share"],
     }
     if args.output:
         write_json_atomic(args.output, headline)

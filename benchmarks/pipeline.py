@@ -312,7 +312,9 @@ def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts
     round_size = max(1, args.round // 10) if long_texts else args.round
     for k, start in enumerate(range(0, len(texts), round_size)):
         chunk = texts[start : start + round_size]
-        runs: Dict[str, Callable[[], List[Doc]]] = {"stock": lambda: list(stock.pipe(chunk, batch_size=args.batch_size))}
+        runs: Dict[str, Callable[[], List[Doc]]] = {
+            "stock": lambda: list(stock.pipe(chunk, batch_size=args.batch_size))
+        }
         units = [["stock"]]
         for suffix, nlp in variants.items():
             runs["cold" + suffix] = lambda suffix=suffix: cold(suffix, chunk)
@@ -330,7 +332,7 @@ def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts
             docs, wall, cpu = timed(runs[name])
             times[name] = (wall, cpu)
             if name.startswith("cold") and name != "cold_plain":
-                suffix = name[len("cold"):]
+                suffix = name[len("cold") :]
                 count = counts[suffix]
                 count["inferred"] += variants[suffix].get_pipe("bertram").cache.misses  # emptied at the start
                 count["words"] += sum(1 for doc in docs for t in doc if not t.is_space)
@@ -346,7 +348,10 @@ def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts
     parts_cpu["mimicking"] = parts_cpu.pop("network", 0.0) - parts_cpu.get("form", 0.0) - parts_cpu.get("encoder", 0.0)
     infer_wall = timer.wall["cold"].get("network", 0.0) + timer.wall["cold"].get("tokenise", 0.0)
     result = {
-        "texts": len(texts), "words": n_words, "rare_tokens": counts[""]["rare_tokens"], "vectors_inferred": n_inferred,
+        "texts": len(texts),
+        "words": n_words,
+        "rare_tokens": counts[""]["rare_tokens"],
+        "vectors_inferred": n_inferred,
         "rare_share": round(counts[""]["rare_tokens"] / max(1, n_words), 4),
         "texts_with_rare_share": round(counts[""]["texts_with_rare"] / max(1, len(texts)), 4),
         "words_per_s": {name: round(n_words / s, 1) for name, s in seconds.items()},
@@ -363,8 +368,9 @@ def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts
         result["against"] = {
             "cold_over_stock": round(paired_median(rounds, "cold_against"), 3),
             "warm_over_stock": round(paired_median(rounds, "warm_against"), 3),
-            "ms_per_rare_word": round(1000.0 * (seconds["cold_against"] - seconds["warm_against"])
-                                      / max(1, inferred_against), 2),
+            "ms_per_rare_word": round(
+                1000.0 * (seconds["cold_against"] - seconds["warm_against"]) / max(1, inferred_against), 2
+            ),
             "vectors_inferred": inferred_against,
             "cold_over_against": round(paired_median(rounds, "cold", "cold_against"), 3),
             "warm_over_against": round(paired_median(rounds, "warm", "warm_against"), 3),
@@ -377,7 +383,9 @@ def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts
             for label in ("cold", "cold_plain")
         }
         plain_encoder = timer.wall["cold_plain"].get("encoder", 0.0)
-        result["encoder_wall_speedup"] = round(plain_encoder / timer.wall["cold"]["encoder"], 3) if plain_encoder else None
+        result["encoder_wall_speedup"] = (
+            round(plain_encoder / timer.wall["cold"]["encoder"], 3) if plain_encoder else None
+        )
     return result
 
 
@@ -387,11 +395,32 @@ def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) 
     them but changes no process's memory."""
     procs = []
     for kind, which, bertram in runs:
-        command = [sys.executable, str(Path(__file__).resolve()), "--rss-child", which, "--rss-kind", kind,
-                   "--texts", str(args.texts), "--long-texts", str(args.long_texts), "--tweets", str(args.tweets),
-                   "--bertram", bertram,
-                   "--base-model", args.base_model, "--contexts", args.contexts, "--injection", args.injection,
-                   "--gpu-id", str(args.gpu_id), "--batch-size", str(args.batch_size)]
+        command = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--rss-child",
+            which,
+            "--rss-kind",
+            kind,
+            "--texts",
+            str(args.texts),
+            "--long-texts",
+            str(args.long_texts),
+            "--tweets",
+            str(args.tweets),
+            "--bertram",
+            bertram,
+            "--base-model",
+            args.base_model,
+            "--contexts",
+            args.contexts,
+            "--injection",
+            args.injection,
+            "--gpu-id",
+            str(args.gpu_id),
+            "--batch-size",
+            str(args.batch_size),
+        ]
         if args.assets:
             command += ["--assets", str(args.assets)]
         if args.store:
@@ -412,8 +441,16 @@ def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) 
 
 def rss_child(args: argparse.Namespace, assets: Path, encoder: str) -> None:
     texts = load_texts(assets, args.rss_kind, text_count(args.rss_kind, args))
-    nlp = build(encoder, args.bertram if args.rss_child == "bertram" else None, args.base_model,
-                args.contexts, args.store, args.injection, args.vector_table, args.context_window)
+    nlp = build(
+        encoder,
+        args.bertram if args.rss_child == "bertram" else None,
+        args.base_model,
+        args.contexts,
+        args.store,
+        args.injection,
+        args.vector_table,
+        args.context_window,
+    )
     for _ in nlp.pipe(texts, batch_size=args.batch_size):
         pass
     print(json.dumps({"peak_rss_mb": own_peak_rss_mb()}))
@@ -434,27 +471,40 @@ def own_peak_rss_mb() -> float:
 
 def report(kind: str, result: Dict[str, Any], rss: Optional[Tuple[float, float]]) -> None:
     wps = result["words_per_s"]
-    print(f"\n{kind}: {result['texts']} texts, {result['words']} words, {result['rare_tokens']} rare tokens "
-          f"({100.0 * result['rare_share']:.1f}%; {100.0 * result['texts_with_rare_share']:.1f}% of the texts have one), "
-          f"{result['vectors_inferred']} vectors inferred, "
-          f"{result['rounds']} paired rounds")
-    labels = {"stock": "stock transformer", "cold": "bertram, cold cache", "warm": "bertram, warm cache",
-              "cold_plain": "cold, plain encoder path", "cold_against": "--against, cold cache",
-              "warm_against": "--against, warm cache"}
+    print(
+        f"\n{kind}: {result['texts']} texts, {result['words']} words, {result['rare_tokens']} rare tokens "
+        f"({100.0 * result['rare_share']:.1f}%; {100.0 * result['texts_with_rare_share']:.1f}% of the texts have one), "
+        f"{result['vectors_inferred']} vectors inferred, "
+        f"{result['rounds']} paired rounds"
+    )
+    labels = {
+        "stock": "stock transformer",
+        "cold": "bertram, cold cache",
+        "warm": "bertram, warm cache",
+        "cold_plain": "cold, plain encoder path",
+        "cold_against": "--against, cold cache",
+        "warm_against": "--against, warm cache",
+    }
     for name, value in wps.items():
         print(f"  {labels[name]:26s} {value:8.1f} words/s")
-    print(f"  cold / stock {result['cold_over_stock']:.2f}x (CPU time {result['cold_over_stock_cpu']:.2f}x), "
-          f"warm / stock {result['warm_over_stock']:.2f}x; {result['ms_per_rare_word']:.1f} ms per inferred "
-          f"rare word, {result['vectors_per_s']} vectors/s inferred")
+    print(
+        f"  cold / stock {result['cold_over_stock']:.2f}x (CPU time {result['cold_over_stock_cpu']:.2f}x), "
+        f"warm / stock {result['warm_over_stock']:.2f}x; {result['ms_per_rare_word']:.1f} ms per inferred "
+        f"rare word, {result['vectors_per_s']} vectors/s inferred"
+    )
     if "against" in result:
         other = result["against"]
-        print(f"  --against: cold / stock {other['cold_over_stock']:.2f}x, warm / stock {other['warm_over_stock']:.2f}x, "
-              f"{other['ms_per_rare_word']:.1f} ms per inferred rare word ({other['vectors_inferred']} inferred); "
-              f"this run / --against: cold {other['cold_over_against']:.2f}x, warm {other['warm_over_against']:.2f}x")
+        print(
+            f"  --against: cold / stock {other['cold_over_stock']:.2f}x, warm / stock {other['warm_over_stock']:.2f}x, "
+            f"{other['ms_per_rare_word']:.1f} ms per inferred rare word ({other['vectors_inferred']} inferred); "
+            f"this run / --against: cold {other['cold_over_against']:.2f}x, warm {other['warm_over_against']:.2f}x"
+        )
     if "shortcut_speedup" in result:
-        print(f"  plain encoder path: cold / stock {result['plain_cold_over_stock']:.2f}x; the shortcuts make "
-              f"cold {result['shortcut_speedup']:.2f}x faster (the context encoder alone "
-              f"{result['encoder_wall_speedup']}x)")
+        print(
+            f"  plain encoder path: cold / stock {result['plain_cold_over_stock']:.2f}x; the shortcuts make "
+            f"cold {result['shortcut_speedup']:.2f}x faster (the context encoder alone "
+            f"{result['encoder_wall_speedup']}x)"
+        )
     parts = ", ".join(f"{p} {ms:.2f}" for p, ms in result["cpu_ms_per_vector"].items())
     print(f"  CPU ms per inferred vector: {parts}")
     for label, walls in result.get("wall_ms_per_vector", {}).items():
@@ -469,24 +519,40 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=2000, help="short texts (Rotten Tomatoes snippets)")
     parser.add_argument("--long-texts", type=int, default=200, help="long texts (BBC articles)")
     parser.add_argument("--tweets", type=int, default=2000, help="tweets (WNUT-16)")
-    parser.add_argument("--kinds", default=None, help="which kinds to run, comma-separated (default: "
-                        f"{','.join(TEXT_SOURCES)}, skipping a kind whose data is not there, with a note)")
+    parser.add_argument(
+        "--kinds",
+        default=None,
+        help="which kinds to run, comma-separated (default: "
+        f"{','.join(TEXT_SOURCES)}, skipping a kind whose data is not there, with a note)",
+    )
     parser.add_argument("--round", type=int, default=100, help="texts per paired round (long: a tenth)")
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--assets", type=Path, default=None, help="assets dir (default: $SPACY_BERTRAM_ASSETS or ./assets)")
+    parser.add_argument(
+        "--assets", type=Path, default=None, help="assets dir (default: $SPACY_BERTRAM_ASSETS or ./assets)"
+    )
     parser.add_argument("--bertram", default=None, help="trained BERTRAM directory (default: untrained, same shape)")
     parser.add_argument("--base-model", default="default")
     parser.add_argument("--contexts", default="doc", help='the component\'s contexts setting ("doc", "none", ...)')
-    parser.add_argument("--context-window", type=int, default=None, help="the component's context_window (default: "
-                        "its own)")
+    parser.add_argument(
+        "--context-window", type=int, default=None, help="the component's context_window (default: its own)"
+    )
     parser.add_argument("--store", default=None, help="context store for store contexts")
     parser.add_argument("--injection", default="recentre", choices=["slash", "replace", "recentre", "none"])
-    parser.add_argument("--vector-table", default=None, help="a table from `vectors` for --bertram: its words are "
-                        "looked up, not inferred (cold runs infer only the others)")
-    parser.add_argument("--against", type=parse_variant, default=None, metavar="KEY=VALUE,...",
-                        help="a second bertram pipeline in the same paired rounds, with these settings changed "
-                        f"({', '.join(VARIANT_SETTINGS)}; vector_table=none: no table), e.g. the earlier "
-                        f"defaults: {EARLIER_DEFAULTS}")
+    parser.add_argument(
+        "--vector-table",
+        default=None,
+        help="a table from `vectors` for --bertram: its words are "
+        "looked up, not inferred (cold runs infer only the others)",
+    )
+    parser.add_argument(
+        "--against",
+        type=parse_variant,
+        default=None,
+        metavar="KEY=VALUE,...",
+        help="a second bertram pipeline in the same paired rounds, with these settings changed "
+        f"({', '.join(VARIANT_SETTINGS)}; vector_table=none: no table), e.g. the earlier "
+        f"defaults: {EARLIER_DEFAULTS}",
+    )
     parser.add_argument("--compare-paths", action="store_true", help="also cold with the exact shortcuts off")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS child processes")
     parser.add_argument("--gpu-id", type=int, default=-1)
@@ -506,10 +572,12 @@ def main() -> None:
     kinds = list(texts_of)
     results: Dict[str, Dict[str, Any]] = {}
     memory: Dict[str, Tuple[float, float]] = {}
-    print(f"torch threads {torch.get_num_threads()}; bertram model: {args.bertram or 'untrained (same shape)'}; "
-          f"contexts: {args.contexts}; window: {args.context_window or 'default'}; injection: {args.injection}; "
-          f"vector table: {args.vector_table or 'none'}; against: {args.against or 'none'}; "
-          f"batch size {args.batch_size}")
+    print(
+        f"torch threads {torch.get_num_threads()}; bertram model: {args.bertram or 'untrained (same shape)'}; "
+        f"contexts: {args.contexts}; window: {args.context_window or 'default'}; injection: {args.injection}; "
+        f"vector table: {args.vector_table or 'none'}; against: {args.against or 'none'}; "
+        f"batch size {args.batch_size}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         models: Dict[str, str] = {}
         for kind in kinds:
@@ -521,13 +589,20 @@ def main() -> None:
             peaks = iter(peak_rss_mb(runs, args))
             for kind in kinds:
                 memory[kind] = (next(peaks), next(peaks))
-                results[kind]["peak_rss_mb"] = {"stock": round(memory[kind][0], 1), "bertram": round(memory[kind][1], 1)}
+                results[kind]["peak_rss_mb"] = {
+                    "stock": round(memory[kind][0], 1),
+                    "bertram": round(memory[kind][1], 1),
+                }
     for kind in kinds:
         report(kind, results[kind], memory.get(kind))
     headline = {
-        "benchmark": "pipeline", "device": "cpu" if args.gpu_id < 0 else f"cuda:{args.gpu_id}",
-        "contexts": args.contexts, "injection": args.injection, "trained": bool(args.bertram),
-        "vector_table": bool(args.vector_table), "context_window": args.context_window,
+        "benchmark": "pipeline",
+        "device": "cpu" if args.gpu_id < 0 else f"cuda:{args.gpu_id}",
+        "contexts": args.contexts,
+        "injection": args.injection,
+        "trained": bool(args.bertram),
+        "vector_table": bool(args.vector_table),
+        "context_window": args.context_window,
         "cold_over_stock": {k: r["cold_over_stock"] for k, r in results.items()},
         "warm_over_stock": {k: r["warm_over_stock"] for k, r in results.items()},
         "ms_per_rare_word": {k: r["ms_per_rare_word"] for k, r in results.items()},
@@ -538,9 +613,19 @@ def main() -> None:
         "skipped": sorted(skipped),
     }
     if args.against:
-        headline["against"] = {"settings": args.against, **{
-            key: {k: r["against"][key] for k, r in results.items()}
-            for key in ("cold_over_stock", "warm_over_stock", "ms_per_rare_word", "cold_over_against", "warm_over_against")}}
+        headline["against"] = {
+            "settings": args.against,
+            **{
+                key: {k: r["against"][key] for k, r in results.items()}
+                for key in (
+                    "cold_over_stock",
+                    "warm_over_stock",
+                    "ms_per_rare_word",
+                    "cold_over_against",
+                    "warm_over_against",
+                )
+            },
+        }
     if args.compare_paths:
         headline["shortcut_speedup"] = {k: r["shortcut_speedup"] for k, r in results.items()}
     print(json.dumps(headline))

@@ -103,7 +103,9 @@ def main() -> int:
     parser.add_argument("--long-texts", type=int, default=200, help="long texts (BBC articles)")
     parser.add_argument("--tweets", type=int, default=2000, help="tweets (WNUT-16)")
     parser.add_argument("--rounds", type=int, default=10, help="paired rounds per kind")
-    parser.add_argument("--assets", type=Path, default=None, help="assets dir (default: $SPACY_BERTRAM_ASSETS or ./assets)")
+    parser.add_argument(
+        "--assets", type=Path, default=None, help="assets dir (default: $SPACY_BERTRAM_ASSETS or ./assets)"
+    )
     parser.add_argument("--bertram", default=None, help="trained BERTRAM directory (default: untrained, same shape)")
     parser.add_argument("--base-model", default="default")
     args = parser.parse_args()
@@ -122,14 +124,31 @@ def main() -> int:
         print(f"frequent-form table: {len(table):,} forms at Zipf >= {table.min_zipf}")
         for kind, texts in texts_of.items():
             results[kind] = r = measure(kind, texts, nlp, pipe, args.rounds)
-            print(f"{kind}: {r['texts']} texts, {r['forms']:,} distinct candidate forms ({100 * r['table_share']:.1f}% "
-                  f"in the table, {r['rare_forms']} rare): {r['ms_per_new_form_before']:.4f} ms per new form per "
-                  f"form, {r['ms_per_new_form_after']:.4f} ms with the table ({r['speedup']}x, median of "
-                  f"{r['rounds']} paired rounds); same decisions: {r['same_decisions']}")
-    print(json.dumps({"benchmark": "rule", "table_forms": len(table), **{
-        key: {kind: r[key] for kind, r in results.items()}
-        for key in ("ms_per_new_form_before", "ms_per_new_form_after", "speedup", "table_share", "same_decisions")},
-        "skipped": sorted(skipped)}))
+            print(
+                f"{kind}: {r['texts']} texts, {r['forms']:,} distinct candidate forms ({100 * r['table_share']:.1f}% "
+                f"in the table, {r['rare_forms']} rare): {r['ms_per_new_form_before']:.4f} ms per new form per "
+                f"form, {r['ms_per_new_form_after']:.4f} ms with the table ({r['speedup']}x, median of "
+                f"{r['rounds']} paired rounds); same decisions: {r['same_decisions']}"
+            )
+    print(
+        json.dumps(
+            {
+                "benchmark": "rule",
+                "table_forms": len(table),
+                **{
+                    key: {kind: r[key] for kind, r in results.items()}
+                    for key in (
+                        "ms_per_new_form_before",
+                        "ms_per_new_form_after",
+                        "speedup",
+                        "table_share",
+                        "same_decisions",
+                    )
+                },
+                "skipped": sorted(skipped),
+            }
+        )
+    )
     return 0 if all(r["same_decisions"] for r in results.values()) else 1
 
 

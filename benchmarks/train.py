@@ -51,12 +51,23 @@ def context_source(store: Path, corpus: Path, max_lines: int):
             with open(path, encoding="utf8") as file_:
                 yield from itertools.islice(file_, per_file)
 
-    return MemoryContexts.from_lines(lines(), max_contexts=64), f"{per_file} lines from each of {len(files)} files in {corpus}"
+    return MemoryContexts.from_lines(
+        lines(), max_contexts=64
+    ), f"{per_file} lines from each of {len(files)} files in {corpus}"
 
 
 def stage1(run_settings: TrainSettings, targets, contexts, encoder, tokenizer, epochs: int, device=None):
-    run = TrainingRun(targets, contexts, encoder, tokenizer, run_settings, None, device=device,
-                      progress=False, log=lambda line: print("  " + line, flush=True))
+    run = TrainingRun(
+        targets,
+        contexts,
+        encoder,
+        tokenizer,
+        run_settings,
+        None,
+        device=device,
+        progress=False,
+        log=lambda line: print("  " + line, flush=True),
+    )
     spec = StageSpec(1, "context", ("context",), epochs, run_settings.lr[0], run_settings.batch_words[0], True)
     run.pools(run.network("context", True, 1))  # tokenising is the same for both: keep it out of the timing
     metrics = run.stage(spec, validate=False).metrics
@@ -74,7 +85,9 @@ def main() -> int:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--store", type=Path, default=ROOT / "corpus" / "bertram")
     parser.add_argument("--corpus", type=Path, default=ROOT / "assets" / "corpus")
-    parser.add_argument("--gpu-id", type=int, default=-1, help="-1: CPU; N: CUDA device N (deterministic mode, as train)")
+    parser.add_argument(
+        "--gpu-id", type=int, default=-1, help="-1: CPU; N: CUDA device N (deterministic mode, as train)"
+    )
     args = parser.parse_args()
     device = select_device(args.gpu_id)
     make_deterministic(device)
@@ -84,18 +97,44 @@ def main() -> int:
     encoder, tokenizer = load_encoder("default", device=device)
     source, where = context_source(args.store, args.corpus, 20_000 if args.quick else 200_000)
     min_count = 20 if isinstance(source, MemoryContexts) else 100
-    targets = build_targets(source, encoder, tokenizer, "default", min_count=min_count, max_words=n_words,
-                            ota=OTASettings(steps=5), device=device, progress=False)
+    targets = build_targets(
+        source,
+        encoder,
+        tokenizer,
+        "default",
+        min_count=min_count,
+        max_words=n_words,
+        ota=OTASettings(steps=5),
+        device=device,
+        progress=False,
+    )
     contexts = [source.contexts(w, pool) for w in targets.words]
     settings = dict(pool_contexts=pool, max_contexts=pool, min_contexts=min(4, pool), lr=(1e-2, 1e-2, 1e-2))
-    print(f"{len(targets.indices(False))} training words x up to {pool} contexts ({where}); "
-          f"torch threads {torch.get_num_threads()}", flush=True)
+    print(
+        f"{len(targets.indices(False))} training words x up to {pool} contexts ({where}); "
+        f"torch threads {torch.get_num_threads()}",
+        flush=True,
+    )
     print("reusing encoder states:", flush=True)
-    reuse_s, reuse_loss, reuse = stage1(TrainSettings.from_dict({**settings, "reuse_states": True}), targets, contexts,
-                                        encoder, tokenizer, args.epochs, device)
+    reuse_s, reuse_loss, reuse = stage1(
+        TrainSettings.from_dict({**settings, "reuse_states": True}),
+        targets,
+        contexts,
+        encoder,
+        tokenizer,
+        args.epochs,
+        device,
+    )
     print("recomputing encoder states every epoch:", flush=True)
-    again_s, again_loss, _ = stage1(TrainSettings.from_dict({**settings, "reuse_states": False}), targets, contexts,
-                                    encoder, tokenizer, args.epochs, device)
+    again_s, again_loss, _ = stage1(
+        TrainSettings.from_dict({**settings, "reuse_states": False}),
+        targets,
+        contexts,
+        encoder,
+        tokenizer,
+        args.epochs,
+        device,
+    )
     print(f"{'epoch':>5} {'reuse s':>9} {'recompute s':>12} {'reuse loss':>12} {'recompute loss':>15}")
     for i, (a, b, la, lb) in enumerate(zip(reuse_s, again_s, reuse_loss, again_loss), 1):
         print(f"{i:>5} {a:>9.2f} {b:>12.2f} {la:>12.7f} {lb:>15.7f}")

@@ -1,4 +1,5 @@
-"""Vector tables: words/s of `vectors` on 1 and 2 local Dask workers vs one process, and the pipeline with a full table vs stock.
+"""Vector tables: words/s of `vectors` on 1 and 2 local Dask workers vs one process, and the pipeline with a full
+table vs stock.
 
 Part 1, throughput. Rare words of the context store (`corpus/bertram`, from
 `prepare`; count 20..99) with their store contexts, through the same code the
@@ -27,6 +28,7 @@ network of the trained shape is used (n-grams from the words).
     python benchmarks/vectors.py            # 192 words x 8 contexts; 1,000 texts
     python benchmarks/vectors.py --quick    # 32 words x 4 contexts; 200 texts
 """
+
 from __future__ import annotations
 
 import argparse
@@ -118,13 +120,17 @@ def throughput(args, model: str, store_path: Path, words: List[str]) -> Dict[str
             close()
     total = {name: sum(r[name] for r in rounds) for name in ("single", "dask1", "dask2")}
     return {
-        "words": len(words), "contexts_per_word": args.contexts, "shard_size": args.shard_size,
+        "words": len(words),
+        "contexts_per_word": args.contexts,
+        "shard_size": args.shard_size,
         "single_wps": round(len(words) / total["single"], 2),
-        "dask1_wps": round(len(words) / total["dask1"], 2), "dask2_wps": round(len(words) / total["dask2"], 2),
+        "dask1_wps": round(len(words) / total["dask1"], 2),
+        "dask2_wps": round(len(words) / total["dask2"], 2),
         "dask1_vs_single": round(statistics.median(r["single"] / r["dask1"] for r in rounds), 3),
         "dask2_vs_single": round(statistics.median(r["single"] / r["dask2"] for r in rounds), 3),
         "cluster_start_s": {f"{n}_workers": round(s, 1) for n, s in starts.items()},
-        "rounds": len(rounds), "max_abs_diff": max_diff,
+        "rounds": len(rounds),
+        "max_abs_diff": max_diff,
     }
 
 
@@ -168,8 +174,12 @@ def pipeline_overhead(args, model: str, table_dir: Path) -> Dict[str, object]:
         list(nlp.pipe(texts[:16]))
     # way -> (pipeline, most encoder calls per batch): "one_call" pads every row of a batch to
     # its longest, as the stock transformer does, so it shows what slash's extra positions cost.
-    ways = {"stock": ("stock", None), "table_slash": ("table_slash", injection_module.MAX_GROUPS),
-            "table_replace": ("table_replace", injection_module.MAX_GROUPS), "table_slash_one_call": ("table_slash", 1)}
+    ways = {
+        "stock": ("stock", None),
+        "table_slash": ("table_slash", injection_module.MAX_GROUPS),
+        "table_replace": ("table_replace", injection_module.MAX_GROUPS),
+        "table_slash_one_call": ("table_slash", 1),
+    }
     rounds: List[Dict[str, float]] = []
     cpu_rounds: List[Dict[str, float]] = []
     n_words = n_rare = 0
@@ -189,7 +199,7 @@ def pipeline_overhead(args, model: str, table_dir: Path) -> Dict[str, object]:
     for k, start in enumerate(range(0, len(texts), args.round_texts)):
         chunk = texts[start : start + args.round_texts]
         times, cpu_times = {}, {}
-        for name in (names if k % 2 == 0 else names[::-1]):
+        for name in names if k % 2 == 0 else names[::-1]:
             key, groups = ways[name]
             injection_module.MAX_GROUPS = groups or default_groups
             pipe = pipelines[key].get_pipe("bertram") if key != "stock" else None
@@ -206,7 +216,12 @@ def pipeline_overhead(args, model: str, table_dir: Path) -> Dict[str, object]:
         cpu_rounds.append(cpu_times)
     injection_module.MAX_GROUPS = default_groups
     total = {name: sum(r[name] for r in rounds) for name in names}
-    result: Dict[str, object] = {"texts": len(texts), "pipeline_words": n_words, "rare_tokens": n_rare, "table_words": n_table}
+    result: Dict[str, object] = {
+        "texts": len(texts),
+        "pipeline_words": n_words,
+        "rare_tokens": n_rare,
+        "table_words": n_table,
+    }
     for name in names:
         result[f"{name}_wps"] = round(n_words / total[name], 1)
     for name in names[1:]:
@@ -220,7 +235,9 @@ def pipeline_overhead(args, model: str, table_dir: Path) -> Dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="32 words x 4 contexts, 200 texts (under a minute on a quiet machine)")
+    parser.add_argument(
+        "--quick", action="store_true", help="32 words x 4 contexts, 200 texts (under a minute on a quiet machine)"
+    )
     parser.add_argument("--words", type=int, default=192)
     parser.add_argument("--contexts", type=int, default=8)
     parser.add_argument("--round-words", type=int, default=48, help="words per paired round (quick: 16)")
@@ -228,47 +245,81 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=1000)
     parser.add_argument("--round-texts", type=int, default=100, help="texts per paired round (quick: 50)")
     parser.add_argument("--store", type=Path, default=ROOT / "corpus" / "bertram" / "contexts.sqlite")
-    parser.add_argument("--assets", type=Path, default=None, help="assets dir (default: $SPACY_BERTRAM_ASSETS or ./assets)")
+    parser.add_argument(
+        "--assets", type=Path, default=None, help="assets dir (default: $SPACY_BERTRAM_ASSETS or ./assets)"
+    )
     parser.add_argument("--bertram", default=None, help="trained BERTRAM directory (default: untrained, same shape)")
     parser.add_argument("--base-model", default="default")
-    parser.add_argument("--gpu-id", type=int, default=-1,
-                        help="-1: CPU; N: the single-process inference and the pipelines on CUDA device N "
-                             "(the Dask workers stay on the CPU)")
+    parser.add_argument(
+        "--gpu-id",
+        type=int,
+        default=-1,
+        help="-1: CPU; N: the single-process inference and the pipelines on CUDA device N "
+        "(the Dask workers stay on the CPU)",
+    )
     args = parser.parse_args()
     args.device = select_device(args.gpu_id)  # spaCy's pipelines follow (thinc on the GPU)
     if args.quick:
         args.words, args.contexts, args.round_words, args.texts, args.round_texts = 32, 4, 16, 200, 50
     if not args.store.is_file():
-        sys.exit(f"No context store at {args.store}: run `python -m spacy_bertram prepare` (project step prepare) first.")
+        sys.exit(
+            f"No context store at {args.store}: run `python -m spacy_bertram prepare` (project step prepare) first."
+        )
     wall = time.perf_counter()
     with ContextStore.open(args.store) as store:
         words = pick_words(store, args.words)
     with tempfile.TemporaryDirectory() as tmp:
         model = model_dir(args, words, Path(tmp) / "bertram")
         speed = throughput(args, model, args.store, words)
-        print(f"{speed['words']} words x {args.contexts} contexts, torch threads {torch.get_num_threads()}, "
-              f"{os.cpu_count()} cores; clusters started in {speed['cluster_start_s']} s")
+        print(
+            f"{speed['words']} words x {args.contexts} contexts, torch threads {torch.get_num_threads()}, "
+            f"{os.cpu_count()} cores; clusters started in {speed['cluster_start_s']} s"
+        )
         print(f"single process (infer_words): {speed['single_wps']:7.2f} words/s")
-        print(f"Dask, 1 worker:               {speed['dask1_wps']:7.2f} words/s ({speed['dask1_vs_single']:.2f}x, median of paired rounds)")
+        print(
+            f"Dask, 1 worker:               {speed['dask1_wps']:7.2f} words/s ({speed['dask1_vs_single']:.2f}x, "
+            "median of paired rounds)"
+        )
         print(f"Dask, 2 workers:              {speed['dask2_wps']:7.2f} words/s ({speed['dask2_vs_single']:.2f}x)")
         print(f"max |Dask - single| over all rows: {speed['max_abs_diff']:.2e}")
         pipe = pipeline_overhead(args, model, Path(tmp) / "table")
-    print(f"{pipe['texts']} texts, {pipe['pipeline_words']} words, {pipe['rare_tokens']} rare tokens, "
-          f"a table of {pipe['table_words']} words (no vector inferred)")
+    print(
+        f"{pipe['texts']} texts, {pipe['pipeline_words']} words, {pipe['rare_tokens']} rare tokens, "
+        f"a table of {pipe['table_words']} words (no vector inferred)"
+    )
     print(f"stock transformer:      {pipe['stock_wps']:8.1f} words/s")
-    print(f"bertram, table, slash:   {pipe['table_slash_wps']:8.1f} words/s ({pipe['overhead_slash']:+.1%} vs stock; "
-          f"CPU time {pipe['overhead_slash_cpu']:+.1%})")
-    print(f"bertram, table, replace: {pipe['table_replace_wps']:8.1f} words/s ({pipe['overhead_replace']:+.1%} vs stock; "
-          f"CPU time {pipe['overhead_replace_cpu']:+.1%})")
-    print(f"  slash in one call:     {pipe['table_slash_one_call_wps']:8.1f} words/s "
-          f"({pipe['overhead_slash_one_call']:+.1%} vs stock; CPU time {pipe['overhead_slash_one_call_cpu']:+.1%}): "
-          "every row padded to the batch's longest, as stock does")
-    print("encoder positions over all texts (padded / real): " + ", ".join(
-        f"{name} {p['padded']:,} / {p['real']:,}" for name, p in pipe["encoder_positions"].items()))
-    print(f"(overheads: median of {pipe['pipeline_rounds']} paired rounds of wall / CPU time); "
-          f"total {time.perf_counter() - wall:.0f} s")
-    print(json.dumps({"benchmark": "vectors", **speed, **pipe, "trained": bool(args.bertram),
-                      "seconds": round(time.perf_counter() - wall, 1)}))
+    print(
+        f"bertram, table, slash:   {pipe['table_slash_wps']:8.1f} words/s ({pipe['overhead_slash']:+.1%} vs stock; "
+        f"CPU time {pipe['overhead_slash_cpu']:+.1%})"
+    )
+    print(
+        f"bertram, table, replace: {pipe['table_replace_wps']:8.1f} words/s ({pipe['overhead_replace']:+.1%} vs stock; "
+        f"CPU time {pipe['overhead_replace_cpu']:+.1%})"
+    )
+    print(
+        f"  slash in one call:     {pipe['table_slash_one_call_wps']:8.1f} words/s "
+        f"({pipe['overhead_slash_one_call']:+.1%} vs stock; CPU time {pipe['overhead_slash_one_call_cpu']:+.1%}): "
+        "every row padded to the batch's longest, as stock does"
+    )
+    print(
+        "encoder positions over all texts (padded / real): "
+        + ", ".join(f"{name} {p['padded']:,} / {p['real']:,}" for name, p in pipe["encoder_positions"].items())
+    )
+    print(
+        f"(overheads: median of {pipe['pipeline_rounds']} paired rounds of wall / CPU time); "
+        f"total {time.perf_counter() - wall:.0f} s"
+    )
+    print(
+        json.dumps(
+            {
+                "benchmark": "vectors",
+                **speed,
+                **pipe,
+                "trained": bool(args.bertram),
+                "seconds": round(time.perf_counter() - wall, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

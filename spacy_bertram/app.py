@@ -37,6 +37,7 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tupl
 import typer
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
+from .dictionary.wordnet import WordNetMissingError
 from .errors import Errors
 from .pipeline.torch_build import CUDA_EXTRA, cpu_only_reason, cpu_only_torch
 from .types import MODEL_FILES
@@ -58,8 +59,6 @@ class SummaryGroup(TyperGroup):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
-
-from .dictionary.wordnet import WordNetMissingError
 
 app = typer.Typer(
     name="spacy-bertram",

@@ -1,7 +1,7 @@
 """Everything spacy-bertram registers in spaCy's config system, in one place.
 
 Each function here is what a config names; it builds its object from the module that owns it.
-spaCy finds them through the entry points in setup.py (`spacy_architectures`, `spacy_misc`,
+spaCy finds them through the entry points in pyproject.toml (`spacy_architectures`, `spacy_misc`,
 `spacy_callbacks`, `spacy_context_sources`), so a config can name them before this package is
 imported. The factory `bertram` is registered with its component (`pipeline/component.py`), as
 spaCy's own factories are.

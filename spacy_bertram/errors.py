@@ -308,7 +308,7 @@ class Errors(metaclass=ErrorsWithCodes):
             "contexts{listed})")
     E266 = "{out!r} holds another vector table: give a new output directory (or delete it)"
     E267 = ("The vectors command runs on Dask distributed: pip install 'spacy-bertram[distributed]' (or dask and "
-            "distributed from requirements.txt), or use --workers 0 to run in this process.")
+            "distributed from requirements-project.txt), or use --workers 0 to run in this process.")
     E268 = "--workers must be 0 or more (0: no Dask cluster, in this process), got {workers}"
     E269 = "network must be a BertramConfig, got {network_type}"
     E270 = "epochs, lr and batch_words need one value per stage (3)"

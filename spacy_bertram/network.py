@@ -298,7 +298,8 @@ class BertramNetwork(nn.Module):
         view = encoder_up_to(self.encoder, layer % (n_layers + 1)) if self.stop_at_read_layer and n_layers else None
         if view is not None:
             return view(inputs_embeds=embeds, attention_mask=attention).last_hidden_state
-        return self.encoder(inputs_embeds=embeds, attention_mask=attention, output_hidden_states=True).hidden_states[layer]
+        output = self.encoder(inputs_embeds=embeds, attention_mask=attention, output_hidden_states=True)
+        return output.hidden_states[layer]
 
     def _read_spans(self, states: Tensor, batch_rows: Sequence[int], rows: Sequence[EncodedContext]) -> Tensor:
         """Each row's state, from batch row `batch_rows[i]`: its mask position, or the mean over its span."""
@@ -350,9 +351,7 @@ class BertramNetwork(nn.Module):
         has_context = (counts > 0).unsqueeze(-1).to(self.device)
         return torch.where(has_context, v_ctx, v_form), rho
 
-    def forward(
-        self, batch: PreparedBatch, token_budget: int = DEFAULT_TOKEN_BUDGET, use_form: bool = True
-    ) -> Tensor:
+    def forward(self, batch: PreparedBatch, token_budget: int = DEFAULT_TOKEN_BUDGET, use_form: bool = True) -> Tensor:
         """One vector per word. `use_form=False` zeroes the form vector (n-gram form
         and subword mean) and skips the output mix with the subword mean: for a
         nonce word whose spelling means nothing, the vector then comes from the
@@ -415,9 +414,7 @@ class BertramNetwork(nn.Module):
             self.train(was_training)
 
 
-def check_encoder_matches(
-    config: BertramConfig, embedding_width: int, hidden_width: int, vocab_size: int
-) -> None:
+def check_encoder_matches(config: BertramConfig, embedding_width: int, hidden_width: int, vocab_size: int) -> None:
     """Refuse an encoder other than the one a trained model was made for."""
     expected = (
         ("embedding width", config.encoder_embedding_width, embedding_width),

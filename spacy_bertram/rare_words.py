@@ -186,19 +186,28 @@ class RareWordFinder:
         pieces = list(self.word_pieces(word))
         unknown = self.unk_id is not None and self.unk_id in pieces
         if zipf >= self.rule.max_zipf:
-            decision = RareDecision(word, False, f"frequent: Zipf {zipf:.2f} >= max_zipf {self.rule.max_zipf}", zipf, len(pieces))
+            why = f"frequent: Zipf {zipf:.2f} >= max_zipf {self.rule.max_zipf}"
+            decision = RareDecision(word, False, why, zipf, len(pieces))
         elif not pieces:
             decision = RareDecision(word, False, "the tokenizer drops it", zipf, 0)
         elif len(pieces) < self.rule.min_wordpieces and not unknown:
             decision = RareDecision(
-                word, False, f"the encoder has it as {len(pieces)} wordpiece(s) (min_wordpieces "
-                f"{self.rule.min_wordpieces}): its own embedding is kept", zipf, len(pieces))
+                word,
+                False,
+                f"the encoder has it as {len(pieces)} wordpiece(s) (min_wordpieces "
+                f"{self.rule.min_wordpieces}): its own embedding is kept",
+                zipf,
+                len(pieces),
+            )
         elif not self.has_signal(word):
-            decision = RareDecision(word, False, "BERTRAM sees nothing of it (unknown n-grams and wordpieces)",
-                                    zipf, len(pieces))
+            decision = RareDecision(
+                word, False, "BERTRAM sees nothing of it (unknown n-grams and wordpieces)", zipf, len(pieces)
+            )
         else:
             why = "unknown to the encoder" if unknown else f"{len(pieces)} wordpieces"
-            decision = RareDecision(word, True, f"rare: Zipf {zipf:.2f} < {self.rule.max_zipf}, {why}", zipf, len(pieces))
+            decision = RareDecision(
+                word, True, f"rare: Zipf {zipf:.2f} < {self.rule.max_zipf}, {why}", zipf, len(pieces)
+            )
         if len(self._memo) >= self.memo_size:
             self._memo.clear()
         self._memo[word] = decision

@@ -4,7 +4,7 @@ It lives in a module of its own that imports only spaCy's registry, so that `spa
 exists, for a user's own `@spacy.registry.context_sources("...")` function, as soon as any of these happens:
 
 - spaCy's command line starts (`spacy train --code my_sources.py`, `spacy init fill-config`, `spacy debug
-  config`): the `spacy_cli` entry point in setup.py names this module, and spaCy's CLI loads every such
+  config`): the `spacy_cli` entry point in pyproject.toml names this module, and spaCy's CLI loads every such
   entry point before it reads a `--code` file or a config;
 - `import spacy_bertram` after `import spacy` (the package imports this module when spaCy is loaded: without
   spaCy, importing it would cost the command line's `--help` spaCy's seconds of imports);

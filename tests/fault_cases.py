@@ -46,75 +46,161 @@ TRAIN_KILLS = ["while saving the targets", "after a random epoch", "after a late
 #: {model}, {store}, {corpus}, {pairs} are the artifacts; {out} must not exist afterwards.
 BAD_VALUES = [
     ("prepare --workers -1", ["prepare", "{corpus}", "{out}", "--workers", "-1"], "--workers must be 0 or more"),
-    ("vectors --workers -1", ["vectors", "{model}", "{store}", "{out}", "--workers", "-1"],
-     "--workers must be 0 or more"),
-    ("vectors --token-budget -4", ["vectors", "{model}", "{store}", "{out}", "--workers", "0", "--token-budget", "-4"],
-     "--token-budget must be 0"),
-    ("prepare --context-window 0", ["prepare", "{corpus}", "{out}", "--context-window", "0"],
-     "--context-window must be at least 1"),
+    (
+        "vectors --workers -1",
+        ["vectors", "{model}", "{store}", "{out}", "--workers", "-1"],
+        "--workers must be 0 or more",
+    ),
+    (
+        "vectors --token-budget -4",
+        ["vectors", "{model}", "{store}", "{out}", "--workers", "0", "--token-budget", "-4"],
+        "--token-budget must be 0",
+    ),
+    (
+        "prepare --context-window 0",
+        ["prepare", "{corpus}", "{out}", "--context-window", "0"],
+        "--context-window must be at least 1",
+    ),
     ("prepare with only one path", ["prepare", "{corpus}"], "prepare needs the corpus and the output directory"),
-    ("similarity --max-contexts -3", ["similarity", "{pairs}", "{store}", "{model}", "--output", "{out}/m.json",
-                                      "--max-contexts", "-3"], "--max-contexts must be at least 1"),
-    ("train --max-words 2", ["train", "{store}", "{out}", "--max-words", "2", "--no-progress"],
-     "--max-words 2 is below the 20 training words"),
-    ("train --epochs 1 1 --no-progress", ["train", "{store}", "{out}", "--epochs", "1", "1", "--no-progress"],
-     "--epochs takes 3 values"),
-    ("train --read-layer 99", ["train", "{store}", "{out}", "--base-model", "{tiny}", "--read-layer", "99",
-                               "--no-progress"],
-     "read_layer 99 (train's --read-layer) is out of range: the base model '{tiny}' has 2 layers, so read_layer must "
-     "be in -3..2"),
-    ("rare-words --lang zz", ["rare-words", "{model}", "a kumquat", "--lang", "zz"],
-     "--lang 'zz' is not a language spaCy knows"),
+    (
+        "similarity --max-contexts -3",
+        ["similarity", "{pairs}", "{store}", "{model}", "--output", "{out}/m.json", "--max-contexts", "-3"],
+        "--max-contexts must be at least 1",
+    ),
+    (
+        "train --max-words 2",
+        ["train", "{store}", "{out}", "--max-words", "2", "--no-progress"],
+        "--max-words 2 is below the 20 training words",
+    ),
+    (
+        "train --epochs 1 1 --no-progress",
+        ["train", "{store}", "{out}", "--epochs", "1", "1", "--no-progress"],
+        "--epochs takes 3 values",
+    ),
+    (
+        "train --read-layer 99",
+        ["train", "{store}", "{out}", "--base-model", "{tiny}", "--read-layer", "99", "--no-progress"],
+        "read_layer 99 (train's --read-layer) is out of range: the base model '{tiny}' has 2 layers, so read_layer "
+        "must be in -3..2",
+    ),
+    (
+        "rare-words --lang zz",
+        ["rare-words", "{model}", "a kumquat", "--lang", "zz"],
+        "--lang 'zz' is not a language spaCy knows",
+    ),
     ("ner-folds --lang zz", ["ner-folds", "wnut16", "{out}", "--lang", "zz"], "--lang 'zz' is not a language"),
-    ("vectors --gpu-id 99", ["vectors", "{model}", "{store}", "{out}", "--workers", "0", "--gpu-id", "99"],
-     "--gpu-id 99"),
-    ("rare-words --max-zipf nan", ["rare-words", "{model}", "a kumquat", "--max-zipf", "nan"],
-     "--max-zipf must be a Zipf value above 0 and at most 9"),
-    ("evaluate --max-zipf inf", ["evaluate", "{model}", "{corpus}", "{out}", "--max-zipf", "inf"],
-     "--max-zipf must be a Zipf value"),
-    ("evaluate-originals --max-zipf nan", ["evaluate-originals", "{model}", "{corpus}", "{out}", "--bertram", "{model}",
-                                           "--max-zipf", "nan"], "--max-zipf must be a Zipf value"),
-    ("assemble --max-zipf nan", ["assemble", "{model}", "{model}", "{out}", "--max-zipf", "nan"],
-     "--max-zipf must be a Zipf value"),
-    ("rarify --max-zipf nan", ["rarify", "{model}", "{corpus}", "{out}", "--counts", "{store}", "--max-zipf", "nan"],
-     "--max-zipf must be a Zipf value"),
-    ("train --lr nan", ["train", "{store}", "{out}", "--lr", "nan", "0.01", "0.01", "--no-progress"],
-     "--lr must be a finite number, got nan"),
+    (
+        "vectors --gpu-id 99",
+        ["vectors", "{model}", "{store}", "{out}", "--workers", "0", "--gpu-id", "99"],
+        "--gpu-id 99",
+    ),
+    (
+        "rare-words --max-zipf nan",
+        ["rare-words", "{model}", "a kumquat", "--max-zipf", "nan"],
+        "--max-zipf must be a Zipf value above 0 and at most 9",
+    ),
+    (
+        "evaluate --max-zipf inf",
+        ["evaluate", "{model}", "{corpus}", "{out}", "--max-zipf", "inf"],
+        "--max-zipf must be a Zipf value",
+    ),
+    (
+        "evaluate-originals --max-zipf nan",
+        ["evaluate-originals", "{model}", "{corpus}", "{out}", "--bertram", "{model}", "--max-zipf", "nan"],
+        "--max-zipf must be a Zipf value",
+    ),
+    (
+        "assemble --max-zipf nan",
+        ["assemble", "{model}", "{model}", "{out}", "--max-zipf", "nan"],
+        "--max-zipf must be a Zipf value",
+    ),
+    (
+        "rarify --max-zipf nan",
+        ["rarify", "{model}", "{corpus}", "{out}", "--counts", "{store}", "--max-zipf", "nan"],
+        "--max-zipf must be a Zipf value",
+    ),
+    (
+        "train --lr nan",
+        ["train", "{store}", "{out}", "--lr", "nan", "0.01", "0.01", "--no-progress"],
+        "--lr must be a finite number, got nan",
+    ),
     ("train --held-out nan", ["train", "{store}", "{out}", "--held-out", "nan"], "--held-out must be a finite number"),
     ("train --warmup 1", ["train", "{store}", "{out}", "--warmup", "1"], "--warmup must be in [0, 1), got 1.0"),
     ("targets --ota-batch 0", ["targets", "{store}", "{out}", "--ota-batch", "0"], "--ota-batch must be at least 1"),
-    ("split --dev-fraction nan", ["split", "{corpus}/c.txt", "{out}", "--dev-fraction", "nan"],
-     "--dev-fraction must be a finite number"),
-    ("evaluate-originals --bootstrap-resamples -1", ["evaluate-originals", "{model}", "{corpus}", "{out}",
-                                                     "--bertram", "{model}", "--bootstrap-resamples", "-1"],
-     "--bootstrap-resamples must be at least 1, got -1"),
-    ("evaluate --bootstrap-resamples 0", ["evaluate", "{model}", "{corpus}", "{out}", "--bootstrap-resamples", "0"],
-     "--bootstrap-resamples must be at least 1, got 0"),
-    ("pool --bootstrap-resamples 0", ["pool", "{corpus}", "--output", "{out}", "--bootstrap-resamples", "0"],
-     "--bootstrap-resamples must be at least 1, got 0"),
-    ("intrinsic --bootstrap 0", ["intrinsic", "{model}", "--output", "{out}/m.json", "--bootstrap", "0"],
-     "--bootstrap must be at least 1, got 0"),
-    ("ner-evaluate --bootstrap-resamples 0", ["ner-evaluate", "{corpus}", "{corpus}", "{out}",
-                                              "--bootstrap-resamples", "0"], "--bootstrap-resamples must be at least 1"),
-    ("train-baseline --learn-rate 0", ["train-baseline", "{corpus}", "{out}", "--learn-rate", "0"],
-     "--learn-rate must be above 0, got 0.0"),
-    ("train-baseline without a split", ["train-baseline", "{corpus}/missing", "{out}"],
-     "does not exist: it is the output of `split`"),
-    ("rarify without a split", ["rarify", "{model}", "{corpus}/missing", "{out}", "--counts", "{store}"],
-     "SPLITS_DIR"),
-    ("evaluate-originals without a split", ["evaluate-originals", "{model}", "{corpus}/missing", "{out}",
-                                            "--bertram", "{model}"], "it is the output of `split`"),
-    ("evaluate without a rarified set", ["evaluate", "{model}", "{corpus}", "{out}", "--bertram", "{model}"],
-     "has no test.jsonl: it is the output of `rarify`"),
-    ("synonym-recovery --max-zipf nan", ["synonym-recovery", "{model}", "--wordnet", "--output", "{out}/m.json",
-                                         "--max-zipf", "nan"], "--max-zipf must be a Zipf value"),
-    ("synonym-recovery without a rarified set", ["synonym-recovery", "{model}", "--rarified", "{corpus}",
-                                                 "--output", "{out}/m.json"], "has no test.jsonl"),
-    ("ner-train without folds", ["ner-train", "{corpus}", "{out}", "--bertram", "{model}"],
-     "has no folds.json: it is the output of `ner-folds`"),
+    (
+        "split --dev-fraction nan",
+        ["split", "{corpus}/c.txt", "{out}", "--dev-fraction", "nan"],
+        "--dev-fraction must be a finite number",
+    ),
+    (
+        "evaluate-originals --bootstrap-resamples -1",
+        ["evaluate-originals", "{model}", "{corpus}", "{out}", "--bertram", "{model}", "--bootstrap-resamples", "-1"],
+        "--bootstrap-resamples must be at least 1, got -1",
+    ),
+    (
+        "evaluate --bootstrap-resamples 0",
+        ["evaluate", "{model}", "{corpus}", "{out}", "--bootstrap-resamples", "0"],
+        "--bootstrap-resamples must be at least 1, got 0",
+    ),
+    (
+        "pool --bootstrap-resamples 0",
+        ["pool", "{corpus}", "--output", "{out}", "--bootstrap-resamples", "0"],
+        "--bootstrap-resamples must be at least 1, got 0",
+    ),
+    (
+        "intrinsic --bootstrap 0",
+        ["intrinsic", "{model}", "--output", "{out}/m.json", "--bootstrap", "0"],
+        "--bootstrap must be at least 1, got 0",
+    ),
+    (
+        "ner-evaluate --bootstrap-resamples 0",
+        ["ner-evaluate", "{corpus}", "{corpus}", "{out}", "--bootstrap-resamples", "0"],
+        "--bootstrap-resamples must be at least 1",
+    ),
+    (
+        "train-baseline --learn-rate 0",
+        ["train-baseline", "{corpus}", "{out}", "--learn-rate", "0"],
+        "--learn-rate must be above 0, got 0.0",
+    ),
+    (
+        "train-baseline without a split",
+        ["train-baseline", "{corpus}/missing", "{out}"],
+        "does not exist: it is the output of `split`",
+    ),
+    ("rarify without a split", ["rarify", "{model}", "{corpus}/missing", "{out}", "--counts", "{store}"], "SPLITS_DIR"),
+    (
+        "evaluate-originals without a split",
+        ["evaluate-originals", "{model}", "{corpus}/missing", "{out}", "--bertram", "{model}"],
+        "it is the output of `split`",
+    ),
+    (
+        "evaluate without a rarified set",
+        ["evaluate", "{model}", "{corpus}", "{out}", "--bertram", "{model}"],
+        "has no test.jsonl: it is the output of `rarify`",
+    ),
+    (
+        "synonym-recovery --max-zipf nan",
+        ["synonym-recovery", "{model}", "--wordnet", "--output", "{out}/m.json", "--max-zipf", "nan"],
+        "--max-zipf must be a Zipf value",
+    ),
+    (
+        "synonym-recovery without a rarified set",
+        ["synonym-recovery", "{model}", "--rarified", "{corpus}", "--output", "{out}/m.json"],
+        "has no test.jsonl",
+    ),
+    (
+        "ner-train without folds",
+        ["ner-train", "{corpus}", "{out}", "--bertram", "{model}"],
+        "has no folds.json: it is the output of `ner-folds`",
+    ),
 ]
-PREPARE_KILLS = ["while counting", "while collecting contexts", "while writing the store",
-                 "while writing counts.tsv", "while writing prepare.json"]
+PREPARE_KILLS = [
+    "while counting",
+    "while collecting contexts",
+    "while writing the store",
+    "while writing counts.tsv",
+    "while writing prepare.json",
+]
 
 
 def _weights_bytes(directory: Path, change: Callable[[bytearray, int, random.Random], None]) -> None:
@@ -136,6 +222,7 @@ def _zero(data: bytearray, start: int, rng: random.Random) -> None:
 
 def _saved_with(value: float, tensors: Optional[str] = None) -> Callable[[Path], None]:
     """Weights set to `value` (a diverged training run), saved by save_bertram: the digests match."""
+
     def damage(directory: Path) -> None:
         network = load_bertram(directory)
         with torch.no_grad():
@@ -143,6 +230,7 @@ def _saved_with(value: float, tensors: Optional[str] = None) -> Callable[[Path],
                 if tensors in (None, name):
                     weight.fill_(value)
         save_bertram(network, directory, counts=CountTable.from_model_dir(directory).counts)
+
     return damage
 
 
@@ -152,6 +240,7 @@ def _edit_config(key: str, value, digests: bool = True) -> Callable[[Path], None
         path.write_text(json.dumps({**json.loads(path.read_text(encoding="utf8")), key: value}), encoding="utf8")
         if not digests:
             (directory / "digests.json").unlink()
+
     return damage
 
 
@@ -170,27 +259,59 @@ def _counts_added_later(directory: Path) -> None:
 
 #: Damaged model directories: (name, damage, the file the error names (None: loads, with a warning), message).
 MODEL_DAMAGES = [
-    ("1% of the weights' bytes flipped", lambda d: _weights_bytes(d, _flip_one_percent), "weights.safetensors",
-     "does not match its digest"),
+    (
+        "1% of the weights' bytes flipped",
+        lambda d: _weights_bytes(d, _flip_one_percent),
+        "weights.safetensors",
+        "does not match its digest",
+    ),
     ("weights zeroed", lambda d: _weights_bytes(d, _zero), "weights.safetensors", "does not match its digest"),
     ("NaN weights saved", _saved_with(float("nan")), "weights.safetensors", "NaN"),
-    ("infinite weights saved", _saved_with(float("inf"), "projection.weight"), "weights.safetensors",
-     "'projection.weight' in"),
+    (
+        "infinite weights saved",
+        _saved_with(float("inf"), "projection.weight"),
+        "weights.safetensors",
+        "'projection.weight' in",
+    ),
     ("mode edited in config.json", _edit_config("mode", "add"), "config.json", "does not match its digest"),
-    ("mode edited in config.json, digests.json deleted", _edit_config("mode", "add", digests=False), "config.json",
-     "sets mode = 'add', but the weights"),
-    ("a width edited in config.json", _edit_config("encoder_hidden_width", 64), "config.json",
-     "does not match its digest"),
-    ("a width edited in config.json, digests.json deleted", _edit_config("encoder_hidden_width", 64, digests=False),
-     "config.json", "sets encoder_hidden_width = 64, but the weights"),
-    ("a width edited in an old directory's config.json",
-     lambda d: (_as_old(d), _edit_config("encoder_hidden_width", 64)(d)), "config.json", "are 32 wide"),
-    ("read_layer 99 in config.json, digests.json deleted", _edit_config("read_layer", 99, digests=False),
-     "config.json", "read_layer 99"),
+    (
+        "mode edited in config.json, digests.json deleted",
+        _edit_config("mode", "add", digests=False),
+        "config.json",
+        "sets mode = 'add', but the weights",
+    ),
+    (
+        "a width edited in config.json",
+        _edit_config("encoder_hidden_width", 64),
+        "config.json",
+        "does not match its digest",
+    ),
+    (
+        "a width edited in config.json, digests.json deleted",
+        _edit_config("encoder_hidden_width", 64, digests=False),
+        "config.json",
+        "sets encoder_hidden_width = 64, but the weights",
+    ),
+    (
+        "a width edited in an old directory's config.json",
+        lambda d: (_as_old(d), _edit_config("encoder_hidden_width", 64)(d)),
+        "config.json",
+        "are 32 wide",
+    ),
+    (
+        "read_layer 99 in config.json, digests.json deleted",
+        _edit_config("read_layer", 99, digests=False),
+        "config.json",
+        "read_layer 99",
+    ),
     ("counts.tsv deleted", lambda d: (d / "counts.tsv").unlink(), "counts.tsv", "is missing"),
     ("counts.tsv added after the save", _counts_added_later, "counts.tsv", "is not among the files"),
-    ("digests.json damaged", lambda d: (d / "digests.json").write_text("{", encoding="utf8"), "digests.json",
-     "Corrupt digest list"),
+    (
+        "digests.json damaged",
+        lambda d: (d / "digests.json").write_text("{", encoding="utf8"),
+        "digests.json",
+        "Corrupt digest list",
+    ),
     ("an old directory without digests", _as_old, None, ""),
 ]
 
@@ -198,13 +319,23 @@ MODEL_DAMAGES = [
 def corrupt_cases() -> List[Tuple[str, str, str]]:
     """(kind, file, corruption) of every damaged-file case."""
     cases = []
-    for kind, files in (("model", MODEL_FILES), ("pipeline", PIPELINE_FILES), ("store", STORE_FILES),
-                        ("training", TRAINING_FILES)):
+    for kind, files in (
+        ("model", MODEL_FILES),
+        ("pipeline", PIPELINE_FILES),
+        ("store", STORE_FILES),
+        ("training", TRAINING_FILES),
+    ):
         cases += [(kind, name, how) for name in files for how in CORRUPTIONS]
     cases += [("corpus", "corpus/c.txt", how) for how in CORPUS_CORRUPTIONS]
     return cases
 
 
 def bad_inputs_tried() -> int:
-    return (len(corrupt_cases()) + len(SAVE_LIMITS) + len(TRAIN_KILLS) + len(PREPARE_KILLS) + len(BAD_VALUES)
-            + len(MODEL_DAMAGES))
+    return (
+        len(corrupt_cases())
+        + len(SAVE_LIMITS)
+        + len(TRAIN_KILLS)
+        + len(PREPARE_KILLS)
+        + len(BAD_VALUES)
+        + len(MODEL_DAMAGES)
+    )

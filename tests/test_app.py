@@ -188,17 +188,35 @@ COMMANDS = sorted(typer.main.get_command(app).commands)
 #: Every command that writes, with inputs that do not exist: the output check must come first. {out} is the
 #: output, a directory (E007) or, for the commands that write one file, a file (E071).
 WRITERS = {
-    "prepare": ["x", "{out}"], "targets": ["x", "{out}"], "train": ["x", "{out}"],
-    "vectors": ["x", "x", "{out}", "--workers", "0"], "split": ["x", "{out}"], "train-baseline": ["x", "{out}"],
-    "rarify": ["x", "x", "{out}", "--counts", "x"], "evaluate": ["x", "x", "{out}"],
-    "evaluate-originals": ["x", "x", "{out}", "--bertram", "x"], "pool": ["x", "--output", "{out}"],
-    "assemble": ["x", "x", "{out}"], "ner-folds": ["x", "{out}"], "ner-train": ["x", "{out}", "--bertram", "x"],
-    "ner-evaluate": ["x", "x", "{out}"], "ner-full-evaluate": ["x", "x", "{out}"], "similarity": ["x", "x", "x", "--output", "{out}"],
-    "intrinsic": ["x", "--output", "{out}"], "report": ["{out}"], "dictionary": ["{out}"],
-    "synonym-recovery": ["x", "--wordnet", "--output", "{out}"], "learning-curve": ["x", "--output", "{out}"],
+    "prepare": ["x", "{out}"],
+    "targets": ["x", "{out}"],
+    "train": ["x", "{out}"],
+    "vectors": ["x", "x", "{out}", "--workers", "0"],
+    "split": ["x", "{out}"],
+    "train-baseline": ["x", "{out}"],
+    "rarify": ["x", "x", "{out}", "--counts", "x"],
+    "evaluate": ["x", "x", "{out}"],
+    "evaluate-originals": ["x", "x", "{out}", "--bertram", "x"],
+    "pool": ["x", "--output", "{out}"],
+    "assemble": ["x", "x", "{out}"],
+    "ner-folds": ["x", "{out}"],
+    "ner-train": ["x", "{out}", "--bertram", "x"],
+    "ner-evaluate": ["x", "x", "{out}"],
+    "ner-full-evaluate": ["x", "x", "{out}"],
+    "similarity": ["x", "x", "x", "--output", "{out}"],
+    "intrinsic": ["x", "--output", "{out}"],
+    "report": ["{out}"],
+    "dictionary": ["{out}"],
+    "synonym-recovery": ["x", "--wordnet", "--output", "{out}"],
+    "learning-curve": ["x", "--output", "{out}"],
 }
-ONE_FILE = {"similarity": "m.json", "intrinsic": "m.json", "report": "r.md", "dictionary": "d.sqlite",
-            "synonym-recovery": "s.json"}
+ONE_FILE = {
+    "similarity": "m.json",
+    "intrinsic": "m.json",
+    "report": "r.md",
+    "dictionary": "d.sqlite",
+    "synonym-recovery": "s.json",
+}
 
 
 def writer_argv(command: str, out: Path):
@@ -253,8 +271,14 @@ def test_a_refused_output_costs_no_heavy_import(tmp_path):
     """The check comes before the step is imported: torch and spaCy take seconds to import."""
     argvs = [writer_argv(command, foreign_output(command, tmp_path / command)) for command in sorted(WRITERS)]
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-c", REFUSED_CHECK, json.dumps(argvs)], capture_output=True, text=True,
-                         cwd=ROOT, env={**os.environ, "PYTHONPATH": path}, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", REFUSED_CHECK, json.dumps(argvs)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": path},
+        check=True,
+    ).stdout
     assert json.loads(out.strip().splitlines()[-1]) == [[1] * len(WRITERS), []]
 
 
@@ -265,8 +289,10 @@ def test_evaluate_and_evaluate_originals_redo_their_own_metrics_only(own, other,
     out.mkdir()
     (out / "metrics.json").write_text(json.dumps({"written_by": own, "n_items": 3}), encoding="utf8")
     result = invoke(*writer_argv(other, out))
-    assert result.exit_code == 1 and f"holds metrics.json (written by {own}), which {other} would overwrite" in \
-        " ".join(result.output.split()), result.output
+    assert (
+        result.exit_code == 1
+        and f"holds metrics.json (written by {own}), which {other} would overwrite" in " ".join(result.output.split())
+    ), result.output
     result = invoke(*writer_argv(own, out))  # passes the check, then fails on the missing inputs
     assert result.exit_code == 1 and "[E007]" not in result.output
     assert json.loads((out / "metrics.json").read_text()) == {"written_by": own, "n_items": 3}

@@ -1,4 +1,6 @@
-"""Pipelines saved at chosen training steps, and the NER configs' training variants (fine-tuned or frozen embeddings)."""
+"""Pipelines saved at chosen training steps, and the NER configs' training variants (fine-tuned or frozen
+embeddings)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,10 +24,15 @@ def test_fine_tuning_drops_the_freezing_callback_the_config_names(name):
 
 
 def test_checkpoints_use_the_registered_logger(tmp_path):
-    config = baseline_config(CONFIGS / "ner_minilm.cfg", max_steps=400, eval_frequency=100, checkpoints=[300, 100],
-                             checkpoint_dir=tmp_path)
-    assert config["training"]["logger"] == {"@loggers": LOGGER_NAME, "steps": [100, 300], "directory": str(tmp_path),
-                                            "progress_bar": False}
+    config = baseline_config(
+        CONFIGS / "ner_minilm.cfg", max_steps=400, eval_frequency=100, checkpoints=[300, 100], checkpoint_dir=tmp_path
+    )
+    assert config["training"]["logger"] == {
+        "@loggers": LOGGER_NAME,
+        "steps": [100, 300],
+        "directory": str(tmp_path),
+        "progress_bar": False,
+    }
     assert registry.loggers.get(LOGGER_NAME) is not None
 
 
@@ -47,8 +54,18 @@ def test_the_logger_saves_at_the_chosen_evaluations_only(tmp_path, capsys):
     log_step, finalize = checkpoint_logger([200], str(tmp_path / "checkpoints"))(nlp, None, None)
     for step in (100, 200):
         log_step(None)  # spaCy's steps between evaluations
-        log_step({"epoch": 0, "step": step, "score": 0.5, "other_scores": {}, "losses": {}, "checkpoints": [],
-                  "seconds": 1, "words": 10})
+        log_step(
+            {
+                "epoch": 0,
+                "step": step,
+                "score": 0.5,
+                "other_scores": {},
+                "losses": {},
+                "checkpoints": [],
+                "seconds": 1,
+                "words": 10,
+            }
+        )
     finalize()
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["step-200"]
     assert spacy.load(tmp_path / "checkpoints" / "step-200").pipe_names == []

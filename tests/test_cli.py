@@ -71,7 +71,12 @@ def shown_default(param) -> Optional[str]:
     """The default `--help` must show for an option, or None where it shows none (a lone flag, no default)."""
     if isinstance(param.show_default, str):
         return param.show_default
-    if param.required or param.default is None or not param.show_default or (param.is_flag and not param.secondary_opts):
+    if (
+        param.required
+        or param.default is None
+        or not param.show_default
+        or (param.is_flag and not param.secondary_opts)
+    ):
         return None
     if param.is_flag:  # --seed-sets/--no-seed-sets: the switch that is on
         return (param.opts if param.default else param.secondary_opts)[0].lstrip("-")
@@ -114,13 +119,32 @@ def test_python_m_help_lists_every_command_under_its_real_name():
     import sys
 
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-m", "spacy_bertram", "--help"], capture_output=True, text=True,
-                         cwd=ROOT, env={**os.environ, "PYTHONPATH": path}, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "spacy_bertram", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": path},
+        check=True,
+    ).stdout
     assert "Usage: python -m spacy_bertram" in out
     for command in COMMANDS:
         assert re.search(rf"\b{re.escape(command)}\b", out), command
-    assert {"prepare", "targets", "train", "vectors", "split", "train-baseline", "rarify", "evaluate", "pool",
-            "similarity", "intrinsic", "report", "assemble"} <= set(COMMANDS)
+    assert {
+        "prepare",
+        "targets",
+        "train",
+        "vectors",
+        "split",
+        "train-baseline",
+        "rarify",
+        "evaluate",
+        "pool",
+        "similarity",
+        "intrinsic",
+        "report",
+        "assemble",
+    } <= set(COMMANDS)
 
 
 HELP_CHECK = """
@@ -145,8 +169,14 @@ def test_help_imports_no_heavy_module():
 
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     argvs = [["--help"]] + [[command, "--help"] for command in COMMANDS]
-    out = subprocess.run([sys.executable, "-c", HELP_CHECK, json.dumps(argvs)], capture_output=True, text=True,
-                         cwd=ROOT, env={**os.environ, "PYTHONPATH": path}, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", HELP_CHECK, json.dumps(argvs)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": path},
+        check=True,
+    ).stdout
     assert json.loads(out.strip().splitlines()[-1]) == []
 
 
@@ -194,16 +224,26 @@ def test_project_workflows_and_vars():
     assert not set(project["workflows"]) & names
     assert project["workflows"]["all"][:3] == ["corpus", "prepare", "train-bertram"]
     assert project["workflows"]["all"][-1] == "package"
-    assert {"base_model", "gpu_id", "max_zipf", "rare_zipf", "rare_zipf_high", "contexts_per_word",
-            "seed"} <= set(project["vars"])
+    assert {"base_model", "gpu_id", "max_zipf", "rare_zipf", "rare_zipf_high", "contexts_per_word", "seed"} <= set(
+        project["vars"]
+    )
     for command in project["commands"]:
         if command["name"] not in ("corpus",):
             assert command.get("outputs"), command["name"]
     # every option the project passes exists on the command it calls
     for name, argv in _project_scripts():
-        if argv[:3] == ["python", "-m", "spacy_bertram"] and argv[3] in ("split", "train-baseline", "rarify",
-                                                                          "evaluate", "similarity", "intrinsic",
-                                                                          "report", "assemble", "pool", "vectors"):
+        if argv[:3] == ["python", "-m", "spacy_bertram"] and argv[3] in (
+            "split",
+            "train-baseline",
+            "rarify",
+            "evaluate",
+            "similarity",
+            "intrinsic",
+            "report",
+            "assemble",
+            "pool",
+            "vectors",
+        ):
             help_text = invoke(argv[3], "--help").output
             for option in (a for a in argv[4:] if a.startswith("--")):
                 assert option in help_text, f"{name}: {argv[3]} has no {option}"
@@ -243,8 +283,9 @@ def test_gpu_id_reaches_spacy(monkeypatch, tmp_path):
     counts.write_text("the\t10\n", encoding="utf8")
     rarified = tmp_path / "r"
     rarified.mkdir()
-    (rarified / "test.jsonl").write_text(json.dumps({"id": "1", "label": "food", "text": "the apple",
-                                                     "substitutions": []}) + "\n", encoding="utf8")
+    (rarified / "test.jsonl").write_text(
+        json.dumps({"id": "1", "label": "food", "text": "the apple", "substitutions": []}) + "\n", encoding="utf8"
+    )
     result = invoke("rarify", tmp_path / "m", splits, tmp_path / "out", "--counts", counts, "--gpu-id", "0")
     assert isinstance(result.exception, Stop)
     result = invoke("evaluate", tmp_path / "m", rarified, tmp_path / "e", "--systems", "baseline", "--gpu-id", "0")
@@ -263,16 +304,25 @@ def test_every_command_refuses_a_gpu_this_torch_lacks_before_writing(tmp_path, b
             (tmp_path / name / file).write_text("", encoding="utf8")
     m, s, out = Path(bertram_dir), context_store_of(tmp_path, ["a kumquat grew in the garden"] * 3), tmp_path / "out"
     argvs = {
-        "targets": [s, out], "train": [s, out], "vectors": [m, s, out, "--workers", "0"],
-        "train-baseline": [tmp_path / "splits", out], "rarify": [m, tmp_path / "splits", out, "--counts", s],
-        "evaluate": [m, tmp_path / "rarified", out], "evaluate-originals": [m, tmp_path / "splits", out, "--bertram", m],
-        "similarity": [s, s, m], "intrinsic": [m, "--output", out / "m.json"],
-        "ner-train": [tmp_path / "folds", out, "--bertram", m], "ner-evaluate": [tmp_path / "folds", m, out],
+        "targets": [s, out],
+        "train": [s, out],
+        "vectors": [m, s, out, "--workers", "0"],
+        "train-baseline": [tmp_path / "splits", out],
+        "rarify": [m, tmp_path / "splits", out, "--counts", s],
+        "evaluate": [m, tmp_path / "rarified", out],
+        "evaluate-originals": [m, tmp_path / "splits", out, "--bertram", m],
+        "similarity": [s, s, m],
+        "intrinsic": [m, "--output", out / "m.json"],
+        "ner-train": [tmp_path / "folds", out, "--bertram", m],
+        "ner-evaluate": [tmp_path / "folds", m, out],
         "ner-full-evaluate": [tmp_path / "folds", m, out],
         "synonym-recovery": [m, "--rarified", tmp_path / "rarified", "--output", out / "m.json"],
     }
-    takes_gpu = {name for name, command in typer.main.get_command(app).commands.items()
-                 if any("--gpu-id" in param.opts for param in command.params)}
+    takes_gpu = {
+        name
+        for name, command in typer.main.get_command(app).commands.items()
+        if any("--gpu-id" in param.opts for param in command.params)
+    }
     assert set(argvs) == takes_gpu
     for command, argv in argvs.items():
         result = invoke(command, *argv, "--gpu-id", "0")
@@ -282,8 +332,13 @@ def test_every_command_refuses_a_gpu_this_torch_lacks_before_writing(tmp_path, b
 
 
 def test_split_command_and_bad_datasets(tmp_path):
-    result = invoke("split", tiny_jsonl(tmp_path / "d.jsonl", extra=[{"text": "", "label": "food"}]), tmp_path / "s",
-                    "--max-words", "5")
+    result = invoke(
+        "split",
+        tiny_jsonl(tmp_path / "d.jsonl", extra=[{"text": "", "label": "food"}]),
+        tmp_path / "s",
+        "--max-words",
+        "5",
+    )
     assert result.exit_code == 0, result.output
     info = json.loads((tmp_path / "s" / "splits.json").read_text())
     assert info["skipped_empty"] == 1 and info["train"] + info["dev"] + info["test_candidates"] == 30
@@ -300,8 +355,16 @@ def test_rarify_says_how_to_install_wordnet(tmp_path):
     assert invoke("split", tiny_jsonl(tmp_path / "d.jsonl"), splits).exit_code == 0
     counts = tmp_path / "counts.tsv"
     counts.write_text("the\t10\n", encoding="utf8")
-    result = invoke("rarify", tmp_path / "model", splits, tmp_path / "out", "--counts", counts,
-                    "--wordnet-dir", tmp_path / "no-wordnet")
+    result = invoke(
+        "rarify",
+        tmp_path / "model",
+        splits,
+        tmp_path / "out",
+        "--counts",
+        counts,
+        "--wordnet-dir",
+        tmp_path / "no-wordnet",
+    )
     assert result.exit_code == 1
     assert "WordNet 3.0 was not found" in result.output and "apt-get install" in result.output
     result = invoke("rarify", tmp_path / "model", splits, tmp_path / "out", "--counts", tmp_path / "none.tsv")
@@ -313,9 +376,23 @@ def tiny_run(tmp_path_factory, tiny_bert_path):
     """split + train-baseline through the CLI on tiny data with the tiny BERT."""
     root = tmp_path_factory.mktemp("cli")
     assert invoke("split", tiny_jsonl(root / "d.jsonl"), root / "splits", "--seed", "1").exit_code == 0
-    result = invoke("train-baseline", root / "splits", root / "baseline", "--config", ROOT / "configs" / "textcat_minilm.cfg",
-                    "--base-model", tiny_bert_path, "--max-steps", "4", "--eval-frequency", "2",
-                    "--batch-size", "200", "--learn-rate", "0.001")
+    result = invoke(
+        "train-baseline",
+        root / "splits",
+        root / "baseline",
+        "--config",
+        ROOT / "configs" / "textcat_minilm.cfg",
+        "--base-model",
+        tiny_bert_path,
+        "--max-steps",
+        "4",
+        "--eval-frequency",
+        "2",
+        "--batch-size",
+        "200",
+        "--learn-rate",
+        "0.001",
+    )
     assert result.exit_code == 0, result.output
     return root
 
@@ -356,23 +433,52 @@ def test_cli_baseline_rarify_evaluate_report_on_tiny_data(tiny_run, tmp_path, mo
     # classifier turns every candidate once "big" is masked.
     counts = tmp_path / "counts.tsv"
     counts.write_text("the\t1000\nwas\t1000\n", encoding="utf8")
-    result = invoke("rarify", tiny_run / "baseline" / "model-best", tiny_run / "splits", tmp_path / "rar",
-                    "--counts", counts, "--no-progress", "--seed", "0,1", "--max-zipf", "6")
+    result = invoke(
+        "rarify",
+        tiny_run / "baseline" / "model-best",
+        tiny_run / "splits",
+        tmp_path / "rar",
+        "--counts",
+        counts,
+        "--no-progress",
+        "--seed",
+        "0,1",
+        "--max-zipf",
+        "6",
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "rar" / "rarify.json").read_text())
     assert summary["n_items"] >= 1 and (tmp_path / "rar" / "test.spacy").is_file()
     assert summary["seed_sets"] == ["seed-1"] and (tmp_path / "rar" / "seed-1" / "test.jsonl").is_file()
     metrics_dir = tmp_path / "metrics" / "tiny"
-    result = invoke("evaluate", tiny_run / "baseline" / "model-best", tmp_path / "rar", metrics_dir, "--systems", "baseline",
-                    "--bootstrap-resamples", "100")
+    result = invoke(
+        "evaluate",
+        tiny_run / "baseline" / "model-best",
+        tmp_path / "rar",
+        metrics_dir,
+        "--systems",
+        "baseline",
+        "--bootstrap-resamples",
+        "100",
+    )
     assert result.exit_code == 0, result.output
     assert (metrics_dir / "seed-1" / "predictions.jsonl").is_file()
     result = invoke("pool", metrics_dir, "--output", tmp_path / "metrics" / "pooled", "--bootstrap-resamples", "100")
     assert result.exit_code == 0, result.output
     assert f"Pooled over 2 rarified sets: {2 * summary['n_items']} items" in result.output
     monkeypatch.chdir(tmp_path)
-    result = invoke("report", "report.md", "--datasets", "tiny", "--corpus-dir", tmp_path, "--metrics-dir", tmp_path / "metrics",
-                    "--pooled", tmp_path / "metrics" / "pooled" / "pooled.json")
+    result = invoke(
+        "report",
+        "report.md",
+        "--datasets",
+        "tiny",
+        "--corpus-dir",
+        tmp_path,
+        "--metrics-dir",
+        tmp_path / "metrics",
+        "--pooled",
+        tmp_path / "metrics" / "pooled" / "pooled.json",
+    )
     assert result.exit_code == 0 and "| baseline (stock textcat) |" in result.output
     assert result.output.index("## Pooled") < result.output.index("## tiny")
     result = invoke("pool", tmp_path / "nothing")

@@ -68,7 +68,9 @@ def test_behaviour_follows_the_mode_table_not_the_modes_names():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
             if isinstance(node, ast.Compare):
                 names = [ast.unparse(x) for x in (node.left, *node.comparators)]
-                literal = [x for x in (node.left, *node.comparators) if isinstance(x, ast.Constant) and x.value in MODES]
+                literal = [
+                    x for x in (node.left, *node.comparators) if isinstance(x, ast.Constant) and x.value in MODES
+                ]
                 if literal and any(n.endswith(".mode") for n in names):
                     found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
     assert not found, found

@@ -65,9 +65,22 @@ def test_spacy_cli_creates_the_context_source_registry_for_code_files(tmp_path):
     (tmp_path / "only_spacy.py").write_text(
         'import spacy\n\n\n@spacy.registry.context_sources("toy.v1")\ndef toy():\n'
         '    return lambda doc, word, indices, limit: [f"A {word}."]\n', encoding="utf8")
-    result = subprocess.run([sys.executable, "-m", "spacy", "debug", "config", str(ROOT / "configs" / "textcat_minilm.cfg"),
-                             "--code", str(tmp_path / "only_spacy.py"), *PATHS], capture_output=True, text=True,
-                            cwd=tmp_path)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "debug",
+            "config",
+            str(ROOT / "configs" / "textcat_minilm.cfg"),
+            "--code",
+            str(tmp_path / "only_spacy.py"),
+            *PATHS,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "Config is valid" in result.stdout
 
@@ -103,8 +116,9 @@ def test_every_example_config_fills_and_debugs(tmp_path):
     for name in names:
         argvs.append(["init", "fill-config", str(ROOT / "configs" / name), str(tmp_path / name)])
         argvs.append(["debug", "config", str(ROOT / "configs" / name), *PATHS])
-    result = subprocess.run([sys.executable, "-c", SPACY_COMMANDS, json.dumps(argvs)], capture_output=True, text=True,
-                            cwd=tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-c", SPACY_COMMANDS, json.dumps(argvs)], capture_output=True, text=True, cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     codes = json.loads(result.stdout.strip().splitlines()[-1])
     assert codes == [0] * len(argvs), list(zip([" ".join(argv[:3]) for argv in argvs], codes))

@@ -66,7 +66,8 @@ def test_every_message_is_text_with_named_placeholders_and_one_prefix(code):
 
 
 def test_every_code_is_raised_somewhere():
-    """A code no module (of the package, or of the project's scripts) uses is a message left behind when its check went."""
+    """A code no module (of the package, or of the project's scripts) uses is a message left behind when its check
+    went."""
     used = set()
     for path in [*PACKAGE.rglob("*.py"), *(ROOT / "scripts").glob("*.py")]:
         used.update(re.findall(r"Errors\.(E\d{3})\b", path.read_text(encoding="utf8")))
@@ -100,7 +101,8 @@ def inline_messages(source: str) -> List[Tuple[int, str]]:
         elif isinstance(message, ast.BinOp):
             message = message.left  # "..." % args, "..." + text
         literal = isinstance(message, ast.JoinedStr) or (
-            isinstance(message, ast.Constant) and isinstance(message.value, str))
+            isinstance(message, ast.Constant) and isinstance(message.value, str)
+        )
         if EXCEPTION_NAME.search(name) and literal and name not in PYTHON_PROTOCOL:
             found.append((node.lineno, name))
     return found
@@ -129,7 +131,8 @@ def test_no_inline_error_message_outside_the_catalogue():
 
 def test_a_code_reads_as_spacy_does_with_the_package_in_front():
     assert Errors.E024.format(setting="token_budget", token_budget=0) == (
-        "(spacy-bertram) [E024] token_budget must be a positive number of encoder tokens per call, got 0")
+        "(spacy-bertram) [E024] token_budget must be a positive number of encoder tokens per call, got 0"
+    )
     with pytest.raises(ValueError, match=r"^\(spacy-bertram\) \[E019\] Cannot infer a BERTRAM vector for the empty"):
         validate_word("  ")
     assert Warnings.W013.startswith("(spacy-bertram) [W013] WordNet not found")
@@ -156,7 +159,10 @@ def test_every_warning_is_a_catalogued_warnings_warn():
                 bad.setdefault(path.relative_to(ROOT).as_posix(), []).append((line, call[:60]))
     assert not bad, "use warnings.warn(Warnings.W...) from spacy_bertram/errors.py"
     assert warn_calls("warnings.warn(f'x {y}')\nlogger.warning('z')\nwarnings.warn(Warnings.W001)\n") == [
-        (1, "f'x {y}'"), (2, "'z'"), (3, "Warnings.W001")]
+        (1, "f'x {y}'"),
+        (2, "'z'"),
+        (3, "Warnings.W001"),
+    ]
 
 
 def test_every_warning_code_is_used():

@@ -31,7 +31,9 @@ def test_same_seed_same_interval_other_seed_other_resamples():
     # percentiles of 80 0/1 differences are coarse, so compare the resampled values themselves
     stat = mean_difference(a, b)
     assert np.array_equal(bootstrap_distribution(stat, 80, 100, seed=7), bootstrap_distribution(stat, 80, 100, seed=7))
-    assert not np.array_equal(bootstrap_distribution(stat, 80, 100, seed=7), bootstrap_distribution(stat, 80, 100, seed=8))
+    assert not np.array_equal(
+        bootstrap_distribution(stat, 80, 100, seed=7), bootstrap_distribution(stat, 80, 100, seed=8)
+    )
 
 
 def test_clearly_better_system_has_an_interval_above_zero():

@@ -83,8 +83,15 @@ def test_store_systems_are_not_run_without_a_store(trained, bertram_assets, tmp_
     from spacy_bertram.evaluation.downstream.downstream import evaluate_systems
 
     _write_rarified(tmp_path / "rarified")
-    metrics = evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", bertram_path=bertram_assets["model"],
-                               systems=["bertram_slash_store", "bertram_slash_doc"], progress=False, n_resamples=50)
+    metrics = evaluate_systems(
+        trained["model"],
+        tmp_path / "rarified",
+        tmp_path / "m",
+        bertram_path=bertram_assets["model"],
+        systems=["bertram_slash_store", "bertram_slash_doc"],
+        progress=False,
+        n_resamples=50,
+    )
     assert metrics["systems"] == ["baseline", "bertram_slash_doc"]  # never a store system fed doc contexts
 
 
@@ -94,13 +101,16 @@ def test_do_no_harm_evaluates_every_original_test_text(trained, bertram_assets, 
 
     splits = trained["root"] / "splits"
     candidates = read_records(splits / "test_candidates.jsonl")
-    metrics = evaluate_originals(trained["model"], splits, tmp_path / "originals", bertram_assets["model"],
-                                 progress=False, n_resamples=100)
+    metrics = evaluate_originals(
+        trained["model"], splits, tmp_path / "originals", bertram_assets["model"], progress=False, n_resamples=100
+    )
     assert metrics["systems"] == list(ORIGINAL_TEXT_SYSTEMS)
     assert metrics["n_items"] == len(candidates) > 0
     assert metrics["accuracy"]["baseline"]["All"]["n"] == len(candidates)
-    assert metrics["vs_baseline"]["bertram_slash_doc"]["log_prob_diff"]["low"] <= \
-        metrics["vs_baseline"]["bertram_slash_doc"]["log_prob_diff"]["high"]
+    assert (
+        metrics["vs_baseline"]["bertram_slash_doc"]["log_prob_diff"]["low"]
+        <= metrics["vs_baseline"]["bertram_slash_doc"]["log_prob_diff"]["high"]
+    )
     assert (tmp_path / "originals" / "predictions.jsonl").is_file()
 
 
@@ -111,11 +121,24 @@ def test_a_system_with_definitions_from_a_dictionary(trained, bertram_assets, tm
     _write_rarified(tmp_path / "rarified")
     systems = ["baseline", "bertram_slash_gcide"]
     with pytest.raises(ValueError, match=r"\[E324\].*needs a definition store"):
-        evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", bertram_path=bertram_assets["model"],
-                         systems=systems)
+        evaluate_systems(
+            trained["model"],
+            tmp_path / "rarified",
+            tmp_path / "m",
+            bertram_path=bertram_assets["model"],
+            systems=systems,
+        )
     store = write_definition_store(tmp_path / "gcide.sqlite", {"kumquat": [("gcide", "Kumquat: a fruit.", 0, 7)]})
-    metrics = evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", systems=systems,
-                               bertram_path=bertram_assets["model"], dictionary_store=store, progress=False,
-                               n_resamples=50, seed_sets=False)
+    metrics = evaluate_systems(
+        trained["model"],
+        tmp_path / "rarified",
+        tmp_path / "m",
+        systems=systems,
+        bertram_path=bertram_assets["model"],
+        dictionary_store=store,
+        progress=False,
+        n_resamples=50,
+        seed_sets=False,
+    )
     assert metrics["dictionary_store"] == str(store)
     assert metrics["mean_injected_per_doc"]["bertram_slash_gcide"] > 0

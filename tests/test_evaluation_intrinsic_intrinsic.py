@@ -1,4 +1,6 @@
-"""evaluation/intrinsic/intrinsic.py: the intrinsic evaluation on real rare words: Card reader use, paired bootstrap, command, project."""
+"""evaluation/intrinsic/intrinsic.py: the intrinsic evaluation on real rare words: Card reader use, paired
+bootstrap, command, project."""
+
 from __future__ import annotations
 
 import json
@@ -31,11 +33,24 @@ from tests.util import CHIMERA_L2, PROBES, TINY_TEXT
 ROOT = Path(__file__).parent.parent
 runner = CliRunner()
 
-CRW_PAIRS = [("fruit", "kumquat", 8.0), ("dog", "kumquats", 1.0), ("lemon", "oranges", 7.5),
-             ("road", "gardener", 2.0), ("apple", "sweetest", 5.0), ("tree", "farmers", 4.0),
-             ("sell", "market", 3.0)]
-CARD_LINES = ["fruit\tkumquat\t3.5", "Pocket_Monsters\tpokemon\t3.8", "black-and-white\tcolor\t2",
-              "1080p\tvideo\t1", "apple\tlemon\t2.5", "dog\tfox\t2.0", "sea\triver\t1.5"]
+CRW_PAIRS = [
+    ("fruit", "kumquat", 8.0),
+    ("dog", "kumquats", 1.0),
+    ("lemon", "oranges", 7.5),
+    ("road", "gardener", 2.0),
+    ("apple", "sweetest", 5.0),
+    ("tree", "farmers", 4.0),
+    ("sell", "market", 3.0),
+]
+CARD_LINES = [
+    "fruit\tkumquat\t3.5",
+    "Pocket_Monsters\tpokemon\t3.8",
+    "black-and-white\tcolor\t2",
+    "1080p\tvideo\t1",
+    "apple\tlemon\t2.5",
+    "dog\tfox\t2.0",
+    "sea\triver\t1.5",
+]
 CHIMERA_L4 = [
     f"7\tthe ___ grew in the garden @@ a ___ is sweet @@ we eat ___ @@ the ___ is red\t{PROBES}\t3,1,2,1,3,2",
     f"8\tthe ___ ran @@ the ___ ate food @@ a big ___ @@ the ___ saw a cat\t{PROBES}\t1,3,1,1,1,1.5",
@@ -172,8 +187,19 @@ def test_no_set_and_missing_sets(data, tmp_path):
     assert result.exit_code == 1 and "CRW: no such file or directory" in result.output
     out = tmp_path / "metrics" / "intrinsic.json"
     # skipped sets are reported, and nothing is loaded (the model's files are only checked to be there)
-    result = invoke("intrinsic", data / "model", "--crw", tmp_path / "nope", "--card", tmp_path / "no.tsv",
-                    "--chimera", tmp_path / "nochim", "--skip-missing", "--output", out)
+    result = invoke(
+        "intrinsic",
+        data / "model",
+        "--crw",
+        tmp_path / "nope",
+        "--card",
+        tmp_path / "no.tsv",
+        "--chimera",
+        tmp_path / "nochim",
+        "--skip-missing",
+        "--output",
+        out,
+    )
     assert result.exit_code == 0, result.output
     assert "python -m spacy project assets --extra" in result.output
     assert len(result.output.strip().splitlines()) == 1
@@ -184,8 +210,22 @@ def test_no_set_and_missing_sets(data, tmp_path):
 
 def test_end_to_end_on_tiny_sets(data, tmp_path):
     out = tmp_path / "intrinsic.json"
-    result = invoke("intrinsic", data / "model", "--crw", data / "crw", "--card", data / "card.tsv",
-                    "--chimera", data / "chimera", "--output", out, "--bootstrap", 200, "--seed", 7)
+    result = invoke(
+        "intrinsic",
+        data / "model",
+        "--crw",
+        data / "crw",
+        "--card",
+        data / "card.tsv",
+        "--chimera",
+        data / "chimera",
+        "--output",
+        out,
+        "--bootstrap",
+        200,
+        "--seed",
+        7,
+    )
     assert result.exit_code == 0, result.output
     metrics = json.loads(out.read_text())
     assert metrics["bootstrap"] == 200 and metrics["seed"] == 7 and metrics["missing"] == {}
@@ -193,7 +233,11 @@ def test_end_to_end_on_tiny_sets(data, tmp_path):
     assert crw["pairs"] == 7 and crw["rare_words_without_contexts"] == 2
     # the rule's subsets: multi-piece rare words below each candidate max_zipf (wordfreq), and above the last
     assert {s: c["n"] for s, c in crw["subsets"].items() if s.startswith(("rule", "multi_piece_"))} == {
-        "rule_zipf<2.5": 2, "rule_zipf<3.0": 2, "rule_zipf<3.5": 4, "multi_piece_zipf>=3.5": 2}
+        "rule_zipf<2.5": 2,
+        "rule_zipf<3.0": 2,
+        "rule_zipf<3.5": 4,
+        "multi_piece_zipf>=3.5": 2,
+    }
     systems = ["subword_mean", "bertram_form", "bertram_4", "bertram_16", "bertram_32", "slash_mix", "fed"]
     assert list(crw["subsets"]["all"]["systems"]) == systems
     assert crw["subsets"]["multi_piece"]["n"] == 6  # "market" is one wordpiece
@@ -211,8 +255,11 @@ def test_end_to_end_on_tiny_sets(data, tmp_path):
     # the printed table: every set and system, and a verdict for every difference
     for word in ("CRW", "Card-660", "Chimeras", "bertram_contexts", "slash_mix_form", "multi_piece", "l4.test"):
         assert word in result.output
-    verdicts = [line for line in result.output.splitlines()
-                if re.search(r"\| (no difference|higher|lower) \|( [^|]* \|){0,2}$", line)]
+    verdicts = [
+        line
+        for line in result.output.splitlines()
+        if re.search(r"\| (no difference|higher|lower) \|( [^|]* \|){0,2}$", line)
+    ]
     n_diffs = sum(max(0, len(c["systems"]) - 1) for s in metrics["sets"].values() for c in s["subsets"].values())
     assert len(verdicts) == n_diffs == 6 + 6 + 2 + 3 + 6  # CRW rule_zipf<3.5 is the one rule subset with 3+ pairs
     assert re.search(r"^\| multi_piece \| - \| 1 \| fewer than 3 items: not scored \|", result.output, re.M)
@@ -227,8 +274,10 @@ def test_scores_match_hand_computed_vectors(data):
     sub = [_cos(f, _subword_mean(network, b)) for f, (_, b, _) in zip(first, CRW_PAIRS)]
     cells = metrics["sets"]["crw"]["subsets"]["all"]["systems"]
     assert cells["subword_mean"]["spearman"] == pytest.approx(_rho_by_ranks(human, sub), abs=1e-9)
-    contexts = {b: (data / "crw" / "contexts" / f"{b}.txt").read_text().split("\n") if i < 5 else []
-                for i, (_, b, _) in enumerate(CRW_PAIRS)}
+    contexts = {
+        b: (data / "crw" / "contexts" / f"{b}.txt").read_text().split("\n") if i < 5 else []
+        for i, (_, b, _) in enumerate(CRW_PAIRS)
+    }
     contexts = {b: [c for c in lines if c] for b, lines in contexts.items()}
     rare = [b for _, b, _ in CRW_PAIRS]
     b4 = network.infer([(b, contexts[b][:4]) for b in rare])
@@ -270,8 +319,13 @@ def test_fed_is_what_the_component_puts_on_the_doc(data):
     model = str(data / "model")
     network = load_bertram(model)
     nlp = spacy.blank("en")
-    nlp.add_pipe("bertram", config={"model": {"model_path": model, "base_model": network.config.base_model},
-                                    "rare_words": {"frequencies": "wordfreq"}})
+    nlp.add_pipe(
+        "bertram",
+        config={
+            "model": {"model_path": model, "base_model": network.config.base_model},
+            "rare_words": {"frequencies": "wordfreq"},
+        },
+    )
     text = "the farmer sold a Kumquat at the market"
     doc = nlp(text)
     index = [t.text for t in doc].index("Kumquat")
@@ -319,22 +373,31 @@ def test_project_has_the_intrinsic_step_and_optional_assets():
 def definitions(tmp_path):
     from spacy_bertram.dictionary.store import write_definition_store
 
-    entries = {"kumquat": [("gcide", "kumquat: a small sweet orange fruit.", 0, 7)],
-               "orange": [("wordnet", "orange: a round yellow to orange fruit.", 0, 6)],
-               "lemon": [("wordnet", "lemon: a yellow sour fruit.", 0, 5)]}
+    entries = {
+        "kumquat": [("gcide", "kumquat: a small sweet orange fruit.", 0, 7)],
+        "orange": [("wordnet", "orange: a round yellow to orange fruit.", 0, 6)],
+        "lemon": [("wordnet", "lemon: a yellow sour fruit.", 0, 5)],
+    }
     return write_definition_store(tmp_path / "definitions.sqlite", entries)
 
 
 def test_definitions_add_two_systems_their_subset_and_coverage(data, definitions):
-    metrics = evaluate_intrinsic(data / "model", crw=data / "crw", card=data / "card.tsv", dictionary=definitions,
-                                 n_resamples=50)
+    metrics = evaluate_intrinsic(
+        data / "model", crw=data / "crw", card=data / "card.tsv", dictionary=definitions, n_resamples=50
+    )
     crw = metrics["sets"]["crw"]
     assert crw["definitions"] == {"rare_words": 7, "with_definitions": 3, "share": round(3 / 7, 4)}
     assert crw["subsets"]["with_definitions"]["n"] == 3  # kumquat, kumquats and oranges (by their lemmas)
     systems = crw["subsets"]["all"]["systems"]
     assert {"bertram_dict", "bertram_both"} <= set(systems)
     assert {name for name, entry in systems.items() if "vs_form" in entry} == {
-        "bertram_4", "bertram_16", "bertram_32", "bertram_dict", "bertram_both", "fed"}
+        "bertram_4",
+        "bertram_16",
+        "bertram_32",
+        "bertram_dict",
+        "bertram_both",
+        "fed",
+    }
     card = metrics["sets"]["card"]  # no store: definitions alone
     assert card["definitions"]["with_definitions"] == 2 and "bertram_both" not in card["subsets"]["all"]["systems"]
     assert "bertram_dict" in card["subsets"]["all"]["systems"]
@@ -350,8 +413,9 @@ def test_definition_vectors_fall_back_to_the_form(data, definitions):
     defs = load_definitions(definitions, words)
     assert defs == {"kumquats": ["kumquats: a small sweet orange fruit."], "gardener": []}
     corpus = {"kumquats": ["we like the kumquats ."] * 20}
-    tables = rare_word_tables(network, SubwordMean.from_model(network.encoder, network.inputs.tokenizer), words,
-                              corpus, definitions=defs)
+    tables = rare_word_tables(
+        network, SubwordMean.from_model(network.encoder, network.inputs.tokenizer), words, corpus, definitions=defs
+    )
     assert numpy.allclose(tables["bertram_dict"]["gardener"], tables["bertram_form"]["gardener"])
     # Definitions first, then the corpus contexts, distinct (chain_contexts, as the component mixes sources).
     expected = network.infer([("kumquats", defs["kumquats"] + ["we like the kumquats ."])])[0]
@@ -380,15 +444,28 @@ def _diff(estimate, low, high):
 
 
 def test_rows_give_the_difference_to_the_form_and_the_header_the_coverage():
-    cell = {"n": 10, "systems": {
-        "subword_mean": {"spearman": 0.3, "n": 10},
-        "bertram_form": {"spearman": 0.2, "n": 10, "difference": _diff(-0.1, -0.2, 0.05)},
-        "bertram_dict": {"spearman": 0.4, "n": 10, "difference": _diff(0.1, 0.02, 0.2),
-                         "vs_form": _diff(0.2, -0.01, 0.3)},
-    }}
-    crw = {"path": "crw", "pairs": 10, "rare_words": 8, "rare_words_without_contexts": 0, "baseline": "subword_mean",
-           "definitions": {"rare_words": 8, "with_definitions": 5, "share": 0.625},
-           "subsets": {"all": cell, "with_definitions": cell}}
+    cell = {
+        "n": 10,
+        "systems": {
+            "subword_mean": {"spearman": 0.3, "n": 10},
+            "bertram_form": {"spearman": 0.2, "n": 10, "difference": _diff(-0.1, -0.2, 0.05)},
+            "bertram_dict": {
+                "spearman": 0.4,
+                "n": 10,
+                "difference": _diff(0.1, 0.02, 0.2),
+                "vs_form": _diff(0.2, -0.01, 0.3),
+            },
+        },
+    }
+    crw = {
+        "path": "crw",
+        "pairs": 10,
+        "rare_words": 8,
+        "rare_words_without_contexts": 0,
+        "baseline": "subword_mean",
+        "definitions": {"rare_words": 8, "with_definitions": 5, "share": 0.625},
+        "subsets": {"all": cell, "with_definitions": cell},
+    }
     table = format_table({"sets": {"crw": crw}, "bootstrap": 100, "seed": 0, "fold": "1/2"})
     assert "\n| with_definitions | bertram_form | 10 |" in table and "\n| all | bertram_form | 10 |" in table
     assert "dictionary entries for 5 of 8 rare words" in table and "Fold 1/2 of the rare words." in table

@@ -39,7 +39,11 @@ def test_ner_train_and_evaluate_name_what_is_missing(tmp_path):
     (tmp_path / "folds").mkdir()
     (tmp_path / "folds" / "folds.json").write_text("{}", encoding="utf8")
     result = invoke("ner-train", tmp_path / "folds", tmp_path / "t", "--bertram", tmp_path / "none")
-    assert result.exit_code == 1 and "[E284] --bertram " in result.output and "it is the output of `train`" in result.output
+    assert (
+        result.exit_code == 1
+        and "[E284] --bertram " in result.output
+        and "it is the output of `train`" in result.output
+    )
     result = invoke("ner-train", tmp_path / "folds", tmp_path / "t", "--bertram", tmp_path / "none", "--workers", "-1")
     assert result.exit_code == 1 and "--workers must be 0 or more" in result.output
     result = invoke("ner-evaluate", tmp_path, tmp_path / "t", tmp_path / "m")

@@ -1,4 +1,6 @@
-"""The IOB reader (named error with the line number), entities from tags, WNUT-16 (fetched by the project's script, read by the package), .spacy input."""
+"""The IOB reader (named error with the line number), entities from tags, WNUT-16 (fetched by the project's
+script, read by the package), .spacy input."""
+
 from __future__ import annotations
 
 import zipfile
@@ -20,7 +22,8 @@ from tests.util import load_script
 rd = load_script("registry_data")
 
 # WNUT-16's own shape: a line holding only a tab between tweets.
-FIXTURE = "@paulwalk\tO\nEmpire\tB-facility\nState\tI-facility\nBuilding\tI-facility\n=\tO\nESB\tB-facility\n\t\nFrom\tO\nSage\tB-other\n"
+FIXTURE = ("@paulwalk\tO\nEmpire\tB-facility\nState\tI-facility\nBuilding\tI-facility\n=\tO\nESB\tB-facility\n"
+           "\t\nFrom\tO\nSage\tB-other\n")
 MALFORMED = FIXTURE + "Award I-other\n"  # line 10: a space where the tab belongs
 
 
@@ -34,8 +37,9 @@ def test_reads_texts_tags_and_first_lines(tmp_path):
     assert [(e.text, e.label_) for e in docs[0].ents] == [("Empire State Building", "facility"), ("ESB", "facility")]
 
 
-@pytest.mark.parametrize("bad,number", [(MALFORMED, 10), ("a\tO\nb\tX-thing\n", 2), ("a\tO\n\tO\n", 2),
-                                        ("a\tO\tO\n", 1), ("a\tB-\n", 1)])
+@pytest.mark.parametrize(
+    "bad,number", [(MALFORMED, 10), ("a\tO\nb\tX-thing\n", 2), ("a\tO\n\tO\n", 2), ("a\tO\tO\n", 1), ("a\tB-\n", 1)]
+)
 def test_a_malformed_line_is_a_named_error_with_its_number(tmp_path, bad, number):
     path = tmp_path / "bad.txt"
     path.write_text(bad, encoding="utf8")
@@ -45,8 +49,14 @@ def test_a_malformed_line_is_a_named_error_with_its_number(tmp_path, bad, number
 
 def test_entities_from_tags_follow_conlleval():
     tags = ["B-per", "I-per", "O", "I-loc", "I-loc", "B-loc", "I-org", "B-per", "B-per"]
-    assert iob_entities(tags) == [(0, 2, "per"), (3, 5, "loc"), (5, 6, "loc"), (6, 7, "org"), (7, 8, "per"),
-                                  (8, 9, "per")]
+    assert iob_entities(tags) == [
+        (0, 2, "per"),
+        (3, 5, "loc"),
+        (5, 6, "loc"),
+        (6, 7, "org"),
+        (7, 8, "per"),
+        (8, 9, "per"),
+    ]
     assert [t.words for t in parse_iob(["", "x\tO", "   ", ""])] == [("x",)]
 
 

@@ -73,21 +73,34 @@ def test_ner_full_pools_variants_seeds_and_checkpoints(tmp_path, tiny_bert_path,
     write_folds(docs, tmp_path / "folds", k=2, seed=0, dev_share=0.2, source="tiny")
     base = NerTraining(str(ROOT / "configs" / "ner_minilm.cfg"), str(ROOT / "configs" / "ner_minilm_bertram.cfg"),
                        tiny_bert_path, max_steps=4, eval_frequency=2, batch_size=200, learn_rate=1e-3)
-    runs = {("tuned", 0): replace(base, freeze=False, checkpoints=(2,)), ("tuned", 1): replace(base, freeze=False, seed=1),
-            ("frozen", 0): base}
+    runs = {
+        ("tuned", 0): replace(base, freeze=False, checkpoints=(2,)),
+        ("tuned", 1): replace(base, freeze=False, seed=1),
+        ("frozen", 0): base,
+    }
     for (variant, seed), settings in runs.items():
-        summary = train_folds(tmp_path / "folds", seed_dir(tmp_path / "train", variant, seed), bertram_assets["model"],
-                              bertram_assets["store"], settings)
+        summary = train_folds(
+            tmp_path / "folds",
+            seed_dir(tmp_path / "train", variant, seed),
+            bertram_assets["model"],
+            bertram_assets["store"],
+            settings,
+        )
         drifts = [r["embedding_drift"] for r in summary["runs"]]
         assert all(d > 0 for d in drifts) if variant == "tuned" else drifts == [0.0] * 4  # fine-tuned: they moved
-    assert (seed_dir(tmp_path / "train", "tuned", 0) / "fold-1" / "bertram" / "checkpoints" / "step-2"
-            / "config.cfg").is_file()
+    assert (
+        seed_dir(tmp_path / "train", "tuned", 0) / "fold-1" / "bertram" / "checkpoints" / "step-2" / "config.cfg"
+    ).is_file()
     seeds = [load_systems(seed_dir(tmp_path / "train", "tuned", s), 0) for s in (0, 1)]
     assert seeds[0]["bertram_without"].pipe_names == ["transformer", "ner"]
     caches = {}
     share_vector_caches([*seeds[0].values(), *seeds[1].values()], caches)  # one BERTRAM model: one cache
-    assert len(caches) == 1 and all(nlp.get_pipe("bertram").cache is next(iter(caches.values()))
-                                    for systems in seeds for nlp in systems.values() if "bertram" in nlp.pipe_names)
+    assert len(caches) == 1 and all(
+        nlp.get_pipe("bertram").cache is next(iter(caches.values()))
+        for systems in seeds
+        for nlp in systems.values()
+        if "bertram" in nlp.pipe_names
+    )
     metrics = evaluate_full(tmp_path / "folds", tmp_path / "train", tmp_path / "out", n_resamples=50)
     tuned = metrics["variants"]["tuned"]
     assert tuned["seed_list"] == [0, 1] and tuned["seeds"] == 2 and metrics["variants"]["frozen"]["seeds"] == 1
@@ -108,8 +121,13 @@ def test_ner_full_pools_variants_seeds_and_checkpoints(tmp_path, tiny_bert_path,
 
 def trained_weights(training_dir: Path, fold: int, system: str) -> List[np.ndarray]:
     nlp = spacy.load(training_dir / f"fold-{fold}" / system / "model-best")
-    return [node.get_param(name) for pipe in ("transformer", "ner") for node in nlp.get_pipe(pipe).model.walk()
-            for name in node.param_names if node.has_param(name)]
+    return [
+        node.get_param(name)
+        for pipe in ("transformer", "ner")
+        for node in nlp.get_pipe(pipe).model.walk()
+        for name in node.param_names
+        if node.has_param(name)
+    ]
 
 
 @pytest.mark.slow
@@ -126,23 +144,35 @@ def test_runs_train_at_once_on_a_local_dask_cluster(tmp_path, tiny_bert_path, be
     nlp = spacy.blank("en")
     docs = [tagged_doc(nlp.vocab, t) for t in parse_iob(tiny_iob().splitlines(), "tiny")]
     write_folds(docs, tmp_path / "folds", k=2, seed=0, dev_share=0.2, source="tiny")
-    settings = NerTraining(str(ROOT / "configs" / "ner_minilm.cfg"), str(ROOT / "configs" / "ner_minilm_bertram.cfg"),
-                           tiny_bert_path, max_steps=3, eval_frequency=3, batch_size=200, learn_rate=1e-3, freeze=False)
+    settings = NerTraining(
+        str(ROOT / "configs" / "ner_minilm.cfg"),
+        str(ROOT / "configs" / "ner_minilm_bertram.cfg"),
+        tiny_bert_path,
+        max_steps=3,
+        eval_frequency=3,
+        batch_size=200,
+        learn_rate=1e-3,
+        freeze=False,
+    )
     model, store = bertram_assets["model"], bertram_assets["store"]
     here = train_folds(tmp_path / "folds", tmp_path / "here", model, store, settings)
     client, close = open_client(None, 2, ())
     try:
-        there = train_folds(tmp_path / "folds", tmp_path / "dask", model, store, settings, client=client,
-                            torch_threads=1)
+        there = train_folds(
+            tmp_path / "folds", tmp_path / "dask", model, store, settings, client=client, torch_threads=1
+        )
         again = train_folds(tmp_path / "folds", tmp_path / "dask", model, store, settings, client=client)
     finally:
         close()
     assert [(r["fold"], r["system"]) for r in there["runs"]] == [(r["fold"], r["system"]) for r in here["runs"]]
-    assert [r["embedding_drift"] for r in there["runs"]] == pytest.approx([r["embedding_drift"] for r in here["runs"]],
-                                                                          rel=0.05)
+    assert [r["embedding_drift"] for r in there["runs"]] == pytest.approx(
+        [r["embedding_drift"] for r in here["runs"]], rel=0.05
+    )
     assert [r["seconds"] for r in again["runs"]] == [r["seconds"] for r in there["runs"]]  # skipped, not retrained
     for fold in (0, 1):
         for system in ("stock", "bertram"):
             assert (tmp_path / "dask" / f"fold-{fold}" / f"{system}.ner_run.json").is_file()
-            pairs = zip(trained_weights(tmp_path / "here", fold, system), trained_weights(tmp_path / "dask", fold, system))
+            pairs = zip(
+                trained_weights(tmp_path / "here", fold, system), trained_weights(tmp_path / "dask", fold, system)
+            )
             assert all(np.allclose(a, b, atol=2 * settings.max_steps * settings.learn_rate) for a, b in pairs)

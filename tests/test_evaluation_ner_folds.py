@@ -21,7 +21,9 @@ def test_each_text_is_tested_once_and_dev_is_held_out():
     tested = []
     for fold in range(4):
         parts = fold_parts(fold_of, fold, dev_share=0.25, seed=0)
-        assert not set(parts["train"]) & set(parts["dev"]) and not set(parts["train"] + parts["dev"]) & set(parts["test"])
+        assert not set(parts["train"]) & set(parts["dev"]) and not set(parts["train"] + parts["dev"]) & set(
+            parts["test"]
+        )
         assert len(parts["train"]) + len(parts["dev"]) + len(parts["test"]) == 40 and len(parts["dev"]) == 8
         tested += parts["test"]
     assert sorted(tested) == list(range(40))

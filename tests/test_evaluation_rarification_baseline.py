@@ -55,7 +55,9 @@ def _tiny_pipeline(tiny_bert_path, freeze):
     for i in range(8):
         label = "food" if i % 2 else "animal"
         doc = nlp.make_doc(f"the {(FOOD if i % 2 else ANIMALS)[i % 5]} was good")
-        examples.append(Example.from_dict(doc, {"cats": {"food": float(label == "food"), "animal": float(label != "food")}}))
+        examples.append(
+            Example.from_dict(doc, {"cats": {"food": float(label == "food"), "animal": float(label != "food")}})
+        )
     # what spacy train does: initialize runs [initialize.after_init]
     nlp.config["initialize"]["after_init"] = config["initialize"]["after_init"]
     optimizer = nlp.initialize(lambda: examples)
@@ -66,7 +68,7 @@ def _tiny_pipeline(tiny_bert_path, freeze):
 def test_freeze_callback_keeps_embeddings_fixed_while_the_encoder_trains(tiny_bert_path, freeze):
     nlp, examples, optimizer = _tiny_pipeline(tiny_bert_path, freeze)
     assert embeddings_frozen(nlp) is freeze
-    (_, hf), = transformer_models(nlp)
+    ((_, hf),) = transformer_models(nlp)
     layer = hf.encoder.layer[0].attention.self.query.weight.detach().clone()
     for _ in range(3):
         nlp.update(examples, sgd=optimizer)
@@ -99,5 +101,11 @@ def test_baseline_config_sets_the_bertram_models_encoder_and_paths_must_exist(ti
     assert config["components"]["transformer"]["model"]["name"]["name"] == tiny_bert_path
     (tmp_path / "x.spacy").write_bytes(b"")
     with pytest.raises(ValueError, match=r"\[E304\].*has no \[paths\] bertrm; known: .*'bertram'"):
-        train_baseline(tmp_path / "x.spacy", tmp_path / "x.spacy", tmp_path / "out", base_config=ner,
-                       base_model=tiny_bert_path, paths={"bertrm": "x"})
+        train_baseline(
+            tmp_path / "x.spacy",
+            tmp_path / "x.spacy",
+            tmp_path / "out",
+            base_config=ner,
+            base_model=tiny_bert_path,
+            paths={"bertrm": "x"},
+        )

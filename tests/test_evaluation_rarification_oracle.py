@@ -23,7 +23,9 @@ def test_the_oracle_puts_the_original_words_embedding_at_each_substitute(trained
     first, second, other = nlp.pipe([items[0]["text"], items[1]["text"], "a text it was not given"])
     lemon = embeddings[word_piece_ids(node.tokenizer, "lemon")].mean(axis=0)
     assert list(first._.bertram) == [1] and np.allclose(first._.bertram[1], lemon)
-    assert list(second._.bertram) == [2] and np.allclose(second._.bertram[2], embeddings[word_piece_ids(node.tokenizer, "dog")].mean(axis=0))
+    assert list(second._.bertram) == [2] and np.allclose(
+        second._.bertram[2], embeddings[word_piece_ids(node.tokenizer, "dog")].mean(axis=0)
+    )
     assert other._.bertram == {}
     # the injection reads the vectors: the prediction moves away from the stock one
     stock = load_textcat(trained["model"], injection="none")

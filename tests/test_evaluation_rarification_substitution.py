@@ -5,7 +5,11 @@ import random
 
 
 from spacy_bertram.evaluation.rarification import rarify as R
-from spacy_bertram.evaluation.rarification.substitution import TAG_TO_WORDNET, SubstitutionDictionary, misspell_candidates
+from spacy_bertram.evaluation.rarification.substitution import (
+    TAG_TO_WORDNET,
+    SubstitutionDictionary,
+    misspell_candidates,
+)
 
 from tests.util import needs_tagger, needs_wordnet
 

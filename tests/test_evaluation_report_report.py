@@ -73,7 +73,9 @@ def test_report_similarity_section_lists_both_systems(tmp_path):
     assert similarity_section(similarity_metrics(tmp_path / "none")) == []
     (tmp_path / "wordsim").mkdir()
     result = {"bertram": {"spearman": 0.25}, "subword_mean": {"spearman": 0.125}, "n": 40}
-    (tmp_path / "wordsim" / "simlex999.json").write_text(json.dumps({"results": {"all": result, "multi_piece": {"n": 1}}}))
+    (tmp_path / "wordsim" / "simlex999.json").write_text(
+        json.dumps({"results": {"all": result, "multi_piece": {"n": 1}}})
+    )
     lines = similarity_section(similarity_metrics(tmp_path / "wordsim"))
     assert "| simlex999 | all pairs | 40 | 0.125 | 0.250 |" in lines
     assert not any("2+ wordpieces" in line for line in lines)
@@ -88,17 +90,36 @@ def test_report_puts_the_synonym_table_after_the_pooled_one(tmp_path: Path):
     _two_sets(tmp_path / "metrics")
     pool_files([tmp_path / "metrics" / "a"], tmp_path / "metrics" / "pooled", n_resamples=200)
     cosine, rank = numpy.array([0.1, 0.3, 0.2]), numpy.array([40, 2, 900])
-    systems = compare({"subword_mean": (cosine, rank), "bertram_form": (cosine + 0.5, numpy.array([1, 2, 3]))},
-                      ["x", "y", "z"], n_resamples=200, seed=0)
+    systems = compare(
+        {"subword_mean": (cosine, rank), "bertram_form": (cosine + 0.5, numpy.array([1, 2, 3]))},
+        ["x", "y", "z"],
+        n_resamples=200,
+        seed=0,
+    )
     synonyms = tmp_path / "metrics" / "synonyms.json"
-    synonyms.write_text(json.dumps({"subsets": {"wordnet": {"n": 3, "clusters": 3, "systems": systems}},
-                                    "vocabulary": 900, "bootstrap": 200, "seed": 0, "seconds": 12.0}))
-    text = write_report(tmp_path / "report.md", ["a"], metrics_dir=tmp_path / "metrics",
-                        pooled=tmp_path / "metrics" / "pooled" / "pooled.json", synonyms=synonyms).read_text()
+    synonyms.write_text(
+        json.dumps(
+            {
+                "subsets": {"wordnet": {"n": 3, "clusters": 3, "systems": systems}},
+                "vocabulary": 900,
+                "bootstrap": 200,
+                "seed": 0,
+                "seconds": 12.0,
+            }
+        )
+    )
+    text = write_report(
+        tmp_path / "report.md",
+        ["a"],
+        metrics_dir=tmp_path / "metrics",
+        pooled=tmp_path / "metrics" / "pooled" / "pooled.json",
+        synonyms=synonyms,
+    ).read_text()
     assert text.index("## Pooled") < text.index("## Synonym recovery") < text.index("## a\n")
     assert "| WordNet synonyms | subword_mean | 3 | 0.200 |  | 33.3 |  | 40 |" in text
     assert "| WordNet synonyms | bertram_form | 3 | 0.700 | +0.500 [+0.500, +0.500] * | 100.0 | +66.7 [" in text
     assert "among 900 one-wordpiece alphabetic vocabulary entries" in text and "| synonym recovery | 12 |" in text
-    text = write_report(tmp_path / "report.md", ["a"], metrics_dir=tmp_path / "metrics",
-                        synonyms=tmp_path / "none.json").read_text()
+    text = write_report(
+        tmp_path / "report.md", ["a"], metrics_dir=tmp_path / "metrics", synonyms=tmp_path / "none.json"
+    ).read_text()
     assert "No synonym-recovery results at" in text and "the synonyms step has not run" in text

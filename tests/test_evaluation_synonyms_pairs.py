@@ -66,15 +66,24 @@ def test_substitutions_are_read_from_every_seed_set_and_made_distinct(tmp_path, 
     write_set(root / "seed-1", [item(0, "The kumquat was sweet", [(1, "apple", "kumquat", "synonym")]),
                                 item(2, "the quokka sold fruit", [(1, "kumquat", "quokka", "synonym")])])
     (root / "seed-7").mkdir()  # not listed in rarify.json: never read
-    write_substitutions_jsonl(root / "seed-7" / "test.jsonl", [item(9, "the zorbing", [(1, "dog", "zorbing", "synonym")])])
+    write_substitutions_jsonl(
+        root / "seed-7" / "test.jsonl", [item(9, "the zorbing", [(1, "dog", "zorbing", "synonym")])]
+    )
     read = read_substitutions([root])
     assert [(p.substitute, p.original, p.source, p.index) for p in read] == [
-        ("kumquat", "apple", "synonym", 1), ("lemno", "lemon", "misspelling", 1), ("tarantula", "dog", "synonym", 4),
-        ("kumquat", "apple", "synonym", 1), ("quokka", "kumquat", "synonym", 1)]
+        ("kumquat", "apple", "synonym", 1),
+        ("lemno", "lemon", "misspelling", 1),
+        ("tarantula", "dog", "synonym", 4),
+        ("kumquat", "apple", "synonym", 1),
+        ("quokka", "kumquat", "synonym", 1),
+    ]
     assert read[0].text == "the kumquat was sweet" and read[3].text == "The kumquat was sweet"
     pairs, dropped = distinct_pairs(read, finder_for(tokenizer, WordfreqFrequencies("en")), str.lower)
     assert [(p.substitute, p.original, p.occurrences) for p in pairs] == [
-        ("kumquat", "apple", 2), ("lemno", "lemon", 1), ("tarantula", "dog", 1)]
+        ("kumquat", "apple", 2),
+        ("lemno", "lemon", 1),
+        ("tarantula", "dog", 1),
+    ]
     assert pairs[0].text == "the kumquat was sweet"  # the first text
     assert dropped == {"original_not_one_wordpiece": 1, "substitute_is_original": 0}
 
@@ -82,8 +91,17 @@ def test_substitutions_are_read_from_every_seed_set_and_made_distinct(tmp_path, 
 def test_a_substitution_without_its_fields_or_a_missing_set_is_named(tmp_path):
     directory = tmp_path / "broken"
     directory.mkdir()
-    (directory / "test.jsonl").write_text(json.dumps({"id": "x7", "text": "a b", "substitutions": [
-        {"original": "apple", "substitute": "kumquat", "kind": "synonym"}]}) + "\n", encoding="utf8")
+    (directory / "test.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "x7",
+                "text": "a b",
+                "substitutions": [{"original": "apple", "substitute": "kumquat", "kind": "synonym"}],
+            }
+        )
+        + "\n",
+        encoding="utf8",
+    )
     with pytest.raises(ValueError, match=r"\[E396\].*test.jsonl: item x7 .*without \['index'\]"):
         read_substitutions([directory])
     with pytest.raises(ValueError, match=r"\[E320\].*nowhere"):
@@ -107,7 +125,7 @@ class FakeWordNet:
         self.parsed: List[Tuple[str, int]] = []
         for (pos, offset), names in synsets.items():
             for name in names:
-                for listed in (("a", "s") if pos == "a" else (pos,)):
+                for listed in ("a", "s") if pos == "a" else (pos,):
                     self._lemma_pos_offset_map.setdefault(name.lower(), {}).setdefault(listed, []).append(offset)
 
     def synset_from_pos_and_offset(self, pos: str, offset: int) -> FakeSynset:
@@ -115,25 +133,40 @@ class FakeWordNet:
         return FakeSynset(self.synsets[(pos, offset)])
 
 
-ZIPF = {"fruit": 5.0, "kumquat": 1.0, "lemon": 1.0, "zorbing": 4.5, "quokka": 1.0, "tarantula": 1.0, "apple": 4.0,
-        "dog": 5.0, "sweet": 5.0, "small": 5.0}
+ZIPF = {
+    "fruit": 5.0,
+    "kumquat": 1.0,
+    "lemon": 1.0,
+    "zorbing": 4.5,
+    "quokka": 1.0,
+    "tarantula": 1.0,
+    "apple": 4.0,
+    "dog": 5.0,
+    "sweet": 5.0,
+    "small": 5.0,
+}
 
 
 def test_wordnet_pairs_follow_the_rule(tokenizer):
     """S: rare by the component's rule; O: one wordpiece and frequent. A one-piece rare word (lemon) and a
     frequent multi-piece one (zorbing) are no S, lemon no O either; a proper name (Quokka) and multi-word or
     hyphenated lemmas are no word at all; a synset without a possible pair is never parsed."""
-    wordnet = FakeWordNet({
-        ("n", 1): ["fruit", "kumquat", "lemon", "zorbing", "Quokka", "tarantula", "fruit_tree"],
-        ("n", 2): ["apple", "kumquat"],
-        ("a", 3): ["sweet", "small"],  # frequent only: no pair, not parsed
-        ("n", 4): ["dog", "tarantula-like"],
-    })
+    wordnet = FakeWordNet(
+        {
+            ("n", 1): ["fruit", "kumquat", "lemon", "zorbing", "Quokka", "tarantula", "fruit_tree"],
+            ("n", 2): ["apple", "kumquat"],
+            ("a", 3): ["sweet", "small"],  # frequent only: no pair, not parsed
+            ("n", 4): ["dog", "tarantula-like"],
+        }
+    )
     finder = finder_for(tokenizer, Zipfs(ZIPF))
     make_doc = spacy.blank("en").make_doc
     pairs = wordnet_pairs(wordnet, finder, make_doc)
     assert [(p.substitute, p.original, p.source) for p in pairs] == [
-        ("kumquat", "apple", "wordnet"), ("kumquat", "fruit", "wordnet"), ("tarantula", "fruit", "wordnet")]
+        ("kumquat", "apple", "wordnet"),
+        ("kumquat", "fruit", "wordnet"),
+        ("tarantula", "fruit", "wordnet"),
+    ]
     assert sorted(wordnet.parsed) == [("n", 1), ("n", 2)]
     excluded = wordnet_pairs(wordnet, finder, make_doc, exclude=[("kumquat", "apple")])
     assert [(p.substitute, p.original) for p in excluded] == [("kumquat", "fruit"), ("tarantula", "fruit")]

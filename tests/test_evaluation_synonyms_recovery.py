@@ -94,23 +94,40 @@ def test_the_ci_of_a_constant_gain_is_that_constant():
 def write_rarified(directory: Path, rows) -> Path:
     """A rarified set in rarify's format: (text with the substitute, index, original, substitute, kind)."""
     directory.mkdir(parents=True, exist_ok=True)
-    items = [RarifiedItem(f"i{k}", "food", text, text, text, [Substitution(index, original, substitute, kind, "NN", 1.0)],
-                          0.9, 0.1) for k, (text, index, original, substitute, kind) in enumerate(rows)]
+    items = [
+        RarifiedItem(
+            f"i{k}", "food", text, text, text, [Substitution(index, original, substitute, kind, "NN", 1.0)], 0.9, 0.1
+        )
+        for k, (text, index, original, substitute, kind) in enumerate(rows)
+    ]
     write_substitutions_jsonl(directory / "test.jsonl", items)
     return directory
 
 
-ROWS = [("the farmer sold a kumquat at the market", 4, "fruit", "kumquat", "synonym"),
-        ("the old tarantula ran down the road", 2, "dog", "tarantula", "synonym"),
-        ("she ate a sour lemno in the garden", 4, "lemon", "lemno", "misspelling"),
-        ("a quokka is a small fruit", 1, "fox", "quokka", "synonym")]
+ROWS = [
+    ("the farmer sold a kumquat at the market", 4, "fruit", "kumquat", "synonym"),
+    ("the old tarantula ran down the road", 2, "dog", "tarantula", "synonym"),
+    ("she ate a sour lemno in the garden", 4, "lemon", "lemno", "misspelling"),
+    ("a quokka is a small fruit", 1, "fox", "quokka", "synonym"),
+]
 
 
 def run(bertram_assets, tmp_path, *options):
     rarified = write_rarified(tmp_path / "rarified", ROWS)
     out = tmp_path / "synonyms.json"
-    result = invoke("synonym-recovery", bertram_assets["model"], "--rarified", rarified, "--store",
-                    bertram_assets["store"], "--output", out, "--bootstrap", 200, *options)
+    result = invoke(
+        "synonym-recovery",
+        bertram_assets["model"],
+        "--rarified",
+        rarified,
+        "--store",
+        bertram_assets["store"],
+        "--output",
+        out,
+        "--bootstrap",
+        200,
+        *options,
+    )
     return result, out
 
 
@@ -122,8 +139,13 @@ def test_the_command_scores_every_system_and_writes_the_json(bertram_assets, tmp
     assert "| rarified: misspellings | bertram_text_store | 1 |" in result.output
     synonyms = metrics["subsets"]["synonym"]
     assert synonyms["n"] == 3 and synonyms["clusters"] == 3 and metrics["subsets"]["misspelling"]["n"] == 1
-    assert list(synonyms["systems"]) == ["subword_mean", "bertram_form", "bertram_text", "bertram_text_store",
-                                         "bertram_store"]
+    assert list(synonyms["systems"]) == [
+        "subword_mean",
+        "bertram_form",
+        "bertram_text",
+        "bertram_text_store",
+        "bertram_store",
+    ]
     assert set(synonyms["systems"]["bertram_text"]["gain"]) >= {"estimate", "low", "high", "n_resamples"}
     rows = {row["substitute"]: row for row in metrics["pairs"]}
     assert set(rows) == {"kumquat", "tarantula", "lemno", "quokka"}
@@ -191,8 +213,19 @@ def test_the_command_adds_wordnet_pairs_with_store_contexts_only(bertram_assets,
     assert "| WordNet synonyms | bertram_store | 40 |" in result.output
     # WordNet alone: no pair has a text, so the text systems score nothing and are left out
     alone = tmp_path / "wordnet-only.json"
-    result = invoke("synonym-recovery", bertram_assets["model"], "--wordnet", "--max-pairs", 40, "--store",
-                    bertram_assets["store"], "--output", alone, "--bootstrap", 200)
+    result = invoke(
+        "synonym-recovery",
+        bertram_assets["model"],
+        "--wordnet",
+        "--max-pairs",
+        40,
+        "--store",
+        bertram_assets["store"],
+        "--output",
+        alone,
+        "--bootstrap",
+        200,
+    )
     assert result.exit_code == 0, result.output
     metrics = json.loads(alone.read_text(encoding="utf8"))
     assert list(metrics["subsets"]) == ["wordnet"] and metrics["subsets"]["wordnet"]["n"] == 40

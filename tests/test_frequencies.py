@@ -38,7 +38,7 @@ def test_corpus_counts_fill_wordfreq_gaps_and_know_their_resolution():
 @pytest.mark.parametrize("bad", [0, -1, 9.5, float("nan"), float("inf"), True, "3"])
 def test_a_max_zipf_off_the_scale_is_refused_by_name(bad):
     """NaN and infinity too: `zipf < nan` is false for every word, so nothing would be rare."""
-    with pytest.raises(ValueError, match=rf"\[E039\] --max-zipf must be a Zipf value above 0 and at most 9.*got"):
+    with pytest.raises(ValueError, match=r"\[E039\] --max-zipf must be a Zipf value above 0 and at most 9.*got"):
         check_max_zipf(bad, "--max-zipf")
     check_max_zipf(9)
     check_max_zipf(0.5, "--max-zipf")

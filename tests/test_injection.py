@@ -94,7 +94,9 @@ def stock(tiny_bert_path):
 
 @pytest.fixture(scope="module")
 def nlps(tiny_bert_path):
-    return {mode: make_nlp(tiny_bert_path, mode, window=6, stride=4) for mode in ("slash", "replace", "recentre", "none")}
+    return {
+        mode: make_nlp(tiny_bert_path, mode, window=6, stride=4) for mode in ("slash", "replace", "recentre", "none")
+    }
 
 
 def test_registered_and_validated(tiny_bert_path):
@@ -119,14 +121,10 @@ def test_no_vectors_identical_to_stock(stock, nlps, mode):
     assert numpy.array_equal(hidden(ours), hidden(ref))
     # Training mode (dropout) too: same seed, same ops, same numbers.
     torch.manual_seed(7)
-    ours_train, _ = nlps[mode].get_pipe("transformer").model.begin_update(
-        docs_with(nlps[mode], texts, vectors)
-    )
+    ours_train, _ = nlps[mode].get_pipe("transformer").model.begin_update(docs_with(nlps[mode], texts, vectors))
     torch.manual_seed(7)
     ref_train, _ = stock.get_pipe("transformer").model.begin_update(docs_with(stock, texts, [None] * 4))
-    assert torch.equal(
-        ours_train.model_output.last_hidden_state, ref_train.model_output.last_hidden_state
-    )
+    assert torch.equal(ours_train.model_output.last_hidden_state, ref_train.model_output.last_hidden_state)
 
 
 @pytest.mark.parametrize("mode", ["slash", "replace", "recentre"])
@@ -272,7 +270,9 @@ def test_truncation(tiny_bert_path):
     assert_same_layout(ours, ref)
     numpy.testing.assert_allclose(hidden(ours)[0], hidden(ref)[0], atol=1e-5)
     assert numpy.abs(hidden(ours)[1] - hidden(ref)[1]).max() > 1e-3
-    plan = make_injection_plan(ours.spans[0] + ours.spans[1], ours.wordpieces, ours.align, "slash", tokenizer, hf_of(slash))
+    plan = make_injection_plan(
+        ours.spans[0] + ours.spans[1], ours.wordpieces, ours.align, "slash", tokenizer, hf_of(slash)
+    )
     assert plan.vector_rows.tolist() == [1] and plan.n_skipped == 1 and plan.input_ids.shape[1] == 10
     # Replace merges the pieces, so it always fits; a word cut in two keeps what is left.
     replace = make_nlp(tiny_bert_path, "replace", tokenizer_config={"model_max_length": 6})

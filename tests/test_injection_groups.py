@@ -41,7 +41,9 @@ def test_length_groups_equal_one_call(tiny_bert_path, mode, monkeypatch):
     def run(max_groups: int):
         monkeypatch.setattr(groups, "MAX_GROUPS", max_groups)
         shapes: List[tuple] = []
-        handle = hf.register_forward_pre_hook(lambda m, a, kw: shapes.append(tuple(kw["input_ids"].shape)), with_kwargs=True)
+        handle = hf.register_forward_pre_hook(
+            lambda m, a, kw: shapes.append(tuple(kw["input_ids"].shape)), with_kwargs=True
+        )
         hf.zero_grad(set_to_none=True)
         docs = [nlp.make_doc(text) for text in texts]
         for doc, vecs in zip(docs, vectors):
@@ -59,13 +61,17 @@ def test_length_groups_equal_one_call(tiny_bert_path, mode, monkeypatch):
     assert sum(n * length for n, length in grouped_shapes) < 0.8 * one_shapes[0][0] * one_shapes[0][1]
     assert grouped.wordpieces.strings == one.wordpieces.strings
     numpy.testing.assert_array_equal(grouped.align.data, one.align.data)
-    torch.testing.assert_close(grouped.model_output.last_hidden_state, one.model_output.last_hidden_state, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(
+        grouped.model_output.last_hidden_state, one.model_output.last_hidden_state, atol=1e-5, rtol=1e-4
+    )
     for ours, ref in zip(grouped.model_output["hidden_states"], one.model_output["hidden_states"]):
         torch.testing.assert_close(ours, ref, atol=1e-5, rtol=1e-4)
     assert one_grads.keys() == grouped_grads.keys() and len(one_grads) > 10
     for name, grad in one_grads.items():
         # float32 sums over ~1,000 positions: equal to rounding, relative to the largest entry
-        torch.testing.assert_close(grouped_grads[name], grad, rtol=0, atol=1e-5 * float(grad.abs().max()) + 1e-8, msg=name)
+        torch.testing.assert_close(
+            grouped_grads[name], grad, rtol=0, atol=1e-5 * float(grad.abs().max()) + 1e-8, msg=name
+        )
 
 
 def test_length_groups_choice():

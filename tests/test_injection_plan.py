@@ -241,7 +241,8 @@ def assert_same_plan(a: Optional[InjectionPlan], b: Optional[InjectionPlan]) -> 
     assert (a is None) == (b is None)
     if a is None:
         return
-    for name in ("input_ids", "attention_mask", "token_type_ids", "vector_rows", "vector_cols", "vectors", "src", "keep"):
+    names = ("input_ids", "attention_mask", "token_type_ids", "vector_rows", "vector_cols", "vectors", "src", "keep")
+    for name in names:
         x, y = getattr(a, name), getattr(b, name)
         if x is None or y is None:
             assert x is None and y is None, name

@@ -44,7 +44,9 @@ def test_a_string_where_the_list_of_contexts_belongs_is_refused(network):
 @pytest.mark.parametrize("budget", [-1, -100])
 def test_a_token_budget_below_one_is_refused(network, budget):
     """(0 is not refused: `infer(token_budget=0)` takes the device's default budget.)"""
-    with pytest.raises(ValueError, match=rf"\[E024\] token_budget must be a positive number of encoder tokens per call, got {budget}"):
+    with pytest.raises(
+        ValueError, match=rf"\[E024\] token_budget must be a positive number of encoder tokens per call, got {budget}"
+    ):
         network.infer([("kumquat", ["a kumquat here"])], token_budget=budget)
 
 
@@ -142,9 +144,11 @@ def test_length_cuts_are_the_cheapest_split_of_the_sorted_lengths():
         call_cost = rng.choice([0, 8, 64])
         cuts = length_cuts(lengths, call_cost)
         assert cuts[-1] == len(lengths) and cuts == sorted(set(cuts))
-        best = min(padded_cost(lengths, list(inner) + [len(lengths)], call_cost)
-                   for k in range(len(lengths))
-                   for inner in itertools.combinations(range(1, len(lengths)), k))
+        best = min(
+            padded_cost(lengths, list(inner) + [len(lengths)], call_cost)
+            for k in range(len(lengths))
+            for inner in itertools.combinations(range(1, len(lengths)), k)
+        )
         assert padded_cost(lengths, cuts, call_cost) == best
 
 

@@ -73,7 +73,10 @@ def test_model_path_loads_a_trained_directory_at_init(tiny_bert_path, tmp_path):
     network = get_bertram_network(loaded)
     loaded.initialize()  # once loaded, init keeps the network
     assert get_bertram_network(loaded) is network
-    assert build(tiny_bert_path, mode="replace", model_path=str(tmp_path / "m")).initialize().predict(X).shape == (3, 32)
+    assert build(tiny_bert_path, mode="replace", model_path=str(tmp_path / "m")).initialize().predict(X).shape == (
+        3,
+        32,
+    )
     # A setting that contradicts the trained model is an error at init, not silently replaced.
     with pytest.raises(ValueError, match=r"\[E036\].*sets base_model = 'another-encoder'.*has base_model"):
         build("another-encoder", model_path=str(tmp_path / "m")).initialize()
@@ -87,8 +90,11 @@ def test_a_missing_model_path_fails_at_init_not_construction(tiny_bert_path, tmp
     monkeypatch.setattr(storage, "load_encoder", lambda name: pytest.fail("no encoder before init"))
     layer = build(tiny_bert_path, model_path=str(tmp_path / "nowhere"))  # the deferral: nothing is read
     monkeypatch.undo()
-    with pytest.raises(ValueError, match=r"\[E034\] Cannot load the BERTRAM model at "
-                                         r".*nowhere.*model_path.*not a directory"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E034\] Cannot load the BERTRAM model at "
+        r".*nowhere.*model_path.*not a directory",
+    ):
         layer.initialize()
     with pytest.raises(ValueError, match=r"\[E033\].*has not loaded its model_path.*nowhere.*before saving"):
         layer.to_bytes()
@@ -113,8 +119,11 @@ def test_settings_that_contradict_serialized_weights_are_refused(tiny_bert_path)
 
 @pytest.mark.parametrize("budget", [0, -5])
 def test_a_token_budget_below_one_is_refused(tiny_bert_path, budget):
-    with pytest.raises(ValueError, match=rf"\[E024\] \[components.bertram.model\] token_budget must be a positive "
-                                         rf"number.*got {budget}"):
+    with pytest.raises(
+        ValueError,
+        match=rf"\[E024\] \[components.bertram.model\] token_budget must be a positive "
+        rf"number.*got {budget}",
+    ):
         build(tiny_bert_path, token_budget=budget)
 
 

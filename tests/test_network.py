@@ -109,7 +109,9 @@ def test_length_grouped_calls_give_the_one_word_path_vectors(tiny_bert_path, mon
     items += [(f"quokka{'s' * k}", []) for k in range(12)]
     calls: List[int] = []
     run = network._run_encoder
-    monkeypatch.setattr(network, "_run_encoder", lambda embeds, mask: calls.append(embeds.shape[1]) or run(embeds, mask))
+    monkeypatch.setattr(
+        network, "_run_encoder", lambda embeds, mask: calls.append(embeds.shape[1]) or run(embeds, mask)
+    )
     grouped = network.infer(items)
     assert len(calls) >= 2 and min(calls) < max(calls)  # bare pieces in a short call, contexts in a long one
     single = numpy.vstack([network.infer([item]) for item in items])
@@ -161,7 +163,12 @@ def test_saved_and_loaded_model_gives_identical_vectors(tiny_bert_path, tmp_path
     network = make_network(tiny_bert_path, mode)
     before = network.infer(ITEMS)
     path = save_bertram(network, tmp_path / "bertram")
-    assert sorted(p.name for p in path.iterdir()) == ["config.json", "digests.json", "ngrams.json", "weights.safetensors"]
+    assert sorted(p.name for p in path.iterdir()) == [
+        "config.json",
+        "digests.json",
+        "ngrams.json",
+        "weights.safetensors",
+    ]
     loaded = load_bertram(path)
     assert loaded.config.mode == mode
     assert len(loaded.ngram_vocab) == len(network.ngram_vocab)
@@ -240,8 +247,13 @@ def test_subword_share_mixes_unit_vectors_at_the_subword_means_norm(tiny_bert_pa
 def test_one_piece_word_without_contexts_keeps_its_own_embedding(tiny_bert_path, tmp_path, mode):
     network = make_network(tiny_bert_path, mode, subword_share=0.5, own_embedding_for_one_piece=True).eval()
     own = network.embedding_matrix()[network.inputs.word_pieces("orange")[0]].detach().numpy()
-    items = [("orange", []), ("orange", ["no such word here"]),  # one piece, no usable context
-             ("orange", ["the orange was sweet"]), ("kumquat", []), ("kumquat", ["she ate a kumquat"])]
+    items = [
+        ("orange", []),
+        ("orange", ["no such word here"]),  # one piece, no usable context
+        ("orange", ["the orange was sweet"]),
+        ("kumquat", []),
+        ("kumquat", ["she ate a kumquat"]),
+    ]
     ours = network.infer(items)
     assert len(network.inputs.word_pieces("orange")) == 1 and len(network.inputs.word_pieces("kumquat")) > 1
     numpy.testing.assert_allclose(ours[:2], [own, own], atol=1e-6)
@@ -262,8 +274,9 @@ def test_the_callers_config_is_left_as_it_was(tiny_bert_path):
     network = BertramNetwork(config, NgramVocab(), encoder, tokenizer)
     assert config.to_dict() == before and config.encoder_embedding_width is None
     assert network.config is not config and network.config.encoder_embedding_width == network.width
-    assert network.config == BertramConfig(**{**before, **{k: v for k, v in network.config.to_dict().items()
-                                                            if k.startswith("encoder_")}})
+    assert network.config == BertramConfig(
+        **{**before, **{k: v for k, v in network.config.to_dict().items() if k.startswith("encoder_")}}
+    )
 
 
 # -- exact shortcuts of the context encoder: shared rows, no layer above the read layer ------
@@ -307,7 +320,9 @@ def test_rows_with_the_same_input_are_encoded_once(tiny_bert_path, monkeypatch):
     items = [("farmer", [sentence]), ("kumquat", [sentence]), ("garden", [sentence])]
     encoded = []
     run = network._run_encoder
-    monkeypatch.setattr(network, "_run_encoder", lambda embeds, attention: encoded.append(len(embeds)) or run(embeds, attention))
+    monkeypatch.setattr(
+        network, "_run_encoder", lambda embeds, attention: encoded.append(len(embeds)) or run(embeds, attention)
+    )
     batch = network.prepare(*zip(*[(w, c) for w, c in items]))
     context_rows = [r for r in batch.rows if len(r) > 6]
     assert len(context_rows) == 3 and len({r.input_ids for r in context_rows}) == 1

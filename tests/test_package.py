@@ -108,13 +108,26 @@ def test_packaged_wheel_installs_and_loads_in_a_fresh_venv(bertram_dir, tiny_ber
     nlp.to_disk(tmp_path / "pipeline")
     (tmp_path / "out").mkdir()
     package = ["-m", "spacy", "package", tmp_path / "pipeline", tmp_path / "out", "--build", "sdist", "--force"]
-    if not factory_entry_point_installed():  # until setup.py declares the factory
+    if not factory_entry_point_installed():  # until pyproject.toml's entry point is installed
         (tmp_path / "code.py").write_text("import spacy_bertram.pipeline.component\n", encoding="utf8")
         package += ["--code", tmp_path / "code.py"]
     run([sys.executable, *package], tmp_path)
     (sdist,) = (tmp_path / "out").glob("*/dist/*.tar.gz")
-    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", sdist, "-w", tmp_path / "wheels"],
-        tmp_path)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            sdist,
+            "-w",
+            tmp_path / "wheels",
+        ],
+        tmp_path,
+    )
     (wheel,) = (tmp_path / "wheels").glob("*.whl")
     run([venv, "-m", "pip", "install", "-q", "--no-index", own_wheel, wheel], tmp_path, VENV_ENV)
     (tmp_path / "table" / "table.json").unlink()  # the installed package carries its own copy
@@ -129,7 +142,8 @@ def test_packaged_wheel_installs_and_loads_in_a_fresh_venv(bertram_dir, tiny_ber
 
 
 def test_the_assembled_wheel_runs_without_its_model_directory_from_anywhere(  # noqa: F811
-        bertram_dir, tiny_bert_path, tmp_path, monkeypatch, own_wheel, venv):
+    bertram_dir, tiny_bert_path, tmp_path, monkeypatch, own_wheel, venv
+):
     """docs/packaging.md's route: `assemble BASELINE "mödel dir" out` (bertram saved as added, never
     initialized), `spacy package --build wheel`, both wheels installed; the model directory removed, a
     doc run from another working directory gets the vectors the assembled pipeline gave."""
@@ -143,8 +157,22 @@ def test_the_assembled_wheel_runs_without_its_model_directory_from_anywhere(  # 
     texts = [TEXT, "A zorbing quokka."]
     docs = list(spacy.load("out/pipeline").pipe(texts))
     (tmp_path / "dist").mkdir()
-    run([sys.executable, "-m", "spacy", "package", "out/pipeline", "dist", "--code", "out/code.py", "--build", "wheel",
-         "--force"], tmp_path)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "package",
+            "out/pipeline",
+            "dist",
+            "--code",
+            "out/code.py",
+            "--build",
+            "wheel",
+            "--force",
+        ],
+        tmp_path,
+    )
     (wheel,) = (tmp_path / "dist").glob("*/dist/en_textcat_bertram-*.whl")
     run([venv, "-m", "pip", "install", "-q", "--no-index", own_wheel, wheel], tmp_path, VENV_ENV)
     shutil.rmtree(tmp_path / "mödel dir")
@@ -160,8 +188,9 @@ def test_the_fresh_venv_sees_the_packages_of_a_virtualenv_it_is_made_from(tmp_pa
     """Run from a user's virtualenv, the fresh venv must see what is installed there, not the base's."""
     outer = tmp_path / "outer"
     run([sys.executable, "-m", "venv", "--without-pip", outer], tmp_path)
-    purelib = run([outer / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                  tmp_path).strip()
+    purelib = run(
+        [outer / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp_path
+    ).strip()
     (Path(purelib) / "only_in_the_outer_venv.py").write_text("VALUE = 42\n", encoding="utf8")
     helper = Path(__file__).with_name("fresh_venv.py")
     inner = run([outer / "bin" / "python", helper, tmp_path / "inner", "--without-pip"], tmp_path).strip()

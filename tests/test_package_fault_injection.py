@@ -24,7 +24,7 @@ import numpy
 import pytest
 import spacy
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
 import spacy_bertram.training.store_builder as contexts_mod
 import spacy_bertram.frequencies as frequencies_mod
@@ -221,7 +221,8 @@ def test_train_killed_at_random_points_resumes_to_the_same_model(tiny_bert_path,
             _train(source, out, tiny_bert_path, ablation=False)
     assert not (out / "model").exists()
     resumed = _train(source, out, tiny_bert_path, ablation=False)
-    a, b = load_file(str(tmp_path / "whole" / "model" / "weights.safetensors")), load_file(str(out / "model" / "weights.safetensors"))
+    a = load_file(str(tmp_path / "whole" / "model" / "weights.safetensors"))
+    b = load_file(str(out / "model" / "weights.safetensors"))
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     for name in ("config.json", "ngrams.json", "counts.tsv"):
         assert (out / "model" / name).read_bytes() == (tmp_path / "whole" / "model" / name).read_bytes(), name
@@ -272,8 +273,11 @@ def test_prepare_killed_at_random_points_then_rerun_gives_the_same_outputs(tmp_p
     flush = contexts_mod._Reservoirs.flush
     kills = {
         "while counting": (contexts_mod, "tokenize", after(rng.randrange(1, 1200), contexts_mod.tokenize)),
-        "while collecting contexts": (contexts_mod, "tokenize_spans",
-                                      after(rng.randrange(1, 1200), contexts_mod.tokenize_spans)),
+        "while collecting contexts": (
+            contexts_mod,
+            "tokenize_spans",
+            after(rng.randrange(1, 1200), contexts_mod.tokenize_spans),
+        ),
         "while writing the store": (contexts_mod._Reservoirs, "flush", after(0, flush)),
         "while writing counts.tsv": (frequencies_mod, "atomic_path", dies_before_rename(frequencies_mod.atomic_path)),
         "while writing prepare.json": (prepare_mod, "atomic_path", dies_before_rename(prepare_mod.atomic_path)),

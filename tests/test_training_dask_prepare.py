@@ -33,14 +33,23 @@ def test_dask_prepare_equals_single_machine_prepare(tmp_path, caps):
     settings = dict(min_count=40, max_contexts=caps[0], rare_max_contexts=caps[1], context_window=4, seed=7,
                     progress=False)
     single = prepare(corpus, tmp_path / "single", **settings)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         spread = prepare(corpus, tmp_path / "dask", client=client, **settings)
-        reseeded = prepare(corpus, tmp_path / "seed8", client=client, **{**settings, "seed": 8})
+        prepare(corpus, tmp_path / "seed8", client=client, **{**settings, "seed": 8})
     assert (spread.total_words, spread.vocab_size, spread.lines, spread.files) == (
-        single.total_words, single.vocab_size, single.lines, 5)
+        single.total_words,
+        single.vocab_size,
+        single.lines,
+        5,
+    )
     assert (tmp_path / "dask" / "counts.tsv").read_bytes() == (tmp_path / "single" / "counts.tsv").read_bytes()
-    ours, theirs = _store_rows(tmp_path / "dask" / "contexts.sqlite"), _store_rows(tmp_path / "single" / "contexts.sqlite")
+    ours, theirs = (
+        _store_rows(tmp_path / "dask" / "contexts.sqlite"),
+        _store_rows(tmp_path / "single" / "contexts.sqlite"),
+    )
     assert ours == theirs and len(theirs["contexts"]) > 150
     assert any(n > caps[0] for _, _, n, _ in theirs["words"])  # reservoirs were full: the random stream mattered
     assert _store_rows(tmp_path / "seed8" / "contexts.sqlite")["contexts"] != theirs["contexts"]

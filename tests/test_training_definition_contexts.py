@@ -41,5 +41,7 @@ def test_a_run_with_definitions_records_them(tiny_bert_path, store, tmp_path):
     progress = json.loads((tmp_path / "run" / "progress.json").read_text())
     assert progress["run"]["definitions"] == {"store": str(store), "per_word": 1}
     assert metrics["final"]
-    with pytest.raises(ValueError, match=r"\[E277\].*other settings"):  # the same directory without them does not resume
+    with pytest.raises(
+        ValueError, match=r"\[E277\].*other settings"
+    ):  # the same directory without them does not resume
         _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)})

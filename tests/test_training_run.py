@@ -12,7 +12,7 @@ from spacy_bertram.encoder import load_encoder
 from spacy_bertram.pipeline.device import select_device
 from spacy_bertram.training.ota import OTASettings
 from spacy_bertram.training.run import _check_resume
-from spacy_bertram.training.settings import TrainSettings
+from spacy_bertram.training.settings import UNRECORDED_DEFAULTS, TrainSettings
 from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.targets import build_targets
 
@@ -49,9 +49,10 @@ def test_a_changed_run_is_not_resumed_and_the_changed_settings_are_named(tiny_be
 
 
 def test_a_run_recorded_by_an_earlier_version_resumes_and_names_what_changed(tmp_path):
-    """Earlier versions recorded the same flat settings, without max_word_pieces (always 32 then)."""
+    """Earlier versions recorded the same flat settings, without max_word_pieces (always 32 then) and without the
+    settings added since (the path mix and the ranking term, off then)."""
     settings = TrainSettings()
-    earlier = {k: v for k, v in settings.to_dict().items() if k != "max_word_pieces"}
+    earlier = {k: v for k, v in settings.to_dict().items() if k != "max_word_pieces" and k not in UNRECORDED_DEFAULTS}
     run = {"base_model": "m", "settings": earlier, "min_count": 1, "device": "cpu"}
     (tmp_path / "progress.json").write_text(json.dumps({"run": run, "stages": {}}))
     _check_resume(tmp_path, {**run, "settings": settings.to_dict()})  # the same settings: resumes
@@ -59,6 +60,8 @@ def test_a_run_recorded_by_an_earlier_version_resumes_and_names_what_changed(tmp
                              (BertramConfig(max_word_pieces=8), "max_word_pieces: 32 -> 8")):
         with pytest.raises(ValueError, match=rf"\[E277\].*\(settings\.{changed}\); run with the same settings"):
             _check_resume(tmp_path, {**run, "settings": TrainSettings(network).to_dict()})
+    with pytest.raises(ValueError, match=r"\[E277\].*\(settings\.rank_weight: 0\.0 -> 0\.5\)"):
+        _check_resume(tmp_path, {**run, "settings": TrainSettings(rank_weight=0.5).to_dict()})
 
 
 def test_a_killed_runs_temp_files_are_removed_at_the_next_start(tiny_bert_path, source, tmp_path):
@@ -97,7 +100,9 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(tiny_bert_path, source, t
         _train(tmp_path / "missing.sqlite", out, tiny_bert_path)
     assert not out.exists()
     encoder, tokenizer = load_encoder(tiny_bert_path)
-    targets = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, ota=OTASettings(steps=1), progress=False)
+    targets = build_targets(
+        source, encoder, tokenizer, tiny_bert_path, min_count=20, ota=OTASettings(steps=1), progress=False
+    )
     targets.save(tmp_path / "targets32")
     wider = str(write_tiny_bert(tmp_path / "tiny48", hidden=48))
     with pytest.raises(ValueError, match=r"\[E250\].*width 32.*width 48"):

@@ -1,4 +1,6 @@
-"""training/stages.py: the three training stages on the tiny encoder: schedule, plan, parameters, reused states, inplace."""
+"""training/stages.py: the three training stages on the tiny encoder: schedule, plan, parameters, reused states,
+inplace, path mix, ranking term."""
+
 from __future__ import annotations
 
 import json
@@ -30,8 +32,16 @@ from tests.util import Killed, SMALL, _kill_at, _train
 @pytest.fixture(scope="module")
 def tiny_run(tiny_bert_path, source):
     encoder, tokenizer = load_encoder(tiny_bert_path)
-    targets = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, held_out_fraction=0.1,
-                            ota=OTASettings(steps=2), progress=False)
+    targets = build_targets(
+        source,
+        encoder,
+        tokenizer,
+        tiny_bert_path,
+        min_count=20,
+        held_out_fraction=0.1,
+        ota=OTASettings(steps=2),
+        progress=False,
+    )
     contexts = [source.contexts(w, 6) for w in targets.words]
 
     def make(**overrides):
@@ -54,7 +64,11 @@ def plan(mode: str) -> list:
 
 def test_stage_plan_follows_the_paper():
     specs = plan("add")
-    assert [(s.mode, s.groups) for s in specs] == [("context", ("context",)), ("form", ("form",)), ("add", ("context",))]
+    assert [(s.mode, s.groups) for s in specs] == [
+        ("context", ("context",)),
+        ("form", ("form",)),
+        ("add", ("context",)),
+    ]
     assert specs[0].states_fixed and specs[2].states_fixed  # ADD with frozen form: reuse states
     shallow, replace = plan("shallow")[2], plan("replace")[2]
     assert shallow.groups == ("form", "context", "gate") and shallow.states_fixed
@@ -123,8 +137,14 @@ def test_inplace_trains_one_stage_on_rare_like_spellings_and_resumes(tiny_run, t
     settings = {"mode": "inplace", "subword_share": 0.5}
     whole = _train(source, tmp_path / "whole", tiny_bert_path, ablation=False, settings=settings)
     with pytest.raises(Killed):
-        _train(source, tmp_path / "resumed", tiny_bert_path, ablation=False, settings=settings,
-               on_epoch_end=_kill_at("stage1-inplace", 1))
+        _train(
+            source,
+            tmp_path / "resumed",
+            tiny_bert_path,
+            ablation=False,
+            settings=settings,
+            on_epoch_end=_kill_at("stage1-inplace", 1),
+        )
     resumed = _train(source, tmp_path / "resumed", tiny_bert_path, ablation=False, settings=settings)
     assert resumed["final"] == whole["final"]
     a = load_file(str(tmp_path / "whole" / "model" / "weights.safetensors"))
@@ -142,8 +162,17 @@ def test_inplace_trains_words_without_contexts_from_their_pieces(tiny_bert_path,
     """wordfreq's multi-piece words without a corpus context are trained on their bare row (the
     word's pieces alone, as inference reads every word), and the run reports their share."""
     encoder, tokenizer = load_encoder(tiny_bert_path)
-    targets = build_targets(source, encoder, tokenizer, tiny_bert_path, min_count=20, held_out_fraction=0.1,
-                            ota=OTASettings(steps=1), progress=False, multi_piece_words=25)
+    targets = build_targets(
+        source,
+        encoder,
+        tokenizer,
+        tiny_bert_path,
+        min_count=20,
+        held_out_fraction=0.1,
+        ota=OTASettings(steps=1),
+        progress=False,
+        multi_piece_words=25,
+    )
     contexts = [source.contexts(w, 6) for w in targets.words]
     settings = TrainSettings.from_dict({**SMALL, "mode": "inplace", "base_model": tiny_bert_path})
     run = TrainingRun(targets, contexts, encoder, tokenizer, settings, None, progress=False, log=lambda _: None)
@@ -152,16 +181,23 @@ def test_inplace_trains_words_without_contexts_from_their_pieces(tiny_bert_path,
     bare = [i for i in run.train_ids if not contexts[i]]
     assert bare and set(bare) <= set(run.context_word_ids(network))
     for i in bare:
-        (row,) = pools.rows[pools.starts[i]:pools.ends[i]]
+        (row,) = pools.rows[pools.starts[i] : pools.ends[i]]
         assert row == network.inputs.bare(i, targets.rare_like[i])
-    metrics = _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"mode": "inplace"},
-                     data={"multi_piece_words": 25})
+    metrics = _train(
+        source,
+        tmp_path / "run",
+        tiny_bert_path,
+        ablation=False,
+        settings={"mode": "inplace"},
+        data={"multi_piece_words": 25},
+    )
     info = metrics["targets"]
     assert info["n_with_contexts"] < info["words"] and info["multi_piece_share"] > 0.3
     final = metrics["final"]  # held-out scores by kind of target too, which make up the whole
     assert final["words_row"] + final["words_ota"] == final["words"]
-    assert final["cosine"] == pytest.approx((final["cosine_row"] * final["words_row"]
-                                             + final["cosine_ota"] * final["words_ota"]) / final["words"], abs=1e-5)
+    assert final["cosine"] == pytest.approx(
+        (final["cosine_row"] * final["words_row"] + final["cosine_ota"] * final["words_ota"]) / final["words"], abs=1e-5
+    )
     recorded = json.loads((tmp_path / "run" / "progress.json").read_text())["run"]
     assert recorded["multi_piece_words"] == {"words": 25, "min_zipf": 3.0}
 
@@ -177,8 +213,11 @@ def test_path_mix_draws_each_word_as_inference_reads_it(tiny_run):
     for r, kind in zip(pools.rows, pools.kinds):
         assert (kind == MASKED) == (r.input_ids[r.mask_position] == mask_id and r.span == 1)
         assert (kind == BARE) == (len(r.input_ids) == r.span + 2 and r.mask_position == 1)
-    words = [i for i in run.context_word_ids(network)
-             if {MASKED, SPELLED} <= set(pools.kinds[pools.starts[i]:pools.ends[i]].tolist())]
+    words = [
+        i
+        for i in run.context_word_ids(network)
+        if {MASKED, SPELLED} <= set(pools.kinds[pools.starts[i] : pools.ends[i]].tolist())
+    ]
     assert len(words) > 5
     for path, share in zip(PATHS, numpy.eye(3)):
         rows, local = pools.sample(words, numpy.random.default_rng(0), 2, 4, share)
@@ -217,8 +256,10 @@ def test_ranking_term_is_low_when_the_prediction_is_its_target_and_trains(tiny_r
     assert [e["loss"] for e in ranked] != [e["loss"] for e in plain]
 
 
-@pytest.mark.parametrize("settings", [{"path_mix": (0.5, 0.5, 0.5)}, {"path_mix": (1.0, 0.0)},
-                                      {"rank_temperature": 0.0}, {"rank_weight": -1.0}])
+@pytest.mark.parametrize(
+    "settings",
+    [{"path_mix": (0.5, 0.5, 0.5)}, {"path_mix": (1.0, 0.0)}, {"rank_temperature": 0.0}, {"rank_weight": -1.0}],
+)
 def test_path_mix_and_ranking_settings_are_checked(settings):
     with pytest.raises(ValueError, match="path_mix|ranking term"):
         TrainSettings(**settings)

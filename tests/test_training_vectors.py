@@ -91,7 +91,9 @@ def test_word_selection_by_count_range_and_word_list(model_dir, store_dir, tmp_p
         listed = read_word_list(tmp_path / "words.txt")
         assert listed == ["Quokka", "unseenword", "kumquat", "the"]
         # In range and with store contexts, keyed as the component keys tokens (cased for this network).
-        with pytest.warns(UserWarning, match=r"\[W011\] 1 word\(s\) of the word list are not in the context store") as said:
+        with pytest.warns(
+            UserWarning, match=r"\[W011\] 1 word\(s\) of the word list are not in the context store"
+        ) as said:
             assert key is str and select_words(store, key, 1, 30, listed) == ["Quokka", "kumquat"]
         # "the" is out of the count range (by design, silent); "unseenword" is not in the store: said
         message = str(said[0].message)
@@ -103,8 +105,16 @@ def test_word_selection_by_count_range_and_word_list(model_dir, store_dir, tmp_p
 
 def test_vectors_in_process_equal_single_process_infer(model_dir, store_dir, tmp_path):
     out = tmp_path / "table"
-    summary = build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=3,
-                                 shard_size=4, workers=0, progress=False)
+    summary = build_vector_table(
+        model_dir,
+        store_dir / "contexts.sqlite",
+        out,
+        max_count=30,
+        max_contexts=3,
+        shard_size=4,
+        workers=0,
+        progress=False,
+    )
     table = VectorTable.from_disk(out)
     assert summary["words"] == len(table) == summary["computed_words"] and summary["shards"] == -(-len(table) // 4)
     assert not (out / SHARDS_DIR).exists()
@@ -112,12 +122,28 @@ def test_vectors_in_process_equal_single_process_infer(model_dir, store_dir, tmp
     assert numpy.allclose(table.vectors, expected, atol=1e-5) and numpy.abs(expected).max() > 0.01
     assert table.model_id == model_fingerprint(model_dir) and table.meta["max_contexts"] == 3
     assert table.meta["encoder"] == encoder_identity(load_bertram(model_dir)) and table.meta["word_key"] == "cased"
-    again = build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=3,
-                               shard_size=4, workers=0, progress=False)
+    again = build_vector_table(
+        model_dir,
+        store_dir / "contexts.sqlite",
+        out,
+        max_count=30,
+        max_contexts=3,
+        shard_size=4,
+        workers=0,
+        progress=False,
+    )
     assert again["already_done"] and again["computed_shards"] == 0
     with pytest.raises(ValueError, match=r"\[E266\].*another vector table"):
-        build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=2,
-                           shard_size=4, workers=0, progress=False)
+        build_vector_table(
+            model_dir,
+            store_dir / "contexts.sqlite",
+            out,
+            max_count=30,
+            max_contexts=2,
+            shard_size=4,
+            workers=0,
+            progress=False,
+        )
 
 
 def test_a_killed_run_resumes_with_the_missing_shards(model_dir, store_dir, tmp_path, monkeypatch):
@@ -142,7 +168,10 @@ def test_a_killed_run_resumes_with_the_missing_shards(model_dir, store_dir, tmp_
         build_vector_table(*args, **settings)
     assert not (out / "table.json").exists()
     assert sorted(p.name for p in (out / SHARDS_DIR).iterdir()) == [
-        "plan.json", "shard-00000.safetensors", "shard-00001.safetensors"]
+        "plan.json",
+        "shard-00000.safetensors",
+        "shard-00001.safetensors",
+    ]
     with pytest.raises(ValueError, match=r"\[E132\] No vector table.*resume"):
         VectorTable.from_disk(out)
     with pytest.raises(ValueError, match=r"\[E236\].*other words or settings"):
@@ -159,8 +188,16 @@ def test_vectors_on_a_two_worker_local_cluster(model_dir, store_dir, tmp_path):
     """A real LocalCluster of 2 processes gives the single-process rows."""
     pytest.importorskip("distributed")
     out = tmp_path / "table"
-    summary = build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=3,
-                                 shard_size=3, workers=2, progress=False)
+    summary = build_vector_table(
+        model_dir,
+        store_dir / "contexts.sqlite",
+        out,
+        max_count=30,
+        max_contexts=3,
+        shard_size=3,
+        workers=2,
+        progress=False,
+    )
     assert "with 2 workers" in summary["on"]
     table = VectorTable.from_disk(out)
     assert summary["computed_words"] == len(table) >= 10
@@ -183,10 +220,11 @@ def test_vectors_cli_help_and_errors(model_dir, store_dir, tmp_path):
     assert bad.exit_code == 1 and "--gpu-id must be" in bad.output
     none = cli(model_dir, store_dir / "contexts.sqlite", tmp_path / "t", "--min-count", "1000", "--workers", "0")
     assert none.exit_code == 1 and "No words selected" in none.output
-    ok = cli(model_dir, store_dir / "contexts.sqlite", tmp_path / "t", "--max-count", "30", "--workers", "0",
-             "--no-progress")
+    ok = cli(
+        model_dir, store_dir / "contexts.sqlite", tmp_path / "t", "--max-count", "30", "--workers", "0", "--no-progress"
+    )
     assert ok.exit_code == 0, ok.output
-    assert json.loads(ok.output[ok.output.index("{"):])["words"] == len(VectorTable.from_disk(tmp_path / "t"))
+    assert json.loads(ok.output[ok.output.index("{") :])["words"] == len(VectorTable.from_disk(tmp_path / "t"))
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("mine")
     foreign = cli(model_dir, store_dir / "contexts.sqlite", tmp_path / "mine", "--max-count", "30", "--workers", "0")

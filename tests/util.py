@@ -366,11 +366,17 @@ def _write_rarified(directory: Path, label_override=None):
     from spacy_bertram.evaluation.rarification.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
 
     items = []
-    texts = [("the kumquat was good", "food", "kumquat", "synonym"), ("the dgo was big", "animal", "dgo", "misspelling"),
-             ("the farmer ate a lemon", "food", "lemon", "synonym"), ("the fox was red", "animal", "fox", "synonym")]
+    texts = [
+        ("the kumquat was good", "food", "kumquat", "synonym"),
+        ("the dgo was big", "animal", "dgo", "misspelling"),
+        ("the farmer ate a lemon", "food", "lemon", "synonym"),
+        ("the fox was red", "animal", "fox", "synonym"),
+    ]
     for i, (text, label, word, kind) in enumerate(texts):
         subs = [Substitution(1 if i < 2 else text.split().index(word), "x", word, kind, "NN", float(i))]
-        items.append(RarifiedItem(str(i), label_override or label, text, text.replace(word, "[MASK]"), text, subs, 0.9, 0.1))
+        items.append(
+            RarifiedItem(str(i), label_override or label, text, text.replace(word, "[MASK]"), text, subs, 0.9, 0.1)
+        )
     write_substitutions_jsonl(directory / "test.jsonl", items)
     return items
 
@@ -402,14 +408,19 @@ def markdown_blocks(path: Path, language: str) -> List[str]:
 
 
 #: docs/configuration.md's glossary for its own-context-source recipe (word<TAB>sentence).
-GLOSSARY = "kumquat\tA kumquat is a small orange citrus fruit.\nkumquat\tKumquats are eaten whole.\nquince\tA hard fruit.\n"
+GLOSSARY = (
+    "kumquat\tA kumquat is a small orange citrus fruit.\nkumquat\tKumquats are eaten whole.\nquince\tA hard fruit.\n"
+)
 DOCS = Path(__file__).parent.parent / "docs"
 
 
 def recipe_of_own_source() -> str:
     """docs/configuration.md's `my_sources.py`, as written."""
-    (recipe,) = [block for block in markdown_blocks(DOCS / "configuration.md", "python")
-                 if "@spacy.registry.context_sources" in block]
+    (recipe,) = [
+        block
+        for block in markdown_blocks(DOCS / "configuration.md", "python")
+        if "@spacy.registry.context_sources" in block
+    ]
     return recipe
 
 

@@ -124,7 +124,8 @@ class DictzipFile:
         chunks = None
         position = 0
         while position + 4 <= len(extra):
-            sub_id, sub_length = extra[position : position + 2], struct.unpack("<H", extra[position + 2 : position + 4])[0]
+            sub_id = extra[position : position + 2]
+            sub_length = struct.unpack("<H", extra[position + 2 : position + 4])[0]
             body = extra[position + 4 : position + 4 + sub_length]
             if sub_id == b"RA":
                 version, chunk_length, count = struct.unpack("<HHH", body[:6])
@@ -145,8 +146,10 @@ class DictzipFile:
         for size in sizes:
             starts.append(starts[-1] + size)
         if starts[-1] > self.path.stat().st_size:
-            raise _corrupt(self.path, f"truncated: the chunk table needs {starts[-1]} bytes, "
-                                      f"the file has {self.path.stat().st_size}")
+            raise _corrupt(
+                self.path,
+                f"truncated: the chunk table needs {starts[-1]} bytes, the file has {self.path.stat().st_size}",
+            )
         return chunk_length, starts, sizes
 
     def _chunk(self, number: int) -> bytes:

@@ -1,13 +1,14 @@
 """WordNet 3.0 for NLTK, prepared from the Debian package `wordnet-base`.
 
-Rarification (synonyms) and the dictionary's WordNet glosses need WordNet, and the only WordNet these machines can install
-is Debian's `wordnet-base` (files in /usr/share/wordnet). NLTK 3.10 cannot
+Rarification (synonyms) and the dictionary's WordNet glosses need WordNet, and the only WordNet these machines can
+install is Debian's `wordnet-base` (files in /usr/share/wordnet). NLTK 3.10 cannot
 read that directory as it is: it wants `<nltk_data>/corpora/wordnet/` holding
 real copies of the files (not symlinks) plus a `lexnames` file that the
 Debian package does not ship. `prepare_wordnet` builds that layout once in a
 cache directory, atomically, so that concurrent processes never see half a
 copy; `load_wordnet` returns a ready `WordNetCorpusReader`.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,9 +32,18 @@ DEBIAN_WORDNET_DIRS = ("/usr/share/wordnet",)
 
 #: Files that must be present for NLTK's reader (lexnames is generated).
 REQUIRED_FILES = (
-    "index.noun", "index.verb", "index.adj", "index.adv",
-    "data.noun", "data.verb", "data.adj", "data.adv",
-    "noun.exc", "verb.exc", "adj.exc", "adv.exc",
+    "index.noun",
+    "index.verb",
+    "index.adj",
+    "index.adv",
+    "data.noun",
+    "data.verb",
+    "data.adj",
+    "data.adv",
+    "noun.exc",
+    "verb.exc",
+    "adj.exc",
+    "adv.exc",
 )
 #: Optional files copied when present (sense counts; sense index).
 OPTIONAL_FILES = ("cntlist.rev", "index.sense", "cntlist", "sentidx.vrb", "sents.vrb")
@@ -79,9 +89,7 @@ def is_wordnet_dir(path: Path) -> bool:
 
 
 def _is_complete_layout(path: Path) -> bool:
-    return is_wordnet_dir(path) and all(
-        (path / name).is_file() for name in ("lexnames", "index.sense")
-    )
+    return is_wordnet_dir(path) and all((path / name).is_file() for name in ("lexnames", "index.sense"))
 
 
 def _candidate_dirs(wordnet_dir: Optional[PathLike]) -> Iterable[Path]:
@@ -184,9 +192,7 @@ def _write_index_sense(directory: Path, nltk_root: Path) -> None:
     (directory / "index.sense").write_text("".join(lines), encoding="utf8")
 
 
-def prepare_wordnet(
-    wordnet_dir: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None
-) -> Path:
+def prepare_wordnet(wordnet_dir: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None) -> Path:
     """Build `<cache_dir>/corpora/wordnet/` for NLTK and return `<cache_dir>`.
 
     The copy is made in a temporary sibling directory and renamed into place,
@@ -237,9 +243,7 @@ _LOCK = threading.Lock()
 _READERS: dict = {}
 
 
-def load_wordnet(
-    wordnet_dir: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None
-):
+def load_wordnet(wordnet_dir: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None):
     """A (cached) NLTK `WordNetCorpusReader` over WordNet 3.0.
 
     Raises WordNetMissingError with install instructions when WordNet is absent.

@@ -9,9 +9,10 @@
 
 Each sub-package's `commands.py` registers its steps' commands. Shared by them: `bootstrap` (paired
 bootstrap CIs), `folds` (rare-word folds), `outputs` (what each command writes), `assets` (where the
-project's data lives), `learning_curve` (`curve`) and `rarity` (`rare-words`). Only the light `downstream.metrics` (numpy)
-is re-exported here; matplotlib is imported only when a plot is drawn.
+project's data lives), `learning_curve` (`curve`) and `rarity` (`rare-words`). Only the light `downstream.metrics`
+(numpy) is re-exported here; matplotlib is imported only when a plot is drawn.
 """
+
 from .downstream.metrics import (
     SUBSETS,
     FrequencyBucket,

@@ -131,7 +131,8 @@ def versus_reference(point: Mapping[str, Any], reference: Mapping[str, Any], sub
                      np.asarray([table[k][1] for k in shared], dtype=float))
               for name, table in (("reference", theirs), ("point", mine))}
     compared = compare(scores, [k[2] for k in shared], n_resamples, seed, baseline="reference")
-    return {"n": len(shared), "difference": compared["point"]["gain"], "hits_difference": compared["point"]["hits_gain"]}
+    point = compared["point"]
+    return {"n": len(shared), "difference": point["gain"], "hits_difference": point["hits_gain"]}
 
 
 def read_point(directory: Path) -> Dict[str, Any]:
@@ -143,8 +144,15 @@ def read_point(directory: Path) -> Dict[str, Any]:
     crw_sets = (files[INTRINSIC] or {}).get("sets", {}).get("crw", {})
     crw = crw_sets.get("subsets", {}).get(RULE_SUBSET, {}).get("systems", {})
     contexts = {str(k): crw[name]["difference"] for name, k in CONTEXT_SYSTEMS if "difference" in crw.get(name, {})}
-    return {"name": directory.name, "path": str(directory), "training": training_set(train),
-            "held_out": train.get("final"), "measures": measures, "crw_by_contexts": contexts, "_files": files}
+    return {
+        "name": directory.name,
+        "path": str(directory),
+        "training": training_set(train),
+        "held_out": train.get("final"),
+        "measures": measures,
+        "crw_by_contexts": contexts,
+        "_files": files,
+    }
 
 
 def learning_curve(points: Sequence[PathLike], n_resamples: int = 2000, seed: int = 0) -> Dict[str, Any]:
@@ -163,8 +171,14 @@ def learning_curve(points: Sequence[PathLike], n_resamples: int = 2000, seed: in
                 point["versus_reference"][m.key] = diff
     for point in read:
         del point["_files"]
-    curve = {"reference": reference["name"], "measures": {m.key: m.title for m in MEASURES},
-             "rule_subset": RULE_SUBSET, "bootstrap": n_resamples, "seed": seed, "points": read}
+    curve = {
+        "reference": reference["name"],
+        "measures": {m.key: m.title for m in MEASURES},
+        "rule_subset": RULE_SUBSET,
+        "bootstrap": n_resamples,
+        "seed": seed,
+        "points": read,
+    }
     curve["per_doubling"] = per_doubling(curve)
     return curve
 
@@ -174,8 +188,11 @@ def per_doubling(curve: Mapping[str, Any]) -> Dict[str, float]:
     that have it (three or more, at two or more sizes): the gain per doubling of the training set."""
     slopes: Dict[str, float] = {}
     for key in curve["measures"]:
-        xy = [(np.log2(p["training"]["trained_words"]), p["measures"][key]["gain"]["estimate"])
-              for p in curve["points"] if p["measures"].get(key) and p["training"]["trained_words"] > 0]
+        xy = [
+            (np.log2(p["training"]["trained_words"]), p["measures"][key]["gain"]["estimate"])
+            for p in curve["points"]
+            if p["measures"].get(key) and p["training"]["trained_words"] > 0
+        ]
         if len(xy) >= 3 and len({x for x, _ in xy}) >= 2:
             x, y = np.asarray(xy, dtype=float).T
             slopes[key] = float(np.polyfit(x, y, 1)[0])
@@ -207,31 +224,66 @@ def format_markdown(curve: Mapping[str, Any]) -> List[str]:
     for point in curve["points"]:
         t = point["training"]
         seconds = sum(s for s in (t["seconds_training"], t["seconds_targets"]) if s is not None)
-        rows.append([point["name"], f"{t['trained_words']:,}", f"{100 * (t['multi_piece_share'] or 0):.0f}%",
-                     f"{seconds:,.0f}", *(_cell(point["measures"].get(k)) for k in keys)])
+        rows.append(
+            [
+                point["name"],
+                f"{t['trained_words']:,}",
+                f"{100 * (t['multi_piece_share'] or 0):.0f}%",
+                f"{seconds:,.0f}",
+                *(_cell(point["measures"].get(k)) for k in keys),
+            ]
+        )
     lines = markdown_table(("point", "training words", "multi-piece", "seconds", *keys), rows)
-    lines += ["", limits_sentence(curve), "", "Measures: " + "; ".join(f"`{k}` {title}" for k, title in curve["measures"].items()) + ". "
-              "Each cell: gain over the subword mean [95% CI], `*` where the CI excludes 0.", ""]
+    lines += [
+        "",
+        limits_sentence(curve),
+        "",
+        "Measures: " + "; ".join(f"`{k}` {title}" for k, title in curve["measures"].items()) + ". "
+        "Each cell: gain over the subword mean [95% CI], `*` where the CI excludes 0.",
+        "",
+    ]
     others = [p for p in curve["points"] if p.get("versus_reference")]
     if others:
-        lines += [f"Difference to the reference point `{curve['reference']}` on the same pairs (paired bootstrap "
-                  "over original words): mean cosine [95% CI]; hits@10 points [95% CI].", "",
-                  *markdown_table(("point", "measure", "n", "Δ cosine", "Δ hits@10"), (
-                      [point["name"], key, diff["n"], format_ci(diff["difference"], 1, 3, star=True),
-                       format_ci(diff["hits_difference"], 100, 1, star=True)]
-                      for point in others for key, diff in point["versus_reference"].items()), text_columns=2), ""]
+        lines += [
+            f"Difference to the reference point `{curve['reference']}` on the same pairs (paired bootstrap "
+            "over original words): mean cosine [95% CI]; hits@10 points [95% CI].",
+            "",
+            *markdown_table(
+                ("point", "measure", "n", "Δ cosine", "Δ hits@10"),
+                (
+                    [
+                        point["name"],
+                        key,
+                        diff["n"],
+                        format_ci(diff["difference"], 1, 3, star=True),
+                        format_ci(diff["hits_difference"], 100, 1, star=True),
+                    ]
+                    for point in others
+                    for key, diff in point["versus_reference"].items()
+                ),
+                text_columns=2,
+            ),
+            "",
+        ]
     return lines
 
 
-def _plot(curve: Mapping[str, Any], keys: Sequence[str], x_of: Callable[[Mapping[str, Any]], float],
-          xlabel: str, axes) -> None:
+def _plot(
+    curve: Mapping[str, Any], keys: Sequence[str], x_of: Callable[[Mapping[str, Any]], float], xlabel: str, axes
+) -> None:
     for ax, key in zip(axes, keys):
         shown = [(x_of(p), p["measures"][key], p) for p in curve["points"] if p["measures"].get(key)]
         for x, m, p in sorted(shown, key=lambda item: item[0]):
             share = p["training"]["multi_piece_share"] or 0.0
             gain = m["gain"]
-            ax.errorbar([x], [gain["estimate"]], yerr=[[gain["estimate"] - gain["low"]], [gain["high"] - gain["estimate"]]],
-                        fmt="o" if share < 0.25 else "s", color="tab:blue" if share < 0.25 else "tab:orange", capsize=3)
+            ax.errorbar(
+                [x],
+                [gain["estimate"]],
+                yerr=[[gain["estimate"] - gain["low"]], [gain["high"] - gain["estimate"]]],
+                fmt="o" if share < 0.25 else "s",
+                color="tab:blue" if share < 0.25 else "tab:orange",
+                capsize=3,
+            )
         ax.axhline(0.0, color="grey", lw=0.8)
         ax.set_title(textwrap.fill(curve["measures"][key], 36), fontsize=8)
         ax.set_xlabel(xlabel, fontsize=8)
@@ -243,8 +295,7 @@ def plot_curves(curve: Mapping[str, Any], path: PathLike) -> Path:
     share of 25% or more, circles: less."""
     plt = pyplot()
     keys = list(curve["measures"])
-    fig, axes = plt.subplots(2, (len(keys) + 1) // 2, figsize=(4 * ((len(keys) + 1) // 2), 7.5),
-                             layout="constrained")
+    fig, axes = plt.subplots(2, (len(keys) + 1) // 2, figsize=(4 * ((len(keys) + 1) // 2), 7.5), layout="constrained")
     axes = list(np.asarray(axes).ravel())
     _plot(curve, keys, lambda p: p["training"]["trained_words"], "training words (log)", axes)
     for ax in axes:
@@ -261,10 +312,17 @@ def plot_contexts(curve: Mapping[str, Any], path: PathLike) -> Path:
         by = point["crw_by_contexts"]
         ks = sorted(int(k) for k in by)
         if ks:
-            ax.errorbar(ks, [by[str(k)]["estimate"] for k in ks],
-                        yerr=[[by[str(k)]["estimate"] - by[str(k)]["low"] for k in ks],
-                              [by[str(k)]["high"] - by[str(k)]["estimate"] for k in ks]],
-                        marker="o", capsize=3, label=point["name"])
+            ax.errorbar(
+                ks,
+                [by[str(k)]["estimate"] for k in ks],
+                yerr=[
+                    [by[str(k)]["estimate"] - by[str(k)]["low"] for k in ks],
+                    [by[str(k)]["high"] - by[str(k)]["estimate"] for k in ks],
+                ],
+                marker="o",
+                capsize=3,
+                label=point["name"],
+            )
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_xlabel("contexts read at inference")
     ax.set_ylabel(f"CRW {RULE_SUBSET}: Δ Spearman vs subword mean")
@@ -276,21 +334,36 @@ def plot_contexts(curve: Mapping[str, Any], path: PathLike) -> Path:
     return save_png(fig, path)
 
 
-def write_learning_curve(points: Sequence[PathLike], output_dir: PathLike, n_resamples: int = 2000,
-                         seed: int = 0) -> Dict[str, Any]:
+def write_learning_curve(
+    points: Sequence[PathLike], output_dir: PathLike, n_resamples: int = 2000, seed: int = 0
+) -> Dict[str, Any]:
     """learning_curve.json, .md and the two plots under `output_dir`."""
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     curve = learning_curve(points, n_resamples, seed)
     write_json_atomic(out / CURVE_OUTPUTS[0], mark_json(curve, "learning-curve"))
     lines = [text_mark("learning-curve"), "# Learning curve", ""] + format_markdown(curve)
-    lines += [f"![gains against training words]({CURVE_OUTPUTS[2]})", "",
-              f"![CRW against contexts at inference]({CURVE_OUTPUTS[3]})", ""]
+    lines += [
+        f"![gains against training words]({CURVE_OUTPUTS[2]})",
+        "",
+        f"![CRW against contexts at inference]({CURVE_OUTPUTS[3]})",
+        "",
+    ]
     write_bytes_atomic(out / CURVE_OUTPUTS[1], ("\n".join(lines) + "\n").encode("utf8"))
     plot_curves(curve, out / CURVE_OUTPUTS[2])
     plot_contexts(curve, out / CURVE_OUTPUTS[3])
     return curve
 
 
-__all__ = ["MEASURES", "format_markdown", "learning_curve", "limits_sentence", "per_doubling", "plot_contexts", "plot_curves",
-           "read_point", "versus_reference", "write_learning_curve"]
+__all__ = [
+    "MEASURES",
+    "format_markdown",
+    "learning_curve",
+    "limits_sentence",
+    "per_doubling",
+    "plot_contexts",
+    "plot_curves",
+    "read_point",
+    "versus_reference",
+    "write_learning_curve",
+]

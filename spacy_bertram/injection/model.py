@@ -1,4 +1,5 @@
-"""The model behind `spacy-bertram.TransformerModel.v1` (registered in `architectures.py`): BERTRAM vectors in the encoder input.
+"""The model behind `spacy-bertram.TransformerModel.v1` (registered in `architectures.py`): BERTRAM vectors in the
+encoder input.
 
 This is spacy-transformers' `TransformerModel.v3` with one change: when a batch has
 BERTRAM vectors (`doc._.bertram`, token index -> vector in the encoder's
@@ -31,6 +32,7 @@ rounding (~1e-6); a batch without vectors runs the stock single call.
 The policies for truncation, strided spans and bad vectors: `plan.py`; how each
 mode rebuilds the wordpiece sequences: `builders.py`; how the outputs come back: `mapping.py`.
 """
+
 from __future__ import annotations
 
 import copy
@@ -106,9 +108,7 @@ class BertramTransformerModel(TransformerModel):
 
     def copy(self) -> "BertramTransformerModel":
         """Deep copy, as the stock `copy` but keeping the injection mode."""
-        copied = BertramTransformerModel(
-            self.attrs["name"], self.attrs["get_spans"], injection=self.injection
-        )
+        copied = BertramTransformerModel(self.attrs["name"], self.attrs["get_spans"], injection=self.injection)
         params = {}
         for name in self.param_names:
             params[name] = self.get_param(name) if self.has_param(name) else None
@@ -128,9 +128,7 @@ def replace_listener_cfg(tok2vec_model_cfg: Dict[str, Any], listener_model_cfg: 
     return result
 
 
-def forward(
-    model: BertramTransformerModel, docs: List[Doc], is_train: bool
-) -> Tuple[FullTransformerBatch, Callable]:
+def forward(model: BertramTransformerModel, docs: List[Doc], is_train: bool) -> Tuple[FullTransformerBatch, Callable]:
     """The stock TransformerModel forward, with the injection plan passed to the HF layer."""
     tokenizer = model.tokenizer
     get_spans = model.attrs["get_spans"]

@@ -177,15 +177,32 @@ class BertramComponent(Pipe):
     context_window = Setting()
 
     def __init__(
-        self, vocab: Vocab, model: Model, rare_words: RareWordRule, *, name: str = "bertram",
-        nlp: Optional[Language] = None, contexts: Union[str, ContextSource] = "doc", context_store: Optional[str] = None,
-        contexts_per_word: int = 8, context_window: int = DEFAULT_DOC_WINDOW, cache_size: int = 10_000,
-        save_cache: bool = False, vector_table: Optional[str] = None, infer_missing: bool = True,
+        self,
+        vocab: Vocab,
+        model: Model,
+        rare_words: RareWordRule,
+        *,
+        name: str = "bertram",
+        nlp: Optional[Language] = None,
+        contexts: Union[str, ContextSource] = "doc",
+        context_store: Optional[str] = None,
+        contexts_per_word: int = 8,
+        context_window: int = DEFAULT_DOC_WINDOW,
+        cache_size: int = 10_000,
+        save_cache: bool = False,
+        vector_table: Optional[str] = None,
+        infer_missing: bool = True,
         dictionary_store: Optional[str] = None,
     ) -> None:
         self.word_sources = WordSources(
-            rare_words, vocab.lang, name=name, contexts=contexts, context_store=context_store,
-            dictionary_store=dictionary_store, contexts_per_word=contexts_per_word, context_window=context_window,
+            rare_words,
+            vocab.lang,
+            name=name,
+            contexts=contexts,
+            context_store=context_store,
+            dictionary_store=dictionary_store,
+            contexts_per_word=contexts_per_word,
+            context_window=context_window,
         )
         self.vocab = vocab
         self.model = model
@@ -377,8 +394,14 @@ class BertramComponent(Pipe):
         for doc, doc_vectors in zip(docs, vectors):
             doc._.set(DOC_EXTENSION, doc_vectors)
 
-    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Any = None,
-               losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Any = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
         """No weight update (BERTRAM is trained offline): annotate the predicted docs in place."""
         examples = list(examples)
         validate_examples(examples, "BertramComponent.update")
@@ -386,8 +409,14 @@ class BertramComponent(Pipe):
         self.set_annotations(docs, self.predict(docs))
         return losses if losses is not None else {}
 
-    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None,
-                   vector_table: Optional[str] = None, reload_model: bool = False) -> None:
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        vector_table: Optional[str] = None,
+        reload_model: bool = False,
+    ) -> None:
         """Load the trained model (the layer's init) and vector table (this one wins over the factory's). A loaded
         pipeline keeps its saved weights: `reload_model` loads model_path over them (a model retrained there)."""
         if nlp is not None:
@@ -416,8 +445,12 @@ class BertramComponent(Pipe):
         }
 
     def _readers(self) -> Dict[str, Reader]:
-        return {"model": self.model.from_bytes, "frequencies": CountTable.from_bytes,
-                "cache": self.cache.from_bytes, "vector_table": VectorTable.from_bytes}
+        return {
+            "model": self.model.from_bytes,
+            "frequencies": CountTable.from_bytes,
+            "cache": self.cache.from_bytes,
+            "vector_table": VectorTable.from_bytes,
+        }
 
     def _take_loaded(self, loaded: serialization.Loaded, exclude: Set[str]) -> None:
         """Use what a load read. The model's identity comes with the model only; a saved model without
@@ -431,10 +464,15 @@ class BertramComponent(Pipe):
             model_keys = () if "model" in parts else ("model_id", "model_source")
             skip = {"parts", STORE_KEY, UNTRAINED_KEY, *model_keys}
             self.cfg.update({key: value for key, value in cfg.items() if key not in skip})
-        if not self.is_loaded and bertram_shim(self.model).rearm() and "model" in parts \
-                and not (cfg or {}).get(UNTRAINED_KEY):  # saved untrained: loads a model_path given at load, quietly
-            warnings.warn(Warnings.W004.format(name=self.name, model_path=bertram_shim(self.model).model_path),
-                          stacklevel=2)
+        if (
+            not self.is_loaded
+            and bertram_shim(self.model).rearm()
+            and "model" in parts
+            and not (cfg or {}).get(UNTRAINED_KEY)
+        ):  # saved untrained: loads a model_path given at load, quietly
+            warnings.warn(
+                Warnings.W004.format(name=self.name, model_path=bertram_shim(self.model).model_path), stacklevel=2
+            )
         self.reset_derived()
         self.word_sources.open_stores()
 
@@ -448,8 +486,9 @@ class BertramComponent(Pipe):
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
         exclude = set(exclude)
-        loaded = serialization.read_bytes(bytes_data, self._readers(), exclude, strings=CFG_STRINGS,
-                                          unlisted=UNLISTED_NEEDS)
+        loaded = serialization.read_bytes(
+            bytes_data, self._readers(), exclude, strings=CFG_STRINGS, unlisted=UNLISTED_NEEDS
+        )
         self._take_loaded(loaded, exclude)
         return self
 

@@ -10,7 +10,7 @@ import importlib.util
 from pathlib import Path
 from typing import Optional
 
-#: The extra that installs CuPy for spaCy/thinc on CUDA 12 (see setup.py).
+#: The extra that installs CuPy for spaCy/thinc on CUDA 12 (see pyproject.toml).
 CUDA_EXTRA = "cuda12x"
 
 

@@ -126,7 +126,8 @@ class VectorTable:
     def from_disk(cls, path: PathLike) -> "VectorTable":
         path = Path(path)
         if not (path / META_FILE).is_file():
-            hint = " (an unfinished run: re-run the same `vectors` command to resume)" if (path / SHARDS_DIR).is_dir() else ""
+            unfinished = (path / SHARDS_DIR).is_dir()
+            hint = " (an unfinished run: re-run the same `vectors` command to resume)" if unfinished else ""
             raise ValueError(Errors.E132.format(path=str(path), META_FILE=META_FILE, hint=hint))
         try:
             header = json.loads((path / META_FILE).read_text(encoding="utf8"))
@@ -154,8 +155,13 @@ class VectorTable:
     def _from_header(cls, header: Mapping[str, Any], vectors: numpy.ndarray, source: str) -> "VectorTable":
         if header.get("format") != FORMAT_NAME or header.get("version") != FORMAT_VERSION:
             raise ValueError(
-                Errors.E135.format(FORMAT_NAME=FORMAT_NAME, FORMAT_VERSION=FORMAT_VERSION, source=source,
-                                   found_format=header.get("format"), found_version=header.get("version"))
+                Errors.E135.format(
+                    FORMAT_NAME=FORMAT_NAME,
+                    FORMAT_VERSION=FORMAT_VERSION,
+                    source=source,
+                    found_format=header.get("format"),
+                    found_version=header.get("version"),
+                )
             )
         words = header.get("words")
         if not isinstance(words, list) or len(words) != header.get("n_words"):

@@ -109,9 +109,8 @@ def _in_todays_terms(recorded_run: Any) -> Any:
     recorded_run = {"device": "cpu", **recorded_run}  # runs recorded before the device was ran on the CPU
     settings = recorded_run.get("settings")
     if isinstance(settings, dict) and "mode" in settings:  # network settings recorded before max_word_pieces
-        recorded_run["settings"] = {"max_word_pieces": 32, **settings}  # was: training always used 32
-    if isinstance(settings, dict):  # recorded before the path mix and the ranking term: trained without them
-        recorded_run["settings"] = {**UNRECORDED_DEFAULTS, **recorded_run["settings"]}
+        # (training always used 32), and the settings added since, at the values those runs trained with
+        recorded_run["settings"] = {"max_word_pieces": 32, **UNRECORDED_DEFAULTS, **settings}
     return recorded_run
 
 

@@ -32,22 +32,31 @@ def evaluate_cmd(
     output_dir: Path = typer.Argument(..., help="metrics.json, predictions.jsonl, accuracy_by_frequency.png"),
     bertram: Optional[Path] = typer.Option(None, help="trained BERTRAM model directory"),
     context_store: Optional[Path] = typer.Option(None, help="contexts.sqlite from `prepare`"),
-    systems: str = typer.Option("all", help="comma-separated systems, or 'all': baseline, original, masked, "
-                                "oracle_INJ, bertram_INJ_CTX (INJ: replace, slash, recentre; CTX: form, doc, store)"),
+    systems: str = typer.Option(
+        "all",
+        help="comma-separated systems, or 'all': baseline, original, masked, "
+        "oracle_INJ, bertram_INJ_CTX (INJ: replace, slash, recentre; CTX: form, doc, store)",
+    ),
     max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
-    seed_sets: bool = typer.Option(True, "--seed-sets/--no-seed-sets",
-                                   help="also evaluate the further seeds' sets that RARIFIED_DIR/rarify.json lists "
-                                   "(into OUTPUT_DIR/seed-N)"),
+    seed_sets: bool = typer.Option(
+        True,
+        "--seed-sets/--no-seed-sets",
+        help="also evaluate the further seeds' sets that RARIFIED_DIR/rarify.json lists (into OUTPUT_DIR/seed-N)",
+    ),
     bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    dictionary_store: Optional[Path] = typer.Option(None, help="definition store for bertram_slash_gcide (GCIDE "
-                                                    "only: `dictionary OUT --sources gcide --no-gcide-wordnet-senses`)"),
+    dictionary_store: Optional[Path] = typer.Option(
+        None,
+        help="definition store for bertram_slash_gcide (GCIDE "
+        "only: `dictionary OUT --sources gcide --no-gcide-wordnet-senses`)",
+    ),
 ) -> None:
     """Accuracy, gold-label log-probability and paired bootstrap CIs vs the baseline on the rarified test set."""
-    run_checked(check_options, contexts_per_word=(contexts_per_word, ">= 1"),
-                bootstrap_resamples=(bootstrap_resamples, ">= 1"))
+    run_checked(
+        check_options, contexts_per_word=(contexts_per_word, ">= 1"), bootstrap_resamples=(bootstrap_resamples, ">= 1")
+    )
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_output_dir, output_dir, EVALUATE_OUTPUTS, command="evaluate", force=force, marked=[METRICS_FILE])
     run_checked(check_made_by, rarified_dir, "RARIFIED_DIR", "rarify", RARIFIED_ITEMS)
@@ -60,12 +69,28 @@ def evaluate_cmd(
 
     setup_logging()
     chosen = list(DEFAULT_SYSTEMS) if systems.strip() == "all" else split_systems(systems)
-    metrics = run_checked(evaluate_systems, model_dir, rarified_dir, output_dir, bertram_path=bertram,
-                           context_store=context_store, systems=chosen, max_zipf=max_zipf,
-                           contexts_per_word=contexts_per_word, gpu_id=gpu_id, seed_sets=seed_sets,
-                           n_resamples=bootstrap_resamples, dictionary_store=dictionary_store)
-    echo_json({"n_items": metrics["n_items"], "seed_sets": metrics.get("seed_sets", []),
-                "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()}})
+    metrics = run_checked(
+        evaluate_systems,
+        model_dir,
+        rarified_dir,
+        output_dir,
+        bertram_path=bertram,
+        context_store=context_store,
+        systems=chosen,
+        max_zipf=max_zipf,
+        contexts_per_word=contexts_per_word,
+        gpu_id=gpu_id,
+        seed_sets=seed_sets,
+        n_resamples=bootstrap_resamples,
+        dictionary_store=dictionary_store,
+    )
+    echo_json(
+        {
+            "n_items": metrics["n_items"],
+            "seed_sets": metrics.get("seed_sets", []),
+            "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()},
+        }
+    )
 
 
 @app.command("evaluate-originals")
@@ -74,8 +99,10 @@ def evaluate_originals_cmd(
     splits_dir: Path = typer.Argument(..., help="output of `split` (test_candidates.jsonl)"),
     output_dir: Path = typer.Argument(..., help="metrics.json, predictions.jsonl"),
     bertram: Path = typer.Option(..., help="trained BERTRAM model directory"),
-    systems: str = typer.Option("baseline, bertram_replace_doc, bertram_slash_doc, bertram_recentre_doc",
-                                help="comma-separated systems (see evaluate)"),
+    systems: str = typer.Option(
+        "baseline, bertram_replace_doc, bertram_slash_doc, bertram_recentre_doc",
+        help="comma-separated systems (see evaluate)",
+    ),
     max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
@@ -83,27 +110,45 @@ def evaluate_originals_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Do no harm: every original test text, stock vs with bertram (accuracy, log p(gold), paired CIs)."""
-    run_checked(check_options, contexts_per_word=(contexts_per_word, ">= 1"),
-                bootstrap_resamples=(bootstrap_resamples, ">= 1"))
+    run_checked(
+        check_options, contexts_per_word=(contexts_per_word, ">= 1"), bootstrap_resamples=(bootstrap_resamples, ">= 1")
+    )
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
-    run_checked(check_output_dir, output_dir, SET_OUTPUTS, command="evaluate-originals", force=force,
-                marked=[METRICS_FILE])
+    run_checked(
+        check_output_dir, output_dir, SET_OUTPUTS, command="evaluate-originals", force=force, marked=[METRICS_FILE]
+    )
     run_checked(check_made_by, splits_dir, "SPLITS_DIR", "split", ("test_candidates.jsonl",))
     run_checked(check_gpu, gpu_id)
     from .downstream import evaluate_originals
 
     setup_logging()
-    metrics = run_checked(evaluate_originals, model_dir, splits_dir, output_dir, bertram,
-                           systems=split_systems(systems), max_zipf=max_zipf,
-                           contexts_per_word=contexts_per_word, gpu_id=gpu_id, n_resamples=bootstrap_resamples)
-    echo_json({"n_items": metrics["n_items"], "mean_injected_per_doc": metrics["mean_injected_per_doc"],
-                "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()}})
+    metrics = run_checked(
+        evaluate_originals,
+        model_dir,
+        splits_dir,
+        output_dir,
+        bertram,
+        systems=split_systems(systems),
+        max_zipf=max_zipf,
+        contexts_per_word=contexts_per_word,
+        gpu_id=gpu_id,
+        n_resamples=bootstrap_resamples,
+    )
+    echo_json(
+        {
+            "n_items": metrics["n_items"],
+            "mean_injected_per_doc": metrics["mean_injected_per_doc"],
+            "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()},
+        }
+    )
 
 
 @app.command("pool")
 def pool_cmd(
-    metrics_dirs: List[Path] = typer.Argument(..., help="evaluate output dirs (each with predictions.jsonl); "
-                                              "the seed sets their metrics.json lists are included"),
+    metrics_dirs: List[Path] = typer.Argument(
+        ...,
+        help="evaluate output dirs (each with predictions.jsonl); the seed sets their metrics.json lists are included",
+    ),
     output: Path = typer.Option(Path("metrics/pooled"), help="directory for pooled.json and pooled.md"),
     bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
     seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
@@ -124,8 +169,9 @@ def assemble_cmd(
     model_dir: Path = typer.Argument(..., help="the trained baseline"),
     bertram: Path = typer.Argument(..., help="trained BERTRAM model directory"),
     output_dir: Path = typer.Argument(..., help="OUTPUT/pipeline and OUTPUT/code.py for `spacy package`"),
-    injection: str = typer.Option(DEFAULT_INJECTION, help="how the transformer takes the vectors: "
-                                  + ", ".join(INJECTION_MODES)),
+    injection: str = typer.Option(
+        DEFAULT_INJECTION, help="how the transformer takes the vectors: " + ", ".join(INJECTION_MODES)
+    ),
     max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
     name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
@@ -142,7 +188,17 @@ def assemble_cmd(
     run_checked(check_model, bertram, "BERTRAM")
     from .pipelines import assemble_pipeline
 
-    path = run_checked(assemble_pipeline, model_dir, bertram, output_dir, injection=injection,
-                        max_zipf=max_zipf, contexts_per_word=contexts_per_word, name=name, version=version,
-                        vector_table=vector_table, force=force)
+    path = run_checked(
+        assemble_pipeline,
+        model_dir,
+        bertram,
+        output_dir,
+        injection=injection,
+        max_zipf=max_zipf,
+        contexts_per_word=contexts_per_word,
+        name=name,
+        version=version,
+        vector_table=vector_table,
+        force=force,
+    )
     typer.echo(str(path))

@@ -124,7 +124,9 @@ def substitute_coverage(nlp, items: Sequence[dict]) -> float:
     if "bertram" not in nlp.pipe_names:
         return 0.0
     n = hit = 0
-    for doc, item in zip(nlp.pipe([it["text"] for it in items], disable=[p for p in nlp.pipe_names if p != "bertram"]), items):
+    for doc, item in zip(
+        nlp.pipe([it["text"] for it in items], disable=[p for p in nlp.pipe_names if p != "bertram"]), items
+    ):
         vectors = doc._.get("bertram") or {}
         words = {doc[i].text.lower() for i in vectors}
         for sub in item["substitutions"]:
@@ -133,8 +135,12 @@ def substitute_coverage(nlp, items: Sequence[dict]) -> float:
     return hit / n if n else 0.0
 
 
-def checked_systems(systems: Sequence[str], bertram_path: Optional[PathLike],
-                    context_store: Optional[PathLike], dictionary_store: Optional[PathLike] = None) -> List[str]:
+def checked_systems(
+    systems: Sequence[str],
+    bertram_path: Optional[PathLike],
+    context_store: Optional[PathLike],
+    dictionary_store: Optional[PathLike] = None,
+) -> List[str]:
     """The systems to run, baseline first; store systems are dropped (with a warning) without a store."""
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:
@@ -194,8 +200,15 @@ def predict_sets(
                 if pipe in nlp.pipe_names:
                     nlp.remove_pipe(pipe)
             if spec.vectors not in (None, "oracle"):
-                add_bertram(nlp, bertram_path, spec.vectors, context_store, max_zipf,  # type: ignore[arg-type]
-                            contexts_per_word, dictionary_store=dictionary_store)
+                add_bertram(
+                    nlp,
+                    bertram_path,
+                    spec.vectors,
+                    context_store,
+                    max_zipf,  # type: ignore[arg-type]
+                    contexts_per_word,
+                    dictionary_store=dictionary_store,
+                )
             current = spec.vectors
         set_injection(nlp, spec.injection)
         for name, items in sets.items():
@@ -248,11 +261,24 @@ def evaluate_systems(
     systems = checked_systems(systems, bertram_path, context_store, dictionary_store)
     dirs = listed_sets(rarified_dir, "rarify.json") if seed_sets else {"": Path(rarified_dir)}
     sets = {name: read_test_items(path) for name, path in dirs.items()}
-    results, seconds = predict_sets(model_dir, gpu_id, sets, systems, bertram_path, context_store, max_zipf,
-                                    contexts_per_word, batch_size, progress, dictionary_store)
+    results, seconds = predict_sets(
+        model_dir,
+        gpu_id,
+        sets,
+        systems,
+        bertram_path,
+        context_store,
+        max_zipf,
+        contexts_per_word,
+        batch_size,
+        progress,
+        dictionary_store,
+    )
     out = Path(output_dir)
     settings = {
-        "max_zipf": max_zipf, "contexts_per_word": contexts_per_word, "gpu_id": gpu_id,
+        "max_zipf": max_zipf,
+        "contexts_per_word": contexts_per_word,
+        "gpu_id": gpu_id,
         "bertram": str(bertram_path) if bertram_path else None,
         "context_store": str(context_store) if context_store else None,
         "dictionary_store": str(dictionary_store) if dictionary_store else None,
@@ -261,8 +287,9 @@ def evaluate_systems(
         result = results[name]
         extra = {"substitute_coverage": result.coverage, "mean_injected_per_doc": result.injected, **settings}
         if not name:
-            extra.update(seed_sets=[n for n in sets if n], seconds_per_system=seconds,
-                         seconds=round(time.time() - start, 2))
+            extra.update(
+                seed_sets=[n for n in sets if n], seconds_per_system=seconds, seconds=round(time.time() - start, 2)
+            )
         metrics = write_set_outputs(out / name, sets[name], result.predictions, result.p_gold, extra, n_resamples)
     remove_unlisted(out, [n for n in sets if n])
     return metrics
@@ -289,19 +316,47 @@ def evaluate_originals(
     start = time.time()
     systems = checked_systems(systems, bertram_path, context_store)
     records = read_records(Path(splits_dir) / "test_candidates.jsonl")
-    items = [{"id": str(r.id), "label": r.label, "text": r.text, "original_text": r.text, "substitutions": []}
-             for r in records if r.text.strip()]
+    items = [
+        {"id": str(r.id), "label": r.label, "text": r.text, "original_text": r.text, "substitutions": []}
+        for r in records
+        if r.text.strip()
+    ]
     if not items:
         raise ValueError(Errors.E326.format(splits_dir=splits_dir))
-    results, seconds = predict_sets(model_dir, gpu_id, {"": items}, systems, bertram_path, context_store, max_zipf,
-                                    contexts_per_word, batch_size, progress)
+    results, seconds = predict_sets(
+        model_dir,
+        gpu_id,
+        {"": items},
+        systems,
+        bertram_path,
+        context_store,
+        max_zipf,
+        contexts_per_word,
+        batch_size,
+        progress,
+    )
     result = results[""]
-    extra = {"texts": "original test candidates", "mean_injected_per_doc": result.injected,
-             "max_zipf": max_zipf, "contexts_per_word": contexts_per_word, "bertram": str(bertram_path),
-             "seconds_per_system": seconds, "seconds": round(time.time() - start, 2)}
-    return write_set_outputs(Path(output_dir), items, result.predictions, result.p_gold, extra, n_resamples,
-                             command="evaluate-originals")
+    extra = {
+        "texts": "original test candidates",
+        "mean_injected_per_doc": result.injected,
+        "max_zipf": max_zipf,
+        "contexts_per_word": contexts_per_word,
+        "bertram": str(bertram_path),
+        "seconds_per_system": seconds,
+        "seconds": round(time.time() - start, 2),
+    }
+    return write_set_outputs(
+        Path(output_dir), items, result.predictions, result.p_gold, extra, n_resamples, command="evaluate-originals"
+    )
 
 
-__all__ = ["DEFAULT_SYSTEMS", "ORIGINAL_TEXT_SYSTEMS", "SYSTEMS", "System", "evaluate_originals", "evaluate_systems",
-           "predict_labels", "read_test_items"]
+__all__ = [
+    "DEFAULT_SYSTEMS",
+    "ORIGINAL_TEXT_SYSTEMS",
+    "SYSTEMS",
+    "System",
+    "evaluate_originals",
+    "evaluate_systems",
+    "predict_labels",
+    "read_test_items",
+]

@@ -20,7 +20,9 @@ from ..folds import parse_fold
 @app.command("similarity")
 def similarity_cmd(
     pairs: Path = typer.Argument(..., help="TSV of word, rare word, human score (a header line is skipped)"),
-    contexts: Path = typer.Argument(..., help="a directory of <rare word>.txt files (one context per line) or contexts.sqlite"),
+    contexts: Path = typer.Argument(
+        ..., help="a directory of <rare word>.txt files (one context per line) or contexts.sqlite"
+    ),
     bertram: Path = typer.Argument(..., help="trained BERTRAM model directory"),
     output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
     max_contexts: int = typer.Option(16, help="contexts per rare word"),
@@ -38,36 +40,58 @@ def similarity_cmd(
     from .similarity_eval import evaluate_similarity_files
 
     setup_logging()
-    metrics = run_checked(evaluate_similarity_files, pairs, contexts, bertram, output=output,
-                           max_contexts=max_contexts, gpu_id=gpu_id)
+    metrics = run_checked(
+        evaluate_similarity_files, pairs, contexts, bertram, output=output, max_contexts=max_contexts, gpu_id=gpu_id
+    )
     echo_json(metrics["results"])
 
 
 @app.command("intrinsic")
 def intrinsic_cmd(
     model: Path = typer.Argument(..., metavar="MODEL", help="trained BERTRAM model directory"),
-    crw: Optional[Path] = typer.Option(None, help="CRW directory: pairs.tsv (word, rare word, score; no header) "
-                                                  "and contexts/<rare word>.txt (one sentence per line)"),
-    card: Optional[Path] = typer.Option(None, help="Card-660 pairs TSV (word, word, score; no header), or its "
-                                                   "directory; only pairs of two single alphabetic words are kept"),
-    chimera: Optional[Path] = typer.Option(None, help="Chimeras directory with dataset.l{2,4,6}.fixed.{train,test}.txt "
-                                                      "(whichever exist)"),
-    store: Optional[Path] = typer.Option(None, help="contexts.sqlite (or a directory of <word>.txt files): "
-                                                    "contexts for Card-660's second words; without it Card-660 is "
-                                                    "scored form only"),
+    crw: Optional[Path] = typer.Option(
+        None,
+        help="CRW directory: pairs.tsv (word, rare word, score; no header) "
+        "and contexts/<rare word>.txt (one sentence per line)",
+    ),
+    card: Optional[Path] = typer.Option(
+        None,
+        help="Card-660 pairs TSV (word, word, score; no header), or its "
+        "directory; only pairs of two single alphabetic words are kept",
+    ),
+    chimera: Optional[Path] = typer.Option(
+        None, help="Chimeras directory with dataset.l{2,4,6}.fixed.{train,test}.txt (whichever exist)"
+    ),
+    store: Optional[Path] = typer.Option(
+        None,
+        help="contexts.sqlite (or a directory of <word>.txt files): "
+        "contexts for Card-660's second words; without it Card-660 is "
+        "scored form only",
+    ),
     output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
-    bootstrap: int = typer.Option(2000, help="paired bootstrap resamples for the 95% CI of each system's "
-                                             "difference to the baseline"),
+    bootstrap: int = typer.Option(
+        2000, help="paired bootstrap resamples for the 95% CI of each system's difference to the baseline"
+    ),
     seed: int = typer.Option(0, help="seed of the bootstrap's random generator"),
-    skip_missing: bool = typer.Option(False, "--skip-missing",
-                                      help="skip sets whose path does not exist (and say so) instead of failing"),
+    skip_missing: bool = typer.Option(
+        False, "--skip-missing", help="skip sets whose path does not exist (and say so) instead of failing"
+    ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
-    dictionary: Optional[Path] = typer.Option(None, help="a definition store from `dictionary`: adds bertram_dict "
-                                              "and bertram_both for CRW and Card-660, and their coverage"),
-    fold: Optional[str] = typer.Option(None, help="score one fold of the rare words only, I/K (e.g. 0/2; split by "
-                                       "rare word with a fixed seed; Chimeras by item)"),
-    context_window: Optional[int] = typer.Option(None, help="also fed_window: CRW's contexts cut to this many "
-                                                 "tokens on each side of the word, as the component cuts a doc's"),
+    dictionary: Optional[Path] = typer.Option(
+        None,
+        help="a definition store from `dictionary`: adds bertram_dict "
+        "and bertram_both for CRW and Card-660, and their coverage",
+    ),
+    fold: Optional[str] = typer.Option(
+        None,
+        help="score one fold of the rare words only, I/K (e.g. 0/2; split by "
+        "rare word with a fixed seed; Chimeras by item)",
+    ),
+    context_window: Optional[int] = typer.Option(
+        None,
+        help="also fed_window: CRW's contexts cut to this many "
+        "tokens on each side of the word, as the component cuts a doc's",
+    ),
     force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Spearman on real rare words (CRW, Card-660, Chimeras): subword mean vs BERTRAM, paired bootstrap CIs."""
@@ -85,8 +109,20 @@ def intrinsic_cmd(
     from .intrinsic import evaluate_intrinsic, format_table
 
     setup_logging()
-    metrics = run_checked(evaluate_intrinsic, model, crw=crw, card=card, chimera=chimera, store=store,
-                           output=output, n_resamples=bootstrap, seed=seed, gpu_id=gpu_id,
-                           skip_missing=skip_missing, dictionary=dictionary, fold=fold,
-                           context_window=context_window)
+    metrics = run_checked(
+        evaluate_intrinsic,
+        model,
+        crw=crw,
+        card=card,
+        chimera=chimera,
+        store=store,
+        output=output,
+        n_resamples=bootstrap,
+        seed=seed,
+        gpu_id=gpu_id,
+        skip_missing=skip_missing,
+        dictionary=dictionary,
+        fold=fold,
+        context_window=context_window,
+    )
     typer.echo(format_table(metrics), nl=False)

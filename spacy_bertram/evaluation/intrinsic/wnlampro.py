@@ -173,13 +173,18 @@ def evaluate_wnlampro(
         per_pattern = {}
         for pattern in patterns[relation]:
             rr = [
-                reciprocal_rank(rank(fill_pattern(pattern, it.keyword, mask_token), it.keyword), it.targets, [it.keyword])
+                reciprocal_rank(
+                    rank(fill_pattern(pattern, it.keyword, mask_token), it.keyword), it.targets, [it.keyword]
+                )
                 for it in group
             ]
             per_pattern[pattern] = float(np.mean(rr))
         best = max(per_pattern, key=lambda p: per_pattern[p])
         out.setdefault(subset, {})[relation] = {
-            "mrr": per_pattern[best], "pattern": best, "n": len(group), "per_pattern": per_pattern,
+            "mrr": per_pattern[best],
+            "pattern": best,
+            "n": len(group),
+            "per_pattern": per_pattern,
         }
     for subset, relations in out.items():
         n = sum(r["n"] for r in relations.values())
@@ -293,8 +298,14 @@ def target_ranks(
 class MaskedLMRanker:
     """RankFn over a HF masked LM (BertForMaskedLM-like): top_k whole words."""
 
-    def __init__(self, model, tokenizer, vectors: Optional[Mapping[str, np.ndarray]] = None,
-                 mode: str = "replace", top_k: int = 1000) -> None:
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        vectors: Optional[Mapping[str, np.ndarray]] = None,
+        mode: str = "replace",
+        top_k: int = 1000,
+    ) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.vectors = vectors

@@ -175,7 +175,8 @@ def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
                 infos[fold, system] = read_json(out / INFO_FILE)
                 logger.info("fold %d %s: trained already with these settings, skipped", fold, system)
             else:
-                todo.append((FoldRun(fold, system, str(fold_dir(folds_dir, fold)), str(out), config, run_paths), wanted))
+                run = FoldRun(fold, system, str(fold_dir(folds_dir, fold)), str(out), config, run_paths)
+                todo.append((run, wanted))
 
     def finished(position: int, info: Dict[str, object]) -> None:
         run, wanted = todo[position]
@@ -189,19 +190,36 @@ def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
             finished(position, train_run(run, settings, torch_threads))
     elif todo:
         logger.info("training %d runs on the %s", len(todo), describe_client(client))
-        run_tasks(client, train_run, [(on_cluster(run), settings, torch_threads) for run, _ in todo],
-                  [f"ner-train-fold-{run.fold}-{run.system}-{uuid.uuid4().hex[:8]}" for run, _ in todo],
-                  finished, progress=False)
+        run_tasks(
+            client,
+            train_run,
+            [(on_cluster(run), settings, torch_threads) for run, _ in todo],
+            [f"ner-train-fold-{run.fold}-{run.system}-{uuid.uuid4().hex[:8]}" for run, _ in todo],
+            finished,
+            progress=False,
+        )
     runs = []
     for fold in range(k):
         for system in TRAINED:
             info = infos[fold, system]
             dev = info.get("dev", {})
-            runs.append({"fold": fold, "system": system, "seconds": info.get("seconds"),
-                         "dev_ents_f": dev.get("ents_f") if isinstance(dev, dict) else None,
-                         "embedding_drift": info.get("embedding_drift")})
-    summary = {"settings": asdict(settings), "bertram": str(bertram), "context_store": context_store and str(context_store),
-               "folds": k, "runs": runs, "seconds": round(sum(r["seconds"] or 0 for r in runs), 1)}
+            runs.append(
+                {
+                    "fold": fold,
+                    "system": system,
+                    "seconds": info.get("seconds"),
+                    "dev_ents_f": dev.get("ents_f") if isinstance(dev, dict) else None,
+                    "embedding_drift": info.get("embedding_drift"),
+                }
+            )
+    summary = {
+        "settings": asdict(settings),
+        "bertram": str(bertram),
+        "context_store": context_store and str(context_store),
+        "folds": k,
+        "runs": runs,
+        "seconds": round(sum(r["seconds"] or 0 for r in runs), 1),
+    }
     write_json_atomic(Path(training_dir) / TRAIN_SUMMARY, summary)
     return summary
 
@@ -211,8 +229,7 @@ def run_marker(out: Path) -> Path:
     return out.parent / f"{out.name}.{RUN_FILE}"
 
 
-def load_systems(training_dir: PathLike, fold: int, checkpoint: Checkpoint = None,
-                 systems: Sequence[str] = SYSTEMS):
+def load_systems(training_dir: PathLike, fold: int, checkpoint: Checkpoint = None, systems: Sequence[str] = SYSTEMS):
     """{system: nlp} of fold `fold` (model-best, or `checkpoint`) for each of `systems`: the two
     trained pipelines, the stock one with bertram added, and the bertram one without it."""
     trained = {}
@@ -234,5 +251,16 @@ def load_systems(training_dir: PathLike, fold: int, checkpoint: Checkpoint = Non
     return {name: loaded[name] for name in systems}
 
 
-__all__ = ["BERTRAM", "FoldRun", "NerTraining", "STOCK", "SYSTEMS", "TEST_TIME", "WITHOUT", "load_systems", "model_dir",
-           "train_folds", "train_run"]
+__all__ = [
+    "BERTRAM",
+    "FoldRun",
+    "NerTraining",
+    "STOCK",
+    "SYSTEMS",
+    "TEST_TIME",
+    "WITHOUT",
+    "load_systems",
+    "model_dir",
+    "train_folds",
+    "train_run",
+]

@@ -55,25 +55,42 @@ def train_baseline_cmd(
     eval_frequency: int = typer.Option(100, help="steps between dev evaluations"),
     batch_size: int = typer.Option(1000, help="padded words per batch"),
     learn_rate: float = typer.Option(1e-4, help="Adam learning rate"),
-    no_freeze: bool = typer.Option(False, "--no-freeze", help="train the embedding layer too (not the paper's setting)"),
+    no_freeze: bool = typer.Option(
+        False, "--no-freeze", help="train the embedding layer too (not the paper's setting)"
+    ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train the rarification baseline (embedding layer frozen) with `spacy train`."""
-    run_checked(check_options, max_steps=(max_steps, ">= 1"), eval_frequency=(eval_frequency, ">= 1"),
-                batch_size=(batch_size, ">= 1"), learn_rate=(learn_rate, "> 0"))
+    run_checked(
+        check_options,
+        max_steps=(max_steps, ">= 1"),
+        eval_frequency=(eval_frequency, ">= 1"),
+        batch_size=(batch_size, ">= 1"),
+        learn_rate=(learn_rate, "> 0"),
+    )
     run_checked(check_output_dir, output_dir, BASELINE_OUTPUTS, command="train-baseline", force=force, replaces=True)
     run_checked(check_made_by, splits_dir, "SPLITS_DIR", "split", SPLIT_DOCBINS)
     run_checked(check_gpu, gpu_id)
     from .baseline import train_baseline
 
     setup_logging()
-    info = run_checked(train_baseline, splits_dir / "train.spacy", splits_dir / "dev.spacy", output_dir,
-                        base_config=config, base_model=base_model, gpu_id=gpu_id, seed=seed,
-                        max_steps=max_steps, eval_frequency=eval_frequency, batch_size=batch_size,
-                        learn_rate=learn_rate, freeze=not no_freeze, force=force)
+    info = run_checked(
+        train_baseline,
+        splits_dir / "train.spacy",
+        splits_dir / "dev.spacy",
+        output_dir,
+        base_config=config,
+        base_model=base_model,
+        gpu_id=gpu_id,
+        seed=seed,
+        max_steps=max_steps,
+        eval_frequency=eval_frequency,
+        batch_size=batch_size,
+        learn_rate=learn_rate,
+        freeze=not no_freeze,
+        force=force,
+    )
     echo_json(info)
-
-
 
 
 @app.command("rarify")
@@ -82,21 +99,31 @@ def rarify_cmd(
     splits_dir: Path = typer.Argument(..., help="output of `split`"),
     output_dir: Path = typer.Argument(..., help="train/dev/test.spacy + test.jsonl + rarify.json"),
     counts: Path = typer.Option(..., help="word counts: prepare's counts.tsv, its directory, or contexts.sqlite"),
-    max_zipf: float = typer.Option(2.0, help="a substitute is rare below this wordfreq Zipf (2: the paper's "
-                                   "'fewer than 100 in WWC'; 3: its '-1000' variant) and needs 2+ wordpieces"),
+    max_zipf: float = typer.Option(
+        2.0,
+        help="a substitute is rare below this wordfreq Zipf (2: the paper's "
+        "'fewer than 100 in WWC'; 3: its '-1000' variant) and needs 2+ wordpieces",
+    ),
     max_candidates: Optional[int] = typer.Option(None, help="at most N test candidates"),
     max_masks: int = typer.Option(5, help="words masked per item at most"),
     misspelling_rate: float = typer.Option(0.1, help="share of substitutions that are misspellings"),
-    seed: str = typer.Option("0", help="rarification seed(s), comma-separated (0,1,2): they share one masking "
-                             "pass; the first seed's set goes to OUTPUT_DIR, each further seed N's to OUTPUT_DIR/seed-N"),
+    seed: str = typer.Option(
+        "0",
+        help="rarification seed(s), comma-separated (0,1,2): they share one masking "
+        "pass; the first seed's set goes to OUTPUT_DIR, each further seed N's to OUTPUT_DIR/seed-N",
+    ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     wordnet_dir: Optional[Path] = typer.Option(None, help="directory with the WordNet 3.0 dict files"),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Build the rarified test set (resumes an interrupted run)."""
-    run_checked(check_options, max_candidates=(max_candidates, ">= 1"), max_masks=(max_masks, ">= 1"),
-                misspelling_rate=(misspelling_rate, "[0, 1]"))
+    run_checked(
+        check_options,
+        max_candidates=(max_candidates, ">= 1"),
+        max_masks=(max_masks, ">= 1"),
+        misspelling_rate=(misspelling_rate, "[0, 1]"),
+    )
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(parse_seeds, seed)
     run_checked(check_output_dir, output_dir, RARIFY_OUTPUTS, command="rarify", force=force)
@@ -105,7 +132,20 @@ def rarify_cmd(
     from .rarify_step import run_rarification
 
     setup_logging()
-    echo_json(run_checked(run_rarification, model_dir, splits_dir, output_dir, counts, max_zipf=max_zipf,
-                            max_candidates=max_candidates, max_masks=max_masks,
-                            misspelling_rate=misspelling_rate, seed=seed, gpu_id=gpu_id,
-                            wordnet_dir=wordnet_dir, progress=not no_progress))
+    echo_json(
+        run_checked(
+            run_rarification,
+            model_dir,
+            splits_dir,
+            output_dir,
+            counts,
+            max_zipf=max_zipf,
+            max_candidates=max_candidates,
+            max_masks=max_masks,
+            misspelling_rate=misspelling_rate,
+            seed=seed,
+            gpu_id=gpu_id,
+            wordnet_dir=wordnet_dir,
+            progress=not no_progress,
+        )
+    )

@@ -21,14 +21,18 @@ from ..outputs import CURVE_OUTPUTS
 @app.command("report")
 def report_cmd(
     output: Path = typer.Argument(..., help="the markdown file"),
-    datasets: str = typer.Option("bbc", help="comma-separated dataset names; those not evaluated are listed as not run"),
+    datasets: str = typer.Option(
+        "bbc", help="comma-separated dataset names; those not evaluated are listed as not run"
+    ),
     corpus_dir: Path = typer.Option(Path("corpus"), help="holds NAME/splits and NAME/rarified"),
     training_dir: Path = typer.Option(Path("training"), help="holds NAME/baseline"),
     metrics_dir: Path = typer.Option(Path("metrics"), help="holds NAME/metrics.json"),
     bertram_dir: Optional[Path] = typer.Option(None, help="BERTRAM training output (metrics.json)"),
     prepare_dir: Optional[Path] = typer.Option(None, help="prepare output (prepare.json)"),
     pooled: Optional[Path] = typer.Option(None, help="pooled.json of the pool step: its table comes first"),
-    originals: Optional[Path] = typer.Option(None, help="pooled.json of the originals step (do no harm): its table next"),
+    originals: Optional[Path] = typer.Option(
+        None, help="pooled.json of the originals step (do no harm): its table next"
+    ),
     synonyms: Optional[Path] = typer.Option(None, help="the synonym-recovery JSON: its table after the pooled one"),
     force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
@@ -37,17 +41,31 @@ def report_cmd(
     from .report import write_report
 
     names = [d.strip() for d in datasets.split(",") if d.strip()]
-    path = run_checked(write_report, output, names, corpus_dir=corpus_dir, training_dir=training_dir,
-                        metrics_dir=metrics_dir, bertram_dir=bertram_dir, prepare_dir=prepare_dir,
-                        pooled=pooled, originals=originals, synonyms=synonyms)
+    path = run_checked(
+        write_report,
+        output,
+        names,
+        corpus_dir=corpus_dir,
+        training_dir=training_dir,
+        metrics_dir=metrics_dir,
+        bertram_dir=bertram_dir,
+        prepare_dir=prepare_dir,
+        pooled=pooled,
+        originals=originals,
+        synonyms=synonyms,
+    )
     typer.echo(Path(path).read_text(encoding="utf8"))
 
 
 @app.command("learning-curve")
 def learning_curve_cmd(
-    points: List[Path] = typer.Argument(..., metavar="POINT...", help="point directories (train/metrics.json and "
-                                        "the measures' JSON, as scripts/learning_curve.sh writes them); the first "
-                                        "is the reference"),
+    points: List[Path] = typer.Argument(
+        ...,
+        metavar="POINT...",
+        help="point directories (train/metrics.json and "
+        "the measures' JSON, as scripts/learning_curve.sh writes them); the first "
+        "is the reference",
+    ),
     output: Path = typer.Option(..., help="directory for learning_curve.json, .md and the plots"),
     bootstrap: int = typer.Option(2000, help="paired bootstrap resamples for the differences to the reference"),
     seed: int = typer.Option(0, help="seed of the bootstrap"),
@@ -56,8 +74,9 @@ def learning_curve_cmd(
     """The measures of several training runs side by side: gains with CIs, differences to the first
     point, and plots against training words and contexts."""
     run_checked(check_options, bootstrap=(bootstrap, ">= 1"))
-    run_checked(check_output_dir, output, CURVE_OUTPUTS, command="learning-curve", force=force,
-                marked=CURVE_OUTPUTS[:2])
+    run_checked(
+        check_output_dir, output, CURVE_OUTPUTS, command="learning-curve", force=force, marked=CURVE_OUTPUTS[:2]
+    )
     from ..learning_curve import format_markdown, write_learning_curve
 
     curve = run_checked(write_learning_curve, points, output, bootstrap, seed)
@@ -66,13 +85,15 @@ def learning_curve_cmd(
 
 @app.command("rare-words")
 def rare_words_cmd(
-    model: Path = typer.Argument(..., metavar="MODEL", help="a trained BERTRAM model directory, or a spaCy "
-                                 "pipeline with a bertram component"),
+    model: Path = typer.Argument(
+        ..., metavar="MODEL", help="a trained BERTRAM model directory, or a spaCy pipeline with a bertram component"
+    ),
     texts: List[str] = typer.Argument(..., help="texts to inspect"),
     max_zipf: Optional[float] = typer.Option(None, help="override the rule's max_zipf (BERTRAM model: default 3.0)"),
     lang: str = typer.Option("en", help="language of the blank pipeline built around a BERTRAM model"),
-    all_tokens: bool = typer.Option(False, "--all", help="list every token, not only the rare ones and the "
-                                    "near misses (alphabetic tokens)"),
+    all_tokens: bool = typer.Option(
+        False, "--all", help="list every token, not only the rare ones and the near misses (alphabetic tokens)"
+    ),
 ) -> None:
     """Which tokens the bertram component calls rare, and why (Zipf, wordpieces, reason)."""
     if max_zipf is not None:

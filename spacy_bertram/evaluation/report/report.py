@@ -165,8 +165,14 @@ def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]
                      f"{rarified.get('max_zipf', 'n/a')} with 2+ wordpieces")
         stats = rarified.get("substitutes")
         if stats:
-            facts.append("substitutes: wordpieces " + _buckets(stats["wordpieces"]) + "; Zipf " + _buckets(stats["zipf"])
-                         + "; corpus occurrences (contexts available) " + _buckets(stats["corpus_occurrences"]))
+            facts.append(
+                "substitutes: wordpieces "
+                + _buckets(stats["wordpieces"])
+                + "; Zipf "
+                + _buckets(stats["zipf"])
+                + "; corpus occurrences (contexts available) "
+                + _buckets(stats["corpus_occurrences"])
+            )
     out += [f"- {f}" for f in facts] + [""]
     return out
 
@@ -188,15 +194,27 @@ def similarity_section(metrics: Dict[str, Dict[str, Any]]) -> List[str]:
         for subset, label in (("all", "all pairs"), ("multi_piece", "rare word split into 2+ wordpieces")):
             result = data.get("results", {}).get(subset, {})
             if "bertram" in result:
-                rows.append([name, label, result["n"], f"{result['subword_mean']['spearman']:.3f}",
-                             f"{result['bertram']['spearman']:.3f}"])
+                rows.append(
+                    [
+                        name,
+                        label,
+                        result["n"],
+                        f"{result['subword_mean']['spearman']:.3f}",
+                        f"{result['bertram']['spearman']:.3f}",
+                    ]
+                )
     if not rows:
         return []
-    return ["", "## Word similarity", "",
-            "Spearman's rho between human scores and cosines in the encoder's input-embedding space; the "
-            "first word is embedded as the stock encoder sees it (subword mean), the second by each system, "
-            "with contexts from the corpus store.", "",
-            *markdown_table(("set", "pairs", "n", "subword mean", "BERTRAM"), rows, text_columns=2)]
+    return [
+        "",
+        "## Word similarity",
+        "",
+        "Spearman's rho between human scores and cosines in the encoder's input-embedding space; the "
+        "first word is embedded as the stock encoder sees it (subword mean), the second by each system, "
+        "with contexts from the corpus store.",
+        "",
+        *markdown_table(("set", "pairs", "n", "subword mean", "BERTRAM"), rows, text_columns=2),
+    ]
 
 
 def timing_rows(steps: Sequence[tuple]) -> List[str]:
@@ -279,9 +297,13 @@ def write_report(
         )
         ablation = bertram.get("ablation") or []
         if ablation:
-            lines += ["", *markdown_table(("held-out words: model", "cosine", "MRR"),
-                                          ([row["model"], f"{row['cosine']:.3f}", f"{row['mrr']:.3f}"]
-                                           for row in ablation))]
+            lines += [
+                "",
+                *markdown_table(
+                    ("held-out words: model", "cosine", "MRR"),
+                    ([row["model"], f"{row['cosine']:.3f}", f"{row['mrr']:.3f}"] for row in ablation),
+                ),
+            ]
             lines.append("")
     else:
         lines.append("No BERTRAM training metrics found.")
@@ -300,7 +322,7 @@ def write_report(
         shared = [("split", dirs.splits / "splits.json"), ("train baseline", dirs.baseline / "baseline.json")]
         own = [("rarify", dirs.rarified / "rarify.json"), ("evaluate", dirs.metrics / "metrics.json")]
         # a threshold variant (bbc-1000) reuses its dataset's split and baseline: count them once
-        for step, path in (own if VARIANT_RE.fullmatch(name) else shared + own):
+        for step, path in own if VARIANT_RE.fullmatch(name) else shared + own:
             data = _load(path)
             steps.append((f"{name}: {step}", data.get("seconds") if data else None))
     if pooled_result is not None:
@@ -314,4 +336,12 @@ def write_report(
     return out
 
 
-__all__ = ["DatasetDirs", "accuracy_table", "curve_section", "dataset_section", "pooled_section", "synonym_section", "write_report"]
+__all__ = [
+    "DatasetDirs",
+    "accuracy_table",
+    "curve_section",
+    "dataset_section",
+    "pooled_section",
+    "synonym_section",
+    "write_report",
+]

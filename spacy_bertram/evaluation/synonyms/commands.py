@@ -24,23 +24,34 @@ from ..outputs import RARIFIED_ITEMS
 @app.command("synonym-recovery")
 def synonym_recovery_cmd(
     model: Path = typer.Argument(..., metavar="MODEL", help="trained BERTRAM model directory"),
-    rarified: Optional[List[Path]] = typer.Option(None, metavar="DIR", help="a rarify output (test.jsonl; its further seeds' sets "
-                                                  "too); repeat the option for more sets"),
-    wordnet: bool = typer.Option(False, "--wordnet", help="also WordNet synonym pairs: a rare lemma and a frequent "
-                                 "one-wordpiece lemma of one synset"),
-    store: Optional[Path] = typer.Option(None, help="contexts.sqlite from `prepare`: adds the systems with store "
-                                         "contexts"),
+    rarified: Optional[List[Path]] = typer.Option(
+        None,
+        metavar="DIR",
+        help="a rarify output (test.jsonl; its further seeds' sets too); repeat the option for more sets",
+    ),
+    wordnet: bool = typer.Option(
+        False,
+        "--wordnet",
+        help="also WordNet synonym pairs: a rare lemma and a frequent one-wordpiece lemma of one synset",
+    ),
+    store: Optional[Path] = typer.Option(
+        None, help="contexts.sqlite from `prepare`: adds the systems with store contexts"
+    ),
     output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
-    fold: Optional[str] = typer.Option(None, help="score one fold of the rare words only, I/K (e.g. 0/2; split by "
-                                       "rare word with a fixed seed)"),
+    fold: Optional[str] = typer.Option(
+        None, help="score one fold of the rare words only, I/K (e.g. 0/2; split by rare word with a fixed seed)"
+    ),
     bootstrap: int = typer.Option(2000, help="paired bootstrap resamples (of original words) for the 95% CIs"),
     seed: int = typer.Option(0, help="seed of the pair sample and of the bootstrap"),
     max_pairs: int = typer.Option(2000, help="at most N pairs per source (rarified, WordNet): a seeded sample"),
     max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     wordnet_dir: Optional[Path] = typer.Option(None, help="directory with the WordNet 3.0 dict files"),
-    context_window: Optional[int] = typer.Option(None, help="words on each side of the rare word in its text (the "
-                                                 "text systems; default: the component's context_window)"),
+    context_window: Optional[int] = typer.Option(
+        None,
+        help="words on each side of the rare word in its text (the "
+        "text systems; default: the component's context_window)",
+    ),
     force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Cosine, rank and hits@10 of the replaced word's embedding for each system's vector of a rare
@@ -63,8 +74,20 @@ def synonym_recovery_cmd(
     from .systems import evaluate_synonym_recovery
 
     setup_logging()
-    metrics = run_checked(evaluate_synonym_recovery, model, rarified=rarified or [], wordnet=wordnet, store=store,
-                           output=output, fold=fold, n_resamples=bootstrap, seed=seed, max_pairs=max_pairs,
-                           max_zipf=max_zipf, gpu_id=gpu_id, wordnet_dir=wordnet_dir,
-                           context_window=context_window)
+    metrics = run_checked(
+        evaluate_synonym_recovery,
+        model,
+        rarified=rarified or [],
+        wordnet=wordnet,
+        store=store,
+        output=output,
+        fold=fold,
+        n_resamples=bootstrap,
+        seed=seed,
+        max_pairs=max_pairs,
+        max_zipf=max_zipf,
+        gpu_id=gpu_id,
+        wordnet_dir=wordnet_dir,
+        context_window=context_window,
+    )
     typer.echo("\n".join(format_markdown(metrics)))
