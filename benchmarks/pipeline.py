@@ -24,8 +24,8 @@ output mix, the cache). Peak resident memory (cache included) comes from one
 child process per pipeline that runs the same texts cold.
 
 `--against KEY=VALUE,...` adds a second bertram pipeline with some settings
-changed (contexts, context_window, injection, vector_table, length_groups) to the
-same paired rounds, so a change is measured against what it replaces in one run
+changed (contexts, context_window, injection, vector_table, length_groups, rule_table,
+batched_tokenising) to the same paired rounds, so a change is measured against what it replaces in one run
 (`--against injection=slash,context_window=25,length_groups=off`: the earlier
 defaults). `--compare-paths` adds a cold run with the context encoder's exact
 shortcuts off (every row encoded on its own, every layer run, one padded call),
@@ -230,6 +230,7 @@ def on_or_off(value: str) -> bool:
 VARIANT_SETTINGS: Dict[str, Callable[[str], Any]] = {
     "contexts": str, "injection": str, "context_window": int, "length_groups": on_or_off,
     "vector_table": lambda value: None if value == "none" else value, "rule_table": on_or_off,
+    "batched_tokenising": on_or_off,
 }
 
 
@@ -250,7 +251,8 @@ def parse_variant(text: str) -> Dict[str, Any]:
 def variant_settings(args: argparse.Namespace, overrides: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """The bertram pipeline's settings: the command line's, with `overrides` on top."""
     settings = {"contexts": args.contexts, "injection": args.injection, "context_window": args.context_window,
-                "vector_table": args.vector_table, "length_groups": True, "rule_table": True}
+                "vector_table": args.vector_table, "length_groups": True, "rule_table": True,
+                "batched_tokenising": True}
     settings.update(overrides or {})
     return settings
 
@@ -259,6 +261,7 @@ def build_variant(encoder: str, bertram: str, args: argparse.Namespace, settings
     nlp = build(encoder, bertram, args.base_model, settings["contexts"], args.store, settings["injection"],
                 settings["vector_table"], settings["context_window"])
     nlp.get_pipe("bertram").network.length_grouped_calls = settings["length_groups"]  # the context encoder's calls
+    nlp.get_pipe("bertram").network.inputs.batched_tokenising = settings["batched_tokenising"]  # one call a context
     if not settings["rule_table"]:  # the rule with a wordfreq and a tokenizer call per new form, as before its table
         nlp.get_pipe("bertram").finder.frequent = None
     return nlp

@@ -13,7 +13,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .errors import Errors
 from .types import PathLike
@@ -205,6 +205,17 @@ def text_ids(tokenizer, text: str) -> List[int]:
     if backend is not None and backend.padding is None and backend.truncation is None:
         return list(backend.encode(text, add_special_tokens=False).ids)
     return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def texts_ids(tokenizer, texts: Sequence[str]) -> List[List[int]]:
+    """`text_ids` of many texts in one call: a fast tokenizer's Rust batch encoder (threads of its
+    own where it may use them), the same ids as one call per text."""
+    if not texts:
+        return []
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None and backend.padding is None and backend.truncation is None:
+        return [list(encoding.ids) for encoding in backend.encode_batch(list(texts), add_special_tokens=False)]
+    return [list(ids) for ids in tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
 
 
 def describe_encoder(name: str, encoder, tokenizer) -> EncoderInfo:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .config import MODE_TRAITS
-from .encoder import is_bpe_tokenizer, text_ids, word_piece_ids
+from .encoder import is_bpe_tokenizer, text_ids, texts_ids, word_piece_ids
 from .errors import Errors, Warnings
 from .fileio import write_json_atomic
 
@@ -147,13 +147,17 @@ class InputBuilder:
         pattern = re.compile(r"(?<!\w)" + re.escape(norm_word) + r"(?!\w)", re.IGNORECASE)
         return norm_context, [m.span() for m in pattern.finditer(norm_context)]
 
-    def masked_window(self, word: str, context: str) -> Optional[Tuple[List[int], int]]:
-        """Token ids of the masked context cut to the window, and the first mask's index."""
+    #: Contexts go to the tokenizer in batches (`encode_many`); False: one call per context, as before
+    #: (benchmarks/pipeline.py's `--against batched_tokenising=off` measures one against the other).
+    batched_tokenising: bool = True
+
+    def masked_text(self, word: str, context: str) -> Optional[str]:
+        """The normalised context around the word's first occurrence, every occurrence in it replaced
+        by the mask token (None: the word does not occur): the text the tokenizer reads."""
         text, spans = self.find_occurrences(word, context)
         if not spans:
             return None
-        budget = self.max_length - 2 - self.prefix_length
-        margin = budget * CHARS_PER_PIECE
+        margin = (self.max_length - 2 - self.prefix_length) * CHARS_PER_PIECE
         first_start = spans[0][0]
         lo = max(0, first_start - margin)
         hi = min(len(text), spans[0][1] + margin)
@@ -167,24 +171,26 @@ class InputBuilder:
             cursor = end
         pieces.append(text[cursor:hi])
         masked = "".join(pieces)
-        if self.is_bpe:
-            masked = " " + masked
-        ids = self._ids(masked)
+        return " " + masked if self.is_bpe else masked
+
+    def _window(self, ids: List[int]) -> Optional[Tuple[List[int], int]]:
+        """The masked text's ids cut to the window around the first mask, and that mask's index."""
+        budget = self.max_length - 2 - self.prefix_length
         try:
             first = ids.index(self.mask_id)
         except ValueError:  # the mask token got merged away: nothing usable
             return None
         start = max(0, min(first - budget // 2, len(ids) - budget))
-        window = ids[start : start + budget]
-        return window, first - start
+        return ids[start : start + budget], first - start
 
-    def inplace_window(self, word: str, context: str, pieces: Sequence[int]) -> Optional[Tuple[List[int], int]]:
-        """Token ids of the context with every occurrence spelled as `pieces`, cut to the
-        window, and the index of the first occurrence's first piece."""
-        result = self.masked_window(word, context)
-        if result is None:
-            return None
-        masked, _ = result
+    def masked_window(self, word: str, context: str) -> Optional[Tuple[List[int], int]]:
+        """Token ids of the masked context cut to the window, and the first mask's index."""
+        text = self.masked_text(word, context)
+        return None if text is None else self._window(self._ids(text))
+
+    def _spelled(self, masked: List[int], pieces: Sequence[int]) -> Optional[Tuple[List[int], int]]:
+        """The masked window with every mask spelled as `pieces`, cut to the window again, and the
+        index of the first occurrence's first piece."""
         ids: List[int] = []
         first = -1
         for token in masked:
@@ -199,6 +205,12 @@ class InputBuilder:
         start = max(0, min(first - (budget - len(pieces)) // 2, len(ids) - budget))
         return ids[start : start + budget], first - start
 
+    def inplace_window(self, word: str, context: str, pieces: Sequence[int]) -> Optional[Tuple[List[int], int]]:
+        """Token ids of the context with every occurrence spelled as `pieces`, cut to the
+        window, and the index of the first occurrence's first piece."""
+        result = self.masked_window(word, context)
+        return None if result is None else self._spelled(result[0], pieces)
+
     def bare(self, word_index: int, pieces: Sequence[int]) -> EncodedContext:
         """The word's pieces on their own: the inplace row of a word without contexts."""
         pieces = list(pieces)[: self.max_length - 2]
@@ -207,17 +219,24 @@ class InputBuilder:
     def encode(
         self, word_index: int, word: str, context: str, pieces: Optional[Sequence[int]] = None
     ) -> Optional[EncodedContext]:
+        text = self.masked_text(word, context)
+        return None if text is None else self._row(word_index, word, self._ids(text), pieces)
+
+    def _row(
+        self, word_index: int, word: str, masked_ids: List[int], pieces: Optional[Sequence[int]]
+    ) -> Optional[EncodedContext]:
+        """The encoder row of one context from its masked text's token ids (None: nothing usable)."""
+        result = self._window(masked_ids)
+        if result is None:
+            return None
+        window, first = result
         if self.row == "spelled":
             pieces = list(pieces) if pieces is not None else self.word_pieces(word)
-            spelled = self.inplace_window(word, context, pieces)
+            spelled = self._spelled(window, pieces)
             if spelled is None:
                 return None
             window, first = spelled
             return EncodedContext(word_index, (self.cls_id, *window, self.sep_id), 1 + first, -1, len(pieces))
-        result = self.masked_window(word, context)
-        if result is None:
-            return None
-        window, first = result
         if self.row == "prefix":
             head = [self.cls_id, *self.prefix_left]
             slot = len(head)
@@ -238,8 +257,50 @@ class InputBuilder:
     ) -> List[EncodedContext]:
         """Encode up to `max_contexts` usable contexts per word; skipped ones are logged.
 
-        `pieces[i]` spells word i in the inplace mode (default: its own wordpieces).
+        `pieces[i]` spells word i in the inplace mode (default: its own wordpieces). The contexts of
+        all words go to the tokenizer in one batch call (a second for words whose contexts came out
+        unusable, and so on), not one call each: the rows are those of `encode`, context by context,
+        in the same order (the first `max_contexts` usable contexts of each word).
         """
+        if not self.batched_tokenising:
+            return self._encode_one_by_one(words, contexts, max_contexts, pieces)
+        kept: List[List[EncodedContext]] = [[] for _ in words]
+        skipped: Dict[str, int] = {}
+        cursors = [0] * len(words)
+        active = [i for i, word_contexts in enumerate(contexts) if len(word_contexts) and max_contexts > 0]
+        while active:
+            batch: List[Tuple[int, str]] = []
+            for index in active:
+                word, word_contexts = words[index], contexts[index]
+                wanted = max_contexts - len(kept[index])
+                while wanted > 0 and cursors[index] < len(word_contexts):
+                    context = word_contexts[cursors[index]]
+                    cursors[index] += 1
+                    if not isinstance(context, str):
+                        raise ValueError(Errors.E023.format(word=word, context_type=type(context).__name__))
+                    text = self.masked_text(word, context)
+                    if text is None:
+                        skipped[word] = skipped.get(word, 0) + 1
+                        continue
+                    batch.append((index, text))
+                    wanted -= 1
+            for (index, _), ids in zip(batch, texts_ids(self.tokenizer, [text for _, text in batch])):
+                word = words[index]
+                row = self._row(index, word, ids, pieces[index] if pieces is not None else None)
+                if row is None:
+                    skipped[word] = skipped.get(word, 0) + 1
+                else:
+                    kept[index].append(row)
+            active = [i for i in active if len(kept[i]) < max_contexts and cursors[i] < len(contexts[i])]
+        _warn_skipped(skipped)
+        return [row for rows in kept for row in rows]
+
+    def _encode_one_by_one(
+        self, words: Sequence[str], contexts: Sequence[Sequence[str]], max_contexts: int,
+        pieces: Optional[Sequence[Sequence[int]]],
+    ) -> List[EncodedContext]:
+        """`encode_many` with one tokenizer call per context (`batched_tokenising = False`): the
+        reference its batches are measured and tested against."""
         rows: List[EncodedContext] = []
         skipped: Dict[str, int] = {}
         for index, (word, word_contexts) in enumerate(zip(words, contexts)):
@@ -255,11 +316,15 @@ class InputBuilder:
                     continue
                 rows.append(row)
                 used += 1
-        if skipped:
-            sample = ", ".join(f"{w!r} ({n})" for w, n in list(skipped.items())[:5])
-            warnings.warn(Warnings.W001.format(n=sum(skipped.values()), sample=sample,
-                                               more=" ..." if len(skipped) > 5 else ""), stacklevel=2)
+        _warn_skipped(skipped)
         return rows
+
+
+def _warn_skipped(skipped: Mapping[str, int]) -> None:
+    if skipped:
+        sample = ", ".join(f"{w!r} ({n})" for w, n in list(skipped.items())[:5])
+        warnings.warn(Warnings.W001.format(n=sum(skipped.values()), sample=sample,
+                                           more=" ..." if len(skipped) > 5 else ""), stacklevel=3)
 
 
 def check_token_budget(token_budget: Any, setting: str = "token_budget") -> None:

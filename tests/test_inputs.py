@@ -195,6 +195,57 @@ def test_inplace_spells_every_occurrence_and_keeps_the_first_in_the_window(token
     assert builder.encode(0, "kumquat", "no such word here", pieces) is None
 
 
+@pytest.mark.parametrize("mode", ["inplace", "add", "replace", "shallow"])
+@pytest.mark.parametrize("bpe", [False, True])
+def test_contexts_tokenised_in_one_batch_give_the_rows_of_one_call_each(tokenizer, tiny_roberta_path, mode, bpe):
+    """encode_many sends every word's contexts to the tokenizer at once (again only for words whose contexts
+    came out unusable) and gives exactly the rows of `encode` called context by context, in the same order:
+    the first max_contexts usable contexts of each word, unusable ones skipped and counted."""
+    tok = AutoTokenizer.from_pretrained(tiny_roberta_path) if bpe else tokenizer
+    builder = InputBuilder(tok, mode, max_length=16)
+    words = ["kumquat", "farmer", "quokka", "river", "zorbing"]
+    contexts = [
+        ["no such word", "a kumquat fell", "the kumquat tree by the kumquat grove", "nothing", "kumquat jam",
+         "kumquat"],
+        ["the farmer sold a kumquat at the market to another farmer " * 3, "farmers only", "farmer"],
+        [],
+        ["the river ran", "no word", "no word either", "a river bank", "river", "rivers", "the river"],
+        ["zorbing down a hill", "nothing here"],
+    ]
+    pieces = [builder.word_pieces(w) for w in words] if mode == "inplace" else None
+    if mode == "inplace":
+        pieces[1] = pieces[1] * 20  # longer than the window: every context of this word is unusable
+    reference = InputBuilder(tok, mode, max_length=16)
+    reference.batched_tokenising = False  # one tokenizer call per context, through `encode`
+    for max_contexts in (1, 2, 3, 10):
+        with pytest.warns(UserWarning, match=r"\[W001\]") as batched_warnings:
+            batched = builder.encode_many(words, contexts, max_contexts, pieces)
+        with pytest.warns(UserWarning, match=r"\[W001\]") as reference_warnings:
+            one_by_one = reference.encode_many(words, contexts, max_contexts, pieces)
+        assert batched == one_by_one and batched
+        assert [str(w.message) for w in batched_warnings] == [str(w.message) for w in reference_warnings]
+    expected = [builder.encode(i, w, c, pieces[i] if pieces else None) for i, w in enumerate(words)
+                for c in contexts[i]]
+    with pytest.warns(UserWarning, match=r"\[W001\]"):
+        assert builder.encode_many(words, contexts, 10, pieces) == [row for row in expected if row is not None]
+
+
+def test_encode_many_calls_the_tokenizer_once_per_round(tokenizer, monkeypatch):
+    import spacy_bertram.inputs as inputs_module
+
+    calls = []
+    real = inputs_module.texts_ids
+    monkeypatch.setattr(inputs_module, "texts_ids", lambda tok, texts: calls.append(len(texts)) or real(tok, texts))
+    builder = InputBuilder(tokenizer, "inplace", max_length=16)
+    words = [f"word{i}" for i in range(40)]
+    rows = builder.encode_many(words, [[f"a {w} here", f"the {w} there"] for w in words], 8)
+    assert len(rows) == 80 and calls == [80]  # one call for all 80 contexts, not 80 calls
+    calls.clear()
+    with pytest.warns(UserWarning, match=r"\[W001\] Skipped 1 context"):
+        builder.encode_many(["kumquat"], [["nothing", "a kumquat", "the kumquat"]], 1)
+    assert calls == [1]  # the context without the word never reaches the tokenizer
+
+
 def test_word_ngrams_are_3_to_5_grams_of_the_boundary_padded_word():
     assert word_ngrams("cat") == [f"{B}ca", "cat", f"at{B}", f"{B}cat", f"cat{B}", f"{B}cat{B}"]
     assert word_ngrams("a") == [f"{B}a{B}"]  # shorter than min_n: the whole padded word
