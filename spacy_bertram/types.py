@@ -17,5 +17,9 @@ INJECTION_MODES: Tuple[str, ...] = get_args(InjectionMode)
 DEFAULT_INJECTION: InjectionMode = "recentre"
 """No position added (text costs what it costs stock), and the best pooled rarified row (docs/evaluation.md)."""
 
+DEFAULT_CONTEXTS_PER_WORD = 8
+"""Contexts the component gathers per rare word, and what the commands that stand in for it read (`vectors`,
+`evaluate`): the number the default model is trained with (`train --max-contexts 8`)."""
+
 DOC_EXTENSION = "bertram"
 """`doc._.bertram`: token index -> BERTRAM vector, set by the component, read by the injection."""

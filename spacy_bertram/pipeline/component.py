@@ -43,12 +43,12 @@ from thinc.api import Config, Model
 from .. import architectures  # noqa: F401  (registers what the default config names)
 from ..encoder import limit_torch_threads_in_forked_worker, quiet_tokenizers_in_forked_workers
 from ..errors import Errors, Warnings
-from ..frequencies import CountTable
+from ..frequencies import DEFAULT_MAX_ZIPF, CountTable
 from ..layers import bertram_shim, get_bertram_network
 from ..network import BertramNetwork
 from ..rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
 from ..storage import model_fingerprint
-from ..types import DOC_EXTENSION
+from ..types import DEFAULT_CONTEXTS_PER_WORD, DOC_EXTENSION
 from . import serialization
 from .checks import check_encoders, check_placement
 from .context_sources import DEFAULT_DOC_WINDOW, ContextSource
@@ -74,7 +74,7 @@ DEFAULT_CONFIG_STR = f"""
 contexts = "doc"
 context_store = null
 dictionary_store = null
-contexts_per_word = 8
+contexts_per_word = {DEFAULT_CONTEXTS_PER_WORD}
 context_window = {DEFAULT_DOC_WINDOW}
 cache_size = 10000
 save_cache = false
@@ -89,7 +89,7 @@ model_path = null
 [bertram.rare_words]
 @misc = "spacy-bertram.RareWords.v1"
 frequencies = "auto"
-max_zipf = 3.0
+max_zipf = {DEFAULT_MAX_ZIPF}
 alpha_only = true
 min_wordpieces = 2
 min_length = 2
@@ -186,7 +186,7 @@ class BertramComponent(Pipe):
         nlp: Optional[Language] = None,
         contexts: Union[str, ContextSource] = "doc",
         context_store: Optional[str] = None,
-        contexts_per_word: int = 8,
+        contexts_per_word: int = DEFAULT_CONTEXTS_PER_WORD,
         context_window: int = DEFAULT_DOC_WINDOW,
         cache_size: int = 10_000,
         save_cache: bool = False,

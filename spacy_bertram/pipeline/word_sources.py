@@ -28,6 +28,7 @@ from ..frequencies import (CountTable, Frequencies, StoreFrequencies, WordfreqFr
 from ..network import BertramNetwork
 from ..inputs import UNK_ID
 from ..rare_words import RareWordFinder, RareWordRule
+from ..types import DEFAULT_CONTEXTS_PER_WORD
 from .context_sources import (DEFAULT_DOC_WINDOW, ContextSource, DocContexts, LazyStore, Source, check_at_least_one,
                               check_settings, checked_texts, leaves, parse_contexts, source_key, sources_from_spec)
 
@@ -64,7 +65,7 @@ class WordSources:
         contexts: Union[str, ContextSource] = "doc",
         context_store: Optional[str] = None,
         dictionary_store: Optional[str] = None,
-        contexts_per_word: int = 8,
+        contexts_per_word: int = DEFAULT_CONTEXTS_PER_WORD,
         context_window: int = DEFAULT_DOC_WINDOW,
     ) -> None:
         check_at_least_one(contexts_per_word, "contexts_per_word")

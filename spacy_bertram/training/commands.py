@@ -22,6 +22,7 @@ from ..config import MODES, BertramConfig
 from ..errors import Errors
 from ..fileio import check_output_dir
 from ..pipeline.contexts import DEFAULT_WINDOW, open_context_store
+from ..types import DEFAULT_CONTEXTS_PER_WORD
 from .settings import (DEFAULT_HELD_OUT, DEFAULT_MAX_CONTEXTS, DEFAULT_MIN_COUNT, DEFAULT_RARE_MAX_CONTEXTS,
                        METRICS_FILE, PREPARE_FILES, TARGET_FILES, TRAIN_OUTPUTS, VECTORS_OUTPUTS, OTASettings,
                        RunOptions, TrainingData, TrainSettings, check_multi_piece_words, check_vector_settings,
@@ -295,7 +296,8 @@ def vectors_cmd(
                                          "count range)"),
     min_contexts: int = typer.Option(1, help="skip words with fewer store contexts (the component infers those "
                                      "from the doc)"),
-    max_contexts: int = typer.Option(8, help="store contexts per word (as the component's contexts_per_word)"),
+    max_contexts: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help="store contexts per word (as the component's "
+                                     "contexts_per_word)"),
     shard_size: int = typer.Option(256, help="words per shard: the unit of work, of writing and of resuming"),
     workers: Optional[int] = typer.Option(None, help="local Dask workers (default: one per core); 0: no Dask, "
                                           "in this process"),

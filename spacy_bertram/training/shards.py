@@ -26,7 +26,7 @@ from ..network import BertramNetwork, default_token_budget
 from ..pipeline.contexts import ContextStore, open_context_store
 from ..pipeline.vector_table import FORMAT_NAME, SHARDS_DIR, VectorTable
 from ..storage import load_bertram, model_fingerprint
-from ..types import PathLike
+from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike
 
 PLAN_FILE = "plan.json"
 
@@ -118,7 +118,7 @@ class JobSettings:
 
     model_path: str
     store_path: str
-    max_contexts: int = 8
+    max_contexts: int = DEFAULT_CONTEXTS_PER_WORD
     token_budget: int = 0  # 0: the device's default budget
     device: str = "cpu"
     torch_threads: int = 0  # 0: torch's own default

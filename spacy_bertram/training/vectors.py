@@ -24,7 +24,7 @@ from ..pipeline.contexts import ContextStore, open_context_store
 from ..pipeline.vector_table import META_FILE, VectorTable, encoder_identity
 from ..pipeline.word_sources import word_key_function
 from ..storage import load_bertram, model_fingerprint
-from ..types import PathLike
+from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike
 from .distributed import describe_client, local_threads, open_client, run_on_dask
 from .settings import VECTORS_OUTPUTS, check_vector_settings
 from .shards import JobSettings, ShardStore, infer_words, worker_state
@@ -120,7 +120,7 @@ def build_vector_table(
     max_count: Optional[int] = None,
     word_list: Optional[PathLike] = None,
     min_contexts: int = 1,
-    max_contexts: int = 8,
+    max_contexts: int = DEFAULT_CONTEXTS_PER_WORD,
     shard_size: int = DEFAULT_SHARD_SIZE,
     workers: Optional[int] = None,
     scheduler: Optional[str] = None,

@@ -16,9 +16,10 @@ from ...app import (FORCE_HELP, GPU_HELP, MAX_ZIPF_HELP, app, check_gpu, check_m
 from ...errors import Errors
 from ...fileio import check_output_dir
 from ...frequencies import check_max_zipf
-from ...types import DEFAULT_INJECTION, INJECTION_MODES
+from ...types import DEFAULT_CONTEXTS_PER_WORD, DEFAULT_INJECTION, INJECTION_MODES
 from ..outputs import ASSEMBLE_OUTPUTS, EVALUATE_OUTPUTS, METRICS_FILE, POOL_OUTPUTS, RARIFIED_ITEMS, SET_OUTPUTS
 
+CONTEXTS_PER_WORD_HELP = "contexts the bertram component gathers per rare word"
 
 
 def split_systems(systems: str) -> List[str]:
@@ -38,7 +39,7 @@ def evaluate_cmd(
         "oracle_INJ, bertram_INJ_CTX (INJ: replace, slash, recentre; CTX: form, doc, store)",
     ),
     max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
-    contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
+    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     seed_sets: bool = typer.Option(
         True,
@@ -104,7 +105,7 @@ def evaluate_originals_cmd(
         help="comma-separated systems (see evaluate)",
     ),
     max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
-    contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
+    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
@@ -173,7 +174,7 @@ def assemble_cmd(
         DEFAULT_INJECTION, help="how the transformer takes the vectors: " + ", ".join(INJECTION_MODES)
     ),
     max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
-    contexts_per_word: int = typer.Option(8, help="contexts the bertram component gathers per rare word"),
+    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
     name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
     version: str = typer.Option("0.1.0", help="the pipeline's meta version"),
     vector_table: Optional[Path] = typer.Option(None, help="a table from `vectors`, shipped inside the pipeline"),

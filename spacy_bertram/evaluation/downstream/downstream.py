@@ -47,7 +47,8 @@ import numpy as np
 
 from ...errors import Errors, Warnings
 from ...pipeline.device import use_device
-from ...types import PathLike
+from ...frequencies import DEFAULT_MAX_ZIPF
+from ...types import DEFAULT_CONTEXTS_PER_WORD, PathLike
 from ..rarification.datasets import read_records
 from ..rarification.oracle import ORACLE_FACTORY, add_oracle
 from .pipelines import add_bertram, load_textcat, set_injection, textcat_labels
@@ -242,8 +243,8 @@ def evaluate_systems(
     bertram_path: Optional[PathLike] = None,
     context_store: Optional[PathLike] = None,
     systems: Sequence[str] = DEFAULT_SYSTEMS,
-    max_zipf: float = 3.0,
-    contexts_per_word: int = 8,
+    max_zipf: float = DEFAULT_MAX_ZIPF,
+    contexts_per_word: int = DEFAULT_CONTEXTS_PER_WORD,
     gpu_id: int = -1,
     batch_size: int = 32,
     progress: bool = True,
@@ -302,8 +303,8 @@ def evaluate_originals(
     bertram_path: PathLike,
     context_store: Optional[PathLike] = None,
     systems: Sequence[str] = ORIGINAL_TEXT_SYSTEMS,
-    max_zipf: float = 3.0,
-    contexts_per_word: int = 8,
+    max_zipf: float = DEFAULT_MAX_ZIPF,
+    contexts_per_word: int = DEFAULT_CONTEXTS_PER_WORD,
     gpu_id: int = -1,
     batch_size: int = 32,
     progress: bool = True,

@@ -26,7 +26,8 @@ from ...injection import INJECTION_MODES, BertramTransformerModel
 from ...pipeline import component  # noqa: F401  (registers the bertram factory; it imports architectures.py)
 from ...rare_words import RareWordRule
 from ...storage import load_bertram
-from ...types import DEFAULT_INJECTION, PathLike
+from ...frequencies import DEFAULT_MAX_ZIPF
+from ...types import DEFAULT_CONTEXTS_PER_WORD, DEFAULT_INJECTION, PathLike
 from ..outputs import ASSEMBLE_OUTPUTS
 
 logger = logging.getLogger("spacy_bertram")
@@ -118,8 +119,8 @@ def add_bertram(
     bertram_path: PathLike,
     contexts: str = "doc",
     context_store: Optional[PathLike] = None,
-    max_zipf: float = 3.0,
-    contexts_per_word: int = 8,
+    max_zipf: float = DEFAULT_MAX_ZIPF,
+    contexts_per_word: int = DEFAULT_CONTEXTS_PER_WORD,
     name: str = "bertram",
     dictionary_store: Optional[PathLike] = None,
 ):
@@ -156,8 +157,8 @@ def assemble_pipeline(
     bertram_path: PathLike,
     output_dir: PathLike,
     injection: str = DEFAULT_INJECTION,
-    max_zipf: float = 3.0,
-    contexts_per_word: int = 8,
+    max_zipf: float = DEFAULT_MAX_ZIPF,
+    contexts_per_word: int = DEFAULT_CONTEXTS_PER_WORD,
     name: str = "textcat_bertram",
     version: str = "0.1.0",
     vector_table: Optional[PathLike] = None,

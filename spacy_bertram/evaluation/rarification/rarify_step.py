@@ -30,7 +30,7 @@ from ..downstream.pipelines import load_textcat, make_classifier, pipeline_token
 from .rarify import spacy_tagger, write_rarified_dataset, write_substitutions_jsonl
 from .records import Record, write_docbin
 from .seed_sets import parse_seeds, remove_unlisted, seed_set_name
-from .substitution import SubstitutionDictionary, substitute_rarity
+from .substitution import DEFAULT_RARIFY_MAX_ZIPF, SubstitutionDictionary, substitute_rarity
 from ...dictionary.wordnet import load_wordnet
 
 
@@ -135,7 +135,7 @@ def run_rarification(
     splits_dir: PathLike,
     output_dir: PathLike,
     counts: PathLike,
-    max_zipf: float = 2.0,
+    max_zipf: float = DEFAULT_RARIFY_MAX_ZIPF,
     max_candidates: Optional[int] = None,
     max_masks: int = 5,
     misspelling_rate: float = 0.1,

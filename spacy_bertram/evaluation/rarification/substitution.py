@@ -18,7 +18,7 @@ from ...dictionary.wordnet import load_wordnet
 
 #: Rare for rarification: below this Zipf value (the paper's "fewer than 100 occurrences
 #: in WWC", about a billion words); its "-1000" variant is Zipf 3.
-DEFAULT_MAX_ZIPF = 2.0
+DEFAULT_RARIFY_MAX_ZIPF = 2.0
 
 #: Penn Treebank tag -> WordNet POS. Proper nouns are left alone on purpose:
 #: replacing a name by a "synonym" changes what the text is about.
@@ -91,7 +91,7 @@ def misspell_candidates(word: str, rng: random.Random, tries: int = 50) -> Itera
 
 
 def substitute_rarity(
-    max_zipf: float = DEFAULT_MAX_ZIPF,
+    max_zipf: float = DEFAULT_RARIFY_MAX_ZIPF,
     counts: Optional[CountTable] = None,
     word_pieces: Optional[Callable[[str], Sequence[int]]] = None,
     unk_id: Optional[int] = None,
@@ -119,7 +119,7 @@ class SubstitutionDictionary:
     def __init__(
         self,
         frequencies: Optional[CountTable] = None,
-        max_zipf: float = DEFAULT_MAX_ZIPF,
+        max_zipf: float = DEFAULT_RARIFY_MAX_ZIPF,
         wordnet=None,
         wordnet_dir: Optional[PathLike] = None,
         rarity: Optional[RareWordFinder] = None,

@@ -25,7 +25,7 @@ from spacy.tokens import Doc
 
 from ...errors import Errors
 from ...fileio import mark_json, write_json_atomic
-from ...frequencies import CountTable
+from ...frequencies import DEFAULT_MAX_ZIPF, CountTable
 from ...dictionary.wordnet import load_wordnet
 from ...pipeline.device import select_device
 from ...pipeline.word_sources import WordSources, word_key_function
@@ -183,7 +183,7 @@ def evaluate_synonym_recovery(
     n_resamples: int = 2000,
     seed: int = 0,
     max_pairs: int = DEFAULT_MAX_PAIRS,
-    max_zipf: float = 3.0,
+    max_zipf: float = DEFAULT_MAX_ZIPF,
     gpu_id: int = -1,
     wordnet_dir: Optional[PathLike] = None,
     lang: str = "en",
