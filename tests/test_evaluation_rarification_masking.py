@@ -133,7 +133,7 @@ def test_bad_input_errors():
         res = rarify([("", "pos"), ("   ", "neg"), ("a great and fun film", "pos")],
                      toy_classifier, LABELS, FakeSubs(), tagger=toy_tagger)
     assert res.skipped_empty == 2 and len(res.items) == 1
-    with pytest.raises(ValueError, match=r"\[E365\].*shape"):
+    with pytest.raises(AssertionError, match=r"classifier gave shape"):
         rarify([("a fun plot", "pos")], lambda texts: np.ones((len(texts), 3)), LABELS,
                FakeSubs(), tagger=toy_tagger)
 

@@ -62,7 +62,7 @@ def _assert_nothing_written(out):
 def test_empty_corpus(tmp_path):
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "empty.txt").write_text("", encoding="utf8")
-    with pytest.raises(ValueError, match=r"\[E218\] Corpus is empty"):
+    with pytest.raises(ValueError, match=r"\[E214\] Corpus is empty: no words found"):
         prepare(tmp_path / "c", tmp_path / "out", min_count=1, progress=False)
     _assert_nothing_written(tmp_path / "out")
 

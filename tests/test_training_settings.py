@@ -66,9 +66,9 @@ def test_the_training_data_settings_are_checked_when_made():
         TrainingData(held_out_fraction=float("nan"))
     with pytest.raises(ValueError, match=r"\[E256\] --max-words 5 is below the 20 training words"):
         TrainingData(max_words=5)
-    with pytest.raises(ValueError, match=r"\[E255\] --min-count must be at least 1, got 0"):
+    with pytest.raises(ValueError, match=r"\[E226\] --min-count must be at least 1, got 0"):
         TrainingData(min_count=0)
-    with pytest.raises(ValueError, match=r"\[E219\] --definitions-per-word must be at least 1, got 0"):
+    with pytest.raises(ValueError, match=r"\[E226\] --definitions-per-word must be at least 1, got 0"):
         TrainingData(definitions_per_word=0)
     assert TrainingData(max_words=20, held_out_fraction=0.25).max_words == 20
 
@@ -76,7 +76,7 @@ def test_the_training_data_settings_are_checked_when_made():
 def test_the_vector_settings_are_checked_without_a_model():
     good = dict(min_count=1, max_count=None, max_contexts=8, token_budget=0, shard_size=256, workers=0)
     check_vector_settings(**good)
-    for change, code in [({"max_count": 1}, "E261"), ({"max_contexts": 0}, "E262"), ({"token_budget": -1}, "E263"),
-                         ({"shard_size": 0}, "E264"), ({"workers": -1}, "E268")]:
+    for change, code in [({"max_count": 1}, "E261"), ({"max_contexts": 0}, "E226"), ({"token_budget": -1}, "E263"),
+                         ({"shard_size": 0}, "E226"), ({"workers": -1}, "E268")]:
         with pytest.raises(ValueError, match=rf"\[{code}\]"):
             check_vector_settings(**{**good, **change})

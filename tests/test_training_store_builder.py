@@ -154,7 +154,7 @@ def test_store_is_read_only(tmp_path):
 def test_empty_corpus_is_an_error(tmp_path):
     (tmp_path / "empty.txt").write_text("\n\n ... !!\n", encoding="utf8")
     corpus = Corpus.from_paths(tmp_path)
-    with pytest.raises(ValueError, match=r"\[E218\] Corpus is empty"):
+    with pytest.raises(ValueError, match=r"\[E214\] Corpus is empty: no words found"):
         count_words(corpus, progress=False)
     with pytest.raises(ValueError, match=r"\[E247\].*empty"):
         build_context_store(corpus, tmp_path / "x.sqlite", {}, {}, progress=False)

@@ -69,8 +69,7 @@ def resample_indices(
     if strata is None:
         return rng.integers(0, n_units, size=(n_resamples, n_units))
     labels = np.asarray(strata)
-    if labels.shape != (n_units,):
-        raise ValueError(Errors.E306.format(n_units=n_units, shape=labels.shape))
+    assert labels.shape == (n_units,), f"strata must have one label per unit ({n_units}), got shape {labels.shape}"
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     blocks = []
     for group in np.argsort(first):  # strata in order of first appearance
@@ -97,10 +96,7 @@ def bootstrap_distribution(
     block: int = BLOCK,
 ) -> np.ndarray:
     """The statistic on every resample: (n_resamples,) or (n_resamples, k)."""
-    if n_units < 1:
-        raise ValueError(Errors.E307)
-    if n_resamples < 1:
-        raise ValueError(Errors.E308)
+    assert n_units >= 1 and n_resamples >= 1, "the bootstrap needs at least one unit and one resample"
     parts = [np.asarray(statistic(idx), dtype=float) for idx in _blocks(n_units, n_resamples, seed, strata, block)]
     return np.concatenate(parts, axis=0)
 

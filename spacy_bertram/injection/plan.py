@@ -89,8 +89,7 @@ def make_injection_plan(
     Vectorised with numpy: Python loops run over docs and rare words, never over
     wordpieces (`tests/test_injection_plan.py` checks it against the loop it replaced).
     """
-    if injection not in INJECTIONS:
-        raise ValueError(Errors.E162.format(injection=injection, modes=", ".join(INJECTIONS)))
+    assert injection in INJECTIONS, f"no injection plan for {injection!r} (the model checks its mode: E156)"
     spec = INJECTIONS[injection]
     width = int(hf_model.get_input_embeddings().weight.shape[1])
     # Alignment rows are per unique token, docs in order of first span (as

@@ -96,10 +96,7 @@ class VectorCache:
         stored.flags.writeable = False
         if self.max_size == 0:
             return stored
-        if self._entries and stored.shape != next(iter(self._entries.values())).shape:
-            raise ValueError(
-                Errors.E123.format(shape=stored.shape, cache_shape=next(iter(self._entries.values())).shape)
-            )
+        assert not self._entries or stored.shape == next(iter(self._entries.values())).shape, "one width per cache"
         self._entries[key] = stored
         self._entries.move_to_end(key)
         while len(self._entries) > self.max_size:

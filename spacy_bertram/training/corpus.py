@@ -104,7 +104,7 @@ def check_file(path: Path) -> None:
                 try:
                     decoder.decode(chunk, final=not chunk)
                 except UnicodeDecodeError as err:
-                    raise ValueError(Errors.E211.format(offset=offset + err.start, path=path)) from None
+                    raise ValueError(Errors.E211.format(where=f" (byte {offset + err.start})", path=path)) from None
                 if not chunk:
                     return
                 offset += len(chunk)
@@ -131,7 +131,7 @@ def corpus_files(paths: Union[PathLike, Iterable[PathLike]], errors: str = "rais
             continue
         good.append(path)
     if not good:
-        raise ValueError(Errors.E214.format(paths=[str(p) for p in files] or paths))
+        raise ValueError(Errors.E214.format(what="no readable text files", paths=[str(p) for p in files] or paths))
     return good
 
 
@@ -162,7 +162,7 @@ def iter_lines(files: Sequence[Path], max_line_chars: int = MAX_LINE_CHARS) -> I
                     if line.strip():
                         yield line
             except UnicodeDecodeError:
-                raise ValueError(Errors.E215.format(path=path)) from None
+                raise ValueError(Errors.E211.format(where="", path=path)) from None
 
 
 @dataclass

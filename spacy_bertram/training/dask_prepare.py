@@ -146,7 +146,7 @@ def count_words_dask(
         raise ValueError(Errors.E213.format(errors=errors))
     files = [str(p.resolve()) for p in expand_paths(paths)]
     if not files:
-        raise ValueError(Errors.E216.format(paths=paths))
+        raise ValueError(Errors.E214.format(what="no files", paths=paths))
     bag = db.from_sequence(files, partition_size=1).map(count_file, lowercase=lowercase, errors=errors)
     results = client.compute(bag).result()
     good, counts, n_lines = [], Counter(), 0
@@ -158,9 +158,9 @@ def count_words_dask(
         counts.update(file_counts)
         n_lines += file_lines
     if not good:
-        raise ValueError(Errors.E217.format(files=files))
+        raise ValueError(Errors.E214.format(what="no readable text files", paths=files))
     if not counts:
-        raise ValueError(Errors.E218.format(paths=[str(p) for p in good]))
+        raise ValueError(Errors.E214.format(what="no words found", paths=[str(p) for p in good]))
     return good, counts, n_lines
 
 

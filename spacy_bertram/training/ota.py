@@ -150,8 +150,7 @@ def one_token_approximation(
     width = int(encoder.get_input_embeddings().weight.shape[1])
     if not pieces:
         return OTAResult(torch.zeros(0, width), 0.0, 0.0)
-    if any(len(p) == 0 for p in pieces):
-        raise ValueError(Errors.E225)
+    assert all(pieces), "OTA needs at least one wordpiece per word (targets.py drops words without)"
     ota = OneTokenApproximation(encoder, tokenizer, settings, device)
     generator = torch.Generator().manual_seed(settings.seed)
     chunks = [list(pieces[i : i + settings.batch_words]) for i in range(0, len(pieces), settings.batch_words)]

@@ -54,7 +54,7 @@ def check_word_limits(min_count: int, max_words: Optional[int], held_out_fractio
     """The training-word settings, before the store is opened: a cap below what training needs would
     later read as "too few frequent words", and a NaN fraction would pass `fraction >= 0.5`."""
     if min_count < 1:
-        raise ValueError(Errors.E255.format(min_count=min_count))
+        raise ValueError(Errors.E226.format(option="min-count", least=1, value=min_count))
     if max_words is not None and max_words < MIN_TRAINING_WORDS:
         raise ValueError(Errors.E256.format(max_words=max_words, MIN_TRAINING_WORDS=MIN_TRAINING_WORDS))
     if not 0.0 < held_out_fraction < 0.5:
@@ -74,11 +74,11 @@ def check_vector_settings(min_count: int, max_count: Optional[int], max_contexts
     if max_count is not None and max_count <= min_count:
         raise ValueError(Errors.E261.format(max_count=max_count, min_count=min_count))
     if max_contexts < 1:
-        raise ValueError(Errors.E262.format(max_contexts=max_contexts))
+        raise ValueError(Errors.E226.format(option="max-contexts", least=1, value=max_contexts))
     if token_budget < 0:
         raise ValueError(Errors.E263.format(token_budget=token_budget))
     if shard_size < 1:
-        raise ValueError(Errors.E264.format(shard_size=shard_size))
+        raise ValueError(Errors.E226.format(option="shard-size", least=1, value=shard_size))
     check_workers(workers)
 
 
@@ -214,7 +214,7 @@ class TrainingData:
         check_word_limits(self.min_count, self.max_words, self.held_out_fraction)
         check_multi_piece_words(self.multi_piece_words, self.multi_piece_min_zipf)
         if self.definitions_per_word < 1:
-            raise ValueError(Errors.E219.format(per_word=self.definitions_per_word))
+            raise ValueError(Errors.E226.format(option="definitions-per-word", least=1, value=self.definitions_per_word))
 
 
 @dataclass

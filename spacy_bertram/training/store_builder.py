@@ -44,7 +44,7 @@ def count_words(corpus: Corpus, progress: bool = True) -> Tuple[Counter, int]:
         counts.update(tokenize(line, lowercase))
         n_lines += 1
     if not counts:
-        raise ValueError(Errors.E218.format(paths=[str(p) for p in corpus.files]))
+        raise ValueError(Errors.E214.format(what="no words found", paths=[str(p) for p in corpus.files]))
     return counts, n_lines
 
 

@@ -66,8 +66,7 @@ class TargetSet:
     def __post_init__(self) -> None:
         n = len(self.words)
         sizes = {len(self.counts), len(self.kinds), len(self.pieces), len(self.rare_like), len(self.held_out), int(self.vectors.shape[0])}
-        if sizes != {n}:
-            raise ValueError(Errors.E249.format(n=n, sizes=sorted(sizes)))
+        assert sizes == {n}, f"inconsistent target set: {n} words but field sizes {sorted(sizes)}"
 
     def __len__(self) -> int:
         return len(self.words)

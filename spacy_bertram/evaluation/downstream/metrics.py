@@ -20,7 +20,6 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ...errors import Errors
 from ..report.plots import pyplot, save_png
 
 SUBSETS = ("All", "WN", "Msp")
@@ -50,8 +49,7 @@ def subset_masks(items: Sequence[Item]) -> Dict[str, np.ndarray]:
 
 def correctness(items: Sequence[Item], predictions: Sequence[str]) -> np.ndarray:
     """Per-item correctness; lengths must match."""
-    if len(items) != len(predictions):
-        raise ValueError(Errors.E331.format(n_items=len(items), n_predictions=len(predictions)))
+    assert len(items) == len(predictions), f"{len(items)} items but {len(predictions)} predictions"
     return np.array([_as_dict(it)["label"] == p for it, p in zip(items, predictions)], dtype=bool)
 
 

@@ -124,8 +124,7 @@ def _units(clusters: np.ndarray, strata: Optional[np.ndarray]):
         return inverse, sizes, None
     unit_strata = np.empty(len(keys), dtype=object)
     unit_strata[inverse] = strata
-    if not np.all(unit_strata[inverse] == strata):
-        raise ValueError(Errors.E337)
+    assert np.all(unit_strata[inverse] == strata), "a cluster of items spans two strata"
     return inverse, sizes, unit_strata
 
 

@@ -101,8 +101,7 @@ class SimilarityResult:
 def _vectors(fn: VectorFn, words: Sequence[str], contexts: Mapping[str, List[str]]) -> Dict[str, np.ndarray]:
     unique = list(dict.fromkeys(words))
     arr = np.asarray(fn([(w, contexts.get(w, [])) for w in unique]), dtype=float)
-    if arr.ndim != 2 or arr.shape[0] != len(unique):
-        raise ValueError(Errors.E377.format(shape=arr.shape, n_unique=len(unique)))
+    assert arr.ndim == 2 and arr.shape[0] == len(unique), f"vector function gave {arr.shape}, not ({len(unique)}, d)"
     return dict(zip(unique, arr))
 
 

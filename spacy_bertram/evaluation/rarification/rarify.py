@@ -173,8 +173,7 @@ class RarificationResult(CandidateCounts):
 
 def _probabilities(classify: Classifier, texts: List[str], n_labels: int) -> np.ndarray:
     probs = np.asarray(classify(texts), dtype=float)
-    if probs.shape != (len(texts), n_labels):
-        raise ValueError(Errors.E365.format(shape=probs.shape, n_texts=len(texts), n_labels=n_labels))
+    assert probs.shape == (len(texts), n_labels), f"classifier gave shape {probs.shape}, not ({len(texts)}, {n_labels})"
     return probs
 
 
