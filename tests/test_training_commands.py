@@ -67,6 +67,17 @@ def test_targets_and_train_share_their_word_options(monkeypatch, tmp_path):
     assert settings.epochs == (1, 2, 3) and data.max_words is None
     assert (data.multi_piece_words, data.multi_piece_min_zipf) == (40, 3.5)
     assert (settings.network.base_model, settings.network.max_contexts) == ("an-encoder", 5)
+    assert settings.path_mix == (0.25, 0.25, 0.5) and settings.rank_weight == 0.0
+    seen.clear()
+    result = invoke("train", "c.sqlite", "out", "--no-path-mix", "--rank-weight", "0.01", "--rank-negatives", "8")
+    assert result.exit_code == 0, result.output
+    settings = seen[2]
+    assert settings.path_mix is None and (settings.rank_weight, settings.rank_negatives) == (0.01, 8)
+    seen.clear()
+    result = invoke("train", "c.sqlite", "out", "--path-mix", "0.2", "0.2", "0.6")
+    assert result.exit_code == 0 and seen[2].path_mix == (0.2, 0.2, 0.6)
+    result = invoke("train", "c.sqlite", "out", "--path-mix", "0.5", "0.5", "0.5")
+    assert result.exit_code != 0 and "[E288]" in result.output and "Traceback" not in result.output
 
 
 def test_train_options_default_to_the_network_settings_defaults():
@@ -78,6 +89,7 @@ def test_train_options_default_to_the_network_settings_defaults():
         assert params[name] == getattr(network, name), name
     assert (params["mode"], params["read_layer"], params["subword_share"]) == ("inplace", -2, 0.5)
     assert tuple(params["epochs"]) == settings.epochs and params["inplace_mask_fraction"] == 0.5
+    assert tuple(params["path_mix"]) == settings.path_mix and params["rank_weight"] == settings.rank_weight
     data = TrainingData()
     assert (params["min_count"], params["held_out"], params["definitions_per_word"]) == \
         (data.min_count, data.held_out_fraction, data.definitions_per_word)

@@ -55,13 +55,15 @@ def test_a_run_recorded_by_an_earlier_version_resumes_and_names_what_changed(tmp
     earlier = {k: v for k, v in settings.to_dict().items() if k != "max_word_pieces" and k not in UNRECORDED_DEFAULTS}
     run = {"base_model": "m", "settings": earlier, "min_count": 1, "device": "cpu"}
     (tmp_path / "progress.json").write_text(json.dumps({"run": run, "stages": {}}))
-    _check_resume(tmp_path, {**run, "settings": settings.to_dict()})  # the same settings: resumes
+    _check_resume(tmp_path, {**run, "settings": TrainSettings(path_mix=None).to_dict()})  # the same settings: resumes
+    with pytest.raises(ValueError, match=r"\[E277\].*\(settings\.path_mix: None -> \[0\.25, 0\.25, 0\.5\]\)"):
+        _check_resume(tmp_path, {**run, "settings": settings.to_dict()})  # today's default trains on one path a step
     for network, changed in ((BertramConfig(max_contexts=16), "max_contexts: 32 -> 16"),
                              (BertramConfig(max_word_pieces=8), "max_word_pieces: 32 -> 8")):
         with pytest.raises(ValueError, match=rf"\[E277\].*\(settings\.{changed}\); run with the same settings"):
-            _check_resume(tmp_path, {**run, "settings": TrainSettings(network).to_dict()})
+            _check_resume(tmp_path, {**run, "settings": TrainSettings(network, path_mix=None).to_dict()})
     with pytest.raises(ValueError, match=r"\[E277\].*\(settings\.rank_weight: 0\.0 -> 0\.5\)"):
-        _check_resume(tmp_path, {**run, "settings": TrainSettings(rank_weight=0.5).to_dict()})
+        _check_resume(tmp_path, {**run, "settings": TrainSettings(rank_weight=0.5, path_mix=None).to_dict()})
 
 
 def test_a_killed_runs_temp_files_are_removed_at_the_next_start(tiny_bert_path, source, tmp_path):

@@ -6,7 +6,7 @@ from dataclasses import fields
 import pytest
 
 from spacy_bertram.config import BertramConfig
-from spacy_bertram.training.settings import (NETWORK_KEYS, UNRECORDED_DEFAULTS, TrainingData, TrainSettings,
+from spacy_bertram.training.settings import (DEFAULT_PATH_MIX, NETWORK_KEYS, UNRECORDED_DEFAULTS, TrainingData, TrainSettings,
                                              check_vector_settings)
 
 #: What `train` recorded in progress.json before the network settings were BertramConfig's.
@@ -33,7 +33,8 @@ def test_the_record_keeps_its_layout_and_reads_back():
     record = TrainSettings().to_dict()
     assert UNRECORDED_DEFAULTS == {"path_mix": None, "rank_weight": 0.0, "rank_temperature": 0.1,
                                    "rank_negatives": 64}
-    assert record == {**FLAT_RECORD, "max_word_pieces": 32, **UNRECORDED_DEFAULTS}
+    assert record == {**FLAT_RECORD, "max_word_pieces": 32, **UNRECORDED_DEFAULTS, "path_mix": [0.25, 0.25, 0.5]}
+    assert TrainSettings().path_mix == DEFAULT_PATH_MIX
     settings = TrainSettings(BertramConfig(base_model="tiny", mode="add", max_contexts=6), epochs=(2, 1, 1),
                              min_contexts=2, pool_contexts=8)
     assert "base_model" not in settings.to_dict()  # the run records its encoder beside the settings

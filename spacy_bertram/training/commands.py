@@ -232,9 +232,11 @@ def train_cmd(
                                                "word's context pool begins with its definitions"),
     definitions_per_word: int = typer.Option(DATA.definitions_per_word, help="with --definitions: definitions per "
                                              "training word"),
-    path_mix: Optional[Tuple[float, float, float]] = typer.Option(
+    path_mix: Tuple[float, float, float] = typer.Option(
         TRAIN.path_mix, help="inplace: shares of the paths each step trains a word on: spelling alone, contexts "
-        "alone, both (e.g. 0.25 0.25 0.5); default: any of its rows"),
+        "alone, both"),
+    no_path_mix: bool = typer.Option(False, "--no-path-mix", help="inplace: draw any of a word's rows each step "
+                                     "(the earlier default), not one path"),
     rank_weight: float = typer.Option(TRAIN.rank_weight, help="weight of the ranking term (target above its "
                                       "nearest whole-word embeddings) beside the mimicking loss; 0: off"),
     rank_temperature: float = typer.Option(TRAIN.rank_temperature, help="the ranking term's softmax temperature"),
@@ -262,7 +264,7 @@ def train_cmd(
             network=network, inplace_mask_fraction=inplace_mask_fraction, epochs=tuple(epochs), lr=tuple(lr),
             batch_words=tuple(batch_words), warmup=warmup, min_contexts=min_contexts, pool_contexts=pool_contexts,
             ngram_min_count=ngram_min_count, seed=args.seed, reuse_states=not no_reuse, cache_memory_mb=cache_mb,
-            path_mix=path_mix, rank_weight=rank_weight, rank_temperature=rank_temperature,
+            path_mix=None if no_path_mix else path_mix, rank_weight=rank_weight, rank_temperature=rank_temperature,
             rank_negatives=rank_negatives,
         )
         data = TrainingData(

@@ -104,6 +104,10 @@ NOT_TRAINING_SETTINGS = ("base_model", "encoder_embedding_width", "encoder_hidde
 NETWORK_KEYS = tuple(f.name for f in fields(BertramConfig))
 
 
+#: Shares of the spelling, contexts and both paths per training step (`TrainSettings.path_mix`).
+DEFAULT_PATH_MIX = (0.25, 0.25, 0.5)
+
+
 @dataclass
 class TrainSettings:
     """What `train` makes: the network (`network`, whose defaults are `BertramConfig`'s) and the
@@ -121,7 +125,8 @@ class TrainSettings:
     `network.base_model` the encoder trained for.
 
     path_mix: shares of the inference paths a step trains each word on (spelling alone, contexts
-    alone, both: `pools.PATHS`); None draws any of a word's rows, as inference never reads them.
+    alone, both: `pools.PATHS`; the default measured best of the levers in docs/evaluation.md's
+    ablation); None draws any of a word's rows, mixes inference never reads (the earlier default).
     rank_weight: weight of a ranking term beside the mimicking loss: a softmax at `rank_temperature`
     over cosines that puts each word's target above its `rank_negatives` nearest whole-word
     embeddings and 1,024 random ones per step (0: mimicking alone).
@@ -140,7 +145,7 @@ class TrainSettings:
     reuse_states: bool = True
     token_budget: int = 4096
     cache_memory_mb: float = 2048.0
-    path_mix: Optional[Tuple[float, float, float]] = None
+    path_mix: Optional[Tuple[float, float, float]] = DEFAULT_PATH_MIX
     rank_weight: float = 0.0
     rank_temperature: float = 0.1
     rank_negatives: int = 64
@@ -183,8 +188,7 @@ class TrainSettings:
 
 
 #: Settings added after runs were first recorded, at their defaults: the values those runs trained with.
-UNRECORDED_DEFAULTS = {f.name: f.default for f in fields(TrainSettings)
-                       if f.name in ("path_mix", "rank_weight", "rank_temperature", "rank_negatives")}
+UNRECORDED_DEFAULTS = {"path_mix": None, "rank_weight": 0.0, "rank_temperature": 0.1, "rank_negatives": 64}
 
 
 @dataclass
@@ -237,5 +241,5 @@ class RunOptions:
 
 
 __all__ = ["METRICS_FILE", "MODEL_DIR", "PREPARE_FILES", "RUN_FILES", "TARGETS_DIR", "TARGET_FILES",
-           "TRAIN_OUTPUTS", "UNRECORDED_DEFAULTS", "VECTORS_OUTPUTS", "MIN_TRAINING_WORDS", "check_multi_piece_words", "check_vector_settings", "check_word_limits", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
+           "TRAIN_OUTPUTS", "UNRECORDED_DEFAULTS", "DEFAULT_PATH_MIX", "VECTORS_OUTPUTS", "MIN_TRAINING_WORDS", "check_multi_piece_words", "check_vector_settings", "check_word_limits", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
            "NETWORK_KEYS", "NOT_TRAINING_SETTINGS", "OTASettings", "RunOptions", "TrainingData", "TrainSettings"]
