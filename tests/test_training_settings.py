@@ -6,8 +6,8 @@ from dataclasses import fields
 import pytest
 
 from spacy_bertram.config import BertramConfig
-from spacy_bertram.training.settings import (DEFAULT_PATH_MIX, NETWORK_KEYS, UNRECORDED_DEFAULTS, TrainingData, TrainSettings,
-                                             check_vector_settings)
+from spacy_bertram.training.settings import (DEFAULT_PATH_MIX, NETWORK_KEYS, UNRECORDED_DEFAULTS, TrainingData,
+                                             TrainSettings, check_vector_settings)
 
 #: What `train` recorded in progress.json before the network settings were BertramConfig's.
 FLAT_RECORD = {
