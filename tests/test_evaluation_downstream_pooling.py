@@ -49,3 +49,22 @@ def test_strata_join_sets_that_share_texts_only():
     assert strata_of(t).tolist() == ["x", "x", "y", "y", "y", "x"]
     res = pool_tables({"x": t.subset(t.sets == "x"), "w": t.subset(t.sets == "w")}, n_resamples=100)
     assert res["strata"] == {"x": ["x", "w"]} and res["n_clusters"] == 2
+
+
+def test_the_contexts_are_compared_with_the_spelling_alone_on_the_same_items():
+    """Each context system against its injection's form-only system: a hand-computed toy of 4 texts."""
+    correct = {"baseline": [0, 0, 0, 0], "bertram_slash_form": [1, 0, 0, 1], "bertram_slash_doc": [1, 1, 0, 1],
+               "bertram_slash_store": [0, 0, 0, 1], "bertram_recentre_form": [0, 0, 0, 0]}
+    p_gold = {s: np.full(4, 0.5) for s in correct}
+    toy = ItemTable(list(correct), np.array(["a"] * 4), np.array(["t1", "t2", "t3", "t4"]),
+                    {s: np.array(v, dtype=bool) for s, v in correct.items()}, p_gold)
+    result = pool_tables({"a": toy}, n_resamples=500)
+    against = result["contexts_over_form"]
+    assert set(against) == {"bertram_slash_form"}  # recentre has no context system to compare
+    assert against["bertram_slash_form"]["bertram_slash_doc"]["accuracy_diff"]["estimate"] == pytest.approx(0.25)
+    assert against["bertram_slash_form"]["bertram_slash_store"]["accuracy_diff"]["estimate"] == pytest.approx(-0.25)
+    assert against["bertram_slash_form"]["bertram_slash_doc"]["mcnemar"]["only_a"] == 1
+    from spacy_bertram.evaluation.downstream.pooling import pooled_markdown
+
+    text = "\n".join(pooled_markdown(result))
+    assert "What the contexts add to the spelling alone" in text and "+25.0" in text

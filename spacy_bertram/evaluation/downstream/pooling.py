@@ -92,9 +92,29 @@ def pool_tables(
         "n_clusters": int(len(np.unique(pooled.clusters.astype(str)))),
         "pooled": compare_to_baseline(pooled, n_resamples=n_resamples, seed=seed, strata=strata),
         "per_set": {name: compare_to_baseline(t, n_resamples=n_resamples, seed=seed) for name, t in tables.items()},
+        "contexts_over_form": contexts_over_form(pooled, strata, n_resamples, seed),
         "n_resamples": n_resamples,
         "seed": seed,
     }
+
+
+def contexts_over_form(
+    pooled: ItemTable, strata: np.ndarray, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> Dict[str, Dict[str, Any]]:
+    """What the contexts add to the spelling alone: per injection, each context system (doc, store)
+    against the same injection's form-only system, on the same items and resamples as the pool."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for form in (s for s in pooled.systems if s.startswith("bertram_") and s.endswith("_form")):
+        prefix = form[: -len("form")]
+        with_contexts = [s for s in pooled.systems if s.startswith(prefix) and s != form]
+        if not with_contexts:
+            continue
+        table = ItemTable([form, *with_contexts], pooled.sets, pooled.clusters,
+                          {s: pooled.correct[s] for s in (form, *with_contexts)},
+                          {s: pooled.p_gold[s] for s in (form, *with_contexts)})
+        compared = compare_to_baseline(table, baseline=form, n_resamples=n_resamples, seed=seed, strata=strata)
+        out[form] = {s: compared[s] for s in with_contexts}
+    return out
 
 
 def pool_files(
@@ -149,6 +169,13 @@ def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str
         "excludes 0. The McNemar p treats pooled items as independent (optimistic across seeds). Log p(gold) "
         "is natural log, p clipped at 1e-6.",
     ]
+    if result.get("contexts_over_form"):
+        lines += ["", "What the contexts add to the spelling alone (the same injection's form-only system as the "
+                  "baseline, same items and resamples):", "",
+                  *markdown_table(("system", "against", *HEADER), (
+                      [name(s), name(form), *comparison_cells(figures)]
+                      for form, systems in result["contexts_over_form"].items() for s, figures in systems.items()),
+                      text_columns=2)]
     if per_set:
         lines += ["", *markdown_table(("set", "system", *HEADER), (
             [set_name, name(s), *comparison_cells(figures[s])]
