@@ -61,6 +61,7 @@ from spacy_bertram import NgramVocab, create_bertram, save_bertram
 from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.pipeline.device import use_device
 from spacy_bertram.training.corpus import tokenize
+from spacy_bertram.types import DEFAULT_CONTEXTS, DEFAULT_INJECTION, INJECTION_MODES
 from spacy_bertram.evaluation.assets import default_assets_dir
 from spacy_bertram.evaluation.ner.data import read_iob, wnut16_path
 
@@ -535,12 +536,13 @@ def main() -> None:
     )
     parser.add_argument("--bertram", default=None, help="trained BERTRAM directory (default: untrained, same shape)")
     parser.add_argument("--base-model", default="default")
-    parser.add_argument("--contexts", default="doc", help='the component\'s contexts setting ("doc", "none", ...)')
+    parser.add_argument("--contexts", default=DEFAULT_CONTEXTS,
+                        help='the component\'s contexts setting (default: its own, "none"; "doc", ...)')
     parser.add_argument(
         "--context-window", type=int, default=None, help="the component's context_window (default: its own)"
     )
     parser.add_argument("--store", default=None, help="context store for store contexts")
-    parser.add_argument("--injection", default="recentre", choices=["slash", "replace", "recentre", "none"])
+    parser.add_argument("--injection", default=DEFAULT_INJECTION, choices=list(INJECTION_MODES))
     parser.add_argument(
         "--vector-table",
         default=None,

@@ -81,7 +81,7 @@ def test_pipeline(data):
     """The default kinds on what `all` leaves: tweets (WNUT-16, not fetched by `all`) skipped with a note."""
     # --no-memory: the peak-RSS children (one MiniLM process per pipeline and kind) would double the time.
     result = run_script("pipeline.py", "--assets", data["assets"], "--texts", 8, "--long-texts", 1, "--round", 4,
-                        "--no-memory", "--against", "batched_tokenising=off")
+                        "--no-memory", "--contexts", "doc", "--against", "batched_tokenising=off")
     figures = headline(result)
     assert "--against, cold cache" in result.stdout  # contexts tokenised one call each, in the same rounds
     assert "skipped tweets:" in result.stdout and figures["skipped"] == ["tweets"]

@@ -324,6 +324,7 @@ def test_fed_is_what_the_component_puts_on_the_doc(data):
         config={
             "model": {"model_path": model, "base_model": network.config.base_model},
             "rare_words": {"frequencies": "wordfreq"},
+            "contexts": "doc",  # `fed` is what the component puts on the doc with the doc's contexts
         },
     )
     text = "the farmer sold a Kumquat at the market"

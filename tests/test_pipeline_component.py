@@ -66,7 +66,7 @@ def test_model_path_at_initialize_is_a_config_error(bertram_dir, tiny_bert_path)
 
 
 def test_component_cache_hits_and_bound(bertram_dir, tiny_bert_path):
-    nlp = make_nlp(bertram_dir, tiny_bert_path, cache_size=3)
+    nlp = make_nlp(bertram_dir, tiny_bert_path, cache_size=3, contexts="doc")  # a word's vector depends on its doc
     pipe: BertramComponent = nlp.get_pipe("bertram")
     first = nlp(TEXT)
     assert pipe.cache.stats()["misses"] == 1 and len(pipe.cache) == 1
@@ -79,7 +79,7 @@ def test_component_cache_hits_and_bound(bertram_dir, tiny_bert_path):
 
 
 def test_pipe_infers_each_batch_in_one_call(bertram_dir, tiny_bert_path, monkeypatch):
-    nlp = make_nlp(bertram_dir, tiny_bert_path)
+    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="doc")  # each doc's own contexts: one item per doc
     pipe = nlp.get_pipe("bertram")
     calls: List[int] = []
     infer = pipe.infer
@@ -342,7 +342,7 @@ def test_infer_refuses_a_string_for_the_contexts(bertram_dir, tiny_bert_path):  
 
 @pytest.fixture(scope="module")
 def nlp_trf(bertram_dir, tiny_bert_path):  # noqa: F811
-    return make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path)
+    return make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, contexts="doc")
 
 
 def test_empty_and_whitespace_docs(nlp_trf):

@@ -35,7 +35,7 @@ def test_rare_tokens_are_the_tokens_that_get_vectors(bertram_dir, tiny_bert_path
 
 
 def test_doc_contexts_are_sentences_or_windows(bertram_dir, tiny_bert_path):
-    nlp = make_nlp(bertram_dir, tiny_bert_path, sentencizer=True)
+    nlp = make_nlp(bertram_dir, tiny_bert_path, sentencizer=True, contexts="doc")
     pipe = nlp.get_pipe("bertram")
     doc = nlp(TEXT + " Nothing else here.")
     indices = [t.i for t in doc if t.text == "kumquat"]

@@ -48,7 +48,7 @@ from ..layers import bertram_shim, get_bertram_network
 from ..network import BertramNetwork
 from ..rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
 from ..storage import model_fingerprint
-from ..types import DEFAULT_CONTEXTS_PER_WORD, DOC_EXTENSION
+from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DOC_EXTENSION
 from . import serialization
 from .checks import check_encoders, check_placement
 from .context_sources import DEFAULT_DOC_WINDOW, ContextSource
@@ -71,7 +71,7 @@ UNLISTED_NEEDS = {"model": "it holds the trained weights"}
 
 DEFAULT_CONFIG_STR = f"""
 [bertram]
-contexts = "doc"
+contexts = "{DEFAULT_CONTEXTS}"
 context_store = null
 dictionary_store = null
 contexts_per_word = {DEFAULT_CONTEXTS_PER_WORD}

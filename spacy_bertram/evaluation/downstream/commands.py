@@ -16,7 +16,7 @@ from ...app import (FORCE_HELP, GPU_HELP, MAX_ZIPF_HELP, app, check_gpu, check_m
 from ...errors import Errors
 from ...fileio import check_output_dir
 from ...frequencies import check_max_zipf
-from ...types import DEFAULT_CONTEXTS_PER_WORD, DEFAULT_INJECTION, INJECTION_MODES
+from ...types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_INJECTION, INJECTION_MODES
 from ..outputs import ASSEMBLE_OUTPUTS, EVALUATE_OUTPUTS, METRICS_FILE, POOL_OUTPUTS, RARIFIED_ITEMS, SET_OUTPUTS
 
 CONTEXTS_PER_WORD_HELP = "contexts the bertram component gathers per rare word"
@@ -176,6 +176,8 @@ def assemble_cmd(
     max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
     name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
+    contexts: str = typer.Option(DEFAULT_CONTEXTS, help="the bertram component's contexts: none (the spelling "
+                                 "alone), doc (the doc's own sentences); a packaged pipeline carries no store"),
     version: str = typer.Option("0.1.0", help="the pipeline's meta version"),
     vector_table: Optional[Path] = typer.Option(None, help="a table from `vectors`, shipped inside the pipeline"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
@@ -184,6 +186,9 @@ def assemble_cmd(
     run_checked(check_options, contexts_per_word=(contexts_per_word, ">= 1"))
     if injection not in INJECTION_MODES:
         fail(ValueError(Errors.E156.format(modes=", ".join(INJECTION_MODES), injection=injection)))
+    if contexts not in ("none", "doc"):
+        fail(ValueError(Errors.E285.format(option="contexts", bounds="'none' or 'doc' (a packaged pipeline carries "
+                                           "no context store)", value=repr(contexts))))
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_output_dir, output_dir, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
     run_checked(check_model, bertram, "BERTRAM")
@@ -198,6 +203,7 @@ def assemble_cmd(
         max_zipf=max_zipf,
         contexts_per_word=contexts_per_word,
         name=name,
+        contexts=contexts,
         version=version,
         vector_table=vector_table,
         force=force,

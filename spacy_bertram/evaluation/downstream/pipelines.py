@@ -27,7 +27,7 @@ from ...pipeline import component  # noqa: F401  (registers the bertram factory;
 from ...rare_words import RareWordRule
 from ...storage import load_bertram
 from ...frequencies import DEFAULT_MAX_ZIPF
-from ...types import DEFAULT_CONTEXTS_PER_WORD, DEFAULT_INJECTION, PathLike
+from ...types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_INJECTION, PathLike
 from ..outputs import ASSEMBLE_OUTPUTS
 
 logger = logging.getLogger("spacy_bertram")
@@ -117,7 +117,7 @@ def make_classifier(nlp, batch_size: int = 32):
 def add_bertram(
     nlp,
     bertram_path: PathLike,
-    contexts: str = "doc",
+    contexts: str = DEFAULT_CONTEXTS,
     context_store: Optional[PathLike] = None,
     max_zipf: float = DEFAULT_MAX_ZIPF,
     contexts_per_word: int = DEFAULT_CONTEXTS_PER_WORD,
@@ -160,13 +160,15 @@ def assemble_pipeline(
     max_zipf: float = DEFAULT_MAX_ZIPF,
     contexts_per_word: int = DEFAULT_CONTEXTS_PER_WORD,
     name: str = "textcat_bertram",
+    contexts: str = DEFAULT_CONTEXTS,
     version: str = "0.1.0",
     vector_table: Optional[PathLike] = None,
     force: bool = False,
 ) -> Path:
     """The trained textcat + `bertram` (+ injection) saved as one self-contained pipeline,
-    with a `code.py` beside it for `spacy package --code`. Contexts come from the doc
-    and rarity is the component's rule (Zipf < `max_zipf`, 2+ wordpieces): a packaged
+    with a `code.py` beside it for `spacy package --code`. Contexts are the component's
+    (default: none, the spelling alone; "doc" reads the doc's own) and rarity is the component's
+    rule (Zipf < `max_zipf`, 2+ wordpieces): a packaged
     pipeline cannot rely on a local context store, but it can carry a `vector_table`
     (from `vectors`) whose words get their corpus-context vectors with no inference.
 
@@ -176,7 +178,7 @@ def assemble_pipeline(
     out = Path(output_dir)
     check_output_dir(out, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
     nlp = load_textcat(model_dir, injection=injection)
-    pipe = add_bertram(nlp, bertram_path, "doc", None, max_zipf, contexts_per_word)
+    pipe = add_bertram(nlp, bertram_path, contexts, None, max_zipf, contexts_per_word)
     if vector_table is not None:
         pipe.initialize(lambda: [], nlp=nlp, vector_table=str(vector_table))  # refuses another model's table
     nlp.meta["name"] = name
