@@ -56,7 +56,7 @@ from thinc.api import Model, xp2torch
 from thinc.types import ArgsKwargs
 
 from ..errors import Errors
-from ..types import DOC_EXTENSION
+from ..extension import install_extension
 from .batch import InjectionPlan
 from ..types import DEFAULT_INJECTION, INJECTION_MODES, InjectionMode
 from .groups import run_in_length_groups
@@ -67,8 +67,7 @@ logger = logging.getLogger(__name__)
 
 _HOOK_ATTR = "bertram_injection_hook"
 
-if not Doc.has_extension(DOC_EXTENSION):
-    Doc.set_extension(DOC_EXTENSION, default=None)
+install_extension()
 
 
 class BertramTransformerModel(TransformerModel):

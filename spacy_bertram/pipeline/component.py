@@ -43,6 +43,7 @@ from thinc.api import Config, Model
 from .. import architectures  # noqa: F401  (registers what the default config names)
 from ..encoder import limit_torch_threads_in_forked_worker, quiet_tokenizers_in_forked_workers
 from ..errors import Errors, Warnings
+from ..extension import install_extension
 from ..frequencies import DEFAULT_MAX_ZIPF, CountTable
 from ..layers import bertram_shim, get_bertram_network
 from ..network import BertramNetwork
@@ -96,11 +97,6 @@ min_length = 2
 skip_split_pieces = true
 """
 DEFAULT_CONFIG = Config().from_str(DEFAULT_CONFIG_STR)
-
-
-def install_extension() -> None:
-    if not Doc.has_extension(DOC_EXTENSION):
-        Doc.set_extension(DOC_EXTENSION, default=None)
 
 
 install_extension()

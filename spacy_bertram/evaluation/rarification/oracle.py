@@ -20,7 +20,8 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ...encoder import word_piece_ids
-from ...pipeline.component import DOC_EXTENSION, install_extension
+from ...extension import install_extension
+from ...types import DOC_EXTENSION
 from ..downstream.pipelines import pipeline_transformer
 
 ORACLE_FACTORY = "spacy_bertram_oracle"
