@@ -183,11 +183,6 @@ class InputBuilder:
         start = max(0, min(first - budget // 2, len(ids) - budget))
         return ids[start : start + budget], first - start
 
-    def masked_window(self, word: str, context: str) -> Optional[Tuple[List[int], int]]:
-        """Token ids of the masked context cut to the window, and the first mask's index."""
-        text = self.masked_text(word, context)
-        return None if text is None else self._window(self._ids(text))
-
     def _spelled(self, masked: List[int], pieces: Sequence[int]) -> Optional[Tuple[List[int], int]]:
         """The masked window with every mask spelled as `pieces`, cut to the window again, and the
         index of the first occurrence's first piece."""
@@ -204,12 +199,6 @@ class InputBuilder:
             return None
         start = max(0, min(first - (budget - len(pieces)) // 2, len(ids) - budget))
         return ids[start : start + budget], first - start
-
-    def inplace_window(self, word: str, context: str, pieces: Sequence[int]) -> Optional[Tuple[List[int], int]]:
-        """Token ids of the context with every occurrence spelled as `pieces`, cut to the
-        window, and the index of the first occurrence's first piece."""
-        result = self.masked_window(word, context)
-        return None if result is None else self._spelled(result[0], pieces)
 
     def bare(self, word_index: int, pieces: Sequence[int]) -> EncodedContext:
         """The word's pieces on their own: the inplace row of a word without contexts."""
