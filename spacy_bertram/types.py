@@ -14,13 +14,13 @@ InjectingMode = Literal["replace", "slash", "recentre"]
 InjectionMode = Literal[InjectingMode, "none"]
 """`spacy-bertram.TransformerModel.v1`'s injection: "none" runs the stock model."""
 INJECTION_MODES: Tuple[str, ...] = get_args(InjectionMode)
-DEFAULT_INJECTION: InjectionMode = "slash"
-"""The injection with the spelling alone: the pooled rarified sets' gain with its CI above zero (recentre's is not),
-two positions per rare word (docs/evaluation.md#choosing-the-defaults)."""
+DEFAULT_INJECTION: InjectionMode = "recentre"
+"""The injection whose spelling-alone gain on the pooled rarified sets has its CI above zero with the trained
+default (slash's does not), at no added positions (docs/evaluation.md#choosing-the-defaults)."""
 DEFAULT_CONTEXTS = "none"
-"""Where the component's contexts come from by default: nowhere, the spelling alone. Measured, contexts add no
-accuracy over the spelling on the pooled rarified sets while they cost 1.4-1.5x the stock pipeline's cold time
-(docs/evaluation.md#choosing-the-defaults); "doc", "store" or a registered source add them."""
+"""Where the component's contexts come from by default: nowhere, the spelling alone. Measured, the doc's contexts
+add no accuracy over the spelling on the pooled rarified sets while they cost 1.4-1.5x the stock pipeline's cold
+time (docs/evaluation.md#choosing-the-defaults); "doc", "store" or a registered source add them."""
 
 DEFAULT_CONTEXTS_PER_WORD = 8
 """Contexts the component gathers per rare word, and what the commands that stand in for it read (`vectors`,

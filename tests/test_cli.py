@@ -499,12 +499,12 @@ def test_similarity_with_too_few_pairs_fails_cleanly(tmp_path, bertram_dir):
 
 
 def test_assemble_help_lists_the_modes_it_accepts():
-    """The help and the check read the one list the architecture validates against; the defaults: slash, no contexts."""
+    """The help and the check read the one list the architecture checks; the defaults: recentre, no contexts."""
     from spacy_bertram.types import DEFAULT_INJECTION, INJECTION_MODES
 
     result = runner.invoke(app, ["assemble", "--help"], terminal_width=200)
     assert result.exit_code == 0
     line = " ".join(result.output.split())
     assert ", ".join(INJECTION_MODES) in line and f"[default: {DEFAULT_INJECTION}]" in line
-    assert DEFAULT_INJECTION == "slash" and "slash or replace" not in line
+    assert DEFAULT_INJECTION == "recentre" and "slash or replace" not in line
     assert "[default: none]" in line  # --contexts: the spelling alone, the component's default

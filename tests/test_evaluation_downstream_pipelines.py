@@ -11,7 +11,7 @@ def test_assembled_pipeline_loads_and_injects(trained, bertram_assets, tmp_path)
     out = assemble_pipeline(trained["model"], bertram_assets["model"], tmp_path / "asm")
     nlp = spacy.load(out / "pipeline")
     assert nlp.pipe_names == ["bertram", "transformer", "textcat"]
-    assert nlp.config["components"]["transformer"]["model"]["injection"] == "slash"  # the architecture's default
+    assert nlp.config["components"]["transformer"]["model"]["injection"] == "recentre"  # the architecture's default
     assert nlp.config["components"]["bertram"]["contexts"] == "none"  # the component's: the spelling alone
     assert "spacy-bertram>=0.1.0" in nlp.meta["requirements"]
     doc = nlp("the farmer sold a kumquat")

@@ -200,7 +200,7 @@ def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path, m
     assert trained.pipe_names == ["bertram", "transformer", "textcat"]
     assert (
         trained("a kumquat")._.bertram
-        and trained.config["components"]["transformer"]["model"]["injection"] == "slash"
+        and trained.config["components"]["transformer"]["model"]["injection"] == "recentre"
     )
     # A config that names the context source its --code file registers trains, saves and loads.
     own = Config().from_disk(ROOT / "configs" / "textcat_minilm_bertram.cfg", interpolate=False)

@@ -40,7 +40,7 @@ from ...fileio import check_output_dir, write_json_atomic
 from ...pipeline.component import DEFAULT_CONFIG
 from ...storage import model_fingerprint
 from ...training.distributed import describe_client, run_tasks
-from ...types import PathLike
+from ...types import DEFAULT_INJECTION, PathLike
 from ..rarification.baseline import train_baseline
 from ..outputs import INFO_FILE, NER_TRAIN_OUTPUTS, TRAIN_SUMMARY
 from ..downstream.pipelines import load_injecting
@@ -243,7 +243,7 @@ def load_systems(training_dir: PathLike, fold: int, checkpoint: Checkpoint = Non
         raise ValueError(Errors.E416.format(model=model_dir(training_dir, fold, BERTRAM)))
     loaded = {STOCK: trained[STOCK], BERTRAM: with_bertram}
     if TEST_TIME in systems:
-        injection = with_bertram.config["components"]["transformer"]["model"].get("injection", "slash")
+        injection = with_bertram.config["components"]["transformer"]["model"].get("injection", DEFAULT_INJECTION)
         loaded[TEST_TIME] = load_injecting(model_dir(training_dir, fold, STOCK, checkpoint), injection, needs="ner")
         loaded[TEST_TIME].add_pipe("bertram", source=with_bertram, before="transformer")
     if WITHOUT in systems:
