@@ -36,9 +36,10 @@ import torch
 from spacy.tokens import DocBin
 from spacy.training import Example
 
-from spacy_bertram.evaluation.assets import default_assets_dir
-from spacy_bertram.evaluation.ner.data import read_iob, tagged_doc, wnut16_path
-from spacy_bertram.evaluation.rarification.baseline import baseline_config
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
+from bertram_experiments.assets import default_assets_dir
+from bertram_experiments.ner.data import read_iob, tagged_doc, wnut16_path
+from bertram_experiments.rarification.baseline import baseline_config
 from spacy_bertram.fileio import write_json_atomic
 from spacy_bertram.pipeline.device import use_device
 

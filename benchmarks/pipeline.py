@@ -56,14 +56,15 @@ import spacy
 import torch
 from spacy.tokens import Doc
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory)
 from spacy_bertram import NgramVocab, create_bertram, save_bertram
 from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.pipeline.device import use_device
 from spacy_bertram.training.corpus import tokenize
 from spacy_bertram.types import DEFAULT_CONTEXTS, DEFAULT_INJECTION, INJECTION_MODES
-from spacy_bertram.evaluation.assets import default_assets_dir
-from spacy_bertram.evaluation.ner.data import read_iob, wnut16_path
+from bertram_experiments.assets import default_assets_dir
+from bertram_experiments.ner.data import read_iob, wnut16_path
 
 from timing import timed  # benchmarks/timing.py (scripts run from this folder)
 

@@ -32,7 +32,8 @@ from typing import Any, Dict, List
 
 import spacy
 
-from spacy_bertram.evaluation.assets import default_assets_dir
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
+from bertram_experiments.assets import default_assets_dir
 
 from pipeline import texts_by_kind, untrained_model  # benchmarks/pipeline.py
 

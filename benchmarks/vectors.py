@@ -44,6 +44,7 @@ from typing import Callable, Dict, List, Sequence, Tuple
 import numpy
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
 import spacy_bertram.injection.groups as injection_module
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
@@ -52,7 +53,7 @@ from spacy_bertram.pipeline.contexts import ContextStore
 from spacy_bertram.pipeline.device import select_device
 from spacy_bertram.training.distributed import open_client, run_on_dask
 from spacy_bertram.encoder import resolve_base_model
-from spacy_bertram.evaluation.assets import default_assets_dir
+from bertram_experiments.assets import default_assets_dir
 from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
 from spacy_bertram.pipeline.word_sources import word_key_function
 from spacy_bertram.training.shards import JobSettings, ShardStore, infer_words

@@ -12,10 +12,12 @@ import argparse
 import json
 import logging
 import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
 from registry_data import DownloadError, build_assets  # scripts/registry_data.py
 
-from spacy_bertram.evaluation.assets import default_assets_dir
+from bertram_experiments.assets import default_assets_dir
 
 
 def main(argv=None) -> int:

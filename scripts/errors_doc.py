@@ -1,5 +1,8 @@
 #!/usr/bin/env python
-"""Write docs/errors.md from the error catalogue, spacy_bertram/errors.py: `python scripts/errors_doc.py`.
+"""Write docs/errors.md from the error catalogues: `python scripts/errors_doc.py`.
+
+The plugin's codes (spacy_bertram/errors.py) come first, then the project's experiments' own
+(bertram_experiments/errors.py), which a user of the component never meets.
 
 `--check` writes nothing and exits with 1 if docs/errors.md is out of date
 (tests/test_errors.py runs the same comparison). The catalogue is read with
@@ -16,6 +19,7 @@ from typing import List, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "spacy_bertram" / "errors.py"
+EXPERIMENTS_CATALOGUE = ROOT / "bertram_experiments" / "errors.py"
 DOC = ROOT / "docs" / "errors.md"
 #: "    # E0xx: the model, ..." opens a group of codes in the catalogue ("# W0xx" the warnings).
 GROUP = re.compile(r"^    # ([EW]\dxx): (.+)$")
@@ -30,8 +34,10 @@ value filled in when the error is raised. A command prints `error: (spacy-bertra
 and exits with 1. Warnings (`W...`, Python's `warnings.warn`, a `UserWarning`) are written the
 same way; the work goes on, and the message says what was left out.
 
-The codes live in `spacy_bertram/errors.py` (`Errors.E024`, `Warnings.W001`), grouped by area.
-This page is generated from it: `python scripts/errors_doc.py` (the tests fail when it is out of
+The codes live in `spacy_bertram/errors.py` (`Errors.E024`, `Warnings.W001`), grouped by area;
+the project's experiments (`python -m bertram_experiments`, not part of the installed package) add
+their own in `bertram_experiments/errors.py`, listed last. No code has two meanings. This page is
+generated from both: `python scripts/errors_doc.py` (the tests fail when it is out of
 date). The numbers are spacy-bertram's own and unrelated to spaCy's codes of the same form, which
 is what the "(spacy-bertram)" in front says: when spaCy wraps one of ours (an `nlp.pipe` worker
 error reads `[E871] ... (spacy-bertram) [E121] ...`), look up the inner code here and the outer
@@ -64,15 +70,27 @@ def cell(message: str) -> str:
     return "<br>".join(parts)
 
 
-def render(path: Path = CATALOGUE) -> str:
-    out = [HEADER]
+EXPERIMENTS_HEADER = """# The experiments' codes
+
+Raised by the project's experiments (`python -m bertram_experiments`: rarification, evaluation,
+synonym recovery, NER, the report), from `bertram_experiments/errors.py`; the installed plugin
+never raises them.
+"""
+
+
+def render_groups(path: Path, level: str) -> List[str]:
+    out = []
     for group, title, entries in catalogue(path):
-        out.append(f"## {group}: {title}\n")
+        out.append(f"{level} {group}: {title}\n")
         out.append("| code | message |")
         out.append("|---|---|")
         out.extend(f"| {code} | {cell(message)} |" for code, message in entries)
         out.append("")
-    return "\n".join(out)
+    return out
+
+
+def render(path: Path = CATALOGUE, experiments: Path = EXPERIMENTS_CATALOGUE) -> str:
+    return "\n".join([HEADER, *render_groups(path, "##"), EXPERIMENTS_HEADER, *render_groups(experiments, "##")])
 
 
 def main(argv=None) -> int:

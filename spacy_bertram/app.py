@@ -1,12 +1,11 @@
 """`python -m spacy_bertram COMMAND` (console script: `spacy-bertram COMMAND`).
 
-The commands are defined beside what they run and registered on `app`:
-corpus and BERTRAM in `training/commands.py` (prepare, targets, train, vectors);
-rarification and evaluation, the paper's section 4, in `evaluation/*/commands.py`
-(split, train-baseline, rarify, evaluate, pool, similarity, intrinsic, report,
-assemble); named entities with and without bertram in `evaluation/ner/commands.py`
-(ner-folds, ner-train, ner-evaluate). `cli.py` imports them and runs `app`; the command modules import
-`app` from here, so there is no import cycle.
+The commands make and inspect a model and are defined beside what they run, registered on `app`:
+corpus and BERTRAM in `training/commands.py` (prepare, targets, train, vectors), definition stores in
+`dictionary/commands.py`, the rule's decisions in `explain_command.py` (rare-words). `cli.py` imports
+them and runs `app`; the command modules import `app` from here, so there is no import cycle. The
+paper's experiments are not part of the package: the project runs them (`python -m bertram_experiments`),
+with this module's help layout and checks.
 
 This module and the command modules import only typer and light settings:
 torch, transformers and spaCy are imported inside each command, so `--help`

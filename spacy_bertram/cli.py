@@ -9,12 +9,7 @@ from typing import List, Optional
 
 from .app import app
 from .training import commands as _training_commands  # noqa: F401  (registers its commands on app)
-from .evaluation.rarification import commands as _rarification_commands  # noqa: F401  (registers its commands on app)
-from .evaluation.downstream import commands as _downstream_commands  # noqa: F401  (registers its commands on app)
-from .evaluation.synonyms import commands as _synonym_commands  # noqa: F401  (registers its commands on app)
-from .evaluation.intrinsic import commands as _intrinsic_commands  # noqa: F401  (registers its commands on app)
-from .evaluation.report import commands as _report_commands  # noqa: F401  (registers its commands on app)
-from .evaluation.ner import commands as _ner_commands  # noqa: F401  (registers its commands on app)
+from .explain_command import rare_words_cmd  # noqa: F401  (registers rare-words on app)
 from .dictionary import commands as _dictionary_commands  # noqa: F401  (registers its commands on app)
 
 __all__ = ["app", "main"]

@@ -12,8 +12,8 @@ pipeline's language, with corpus counts (`counts.tsv` in a BERTRAM model
 directory, or a context store's corpus) as a second estimate where wordfreq
 does not list a word, never trusted below their resolution.
 
-Dataset rarification (`evaluation.rarification.rarify`) reads the same rule through the same
-`RareWordFinder`, so the words rarification puts in and the words the
+Dataset rarification (the project's `bertram_experiments.rarification.rarify`) reads the same rule
+through the same `RareWordFinder`, so the words rarification puts in and the words the
 component injects are rare on one scale.
 
 The rule is a registered function (`spacy-bertram.RareWords.v1`) so that a

@@ -14,9 +14,9 @@ import spacy
 import torch
 
 from spacy_bertram import BertramNetwork, NgramVocab, create_bertram, save_bertram
-from spacy_bertram.evaluation.rarification import rarify as R
-from spacy_bertram.evaluation.rarification.baseline import make_splits, train_baseline
-from spacy_bertram.evaluation.rarification.substitution import SubstitutionDictionary
+from bertram_experiments.rarification import rarify as R
+from bertram_experiments.rarification.baseline import make_splits, train_baseline
+from bertram_experiments.rarification.substitution import SubstitutionDictionary
 from spacy_bertram.training.prepare import prepare
 from spacy_bertram.training.sources import MemoryContexts
 

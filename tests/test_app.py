@@ -20,7 +20,7 @@ from spacy_bertram.app import _lang_aliases, check_gpu, check_lang, check_made_b
 from spacy_bertram.cli import app
 from spacy_bertram.pipeline.torch_build import cpu_only_torch
 
-from tests.util import context_store_of, invoke
+from tests.util import EXPERIMENT_COMMANDS, context_store_of, invoke
 
 ROOT = Path(__file__).parent.parent
 NAN, INF = math.nan, math.inf
@@ -111,9 +111,13 @@ def test_check_gpu_accepts_the_devices_torch_has(monkeypatch):
 REFUSE = """
 import contextlib, io, json, sys, time
 started = time.perf_counter()
-from spacy_bertram.cli import main
+import typer.main
+from spacy_bertram.cli import main as plugin_main
+from bertram_experiments.cli import app as experiments_app, main as experiments_main
+experiment_commands = set(typer.main.get_command(experiments_app).commands)
 results = []
 for argv in json.loads(sys.argv[1]):
+    main = experiments_main if argv[0] in experiment_commands else plugin_main
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         try:
@@ -182,7 +186,7 @@ def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
 
 # -- the one output rule ----------------------------------------------------------------------
 
-COMMANDS = sorted(typer.main.get_command(app).commands)
+COMMANDS = sorted({*typer.main.get_command(app).commands, *EXPERIMENT_COMMANDS})
 
 
 #: Every command that writes, with inputs that do not exist: the output check must come first. {out} is the
@@ -255,9 +259,13 @@ def test_every_command_refuses_an_unwritable_output_at_once(command, unwritable_
 
 REFUSED_CHECK = """
 import json, sys
-from spacy_bertram.cli import main
+import typer.main
+from spacy_bertram.cli import main as plugin_main
+from bertram_experiments.cli import app as experiments_app, main as experiments_main
+experiment_commands = set(typer.main.get_command(experiments_app).commands)
 codes = []
 for argv in json.loads(sys.argv[1]):
+    main = experiments_main if argv[0] in experiment_commands else plugin_main
     try:
         main(argv)
     except SystemExit as exit_:

@@ -10,8 +10,8 @@ import spacy
 from spacy.util import registry
 
 from spacy_bertram.checkpoints import LOGGER_NAME, check_checkpoint_steps, checkpoint_logger
-from spacy_bertram.evaluation.ner.commands import parse_steps
-from spacy_bertram.evaluation.rarification.baseline import baseline_config
+from bertram_experiments.ner.commands import parse_steps
+from bertram_experiments.rarification.baseline import baseline_config
 from spacy_bertram.injection.frozen_embeddings import FREEZE_CALLBACK
 
 CONFIGS = Path(__file__).parent.parent / "configs"

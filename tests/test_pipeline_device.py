@@ -81,8 +81,8 @@ def test_cupys_own_errors_are_named(monkeypatch):
 def test_every_step_uses_the_one_helper():
     """Training, evaluation and the component all use the helpers of spacy_bertram.pipeline.device."""
     from spacy_bertram import encoder
-    from spacy_bertram.evaluation.rarification import baseline
-    from spacy_bertram.evaluation.downstream import downstream
+    from bertram_experiments.rarification import baseline
+    from bertram_experiments.downstream import downstream
     from spacy_bertram.training import run
 
     assert run.select_device is device_module.select_device
@@ -230,7 +230,7 @@ def test_wnlampro_feeds_the_model_on_its_device(tiny_bert_path):
     import numpy
     from transformers import AutoTokenizer, BertForMaskedLM
 
-    from spacy_bertram.evaluation.intrinsic.wnlampro import build_inputs_embeds, masked_lm_logits
+    from bertram_experiments.intrinsic.wnlampro import build_inputs_embeds, masked_lm_logits
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_bert_path)
     model = BertForMaskedLM.from_pretrained(tiny_bert_path, attn_implementation="eager").eval()

@@ -24,12 +24,14 @@ from spacy_transformers.data_classes import WordpieceBatch
 from spacy_transformers.layers.transformer_model import huggingface_tokenize
 from spacy_transformers.span_getters import configure_strided_spans
 from spacy_transformers.truncate import truncate_oversize_splits
+import typer.main
 from typer.testing import CliRunner
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.cli import app
-from spacy_bertram.evaluation.downstream.paired import ItemTable
-from spacy_bertram.evaluation.downstream.set_outputs import write_set_outputs
+from bertram_experiments.cli import app as experiments_app
+from bertram_experiments.downstream.paired import ItemTable
+from bertram_experiments.downstream.set_outputs import write_set_outputs
 from spacy_bertram.dictionary.wordnet import wordnet_available
 from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
 from spacy_bertram.storage import model_fingerprint
@@ -272,8 +274,18 @@ def _kill_at(stage: str, epoch: int):
 runner = CliRunner()
 
 
+#: Each command line by the module `python -m` runs: the plugin's and the project's experiments'.
+APPS = {"spacy_bertram": app, "bertram_experiments": experiments_app}
+EXPERIMENT_COMMANDS = frozenset(typer.main.get_command(experiments_app).commands)
+
+
+def module_of(command: str) -> str:
+    """The command line `command` lives on."""
+    return "bertram_experiments" if command in EXPERIMENT_COMMANDS else "spacy_bertram"
+
+
 def invoke(*args):
-    return runner.invoke(app, [str(a) for a in args])
+    return runner.invoke(APPS[module_of(str(args[0]))], [str(a) for a in args])
 
 
 HAVE_WORDNET = wordnet_available()
@@ -363,7 +375,7 @@ def tiny_dataset(path: Path, n: int = 60, seed: int = 0, extra=()) -> Path:
 
 
 def _write_rarified(directory: Path, label_override=None):
-    from spacy_bertram.evaluation.rarification.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
+    from bertram_experiments.rarification.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
 
     items = []
     texts = [

@@ -4,7 +4,7 @@
 (BERTRAM, the encoder) and thinc/spaCy (the pipelines, through CuPy). A bad id
 is a `DeviceError` (a ValueError) that says what was wrong and how to fix it,
 never a CuPy or torch traceback. Training (`training/run.py`, `targets`), the
-evaluation steps (`evaluation/`), the benchmarks and the component (the fork
+the experiments (`bertram_experiments/`), the benchmarks and the component (the fork
 check) import their helpers from here: the package's one device helper.
 """
 from __future__ import annotations

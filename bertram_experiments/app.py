@@ -1,0 +1,22 @@
+"""`python -m bertram_experiments COMMAND`: the paper's experiments, run by the project (project.yml).
+
+The plugin's command line (`python -m spacy_bertram`) makes and inspects a model; this one measures
+it: rarified sets and their baselines (`split`, `train-baseline`, `rarify`), downstream evaluation
+(`evaluate`, `evaluate-originals`, `pool`, `assemble`), real rare words (`similarity`, `intrinsic`),
+synonym recovery, named entities (`ner-*`), learning curves and the run's report. It shares the
+plugin's help layout and argument checks (`spacy_bertram.app`); like the plugin's commands, each
+imports its step when it runs, so `--help` answers at once.
+"""
+import typer
+
+from spacy_bertram.app import SummaryGroup
+
+app = typer.Typer(
+    name="bertram-experiments",
+    cls=SummaryGroup,
+    help=__doc__.split("\n\n")[0],
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)

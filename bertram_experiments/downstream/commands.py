@@ -1,0 +1,225 @@
+"""The `evaluate`, `evaluate-originals`, `pool` and `assemble` commands: the baseline against BERTRAM-enhanced
+pipelines on the rarified sets (and on the originals), pooled, and the pipeline ready for `spacy package`.
+
+Commands of `python -m bertram_experiments`, registered on its `app.app`; each imports its step when it runs, so
+`--help` stays fast.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from spacy_bertram.app import (
+    FORCE_HELP,
+    GPU_HELP,
+    MAX_ZIPF_HELP,
+    check_gpu,
+    check_made_by,
+    check_model,
+    check_options,
+    check_store,
+    echo_json,
+    fail,
+    run_checked,
+    setup_logging,
+)
+from spacy_bertram.fileio import check_output_dir
+from spacy_bertram.frequencies import check_max_zipf
+from spacy_bertram.types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_INJECTION, INJECTION_MODES
+
+from ..app import app
+from ..errors import Errors
+from ..outputs import ASSEMBLE_OUTPUTS, EVALUATE_OUTPUTS, METRICS_FILE, POOL_OUTPUTS, RARIFIED_ITEMS, SET_OUTPUTS
+
+CONTEXTS_PER_WORD_HELP = "contexts the bertram component gathers per rare word"
+
+
+def split_systems(systems: str) -> List[str]:
+    return [s.strip() for s in systems.split(",") if s.strip()]
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    model_dir: Path = typer.Argument(..., help="the trained baseline"),
+    rarified_dir: Path = typer.Argument(..., help="output of `rarify`"),
+    output_dir: Path = typer.Argument(..., help="metrics.json, predictions.jsonl, accuracy_by_frequency.png"),
+    bertram: Optional[Path] = typer.Option(None, help="trained BERTRAM model directory"),
+    context_store: Optional[Path] = typer.Option(None, help="contexts.sqlite from `prepare`"),
+    systems: str = typer.Option(
+        "all",
+        help="comma-separated systems, or 'all': baseline, original, masked, "
+        "oracle_INJ, bertram_INJ_CTX (INJ: replace, slash, recentre; CTX: form, doc, store)",
+    ),
+    max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
+    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    seed_sets: bool = typer.Option(
+        True,
+        "--seed-sets/--no-seed-sets",
+        help="also evaluate the further seeds' sets that RARIFIED_DIR/rarify.json lists (into OUTPUT_DIR/seed-N)",
+    ),
+    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    dictionary_store: Optional[Path] = typer.Option(
+        None,
+        help="definition store for bertram_slash_gcide (GCIDE "
+        "only: `dictionary OUT --sources gcide --no-gcide-wordnet-senses`)",
+    ),
+) -> None:
+    """Accuracy, gold-label log-probability and paired bootstrap CIs vs the baseline on the rarified test set."""
+    run_checked(
+        check_options, contexts_per_word=(contexts_per_word, ">= 1"), bootstrap_resamples=(bootstrap_resamples, ">= 1")
+    )
+    run_checked(check_max_zipf, max_zipf, "--max-zipf")
+    run_checked(check_output_dir, output_dir, EVALUATE_OUTPUTS, command="evaluate", force=force, marked=[METRICS_FILE])
+    run_checked(check_made_by, rarified_dir, "RARIFIED_DIR", "rarify", RARIFIED_ITEMS)
+    if bertram is not None:
+        run_checked(check_model, bertram, "--bertram")
+    if context_store is not None:
+        run_checked(check_store, context_store, "--context-store")
+    run_checked(check_gpu, gpu_id)
+    from .downstream import DEFAULT_SYSTEMS, evaluate_systems
+
+    setup_logging()
+    chosen = list(DEFAULT_SYSTEMS) if systems.strip() == "all" else split_systems(systems)
+    metrics = run_checked(
+        evaluate_systems,
+        model_dir,
+        rarified_dir,
+        output_dir,
+        bertram_path=bertram,
+        context_store=context_store,
+        systems=chosen,
+        max_zipf=max_zipf,
+        contexts_per_word=contexts_per_word,
+        gpu_id=gpu_id,
+        seed_sets=seed_sets,
+        n_resamples=bootstrap_resamples,
+        dictionary_store=dictionary_store,
+    )
+    echo_json(
+        {
+            "n_items": metrics["n_items"],
+            "seed_sets": metrics.get("seed_sets", []),
+            "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()},
+        }
+    )
+
+
+@app.command("evaluate-originals")
+def evaluate_originals_cmd(
+    model_dir: Path = typer.Argument(..., help="the trained baseline"),
+    splits_dir: Path = typer.Argument(..., help="output of `split` (test_candidates.jsonl)"),
+    output_dir: Path = typer.Argument(..., help="metrics.json, predictions.jsonl"),
+    bertram: Path = typer.Option(..., help="trained BERTRAM model directory"),
+    systems: str = typer.Option(
+        "baseline, bertram_replace_doc, bertram_slash_doc, bertram_recentre_doc",
+        help="comma-separated systems (see evaluate)",
+    ),
+    max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
+    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
+    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """Do no harm: every original test text, stock vs with bertram (accuracy, log p(gold), paired CIs)."""
+    run_checked(
+        check_options, contexts_per_word=(contexts_per_word, ">= 1"), bootstrap_resamples=(bootstrap_resamples, ">= 1")
+    )
+    run_checked(check_max_zipf, max_zipf, "--max-zipf")
+    run_checked(
+        check_output_dir, output_dir, SET_OUTPUTS, command="evaluate-originals", force=force, marked=[METRICS_FILE]
+    )
+    run_checked(check_made_by, splits_dir, "SPLITS_DIR", "split", ("test_candidates.jsonl",))
+    run_checked(check_gpu, gpu_id)
+    from .downstream import evaluate_originals
+
+    setup_logging()
+    metrics = run_checked(
+        evaluate_originals,
+        model_dir,
+        splits_dir,
+        output_dir,
+        bertram,
+        systems=split_systems(systems),
+        max_zipf=max_zipf,
+        contexts_per_word=contexts_per_word,
+        gpu_id=gpu_id,
+        n_resamples=bootstrap_resamples,
+    )
+    echo_json(
+        {
+            "n_items": metrics["n_items"],
+            "mean_injected_per_doc": metrics["mean_injected_per_doc"],
+            "accuracy_all": {s: a["All"]["accuracy"] for s, a in metrics["accuracy"].items()},
+        }
+    )
+
+
+@app.command("pool")
+def pool_cmd(
+    metrics_dirs: List[Path] = typer.Argument(
+        ...,
+        help="evaluate output dirs (each with predictions.jsonl); the seed sets their metrics.json lists are included",
+    ),
+    output: Path = typer.Option(Path("metrics/pooled"), help="directory for pooled.json and pooled.md"),
+    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """Pool per-item results of several rarified sets: the same figures as evaluate, with
+    test texts resampled as clusters, stratified by groups of sets sharing texts."""
+    run_checked(check_options, bootstrap_resamples=(bootstrap_resamples, ">= 1"))
+    run_checked(check_output_dir, output, POOL_OUTPUTS, command="pool", force=force)
+    from .pooling import pool_files, pooled_markdown
+
+    result = run_checked(pool_files, metrics_dirs, output, n_resamples=bootstrap_resamples, seed=seed)
+    typer.echo("\n".join(pooled_markdown(result, per_set=False)))
+
+
+@app.command("assemble")
+def assemble_cmd(
+    model_dir: Path = typer.Argument(..., help="the trained baseline"),
+    bertram: Path = typer.Argument(..., help="trained BERTRAM model directory"),
+    output_dir: Path = typer.Argument(..., help="OUTPUT/pipeline and OUTPUT/code.py for `spacy package`"),
+    injection: str = typer.Option(
+        DEFAULT_INJECTION, help="how the transformer takes the vectors: " + ", ".join(INJECTION_MODES)
+    ),
+    max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
+    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
+    name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
+    contexts: str = typer.Option(DEFAULT_CONTEXTS, help="the bertram component's contexts: none (the spelling "
+                                 "alone), doc (the doc's own sentences); a packaged pipeline carries no store"),
+    version: str = typer.Option("0.1.0", help="the pipeline's meta version"),
+    vector_table: Optional[Path] = typer.Option(None, help="a table from `vectors`, shipped inside the pipeline"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """Save the baseline textcat with the bertram component as one pipeline."""
+    run_checked(check_options, contexts_per_word=(contexts_per_word, ">= 1"))
+    if injection not in INJECTION_MODES:
+        fail(ValueError(Errors.E156.format(modes=", ".join(INJECTION_MODES), injection=injection)))
+    if contexts not in ("none", "doc"):
+        fail(ValueError(Errors.E285.format(option="contexts", bounds="'none' or 'doc' (a packaged pipeline carries "
+                                           "no context store)", value=repr(contexts))))
+    run_checked(check_max_zipf, max_zipf, "--max-zipf")
+    run_checked(check_output_dir, output_dir, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
+    run_checked(check_model, bertram, "BERTRAM")
+    from .pipelines import assemble_pipeline
+
+    path = run_checked(
+        assemble_pipeline,
+        model_dir,
+        bertram,
+        output_dir,
+        injection=injection,
+        max_zipf=max_zipf,
+        contexts_per_word=contexts_per_word,
+        name=name,
+        contexts=contexts,
+        version=version,
+        vector_table=vector_table,
+        force=force,
+    )
+    typer.echo(str(path))

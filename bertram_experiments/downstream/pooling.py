@@ -1,0 +1,195 @@
+"""Pool the per-item results of several rarified evaluations (datasets x thresholds x seeds).
+
+One rarified set has a few dozen items, too few to show a difference of a few
+points. Pooling concatenates the items of many sets (each `evaluate` output dir
+and the seed sets it lists) and reports the same figures as one set: accuracy,
+mean gold-label log-probability, the exact McNemar test, and paired bootstrap CIs
+of the differences to the baseline; plus one row per set.
+
+What is resampled: clusters of items made from the same test text (the same
+candidate appears in the set of every threshold and seed that kept it), so items
+that are not independent are never counted as independent evidence. Resampling
+is stratified: sets that share texts form one stratum (in practice one per
+dataset), and each stratum keeps its number of clusters in every resample. The
+McNemar test on the pooled items treats them as independent, which items of
+several seeds of one text are not: its p-value is optimistic where seeds are
+pooled; the cluster bootstrap CI is the figure to trust.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import Errors
+from spacy_bertram.fileio import atomic_path, write_json_atomic
+from ..rarification.seed_sets import listed_sets
+from .paired import DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_predictions
+from spacy_bertram.types import PathLike
+from ..report.system_names import system_title
+from ..report.tables import format_ci, markdown_table
+
+
+def discover_sets(metrics_dirs: Sequence[PathLike]) -> Dict[str, Path]:
+    """Set name -> predictions.jsonl for each evaluate output dir and the seed sets its
+    metrics.json lists ("bbc", "bbc/seed-1", ...). Missing files are an error; a
+    directory given twice counts once."""
+    found: Dict[str, Path] = {}
+    for directory in map(Path, dict.fromkeys(Path(d).resolve() for d in metrics_dirs)):
+        if not (directory / "predictions.jsonl").is_file():
+            raise ValueError(Errors.E345.format(directory=directory))
+        for sub, path in listed_sets(directory, "metrics.json").items():
+            name = f"{directory.name}/{sub}" if sub else directory.name
+            if name in found:
+                raise ValueError(Errors.E346.format(name=name))
+            found[name] = path / "predictions.jsonl"
+    if not found:
+        raise ValueError(Errors.E347)
+    return found
+
+
+def strata_of(table: ItemTable) -> np.ndarray:
+    """Per item, the first set of its group of sets that share test texts (union-find)."""
+    order = list(dict.fromkeys(table.sets))
+    parent = {s: s for s in order}
+
+    def find(s: str) -> str:
+        while parent[s] != s:
+            parent[s] = parent[parent[s]]
+            s = parent[s]
+        return s
+
+    first: Dict[str, str] = {}
+    for set_name, cluster in zip(table.sets, table.clusters):
+        if cluster in first:
+            a, b = find(first[cluster]), find(set_name)
+            if a != b:  # keep the earlier set as the group's name
+                a, b = sorted((a, b), key=order.index)
+                parent[b] = a
+        else:
+            first[cluster] = set_name
+    return np.array([find(s) for s in table.sets], dtype=object)
+
+
+def pool_tables(
+    tables: Mapping[str, ItemTable], n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> Dict[str, Any]:
+    """Pooled figures (clusters resampled within strata) and per-set figures."""
+    pooled = ItemTable.concat(list(tables.values()))
+    strata = strata_of(pooled)
+    groups: Dict[str, List[str]] = {}
+    for set_name, stratum in zip(pooled.sets, strata):
+        if set_name not in groups.setdefault(stratum, []):
+            groups[stratum].append(set_name)
+    return {
+        "sets": {name: len(t) for name, t in tables.items()},
+        "strata": groups,
+        "systems": pooled.systems,
+        "n_items": len(pooled),
+        "n_clusters": int(len(np.unique(pooled.clusters.astype(str)))),
+        "pooled": compare_to_baseline(pooled, n_resamples=n_resamples, seed=seed, strata=strata),
+        "per_set": {name: compare_to_baseline(t, n_resamples=n_resamples, seed=seed) for name, t in tables.items()},
+        "contexts_over_form": contexts_over_form(pooled, strata, n_resamples, seed),
+        "n_resamples": n_resamples,
+        "seed": seed,
+    }
+
+
+def contexts_over_form(
+    pooled: ItemTable, strata: np.ndarray, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> Dict[str, Dict[str, Any]]:
+    """What the contexts add to the spelling alone: per injection, each context system (doc, store)
+    against the same injection's form-only system, on the same items and resamples as the pool."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for form in (s for s in pooled.systems if s.startswith("bertram_") and s.endswith("_form")):
+        prefix = form[: -len("form")]
+        with_contexts = [s for s in pooled.systems if s.startswith(prefix) and s != form]
+        if not with_contexts:
+            continue
+        table = ItemTable([form, *with_contexts], pooled.sets, pooled.clusters,
+                          {s: pooled.correct[s] for s in (form, *with_contexts)},
+                          {s: pooled.p_gold[s] for s in (form, *with_contexts)})
+        compared = compare_to_baseline(table, baseline=form, n_resamples=n_resamples, seed=seed, strata=strata)
+        out[form] = {s: compared[s] for s in with_contexts}
+    return out
+
+
+def pool_files(
+    metrics_dirs: Sequence[PathLike], output_dir: PathLike, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> Dict[str, Any]:
+    """Read the per-item files, pool them, write OUTPUT/pooled.json and OUTPUT/pooled.md."""
+    start = time.time()
+    paths = discover_sets(metrics_dirs)
+    result = pool_tables({name: read_predictions(path, name) for name, path in paths.items()}, n_resamples, seed)
+    result["files"] = {name: str(path) for name, path in paths.items()}
+    result["seconds"] = round(time.time() - start, 2)
+    out = Path(output_dir)
+    write_json_atomic(out / "pooled.json", result)
+    with atomic_path(out / "pooled.md") as tmp:
+        tmp.write_text("\n".join(pooled_markdown(result)) + "\n", encoding="utf8")
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Markdown
+
+
+def comparison_cells(figures: Mapping[str, Any]) -> List[str]:
+    """n, accuracy %, Δ accuracy [CI], McNemar p (wins / losses), mean log p, Δ log p [CI]."""
+    cells = [str(figures["n"]), f"{100 * figures['accuracy']:.1f}"]
+    if "accuracy_diff" not in figures:  # the baseline
+        return cells + ["", "", f"{figures['mean_log_prob']:.3f}", ""]
+    test = figures["mcnemar"]
+    return cells + [format_ci(figures["accuracy_diff"], 100, 1, star=True),
+                    f"{test['p_value']:.3g} ({test['only_a']} / {test['only_b']})",
+                    f"{figures['mean_log_prob']:.3f}", format_ci(figures["log_prob_diff"], 1, 3, star=True)]
+
+
+HEADER = ("n", "accuracy %", "Δ accuracy, points [95% CI]", "McNemar p (wins / losses)", "mean log p(gold)",
+          "Δ log p(gold) [95% CI]")
+
+
+def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str]:
+    """The pooled table, then (optionally) one row per set and system."""
+    name = system_title
+    strata = "; ".join(f"{', '.join(sets)}" for sets in result["strata"].values())
+    lines = [
+        f"Pooled over {len(result['sets'])} rarified sets: {result['n_items']} items from "
+        f"{result['n_clusters']} distinct test texts.", "",
+        *markdown_table(("system", *HEADER), ([name(s), *comparison_cells(result["pooled"][s])]
+                                               for s in result["systems"])),
+    ]
+    lines += [
+        "",
+        f"Paired bootstrap ({result['n_resamples']} resamples): test texts resampled as clusters (all their "
+        f"rarified versions together), stratified by groups of sets sharing texts ({strata}). * = the CI "
+        "excludes 0. The McNemar p treats pooled items as independent (optimistic across seeds). Log p(gold) "
+        "is natural log, p clipped at 1e-6.",
+    ]
+    if result.get("contexts_over_form"):
+        lines += ["", "What the contexts add to the spelling alone (the same injection's form-only system as the "
+                  "baseline, same items and resamples):", "",
+                  *markdown_table(("system", "against", *HEADER), (
+                      [name(s), name(form), *comparison_cells(figures)]
+                      for form, systems in result["contexts_over_form"].items() for s, figures in systems.items()),
+                      text_columns=2)]
+    if per_set:
+        lines += ["", *markdown_table(("set", "system", *HEADER), (
+            [set_name, name(s), *comparison_cells(figures[s])]
+            for set_name, figures in result["per_set"].items() for s in result["systems"] if s in figures),
+            text_columns=2)]
+    return lines
+
+
+def load_pooled(path: PathLike) -> Dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(Errors.E348.format(path=path))
+    return json.loads(path.read_text(encoding="utf8"))
+
+
+__all__ = ["comparison_cells", "discover_sets", "load_pooled", "pool_files", "pool_tables",
+           "pooled_markdown", "strata_of"]

@@ -1,0 +1,144 @@
+"""bertram_experiments/downstream/downstream.py: evaluating the systems, metrics, plot, predictions and label checks."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import spacy
+
+from bertram_experiments.rarification.records import UnknownLabelError
+
+from tests.util import _write_rarified
+
+
+def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_assets, tmp_path):
+    from bertram_experiments.downstream.downstream import DEFAULT_SYSTEMS as SYSTEMS, evaluate_systems
+    from bertram_experiments.downstream.pipelines import load_textcat
+
+    _write_rarified(tmp_path / "rarified")
+    # a further rarification seed's set, listed in rarify.json (a stale, unlisted one is ignored)
+    _write_rarified(tmp_path / "rarified" / "seed-1")
+    _write_rarified(tmp_path / "rarified" / "seed-9")
+    (tmp_path / "rarified" / "rarify.json").write_text(json.dumps({"seeds": [0, 1], "seed_sets": ["seed-1"]}))
+    (tmp_path / "metrics" / "seed-9").mkdir(parents=True)
+    metrics = evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "metrics",
+                               bertram_path=bertram_assets["model"], context_store=bertram_assets["store"],
+                               max_zipf=3.0, contexts_per_word=4, progress=False, n_resamples=200)
+    assert metrics["seed_sets"] == ["seed-1"]
+    assert not (tmp_path / "metrics" / "seed-9").exists()
+    seed_metrics = json.loads((tmp_path / "metrics" / "seed-1" / "metrics.json").read_text())
+    assert seed_metrics["accuracy"] == metrics["accuracy"]  # the same texts here, so the same predictions
+    paired = metrics["vs_baseline"]
+    assert paired["baseline"]["n"] == 4 and "accuracy_diff" not in paired["baseline"]
+    slash = "bertram_slash_store"
+    assert paired[slash]["accuracy_diff"]["low"] <= paired[slash]["accuracy_diff"]["high"]
+    assert paired[slash]["accuracy"] == metrics["accuracy"][slash]["All"]["accuracy"]
+    assert metrics["systems"] == list(SYSTEMS)
+    assert {"original", "masked", "oracle_slash", "bertram_recentre_form", "bertram_replace_doc"} <= set(SYSTEMS)
+    assert metrics["accuracy"]["baseline"]["All"]["n"] == 4
+    assert metrics["accuracy"]["baseline"]["WN"]["n"] == 3 and metrics["accuracy"]["baseline"]["Msp"]["n"] == 1
+    assert set(metrics["mcnemar_vs_baseline"]) == set(SYSTEMS) - {"baseline"}
+    injected = metrics["mean_injected_per_doc"]
+    assert injected["baseline"] == injected["original"] == injected["masked"] == 0
+    # by the component's own rule "kumquat" (Zipf 1.9) and "dgo" (1.2) are rare to the tiny encoder (3
+    # wordpieces each); "lemon" and "fox" (Zipf 4.1, 4.7) are frequent
+    assert injected[slash] == injected["bertram_slash_form"] == 0.5
+    assert injected["oracle_slash"] == 1.0  # the oracle fills every substitute
+    assert metrics["substitute_coverage"][slash] == 0.5 and "oracle_slash" not in metrics["substitute_coverage"]
+    assert (tmp_path / "metrics" / "accuracy_by_frequency.png").stat().st_size > 1000
+    rows = [json.loads(line) for line in open(tmp_path / "metrics" / "predictions.jsonl")]
+    assert len(rows) == 4 and set(rows[0]) >= set(SYSTEMS)
+    for row in rows:
+        assert set(row["p_gold"]) == set(SYSTEMS) and all(0 < p < 1 for p in row["p_gold"].values())
+        assert row["correct"] == {s: row[s] == row["label"] for s in SYSTEMS}
+    assert metrics["vs_baseline"]["baseline"]["mean_log_prob"] == pytest.approx(
+        np.mean([np.log(row["p_gold"]["baseline"]) for row in rows]))
+    # "masked" classifies the masked texts with the stock model
+    items = [json.loads(line) for line in open(tmp_path / "rarified" / "test.jsonl")]
+    stock_masked = spacy.load(trained["model"]).pipe([it["masked_text"] for it in items])
+    labels = [max(doc.cats, key=doc.cats.get) for doc in stock_masked]
+    assert [row["masked"] for row in rows] == labels
+    # the injection architecture with "none" predicts exactly as the stock pipeline
+    stock = spacy.load(trained["model"])
+    texts = [json.loads(line)["text"] for line in open(tmp_path / "rarified" / "test.jsonl")]
+    ours = load_textcat(trained["model"], injection="none")
+    for a, b in zip(stock.pipe(texts), ours.pipe(texts)):
+        assert a.cats == b.cats
+
+
+def test_evaluate_rejects_labels_the_model_never_saw(trained, tmp_path):
+    from bertram_experiments.downstream.downstream import evaluate_systems
+
+    _write_rarified(tmp_path / "rarified", label_override="space")
+    with pytest.raises(UnknownLabelError, match=r"\[E325\].*never saw"):
+        evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", systems=["baseline"])
+    with pytest.raises(ValueError, match=r"\[E323\].*need a trained BERTRAM"):
+        evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "m", systems=["bertram_slash_doc"])
+    with pytest.raises(ValueError, match=r"\[E320\].*rarify step"):
+        evaluate_systems(trained["model"], tmp_path / "nothing", tmp_path / "m", systems=["baseline"])
+
+
+def test_store_systems_are_not_run_without_a_store(trained, bertram_assets, tmp_path):
+    from bertram_experiments.downstream.downstream import evaluate_systems
+
+    _write_rarified(tmp_path / "rarified")
+    metrics = evaluate_systems(
+        trained["model"],
+        tmp_path / "rarified",
+        tmp_path / "m",
+        bertram_path=bertram_assets["model"],
+        systems=["bertram_slash_store", "bertram_slash_doc"],
+        progress=False,
+        n_resamples=50,
+    )
+    assert metrics["systems"] == ["baseline", "bertram_slash_doc"]  # never a store system fed doc contexts
+
+
+def test_do_no_harm_evaluates_every_original_test_text(trained, bertram_assets, tmp_path):
+    from bertram_experiments.rarification.datasets import read_records
+    from bertram_experiments.downstream.downstream import ORIGINAL_TEXT_SYSTEMS, evaluate_originals
+
+    splits = trained["root"] / "splits"
+    candidates = read_records(splits / "test_candidates.jsonl")
+    metrics = evaluate_originals(
+        trained["model"], splits, tmp_path / "originals", bertram_assets["model"], progress=False, n_resamples=100
+    )
+    assert metrics["systems"] == list(ORIGINAL_TEXT_SYSTEMS)
+    assert metrics["n_items"] == len(candidates) > 0
+    assert metrics["accuracy"]["baseline"]["All"]["n"] == len(candidates)
+    assert (
+        metrics["vs_baseline"]["bertram_slash_doc"]["log_prob_diff"]["low"]
+        <= metrics["vs_baseline"]["bertram_slash_doc"]["log_prob_diff"]["high"]
+    )
+    assert (tmp_path / "originals" / "predictions.jsonl").is_file()
+
+
+def test_a_system_with_definitions_from_a_dictionary(trained, bertram_assets, tmp_path):
+    from spacy_bertram.dictionary.store import write_definition_store
+    from bertram_experiments.downstream.downstream import evaluate_systems
+
+    _write_rarified(tmp_path / "rarified")
+    systems = ["baseline", "bertram_slash_gcide"]
+    with pytest.raises(ValueError, match=r"\[E324\].*needs a definition store"):
+        evaluate_systems(
+            trained["model"],
+            tmp_path / "rarified",
+            tmp_path / "m",
+            bertram_path=bertram_assets["model"],
+            systems=systems,
+        )
+    store = write_definition_store(tmp_path / "gcide.sqlite", {"kumquat": [("gcide", "Kumquat: a fruit.", 0, 7)]})
+    metrics = evaluate_systems(
+        trained["model"],
+        tmp_path / "rarified",
+        tmp_path / "m",
+        systems=systems,
+        bertram_path=bertram_assets["model"],
+        dictionary_store=store,
+        progress=False,
+        n_resamples=50,
+        seed_sets=False,
+    )
+    assert metrics["dictionary_store"] == str(store)
+    assert metrics["mean_injected_per_doc"]["bertram_slash_gcide"] > 0
