@@ -29,7 +29,7 @@ import numpy
 import torch
 
 from spacy_bertram import NgramVocab, create_bertram
-from spacy_bertram.pipeline.device import select_device
+from spacy_bertram.device import select_device
 from spacy_bertram.inputs import EncodedContext, batch_by_token_budget
 from spacy_bertram.network import default_token_budget
 

@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's ex
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory)
 from spacy_bertram import NgramVocab, create_bertram, save_bertram
 from spacy_bertram.encoder import resolve_base_model
-from spacy_bertram.pipeline.device import use_device
+from spacy_bertram.device import use_device
 from spacy_bertram.training.corpus import tokenize
 from spacy_bertram.types import DEFAULT_CONTEXTS, DEFAULT_INJECTION, INJECTION_MODES
 from bertram_experiments.assets import default_assets_dir

@@ -26,10 +26,10 @@ from pathlib import Path
 
 import torch
 
-from spacy_bertram.pipeline.device import make_deterministic, select_device
+from spacy_bertram.device import make_deterministic, select_device
 from spacy_bertram.encoder import load_encoder
 from spacy_bertram.training.ota import OTASettings
-from spacy_bertram.pipeline.contexts import open_context_store
+from spacy_bertram.context_store import open_context_store
 from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.stages import StageSpec, TrainingRun, TrainSettings
 from spacy_bertram.training.targets import build_targets

@@ -49,8 +49,8 @@ import spacy_bertram.injection.groups as injection_module
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.storage import model_fingerprint
-from spacy_bertram.pipeline.contexts import ContextStore
-from spacy_bertram.pipeline.device import select_device
+from spacy_bertram.context_store import ContextStore
+from spacy_bertram.device import select_device
 from spacy_bertram.training.distributed import open_client, run_on_dask
 from spacy_bertram.encoder import resolve_base_model
 from bertram_experiments.assets import default_assets_dir

@@ -1,16 +1,18 @@
-"""Evaluation of BERTRAM, one sub-package per workflow of the project:
+"""The paper's experiments on BERTRAM, run by the project (`python -m bertram_experiments`, project.yml), one
+sub-package per workflow; project code beside the plugin, never part of its wheel:
 
 - `rarification/`: rarified test sets and the baseline that guides them (`split`, `train-baseline`, `rarify`);
-- `downstream/`: the baseline against BERTRAM-enhanced pipelines on those sets (`evaluate`, `pool`);
-- `synonyms/`: synonym recovery (`synonyms`);
+- `downstream/`: the baseline against BERTRAM-enhanced pipelines on those sets (`evaluate`, `pool`, `assemble`);
+- `synonyms/`: synonym recovery (`synonym-recovery`);
 - `intrinsic/`: real rare words: CRW, Card-660, Chimeras, word similarity, WNLaMPro (`intrinsic`, `similarity`);
-- `ner/`: named entities, cross-validated (`ner`);
-- `report/`: the run's markdown report and what its tables share (`report`).
+- `ner/`: named entities, cross-validated (`ner-*`);
+- `report/`: the run's markdown report (`report`, `learning-curve`).
 
-Each sub-package's `commands.py` registers its steps' commands. Shared by them: `bootstrap` (paired
-bootstrap CIs), `folds` (rare-word folds), `outputs` (what each command writes), `assets` (where the
-project's data lives), `learning_curve` (`curve`) and `rarity` (`rare-words`). Only the light `downstream.metrics`
-(numpy) is re-exported here; matplotlib is imported only when a plot is drawn.
+Each sub-package's `commands.py` registers its steps' commands on `app.app`. Shared by them: `bootstrap`
+(paired bootstrap CIs), `rare_word_folds`, `outputs` (what each command writes), `assets` (where the project's
+data lives), `pipelines` (a textcat with or without bertram), `tables`, `system_names`, `plots`,
+`learning_curve` and `errors` (the experiments' own codes). Only the light `downstream.metrics` (numpy) is
+re-exported here; matplotlib is imported only when a plot is drawn.
 """
 
 from .downstream.metrics import (

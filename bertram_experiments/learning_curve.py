@@ -30,8 +30,8 @@ from .errors import Errors
 from spacy_bertram.fileio import mark_json, text_mark, write_bytes_atomic, write_json_atomic
 from spacy_bertram.types import PathLike
 from .outputs import CURVE_OUTPUTS
-from .report.plots import pyplot, save_png
-from .report.tables import format_ci, markdown_table
+from .plots import pyplot, save_png
+from .tables import format_ci, markdown_table
 from .synonyms.recovery import compare
 
 #: The files of a point (see the module docstring).

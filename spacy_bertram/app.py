@@ -38,7 +38,7 @@ from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from .dictionary.wordnet import WordNetMissingError
 from .errors import Errors
-from .pipeline.torch_build import CUDA_EXTRA, cpu_only_reason, cpu_only_torch
+from .torch_build import CUDA_EXTRA, cpu_only_reason, cpu_only_torch
 from .types import MODEL_FILES
 
 
@@ -217,7 +217,7 @@ def check_store(path: Path, argument: str, words: bool = False) -> None:
     """A context store, opened and closed with sqlite3 alone (the format, the tables, a file cut short):
     the error names the argument, not a pipeline setting. `words`: it must hold some (a step that reads
     its words: nothing to do in an empty one)."""
-    from .pipeline.contexts import open_context_store  # sqlite3 and this package's errors only
+    from .context_store import open_context_store  # sqlite3 and this package's errors only
 
     try:
         with open_context_store(path) as store:
@@ -239,7 +239,7 @@ def check_gpu(*gpu_ids: int, what: str = "--gpu-id") -> None:
     if version is not None:
         raise ValueError(Errors.E117.format(what=what, gpu_id=wanted[0], why=cpu_only_reason(version),
                                             CUDA_EXTRA=CUDA_EXTRA))
-    from .pipeline.device import check_device
+    from .device import check_device
 
     for gpu_id in wanted:
         check_device(gpu_id, what)

@@ -30,7 +30,7 @@ from thinc.layers.pytorchwrapper import forward as pytorch_forward
 from thinc.types import Floats2d, Ragged
 
 from .encoder import DEFAULT_BASE_MODEL, resolve_base_model
-from .checkpoints import LOGGER_NAME as CHECKPOINT_LOGGER, checkpoint_logger
+from .checkpoint_logger import LOGGER_NAME as CHECKPOINT_LOGGER, checkpoint_logger
 from .injection.frozen_embeddings import FREEZE_CALLBACK, freeze_transformer_embeddings
 from .injection.model import BertramTransformerModel
 from .inputs import check_token_budget
@@ -169,7 +169,7 @@ def encoder_path(name: str = "default") -> str:
 @registry.loggers(CHECKPOINT_LOGGER)
 def create_checkpoint_logger(steps: List[int], directory: str, progress_bar: bool = False):
     """[training.logger]: spaCy's console logger that also saves the pipeline at `steps`
-    (`checkpoints.py`)."""
+    (`checkpoint_logger.py`)."""
     return checkpoint_logger(steps, directory, progress_bar)
 
 

@@ -331,7 +331,7 @@ class Errors(metaclass=ErrorsWithCodes):
             "(Looked in: {tried})")
     E389 = "Rarification needs NLTK to read WordNet: pip install 'nltk>=3.10,<3.11'"
 
-    # E4xx: checkpoints during training (checkpoints.py)
+    # E4xx: checkpoints during training (checkpoint_logger.py)
     E418 = ("checkpoint steps {steps} cannot be saved: spaCy hands its logger the pipeline only at evaluations, so "
             "each step must be a multiple of eval_frequency ({eval_frequency}) and below max_steps ({max_steps}).")
 

@@ -18,7 +18,7 @@ import typer.main
 
 from spacy_bertram.app import _lang_aliases, check_gpu, check_lang, check_made_by, check_options
 from spacy_bertram.cli import app
-from spacy_bertram.pipeline.torch_build import cpu_only_torch
+from spacy_bertram.torch_build import cpu_only_torch
 
 from tests.util import EXPERIMENT_COMMANDS, context_store_of, invoke
 

@@ -256,7 +256,7 @@ def test_project_workflows_and_vars():
 
 def test_gpu_id_reaches_spacy(monkeypatch, tmp_path):
     """--gpu-id is handed to spaCy: spacy train's use_gpu, thinc's require_gpu (through
-    spacy_bertram.pipeline.device, which checks the id first) elsewhere. CUDA is faked."""
+    spacy_bertram.device, which checks the id first) elsewhere. CUDA is faked."""
     import spacy.cli.train
     import torch
 

@@ -14,7 +14,7 @@ from tests.util import _write_rarified
 
 def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_assets, tmp_path):
     from bertram_experiments.downstream.downstream import DEFAULT_SYSTEMS as SYSTEMS, evaluate_systems
-    from bertram_experiments.downstream.pipelines import load_textcat
+    from bertram_experiments.pipelines import load_textcat
 
     _write_rarified(tmp_path / "rarified")
     # a further rarification seed's set, listed in rarify.json (a stale, unlisted one is ignored)

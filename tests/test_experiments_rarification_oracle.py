@@ -8,7 +8,7 @@ from spacy_bertram.encoder import word_piece_ids
 
 def test_the_oracle_puts_the_original_words_embedding_at_each_substitute(trained):
     from bertram_experiments.rarification.oracle import add_oracle
-    from bertram_experiments.downstream.pipelines import load_textcat, pipeline_transformer
+    from bertram_experiments.pipelines import load_textcat, pipeline_transformer
 
     nlp = load_textcat(trained["model"], injection="slash")
     items = [

@@ -10,7 +10,7 @@ import pytest
 import spacy
 
 from spacy_bertram.encoder import word_piece_ids
-from bertram_experiments.folds import fold_members
+from bertram_experiments.rare_word_folds import fold_members
 from bertram_experiments.rarification.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
 from bertram_experiments.synonyms.pairs import (SynonymPair, distinct_pairs, read_substitutions, sample_pairs,
                                                     select_fold, wordnet_pairs)

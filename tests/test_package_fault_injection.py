@@ -32,7 +32,7 @@ import spacy_bertram.storage as storage_mod
 import spacy_bertram.training.prepare as prepare_mod
 import spacy_bertram.training.targets as targets_mod
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
-from spacy_bertram.pipeline.contexts import ContextStore
+from spacy_bertram.context_store import ContextStore
 from spacy_bertram.frequencies import CountTable
 from spacy_bertram.training.prepare import prepare
 from spacy_bertram.training.sources import MemoryContexts

@@ -143,7 +143,7 @@ def test_multiprocessing_pipe_after_gpu_use_is_a_named_error(nlp_full, monkeypat
     """Forked workers cannot use CUDA: each says so (spaCy passes the message on) instead
     of CUDA's "Cannot re-initialize CUDA in forked subprocess". The GPU is faked: the
     workers inherit the patched check."""
-    from spacy_bertram.pipeline import device
+    from spacy_bertram import device
 
     monkeypatch.setattr(device, "forked_after_gpu_use", lambda: True)
     list(nlp_full.pipe(["the cat"]))  # in this process nothing changes

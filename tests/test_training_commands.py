@@ -31,7 +31,7 @@ def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
     assert (Path(summary["model"]) / "weights.safetensors").is_file()
     assert (tmp_path / "out" / "ablation-stage3-add").is_dir()
     # The corpus counts go into the model, so the component's "auto" rule uses them.
-    from spacy_bertram.pipeline.contexts import ContextStore
+    from spacy_bertram.context_store import ContextStore
     from spacy_bertram.frequencies import CountTable
 
     with ContextStore.open(tmp_path / "store" / "contexts.sqlite") as store:

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 import spacy_bertram.training.store_builder as contexts_mod
 from spacy_bertram.cli import app
-from spacy_bertram.pipeline.contexts import ContextStore
+from spacy_bertram.context_store import ContextStore
 from spacy_bertram.training.prepare import prepare
 
 

@@ -9,7 +9,7 @@ from safetensors.torch import load_file
 
 from spacy_bertram.config import BertramConfig
 from spacy_bertram.encoder import load_encoder
-from spacy_bertram.pipeline.device import select_device
+from spacy_bertram.device import select_device
 from spacy_bertram.training.ota import OTASettings
 from spacy_bertram.training.run import _check_resume
 from spacy_bertram.training.settings import UNRECORDED_DEFAULTS, TrainSettings

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 import spacy_bertram.training.store_builder as contexts_mod
-from spacy_bertram.pipeline.contexts import ContextStore
+from spacy_bertram.context_store import ContextStore
 from spacy_bertram.training.corpus import Corpus, tokenize, tokenize_spans
 from spacy_bertram.training.store_builder import build_context_store, count_words, make_context, select_words
 

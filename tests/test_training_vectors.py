@@ -8,7 +8,7 @@ import numpy
 import pytest
 
 from spacy_bertram import load_bertram
-from spacy_bertram.pipeline.contexts import ContextStore
+from spacy_bertram.context_store import ContextStore
 from spacy_bertram.pipeline.vector_table import SHARDS_DIR, VectorTable, encoder_identity
 from spacy_bertram.pipeline.word_sources import word_key_function
 from spacy_bertram.storage import model_fingerprint

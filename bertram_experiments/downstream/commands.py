@@ -206,7 +206,7 @@ def assemble_cmd(
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_output_dir, output_dir, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
     run_checked(check_model, bertram, "BERTRAM")
-    from .pipelines import assemble_pipeline
+    from ..pipelines import assemble_pipeline
 
     path = run_checked(
         assemble_pipeline,

@@ -46,12 +46,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import Errors, Warnings
-from spacy_bertram.pipeline.device import use_device
+from spacy_bertram.device import use_device
 from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF
 from spacy_bertram.types import DEFAULT_CONTEXTS_PER_WORD, PathLike
 from ..rarification.datasets import read_records
 from ..rarification.oracle import ORACLE_FACTORY, add_oracle
-from .pipelines import add_bertram, load_textcat, set_injection, textcat_labels
+from ..pipelines import add_bertram, load_textcat, set_injection, textcat_labels
 from ..rarification.rarify import read_substitutions_jsonl
 from ..rarification.records import UnknownLabelError
 from ..rarification.seed_sets import listed_sets, remove_unlisted

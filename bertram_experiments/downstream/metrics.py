@@ -20,7 +20,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ..report.plots import pyplot, save_png
+from ..plots import pyplot, save_png
 
 SUBSETS = ("All", "WN", "Msp")
 #: Bucket edges for the rarest substitute's corpus count: [lo, hi).

@@ -29,8 +29,8 @@ from spacy_bertram.fileio import atomic_path, write_json_atomic
 from ..rarification.seed_sets import listed_sets
 from .paired import DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_predictions
 from spacy_bertram.types import PathLike
-from ..report.system_names import system_title
-from ..report.tables import format_ci, markdown_table
+from ..system_names import system_title
+from ..tables import format_ci, markdown_table
 
 
 def discover_sets(metrics_dirs: Sequence[PathLike]) -> Dict[str, Path]:

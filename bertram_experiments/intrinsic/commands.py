@@ -24,7 +24,7 @@ from spacy_bertram.app import (
 from spacy_bertram.fileio import check_output_file
 
 from ..app import app
-from ..folds import parse_fold
+from ..rare_word_folds import parse_fold
 
 
 @app.command("similarity")

@@ -24,7 +24,7 @@ is the mean over items of Spearman(ratings, cosine(nonce, probe's subword mean))
 
 With a definition store, CRW and Card-660 also get bertram_dict, bertram_both and
 the subset `with_definitions` (`definition_contexts.py`); with `fold` ("0/2") only
-one fold of the rare words is scored (`folds.py`).
+one fold of the rare words is scored (`rare_word_folds.py`).
 
 Every system other than the baseline gets a paired bootstrap 95% CI of its
 difference to the baseline (`bootstrap.paired_difference`), overall and for the
@@ -49,13 +49,13 @@ from ..errors import Errors, Warnings
 from spacy_bertram.fileio import mark_json, write_json_atomic
 from spacy_bertram.pipeline.component import DEFAULT_CONFIG
 from spacy_bertram.pipeline.context_sources import DocContexts
-from spacy_bertram.pipeline.device import select_device
+from spacy_bertram.device import select_device
 from spacy_bertram.pipeline.word_sources import word_key_function
 from spacy_bertram.storage import load_bertram
 from ..bootstrap import paired_difference
 from . import definition_contexts as D
-from ..folds import parse_fold, select_fold
-from ..report.tables import format_ci, markdown_table
+from ..rare_word_folds import parse_fold, select_fold
+from ..tables import format_ci, markdown_table
 from .rare_sets import NONCE, CardSet, ChimeraItem, CrwSet, read_card, read_chimeras, read_crw
 from .similarity import Pair, SubwordMean, cosine_rows, evaluate_similarity, spearman_rho
 from .similarity_eval import load_contexts

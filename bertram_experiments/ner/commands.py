@@ -165,7 +165,7 @@ def ner_train_cmd(
 
 def parse_steps(text: Optional[str], eval_frequency: int, max_steps: int) -> Tuple[int, ...]:
     """--checkpoints "100,300" -> (100, 300), checked against the evaluation steps."""
-    from spacy_bertram.checkpoints import check_checkpoint_steps
+    from spacy_bertram.checkpoint_logger import check_checkpoint_steps
 
     try:
         steps = [int(part) for part in (text or "").split(",") if part.strip()]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Sequence
 
 from spacy_bertram.fileio import check_output_dir, mark_json, write_json_atomic
-from spacy_bertram.pipeline.device import use_device
+from spacy_bertram.device import use_device
 from spacy_bertram.types import PathLike
 from ..outputs import METRICS_FILE, NER_EVALUATE_OUTPUTS
 from .compare import DEFAULT_RESAMPLES, compare_to_stock

@@ -29,7 +29,7 @@ from spacy.tokens import DocBin
 
 from ..errors import Errors
 from spacy_bertram.fileio import check_output_dir, mark_json, write_json_atomic
-from spacy_bertram.pipeline.device import use_device
+from spacy_bertram.device import use_device
 from spacy_bertram.pipeline.vector_cache import VectorCache
 from spacy_bertram.types import PathLike
 from ..outputs import METRICS_FILE, NER_FULL_OUTPUTS, TRAIN_SUMMARY

@@ -15,8 +15,8 @@ from typing import List, Mapping
 
 from spacy_bertram.fileio import atomic_path
 from ..outputs import NER_COST_FILE, NER_CURVE_PLOT, REPORT_FILE
-from ..report.plots import pyplot, save_png
-from ..report.tables import markdown_table
+from ..plots import pyplot, save_png
+from ..tables import markdown_table
 from .report import LABELS, delta, pct
 from .systems import BERTRAM, STOCK
 

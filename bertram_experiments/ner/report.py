@@ -13,8 +13,8 @@ from typing import Dict, List, Mapping, Optional
 from spacy_bertram.fileio import atomic_path
 from spacy_bertram.types import PathLike
 from ..outputs import PLOT_FILE, REPORT_FILE
-from ..report.plots import pyplot, save_png
-from ..report.tables import format_ci, markdown_table, percent
+from ..plots import pyplot, save_png
+from ..tables import format_ci, markdown_table, percent
 from .scores import BUCKETS
 
 LABELS = {"stock": "stock", "bertram": "trained with bertram", "bertram_test_time": "bertram at test time only",

@@ -15,7 +15,7 @@ Both trainings go through `train_baseline` (bounded steps, output renamed into
 place), with the embedding layer frozen by the registered callback (`freeze`, the
 quick workflow) or fine-tuned with the rest of the encoder as spaCy does by
 default; `checkpoints` also saves each pipeline at those steps (the learning
-curve, `spacy_bertram/checkpoints.py`). A run whose
+curve, `spacy_bertram/checkpoint_logger.py`). A run whose
 `fold-I/SYSTEM.ner_run.json` (settings, config and data checksums, the BERTRAM model's
 hash and the component's default rare-word rule) equals the current one was
 trained to the end with them and is skipped, so a killed `ner-train` resumes and
@@ -43,8 +43,8 @@ from spacy_bertram.training.distributed import describe_client, run_tasks
 from spacy_bertram.types import DEFAULT_INJECTION, PathLike
 from ..rarification.baseline import train_baseline
 from ..outputs import INFO_FILE, NER_TRAIN_OUTPUTS, TRAIN_SUMMARY
-from ..downstream.pipelines import load_injecting
-from spacy_bertram.checkpoints import CHECKPOINTS_DIR, step_dir
+from ..pipelines import load_injecting
+from spacy_bertram.checkpoint_logger import CHECKPOINTS_DIR, step_dir
 from .folds import fold_dir, read_folds
 
 logger = logging.getLogger("spacy_bertram")

@@ -38,8 +38,8 @@ from ..errors import Errors
 from spacy_bertram.fileio import check_output_dir, write_json_atomic
 from spacy_bertram import architectures  # noqa: F401  (registers spacy-bertram.encoder_path.v1 used by the configs)
 from spacy_bertram.injection.frozen_embeddings import FREEZE_CALLBACK, embedding_drift
-from spacy_bertram.checkpoints import CHECKPOINTS_DIR, LOGGER_NAME as CHECKPOINT_LOGGER, check_checkpoint_steps
-from spacy_bertram.pipeline.device import use_device
+from spacy_bertram.checkpoint_logger import CHECKPOINTS_DIR, LOGGER_NAME as CHECKPOINT_LOGGER, check_checkpoint_steps
+from spacy_bertram.device import use_device
 from .datasets import (
     labels_of,
     load_dataset,

@@ -22,7 +22,7 @@ from spacy.tokens import Doc
 from spacy_bertram.encoder import word_piece_ids
 from spacy_bertram.extension import install_extension
 from spacy_bertram.types import DOC_EXTENSION
-from ..downstream.pipelines import pipeline_transformer
+from ..pipelines import pipeline_transformer
 
 ORACLE_FACTORY = "spacy_bertram_oracle"
 

@@ -21,12 +21,12 @@ from spacy_bertram.encoder import word_piece_ids
 from ..errors import Errors
 from spacy_bertram.fileio import write_json_atomic
 from spacy_bertram.frequencies import COUNTS_FILE, CountTable
-from spacy_bertram.pipeline.contexts import open_context_store
-from spacy_bertram.pipeline.device import use_device
+from spacy_bertram.context_store import open_context_store
+from spacy_bertram.device import use_device
 from spacy_bertram.types import PathLike
 from .datasets import read_records
 from .masking import MaskingResult, mask_candidates, substitute_masked
-from ..downstream.pipelines import load_textcat, make_classifier, pipeline_tokenizer, textcat_labels
+from ..pipelines import load_textcat, make_classifier, pipeline_tokenizer, textcat_labels
 from .rarify import spacy_tagger, write_rarified_dataset, write_substitutions_jsonl
 from .records import Record, write_docbin
 from .seed_sets import parse_seeds, remove_unlisted, seed_set_name

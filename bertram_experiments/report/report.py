@@ -26,8 +26,8 @@ from spacy_bertram.types import PathLike
 from ..outputs import CURVE_OUTPUTS, NER_CURVE_PLOT, PLOT_FILE, REPORT_FILE
 from ..downstream.pooling import load_pooled, pooled_markdown
 from ..synonyms.recovery import format_markdown as synonym_markdown
-from .system_names import system_title
-from .tables import format_ci, markdown_table, percent
+from ..system_names import system_title
+from ..tables import format_ci, markdown_table, percent
 
 
 def _load(path: Optional[PathLike]) -> Optional[Dict[str, Any]]:

@@ -27,7 +27,7 @@ from spacy_bertram.fileio import check_output_file
 from spacy_bertram.frequencies import check_max_zipf
 
 from ..app import app
-from ..folds import parse_fold
+from ..rare_word_folds import parse_fold
 from ..outputs import RARIFIED_ITEMS
 
 

@@ -15,7 +15,7 @@ O's input embedding is a real target, not a mean of pieces):
 
 Every decision comes from one `RareWordFinder`, the component's own
 (`WordSources.finder`): the rule is never restated here. A source with more pairs
-than `max_pairs` is cut to a seeded sample, and a fold (`folds.py`) keeps the pairs
+than `max_pairs` is cut to a seeded sample, and a fold (`rare_word_folds.py`) keeps the pairs
 of one share of the rare words, so that a choice made on one fold is confirmed on
 words it never saw.
 """
@@ -32,7 +32,7 @@ from ..errors import Errors
 from spacy_bertram.rare_words import RareWordFinder, is_alphabetic
 from spacy_bertram.types import PathLike
 from ..downstream.downstream import read_test_items
-from ..folds import fold_members
+from ..rare_word_folds import fold_members
 from ..rarification.rarify import MISSPELLING, SYNONYM
 from ..rarification.seed_sets import listed_sets
 

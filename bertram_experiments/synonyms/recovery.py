@@ -31,7 +31,7 @@ import numpy as np
 
 from ..bootstrap import paired_bootstrap, ratio_of_sums
 from ..downstream.paired import _units
-from ..report.tables import format_ci, markdown_table
+from ..tables import format_ci, markdown_table
 from ..intrinsic.similarity import cosine_rows
 
 BASELINE = "subword_mean"

@@ -27,12 +27,12 @@ from ..errors import Errors
 from spacy_bertram.fileio import mark_json, write_json_atomic
 from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF, CountTable
 from spacy_bertram.dictionary.wordnet import load_wordnet
-from spacy_bertram.pipeline.device import select_device
+from spacy_bertram.device import select_device
 from spacy_bertram.pipeline.word_sources import WordSources, word_key_function
 from spacy_bertram.rare_words import RareWordRule, is_alphabetic
 from spacy_bertram.storage import load_bertram
 from spacy_bertram.types import PathLike
-from ..folds import parse_fold
+from ..rare_word_folds import parse_fold
 from ..intrinsic.intrinsic import fed_context_window, fed_contexts_per_word
 from ..intrinsic.similarity import SubwordMean
 from .pairs import (SOURCES, SynonymPair, distinct_pairs, read_substitutions, sample_pairs,

@@ -19,7 +19,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import Errors
 from ..fileio import atomic_path
-from ..pipeline.contexts import Context, check_complete
+from ..context_store import Context, check_complete
 from ..types import PathLike
 from .lemmas import candidate_lemmas
 

@@ -53,7 +53,7 @@ from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DOC_EXTENSION
 from . import serialization
 from .checks import check_encoders, check_placement
 from .context_sources import DEFAULT_DOC_WINDOW, ContextSource
-from .device import check_not_forked_on_gpu
+from ..device import check_not_forked_on_gpu
 from .serialization import Reader, Writer
 from .vector_cache import CacheKey, VectorCache, cache_key
 from .vector_table import VectorTable, encoder_identity

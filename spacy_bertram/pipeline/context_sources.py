@@ -38,7 +38,7 @@ from spacy.tokens import Doc
 from .. import registries  # noqa: F401  (spacy.registry.context_sources, which architectures.py fills)
 from ..dictionary.store import open_definition_store
 from ..errors import Errors
-from .contexts import open_context_store
+from ..context_store import open_context_store
 
 ContextSource = Callable[[Doc, str, Sequence[int], int], List[str]]
 

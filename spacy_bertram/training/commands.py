@@ -21,7 +21,7 @@ from ..app import (FORCE_HELP, GPU_HELP, MultiValueCommand, app, check_gpu, chec
 from ..config import MODES, BertramConfig
 from ..errors import Errors
 from ..fileio import check_output_dir
-from ..pipeline.contexts import DEFAULT_WINDOW, open_context_store
+from ..context_store import DEFAULT_WINDOW, open_context_store
 from ..types import DEFAULT_CONTEXTS_PER_WORD
 from .settings import (DEFAULT_HELD_OUT, DEFAULT_MAX_CONTEXTS, DEFAULT_MIN_COUNT, DEFAULT_RARE_MAX_CONTEXTS,
                        METRICS_FILE, PREPARE_FILES, TARGET_FILES, TRAIN_OUTPUTS, VECTORS_OUTPUTS, OTASettings,
@@ -171,7 +171,7 @@ def targets_cmd(
     run_checked(check_store, args.contexts, "CONTEXTS", words=True)
     run_checked(check_gpu, args.gpu_id)
     from ..encoder import load_encoder
-    from ..pipeline.device import select_device
+    from ..device import select_device
     from .targets import TargetSet, build_targets
 
     setup_logging()

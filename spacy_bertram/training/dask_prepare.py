@@ -32,7 +32,7 @@ import numpy
 from tqdm import tqdm
 
 from ..errors import Errors, Warnings
-from ..pipeline.contexts import Context
+from ..context_store import Context
 from .store_builder import StorePlan, _Reservoirs, context_digest, make_context, write_context_store
 from .corpus import check_file, expand_paths, iter_lines, tokenize, tokenize_spans
 from ..types import PathLike

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
 from ..errors import Errors
-from ..pipeline.contexts import DEFAULT_WINDOW
+from ..context_store import DEFAULT_WINDOW
 from .store_builder import (
     DEFAULT_MAX_CONTEXTS,
     DEFAULT_RARE_MAX_CONTEXTS,

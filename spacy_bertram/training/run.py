@@ -18,12 +18,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 from ..config import check_read_layer
 from ..encoder import encoder_layer_count, load_encoder
 from ..errors import Errors
-from ..pipeline.device import make_deterministic, select_device
+from ..device import make_deterministic, select_device
 from ..fileio import clean_stale_temps, mark_json, write_json_atomic
 from ..storage import save_bertram
 from .definition_contexts import WithDefinitions
 from .ota import OTASettings
-from ..pipeline.contexts import open_context_store
+from ..context_store import open_context_store
 from .sources import ContextSource
 from .stages import StageResult, TrainingRun, combined_init, plan_stages
 from .settings import (METRICS_FILE, MODEL_DIR, RUN_FILES, TARGETS_DIR, UNRECORDED_DEFAULTS, RunOptions, TrainingData,

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 from ..config import BertramConfig
 from ..frequencies import DEFAULT_MAX_ZIPF, check_max_zipf
 from ..errors import Errors
-from ..pipeline.contexts import STORE_FILE
+from ..context_store import STORE_FILE
 from ..types import PathLike
 
 #: Training words occur at least this often (prepare and targets).

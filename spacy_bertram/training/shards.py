@@ -23,7 +23,7 @@ from safetensors.numpy import save_file
 from ..errors import Errors
 from ..fileio import atomic_path, write_json_atomic
 from ..network import BertramNetwork, default_token_budget
-from ..pipeline.contexts import ContextStore, open_context_store
+from ..context_store import ContextStore, open_context_store
 from ..pipeline.vector_table import FORMAT_NAME, SHARDS_DIR, VectorTable
 from ..storage import load_bertram, model_fingerprint
 from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike

@@ -8,7 +8,7 @@
    context texts go to SQLite in batches. The file is written beside the
    target and renamed into place at the end, so a crash leaves no store.
 
-The store is read by `pipeline/contexts.py` (`ContextStore`).
+The store is read by `context_store.py` (`ContextStore`).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from ..errors import Errors
 from ..fileio import atomic_path
-from ..pipeline.contexts import DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, SCHEMA, Context
+from ..context_store import DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, SCHEMA, Context
 from ..types import PathLike
 from .corpus import Corpus, Span, tokenize, tokenize_spans
 from .settings import DEFAULT_MAX_CONTEXTS, DEFAULT_RARE_MAX_CONTEXTS

@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from ..errors import Errors, Warnings
 from ..fileio import check_output_dir
-from ..pipeline.contexts import ContextStore, open_context_store
+from ..context_store import ContextStore, open_context_store
 from ..pipeline.vector_table import META_FILE, VectorTable, encoder_identity
 from ..pipeline.word_sources import word_key_function
 from ..storage import load_bertram, model_fingerprint

@@ -1,6 +1,6 @@
-"""bertram_experiments/report/system_names.py: titles read off the system names."""
+"""bertram_experiments/system_names.py: titles read off the system names."""
 from bertram_experiments.downstream.downstream import SYSTEMS
-from bertram_experiments.report.system_names import system_title
+from bertram_experiments.system_names import system_title
 
 
 def test_every_system_has_a_readable_title():

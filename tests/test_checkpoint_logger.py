@@ -9,7 +9,7 @@ import pytest
 import spacy
 from spacy.util import registry
 
-from spacy_bertram.checkpoints import LOGGER_NAME, check_checkpoint_steps, checkpoint_logger
+from spacy_bertram.checkpoint_logger import LOGGER_NAME, check_checkpoint_steps, checkpoint_logger
 from bertram_experiments.ner.commands import parse_steps
 from bertram_experiments.rarification.baseline import baseline_config
 from spacy_bertram.injection.frozen_embeddings import FREEZE_CALLBACK

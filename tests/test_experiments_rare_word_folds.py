@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from bertram_experiments.folds import fold_members, parse_fold, select_fold
+from bertram_experiments.rare_word_folds import fold_members, parse_fold, select_fold
 from bertram_experiments.intrinsic.rare_sets import CardSet, ChimeraItem, CrwSet
 
 WORDS = [f"word{i}" for i in range(41)]

@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional
 
 import torch
 
-from ..errors import Errors
+from .errors import Errors
 from .torch_build import CUDA_EXTRA, cpu_only_reason
 
 

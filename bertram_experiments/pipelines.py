@@ -20,7 +20,7 @@ import numpy as np
 import spacy
 from spacy_transformers.layers.transformer_model import TransformerModel
 
-from ..errors import Errors
+from .errors import Errors
 from spacy_bertram.fileio import atomic_path, check_output_dir
 from spacy_bertram.injection import INJECTION_MODES, BertramTransformerModel
 from spacy_bertram.pipeline import component  # noqa: F401  (registers the bertram factory; it imports architectures.py)
@@ -28,7 +28,7 @@ from spacy_bertram.rare_words import RareWordRule
 from spacy_bertram.storage import load_bertram
 from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF
 from spacy_bertram.types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_INJECTION, PathLike
-from ..outputs import ASSEMBLE_OUTPUTS
+from .outputs import ASSEMBLE_OUTPUTS
 
 logger = logging.getLogger("spacy_bertram")
 

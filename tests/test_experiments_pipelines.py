@@ -1,4 +1,4 @@
-"""bertram_experiments/downstream/pipelines.py: the assembled pipeline loads and injects."""
+"""bertram_experiments/pipelines.py: the assembled pipeline loads and injects."""
 from __future__ import annotations
 
 import spacy
@@ -6,7 +6,7 @@ import spacy
 
 
 def test_assembled_pipeline_loads_and_injects(trained, bertram_assets, tmp_path):
-    from bertram_experiments.downstream.pipelines import assemble_pipeline
+    from bertram_experiments.pipelines import assemble_pipeline
 
     out = assemble_pipeline(trained["model"], bertram_assets["model"], tmp_path / "asm")
     nlp = spacy.load(out / "pipeline")
@@ -36,7 +36,7 @@ def test_assemble_refuses_a_directory_it_did_not_write(trained, bertram_assets, 
 
 def test_assemble_max_zipf_sets_the_components_rule(trained, bertram_assets, tmp_path):
     from tests.util import invoke
-    from bertram_experiments.downstream.pipelines import assemble_pipeline
+    from bertram_experiments.pipelines import assemble_pipeline
 
     bad = invoke("assemble", trained["model"], bertram_assets["model"], tmp_path / "bad", "--max-zipf", "-5")
     assert bad.exit_code == 1 and "--max-zipf must be a Zipf value above 0" in bad.output

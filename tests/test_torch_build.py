@@ -1,4 +1,4 @@
-"""pipeline/torch_build.py: the installed torch's build, read from torch/version.py without importing torch."""
+"""torch_build.py: the installed torch's build, read from torch/version.py without importing torch."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from spacy_bertram.pipeline import torch_build
-from spacy_bertram.pipeline.torch_build import cpu_only_torch
+from spacy_bertram import torch_build
+from spacy_bertram.torch_build import cpu_only_torch
 
 
 def test_the_build_read_from_the_file_is_the_loaded_torchs():

@@ -1,11 +1,11 @@
-"""pipeline/contexts.py: opening a context store refuses missing and foreign files."""
+"""context_store.py: opening a context store refuses missing and foreign files."""
 from __future__ import annotations
 
 import sqlite3
 
 import pytest
 
-from spacy_bertram.pipeline.contexts import ContextStore
+from spacy_bertram.context_store import ContextStore
 
 
 def test_open_rejects_missing_and_foreign_files(tmp_path):

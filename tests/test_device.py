@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from spacy_bertram.pipeline import device as device_module
-from spacy_bertram.pipeline.device import DeviceError, check_gpu_id, select_device, use_device
+from spacy_bertram import device as device_module
+from spacy_bertram.device import DeviceError, check_gpu_id, select_device, use_device
 
 
 def fake_cuda(monkeypatch, count: int) -> list:
@@ -79,7 +79,7 @@ def test_cupys_own_errors_are_named(monkeypatch):
 
 
 def test_every_step_uses_the_one_helper():
-    """Training, evaluation and the component all use the helpers of spacy_bertram.pipeline.device."""
+    """Training, evaluation and the component all use the helpers of spacy_bertram.device."""
     from spacy_bertram import encoder
     from bertram_experiments.rarification import baseline
     from bertram_experiments.downstream import downstream
@@ -117,7 +117,7 @@ def test_the_cuda_extra_is_declared_and_installed_when_nvidia_smi_finds_a_gpu():
 
 
 def test_a_worker_forked_after_cuda_or_cupy_use_is_detected(monkeypatch):
-    from spacy_bertram.pipeline.device import GPUForkError, check_not_forked_on_gpu, forked_after_gpu_use
+    from spacy_bertram.device import GPUForkError, check_not_forked_on_gpu, forked_after_gpu_use
 
     assert not forked_after_gpu_use()
     check_not_forked_on_gpu()
@@ -266,7 +266,7 @@ def torch_backend_flags():
 
 
 def test_deterministic_mode_is_set_for_cuda_only(monkeypatch, torch_backend_flags):
-    from spacy_bertram.pipeline.device import make_deterministic
+    from spacy_bertram.device import make_deterministic
 
     calls = []
     monkeypatch.setattr(

@@ -18,8 +18,8 @@ import sqlite3
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from ..errors import Errors
-from ..types import PathLike
+from .errors import Errors
+from .types import PathLike
 
 Context = Tuple[str, int, int]
 
