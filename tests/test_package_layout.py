@@ -391,6 +391,21 @@ def test_no_import_cycles_among_the_package_modules(package):
     assert import_cycles(graph) == []
 
 
+@pytest.mark.parametrize("package", [PACKAGE, EXPERIMENTS], ids=lambda p: p.name)
+def test_no_two_sub_packages_import_each_other(package):
+    """Folder by folder the imports go one way (training -> pipeline, downstream -> rarification, ...): what
+    two sub-packages share lives at the package's top, which both import."""
+    graph, _ = import_graph(package)
+
+    def folder(name: str) -> str:
+        parts = name.split(".")
+        return parts[1] if len(parts) > 2 or (package / parts[-1]).is_dir() and len(parts) == 2 else ""
+
+    edges = {(folder(a), folder(b)) for a, targets in graph.items() for b in targets}
+    edges = {(a, b) for a, b in edges if a and b and a != b}
+    assert edges and sorted((a, b) for a, b in edges if (b, a) in edges) == []
+
+
 def test_the_plugin_never_imports_the_experiments():
     """The experiments use the plugin, never the other way round: the wheel leaves them out."""
     offenders = [f"{path.relative_to(ROOT)}:{line} imports {name}" for path in PACKAGE.rglob("*.py")
