@@ -20,8 +20,7 @@ default (slash's does not), at no added positions (docs/evaluation.md#choosing-t
 DEFAULT_CONTEXTS = "none"
 """Where the component's contexts come from by default: nowhere, the spelling alone. Measured, the doc's contexts
 add no accuracy over the spelling on the pooled rarified sets while they cost 1.4-1.5x the stock pipeline's cold
-time (docs/evaluation.md#choosing-the-defaults); "doc", "store" (a store of the user's corpus adds accuracy) or a
-registered source add them."""
+time (docs/evaluation.md#choosing-the-defaults); "doc", "store" or a registered source add them."""
 
 DEFAULT_CONTEXTS_PER_WORD = 8
 """Contexts the component gathers per rare word, and what the commands that stand in for it read (`vectors`,
