@@ -408,7 +408,7 @@ def flipping_classifier(monkeypatch):
     """Rarification guided by a classifier that always flips: its prediction follows the
     text's food word while "big" is there, and turns to the other label once "big"
     (which has the rare WordNet synonym "large") is masked. The baseline's labels are kept."""
-    from bertram_experiments.downstream import pipelines
+    from bertram_experiments import pipelines
     from bertram_experiments.rarification import rarify_step
 
     def make_classifier(nlp, batch_size=32):
