@@ -108,20 +108,26 @@ def test_check_gpu_accepts_the_devices_torch_has(monkeypatch):
         check_gpu(0, 2)
 
 
-REFUSE = """
-import contextlib, io, json, sys, time
-started = time.perf_counter()
+#: In a fresh interpreter: `main_for(argv)`, the `main` of the command line that argv's command lives on.
+MAIN_FOR = """
 import typer.main
 from spacy_bertram.cli import main as plugin_main
 from bertram_experiments.cli import app as experiments_app, main as experiments_main
 experiment_commands = set(typer.main.get_command(experiments_app).commands)
+def main_for(argv):
+    return experiments_main if argv[0] in experiment_commands else plugin_main
+"""
+
+REFUSE = """
+import contextlib, io, json, sys, time
+started = time.perf_counter()
+""" + MAIN_FOR + """
 results = []
 for argv in json.loads(sys.argv[1]):
-    main = experiments_main if argv[0] in experiment_commands else plugin_main
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         try:
-            main(argv)
+            main_for(argv)(argv)
             code = 0
         except SystemExit as exit_:
             code = exit_.code
@@ -259,15 +265,11 @@ def test_every_command_refuses_an_unwritable_output_at_once(command, unwritable_
 
 REFUSED_CHECK = """
 import json, sys
-import typer.main
-from spacy_bertram.cli import main as plugin_main
-from bertram_experiments.cli import app as experiments_app, main as experiments_main
-experiment_commands = set(typer.main.get_command(experiments_app).commands)
+""" + MAIN_FOR + """
 codes = []
 for argv in json.loads(sys.argv[1]):
-    main = experiments_main if argv[0] in experiment_commands else plugin_main
     try:
-        main(argv)
+        main_for(argv)(argv)
     except SystemExit as exit_:
         codes.append(exit_.code)
 heavy = ("torch", "transformers", "spacy", "spacy_transformers", "thinc", "dask")
