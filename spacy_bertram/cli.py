@@ -9,7 +9,7 @@ from typing import List, Optional
 
 from .app import app
 from .training import commands as _training_commands  # noqa: F401  (registers its commands on app)
-from .explain_command import rare_words_cmd  # noqa: F401  (registers rare-words on app)
+from . import explain_command as _explain_command  # noqa: F401  (registers rare-words on app)
 from .dictionary import commands as _dictionary_commands  # noqa: F401  (registers its commands on app)
 
 __all__ = ["app", "main"]
