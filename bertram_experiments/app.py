@@ -7,16 +7,6 @@ synonym recovery, named entities (`ner-*`), learning curves and the run's report
 plugin's help layout and argument checks (`spacy_bertram.app`); like the plugin's commands, each
 imports its step when it runs, so `--help` answers at once.
 """
-import typer
+from spacy_bertram.app import command_line
 
-from spacy_bertram.app import SummaryGroup
-
-app = typer.Typer(
-    name="bertram-experiments",
-    cls=SummaryGroup,
-    help=__doc__.split("\n\n")[0],
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+app = command_line("bertram-experiments", __doc__.split("\n\n")[0])

@@ -59,15 +59,20 @@ class SummaryGroup(TyperGroup):
                 formatter.write_dl(rows)
 
 
-app = typer.Typer(
-    name="spacy-bertram",
-    cls=SummaryGroup,
-    help=__doc__.split("\n\n")[0] + "\n\nBERTRAM for spaCy transformer pipelines.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # click's plain help: it wraps what does not fit, where rich's tables cut it
-)
+def command_line(name: str, help_text: str) -> typer.Typer:
+    """A typer app with this package's help layout: the plugin's, and the project's experiments' beside it."""
+    return typer.Typer(
+        name=name,
+        cls=SummaryGroup,
+        help=help_text,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,  # click's plain help: it wraps what does not fit, where rich's tables cut it
+    )
+
+
+app = command_line("spacy-bertram", __doc__.split("\n\n")[0] + "\n\nBERTRAM for spaCy transformer pipelines.")
 
 GPU_HELP = "GPU id (spaCy's --gpu-id); -1 for the CPU"
 FORCE_HELP = "write into OUTPUT even if it is not empty and holds nothing this command wrote (what it replaces is lost)"
