@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's ex
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.encoder import resolve_base_model
 from spacy_bertram.device import select_device, use_device
+from spacy_bertram.types import DEFAULT_CONTEXTS_PER_WORD
 from bertram_experiments.assets import default_assets_dir
 
 from infer import collect_items  # benchmarks/infer.py (scripts run from this folder)
@@ -64,7 +65,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="96 words and 100 texts")
     parser.add_argument("--words", type=int, default=500)
     parser.add_argument("--texts", type=int, default=500)
-    parser.add_argument("--contexts", type=int, default=8)
+    parser.add_argument("--contexts", type=int, default=DEFAULT_CONTEXTS_PER_WORD)
     parser.add_argument("--bertram", default=None, help="trained BERTRAM directory (default: seeded, untrained)")
     parser.add_argument("--corpus", type=Path, default=ROOT / "assets" / "corpus")
     parser.add_argument("--assets", type=Path, default=None)

@@ -32,6 +32,7 @@ from spacy_bertram import NgramVocab, create_bertram
 from spacy_bertram.device import select_device
 from spacy_bertram.inputs import EncodedContext, batch_by_token_budget
 from spacy_bertram.network import default_token_budget
+from spacy_bertram.types import DEFAULT_CONTEXTS_PER_WORD
 
 from timing import timed  # benchmarks/timing.py (scripts run from this folder)
 
@@ -106,7 +107,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="96 words instead of 500")
     parser.add_argument("--words", type=int, default=500)
-    parser.add_argument("--contexts", type=int, default=8)
+    parser.add_argument("--contexts", type=int, default=DEFAULT_CONTEXTS_PER_WORD)
     parser.add_argument("--corpus", type=Path, default=ROOT / "assets" / "corpus")
     parser.add_argument("--base-model", default="default")
     parser.add_argument("--mode", default="add")

@@ -57,6 +57,7 @@ from bertram_experiments.assets import default_assets_dir
 from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
 from spacy_bertram.pipeline.word_sources import word_key_function
 from spacy_bertram.training.shards import JobSettings, ShardStore, infer_words
+from spacy_bertram.types import DEFAULT_CONTEXTS_PER_WORD
 
 from pipeline import MissingTexts, build, load_texts  # benchmarks/pipeline.py (scripts run from this folder)
 from timing import timed  # benchmarks/timing.py
@@ -240,7 +241,7 @@ def main() -> None:
         "--quick", action="store_true", help="32 words x 4 contexts, 200 texts (under a minute on a quiet machine)"
     )
     parser.add_argument("--words", type=int, default=192)
-    parser.add_argument("--contexts", type=int, default=8)
+    parser.add_argument("--contexts", type=int, default=DEFAULT_CONTEXTS_PER_WORD)
     parser.add_argument("--round-words", type=int, default=48, help="words per paired round (quick: 16)")
     parser.add_argument("--shard-size", type=int, default=8, help="words per Dask task")
     parser.add_argument("--texts", type=int, default=1000)

@@ -22,7 +22,7 @@ from spacy_transformers.layers.transformer_model import TransformerModel
 
 from .errors import Errors
 from spacy_bertram.fileio import atomic_path, check_output_dir
-from spacy_bertram.injection import INJECTION_MODES, BertramTransformerModel
+from spacy_bertram.injection import BertramTransformerModel, check_injection
 from spacy_bertram.pipeline import component  # noqa: F401  (registers the bertram factory; it imports architectures.py)
 from spacy_bertram.rare_words import RareWordRule
 from spacy_bertram.storage import load_bertram
@@ -66,8 +66,7 @@ def load_textcat(model_dir: PathLike, injection: str = "none"):
 
 def set_injection(nlp, injection: str) -> None:
     """Switch the injection mode of every BERTRAM transformer in `nlp` in place."""
-    if injection not in INJECTION_MODES:
-        raise ValueError(Errors.E156.format(modes=", ".join(INJECTION_MODES), injection=injection))
+    check_injection(injection)
     found = False
     for _, proc in nlp.components:
         model = getattr(proc, "model", None)
@@ -179,8 +178,8 @@ def assemble_pipeline(
     check_output_dir(out, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
     nlp = load_textcat(model_dir, injection=injection)
     pipe = add_bertram(nlp, bertram_path, contexts, None, max_zipf, contexts_per_word)
-    if vector_table is not None:
-        pipe.initialize(lambda: [], nlp=nlp, vector_table=str(vector_table))  # refuses another model's table
+    # Loads the weights (a save loads nothing) and the table (refusing another model's).
+    pipe.initialize(lambda: [], nlp=nlp, vector_table=str(vector_table) if vector_table is not None else None)
     nlp.meta["name"] = name
     nlp.meta["version"] = version
     nlp.meta["description"] = f"Text classifier on the MiniLM with BERTRAM vectors ({injection}) for rare words"

@@ -16,40 +16,69 @@ MODES: Tuple[Mode, ...] = typing.get_args(Mode)
 
 
 @dataclass(frozen=True)
+class ContextRows:
+    """How a mode builds each context row, as the behaviour the code asks about (never a label to compare).
+
+    spelled: the word stays in its context, spelled with its own wordpieces (inplace); the form
+        path is a row of those pieces alone, so a training step can mix the paths.
+    prefix_slot: a slot for the form vector before the masked context (ADD: `[CLS] v : context`);
+        the slot is filled before encoding, so the states are fixed while the form is frozen.
+    mask_slot: the form vector takes the mask's place in the context (REPLACE).
+    With none of these the word is masked and the form vector is not in the row (context, shallow).
+    """
+
+    spelled: bool = False
+    prefix_slot: bool = False
+    mask_slot: bool = False
+
+    @property
+    def fills_slot(self) -> bool:
+        """The form vector goes into a slot of each context row."""
+        return self.prefix_slot or self.mask_slot
+
+
+@dataclass(frozen=True)
 class ModeTraits:
     """What a mode does, in one table (`MODE_TRAITS`): inputs, the network and training read these
     traits, never the mode's name.
 
-    row: how a context row is built: "" (no contexts), "masked" (the word masked), "prefix" (ADD:
-    the form vector in a slot before the masked context), "slot" (REPLACE: the form vector at the
-    mask), "spelled" (inplace: the word spelled with its own wordpieces).
+    rows: how a context row is built (`ContextRows`); None: the mode reads no contexts (form).
     gate_per_context: each context's vector is gated against the form ("shallow").
     combined_groups: the parameter groups of the paper's third stage (none: two stages, or one).
     one_stage: trained in a single stage (inplace), not the paper's context, form, combined.
     """
 
-    row: str
+    rows: Optional[ContextRows]
     gate_per_context: bool = False
     combined_groups: Tuple[str, ...] = ()
     one_stage: bool = False
 
     @property
     def reads_contexts(self) -> bool:
-        return bool(self.row)
+        return self.rows is not None
 
     @property
     def fills_slot(self) -> bool:
         """The form vector goes into a slot of each context row."""
-        return self.row in ("prefix", "slot")
+        return self.rows is not None and self.rows.fills_slot
+
+    @property
+    def spelled(self) -> bool:
+        """Context rows spell the word with its own pieces (and the form path is the pieces alone)."""
+        return self.rows is not None and self.rows.spelled
+
+    @property
+    def prefix_slot(self) -> bool:
+        return self.rows is not None and self.rows.prefix_slot
 
 
 MODE_TRAITS: Mapping[str, ModeTraits] = MappingProxyType({
-    "form": ModeTraits(row=""),
-    "context": ModeTraits(row="masked"),
-    "shallow": ModeTraits(row="masked", gate_per_context=True, combined_groups=("form", "context", "gate")),
-    "replace": ModeTraits(row="slot", combined_groups=("form", "context")),
-    "add": ModeTraits(row="prefix", combined_groups=("context",)),
-    "inplace": ModeTraits(row="spelled", one_stage=True),
+    "form": ModeTraits(rows=None),
+    "context": ModeTraits(rows=ContextRows()),
+    "shallow": ModeTraits(rows=ContextRows(), gate_per_context=True, combined_groups=("form", "context", "gate")),
+    "replace": ModeTraits(rows=ContextRows(mask_slot=True), combined_groups=("form", "context")),
+    "add": ModeTraits(rows=ContextRows(prefix_slot=True), combined_groups=("context",)),
+    "inplace": ModeTraits(rows=ContextRows(spelled=True), one_stage=True),
 })
 #: The modes that read contexts (all but "form"), and those that write the form vector into
 #: a slot of each context row ("add": a prefix, "replace": in place of the mask).

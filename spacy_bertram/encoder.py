@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import threading
 import weakref
 from dataclasses import dataclass
@@ -182,6 +183,41 @@ def is_bpe_tokenizer(tokenizer) -> bool:
         return type(backend.model).__name__ == "BPE"
     # A slow (Python) tokenizer: byte-level BPE vocabularies mark a word's start with "Ġ".
     return any(token.startswith("\u0120") for token in tokenizer.get_vocab())
+
+
+#: Vocabulary entries that are markup, never a word: "[CLS]", "[unused3]", "<s>", "<mask>".
+_BRACKETED = re.compile(r"^(\[.*\]|<.*>)$")
+#: How a vocabulary marks the token that starts a word: byte-level BPE "Ġ", SentencePiece "▁".
+_WORD_START_MARKS = ("\u0120", "\u2581")
+
+
+def text_tokens(tokenizer) -> Dict[str, int]:
+    """The vocabulary less its markup (special tokens and bracketed ones such as "[unused3]"): the
+    tokens a text can be made of."""
+    specials = set(tokenizer.all_special_tokens)
+    return {token: index for token, index in tokenizer.get_vocab().items()
+            if token not in specials and not _BRACKETED.match(token)}
+
+
+def word_start_tokens(tokenizer) -> Dict[int, str]:
+    """Token id -> the word it spells, for the tokens that can begin a word; the one rule for a
+    "whole-word token" (OTA's neighbours, the ranking term's vocabulary, the experiments' rankings).
+
+    WordPiece: every token but the "##" continuations; byte-level BPE and SentencePiece: the tokens
+    marked as a word's start ("Ġcat", "▁cat"; the mark dropped), not the unmarked pieces inside a
+    word. Special and bracketed tokens are left out.
+    """
+    vocab = text_tokens(tokenizer)
+    mark = "\u0120" if is_bpe_tokenizer(tokenizer) else next(
+        (m for m in _WORD_START_MARKS if any(token.startswith(m) for token in vocab)), None)
+    out: Dict[int, str] = {}
+    for token, index in vocab.items():
+        if mark is None:
+            if not token.startswith("##"):
+                out[index] = token
+        elif token.startswith(mark) and len(token) > len(mark):
+            out[index] = token[len(mark):]
+    return out
 
 
 def word_piece_ids(tokenizer, word: str, max_pieces: int = 32) -> List[int]:

@@ -371,6 +371,9 @@ class Warnings(metaclass=ErrorsWithCodes):
     W012 = ("Rare-like segmentation is not implemented for {kind} tokenizers; using the tokenizer's own segmentation "
             "(one-piece words then see their target).")
     W013 = "WordNet not found: the store gets no irregular forms (regular ones still match)."
+    W014 = ("the {name!r} component is saved before initialize: a save loads nothing, so the pipeline holds no "
+            "BERTRAM weights and loads model_path {model_path!r} when it is used. Call nlp.initialize() before "
+            "saving to ship the weights inside the pipeline.")
 
 
 # fmt: on

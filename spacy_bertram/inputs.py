@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .config import MODE_TRAITS
+from .config import MODE_TRAITS, ContextRows
 from .encoder import is_bpe_tokenizer, text_ids, texts_ids, word_piece_ids
 from .errors import Errors, Warnings
 from .fileio import write_json_atomic
@@ -91,7 +91,7 @@ class InputBuilder:
     def __init__(self, tokenizer, mode: str, max_length: int, max_word_pieces: int = 32) -> None:
         self.tokenizer = tokenizer
         self.mode = mode
-        self.row = MODE_TRAITS[mode].row
+        self.rows = MODE_TRAITS[mode].rows or ContextRows()
         self.max_length = min(max_length, self._model_max_length(tokenizer))
         self.max_word_pieces = max_word_pieces
         self.is_bpe = is_bpe_tokenizer(tokenizer)
@@ -104,7 +104,7 @@ class InputBuilder:
         self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
         self.prefix_left, self.prefix_right = self._add_prefix()
         # ADD mode spends positions on the prefix: the slot plus its tokens.
-        self.prefix_length = len(self.prefix_left) + 1 + len(self.prefix_right) if self.row == "prefix" else 0
+        self.prefix_length = len(self.prefix_left) + 1 + len(self.prefix_right) if self.rows.prefix_slot else 0
         backend = tokenizer.backend_tokenizer
         self._normalizer = backend.normalizer
 
@@ -122,7 +122,7 @@ class InputBuilder:
         WordPiece: `[CLS] v :`; byte-level BPE wraps the vector in quotes as
         the paper does for RoBERTa: `<s> " v " :`.
         """
-        if self.row != "prefix":
+        if not self.rows.prefix_slot:
             return [], []
         if self.is_bpe:
             return self._ids('"'), self._ids('" :')
@@ -219,14 +219,14 @@ class InputBuilder:
         if result is None:
             return None
         window, first = result
-        if self.row == "spelled":
+        if self.rows.spelled:
             pieces = list(pieces) if pieces is not None else self.word_pieces(word)
             spelled = self._spelled(window, pieces)
             if spelled is None:
                 return None
             window, first = spelled
             return EncodedContext(word_index, (self.cls_id, *window, self.sep_id), 1 + first, -1, len(pieces))
-        if self.row == "prefix":
+        if self.rows.prefix_slot:
             head = [self.cls_id, *self.prefix_left]
             slot = len(head)
             ids = [*head, self.mask_id, *self.prefix_right, *window, self.sep_id]
@@ -234,7 +234,7 @@ class InputBuilder:
             return EncodedContext(word_index, tuple(ids), offset + first, slot)
         ids = [self.cls_id, *window, self.sep_id]
         position = 1 + first
-        slot = position if self.row == "slot" else -1
+        slot = position if self.rows.mask_slot else -1
         return EncodedContext(word_index, tuple(ids), position, slot)
 
     def encode_many(

@@ -3,6 +3,7 @@ holds its network and settings."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -13,7 +14,7 @@ from .encoder import resolve_base_model
 from .errors import Errors
 from .inputs import split_items
 from .network import BertramNetwork
-from .storage import load_bertram, network_from_bytes, network_to_bytes
+from .storage import load_bertram, model_fingerprint, network_from_bytes, network_to_bytes
 
 WordWithContexts = Tuple[str, Sequence[str]]
 BertramInput = List[WordWithContexts]
@@ -24,12 +25,30 @@ BertramInput = List[WordWithContexts]
 NETWORK_SETTINGS = ("base_model", "mode", "use_subword_mean", "max_seq_length", "max_contexts")
 
 
+@dataclass(frozen=True)
+class Weights:
+    """Which weights the layer's network holds: the one record of it (the component reads it, a save writes it).
+
+    model_id: the trained model's fingerprint (`storage.model_fingerprint`); None for weights that are no
+        trained model's (the network built untrained from base_model) or whose model is not known.
+    source: the directory they were loaded from, where they were.
+    """
+
+    model_id: Optional[str] = None
+    source: Optional[str] = None
+
+    @property
+    def trained(self) -> bool:
+        return self.model_id is not None
+
+
 class BertramShim(PyTorchShim):
     """The BERTRAM network inside a Thinc model, with what the layer's config says about it.
 
-    It owns the network's bytes (safetensors + JSON, never pickle, never the encoder) and the
-    layer's settings, kept here and not in the model's attrs: thinc restores attrs from saved bytes,
-    and a loaded pipeline must use the token_budget and model_path of its own config.
+    It owns the network's bytes (safetensors + JSON, never pickle, never the encoder), the layer's
+    settings, kept here and not in the model's attrs (thinc restores attrs from saved bytes, and a loaded
+    pipeline must use the token_budget and model_path of its own config), and `weights`: which weights
+    the network holds, None while there are none to keep (init then loads model_path).
     """
 
     def __init__(self, network: Optional[BertramNetwork], requested: Dict[str, Any], token_budget: int,
@@ -38,8 +57,12 @@ class BertramShim(PyTorchShim):
         self.requested = dict(requested)  # network settings the config sets (a trained model must agree)
         self.token_budget = int(token_budget)
         self.model_path = str(Path(model_path)) if model_path else None
-        self.needs_init = bool(model_path)  # True until init or saved bytes give the network
-        self.loaded_from: Optional[str] = None  # the directory init loaded the current network from
+        self.weights: Optional[Weights] = None if self.model_path else Weights()
+
+    @property
+    def pending(self) -> bool:
+        """model_path waits for init: the layer holds no weights it must keep."""
+        return self.weights is None and self.model_path is not None
 
     @property
     def network(self) -> BertramNetwork:
@@ -48,15 +71,14 @@ class BertramShim(PyTorchShim):
             raise ValueError(Errors.E037.format(problem=self._not_initialized()))
         return self._model
 
-    def set_network(self, network: BertramNetwork, loaded_from: Optional[str] = None) -> None:
-        """The layer has its network now: init must not load model_path over it."""
+    def set_network(self, network: BertramNetwork, weights: Weights = Weights()) -> None:
+        """The layer has its network now, and these weights: init must not load model_path over them."""
         self._model = network
-        self.needs_init = False
-        self.loaded_from = loaded_from
+        self.weights = weights
 
     def load(self) -> Optional[BertramNetwork]:
-        """Load model_path, once (None: nothing to load): a network from saved bytes or `set_network` is kept."""
-        if not self.needs_init:
+        """Load model_path, once (None: nothing to load): weights from saved bytes or `set_network` are kept."""
+        if not self.pending:
             return None
         path = self.model_path
         try:
@@ -64,14 +86,14 @@ class BertramShim(PyTorchShim):
         except ValueError as err:
             raise ValueError(Errors.E034.format(path=path, err=err)) from err
         check_settings(self.requested, network, repr(path))
-        self.set_network(network, path)
+        self.set_network(network, Weights(model_fingerprint(path), path))
         return network
 
     def rearm(self) -> bool:
-        """Let init load model_path again, over the network the layer has: for saved weights that were never
-        trained, and for a reload the user asks for. False: there is no model_path to load."""
+        """Let init load model_path again, over the weights the layer holds: for saved weights that are no
+        trained model's, and for a reload the user asks for. False: there is no model_path to load."""
         if self.model_path:
-            self.needs_init = True
+            self.weights = None
             return True
         return False
 
@@ -83,7 +105,7 @@ class BertramShim(PyTorchShim):
     def _deserialize(self, current: Optional[BertramNetwork], data: bytes, device: Any) -> BertramNetwork:
         loaded = network_from_bytes(current, data, device)
         check_settings(self.requested, loaded, "the serialized weights")
-        self.set_network(loaded)  # the saved weights: init must not load model_path over them
+        self.set_network(loaded)  # the saved weights (their model, if any, is the component's saved cfg's)
         return loaded
 
     def _not_initialized(self) -> str:

@@ -217,7 +217,7 @@ class BertramNetwork(nn.Module):
         assert len(subword_ids) == len(clean), f"{len(subword_ids)} subword lists for {len(clean)} words"
         pieces = pad_ids(subword_ids, -1)
         rows: List[EncodedContext] = []
-        inplace = self.config.traits.row == "spelled"
+        inplace = self.config.traits.spelled
         if self.config.uses_contexts and contexts is not None:
             assert len(contexts) == len(clean), f"{len(contexts)} context lists for {len(clean)} words"
             spelled = (subword_ids if use_form else [[self.inputs.mask_id]] * len(clean)) if inplace else None

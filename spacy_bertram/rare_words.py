@@ -29,6 +29,7 @@ from spacy.tokens import Doc, Token
 
 from .errors import Errors
 from .frequencies import DEFAULT_MAX_ZIPF, Frequencies, FrequentForms, check_max_zipf
+from .types import DEFAULT_MIN_WORDPIECES
 
 
 FREQUENCY_SOURCES = ("auto", "model", "wordfreq", "store")
@@ -65,7 +66,7 @@ class RareWordRule:
     frequencies: str = "auto"
     max_zipf: float = DEFAULT_MAX_ZIPF
     alpha_only: bool = True
-    min_wordpieces: int = 2
+    min_wordpieces: int = DEFAULT_MIN_WORDPIECES
     min_length: int = 2
     skip_split_pieces: bool = True
 
@@ -142,6 +143,10 @@ class RareDecision:
                 "zipf": None if self.zipf is None else round(self.zipf, 2), "wordpieces": self.wordpieces}
 
 
+def _always(word: str) -> bool:
+    return True
+
+
 class RareWordFinder:
     """Applies a rule with a frequency source and the encoder's tokenizer, memoised per word.
 
@@ -170,6 +175,23 @@ class RareWordFinder:
         self.unk_id = unk_id
         self.memo_size = memo_size
         self._memo: Dict[str, RareDecision] = {}
+
+    @classmethod
+    def build(
+        cls,
+        rule: RareWordRule,
+        frequencies: Frequencies,
+        word_pieces: Callable[[str], Sequence[int]],
+        *,
+        unk_id: Optional[int] = None,
+        has_signal: Optional[Callable[[str], bool]] = None,
+    ) -> "RareWordFinder":
+        """The finder as everything builds it (the component, rarification, the experiments' subsets): with the
+        frequencies' table of forms at or above max_zipf where they have one (wordfreq's), and, without
+        `has_signal`, every word seen as having some signal (a rule that needs no BERTRAM model)."""
+        frequent_forms = getattr(frequencies, "frequent_forms", None)
+        return cls(rule, frequencies, word_pieces, has_signal if has_signal is not None else _always,
+                   unk_id=unk_id, frequent=frequent_forms(rule.max_zipf) if frequent_forms is not None else None)
 
     def forget(self) -> None:
         """Drop the memoised decisions: the next doc pays the rule in full, as text never seen does."""

@@ -1,6 +1,9 @@
-"""Type aliases and names shared by the package (a leaf: it imports nothing of it)."""
+"""Type aliases, names and defaults shared by the package (a leaf but for the error catalogue: the command line
+reads it before any heavy import)."""
 from pathlib import Path
 from typing import Literal, Tuple, Union, get_args
+
+from .errors import Errors
 
 PathLike = Union[str, Path]
 """A filesystem path: a `str` or a `pathlib.Path`."""
@@ -14,6 +17,14 @@ InjectingMode = Literal["replace", "slash", "recentre"]
 InjectionMode = Literal[InjectingMode, "none"]
 """`spacy-bertram.TransformerModel.v1`'s injection: "none" runs the stock model."""
 INJECTION_MODES: Tuple[str, ...] = get_args(InjectionMode)
+
+
+def check_injection(injection: str) -> None:
+    """An injection mode the model has (E156 names them): the one check, wherever a mode comes in."""
+    if injection not in INJECTION_MODES:
+        raise ValueError(Errors.E156.format(modes=", ".join(INJECTION_MODES), injection=injection))
+
+
 DEFAULT_INJECTION: InjectionMode = "recentre"
 """The injection whose spelling-alone gain on the pooled rarified sets has its CI above zero with the trained
 default (slash's does not), at no added positions (docs/evaluation.md#choosing-the-defaults)."""
@@ -25,6 +36,10 @@ time (docs/evaluation.md#choosing-the-defaults); "doc", "store" or a registered 
 DEFAULT_CONTEXTS_PER_WORD = 8
 """Contexts the component gathers per rare word, and what the commands that stand in for it read (`vectors`,
 `evaluate`): the number the default model is trained with (`train --max-contexts 8`)."""
+
+DEFAULT_MIN_WORDPIECES = 2
+"""A word the encoder keeps whole has its own trained embedding: only words cut into at least this many pieces
+are rare to it (the rule's `min_wordpieces`, and the "multi-piece" subsets the experiments report)."""
 
 DOC_EXTENSION = "bertram"
 """`doc._.bertram`: token index -> BERTRAM vector, set by the component, read by the injection."""

@@ -7,7 +7,7 @@ import typing
 import pytest
 
 from spacy_bertram import BertramConfig
-from spacy_bertram.config import CONTEXT_MODES, MODES, PAPER_SETTINGS, SLOT_MODES, Mode
+from spacy_bertram.config import CONTEXT_MODES, MODE_TRAITS, MODES, PAPER_SETTINGS, SLOT_MODES, Mode
 
 
 def test_config_values_are_checked_in_python_too():
@@ -22,6 +22,11 @@ def test_modes_are_declared_once_and_checked():
     assert MODES == typing.get_args(Mode) and MODES[-1] == "inplace"
     assert CONTEXT_MODES == tuple(m for m in MODES if m != "form") and set(SLOT_MODES) == {"add", "replace"}
     assert [BertramConfig(mode=m).fills_slot for m in MODES] == [False, False, False, True, True, False]
+    # the table holds what each mode's rows do: spelled only inplace, the prefix slot only ADD, the mask slot REPLACE
+    assert [m for m in MODES if MODE_TRAITS[m].spelled] == ["inplace"]
+    assert [m for m in MODES if MODE_TRAITS[m].prefix_slot] == ["add"]
+    assert [m for m in MODES if MODE_TRAITS[m].rows is not None and MODE_TRAITS[m].rows.mask_slot] == ["replace"]
+    assert MODE_TRAITS["context"].rows == MODE_TRAITS["shallow"].rows  # the same rows: one pool serves both
     with pytest.raises(ValueError, match=r"\[E050\] Unknown BERTRAM mode 'concat'"):
         BertramConfig(mode="concat")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"\[E058\] 'mode' must be a string, got int 3"):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from transformers import AutoTokenizer
 
-from spacy_bertram.encoder import is_bpe_tokenizer, text_ids, word_piece_ids
+from spacy_bertram.encoder import is_bpe_tokenizer, load_encoder, text_ids, word_piece_ids, word_start_tokens
 
 ROOT = Path(__file__).parent.parent
 WORDS = ["kumquat", "Kumquats", "the", "quokka-like", "naïve", "Ærøskøbing", "don't", "x", "",
@@ -62,3 +62,21 @@ def test_workers_forked_by_nlp_pipe_print_no_tokenizers_warning(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "huggingface/tokenizers" not in result.stderr, result.stderr[-3000:]
     assert result.stdout.split() == ["16", "None"]  # both kumquats of 8 texts; the parent's environment untouched
+
+
+def test_word_start_tokens_one_rule_for_wordpiece_and_bpe(tiny_bert_path, tiny_roberta_path):
+    """A whole-word token begins a word: WordPiece's non-"##" tokens, byte-level BPE's "Ġ" tokens (the
+    mark dropped); never markup ("[CLS]", "[unused0]", "<s>") and never a piece inside a word."""
+    _, bert = load_encoder(tiny_bert_path)
+    words = word_start_tokens(bert)
+    assert words[bert.convert_tokens_to_ids("cat")] == "cat"
+    assert not any(w.startswith("##") or (len(w) > 1 and w[0] == "[" and w[-1] == "]") for w in words.values())
+    assert "[CLS]" not in words.values()
+    assert all(bert.convert_ids_to_tokens(i) == w for i, w in words.items())
+    _, roberta = load_encoder(tiny_roberta_path)
+    words = word_start_tokens(roberta)
+    vocab = roberta.get_vocab()
+    marked = {token for token in vocab if token.startswith("\u0120") and len(token) > 1}
+    assert {roberta.convert_ids_to_tokens(i) for i in words} == marked
+    assert all(roberta.convert_ids_to_tokens(i) == "\u0120" + w for i, w in words.items())
+    assert not any(len(w) > 1 and w[0] == "<" and w[-1] == ">" for w in words.values())

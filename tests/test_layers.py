@@ -8,7 +8,7 @@ from thinc.api import Adam
 import spacy_bertram  # noqa: F401  (registers the architecture)
 from spacy_bertram import NgramVocab, get_bertram_network, save_bertram, set_bertram_network
 from spacy_bertram.layers import bertram_shim
-from spacy_bertram.storage import create_bertram
+from spacy_bertram.storage import create_bertram, model_fingerprint
 
 X = [("kumquat", ["the farmer sold a kumquat", "a kumquat is small"]), ("tasty", ["tasty fruit"]), ("sea", [])]
 
@@ -64,11 +64,13 @@ def test_model_path_loads_a_trained_directory_at_init(tiny_bert_path, tmp_path):
     save_bertram(get_bertram_network(model), tmp_path / "m")
     architecture = registry.architectures.get("spacy-bertram.Bertram.v1")
     loaded = architecture(model_path=str(tmp_path / "m"))  # every network setting from the directory
-    assert bertram_shim(loaded).needs_init and not loaded.has_dim("nO")
+    assert bertram_shim(loaded).pending and bertram_shim(loaded).weights is None and not loaded.has_dim("nO")
     with pytest.raises(ValueError, match=r"\[E037\].*has not loaded its model_path .*m'.*initialize"):
         loaded.predict(X)
     loaded.initialize()
-    assert not bertram_shim(loaded).needs_init and bertram_shim(loaded).loaded_from == str(tmp_path / "m")
+    weights = bertram_shim(loaded).weights
+    assert not bertram_shim(loaded).pending and weights.source == str(tmp_path / "m")
+    assert weights.model_id == model_fingerprint(tmp_path / "m") and weights.trained
     assert numpy.array_equal(loaded.predict(X), model.predict(X)) and loaded.get_dim("nO") == 32
     network = get_bertram_network(loaded)
     loaded.initialize()  # once loaded, init keeps the network
@@ -106,7 +108,7 @@ def test_saved_weights_are_not_replaced_by_model_path_at_init(tiny_bert_path, tm
     target = build(tiny_bert_path, model_path=str(tmp_path / "nowhere"))  # deferred: no network yet
     target.from_bytes(source.to_bytes())
     target.initialize()  # the weights came from bytes: init does not read model_path
-    assert not bertram_shim(target).needs_init and bertram_shim(target).loaded_from is None
+    assert not bertram_shim(target).pending and bertram_shim(target).weights.source is None
     assert numpy.array_equal(target.predict(X), source.predict(X))
 
 

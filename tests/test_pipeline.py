@@ -1,5 +1,5 @@
-"""pipeline/ as a whole: a saved `bertram` names the model its weights are, initialized or not, so a loaded
-pipeline never reads model_path again unless asked (`initialize(reload_model=True)`), whatever now lies there."""
+"""pipeline/ as a whole: a saved `bertram` names the model its weights are, so a loaded pipeline never reads
+model_path again unless asked (`initialize(reload_model=True)`), whatever now lies there; a save loads nothing."""
 from __future__ import annotations
 
 import json
@@ -33,14 +33,39 @@ def uninitialized(model_path: str) -> spacy.Language:
     return nlp
 
 
+def test_a_save_before_initialize_loads_nothing_and_says_so(tiny_bert_path, tmp_path):
+    """A save writes what the component holds and loads nothing: before initialize that is no weights. It says
+    so (W014); the loaded pipeline is pending as the saved one was, reading model_path when used (the same
+    vectors), and a model_path gone by then is the named E034, never other weights."""
+    model = make_bertram_dir(tmp_path / "m", tiny_bert_path, seed=7)
+    saved = uninitialized(model)
+    with pytest.warns(UserWarning, match=r"\[W014\] the 'bertram' component is saved before initialize"):
+        saved.to_disk(tmp_path / "p")
+    with pytest.warns(UserWarning, match=r"\[W014\]"):
+        data = saved.to_bytes()
+    assert not saved.get_pipe("bertram").is_loaded  # the save loaded nothing
+    cfg = json.loads((tmp_path / "p" / "bertram" / "cfg").read_text(encoding="utf8"))
+    assert cfg["model_id"] is None and "model" not in cfg["parts"] and "untrained" not in cfg
+    assert not (tmp_path / "p" / "bertram" / "model").exists()
+    expected = make_nlp(model, tiny_bert_path)(TEXT)
+    loaded = spacy.load(tmp_path / "p")
+    from_bytes = English.from_config(saved.config).from_bytes(data)
+    for nlp in (loaded, from_bytes):
+        assert not nlp.get_pipe("bertram").is_loaded
+        assert same_vectors(nlp(TEXT), expected) and nlp.get_pipe("bertram").cfg["model_id"] == model_fingerprint(model)
+    shutil.rmtree(model)
+    with pytest.raises(ValueError, match=r"\[E034\] Cannot load the BERTRAM model"):
+        spacy.load(tmp_path / "p")(TEXT)
+
+
 @pytest.mark.parametrize("then", ["removed", "replaced"])
-def test_a_pipeline_saved_before_initialize_carries_its_model(tiny_bert_path, tmp_path, then):
+def test_an_initialized_pipeline_carries_its_model(tiny_bert_path, tmp_path, then):
     model = make_bertram_dir(tmp_path / "m2", tiny_bert_path, seed=7)
     fingerprint = model_fingerprint(model)
     saved = uninitialized(model)
+    saved.initialize()
     saved.to_disk(tmp_path / "p")
-    as_bytes = uninitialized(model)
-    data = as_bytes.to_bytes()  # a pipeline of its own: to_bytes is its first save too
+    data = saved.to_bytes()
     cfg = json.loads((tmp_path / "p" / "bertram" / "cfg").read_text(encoding="utf8"))
     assert (cfg["model_id"], cfg["model_source"]) == (fingerprint, model)
     expected = saved(TEXT)
@@ -50,7 +75,7 @@ def test_a_pipeline_saved_before_initialize_carries_its_model(tiny_bert_path, tm
         other = another_model(tmp_path / "m2", tiny_bert_path)
         assert not same_vectors(make_nlp(other, tiny_bert_path)(TEXT), expected)
     loaded = spacy.load(tmp_path / "p")
-    from_bytes = English.from_config(as_bytes.config).from_bytes(data)
+    from_bytes = English.from_config(saved.config).from_bytes(data)
     for nlp in (loaded, from_bytes):
         assert nlp.get_pipe("bertram").cfg["model_id"] == fingerprint
         assert same_vectors(nlp(TEXT), expected)  # the saved model: no E034, no other model's vectors
@@ -58,7 +83,9 @@ def test_a_pipeline_saved_before_initialize_carries_its_model(tiny_bert_path, tm
 
 def test_reload_model_is_the_way_a_loaded_pipeline_reads_model_path(tiny_bert_path, tmp_path):
     model = make_bertram_dir(tmp_path / "m", tiny_bert_path, seed=7)
-    uninitialized(model).to_disk(tmp_path / "p")
+    first = uninitialized(model)
+    first.initialize()
+    first.to_disk(tmp_path / "p")
     shutil.rmtree(model)
     retrained = another_model(tmp_path / "m", tiny_bert_path)
     expected = make_nlp(retrained, tiny_bert_path)(TEXT)
@@ -81,7 +108,9 @@ def test_reload_model_is_the_way_a_loaded_pipeline_reads_model_path(tiny_bert_pa
 def test_a_cfg_that_names_no_model_says_model_path_will_be_read(bertram_dir, tiny_bert_path, tmp_path):
     """Saved by a version whose save before initialize left the model out of cfg: it reads model_path as it
     did then, and says so; a pipeline saved untrained, given a model_path at load, does so quietly."""
-    uninitialized(bertram_dir).to_disk(tmp_path / "old")
+    old_save = uninitialized(bertram_dir)
+    old_save.initialize()
+    old_save.to_disk(tmp_path / "old")
     cfg_path = tmp_path / "old" / "bertram" / "cfg"
     cfg = json.loads(cfg_path.read_text(encoding="utf8"))
     cfg_path.write_text(json.dumps({**cfg, "model_id": None, "model_source": None}), encoding="utf8")

@@ -38,9 +38,9 @@ def test_the_layers_model_path_loads_at_initialize_or_first_use(bertram_dir, tin
     pipe = nlp.add_pipe("bertram", config=config)
     assert "model_path" not in nlp.config["components"]["bertram"]
     assert nlp.config["components"]["bertram"]["model"]["model_path"] == bertram_dir
-    assert bertram_shim(pipe.model).needs_init and not pipe.is_loaded  # constructing reads nothing
+    assert bertram_shim(pipe.model).pending and not pipe.is_loaded  # constructing reads nothing
     nlp.initialize()  # the component's initialize runs the layer's init
-    assert not bertram_shim(pipe.model).needs_init
+    assert not bertram_shim(pipe.model).pending
     assert pipe.cfg["model_id"] == model_fingerprint(bertram_dir) and pipe.cfg["model_source"] == bertram_dir
     lazy = spacy.blank("en")  # model_path alone: every network setting, base_model too, from the directory
     lazy_pipe = lazy.add_pipe("bertram", config={"model": {"model_path": bertram_dir}})

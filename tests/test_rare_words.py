@@ -207,3 +207,23 @@ def test_the_frequent_form_table_keeps_every_decision_and_skips_wordfreq_and_the
     assert fresh.decide_word("harvest") == plain.decide_word("harvest")  # explain still counts its pieces
     assert finder(world.frequent_forms(2.0)).frequent.min_zipf < RareWordRule().max_zipf
     assert finder(world.frequent_forms(2.0)).is_rare_word("kumquat")  # a lower-threshold table is not used
+
+
+def test_the_finder_is_built_one_way_with_the_frequent_form_table(minilm_path):
+    """`RareWordFinder.build` (the component's, rarification's and the experiments' finder) takes wordfreq's
+    table of frequent forms at the rule's max_zipf, and without `has_signal` sees signal in every word."""
+    from transformers import AutoTokenizer
+
+    from spacy_bertram.encoder import word_piece_ids
+
+    tokenizer = AutoTokenizer.from_pretrained(minilm_path)
+    world = WorldFrequencies(WordfreqFrequencies("en"), None)
+    rule = RareWordRule(max_zipf=2.5)
+    pieces = lambda word: word_piece_ids(tokenizer, word)  # noqa: E731
+    built = RareWordFinder.build(rule, world, pieces, unk_id=tokenizer.unk_token_id)
+    assert built.frequent is not None and built.frequent.min_zipf == 2.5 and len(built.frequent) > 10_000
+    assert built.has_signal("zzqx")
+    plain = RareWordFinder(rule, world, lambda word: word_piece_ids(tokenizer, word), lambda word: True,
+                           unk_id=tokenizer.unk_token_id)
+    doc = spacy.blank("en")("The kumquat and the quokka met a tarantula in Antananarivo")
+    assert built.find(doc) == plain.find(doc) == [1, 4, 9]  # kumquat, quokka, Antananarivo

@@ -26,8 +26,9 @@ from spacy_bertram.app import (
     setup_logging,
 )
 from spacy_bertram.fileio import check_output_dir
-from spacy_bertram.frequencies import check_max_zipf
-from spacy_bertram.types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_INJECTION, INJECTION_MODES
+from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF, check_max_zipf
+from spacy_bertram.types import (DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_INJECTION, INJECTION_MODES,
+                                 check_injection)
 
 from ..app import app
 from ..errors import Errors
@@ -52,7 +53,7 @@ def evaluate_cmd(
         help="comma-separated systems, or 'all': baseline, original, masked, "
         "oracle_INJ, bertram_INJ_CTX (INJ: replace, slash, recentre; CTX: form, doc, store)",
     ),
-    max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
+    max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     seed_sets: bool = typer.Option(
@@ -118,7 +119,7 @@ def evaluate_originals_cmd(
         "baseline, bertram_replace_doc, bertram_slash_doc, bertram_recentre_doc",
         help="comma-separated systems (see evaluate)",
     ),
-    max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
+    max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
@@ -187,7 +188,7 @@ def assemble_cmd(
     injection: str = typer.Option(
         DEFAULT_INJECTION, help="how the transformer takes the vectors: " + ", ".join(INJECTION_MODES)
     ),
-    max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
+    max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
     name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
     contexts: str = typer.Option(DEFAULT_CONTEXTS, help="the bertram component's contexts: none (the spelling "
@@ -198,8 +199,7 @@ def assemble_cmd(
 ) -> None:
     """Save the baseline textcat with the bertram component as one pipeline."""
     run_checked(check_options, contexts_per_word=(contexts_per_word, ">= 1"))
-    if injection not in INJECTION_MODES:
-        fail(ValueError(Errors.E156.format(modes=", ".join(INJECTION_MODES), injection=injection)))
+    run_checked(check_injection, injection)
     if contexts not in ("none", "doc"):
         fail(ValueError(Errors.E285.format(option="contexts", bounds="'none' or 'doc' (a packaged pipeline carries "
                                            "no context store)", value=repr(contexts))))

@@ -272,7 +272,7 @@ def chimera_item_rhos(items: Sequence[ChimeraItem], nonce_vectors: np.ndarray, s
 
 
 def multi_piece_indices(pairs: Sequence[Pair], subword: SubwordMean) -> List[int]:
-    return [i for i, p in enumerate(pairs) if len(subword.piece_ids(p[1])) >= 2]
+    return [i for i, p in enumerate(pairs) if subword.is_multi_piece(p[1])]
 
 
 #: The rare-word rule's candidate thresholds, scored as subsets: the pairs whose rare

@@ -23,7 +23,7 @@ import numpy as np
 
 from spacy_bertram.encoder import load_encoder, word_piece_ids
 from ..errors import Errors
-from spacy_bertram.types import PathLike
+from spacy_bertram.types import DEFAULT_MIN_WORDPIECES, PathLike
 
 VectorFn = Callable[[List[Tuple[str, List[str]]]], np.ndarray]
 Pair = Tuple[str, str, float]
@@ -164,6 +164,10 @@ class SubwordMean:
         if not ids:
             raise ValueError(Errors.E379.format(word=word))
         return list(ids)
+
+    def is_multi_piece(self, word: str) -> bool:
+        """Cut into as many pieces as the rare-word rule asks by default (the "multi_piece" subsets)."""
+        return len(self.piece_ids(word)) >= DEFAULT_MIN_WORDPIECES
 
     def __call__(self, batch: List[Tuple[str, List[str]]]) -> np.ndarray:
         return np.stack([self.embeddings[self.piece_ids(word)].mean(axis=0) for word, _ in batch])

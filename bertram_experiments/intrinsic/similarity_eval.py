@@ -63,7 +63,7 @@ def evaluate_similarity_files(
     if without:
         warnings.warn(Warnings.W008.format(what="word similarity", n=len(without), total=len(rare_words),
                                            words=", ".join(without[:10])))
-    multi_piece = [p for p in pairs if len(subword.piece_ids(p[1])) >= 2]
+    multi_piece = [p for p in pairs if subword.is_multi_piece(p[1])]
     subsets: Dict[str, List[Pair]] = {"all": pairs, "multi_piece": multi_piece}
     results: Dict[str, Any] = {}
     for name, subset in subsets.items():

@@ -33,7 +33,8 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
-from spacy_bertram.encoder import is_bpe_tokenizer
+from spacy_bertram.encoder import word_start_tokens
+from spacy_bertram.injection.builders import slash_token_id
 from ..errors import Errors
 
 SUBSET_NAMES = ("RARE", "MEDIUM", "FREQUENT")
@@ -241,7 +242,7 @@ def build_inputs_embeds(
         if mode == "replace":
             new = torch.cat([emb[:i], v, emb[j:]])
         else:
-            slash_id = tokenizer.convert_tokens_to_ids("/")
+            slash_id = slash_token_id(tokenizer)  # "Ġ/" for byte-level BPE, as the component injects it
             with torch.no_grad():
                 slash = table(torch.tensor([slash_id], device=device))
             new = torch.cat([emb[:j], slash, v, emb[j:]])
@@ -262,33 +263,12 @@ def masked_lm_logits(model, tokenizer, text: str, keyword: str, vectors=None, mo
     return logits[0, pos]
 
 
-def word_start_vocabulary(tokenizer) -> Dict[int, str]:
-    """Token id -> word for tokens that can stand alone as a word.
-
-    WordPiece: not "##"-prefixed; byte-level BPE: "Ġ"-prefixed (prefix
-    stripped). Special tokens are excluded.
-    """
-    vocab = tokenizer.get_vocab()
-    special = set(tokenizer.all_special_ids)
-    bpe = is_bpe_tokenizer(tokenizer)
-    out = {}
-    for tok, idx in vocab.items():
-        if idx in special:
-            continue
-        if bpe:
-            if tok.startswith("\u0120") and len(tok) > 1:
-                out[idx] = tok[1:]
-        elif not tok.startswith("##"):
-            out[idx] = tok
-    return out
-
-
 def target_ranks(
     model, tokenizer, text: str, keyword: str, targets: Iterable[str], vectors=None, mode: str = "replace"
 ) -> Dict[str, int]:
     """1-based rank of each target among the whole-word vocabulary (None if absent)."""
     logits = masked_lm_logits(model, tokenizer, text, keyword, vectors, mode)
-    words = word_start_vocabulary(tokenizer)
+    words = word_start_tokens(tokenizer)
     ids = list(words)
     order = np.argsort(-logits[ids].float().cpu().numpy(), kind="stable")
     position = {words[ids[k]]: r + 1 for r, k in enumerate(order)}
@@ -311,7 +291,7 @@ class MaskedLMRanker:
         self.vectors = vectors
         self.mode = mode
         self.top_k = top_k
-        self._words = word_start_vocabulary(tokenizer)
+        self._words = word_start_tokens(tokenizer)
         self._ids = list(self._words)
 
     @property

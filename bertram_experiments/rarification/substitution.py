@@ -102,9 +102,8 @@ def substitute_rarity(
     encoder's tokenizer (`word_pieces`; without it the wordpiece test is off).
     No BERTRAM model is needed: a substitute only has to be rare to the encoder."""
     rule = RareWordRule(max_zipf=max_zipf, min_wordpieces=2 if word_pieces is not None else 1)
-    return RareWordFinder(rule, WorldFrequencies(WordfreqFrequencies(lang), counts),
-                          word_pieces if word_pieces is not None else (lambda word: [word]),
-                          has_signal=lambda word: True, unk_id=unk_id)
+    return RareWordFinder.build(rule, WorldFrequencies(WordfreqFrequencies(lang), counts),
+                                word_pieces if word_pieces is not None else (lambda word: [word]), unk_id=unk_id)
 
 
 class SubstitutionDictionary:

@@ -24,7 +24,7 @@ from spacy_bertram.app import (
     setup_logging,
 )
 from spacy_bertram.fileio import check_output_file
-from spacy_bertram.frequencies import check_max_zipf
+from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF, check_max_zipf
 
 from ..app import app
 from ..rare_word_folds import parse_fold
@@ -54,7 +54,7 @@ def synonym_recovery_cmd(
     bootstrap: int = typer.Option(2000, help="paired bootstrap resamples (of original words) for the 95% CIs"),
     seed: int = typer.Option(0, help="seed of the pair sample and of the bootstrap"),
     max_pairs: int = typer.Option(2000, help="at most N pairs per source (rarified, WordNet): a seeded sample"),
-    max_zipf: float = typer.Option(3.0, help=MAX_ZIPF_HELP),
+    max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     wordnet_dir: Optional[Path] = typer.Option(None, help="directory with the WordNet 3.0 dict files"),
     context_window: Optional[int] = typer.Option(

@@ -28,6 +28,7 @@ from spacy_bertram.fileio import mark_json, write_json_atomic
 from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF, CountTable
 from spacy_bertram.dictionary.wordnet import load_wordnet
 from spacy_bertram.device import select_device
+from spacy_bertram.encoder import word_start_tokens
 from spacy_bertram.pipeline.word_sources import WordSources, word_key_function
 from spacy_bertram.rare_words import RareWordRule, is_alphabetic
 from spacy_bertram.storage import load_bertram
@@ -117,14 +118,10 @@ def system_vectors(network, subword: SubwordMean, pairs: Sequence[SynonymPair],
 
 
 def whole_word_ids(tokenizer, pieces) -> List[int]:
-    """Vocabulary entries that are whole alphabetic words: read back as text, the encoder spells them
-    with exactly this one piece (no "##ing", no special tokens)."""
-    ids = []
-    for token, i in tokenizer.get_vocab().items():
-        word = tokenizer.convert_tokens_to_string([token]).strip()
-        if is_alphabetic(word) and list(pieces(word)) == [i]:
-            ids.append(i)
-    return sorted(ids)
+    """The whole-word tokens (the plugin's `word_start_tokens`) that are alphabetic words the encoder
+    spells with exactly this one piece."""
+    return sorted(i for i, word in word_start_tokens(tokenizer).items()
+                  if is_alphabetic(word) and list(pieces(word)) == [i])
 
 
 def pair_scores(pairs: Sequence[SynonymPair], vectors: Mapping[str, Tuple[np.ndarray, np.ndarray]],

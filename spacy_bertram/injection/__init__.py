@@ -8,7 +8,7 @@
 - `mapping.py`: the outputs gathered back onto the stock wordpiece layout;
 - `frozen_embeddings.py`: the transformer's embedding layer, frozen so that it stays in BERTRAM's space.
 """
-from ..types import INJECTION_MODES
+from ..types import INJECTION_MODES, check_injection
 from .model import (
     BertramTransformerModel,
     convert_injected_inputs,
@@ -19,6 +19,7 @@ from .model import (
 __all__ = [
     "INJECTION_MODES",
     "BertramTransformerModel",
+    "check_injection",
     "convert_injected_inputs",
     "convert_injected_outputs",
     "forward",

@@ -55,10 +55,9 @@ from spacy_transformers.util import log_batch_size, log_gpu_memory, maybe_flush_
 from thinc.api import Model, xp2torch
 from thinc.types import ArgsKwargs
 
-from ..errors import Errors
 from ..extension import install_extension
 from .batch import InjectionPlan
-from ..types import DEFAULT_INJECTION, INJECTION_MODES, InjectionMode
+from ..types import DEFAULT_INJECTION, InjectionMode, check_injection
 from .groups import run_in_length_groups
 from .mapping import map_outputs_to_stock
 from .plan import make_injection_plan
@@ -87,8 +86,7 @@ class BertramTransformerModel(TransformerModel):
         grad_scaler_config: dict = {},
         injection: InjectionMode = DEFAULT_INJECTION,
     ):
-        if injection not in INJECTION_MODES:
-            raise ValueError(Errors.E156.format(modes=", ".join(INJECTION_MODES), injection=injection))
+        check_injection(injection)
         # Copies: HFShim writes into grad_scaler_config and init into the configs.
         super().__init__(
             name,

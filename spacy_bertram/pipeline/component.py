@@ -8,10 +8,12 @@ vector} for `spacy-bertram.TransformerModel.v1`. A `vector_table` word gets its
 row. Each word gets one vector per doc; a doc with no rare word gets {}.
 
 Weights are trained offline: `update` only annotates the training docs. The
-layer's init loads `[components.bertram.model] model_path`; a save (initialized
-or not) writes the weights, the frequency table and the model's identity into
-the pipeline as checked parts (`serialization.py`), so a loaded pipeline never
-reads model_path again unless `initialize(reload_model=True)` asks it to.
+layer's init loads `[components.bertram.model] model_path` (at `initialize`, or
+on first use) and records which weights it holds (`layers.Weights`); a save
+writes those weights, the frequency table and the model's identity into the
+pipeline as checked parts (`serialization.py`) and loads nothing, so a loaded
+pipeline never reads model_path again unless `initialize(reload_model=True)`
+asks it to (saved before initialize, it holds no weights: W014).
 
 Fallbacks, all documented and none silent about a wrong vector:
 - a word no context of which contains it gets its form-only vector (BERTRAM's
@@ -45,11 +47,10 @@ from ..encoder import limit_torch_threads_in_forked_worker, quiet_tokenizers_in_
 from ..errors import Errors, Warnings
 from ..extension import install_extension
 from ..frequencies import DEFAULT_MAX_ZIPF, CountTable
-from ..layers import bertram_shim, get_bertram_network
+from ..layers import Weights, bertram_shim, get_bertram_network
 from ..network import BertramNetwork
 from ..rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
-from ..storage import model_fingerprint
-from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DOC_EXTENSION
+from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MIN_WORDPIECES, DOC_EXTENSION
 from . import serialization
 from .checks import check_encoders, check_placement
 from .context_sources import DEFAULT_DOC_WINDOW, ContextSource
@@ -57,7 +58,7 @@ from ..device import check_not_forked_on_gpu
 from .serialization import Reader, Writer
 from .vector_cache import CacheKey, VectorCache, cache_key
 from .vector_table import VectorTable, encoder_identity
-from .word_sources import STORE_KEY, Setting, WordSources, word_key_function
+from .word_sources import Setting, WordSources, word_key_function
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -92,7 +93,7 @@ model_path = null
 frequencies = "auto"
 max_zipf = {DEFAULT_MAX_ZIPF}
 alpha_only = true
-min_wordpieces = 2
+min_wordpieces = {DEFAULT_MIN_WORDPIECES}
 min_length = 2
 skip_split_pieces = true
 """
@@ -206,8 +207,7 @@ class BertramComponent(Pipe):
         self.save_cache = save_cache
         self.cache = VectorCache(cache_size)
         self.infer_missing = bool(infer_missing)
-        # Saved state: which trained model the weights are (None: untrained), its counts, the vector table.
-        self.cfg: Dict[str, Any] = {"model_id": None, "model_source": None}
+        # Saved state besides the weights (whose model the layer's shim records): the counts, the vector table.
         self.table: Optional[CountTable] = None
         self.vectors: Optional[VectorTable] = None
         self._vector_table_path = vector_table
@@ -229,31 +229,32 @@ class BertramComponent(Pipe):
         return get_bertram_network(self.model)
 
     @property
+    def cfg(self) -> Dict[str, Any]:
+        """The trained model the weights are, as a save names it (None: untrained): read from the layer."""
+        weights = bertram_shim(self.model).weights or Weights()
+        return {"model_id": weights.model_id, "model_source": weights.source}
+
+    @property
     def is_loaded(self) -> bool:
-        return self.cfg.get("model_id") is not None
+        weights = bertram_shim(self.model).weights
+        return weights is not None and weights.trained
 
     def _initialize_model(self) -> None:
-        """Run the layer's init (loads model_path once); keep the model's word counts and identity."""
+        """Run the layer's init (it loads model_path when it holds no weights to keep); take the word counts
+        of a model it loaded."""
         shim = bertram_shim(self.model)
-        fresh = shim.needs_init
+        before = shim.weights
         self.model.initialize()
-        path = shim.loaded_from
-        if path is None or (self.is_loaded and not fresh):
-            return  # untrained, from saved bytes, or already taken
+        weights = shim.weights
+        if weights is before or weights is None or weights.source is None:
+            return  # nothing loaded: the weights it held, untrained or from a save
         try:
-            table = CountTable.from_model_dir(path)
+            table = CountTable.from_model_dir(weights.source)
         except ValueError as err:
-            raise ValueError(Errors.E034.format(path=path, err=err)) from err
+            raise ValueError(Errors.E034.format(path=weights.source, err=err)) from err
         self.table = table
-        self.cfg["model_id"] = model_fingerprint(path)
-        self.cfg["model_source"] = path
         self.reset_derived()
-        self.cache.bind(self.cfg["model_id"])
-
-    def ensure_weights(self) -> None:
-        """Load the layer's model_path if nothing is loaded yet (on first use, before saving)."""
-        if not self.is_loaded:
-            self._initialize_model()
+        self.cache.bind(weights.model_id)
 
     def load_vector_table(self, path: Union[str, Path]) -> None:
         """Use a vector table (checked against the model before first use)."""
@@ -269,7 +270,8 @@ class BertramComponent(Pipe):
     def _ensure_ready(self) -> Derived:
         """The derived state, built here and only here: the weights loaded, the vector table checked
         against the model, the rare-word rule with this model's encoder and counts."""
-        self.ensure_weights()
+        if bertram_shim(self.model).pending:  # first use without initialize: the same load
+            self._initialize_model()
         if not self.is_loaded:
             raise ValueError(Errors.E154.format(name=self.name))
         if self.cache.bind(self.cfg["model_id"]):
@@ -431,10 +433,11 @@ class BertramComponent(Pipe):
     # -- serialization: the component's parts, written and checked by serialization.py ------
 
     def _writers(self) -> Dict[str, Writer]:
-        """Each part's bytes (None: nothing to save); the pipeline carries the trained weights and the table."""
-        self.ensure_weights()
+        """Each part's bytes (None: nothing to save): what the component holds, loading nothing. Weights that
+        model_path will replace are not saved: the loaded pipeline is pending as this one is."""
+        shim = bertram_shim(self.model)
         return {
-            "model": self.model.to_bytes,
+            "model": (lambda: None) if shim.pending else self.model.to_bytes,
             "frequencies": lambda: self.table.to_bytes() if self.table is not None else None,
             "cache": lambda: self.cache.to_bytes() if self.save_cache else None,
             "vector_table": lambda: table.to_bytes() if (table := self._vector_table()) is not None else None,
@@ -456,25 +459,22 @@ class BertramComponent(Pipe):
             self.table = parts.get("frequencies")
         if "vector_table" in parts:
             self.vectors = parts["vector_table"]
-        if cfg is not None:
-            model_keys = () if "model" in parts else ("model_id", "model_source")
-            skip = {"parts", STORE_KEY, UNTRAINED_KEY, *model_keys}
-            self.cfg.update({key: value for key, value in cfg.items() if key not in skip})
-        if (
-            not self.is_loaded
-            and bertram_shim(self.model).rearm()
-            and "model" in parts
-            and not (cfg or {}).get(UNTRAINED_KEY)
-        ):  # saved untrained: loads a model_path given at load, quietly
-            warnings.warn(
-                Warnings.W004.format(name=self.name, model_path=bertram_shim(self.model).model_path), stacklevel=2
-            )
+        shim = bertram_shim(self.model)
+        if "model" in parts:
+            saved = cfg or {}
+            shim.weights = Weights(saved.get("model_id"), saved.get("model_source"))  # whose weights were read
+            if not shim.weights.trained and shim.rearm() and not saved.get(UNTRAINED_KEY):
+                # saved untrained: loads a model_path given at load, quietly; a save naming no model says so
+                warnings.warn(Warnings.W004.format(name=self.name, model_path=shim.model_path), stacklevel=2)
         self.reset_derived()
         self.word_sources.open_stores()
 
     def _saved_cfg(self) -> Dict[str, Any]:
-        """cfg as saved, once model_path is loaded (a save before initialize), so that it names the model."""
-        self.ensure_weights()
+        """cfg as saved: the model the weights are, or that they are untrained (nothing, while model_path waits)."""
+        shim = bertram_shim(self.model)
+        if shim.pending:
+            warnings.warn(Warnings.W014.format(name=self.name, model_path=shim.model_path), stacklevel=3)
+            return self.cfg
         return {**self.cfg, **({} if self.is_loaded else {UNTRAINED_KEY: True})}
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:

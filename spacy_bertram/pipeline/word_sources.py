@@ -139,11 +139,8 @@ class WordSources:
     def finder(self, network: BertramNetwork, table: Optional[CountTable]) -> RareWordFinder:
         """The rare-word rule with these frequencies (`table`: the model's counts) and `network`'s encoder, and
         the frequencies' table of forms at or above max_zipf where they have one (wordfreq's)."""
-        frequencies = self.frequencies(table)
-        frequent_forms = getattr(frequencies, "frequent_forms", None)
-        return RareWordFinder(self.rule, frequencies, partial(word_pieces, network), partial(has_signal, network),
-                              unk_id=network.tokenizer.unk_token_id,
-                              frequent=frequent_forms(self.rule.max_zipf) if frequent_forms is not None else None)
+        return RareWordFinder.build(self.rule, self.frequencies(table), partial(word_pieces, network),
+                                    unk_id=network.tokenizer.unk_token_id, has_signal=partial(has_signal, network))
 
     def frequencies(self, table: Optional[CountTable]) -> Frequencies:
         source = self.rule.frequencies

@@ -12,7 +12,6 @@ rows and the loss is a sum over words, so the batch is just parallelism.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
@@ -20,10 +19,9 @@ import torch
 from torch import Tensor
 from tqdm import tqdm
 
+from ..encoder import word_start_tokens
 from ..errors import Errors
 from .settings import OTASettings
-
-_SPECIAL = re.compile(r"^(\[.*\]|<.*>)$")
 
 
 @dataclass
@@ -34,14 +32,8 @@ class OTAResult:
 
 
 def neighbour_ids(tokenizer) -> Tensor:
-    """Whole-word alphabetic tokens: plausible left/right neighbours of a word."""
-    specials = set(tokenizer.all_special_tokens)
-    ids = [
-        index
-        for token, index in tokenizer.get_vocab().items()
-        if token not in specials and not token.startswith("##") and not _SPECIAL.match(token)
-        and token.lstrip("\u0120\u2581").isalpha()
-    ]
+    """Alphabetic whole-word tokens (`word_start_tokens`): plausible left/right neighbours of a word."""
+    ids = [index for index, word in word_start_tokens(tokenizer).items() if word.isalpha()]
     if not ids:
         raise ValueError(Errors.E224)
     return torch.as_tensor(sorted(ids), dtype=torch.long)

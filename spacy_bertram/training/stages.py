@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 from tqdm import tqdm
 
-from ..config import MODE_TRAITS, Mode, ModeTraits
+from ..config import MODE_TRAITS, ContextRows, Mode, ModeTraits
 from ..errors import Errors
 from ..fileio import write_json_atomic
 from ..inputs import PAD_ID, InputBuilder, NgramVocab
@@ -75,7 +75,7 @@ class StageSpec:
     def states_fixed(self) -> bool:
         """Encoder states depend on no trained parameter (so they can be cached): no form vector in
         the rows, or ADD's prefix slot while the form is not trained."""
-        return not self.traits.fills_slot or (self.traits.row == "prefix" and not self.trains_form)
+        return not self.traits.fills_slot or (self.traits.prefix_slot and not self.trains_form)
 
 
 def plan_stages(settings: TrainSettings, use_subword_mean: Optional[bool] = None) -> List[StageSpec]:
@@ -147,7 +147,7 @@ class TrainingRun:
         self.subword_ids = pad_ids(targets.rare_like, -1).to(self.device)
         self.vectors = targets.vectors.float().to(self.device)
         self.ranking = RankingTerm.build(encoder, tokenizer, self.vectors, settings) if settings.rank_weight > 0 else None
-        self._pools: Dict[str, ContextPools] = {}
+        self._pools: Dict[Optional[ContextRows], ContextPools] = {}
         self.validator: Optional[Validator] = None
         self.progress_file = self.output_dir / "progress.json" if self.output_dir else None
         self.record: Dict[str, Any] = {"settings": settings.to_dict(), "stages": {}}
@@ -171,11 +171,11 @@ class TrainingRun:
         return network
 
     def pools(self, network: BertramNetwork) -> ContextPools:
-        key = network.config.traits.row  # rows differ in prefix / slot / spelling
+        key = network.config.traits.rows  # rows differ in prefix / slot / spelling
         if key not in self._pools:
             held = set(self.targets.indices(held_out=True))
             contexts = [[] if i in held else c for i, c in enumerate(self.contexts)]  # never train on held-out
-            spelled_rows = key == "spelled"
+            spelled_rows = network.config.traits.spelled
             spelled = self.targets.rare_like if spelled_rows else None
             masked = self.settings.inplace_mask_fraction if spelled_rows else 0.0
             pools = ContextPools.build(
@@ -193,7 +193,7 @@ class TrainingRun:
         if not (spec.traits.reads_contexts and spec.states_fixed and self.settings.reuse_states):
             return None
         slots = None
-        if spec.traits.row == "prefix":
+        if spec.traits.prefix_slot:
             with torch.no_grad():
                 network.eval()
                 slots = network.form_vectors(self.ngram_ids, self.subword_ids)
@@ -213,7 +213,7 @@ class TrainingRun:
             return self._objective(network.form_vectors(ngram_ids, subword_ids), index, rng)
         pools = self.pools(network)
         s = self.settings
-        path_mix = s.path_mix if spec.traits.row == "spelled" else None
+        path_mix = s.path_mix if spec.traits.spelled else None
         row_ids, local = pools.sample(batch.tolist(), rng, s.min_contexts, s.network.max_contexts, path_mix)
         with torch.set_grad_enabled(spec.trains_form):
             v_form = network.form_vectors(ngram_ids, subword_ids)

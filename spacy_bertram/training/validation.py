@@ -13,19 +13,15 @@ from typing import Dict, List, Sequence
 import torch
 from torch import Tensor
 
+from ..encoder import text_tokens
 from ..network import BertramNetwork, pad_ids
-from .ota import _SPECIAL
 from .targets import TargetSet
 
 Scores = Dict[str, float]
 
 
 def candidate_ids(tokenizer) -> Tensor:
-    specials = set(tokenizer.all_special_tokens)
-    return torch.as_tensor(
-        sorted(i for t, i in tokenizer.get_vocab().items() if t not in specials and not _SPECIAL.match(t)),
-        dtype=torch.long,
-    )
+    return torch.as_tensor(sorted(text_tokens(tokenizer).values()), dtype=torch.long)
 
 
 class Validator:
