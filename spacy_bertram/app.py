@@ -152,13 +152,14 @@ def check_options(**checks: Tuple[Any, str]) -> None:
             if one is None:
                 continue
             if isinstance(one, float) and not math.isfinite(one):
-                raise ValueError(Errors.E282.format(option=option, value=one))
-            if _within(one, rule):
+                bounds = "a finite number (NaN and infinity pass no range check, and fail late)"
+            elif _within(one, rule):
                 continue
-            if rule.startswith(">="):
-                raise ValueError(Errors.E226.format(option=option, least=rule[2:].strip(), value=one))
-            bounds = f"above {rule[1:].strip()}" if rule.startswith(">") else f"in {rule}"
-            raise ValueError(Errors.E285.format(option=option, bounds=bounds, value=one))
+            elif rule.startswith(">="):
+                bounds = f"at least {rule[2:].strip()}"
+            else:
+                bounds = f"above {rule[1:].strip()}" if rule.startswith(">") else f"in {rule}"
+            raise ValueError(Errors.E052.format(setting=f"--{option}", bounds=bounds, value=one))
 
 
 def _lang_aliases(spacy_dir: Path) -> Optional[Dict[str, str]]:

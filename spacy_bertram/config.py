@@ -151,15 +151,17 @@ class BertramConfig:
         if self.mode not in MODES:
             raise ValueError(Errors.E050.format(mode=self.mode, MODES=MODES))
         if not 0.0 <= self.ngram_dropout < 1.0:
-            raise ValueError(Errors.E051.format(key="ngram_dropout", interval="[0, 1)", value=self.ngram_dropout))
+            raise ValueError(Errors.E052.format(setting="ngram_dropout", bounds="in [0, 1)", value=self.ngram_dropout))
         if self.max_seq_length < 8:
-            raise ValueError(Errors.E052.format(key="max_seq_length", least=8, value=self.max_seq_length))
+            raise ValueError(Errors.E052.format(setting="max_seq_length", bounds="at least 8",
+                                                value=self.max_seq_length))
         if not 0.0 <= float(self.subword_share) <= 1.0:
-            raise ValueError(Errors.E051.format(key="subword_share", interval="[0, 1]", value=self.subword_share))
+            raise ValueError(Errors.E052.format(setting="subword_share", bounds="in [0, 1]", value=self.subword_share))
         if self.max_contexts < 1:
-            raise ValueError(Errors.E052.format(key="max_contexts", least=1, value=self.max_contexts))
+            raise ValueError(Errors.E052.format(setting="max_contexts", bounds="at least 1", value=self.max_contexts))
         if self.max_word_pieces < 1:
-            raise ValueError(Errors.E053.format(max_word_pieces=self.max_word_pieces))
+            raise ValueError(Errors.E052.format(setting="max_word_pieces", value=self.max_word_pieces,
+                                                bounds="at least 1 (the subword mean's wordpiece cap)"))
 
     @property
     def traits(self) -> ModeTraits:

@@ -79,7 +79,6 @@ class Errors(metaclass=ErrorsWithCodes):
             "[components.bertram.model] (or set it to {actual!r}), or use a BERTRAM model trained with {key} = "
             "{wanted!r}.")
     E037 = "{problem}: call model.initialize() first"
-    E038 = "rare_words.frequencies must be one of {FREQUENCY_SOURCES}, got {frequencies!r}"
     E039 = ("{what} must be a Zipf value above 0 and at most 9 (3.0 is once per million words), got "
             "{max_zipf!r}: with it no token, or every token, would be rare")
     E040 = "rare_words.min_wordpieces and min_length must be at least 1"
@@ -94,9 +93,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E048 = "Corrupt serialized BERTRAM network: {err}"
     E049 = "Corrupt BERTRAM weights in serialized bytes: {err}"
     E050 = "Unknown BERTRAM mode {mode!r}; expected one of {MODES}"
-    E051 = "{key} must be in {interval}, got {value}"
-    E052 = "{key} must be at least {least}, got {value}"
-    E053 = "max_word_pieces must be at least 1 (the subword mean's wordpiece cap), got {max_word_pieces}"
+    E052 = "{setting} must be {bounds}, got {value}"
     E054 = "a BERTRAM config is a JSON object, got {data_type}"
     E055 = "Unknown keys in BERTRAM config: {unknown}"
     E056 = "The BERTRAM model has format version {version}; spacy-bertram reads up to {FORMAT_VERSION}: upgrade it"
@@ -142,7 +139,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E106 = "contexts={spec!r}: the limit of {name!r} must be a whole number of at least 1, got {limit_text!r}"
     E107 = "contexts={spec!r} names {name!r} twice"
     E108 = "rare_words.frequencies='store' needs a context_store path"
-    E109 = "contexts={spec!r} reads {name!r}, which needs a {needed} path; give it, or drop {name!r} from contexts"
+    E109 = ("contexts={source!r} reads a store whose path ({setting}) is not given; give it, or drop that source "
+            "from contexts")
     E110 = "Context store not found: {path}"
     E111 = "Not a context store ({err}): {path}"
     E112 = "Not a {FORMAT_NAME} v{FORMAT_VERSION} file: {path} (found {found_format!r} v{found_version})"
@@ -198,7 +196,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E147 = "Cannot load {where}: {err}"
     E148 = "The serialized component is not msgpack: {err}"
     E149 = "The serialized component must be a map of parts"
-    E150 = "{setting} must be a whole number of at least 1, got {value!r}"
     E151 = ("rare_words.frequencies is 'model', but the BERTRAM model ships no word counts (counts.tsv in its "
             "directory, written by `train`). Use 'auto', 'wordfreq' or 'store'.")
     E152 = "No {setting} is configured: give the path of a context store (`python -m spacy_bertram prepare`)"
@@ -209,7 +206,7 @@ class Errors(metaclass=ErrorsWithCodes):
             'model_path (in Python: nlp.add_pipe("bertram", config={{"model": {{"model_path": ...}}}})), or load a '
             "pipeline saved with one.")
     E155 = "The BERTRAM model produced non-finite vectors for {words}"
-    E156 = "injection must be one of {modes}, got {injection!r}"
+    E156 = "{setting} must be one of {choices}, got {value!r}"
     E159 = "doc._.bertram has a vector for token {key}, but the doc has {n_tokens} tokens"
     E160 = ("doc._.bertram[{key}] has shape {shape}, but the transformer's input embeddings are {width} wide (was "
             "BERTRAM trained for another encoder?)")
@@ -235,7 +232,6 @@ class Errors(metaclass=ErrorsWithCodes):
             "{directory!r} to restart this stage.")
     E206 = ("prepare needs the corpus and the output directory, got only {output!r}: `prepare CORPUS... OUTPUT` "
             "(the embedded corpus: `prepare assets/corpus {output}`)")
-    E207 = "--mode must be one of {modes}, not {mode!r}"
     E208 = "--gpu-id must be -1, an id or ids like 0,1, not {gpu_id!r}"
     E209 = "Corpus path does not exist: {path}"
     E210 = "Corpus file looks binary (NUL byte at byte {pos}): {path}"
@@ -251,10 +247,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E223 = ("A Dask worker loaded another BERTRAM model from {model_path!r} (fingerprint {fingerprint}, the "
             "driver's is {model_id}): put the same model at that path on every worker.")
     E224 = "The tokenizer has no alphabetic whole-word tokens to use as OTA neighbours"
-    E226 = "--{option} must be at least {least}, got {value}"
     E227 = ("Too few training words: {n_training} words occur at least min_count={min_count} times in {n_words} "
             "words of text (need {min_training_words}). Use a larger corpus or a lower min_count.")
-    E235 = "shard size must be at least 1, got {shard_size}"
     E236 = ("{directory!r} holds shards of a run with other words or settings; delete it to start over, or run the "
             "same command to resume it.")
     E237 = "Shard {index}: {shape} rows for {n_words} words, or non-finite values"
@@ -277,7 +271,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E254 = "Target vectors in {directory!r} must be a matrix, got shape {shape}"
     E256 = ("--max-words {max_words} is below the {MIN_TRAINING_WORDS} training words training needs: give at "
             "least {MIN_TRAINING_WORDS}, or leave it out (all words)")
-    E257 = "held_out_fraction must be in (0, 0.5), got {held_out_fraction}"
     E258 = ("Only {n_words} alphabetic words occur at least {min_count} times with contexts; training needs at "
             "least {MIN_TRAINING_WORDS}. Lower the minimum count or use a larger corpus.")
     E259 = "Cannot read the word list {path!r}: {err}"
@@ -294,7 +287,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E270 = "epochs, lr and batch_words need one value per stage (3)"
     E271 = "epochs must be >= 0, batch_words >= 1 and lr finite and above 0, got lr {lr}"
     E272 = "Need 1 <= min_contexts <= max_contexts <= pool_contexts"
-    E273 = "inplace_mask_fraction must be in [0, 1), got {inplace_mask_fraction}"
     E274 = "warmup is a fraction of the steps in [0, 1), got {warmup}"
     E275 = "Corrupt training record {path!r}: {err}. Delete {output!r} to start over."
     E276 = ("{output!r} holds a training run on {recorded}, and this one is on {device}: resuming would mix devices "
@@ -302,10 +294,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "CUDA), pass --restart to start over, or use another output directory.")
     E277 = ("{output!r} holds a training run with other settings ({changed}); run with the same settings to resume "
             "it, use another output directory, delete this one, or pass --restart to start over")
-    E282 = "--{option} must be a finite number, got {value} (NaN and infinity pass no range check, and fail late)"
     E283 = "--lang {lang!r} is not a language spaCy knows: give spaCy's code, e.g. 'en', 'de', or 'xx' (multi-language)"
     E284 = "{argument} {path!r} {why}: it is the output of `{command}`; run `python -m spacy_bertram {command}` first"
-    E285 = "--{option} must be {bounds}, got {value}"
     E286 = ("{argument}: {err}. Give a context store from `python -m spacy_bertram prepare` (its contexts.sqlite, or "
             "its output directory)")
     E287 = ("{argument}: the context store {path!r} holds no words (built from an empty corpus?); run `python -m "

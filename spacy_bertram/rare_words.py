@@ -72,7 +72,8 @@ class RareWordRule:
 
     def __post_init__(self) -> None:
         if self.frequencies not in FREQUENCY_SOURCES:
-            raise ValueError(Errors.E038.format(FREQUENCY_SOURCES=FREQUENCY_SOURCES, frequencies=self.frequencies))
+            raise ValueError(Errors.E156.format(setting="rare_words.frequencies", choices=", ".join(FREQUENCY_SOURCES),
+                                                 value=self.frequencies))
         check_max_zipf(self.max_zipf)
         if self.min_wordpieces < 1 or self.min_length < 1:
             raise ValueError(Errors.E040)

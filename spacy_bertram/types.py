@@ -22,7 +22,7 @@ INJECTION_MODES: Tuple[str, ...] = get_args(InjectionMode)
 def check_injection(injection: str) -> None:
     """An injection mode the model has (E156 names them): the one check, wherever a mode comes in."""
     if injection not in INJECTION_MODES:
-        raise ValueError(Errors.E156.format(modes=", ".join(INJECTION_MODES), injection=injection))
+        raise ValueError(Errors.E156.format(setting="injection", choices=", ".join(INJECTION_MODES), value=injection))
 
 
 DEFAULT_INJECTION: InjectionMode = "recentre"

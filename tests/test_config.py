@@ -13,7 +13,7 @@ from spacy_bertram.config import CONTEXT_MODES, MODE_TRAITS, MODES, PAPER_SETTIN
 def test_config_values_are_checked_in_python_too():
     with pytest.raises(ValueError, match=r"\[E058\] 'use_subword_mean' must be true or false"):
         BertramConfig(use_subword_mean="no")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"\[E053\] max_word_pieces must be at least 1"):
+    with pytest.raises(ValueError, match=r"\[E052\] max_word_pieces must be at least 1"):
         BertramConfig(max_word_pieces=0)
     assert BertramConfig(ngram_dropout=0).ngram_dropout == 0  # an integer is a number
 

@@ -239,7 +239,7 @@ def test_subword_share_mixes_unit_vectors_at_the_subword_means_norm(tiny_bert_pa
     assert torch.allclose(only(batch), sub, atol=1e-5)
     expected = sub.norm(dim=1, keepdim=True) * (0.5 * unit(v, dim=1) + 0.5 * unit(sub, dim=1))
     assert torch.allclose(mixed(batch), expected, atol=1e-5)
-    with pytest.raises(ValueError, match=r"\[E051\] subword_share must be in \[0, 1\], got 1.5"):
+    with pytest.raises(ValueError, match=r"\[E052\] subword_share must be in \[0, 1\], got 1.5"):
         make_network(tiny_bert_path, "add", subword_share=1.5)
 
 

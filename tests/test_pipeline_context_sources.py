@@ -6,23 +6,34 @@ import numpy
 import pytest
 import spacy
 from spacy.tokens import Doc
+from spacy.util import registry
 from spacy.vocab import Vocab
 
-from spacy_bertram.pipeline.context_sources import Source, canonical, chain_contexts, check_settings, parse_contexts
+from spacy_bertram.pipeline.context_sources import LazyStore, StoreContexts, chain_contexts, contexts_from_spec
 from spacy_bertram.pipeline.word_sources import WordSources
 from spacy_bertram.rare_words import RareWordRule
 
 from tests.util import context_store_of, make_nlp
 
 
+def kinds(chain) -> list:
+    """What a parsed shorthand built: each source's class and limit, in order."""
+    return [(type(source).__name__, source.limit) for source in chain.sources]
+
+
 def test_none_means_the_form_alone():
-    assert parse_contexts("none") == () and canonical(()) == "none"
+    chain = contexts_from_spec("none")
+    assert chain.sources == () and chain.key == "none"
 
 
-def test_sources_keep_the_order_written_with_their_limits():
-    assert parse_contexts("dictionary:2+doc") == (Source("dictionary", 2), Source("doc"))
-    assert canonical(parse_contexts(" store:4 + dictionary ")) == "store:4+dictionary"
-    assert canonical(parse_contexts("both")) == "doc+store"
+def test_the_shorthand_builds_the_registered_sources_in_order_with_their_settings():
+    chain = contexts_from_spec("dictionary:2+doc", dictionary_store="d.sqlite", window=3)
+    assert kinds(chain) == [("DictionaryContexts", 2), ("DocContexts", None)]
+    assert chain.sources[0].store.path == "d.sqlite" and chain.sources[1].window == 3
+    assert contexts_from_spec(" store:4 + dictionary ").key == "store:4+dictionary"
+    assert contexts_from_spec("both").key == "doc+store"
+    assert type(contexts_from_spec("doc").sources[0]) is type(registry.resolve(
+        {"x": {"@context_sources": "spacy-bertram.doc_contexts.v1"}})["x"])  # the registered class itself
 
 
 @pytest.mark.parametrize("spec,message", [
@@ -31,15 +42,32 @@ def test_sources_keep_the_order_written_with_their_limits():
 ])
 def test_bad_settings_are_named(spec, message):
     with pytest.raises(ValueError, match=message):
-        parse_contexts(spec)
+        contexts_from_spec(spec)
 
 
 def test_each_source_needs_its_path():
-    check_settings(parse_contexts("doc"), {})
-    with pytest.raises(ValueError, match=r"\[E109\].*'store', which needs a context_store path"):
-        check_settings(parse_contexts("store+dictionary"), {"dictionary_store": "d.sqlite"})
+    WordSources(RareWordRule(), "en", contexts="doc").check_paths()
+    with pytest.raises(ValueError, match=r"\[E109\].*reads a store whose path \(context_store\) is not given"):
+        WordSources(RareWordRule(), "en", contexts="store+dictionary", dictionary_store="d.sqlite").check_paths()
+    pathless = StoreContexts(LazyStore(None, "context", "contexts.path"))  # a source built in code, path not given
+    with pytest.raises(ValueError, match=r"\[E109\] contexts='store' .*\(contexts.path\)"):
+        WordSources(RareWordRule(), "en", contexts=pathless).check_paths()
     with pytest.raises(ValueError, match=r"\[E108\].*frequencies='store' needs a context_store path"):
-        check_settings(parse_contexts("doc"), {}, store_frequencies=True)
+        WordSources(RareWordRule(frequencies="store"), "en", contexts="doc").check_paths()
+
+
+def test_setting_the_window_changes_what_every_doc_source_reads():
+    """One way for the window: the component's context_window is the window its doc sources hold, registered
+    or built from the shorthand; setting it changes what they read."""
+    doc = spacy.blank("en")("one two three four kumquat six seven eight nine")
+    registered = registry.resolve({"x": {"@context_sources": "spacy-bertram.doc_contexts.v1", "window": 1}})["x"]
+    for contexts in (registered, "doc"):
+        words = WordSources(RareWordRule(), "en", contexts=contexts, context_window=1)
+        assert words.context_window == 1 and words.contexts_for(doc, "kumquat", [4]) == ["four kumquat six"]
+        words.context_window = 2
+        assert words.contexts_for(doc, "kumquat", [4]) == ["three four kumquat six seven"]
+    assert registered.window == 2  # the source itself holds it
+    assert WordSources(RareWordRule(), "en", contexts="store", context_store="c.sqlite").context_window is None
 
 
 def test_chained_contexts_take_each_group_up_to_its_limit_distinct_and_up_to_the_total():
@@ -137,7 +165,7 @@ def counting_contexts():
 def test_bad_source_arguments_and_results_are_named(bertram_dir, tiny_bert_path):
     """A window of 0 names the source's own setting; a source that returns no list of texts is E167, alone or
     in a chain; a chain of no sources is refused by spaCy's config system, and the form alone is "none"."""
-    with pytest.raises(ValueError, match=r"\[E150\] the window of spacy-bertram.doc_contexts.v1 must be a whole "
+    with pytest.raises(ValueError, match=r"\[E052\] the window of spacy-bertram.doc_contexts.v1 must be a whole "
                                          r"number of at least 1, got 0"):
         make_nlp(bertram_dir, tiny_bert_path, contexts={"@context_sources": "spacy-bertram.doc_contexts.v1",
                                                         "window": 0})

@@ -54,11 +54,11 @@ def test_word_sources_stand_alone_with_their_declared_settings(tmp_path):
     assert words.source == "doc:2" and words.context_store is None
     assert words.contexts_for(doc, "kumquat", [1, 6, 10]) == ["A kumquat here", "a kumquat again"]
     assert WordSources(RareWordRule(), "en", contexts="none").contexts_for(doc, "kumquat", [1]) == []
-    with pytest.raises(ValueError, match=r"\[E150\] context_window must be a whole number of at least 1, got 0"):
+    with pytest.raises(ValueError, match=r"\[E052\] context_window must be a whole number of at least 1, got 0"):
         WordSources(RareWordRule(), "en", context_window=0)
-    with pytest.raises(ValueError, match=r"\[E150\] contexts_per_word must be a whole number of at least 1, got -2"):
+    with pytest.raises(ValueError, match=r"\[E052\] contexts_per_word must be a whole number of at least 1, got -2"):
         WordSources(RareWordRule(), "en", contexts_per_word=-2)
-    with pytest.raises(ValueError, match=r"\[E150\] context_window must be .* got 0"):
+    with pytest.raises(ValueError, match=r"\[E052\] context_window must be .* got 0"):
         words.context_window = 0
     # A store setting still empty is refused when the stores are needed (initialize, a load, the first doc),
     # not when the settings are read: a config whose ${paths.context_store} is null must fill and validate.
@@ -66,7 +66,7 @@ def test_word_sources_stand_alone_with_their_declared_settings(tmp_path):
     with pytest.raises(ValueError, match=r"\[E108\].*frequencies='store' needs a context_store"):
         by_store.check_paths()
     stored = WordSources(RareWordRule(), "en", contexts="doc+store")
-    with pytest.raises(ValueError, match=r"\[E109\] contexts='doc\+store' reads 'store', which needs a context_store"):
+    with pytest.raises(ValueError, match=r"\[E109\] contexts='doc\+store' reads a store whose path \(context_store\)"):
         stored.open_stores()
     stored.context_store = str(tmp_path / "given-later.sqlite")
     stored.check_paths()  # given after construction: accepted
@@ -114,7 +114,7 @@ def test_contexts_from_a_store(bertram_dir, tiny_bert_path, tmp_path):
 
 
 def test_context_store_problems(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
-    with pytest.raises(ValueError, match=r"\[E109\].*needs a context_store"):
+    with pytest.raises(ValueError, match=r"\[E109\].*path \(context_store\) is not given"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="store")
     with pytest.raises(ValueError, match=r"\[E105\].*unknown source 'web'"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="web")
@@ -204,7 +204,7 @@ def test_a_saved_pipeline_refers_to_the_dictionary_by_path(bertram_dir, tiny_ber
 
 
 def test_dictionary_store_problems(bertram_dir, tiny_bert_path, tmp_path):
-    with pytest.raises(ValueError, match=r"\[E109\].*'dictionary', which needs a dictionary_store"):
+    with pytest.raises(ValueError, match=r"\[E109\] contexts='doc\+dictionary' .*\(dictionary_store\) is not given"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="doc+dictionary")
     with pytest.raises(ValueError, match=r"\[E511\].*cannot open the dictionary_store .*gone.sqlite.*not found"):
         make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary", dictionary_store=str(tmp_path / "gone.sqlite"))

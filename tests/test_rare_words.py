@@ -18,7 +18,7 @@ from tests.util import bertram_config, make_bertram_dir, make_nlp, same_vectors
 
 
 def test_rule_settings_are_validated():
-    with pytest.raises(ValueError, match=r"\[E038\].*frequencies"):
+    with pytest.raises(ValueError, match=r"\[E156\].*frequencies"):
         RareWordRule(frequencies="web")
     with pytest.raises(ValueError, match=r"\[E040\].*min_wordpieces"):
         RareWordRule(min_wordpieces=0)

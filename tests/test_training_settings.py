@@ -46,7 +46,7 @@ def test_the_record_keeps_its_layout_and_reads_back():
 def test_settings_are_checked_against_the_network():
     with pytest.raises(ValueError, match=r"\[E272\].*min_contexts <= max_contexts <= pool_contexts"):
         TrainSettings(BertramConfig(max_contexts=40))
-    with pytest.raises(ValueError, match=r"\[E051\] subword_share must be in"):
+    with pytest.raises(ValueError, match=r"\[E052\] subword_share must be in"):
         TrainSettings.from_dict({"subword_share": 2.0})
     with pytest.raises(ValueError, match=r"\[E270\].*one value per stage"):
         TrainSettings(epochs=(1, 2))  # type: ignore[arg-type]
@@ -63,13 +63,13 @@ def test_a_learning_rate_that_is_not_a_positive_number_is_refused(lr):
 
 def test_the_training_data_settings_are_checked_when_made():
     """Before any store is opened or encoder loaded: `train` builds them first thing."""
-    with pytest.raises(ValueError, match=r"\[E257\] held_out_fraction must be in \(0, 0.5\), got nan"):
+    with pytest.raises(ValueError, match=r"\[E052\] held_out_fraction must be in \(0, 0.5\), got nan"):
         TrainingData(held_out_fraction=float("nan"))
     with pytest.raises(ValueError, match=r"\[E256\] --max-words 5 is below the 20 training words"):
         TrainingData(max_words=5)
-    with pytest.raises(ValueError, match=r"\[E226\] --min-count must be at least 1, got 0"):
+    with pytest.raises(ValueError, match=r"\[E052\] --min-count must be at least 1, got 0"):
         TrainingData(min_count=0)
-    with pytest.raises(ValueError, match=r"\[E226\] --definitions-per-word must be at least 1, got 0"):
+    with pytest.raises(ValueError, match=r"\[E052\] --definitions-per-word must be at least 1, got 0"):
         TrainingData(definitions_per_word=0)
     assert TrainingData(max_words=20, held_out_fraction=0.25).max_words == 20
 
@@ -77,7 +77,7 @@ def test_the_training_data_settings_are_checked_when_made():
 def test_the_vector_settings_are_checked_without_a_model():
     good = dict(min_count=1, max_count=None, max_contexts=8, token_budget=0, shard_size=256, workers=0)
     check_vector_settings(**good)
-    for change, code in [({"max_count": 1}, "E261"), ({"max_contexts": 0}, "E226"), ({"token_budget": -1}, "E263"),
-                         ({"shard_size": 0}, "E226"), ({"workers": -1}, "E268")]:
+    for change, code in [({"max_count": 1}, "E261"), ({"max_contexts": 0}, "E052"), ({"token_budget": -1}, "E263"),
+                         ({"shard_size": 0}, "E052"), ({"workers": -1}, "E268")]:
         with pytest.raises(ValueError, match=rf"\[{code}\]"):
             check_vector_settings(**{**good, **change})

@@ -113,7 +113,7 @@ def test_targets_report_the_multi_piece_share(tiny_bert_path):
     assert info["seconds"] >= 0
 
 
-@pytest.mark.parametrize("words, zipf, match", [(-1, 3.0, r"\[E285\] --multi-piece-words must be >= 0, got -1"),
+@pytest.mark.parametrize("words, zipf, match", [(-1, 3.0, r"\[E052\] --multi-piece-words must be at least 0, got -1"),
                                                 (10, float("nan"), r"\[E039\].*--multi-piece-min-zipf")])
 def test_bad_multi_piece_settings_are_refused(words, zipf, match):
     from spacy_bertram.training.settings import TrainingData

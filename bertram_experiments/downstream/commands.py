@@ -201,8 +201,8 @@ def assemble_cmd(
     run_checked(check_options, contexts_per_word=(contexts_per_word, ">= 1"))
     run_checked(check_injection, injection)
     if contexts not in ("none", "doc"):
-        fail(ValueError(Errors.E285.format(option="contexts", bounds="'none' or 'doc' (a packaged pipeline carries "
-                                           "no context store)", value=repr(contexts))))
+        fail(ValueError(Errors.E156.format(setting="--contexts", choices="'none', 'doc' (a packaged pipeline carries "
+                                           "no context store)", value=contexts)))
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_output_dir, output_dir, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
     run_checked(check_model, bertram, "BERTRAM")

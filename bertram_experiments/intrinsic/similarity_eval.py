@@ -48,7 +48,7 @@ def evaluate_similarity_files(
 ) -> Dict[str, Any]:
     """Spearman's rho of BERTRAM and of the subword mean on one pairs file."""
     if max_contexts < 1:  # a negative slice would silently drop contexts from the end
-        raise ValueError(Errors.E226.format(option="max-contexts", least=1, value=max_contexts))
+        raise ValueError(Errors.E052.format(setting="--max-contexts", bounds="at least 1", value=max_contexts))
     started = time.perf_counter()
     pairs = read_similarity_pairs(pairs_path)
     if len(pairs) < 2:

@@ -91,7 +91,7 @@ def build_dictionary_store(
     """Write the store (OUTPUT, or OUTPUT/definitions.sqlite for a directory); returns its statistics."""
     sources = list(sources)
     if max_per_source < 1:
-        raise ValueError(Errors.E226.format(option="max-per-source", least=1, value=max_per_source))
+        raise ValueError(Errors.E052.format(setting="--max-per-source", bounds="at least 1", value=max_per_source))
     started = time.perf_counter()
     output = store_path(output)
     per_source: Dict[str, Dict[str, List[SourcedContext]]] = {}

@@ -20,17 +20,19 @@ without one is named by its function). The built-in sources (registered in `arch
     path = "corpus/definitions.sqlite"
     limit = 2
 
-The string shorthand stays: sources joined by "+", each with an optional limit after ":"
-("doc", "store", "dictionary", "doc+dictionary", "store:4+dictionary:2"; "none" for the form
-alone), built from the component's own `context_store`, `dictionary_store` and `context_window`
-settings. Sources are read in order; each adds its contexts (skipping any already taken) until it
-has given its own limit (default: contexts_per_word) or the word has contexts_per_word in all.
+The string shorthand is a parser of those same objects (`contexts_from_spec`): sources joined by
+"+", each with an optional limit after ":" ("doc", "store", "dictionary", "doc+dictionary",
+"store:4+dictionary:2"; "none" for the form alone), given the component's `context_store`,
+`dictionary_store` and `context_window` settings, which nothing else reads: once built, each source
+holds its own window, store and limit, and setting the component's `context_window` sets the window of
+its doc sources, registered or not. Sources are read in order; each adds its contexts (skipping any
+already taken) until it has given its own limit (default: contexts_per_word) or the word has
+contexts_per_word in all.
 "both" is the older name of "doc+store".
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from spacy.tokens import Doc
@@ -42,10 +44,8 @@ from ..context_store import open_context_store
 
 ContextSource = Callable[[Doc, str, Sequence[int], int], List[str]]
 
-SOURCE_NAMES = ("doc", "store", "dictionary")
+#: The shorthand's older names.
 ALIASES = {"both": "doc+store"}
-#: The setting each source of the string shorthand needs besides `contexts` (None: nothing).
-NEEDS = {"doc": None, "store": "context_store", "dictionary": "dictionary_store"}
 
 
 def chain_contexts(groups: Iterable[Tuple[Iterable[str], Optional[int]]], total: Optional[int] = None) -> List[str]:
@@ -244,7 +244,7 @@ def checked_texts(source: ContextSource, texts: Any, word: str) -> List[str]:
 def check_at_least_one(value: Any, setting: str) -> None:
     """A count or window setting: a whole number of at least 1 (E150 names the setting)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(Errors.E150.format(setting=setting, value=value))
+        raise ValueError(Errors.E052.format(setting=setting, bounds="a whole number of at least 1", value=repr(value)))
 
 
 def _within(own: Optional[int], limit: int) -> int:
@@ -264,64 +264,34 @@ def _key(name: str, limit: Optional[int]) -> str:
 # -- the string shorthand ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Source:
-    name: str
-    limit: Optional[int] = None  # None: up to contexts_per_word
-
-    def __str__(self) -> str:
-        return _key(self.name, self.limit)
-
-
-def parse_contexts(spec: str) -> Tuple[Source, ...]:
-    """"doc+dictionary:2" -> (Source("doc"), Source("dictionary", 2)); ValueError naming the bad part."""
+def contexts_from_spec(spec: str, *, context_store: Optional[str] = None, dictionary_store: Optional[str] = None,
+                       window: int = DEFAULT_DOC_WINDOW) -> ChainedContexts:
+    """The string shorthand's parser: "doc+store:2" -> the chain of the built-in sources it names, each holding
+    its own settings (`window` for "doc", the store paths for "store" and "dictionary", its limit), exactly as
+    the registered `spacy-bertram.*_contexts.v1` build them. The paths and the window are read here and
+    nowhere else; a path left empty is named when the stores are checked (`WordSources.check_paths`), so a
+    config with a null `${paths...}` still fills and validates. ValueError names a bad part."""
     example = 'e.g. "doc", "store", "dictionary", "doc+dictionary", "store:4+dictionary:2" or "none"'
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(Errors.E104.format(example=example, spec=spec))
     if spec.strip() == "none":
-        return ()  # the word's form alone
-    sources = []
+        return ChainedContexts(())  # the word's form alone
+    build = {
+        "doc": lambda limit: DocContexts(window, limit),
+        "store": lambda limit: StoreContexts(LazyStore(context_store, "context", "context_store"), limit),
+        "dictionary": lambda limit: DictionaryContexts(LazyStore(dictionary_store, "dictionary", "dictionary_store"),
+                                                       limit),
+    }
+    sources: List[ContextSource] = []
+    named: Set[str] = set()
     for part in ALIASES.get(spec.strip(), spec).split("+"):
         name, _, limit_text = part.strip().partition(":")
-        if name not in SOURCE_NAMES:
-            raise ValueError(Errors.E105.format(spec=spec, name=name, sources=", ".join(SOURCE_NAMES), example=example))
-        limit = None
-        if limit_text:
-            if not limit_text.isdigit() or int(limit_text) < 1:
-                raise ValueError(Errors.E106.format(spec=spec, name=name, limit_text=limit_text))
-            limit = int(limit_text)
-        if any(source.name == name for source in sources):
+        if name not in build:
+            raise ValueError(Errors.E105.format(spec=spec, name=name, sources=", ".join(build), example=example))
+        if limit_text and (not limit_text.isdigit() or int(limit_text) < 1):
+            raise ValueError(Errors.E106.format(spec=spec, name=name, limit_text=limit_text))
+        if name in named:
             raise ValueError(Errors.E107.format(spec=spec, name=name))
-        sources.append(Source(name, limit))
-    return tuple(sources)
-
-
-def canonical(sources: Tuple[Source, ...]) -> str:
-    return "+".join(str(source) for source in sources) or "none"
-
-
-def check_settings(sources: Tuple[Source, ...], settings: dict, store_frequencies: bool = False) -> None:
-    """Each source's own setting must be given: a named error, not a failure at the first doc.
-
-    `store_frequencies`: the rare-word rule counts words in the context store, which needs one too.
-    """
-    if store_frequencies and not settings.get("context_store"):
-        raise ValueError(Errors.E108)
-    for source in sources:
-        needed = NEEDS[source.name]
-        if needed is not None and not settings.get(needed):
-            raise ValueError(Errors.E109.format(spec=canonical(sources), name=source.name, needed=needed))
-
-
-def sources_from_spec(sources: Tuple[Source, ...], context_store: LazyStore, dictionary_store: LazyStore,
-                      window: int) -> ChainedContexts:
-    """The chain a string shorthand names, reading the component's own stores and window."""
-    built: List[ContextSource] = []
-    for source in sources:
-        if source.name == "doc":
-            built.append(DocContexts(window, source.limit))
-        elif source.name == "store":
-            built.append(StoreContexts(context_store, source.limit))
-        else:
-            built.append(DictionaryContexts(dictionary_store, source.limit))
-    return ChainedContexts(built)
+        named.add(name)
+        sources.append(build[name](int(limit_text) if limit_text else None))
+    return ChainedContexts(sources)

@@ -18,7 +18,7 @@ import os
 import warnings
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from spacy.tokens import Doc
 
@@ -29,8 +29,8 @@ from ..network import BertramNetwork
 from ..inputs import UNK_ID
 from ..rare_words import RareWordFinder, RareWordRule
 from ..types import DEFAULT_CONTEXTS_PER_WORD
-from .context_sources import (DEFAULT_DOC_WINDOW, ContextSource, DocContexts, LazyStore, Source, check_at_least_one,
-                              check_settings, checked_texts, leaves, parse_contexts, source_key, sources_from_spec)
+from .context_sources import (DEFAULT_DOC_WINDOW, ContextSource, DocContexts, LazyStore, check_at_least_one,
+                              checked_texts, contexts_from_spec, leaves, source_key)
 
 #: Key of the component's saved cfg: the context store's path relative to the pipeline directory.
 STORE_KEY = "context_store_relative"
@@ -74,65 +74,62 @@ class WordSources:
         self.lang = lang
         self.name = name
         self.contexts_per_word = int(contexts_per_word)
-        self._window = int(context_window)
-        # The shorthand's stores, which the rule's store counts read too (opened lazily, once per process).
-        self._context_store = LazyStore(context_store, "context", "context_store")
-        self._dictionary_store = LazyStore(dictionary_store, "dictionary", "dictionary_store")
-        self._spec: Optional[Tuple[Source, ...]] = None
-        if isinstance(contexts, str):
-            self._spec = parse_contexts(contexts)
-            self.contexts: ContextSource = sources_from_spec(self._spec, self._context_store, self._dictionary_store,
-                                                             self._window)
+        if isinstance(contexts, str):  # the shorthand: its parser is the one reader of the paths and the window
+            self.contexts: ContextSource = contexts_from_spec(
+                contexts, context_store=context_store, dictionary_store=dictionary_store, window=context_window)
         elif callable(contexts):
             self.contexts = contexts
         else:
             raise ValueError(Errors.E165.format(source=contexts))
-        # The first context store a registered source reads (fixed for the component's life; looked up once,
-        # not on every store-count lookup).
-        self._source_store = next((source.store for source in leaves(self.contexts)
-                                   if isinstance(getattr(source, "store", None), LazyStore)
-                                   and source.store.kind == "context"), None)
+        # The context store: the first one a source reads, else `context_store` for the rule's store counts alone.
+        self._main_store = next(self._stores_of("context"), None) or LazyStore(context_store, "context",
+                                                                                "context_store")
         self.source = source_key(self.contexts)  # in the cache key
         for store in self.stores():
             store.owner = name
 
-    # -- settings the shorthand reads ---------------------------------------------------------
+    def _stores_of(self, kind: str) -> Iterator[LazyStore]:
+        for source in leaves(self.contexts):
+            store = getattr(source, "store", None)
+            if isinstance(store, LazyStore) and store.kind == kind:
+                yield store
+
+    # -- the sources' settings, read and set where the sources hold them ---------------------
 
     @property
     def context_store(self) -> Optional[str]:
-        store = self.main_store()
-        return store.path if store is not None else None
+        return self._main_store.path
 
     @context_store.setter
     def context_store(self, path: Optional[str]) -> None:
-        (self.main_store() or self._context_store).path = path
+        self._main_store.path = path
 
     @property
     def dictionary_store(self) -> Optional[str]:
-        return self._dictionary_store.path
+        """The definition store the dictionary sources read (None: no dictionary source)."""
+        return next((store.path for store in self._stores_of("dictionary")), None)
 
     @dictionary_store.setter
     def dictionary_store(self, path: Optional[str]) -> None:
-        self._dictionary_store.path = path
+        for store in self._stores_of("dictionary"):
+            store.path = path
 
     @property
-    def context_window(self) -> int:
-        return self._window
+    def context_window(self) -> Optional[int]:
+        """The window of the doc sources (None: no doc source)."""
+        return next((source.window for source in leaves(self.contexts) if isinstance(source, DocContexts)), None)
 
     @context_window.setter
     def context_window(self, window: int) -> None:
+        """Every doc source reads this window from now on, registered or built from the shorthand."""
         check_at_least_one(window, "context_window")
-        self._window = int(window)
-        if self._spec is None:
-            return  # a registered doc source has its own window
         for source in leaves(self.contexts):
             if isinstance(source, DocContexts):
-                source.window = self._window
+                source.window = int(window)
 
     @property
     def store_hint(self) -> Optional[str]:
-        store = self.main_store()
-        return store.hint if store is not None else None
+        return self._main_store.hint
 
     # -- rarity ------------------------------------------------------------------------
 
@@ -171,17 +168,10 @@ class WordSources:
 
     def stores(self) -> List[LazyStore]:
         """The stores the sources read, and the context store of store counts."""
-        found = [source.store for source in leaves(self.contexts) if isinstance(getattr(source, "store", None),
-                                                                                   LazyStore)]
-        if self.rule.frequencies == "store" and self._context_store.path:
-            found.append(self._context_store)
+        found = [store for kind in ("context", "dictionary") for store in self._stores_of(kind)]
+        if self.rule.frequencies == "store" and self._main_store.path:
+            found.append(self._main_store)
         return list({id(store): store for store in found}.values())
-
-    def main_store(self) -> Optional[LazyStore]:
-        """The context store: the `context_store` setting's, else the first one a source reads."""
-        if self._context_store.path or self._spec is not None:
-            return self._context_store
-        return self._source_store
 
     def check_paths(self) -> None:
         """Every store the settings read has a path: a named error at `initialize`, a load or the first doc.
@@ -189,12 +179,11 @@ class WordSources:
         Not at construction: a config whose store is a `${paths...}` variable left null must still fill,
         debug and validate (`spacy init fill-config`, `spacy debug config`), as spaCy's own components do.
         """
-        if self._spec is not None:
-            check_settings(self._spec, {"context_store": self._context_store.path,
-                                        "dictionary_store": self._dictionary_store.path},
-                           store_frequencies=self.rule.frequencies == "store")
-        elif self.rule.frequencies == "store" and self.main_store() is None:
+        if self.rule.frequencies == "store" and not self._main_store.path:
             raise ValueError(Errors.E108)
+        for store in self.stores():
+            if not store.path:
+                raise ValueError(Errors.E109.format(source=self.source, setting=store.setting))
 
     def open_stores(self) -> None:
         """Open the stores the settings use now: a bad store fails here, not at a doc."""
@@ -204,10 +193,7 @@ class WordSources:
 
     def store(self) -> Any:
         """The context store, opened lazily and once per process."""
-        store = self.main_store()
-        if store is None:
-            raise ValueError(Errors.E152.format(setting="context_store"))
-        return store.get()
+        return self._main_store.get()
 
     def saved_store(self, pipeline_dir: Path) -> Dict[str, str]:
         """The cfg entry that says where the context store is as seen from `pipeline_dir` ({}: none)."""
@@ -218,8 +204,8 @@ class WordSources:
     def relocate_store(self, pipeline_dir: Path, cfg: Optional[Dict[str, Any]]) -> None:
         """A configured store path that is gone: the one `cfg` saved relative to the pipeline, if it is there."""
         relative = (cfg or {}).get(STORE_KEY)
-        store = self.main_store()
-        if store is None or not store.path or Path(store.path).exists() or not isinstance(relative, str):
+        store = self._main_store
+        if not store.path or Path(store.path).exists() or not isinstance(relative, str):
             return
         candidate = pipeline_dir / relative
         store.hint = f"saved at {relative!r} relative to the pipeline, {str(candidate)!r} here"

@@ -250,7 +250,7 @@ def train_cmd(
                 pool_contexts=(pool_contexts, ">= 1"), ngram_min_count=(ngram_min_count, ">= 1"),
                 cache_mb=(cache_mb, ">= 0"), definitions_per_word=(definitions_per_word, ">= 1"))
     if mode not in MODES:
-        fail(ValueError(Errors.E207.format(modes=", ".join(MODES), mode=mode)))
+        fail(ValueError(Errors.E156.format(setting="--mode", choices=", ".join(MODES), value=mode)))
     run_checked(check_output_dir, args.output, TRAIN_OUTPUTS, command="train", force=args.force,
                 marked=[METRICS_FILE])
 

@@ -26,7 +26,7 @@ class WithDefinitions:
 
     def __init__(self, source: ContextSource, store: PathLike, per_word: int = DEFAULT_PER_WORD) -> None:
         if per_word < 1:
-            raise ValueError(Errors.E226.format(option="definitions-per-word", least=1, value=per_word))
+            raise ValueError(Errors.E052.format(setting="--definitions-per-word", bounds="at least 1", value=per_word))
         self.source = source
         self.per_word = int(per_word)
         self._store = DefinitionStore.open(store)

@@ -67,7 +67,8 @@ def _check_settings(**values: Optional[int]) -> None:
     least = {"min_count": 1, "max_contexts": 1, "context_window": 1, "rare_max_contexts": 0, "max_rare_words": 0}
     for name, value in values.items():
         if value is not None and value < least[name]:
-            raise ValueError(Errors.E226.format(option=name.replace("_", "-"), least=least[name], value=value))
+            raise ValueError(Errors.E052.format(setting="--" + name.replace("_", "-"), bounds=f"at least {least[name]}",
+                                                 value=value))
 
 
 def prepare(

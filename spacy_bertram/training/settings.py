@@ -54,17 +54,17 @@ def check_word_limits(min_count: int, max_words: Optional[int], held_out_fractio
     """The training-word settings, before the store is opened: a cap below what training needs would
     later read as "too few frequent words", and a NaN fraction would pass `fraction >= 0.5`."""
     if min_count < 1:
-        raise ValueError(Errors.E226.format(option="min-count", least=1, value=min_count))
+        raise ValueError(Errors.E052.format(setting="--min-count", bounds="at least 1", value=min_count))
     if max_words is not None and max_words < MIN_TRAINING_WORDS:
         raise ValueError(Errors.E256.format(max_words=max_words, MIN_TRAINING_WORDS=MIN_TRAINING_WORDS))
     if not 0.0 < held_out_fraction < 0.5:
-        raise ValueError(Errors.E257.format(held_out_fraction=held_out_fraction))
+        raise ValueError(Errors.E052.format(setting="held_out_fraction", bounds="in (0, 0.5)", value=held_out_fraction))
 
 
 def check_multi_piece_words(multi_piece_words: int, multi_piece_min_zipf: float) -> None:
     """The extra multi-piece words: a count and a threshold on wordfreq's Zipf scale."""
     if multi_piece_words < 0:
-        raise ValueError(Errors.E285.format(option="multi-piece-words", bounds=">= 0", value=multi_piece_words))
+        raise ValueError(Errors.E052.format(setting="--multi-piece-words", bounds="at least 0", value=multi_piece_words))
     check_max_zipf(multi_piece_min_zipf, "--multi-piece-min-zipf")
 
 
@@ -74,11 +74,11 @@ def check_vector_settings(min_count: int, max_count: Optional[int], max_contexts
     if max_count is not None and max_count <= min_count:
         raise ValueError(Errors.E261.format(max_count=max_count, min_count=min_count))
     if max_contexts < 1:
-        raise ValueError(Errors.E226.format(option="max-contexts", least=1, value=max_contexts))
+        raise ValueError(Errors.E052.format(setting="--max-contexts", bounds="at least 1", value=max_contexts))
     if token_budget < 0:
         raise ValueError(Errors.E263.format(token_budget=token_budget))
     if shard_size < 1:
-        raise ValueError(Errors.E226.format(option="shard-size", least=1, value=shard_size))
+        raise ValueError(Errors.E052.format(setting="--shard-size", bounds="at least 1", value=shard_size))
     check_workers(workers)
 
 
@@ -161,7 +161,8 @@ class TrainSettings:
         if not 1 <= self.min_contexts <= self.network.max_contexts <= self.pool_contexts:
             raise ValueError(Errors.E272)
         if not 0.0 <= self.inplace_mask_fraction < 1.0:
-            raise ValueError(Errors.E273.format(inplace_mask_fraction=self.inplace_mask_fraction))
+            raise ValueError(Errors.E052.format(setting="inplace_mask_fraction", bounds="in [0, 1)",
+                                                 value=self.inplace_mask_fraction))
         if not 0.0 <= self.warmup < 1.0:
             raise ValueError(Errors.E274.format(warmup=self.warmup))
         if self.path_mix is not None:
@@ -218,7 +219,8 @@ class TrainingData:
         check_word_limits(self.min_count, self.max_words, self.held_out_fraction)
         check_multi_piece_words(self.multi_piece_words, self.multi_piece_min_zipf)
         if self.definitions_per_word < 1:
-            raise ValueError(Errors.E226.format(option="definitions-per-word", least=1, value=self.definitions_per_word))
+            raise ValueError(Errors.E052.format(setting="--definitions-per-word", bounds="at least 1",
+                                                 value=self.definitions_per_word))
 
 
 @dataclass

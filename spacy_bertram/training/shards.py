@@ -49,7 +49,7 @@ class ShardStore:
     @classmethod
     def open(cls, output: PathLike, words: Sequence[str], shard_size: int, settings: Mapping[str, Any]) -> "ShardStore":
         if shard_size < 1:
-            raise ValueError(Errors.E235.format(shard_size=shard_size))
+            raise ValueError(Errors.E052.format(setting="shard size", bounds="at least 1", value=shard_size))
         plan = {"format": FORMAT_NAME, "words": list(words), "shard_size": int(shard_size), "settings": dict(settings)}
         store = cls(output, plan)
         plan_path = store.directory / PLAN_FILE
