@@ -19,7 +19,7 @@ Errors in the input (missing files, empty datasets, unknown labels, WordNet not
 installed) end the command with a one-line message and exit code 1.
 
 Each command checks its arguments at the top of its body, before it imports its
-step (`check_options`, `check_lang`, `check_made_by`, then `check_gpu`, the one
+step (the options' ranges in typer's `min=` and `number_in`, `check_lang`, `check_made_by`, then `check_gpu`, the one
 check that imports torch): a bad value costs a fraction of a second, not the
 imports' 8-13 s, and nothing is written.
 """
@@ -31,7 +31,7 @@ import logging
 import math
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Union
 
 import typer
 from typer.core import TyperCommand, TyperGroup, TyperOption
@@ -129,37 +129,34 @@ def run_checked(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 # -- the arguments, checked before any heavy import and before any work ------------------------
 
 
-def _within(value: float, rule: str) -> bool:
-    """`rule`: ">= 1", "> 0", or an interval such as "[0, 1)"."""
-    if rule.startswith(">="):
-        return value >= float(rule[2:])
-    if rule.startswith(">"):
-        return value > float(rule[1:])
-    low, high = (float(bound) for bound in rule[1:-1].split(","))
-    return (low <= value if rule[0] == "[" else low < value) and (value <= high if rule[-1] == "]" else value < high)
+def number_in(low: Optional[float] = None, high: Optional[float] = None, *, low_open: bool = False,
+              high_open: bool = False) -> Callable[[str], float]:
+    """The parser of a float option with a range (typer's `parser=`; whole-number options use typer's
+    `min=`): a value out of range is typer's usage error naming the option, before any work.
 
-
-def check_options(**checks: Tuple[Any, str]) -> None:
-    """Each option's value (one, or a tuple of one per stage) against its rule: `lr=(lr, "> 0")`.
-
-    A rule is ">= N", "> N" or an interval "[0, 1)"; None (an option not given) passes.
-    NaN and infinity never pass: NaN passes every check written as "refuse x < 0"
-    (all its comparisons are false) and fails much later, after outputs were written.
+    Finite, because NaN passes every check written as "refuse x < 0" (all its comparisons are false)
+    and infinity passes any lower bound, and both fail much later, after outputs were written; open
+    bounds, which typer's min/max cannot say ("> 0" for a learning rate, "[0, 1)" for a share).
     """
-    for name, (value, rule) in checks.items():
-        option = name.replace("_", "-")
-        for one in value if isinstance(value, (tuple, list)) else (value,):
-            if one is None:
-                continue
-            if isinstance(one, float) and not math.isfinite(one):
-                bounds = "a finite number (NaN and infinity pass no range check, and fail late)"
-            elif _within(one, rule):
-                continue
-            elif rule.startswith(">="):
-                bounds = f"at least {rule[2:].strip()}"
-            else:
-                bounds = f"above {rule[1:].strip()}" if rule.startswith(">") else f"in {rule}"
-            raise ValueError(Errors.E052.format(setting=f"--{option}", bounds=bounds, value=one))
+    parts = []
+    if low is not None:
+        parts.append(f"{'above' if low_open else 'at least'} {low:g}")
+    if high is not None:
+        parts.append(f"{'below' if high_open else 'at most'} {high:g}")
+    wanted = "a finite number" + (" " + " and ".join(parts) if parts else "")
+
+    def parse(text: Union[str, float]) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise typer.BadParameter(f"{wanted}, got {text!r}") from None
+        too_low = low is not None and (value <= low if low_open else value < low)
+        too_high = high is not None and (value >= high if high_open else value > high)
+        if not math.isfinite(value) or too_low or too_high:
+            raise typer.BadParameter(f"must be {wanted}, got {text}")
+        return value
+
+    return parse
 
 
 def _lang_aliases(spacy_dir: Path) -> Optional[Dict[str, str]]:

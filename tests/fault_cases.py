@@ -65,7 +65,7 @@ BAD_VALUES = [
     (
         "similarity --max-contexts -3",
         ["similarity", "{pairs}", "{store}", "{model}", "--output", "{out}/m.json", "--max-contexts", "-3"],
-        "--max-contexts must be at least 1",
+        "Invalid value for '--max-contexts'",
     ),
     (
         "train --max-words 2",
@@ -122,45 +122,47 @@ BAD_VALUES = [
     (
         "train --lr nan",
         ["train", "{store}", "{out}", "--lr", "nan", "0.01", "0.01", "--no-progress"],
-        "--lr must be a finite number, got nan",
+        "Invalid value for '--lr': must be a finite number above 0, got nan",
     ),
-    ("train --held-out nan", ["train", "{store}", "{out}", "--held-out", "nan"], "--held-out must be a finite number"),
-    ("train --warmup 1", ["train", "{store}", "{out}", "--warmup", "1"], "--warmup must be in [0, 1), got 1.0"),
-    ("targets --ota-batch 0", ["targets", "{store}", "{out}", "--ota-batch", "0"], "--ota-batch must be at least 1"),
+    ("train --held-out nan", ["train", "{store}", "{out}", "--held-out", "nan"],
+     "'--held-out': must be a finite number"),
+    ("train --warmup 1", ["train", "{store}", "{out}", "--warmup", "1"],
+     "'--warmup': must be a finite number at least 0 and below 1, got 1"),
+    ("targets --ota-batch 0", ["targets", "{store}", "{out}", "--ota-batch", "0"], "Invalid value for '--ota-batch'"),
     (
         "split --dev-fraction nan",
         ["split", "{corpus}/c.txt", "{out}", "--dev-fraction", "nan"],
-        "--dev-fraction must be a finite number",
+        "Invalid value for '--dev-fraction': must be a finite number",
     ),
     (
         "evaluate-originals --bootstrap-resamples -1",
         ["evaluate-originals", "{model}", "{corpus}", "{out}", "--bertram", "{model}", "--bootstrap-resamples", "-1"],
-        "--bootstrap-resamples must be at least 1, got -1",
+        "Invalid value for '--bootstrap-resamples'",
     ),
     (
         "evaluate --bootstrap-resamples 0",
         ["evaluate", "{model}", "{corpus}", "{out}", "--bootstrap-resamples", "0"],
-        "--bootstrap-resamples must be at least 1, got 0",
+        "Invalid value for '--bootstrap-resamples'",
     ),
     (
         "pool --bootstrap-resamples 0",
         ["pool", "{corpus}", "--output", "{out}", "--bootstrap-resamples", "0"],
-        "--bootstrap-resamples must be at least 1, got 0",
+        "Invalid value for '--bootstrap-resamples'",
     ),
     (
         "intrinsic --bootstrap 0",
         ["intrinsic", "{model}", "--output", "{out}/m.json", "--bootstrap", "0"],
-        "--bootstrap must be at least 1, got 0",
+        "Invalid value for '--bootstrap'",
     ),
     (
         "ner-evaluate --bootstrap-resamples 0",
         ["ner-evaluate", "{corpus}", "{corpus}", "{out}", "--bootstrap-resamples", "0"],
-        "--bootstrap-resamples must be at least 1",
+        "Invalid value for '--bootstrap-resamples'",
     ),
     (
         "train-baseline --learn-rate 0",
         ["train-baseline", "{corpus}", "{out}", "--learn-rate", "0"],
-        "--learn-rate must be above 0, got 0.0",
+        "Invalid value for '--learn-rate': must be a finite number above 0, got 0",
     ),
     (
         "train-baseline without a split",

@@ -170,7 +170,7 @@ def test_the_text_systems_read_the_window_they_are_given(bertram_assets, tmp_pat
     assert all(narrow[word]["bertram_form"] == wide[word]["bertram_form"] for word in narrow)
     assert any(narrow[word]["bertram_text"] != wide[word]["bertram_text"] for word in narrow)
     result, _ = run(bertram_assets, tmp_path / "bad", "--context-window", 0)
-    assert result.exit_code == 1 and "[E052] --context-window must be at least 1, got 0" in result.output
+    assert result.exit_code == 2 and "Invalid value for '--context-window'" in result.output  # typer's min=
 
 
 def test_folds_of_the_command_split_the_rare_words(bertram_assets, tmp_path):
@@ -189,9 +189,9 @@ def test_the_command_names_bad_input(bertram_assets, tmp_path):
     result = invoke("synonym-recovery", bertram_assets["model"])
     assert result.exit_code == 1 and "[E393]" in result.output
     result, _ = run(bertram_assets, tmp_path, "--bootstrap", 0)
-    assert result.exit_code == 1 and "[E052] --bootstrap must be at least 1, got 0" in result.output  # up front
+    assert result.exit_code == 2 and "Invalid value for '--bootstrap'" in result.output  # up front (typer's min=)
     result, _ = run(bertram_assets, tmp_path, "--max-pairs", -2)
-    assert result.exit_code == 1 and "[E052] --max-pairs must be at least 1, got -2" in result.output
+    assert result.exit_code == 2 and "Invalid value for '--max-pairs'" in result.output
     from bertram_experiments.synonyms.systems import evaluate_synonym_recovery
 
     with pytest.raises(ValueError, match=r"\[E394\] --bootstrap must be at least 1, got 0"):  # from Python too

@@ -18,7 +18,6 @@ from spacy_bertram.app import (
     check_gpu,
     check_made_by,
     check_model,
-    check_options,
     check_store,
     echo_json,
     fail,
@@ -54,14 +53,14 @@ def evaluate_cmd(
         "oracle_INJ, bertram_INJ_CTX (INJ: replace, slash, recentre; CTX: form, doc, store)",
     ),
     max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
-    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
+    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, min=1, help=CONTEXTS_PER_WORD_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     seed_sets: bool = typer.Option(
         True,
         "--seed-sets/--no-seed-sets",
         help="also evaluate the further seeds' sets that RARIFIED_DIR/rarify.json lists (into OUTPUT_DIR/seed-N)",
     ),
-    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     dictionary_store: Optional[Path] = typer.Option(
         None,
@@ -70,9 +69,6 @@ def evaluate_cmd(
     ),
 ) -> None:
     """Accuracy, gold-label log-probability and paired bootstrap CIs vs the baseline on the rarified test set."""
-    run_checked(
-        check_options, contexts_per_word=(contexts_per_word, ">= 1"), bootstrap_resamples=(bootstrap_resamples, ">= 1")
-    )
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_output_dir, output_dir, EVALUATE_OUTPUTS, command="evaluate", force=force, marked=[METRICS_FILE])
     run_checked(check_made_by, rarified_dir, "RARIFIED_DIR", "rarify", RARIFIED_ITEMS)
@@ -120,15 +116,12 @@ def evaluate_originals_cmd(
         help="comma-separated systems (see evaluate)",
     ),
     max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
-    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
+    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, min=1, help=CONTEXTS_PER_WORD_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
-    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Do no harm: every original test text, stock vs with bertram (accuracy, log p(gold), paired CIs)."""
-    run_checked(
-        check_options, contexts_per_word=(contexts_per_word, ">= 1"), bootstrap_resamples=(bootstrap_resamples, ">= 1")
-    )
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(
         check_output_dir, output_dir, SET_OUTPUTS, command="evaluate-originals", force=force, marked=[METRICS_FILE]
@@ -166,13 +159,12 @@ def pool_cmd(
         help="evaluate output dirs (each with predictions.jsonl); the seed sets their metrics.json lists are included",
     ),
     output: Path = typer.Option(Path("metrics/pooled"), help="directory for pooled.json and pooled.md"),
-    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
     seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Pool per-item results of several rarified sets: the same figures as evaluate, with
     test texts resampled as clusters, stratified by groups of sets sharing texts."""
-    run_checked(check_options, bootstrap_resamples=(bootstrap_resamples, ">= 1"))
     run_checked(check_output_dir, output, POOL_OUTPUTS, command="pool", force=force)
     from .pooling import pool_files, pooled_markdown
 
@@ -189,7 +181,7 @@ def assemble_cmd(
         DEFAULT_INJECTION, help="how the transformer takes the vectors: " + ", ".join(INJECTION_MODES)
     ),
     max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
-    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help=CONTEXTS_PER_WORD_HELP),
+    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, min=1, help=CONTEXTS_PER_WORD_HELP),
     name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
     contexts: str = typer.Option(DEFAULT_CONTEXTS, help="the bertram component's contexts: none (the spelling "
                                  "alone), doc (the doc's own sentences); a packaged pipeline carries no store"),
@@ -198,7 +190,6 @@ def assemble_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Save the baseline textcat with the bertram component as one pipeline."""
-    run_checked(check_options, contexts_per_word=(contexts_per_word, ">= 1"))
     run_checked(check_injection, injection)
     if contexts not in ("none", "doc"):
         fail(ValueError(Errors.E156.format(setting="--contexts", choices="'none', 'doc' (a packaged pipeline carries "

@@ -15,7 +15,6 @@ from spacy_bertram.app import (
     GPU_HELP,
     check_gpu,
     check_model,
-    check_options,
     check_store,
     echo_json,
     run_checked,
@@ -35,12 +34,11 @@ def similarity_cmd(
     ),
     bertram: Path = typer.Argument(..., help="trained BERTRAM model directory"),
     output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
-    max_contexts: int = typer.Option(16, help="contexts per rare word"),
+    max_contexts: int = typer.Option(16, min=1, help="contexts per rare word"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Spearman's rho between human scores and cosines in the encoder's input-embedding space."""
-    run_checked(check_options, max_contexts=(max_contexts, ">= 1"))
     if output is not None:
         run_checked(check_output_file, output, command="similarity", force=force)
     run_checked(check_model, bertram, "BERTRAM")
@@ -80,7 +78,7 @@ def intrinsic_cmd(
     ),
     output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
     bootstrap: int = typer.Option(
-        2000, help="paired bootstrap resamples for the 95% CI of each system's difference to the baseline"
+        2000, min=1, help="paired bootstrap resamples for the 95% CI of each system's difference to the baseline"
     ),
     seed: int = typer.Option(0, help="seed of the bootstrap's random generator"),
     skip_missing: bool = typer.Option(
@@ -98,16 +96,13 @@ def intrinsic_cmd(
         "rare word with a fixed seed; Chimeras by item)",
     ),
     context_window: Optional[int] = typer.Option(
-        None,
+        None, min=1,
         help="also fed_window: CRW's contexts cut to this many "
         "tokens on each side of the word, as the component cuts a doc's",
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Spearman on real rare words (CRW, Card-660, Chimeras): subword mean vs BERTRAM, paired bootstrap CIs."""
-    run_checked(check_options, bootstrap=(bootstrap, ">= 1"))
-    if context_window is not None:
-        run_checked(check_options, context_window=(context_window, ">= 1"))
     if fold is not None:
         run_checked(parse_fold, fold)
     if output is not None:

@@ -18,7 +18,7 @@ from spacy_bertram.app import (
     check_lang,
     check_made_by,
     check_model,
-    check_options,
+    number_in,
     check_store,
     echo_json,
     run_checked,
@@ -43,15 +43,15 @@ def ner_folds_cmd(
         "(token<TAB>tag lines, blank line between texts), a .spacy file or a directory of them",
     ),
     output_dir: Path = typer.Argument(..., help="OUT/fold-I/{train,dev,test}.spacy and OUT/folds.json"),
-    folds: int = typer.Option(2, help="number of folds (every text is tested once)"),
+    folds: int = typer.Option(2, min=2, help="number of folds (every text is tested once)"),
     seed: int = typer.Option(0, help="seed of the fold assignment"),
-    dev_share: float = typer.Option(0.1, help="share of each fold's training texts held out as dev"),
+    dev_share: float = typer.Option(0.1, parser=number_in(0, 1, high_open=True),
+                                    help="share of each fold's training texts held out as dev"),
     assets: Path = typer.Option(Path("assets"), help="assets directory (the WNUT-16 download goes to assets/ner)"),
     lang: str = typer.Option("en", help="language of the blank pipeline the docs are read with"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Write the folds once, so every system sees the same ones."""
-    run_checked(check_options, folds=(folds, ">= 2"), dev_share=(dev_share, "[0, 1)"))
     run_checked(check_lang, lang)
     run_checked(check_output_dir, output_dir, NER_FOLDS_OUTPUTS, command="ner-folds", force=force, replaces=True)
     import spacy
@@ -80,10 +80,11 @@ def ner_train_cmd(
     base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     seed: int = typer.Option(0, help="spaCy's training seed"),
-    max_steps: int = typer.Option(100, help="training steps per fold and system"),
-    eval_frequency: int = typer.Option(50, help="steps between dev evaluations (model-best)"),
-    batch_size: int = typer.Option(500, help="padded words per batch"),
-    learn_rate: float = typer.Option(2e-4, help="Adam learning rate (linear warm-up over a tenth of the steps)"),
+    max_steps: int = typer.Option(100, min=1, help="training steps per fold and system"),
+    eval_frequency: int = typer.Option(50, min=1, help="steps between dev evaluations (model-best)"),
+    batch_size: int = typer.Option(500, min=1, help="padded words per batch"),
+    learn_rate: float = typer.Option(2e-4, parser=number_in(0, low_open=True),
+                                     help="Adam learning rate (linear warm-up over a tenth of the steps)"),
     fine_tune: bool = typer.Option(
         False,
         "--fine-tune",
@@ -108,13 +109,6 @@ def ner_train_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train stock and bertram NER on every fold; finished folds are skipped (a killed run resumes)."""
-    run_checked(
-        check_options,
-        max_steps=(max_steps, ">= 1"),
-        eval_frequency=(eval_frequency, ">= 1"),
-        batch_size=(batch_size, ">= 1"),
-        learn_rate=(learn_rate, "> 0"),
-    )
     run_checked(check_output_dir, training_dir, NER_TRAIN_OUTPUTS, command="ner-train", force=force)
     steps = run_checked(parse_steps, checkpoints, eval_frequency, max_steps)
     run_checked(check_workers, workers)
@@ -179,14 +173,13 @@ def ner_evaluate_cmd(
     folds_dir: Path = typer.Argument(..., help="output of ner-folds"),
     training_dir: Path = typer.Argument(..., help="output of ner-train"),
     output_dir: Path = typer.Argument(..., help="fold-I.jsonl, metrics.json, report.md, f1_by_rarity.png"),
-    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
     seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Stock, trained with bertram, bertram at test time only, and trained with it but run without, on every
     test fold."""
-    run_checked(check_options, bootstrap_resamples=(bootstrap_resamples, ">= 1"))
     run_checked(
         check_output_dir, output_dir, NER_EVALUATE_OUTPUTS, command="ner-evaluate", force=force, marked=[METRICS_FILE]
     )
@@ -215,13 +208,12 @@ def ner_full_evaluate_cmd(
         ..., help="ROOT/{frozen,tuned}/seed-S: one ner-train output per variant and seed"
     ),
     output_dir: Path = typer.Argument(..., help="predictions, metrics.json, report.md, learning_curve.png"),
-    bootstrap_resamples: int = typer.Option(10000, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
     seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Every variant and seed on every test fold, pooled, with CIs over texts and over texts and seeds."""
-    run_checked(check_options, bootstrap_resamples=(bootstrap_resamples, ">= 1"))
     run_checked(
         check_output_dir, output_dir, NER_FULL_OUTPUTS, command="ner-full-evaluate", force=force, marked=[METRICS_FILE]
     )

@@ -15,7 +15,7 @@ from spacy_bertram.app import (
     GPU_HELP,
     check_gpu,
     check_made_by,
-    check_options,
+    number_in,
     echo_json,
     run_checked,
     setup_logging,
@@ -33,17 +33,16 @@ def split_cmd(
     dataset: str = typer.Argument(..., help="bbc, rotten_tomatoes, ag_news, dbpedia, mnli, or a JSONL path"),
     output_dir: Path = typer.Argument(..., help="where train/dev/test_candidates.jsonl and train/dev.spacy go"),
     assets: Optional[Path] = typer.Option(None, help="assets directory (default: ./assets)"),
-    max_words: int = typer.Option(120, help="keep the first N words of each text (0: all)"),
-    max_train: Optional[int] = typer.Option(None, help="at most N training texts (stratified)"),
-    max_dev: Optional[int] = typer.Option(None, help="at most N dev texts"),
-    max_test: Optional[int] = typer.Option(None, help="at most N test candidates"),
-    dev_fraction: float = typer.Option(0.1, help="share of the training part used as dev"),
+    max_words: int = typer.Option(120, min=0, help="keep the first N words of each text (0: all)"),
+    max_train: Optional[int] = typer.Option(None, min=1, help="at most N training texts (stratified)"),
+    max_dev: Optional[int] = typer.Option(None, min=1, help="at most N dev texts"),
+    max_test: Optional[int] = typer.Option(None, min=1, help="at most N test candidates"),
+    dev_fraction: float = typer.Option(0.1, parser=number_in(0, 1, high_open=True),
+                                       help="share of the training part used as dev"),
     seed: int = typer.Option(0, help="seed of the split, the sampling and the augmentation"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Split a dataset; the training DocBin gets the baseline's mask / "w / w" augmentation."""
-    run_checked(check_options, max_words=(max_words, ">= 0"), max_train=(max_train, ">= 1"),
-                max_dev=(max_dev, ">= 1"), max_test=(max_test, ">= 1"), dev_fraction=(dev_fraction, "[0, 1)"))
     run_checked(check_output_dir, output_dir, SPLIT_OUTPUTS, command="split", force=force)
     from .baseline import make_splits
 
@@ -60,23 +59,16 @@ def train_baseline_cmd(
     base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     seed: int = typer.Option(0, help="spaCy's training seed"),
-    max_steps: int = typer.Option(300, help="training steps"),
-    eval_frequency: int = typer.Option(100, help="steps between dev evaluations"),
-    batch_size: int = typer.Option(1000, help="padded words per batch"),
-    learn_rate: float = typer.Option(1e-4, help="Adam learning rate"),
+    max_steps: int = typer.Option(300, min=1, help="training steps"),
+    eval_frequency: int = typer.Option(100, min=1, help="steps between dev evaluations"),
+    batch_size: int = typer.Option(1000, min=1, help="padded words per batch"),
+    learn_rate: float = typer.Option(1e-4, parser=number_in(0, low_open=True), help="Adam learning rate"),
     no_freeze: bool = typer.Option(
         False, "--no-freeze", help="train the embedding layer too (not the paper's setting)"
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train the rarification baseline (embedding layer frozen) with `spacy train`."""
-    run_checked(
-        check_options,
-        max_steps=(max_steps, ">= 1"),
-        eval_frequency=(eval_frequency, ">= 1"),
-        batch_size=(batch_size, ">= 1"),
-        learn_rate=(learn_rate, "> 0"),
-    )
     run_checked(check_output_dir, output_dir, BASELINE_OUTPUTS, command="train-baseline", force=force, replaces=True)
     run_checked(check_made_by, splits_dir, "SPLITS_DIR", "split", SPLIT_DOCBINS)
     run_checked(check_gpu, gpu_id)
@@ -113,9 +105,10 @@ def rarify_cmd(
         help="a substitute is rare below this wordfreq Zipf (2: the paper's "
         "'fewer than 100 in WWC'; 3: its '-1000' variant) and needs 2+ wordpieces",
     ),
-    max_candidates: Optional[int] = typer.Option(None, help="at most N test candidates"),
-    max_masks: int = typer.Option(5, help="words masked per item at most"),
-    misspelling_rate: float = typer.Option(0.1, help="share of substitutions that are misspellings"),
+    max_candidates: Optional[int] = typer.Option(None, min=1, help="at most N test candidates"),
+    max_masks: int = typer.Option(5, min=1, help="words masked per item at most"),
+    misspelling_rate: float = typer.Option(0.1, parser=number_in(0, 1),
+                                           help="share of substitutions that are misspellings"),
     seed: str = typer.Option(
         "0",
         help="rarification seed(s), comma-separated (0,1,2): they share one masking "
@@ -127,12 +120,6 @@ def rarify_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Build the rarified test set (resumes an interrupted run)."""
-    run_checked(
-        check_options,
-        max_candidates=(max_candidates, ">= 1"),
-        max_masks=(max_masks, ">= 1"),
-        misspelling_rate=(misspelling_rate, "[0, 1]"),
-    )
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(parse_seeds, seed)
     run_checked(check_output_dir, output_dir, RARIFY_OUTPUTS, command="rarify", force=force)

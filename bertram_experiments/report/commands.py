@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from spacy_bertram.app import FORCE_FILE_HELP, FORCE_HELP, check_options, run_checked
+from spacy_bertram.app import FORCE_FILE_HELP, FORCE_HELP, run_checked
 from spacy_bertram.fileio import check_output_dir, check_output_file
 
 from ..app import app
@@ -66,13 +66,12 @@ def learning_curve_cmd(
         "is the reference",
     ),
     output: Path = typer.Option(..., help="directory for learning_curve.json, .md and the plots"),
-    bootstrap: int = typer.Option(2000, help="paired bootstrap resamples for the differences to the reference"),
+    bootstrap: int = typer.Option(2000, min=1, help="paired bootstrap resamples for the differences to the reference"),
     seed: int = typer.Option(0, help="seed of the bootstrap"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """The measures of several training runs side by side: gains with CIs, differences to the first
     point, and plots against training words and contexts."""
-    run_checked(check_options, bootstrap=(bootstrap, ">= 1"))
     run_checked(
         check_output_dir, output, CURVE_OUTPUTS, command="learning-curve", force=force, marked=CURVE_OUTPUTS[:2]
     )

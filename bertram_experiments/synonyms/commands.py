@@ -18,7 +18,6 @@ from spacy_bertram.app import (
     check_gpu,
     check_made_by,
     check_model,
-    check_options,
     check_store,
     run_checked,
     setup_logging,
@@ -51,14 +50,14 @@ def synonym_recovery_cmd(
     fold: Optional[str] = typer.Option(
         None, help="score one fold of the rare words only, I/K (e.g. 0/2; split by rare word with a fixed seed)"
     ),
-    bootstrap: int = typer.Option(2000, help="paired bootstrap resamples (of original words) for the 95% CIs"),
+    bootstrap: int = typer.Option(2000, min=1, help="paired bootstrap resamples (of original words) for the 95% CIs"),
     seed: int = typer.Option(0, help="seed of the pair sample and of the bootstrap"),
-    max_pairs: int = typer.Option(2000, help="at most N pairs per source (rarified, WordNet): a seeded sample"),
+    max_pairs: int = typer.Option(2000, min=1, help="at most N pairs per source (rarified, WordNet): a seeded sample"),
     max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     wordnet_dir: Optional[Path] = typer.Option(None, help="directory with the WordNet 3.0 dict files"),
     context_window: Optional[int] = typer.Option(
-        None,
+        None, min=1,
         help="words on each side of the rare word in its text (the "
         "text systems; default: the component's context_window)",
     ),
@@ -66,9 +65,6 @@ def synonym_recovery_cmd(
 ) -> None:
     """Cosine, rank and hits@10 of the replaced word's embedding for each system's vector of a rare
     synonym: subword mean vs BERTRAM (form, text, store contexts), paired bootstrap CIs."""
-    run_checked(check_options, bootstrap=(bootstrap, ">= 1"), max_pairs=(max_pairs, ">= 1"))
-    if context_window is not None:
-        run_checked(check_options, context_window=(context_window, ">= 1"))
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     if fold is not None:
         run_checked(parse_fold, fold)

@@ -16,7 +16,7 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import typer
 
-from ..app import (FORCE_HELP, GPU_HELP, MultiValueCommand, app, check_gpu, check_model, check_options, check_store,
+from ..app import (FORCE_HELP, GPU_HELP, MultiValueCommand, app, check_gpu, check_model, check_store, number_in,
                    echo_json, fail, run_checked, setup_logging)
 from ..config import MODES, BertramConfig
 from ..errors import Errors
@@ -39,9 +39,10 @@ def prepare_cmd(
     paths: List[Path] = typer.Argument(..., help="corpus files/directories, then the output directory (the "
                                        "embedded corpus: assets/corpus OUTPUT)"),
     min_count: int = typer.Option(DEFAULT_MIN_COUNT, help="training words: at least this many occurrences"),
-    max_contexts: int = typer.Option(DEFAULT_MAX_CONTEXTS, help="contexts kept per training word"),
+    max_contexts: int = typer.Option(DEFAULT_MAX_CONTEXTS, min=1, help="contexts kept per training word"),
     rare_max_contexts: int = typer.Option(DEFAULT_RARE_MAX_CONTEXTS, help="contexts kept per rarer word"),
-    max_rare_words: Optional[int] = typer.Option(None, help="contexts for at most this many rarer words (default: all)"),
+    max_rare_words: Optional[int] = typer.Option(None,
+                                                 help="contexts for at most this many rarer words (default: all)"),
     context_window: int = typer.Option(DEFAULT_WINDOW, help="words kept on each side of an occurrence"),
     cased: bool = typer.Option(False, "--cased", help="keep case (for cased encoders)"),
     skip_bad_files: bool = typer.Option(False, "--skip-bad-files", help="warn and skip binary/non-UTF-8 files"),
@@ -133,12 +134,13 @@ def _words_and_targets(
     multi_piece_min_zipf: float = typer.Option(DATA.multi_piece_min_zipf, help="... at this Zipf frequency or "
                                                "above (the rare-word rule's default threshold: never a word the "
                                                "component infers)"),
-    held_out: float = typer.Option(DEFAULT_HELD_OUT, help="fraction of words held out"),
+    held_out: float = typer.Option(DEFAULT_HELD_OUT, parser=number_in(0, 0.5, low_open=True, high_open=True),
+                                   help="fraction of words held out"),
     seed: int = typer.Option(0, help="seed of the word split, OTA and training"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
-    ota_steps: int = typer.Option(OTA.steps, help="OTA: Adam steps per word"),
-    ota_batch: int = typer.Option(OTA.batch_words, help="OTA: words per batch"),
-    ota_neighbours: int = typer.Option(OTA.neighbours, help="OTA: random tokens on each side of the word"),
+    ota_steps: int = typer.Option(OTA.steps, min=0, help="OTA: Adam steps per word"),
+    ota_batch: int = typer.Option(OTA.batch_words, min=1, help="OTA: words per batch"),
+    ota_neighbours: int = typer.Option(OTA.neighbours, min=0, help="OTA: random tokens on each side of the word"),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> WordsAndTargets:
@@ -151,8 +153,6 @@ def _words_and_targets(
 
 def _check_words_and_targets(args: WordsAndTargets) -> None:
     """The shared options' values: what `targets` and `train` check first, before importing torch."""
-    check_options(held_out=(args.held_out, "(0, 0.5)"), ota_steps=(args.ota.steps, ">= 0"),
-                  ota_batch=(args.ota.batch_words, ">= 1"), ota_neighbours=(args.ota.neighbours, ">= 0"))
     check_word_limits(args.min_count, args.max_words, args.held_out)
     check_multi_piece_words(args.multi_piece_words, args.multi_piece_min_zipf)
 
@@ -202,35 +202,43 @@ def train_cmd(
     mode: str = typer.Option(NETWORK.mode, help="network mode: " + ", ".join(MODES)),
     read_layer: int = typer.Option(NETWORK.read_layer, help="inplace: encoder layer read (-1 last, -2 the one "
                                    "before)"),
-    subword_share: float = typer.Option(NETWORK.subword_share, help="weight of the subword mean in the output mix "
+    subword_share: float = typer.Option(NETWORK.subword_share, parser=number_in(0, 1),
+                                        help="weight of the subword mean in the output mix "
                                         "(0: BERTRAM's own vector)"),
     own_embedding_for_one_piece: bool = typer.Option(NETWORK.own_embedding_for_one_piece, help="a one-wordpiece "
                                                      "word without contexts keeps the encoder's embedding (off: "
                                                      "the paper's form vector)"),
-    inplace_mask_fraction: float = typer.Option(TRAIN.inplace_mask_fraction, help="inplace: share of training rows "
+    inplace_mask_fraction: float = typer.Option(TRAIN.inplace_mask_fraction, parser=number_in(0, 1, high_open=True),
+                                                help="inplace: share of training rows "
                                                 "that read the mask instead of the word (context-only learning)"),
     targets: Optional[Path] = typer.Option(None, help="a target directory made by `targets` (else built here)"),
     no_subword_mean: bool = typer.Option(False, "--no-subword-mean", help="paper form: n-grams only"),
-    epochs: Tuple[int, int, int] = typer.Option(TRAIN.epochs, help="epochs of stages 1 2 3 (inplace: the first)"),
-    lr: Tuple[float, float, float] = typer.Option(TRAIN.lr, help="learning rate of stages 1 2 3"),
-    batch_words: Tuple[int, int, int] = typer.Option(TRAIN.batch_words, help="words per batch in stages 1 2 3"),
-    warmup: float = typer.Option(TRAIN.warmup, help="share of each stage's steps spent warming up the lr"),
-    min_contexts: int = typer.Option(TRAIN.min_contexts, help="contexts per word per step, at least"),
-    max_contexts: int = typer.Option(NETWORK.max_contexts, help="contexts per word per step, at most (and at "
+    epochs: Tuple[int, int, int] = typer.Option(TRAIN.epochs, min=0,
+                                                help="epochs of stages 1 2 3 (inplace: the first)"),
+    lr: Tuple[float, float, float] = typer.Option(TRAIN.lr, parser=number_in(0, low_open=True),
+                                                  help="learning rate of stages 1 2 3"),
+    batch_words: Tuple[int, int, int] = typer.Option(TRAIN.batch_words, min=1, help="words per batch in stages 1 2 3"),
+    warmup: float = typer.Option(TRAIN.warmup, parser=number_in(0, 1, high_open=True),
+                                 help="share of each stage's steps spent warming up the lr"),
+    min_contexts: int = typer.Option(TRAIN.min_contexts, min=1, help="contexts per word per step, at least"),
+    max_contexts: int = typer.Option(NETWORK.max_contexts, min=1, help="contexts per word per step, at most (and at "
                                      "inference)"),
-    pool_contexts: int = typer.Option(TRAIN.pool_contexts, help="contexts kept per word"),
+    pool_contexts: int = typer.Option(TRAIN.pool_contexts, min=1, help="contexts kept per word"),
     max_seq_length: int = typer.Option(NETWORK.max_seq_length, help="encoder window per context (special tokens "
                                        "included)"),
-    ngram_min_count: int = typer.Option(TRAIN.ngram_min_count, help="n-grams seen fewer times share the UNK row"),
+    ngram_min_count: int = typer.Option(TRAIN.ngram_min_count, min=1,
+                                        help="n-grams seen fewer times share the UNK row"),
     no_reuse: bool = typer.Option(False, "--no-reuse", help="re-encode contexts every epoch (slow; for comparison)"),
-    cache_mb: float = typer.Option(TRAIN.cache_memory_mb, help="encoder states kept in memory (MB)"),
+    cache_mb: float = typer.Option(TRAIN.cache_memory_mb, parser=number_in(0),
+                                   help="encoder states kept in memory (MB)"),
     no_ablation: bool = typer.Option(False, "--no-ablation", help="skip the other form variant"),
     keep_cache: bool = typer.Option(False, "--keep-cache", help="keep the encoder-state cache files"),
     restart: bool = typer.Option(False, "--restart", help="if OUTPUT holds a run with other settings, remove its "
                                  "files and start over (without it: an error; same settings always resume)"),
     definitions: Optional[Path] = typer.Option(None, help="a definition store from `dictionary`: each training "
                                                "word's context pool begins with its definitions"),
-    definitions_per_word: int = typer.Option(DATA.definitions_per_word, help="with --definitions: definitions per "
+    definitions_per_word: int = typer.Option(DATA.definitions_per_word, min=1,
+                                             help="with --definitions: definitions per "
                                              "training word"),
     path_mix: Tuple[float, float, float] = typer.Option(
         TRAIN.path_mix, help="inplace: shares of the paths each step trains a word on: spelling alone, contexts "
@@ -244,11 +252,6 @@ def train_cmd(
 ) -> None:
     """Train BERTRAM: the training stages, validation and the form ablation (resumes if interrupted)."""
     run_checked(_check_words_and_targets, args)
-    run_checked(check_options, subword_share=(subword_share, "[0, 1]"), inplace_mask_fraction=(inplace_mask_fraction,
-                "[0, 1)"), epochs=(epochs, ">= 0"), lr=(lr, "> 0"), batch_words=(batch_words, ">= 1"),
-                warmup=(warmup, "[0, 1)"), min_contexts=(min_contexts, ">= 1"), max_contexts=(max_contexts, ">= 1"),
-                pool_contexts=(pool_contexts, ">= 1"), ngram_min_count=(ngram_min_count, ">= 1"),
-                cache_mb=(cache_mb, ">= 0"), definitions_per_word=(definitions_per_word, ">= 1"))
     if mode not in MODES:
         fail(ValueError(Errors.E156.format(setting="--mode", choices=", ".join(MODES), value=mode)))
     run_checked(check_output_dir, args.output, TRAIN_OUTPUTS, command="train", force=args.force,
@@ -298,7 +301,8 @@ def vectors_cmd(
                                          "count range)"),
     min_contexts: int = typer.Option(1, help="skip words with fewer store contexts (the component infers those "
                                      "from the doc)"),
-    max_contexts: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, help="store contexts per word (as the component's "
+    max_contexts: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, min=1,
+                                     help="store contexts per word (as the component's "
                                      "contexts_per_word)"),
     shard_size: int = typer.Option(256, help="words per shard: the unit of work, of writing and of resuming"),
     workers: Optional[int] = typer.Option(None, help="local Dask workers (default: one per core); 0: no Dask, "
