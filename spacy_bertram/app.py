@@ -149,7 +149,7 @@ def number_in(low: Optional[float] = None, high: Optional[float] = None, *, low_
         try:
             value = float(text)
         except ValueError:
-            raise typer.BadParameter(f"{wanted}, got {text!r}") from None
+            raise typer.BadParameter(f"must be {wanted}, got {text!r}") from None
         too_low = low is not None and (value <= low if low_open else value < low)
         too_high = high is not None and (value >= high if high_open else value > high)
         if not math.isfinite(value) or too_low or too_high:
