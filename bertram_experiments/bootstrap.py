@@ -13,6 +13,10 @@ of one test text); the caller aggregates units inside the statistic.
 With `strata`, units are drawn with replacement within each stratum, so every
 resample keeps each stratum's size (pooled data sets keep their proportions).
 
+`runs_bootstrap` draws training runs as well as items: several trained models
+(seeds, subset draws) predict the same test texts, and a statistic of counts summed
+over texts and runs gets one interval over texts alone and one over texts and runs.
+
 `paired_difference` is the same bootstrap for a statistic of per-item rows that
 does not vectorise (Spearman's rho of cosines against human scores): it is
 computed for both systems on the same resampled rows.
@@ -20,7 +24,7 @@ computed for both systems on the same resampled rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Callable, Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
 
@@ -176,5 +180,87 @@ def ratio_of_sums(numerators: np.ndarray, denominators: Sequence[float]) -> Stat
     return lambda idx: num[idx].sum(axis=1) / den[idx].sum(axis=1)[:, None]
 
 
-__all__ = ["BootstrapCI", "bootstrap_distribution", "mean_difference", "paired_bootstrap", "paired_difference",
-           "percentile_cis", "ratio_of_sums", "resample_indices"]
+
+def multiplicities(idx: np.ndarray, n_units: int) -> np.ndarray:
+    """(n_resamples, n_units): how often each unit is drawn in each resample."""
+    out = np.zeros((idx.shape[0], n_units))
+    np.add.at(out, (np.arange(idx.shape[0])[:, None], idx), 1.0)
+    return out
+
+
+#: The two intervals of `runs_bootstrap`: texts drawn, every run kept; texts and runs drawn.
+RUN_INTERVALS = ("texts", "texts_and_seeds")
+
+
+def weighted_sums(counts: np.ndarray, folds: np.ndarray, texts: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """Σ_t texts[r, t] · Σ_s seeds[r, fold(t), s] · counts[t, s, :] for every resample r.
+
+    counts: (n_texts, n_runs, m); folds: (n_texts,) fold index; texts: (R, n_texts)
+    multiplicities; seeds: (R, n_folds, n_runs) multiplicities. Returns (R, m).
+    """
+    out = np.zeros((texts.shape[0], counts.shape[2]))
+    for fold in range(seeds.shape[1]):
+        members = np.flatnonzero(folds == fold)
+        per_seed = np.einsum("rt,tsm->rsm", texts[:, members], counts[members])
+        out += np.einsum("rs,rsm->rm", seeds[:, fold], per_seed)
+    return out
+
+
+def seed_multiplicities(n_resamples: int, n_folds: int, n_seeds: int, rng: np.random.Generator) -> np.ndarray:
+    """(R, n_folds, n_runs): how often each fold's run is drawn (n_runs draws with replacement per fold)."""
+    drawn = rng.integers(0, n_seeds, size=(n_resamples * n_folds, n_seeds))
+    return multiplicities(drawn, n_seeds).reshape(n_resamples, n_folds, n_seeds)
+
+
+@dataclass(frozen=True)
+class RunsBootstrap:
+    """`runs_bootstrap`'s result: k statistics observed, per run, and their two intervals."""
+
+    observed: np.ndarray  # (k,)
+    per_run: np.ndarray  # (n_runs, k)
+    intervals: Dict[str, List[BootstrapCI]]
+
+    def column(self, j: int) -> dict:
+        """Statistic j as JSON: estimate, per_seed (one value per run) and one CI per interval."""
+        return {"estimate": float(self.observed[j]), "per_seed": [float(v) for v in self.per_run[:, j]],
+                **{name: cis[j].to_dict() for name, cis in self.intervals.items()}}
+
+
+def runs_bootstrap(counts: np.ndarray, fold_labels: Sequence, statistic: Callable[[np.ndarray], np.ndarray],
+                   n_resamples: int = 10000, seed: int = 0) -> RunsBootstrap:
+    """Statistics of counts summed over texts and runs, with intervals over texts and over texts and runs.
+
+    counts: (n_texts, n_runs, m), each run's counts of each text (the same texts in every run);
+    `statistic` maps summed counts (R, m) to (R, k). `texts` draws texts within their fold and
+    keeps every run; `texts_and_seeds` draws, in the same resamples, each fold's runs with
+    replacement too (every fold's runs are their own training draws), so it covers training
+    noise. A resample draws the same runs for every system, so paired systems stay paired.
+    """
+    order = {f: i for i, f in enumerate(dict.fromkeys(fold_labels))}
+    folds = np.asarray([order[f] for f in fold_labels])
+    n_texts, n_runs, n_folds = counts.shape[0], counts.shape[1], len(order)
+
+    def summed(texts: np.ndarray, runs: np.ndarray) -> np.ndarray:
+        return statistic(weighted_sums(counts, folds, texts, runs))
+
+    every_run = np.ones((1, n_folds, n_runs))
+    observed = summed(np.ones((1, n_texts)), every_run)
+    per_run = np.concatenate([summed(np.ones((1, n_texts)), np.eye(n_runs)[None, None, r].repeat(n_folds, axis=1))
+                              for r in range(n_runs)])
+    rng = np.random.default_rng(seed)
+    run_rng = np.random.default_rng([seed, 1])
+    values: Dict[str, List[np.ndarray]] = {name: [] for name in RUN_INTERVALS}
+    done = 0
+    while done < n_resamples:
+        size = min(BLOCK, n_resamples - done)
+        texts = multiplicities(resample_indices(n_texts, size, rng, fold_labels), n_texts)
+        values["texts"].append(summed(texts, every_run.repeat(size, axis=0)))
+        values["texts_and_seeds"].append(summed(texts, seed_multiplicities(size, n_folds, n_runs, run_rng)))
+        done += size
+    intervals = {name: percentile_cis(observed, np.concatenate(parts)) for name, parts in values.items()}
+    return RunsBootstrap(observed[0], per_run, intervals)
+
+
+__all__ = ["BootstrapCI", "RUN_INTERVALS", "RunsBootstrap", "bootstrap_distribution", "mean_difference",
+           "multiplicities", "paired_bootstrap", "paired_difference", "percentile_cis", "ratio_of_sums",
+           "resample_indices", "runs_bootstrap", "seed_multiplicities", "weighted_sums"]

@@ -9,6 +9,7 @@ from .synonyms import commands as _synonym_commands  # noqa: F401  (registers it
 from .intrinsic import commands as _intrinsic_commands  # noqa: F401  (registers its commands on app)
 from .report import commands as _report_commands  # noqa: F401  (registers its commands on app)
 from .ner import commands as _ner_commands  # noqa: F401  (registers its commands on app)
+from .label_curve import commands as _label_curve_commands  # noqa: F401  (registers its commands on app)
 
 __all__ = ["app", "main"]
 

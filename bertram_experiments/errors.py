@@ -139,6 +139,16 @@ class Errors(PluginErrors):
             "every seed must be predicted on the same folds; run ner-full-evaluate again.")
     E422 = ("the ner component's tok2vec ({name}) reads no transformer listener, so there is no listener gradient "
             "to measure; the NER configs (configs/ner_minilm*.cfg) use spacy-transformers.TransformerListener.v1.")
+    # E423-E429: label-curve (learning curves over labelled data)
+    E423 = ("label-curve: TASK must be 'ner' (DATA_DIR from ner-folds) or 'textcat' (DATA_DIR from split), "
+            "got {task!r}.")
+    E424 = "nested_order: {n_labels} labels for {n_texts} texts; give one label per text (or none)."
+    E425 = ("--sizes {sizes}: each point of the curve needs 1 to {n_texts} training texts (the smallest "
+            "training pool of the folds); give sizes within it.")
+    E426 = ("label-curve: {path} is missing; DATA_DIR must be what {command} wrote ({files}). Run that "
+            "step first or point DATA_DIR at its output.")
+    E427 = ("label-curve-report: {path} has no {file}; give the output directories of label-curve runs "
+            "that have finished.")
 
 
 class Warnings(PluginWarnings):

@@ -39,6 +39,10 @@ NER_EVALUATE_OUTPUTS = ("fold-*.jsonl", METRICS_FILE, REPORT_FILE, PLOT_FILE)
 NER_CURVE_PLOT = "learning_curve.png"
 NER_COST_FILE = "cost.json"
 NER_FULL_OUTPUTS = ("frozen", "tuned", METRICS_FILE, REPORT_FILE, NER_CURVE_PLOT, NER_COST_FILE)
+#: label-curve: its runs (TRAINING_DIR) and the curve (OUTPUT_DIR); label-curve-report: the tables and plots.
+LABEL_CURVE_RUNS = ("fold-*",)
+LABEL_CURVE_OUTPUTS = ("curve.json", "curve.md", "curve.png")
+LABEL_CURVE_REPORT_OUTPUTS = ("curves.md", "*.png")
 
 __all__ = [
     "ASSEMBLE_OUTPUTS",
@@ -47,6 +51,9 @@ __all__ = [
     "EVALUATE_OUTPUTS",
     "FOLDS_FILE",
     "INFO_FILE",
+    "LABEL_CURVE_OUTPUTS",
+    "LABEL_CURVE_REPORT_OUTPUTS",
+    "LABEL_CURVE_RUNS",
     "METRICS_FILE",
     "NER_COST_FILE",
     "NER_CURVE_PLOT",

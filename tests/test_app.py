@@ -228,6 +228,8 @@ WRITERS = {
     "dictionary": ["{out}"],
     "synonym-recovery": ["x", "--wordnet", "--output", "{out}"],
     "learning-curve": ["x", "--output", "{out}"],
+    "label-curve": ["textcat", "x", "{out}", "x", "--bertram", "x", "--stock-config", "x", "--bertram-config", "x"],
+    "label-curve-report": ["x", "--output", "{out}"],
 }
 ONE_FILE = {
     "similarity": "m.json",

@@ -323,6 +323,8 @@ def test_every_command_refuses_a_gpu_this_torch_lacks_before_writing(tmp_path, b
         "ner-train": [tmp_path / "folds", out, "--bertram", m],
         "ner-evaluate": [tmp_path / "folds", m, out],
         "ner-full-evaluate": [tmp_path / "folds", m, out],
+        "label-curve": ["textcat", tmp_path / "splits", out / "runs", out, "--bertram", m, "--stock-config", m,
+                        "--bertram-config", m],
         "synonym-recovery": [m, "--rarified", tmp_path / "rarified", "--output", out / "m.json"],
     }
     takes_gpu = {

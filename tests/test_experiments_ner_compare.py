@@ -6,7 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from bertram_experiments.ner.compare import compare_to_stock, delta_f1_statistic, multiplicities
+from bertram_experiments.bootstrap import multiplicities
+from bertram_experiments.ner.compare import compare_to_stock, delta_f1_statistic
 
 
 def rows(n_texts: int = 20):

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from bertram_experiments.ner.compare import compare_to_stock
-from bertram_experiments.ner.seeds import seed_multiplicities, seeded_delta_f1, weighted_sums
+from bertram_experiments.bootstrap import seed_multiplicities, weighted_sums
+from bertram_experiments.ner.seeds import seeded_delta_f1
 
 E = [[0, 1, "person"]]
 

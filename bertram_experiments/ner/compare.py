@@ -14,17 +14,10 @@ from typing import Dict, Mapping, Optional, Sequence
 import numpy as np
 
 from ..errors import Errors
-from ..bootstrap import paired_bootstrap
+from ..bootstrap import multiplicities, paired_bootstrap
 from .scores import SUBSETS, count_matrix, f1
 
 DEFAULT_RESAMPLES = 10000
-
-
-def multiplicities(idx: np.ndarray, n_units: int) -> np.ndarray:
-    """(n_resamples, n_units): how often each unit is drawn in each resample."""
-    out = np.zeros((idx.shape[0], n_units))
-    np.add.at(out, (np.arange(idx.shape[0])[:, None], idx), 1.0)
-    return out
 
 
 def delta_from_sums(sums: np.ndarray, k: int) -> np.ndarray:
@@ -68,5 +61,4 @@ def compare_to_stock(rows: Sequence[Mapping], systems: Sequence[str], baseline: 
     return out
 
 
-__all__ = ["DEFAULT_RESAMPLES", "compare_to_stock", "comparison_pairs", "delta_f1_statistic", "delta_from_sums",
-           "multiplicities"]
+__all__ = ["DEFAULT_RESAMPLES", "compare_to_stock", "comparison_pairs", "delta_f1_statistic", "delta_from_sums"]

@@ -201,8 +201,10 @@ def baseline_config(
     freeze: bool = True,
     checkpoints: Sequence[int] = (),
     checkpoint_dir: Optional[PathLike] = None,
+    patience: int = 0,
 ):
-    """The training config: `base_config` with bounded steps, the freezing callback
+    """The training config: `base_config` with bounded steps (and early stopping after
+    `patience` steps without a better dev score, 0: none), the freezing callback
     (or none: `freeze=False` fine-tunes the embeddings too, spaCy's default), the
     encoder and the seed set; with `checkpoints`, the pipeline is also saved at
     those steps into `checkpoint_dir`. Paths are left for overrides."""
@@ -210,7 +212,7 @@ def baseline_config(
     training = config["training"]
     training["max_steps"] = int(max_steps)
     training["eval_frequency"] = int(eval_frequency)
-    training["patience"] = 0
+    training["patience"] = int(patience)
     training["max_epochs"] = 0
     training["batcher"]["size"] = int(batch_size)
     lr = training["optimizer"]["learn_rate"]
@@ -258,6 +260,7 @@ def train_baseline(
     paths: Optional[Dict[str, str]] = None,
     force: bool = False,
     checkpoints: Sequence[int] = (),
+    patience: int = 0,
 ) -> Dict[str, object]:
     """`spacy train` on the augmented split; output_dir/model-best and model-last
     (and output_dir/checkpoints/step-N for each of `checkpoints`).
@@ -281,7 +284,7 @@ def train_baseline(
     tmp = output.parent / f".{output.name}.tmp"
     config = baseline_config(base_config, base_model, seed, max_steps, eval_frequency, batch_size,
                              learn_rate, freeze=freeze, checkpoints=checkpoints,
-                             checkpoint_dir=tmp / CHECKPOINTS_DIR)
+                             checkpoint_dir=tmp / CHECKPOINTS_DIR, patience=patience)
     config["paths"]["train"] = str(train_path)
     config["paths"]["dev"] = str(dev_path)
     for key, value in (paths or {}).items():
@@ -297,7 +300,7 @@ def train_baseline(
     info: Dict[str, object] = {
         "base_config": str(base_config), "base_model": base_model, "gpu_id": gpu_id, "seed": seed,
         "max_steps": max_steps, "batch_size": batch_size, "learn_rate": learn_rate,
-        "frozen_embeddings": freeze, "checkpoints": list(checkpoints),
+        "frozen_embeddings": freeze, "checkpoints": list(checkpoints), "patience": patience,
     }
     best = tmp / "model-best"
     meta = json.loads((best / "meta.json").read_text(encoding="utf8"))
