@@ -15,6 +15,8 @@ ASSETS_ENV = "SPACY_BERTRAM_ASSETS"
 #: The command that writes WNUT-16, which E417 names when the file is missing (E390 names the corpus's).
 WNUT16_COMMAND = "python scripts/fetch_wnut16.py --assets {assets}   (or: python -m spacy project run ner-data)"
 WNUT16_FILE = Path("ner") / "wnut16_train.txt"
+#: PubMed sentences with biomedical entities (NERO), IOB: scripts/fetch_nero.py writes it.
+NERO_FILE = Path("ner") / "nero_pubmed.txt"
 
 
 def default_assets_dir() -> Path:

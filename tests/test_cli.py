@@ -23,7 +23,8 @@ ROOT = Path(__file__).parent.parent
 #: What `split` writes and the later steps read.
 SPLIT_FILES = ["train.spacy", "dev.spacy", "train.jsonl", "dev.jsonl", "test_candidates.jsonl"]
 #: Commands that run a model, and the option that selects its device.
-MODEL_STEPS = {"train", "targets", "train-baseline", "rarify", "evaluate", "similarity", "intrinsic", "vectors"}
+MODEL_STEPS = {"train", "targets", "train-baseline", "rarify", "evaluate", "similarity", "intrinsic", "vectors",
+               "label-curve"}
 
 
 def tiny_jsonl(path: Path, extra=()) -> Path:
@@ -250,6 +251,8 @@ def test_project_workflows_and_vars():
             "assemble",
             "pool",
             "vectors",
+            "label-curve",
+            "label-curve-report",
         ):
             help_text = invoke(argv[3], "--help").output
             for option in (a for a in argv[4:] if a.startswith("--")):

@@ -63,11 +63,11 @@ def test_sizes_and_labels_are_checked():
 def test_the_schedule_trains_a_subset_for_its_epochs_within_the_bounds():
     nlp = spacy.blank("en")
     docs = [nlp("one two three four five six seven eight nine ten")] * 50  # 500 words
-    steps = CurveSchedule(batch_size=100, epochs=5, min_steps=20, max_steps=100).for_subset(docs)
+    steps = CurveSchedule(batch_size=100, epochs=5, min_steps=20, max_steps=100, min_eval_steps=5).for_subset(docs)
     assert (steps.max_steps, steps.eval_frequency, steps.patience) == (25, 5, 15)
-    small = CurveSchedule(batch_size=100, epochs=5, min_steps=20, max_steps=100).for_subset(docs[:3])
+    small = CurveSchedule(batch_size=100, epochs=5, min_steps=20, max_steps=100, min_eval_steps=5).for_subset(docs[:3])
     assert (small.max_steps, small.eval_frequency) == (20, 5)
-    capped = CurveSchedule(batch_size=10, epochs=5, min_steps=20, max_steps=100).for_subset(docs)
+    capped = CurveSchedule(batch_size=10, epochs=5, min_steps=20, max_steps=100, min_eval_steps=5).for_subset(docs)
     assert (capped.max_steps, capped.eval_frequency) == (100, 50)  # a whole pass between dev scores
 
 

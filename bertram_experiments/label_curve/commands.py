@@ -39,13 +39,14 @@ def label_curve_cmd(
     stock_config: Path = typer.Option(..., help="the stock pipeline's training config"),
     bertram_config: Path = typer.Option(..., help="the same pipeline with bertram before the transformer"),
     base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
-    sizes: str = typer.Option("50,100,200,400", help="labelled training texts per point, comma-separated"),
+    sizes: str = typer.Option("50,150,450", help="labelled training texts per point, comma-separated"),
     seeds: str = typer.Option("0,1", help="spaCy training seeds, comma-separated"),
     draws: int = typer.Option(1, min=1, help="nested subset orders per fold (each its own runs)"),
     batch_size: int = typer.Option(250, min=1, help="padded words per batch"),
     epochs: int = typer.Option(8, min=1, help="passes over a subset (within --min-steps, --max-steps)"),
-    min_steps: int = typer.Option(20, min=1, help="fewest updates per run"),
+    min_steps: int = typer.Option(100, min=1, help="fewest updates per run"),
     max_steps: int = typer.Option(160, min=1, help="most updates per run"),
+    eval_steps: int = typer.Option(20, min=1, help="fewest updates between dev scores (else one pass)"),
     patience: int = typer.Option(3, min=1, help="dev scores without a better one before training stops"),
     learn_rate: float = typer.Option(2e-4, parser=number_in(0, low_open=True),
                                      help="Adam learning rate (linear warm-up over a tenth of the steps, then decay)"),
@@ -75,7 +76,8 @@ def label_curve_cmd(
     settings = CurveSettings(
         task, str(stock_config), str(bertram_config), str(bertram), context_store and str(context_store),
         base_model, gpu_id, tuple(run_checked(parse_sizes, sizes)), tuple(run_checked(parse_seeds, seeds)), draws,
-        CurveSchedule(batch_size, epochs, min_steps, max_steps, patience_evals=patience, learn_rate=learn_rate))
+        CurveSchedule(batch_size, epochs, min_steps, max_steps, min_eval_steps=eval_steps, patience_evals=patience,
+                      learn_rate=learn_rate))
     curve = run_checked(label_curve, name or output_dir.name, data_dir, training_dir, output_dir, settings,
                         n_resamples=bootstrap_resamples, keep_models=keep_models, force=force)
     echo_json({"name": curve["name"], "seconds": curve["seconds"],

@@ -59,7 +59,7 @@ class CurveSettings:
     context_store: Optional[str] = None
     base_model: str = "default"
     gpu_id: int = -1
-    sizes: Tuple[int, ...] = (50, 100, 200, 400)
+    sizes: Tuple[int, ...] = (50, 150, 450)
     seeds: Tuple[int, ...] = (0, 1)
     draws: int = 1
     schedule: CurveSchedule = field(default_factory=CurveSchedule)

@@ -1,7 +1,8 @@
 """How long each point of the curve trains: to convergence on its dev set, within a budget.
 
 A subset of n texts is trained for `epochs` passes (at least `min_steps`, at most
-`max_steps` updates), its dev set scored once per pass (at least every
+`max_steps` updates: a small subset needs many passes before NER learns anything
+at all, a large one fewer), its dev set scored once per pass (at least every
 `min_eval_steps` updates), and training stops early, as `spacy train` does, after
 `patience_evals` dev scores without a better one; model-best is the pipeline the
 curve scores. The same schedule holds for stock and with-bertram runs of a point.
@@ -21,9 +22,9 @@ class CurveSchedule:
 
     batch_size: int = 250
     epochs: int = 8
-    min_steps: int = 20
+    min_steps: int = 100
     max_steps: int = 160
-    min_eval_steps: int = 5
+    min_eval_steps: int = 20
     patience_evals: int = 3
     learn_rate: float = 2e-4
 
