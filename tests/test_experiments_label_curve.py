@@ -11,7 +11,7 @@ import spacy
 
 from bertram_experiments.label_curve.curve import curves_report, label_curve
 from bertram_experiments.label_curve.data import CurveFold, load_folds
-from bertram_experiments.label_curve.report import curve_table, plot_curve
+from bertram_experiments.label_curve.report import curve_table, plot_curve, plot_curves
 from bertram_experiments.label_curve.runs import CurveSettings, subsets_of
 from bertram_experiments.label_curve.schedule import CurveSchedule
 from bertram_experiments.label_curve.subsets import check_sizes, nested_order, nested_subsets, parse_sizes
@@ -140,6 +140,7 @@ def test_the_table_stars_a_gain_whose_interval_excludes_zero_and_the_plot_is_dra
     assert table[2].startswith("| 50 | 4 | 50.0 / 55.0 | 10 | +5.0 [+3.0, +7.0] * | 50.0 / 60.0")
     assert "+1.0 [-1.0, +3.0] |" in table[3] and table[3].endswith("| 1.20x | 1.50x |  |")
     assert plot_curve(toy_curve(), tmp_path / "curve.png").stat().st_size > 5000
+    assert plot_curves([toy_curve(), toy_curve()], tmp_path / "curves.png").stat().st_size > 5000
 
 
 def tiny_settings(task, tiny_bert_path, bertram_assets, **kwargs):
@@ -172,6 +173,7 @@ def test_a_textcat_curve_trains_nested_runs_resumes_and_reports(tmp_path, tiny_b
     assert again["points"][0]["all"] == curve["points"][0]["all"]
     report = curves_report([tmp_path / "out"], tmp_path / "report")
     assert "### tiny (textcat)" in report.read_text(encoding="utf8") and (tmp_path / "report" / "tiny.png").is_file()
+    assert (tmp_path / "report" / "curves.png").stat().st_size > 5000
 
 
 @pytest.mark.slow
@@ -179,11 +181,11 @@ def test_a_ner_curve_scores_every_fold_with_the_components_rare_tokens(tmp_path,
     nlp = spacy.blank("en")
     docs = [tagged_doc(nlp.vocab, t) for t in parse_iob(tiny_iob().splitlines(), "tiny")]
     write_folds(docs, tmp_path / "folds", k=2, seed=0, dev_share=0.2, source="tiny")
-    settings = tiny_settings("ner", tiny_bert_path, bertram_assets, sizes=(3, 6), seeds=(0,), draws=1)
+    settings = tiny_settings("ner", tiny_bert_path, bertram_assets, sizes=(6,), seeds=(0,), draws=1)
     curve = label_curve("tiny-ner", tmp_path / "folds", tmp_path / "runs", tmp_path / "out", settings,
                         n_resamples=50)
-    point = curve["points"][-1]
-    assert point["texts"] == 24 and point["runs"] == 2
+    [point] = curve["points"]
+    assert point["texts"] == 24 and point["runs"] == 2  # each fold's test texts, one run per fold
     assert point["all"]["n"] == sum(len(d.ents) for d in docs)
     assert 0 < point["rare"]["n"] < point["all"]["n"]
     assert np.isfinite(point["all"]["stock"])

@@ -11,7 +11,8 @@ from ..errors import Errors
 from ..ner.predict import read_rows
 from ..outputs import LABEL_CURVE_OUTPUTS, LABEL_CURVE_REPORT_OUTPUTS, LABEL_CURVE_RUNS
 from .data import load_folds
-from .report import CURVE_FILE, CURVE_MD, CURVE_PNG, combined_markdown, curve_markdown, plot_curve
+from .report import (CURVE_FILE, CURVE_MD, CURVE_PNG, CURVES_PNG, combined_markdown, curve_markdown, plot_curve,
+                     plot_curves)
 from .runs import PREDICTIONS_FILE, CurveSettings, Unit, run_curve
 from .summary import MEASURES, summarise_curve
 from spacy_bertram.fileio import check_output_dir, write_bytes_atomic, write_json_atomic
@@ -59,10 +60,11 @@ def read_curve(directory: PathLike) -> Mapping:
 
 
 def curves_report(curve_dirs: Sequence[PathLike], output_dir: PathLike, force: bool = False) -> Path:
-    """OUTPUT/curves.md with every curve's table, and each plot beside it as NAME.png."""
+    """OUTPUT/curves.md with every curve's table, each plot beside it as NAME.png, and curves.png (all of them)."""
     check_output_dir(output_dir, LABEL_CURVE_REPORT_OUTPUTS, command="label-curve-report", force=force)
     curves = [read_curve(directory) for directory in curve_dirs]
     out = Path(output_dir)
+    plot_curves(curves, out / CURVES_PNG)
     for directory, curve in zip(curve_dirs, curves):
         write_bytes_atomic(out / f"{curve['name']}.png", (Path(directory) / CURVE_PNG).read_bytes())
     return write_bytes_atomic(out / REPORT_MD, ("\n".join(combined_markdown(curves)) + "\n").encode("utf8"))

@@ -9,6 +9,8 @@ from ..tables import format_ci, markdown_table, percent
 
 SUBSET_TITLES = {"all": "all test items", "rare": "items with a rare token"}
 CURVE_FILE, CURVE_MD, CURVE_PNG = "curve.json", "curve.md", "curve.png"
+#: label-curve-report's figure: every curve, one panel each
+CURVES_PNG = "curves.png"
 
 
 def ratio(value: Optional[float]) -> str:
@@ -44,10 +46,8 @@ def curve_markdown(curve: Mapping) -> List[str]:
     return lines
 
 
-def plot_curve(curve: Mapping, path: Path) -> Path:
+def draw_curve(ax, curve: Mapping) -> None:
     """The gain against labelled texts (log scale), with its CI band, overall and on the rare subset."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
     sizes = [p["size"] for p in curve["points"]]
     for subset, style in (("all", "-"), ("rare", "--")):
         cis = [p[subset]["delta"]["texts_and_seeds"] for p in curve["points"]]
@@ -55,21 +55,39 @@ def plot_curve(curve: Mapping, path: Path) -> Path:
         ax.fill_between(sizes, [100 * c["low"] for c in cis], [100 * c["high"] for c in cis], alpha=0.2)
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xscale("log")
+    ax.minorticks_off()
     ax.set_xticks(sizes, [str(s) for s in sizes])
     ax.set_xlabel("labelled training texts")
-    ax.set_ylabel(f"Δ {curve['measure']}, with bertram − stock (points)")
-    ax.set_title(f"{curve['name']}: gain with 95% CI")
+    ax.set_ylabel(f"Δ {curve['measure']} (points)")
+    ax.set_title(f"{curve['name']}: with bertram − stock, 95% CI")
     ax.legend(fontsize=8)
+
+
+def plot_curve(curve: Mapping, path: Path) -> Path:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    draw_curve(ax, curve)
     fig.tight_layout()
     return save_png(fig, path, dpi=120)
 
 
+def plot_curves(curves: Sequence[Mapping], path: Path) -> Path:
+    """Every task's curve, one panel each, side by side (the README's figure)."""
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(curves), figsize=(4.5 * len(curves), 3.8), squeeze=False)
+    for ax, curve in zip(axes[0], curves):
+        draw_curve(ax, curve)
+    fig.tight_layout()
+    return save_png(fig, path, dpi=110)
+
+
 def combined_markdown(curves: Sequence[Mapping]) -> List[str]:
-    lines = ["## Learning curves over labelled data (real text)", ""]
+    lines = ["## Learning curves over labelled data (real text)", "", f"![every curve]({CURVES_PNG})", ""]
     for curve in curves:
         lines += curve_markdown(curve)
         lines += [f"![{curve['name']}]({curve['name']}.png)", ""]
     return lines
 
 
-__all__ = ["CURVE_FILE", "CURVE_MD", "CURVE_PNG", "combined_markdown", "curve_markdown", "curve_table", "plot_curve"]
+__all__ = ["CURVES_PNG", "CURVE_FILE", "CURVE_MD", "CURVE_PNG", "combined_markdown", "curve_markdown", "curve_table",
+           "plot_curve", "plot_curves"]
