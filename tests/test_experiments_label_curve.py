@@ -19,8 +19,7 @@ from bertram_experiments.label_curve.summary import summarise_point
 from bertram_experiments.ner.data import parse_iob, tagged_doc
 from bertram_experiments.ner.folds import write_folds
 from bertram_experiments.rarification.baseline import make_splits
-from tests.test_experiments_ner_evaluate import tiny_iob
-from tests.util import tiny_dataset
+from tests.util import tiny_dataset, tiny_iob
 
 ROOT = Path(__file__).parent.parent
 

@@ -17,24 +17,9 @@ from bertram_experiments.ner.folds import write_folds
 from bertram_experiments.ner.predict import share_vector_caches
 from bertram_experiments.ner.full import evaluate_full, seed_dir
 from bertram_experiments.ner.systems import SYSTEMS, NerTraining, load_systems, train_folds
+from tests.util import tiny_iob
 
 ROOT = Path(__file__).parent.parent
-SENTENCES = [
-    "the farmer sold a kumquat at the market", "she ate a sweet orange", "the old dog ran down the road",
-    "a kumquat is a small fruit", "the farmer had a red car", "people like the green garden",
-]
-
-
-def tiny_iob(n: int = 24) -> str:
-    """Texts whose capitalised-looking words are entities: 'kumquat' a product, 'farmer' a person."""
-    types = {"kumquat": "product", "farmer": "person", "market": "facility", "dog": "person"}
-    blocks = []
-    for i in range(n):
-        words = SENTENCES[i % len(SENTENCES)].split()
-        blocks.append("\n".join(f"{w}\t{'B-' + types[w] if w in types else 'O'}" for w in words))
-    return "\n\t\n".join(blocks) + "\n"
-
-
 @pytest.mark.slow
 def test_the_workflow_runs_on_tiny_data(tmp_path, tiny_bert_path, bertram_assets):
     nlp = spacy.blank("en")

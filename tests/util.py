@@ -441,3 +441,19 @@ def config_of_own_source() -> dict:
     (block,) = [block for block in markdown_blocks(DOCS / "configuration.md", "ini") if '"my_glossary.v1"' in block]
     # A fragment of a full config: its parent sections added, as a config file has them.
     return Config().from_str("[components]\n[components.bertram]\n" + block)["components"]["bertram"]["contexts"]
+
+
+NER_SENTENCES = [
+    "the farmer sold a kumquat at the market", "she ate a sweet orange", "the old dog ran down the road",
+    "a kumquat is a small fruit", "the farmer had a red car", "people like the green garden",
+]
+
+
+def tiny_iob(n: int = 24) -> str:
+    """Texts whose capitalised-looking words are entities: 'kumquat' a product, 'farmer' a person."""
+    types = {"kumquat": "product", "farmer": "person", "market": "facility", "dog": "person"}
+    blocks = []
+    for i in range(n):
+        words = NER_SENTENCES[i % len(NER_SENTENCES)].split()
+        blocks.append("\n".join(f"{w}\t{'B-' + types[w] if w in types else 'O'}" for w in words))
+    return "\n\t\n".join(blocks) + "\n"
