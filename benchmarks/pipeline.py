@@ -25,7 +25,7 @@ child process per pipeline that runs the same texts cold.
 
 `--against KEY=VALUE,...` adds a second bertram pipeline with some settings
 changed (contexts, context_window, injection, vector_table, length_groups, rule_table,
-batched_tokenising) to the same paired rounds, so a change is measured against what it replaces in one run
+batched_tokenising, int8_encoder) to the same paired rounds, so a change is measured against what it replaces in one run
 (`--against injection=slash,context_window=25,length_groups=off`: the earlier
 defaults). `--compare-paths` adds a cold run with the context encoder's exact
 shortcuts off (every row encoded on its own, every layer run, one padded call),
@@ -52,6 +52,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+import numpy
 import spacy
 import torch
 from spacy.tokens import Doc
@@ -145,12 +146,13 @@ def untrained_model(texts: Sequence[str], directory: Path, base_model: str) -> s
 
 def build(
     encoder: str, bertram: Optional[str], base_model: str, contexts: str, store: Optional[str], injection: str,
-    vector_table: Optional[str] = None, context_window: Optional[int] = None,
+    vector_table: Optional[str] = None, context_window: Optional[int] = None, int8_encoder: bool = False,
 ) -> spacy.Language:
     nlp = spacy.blank("en")
     arch = "spacy-transformers.TransformerModel.v3"
     if bertram:
-        settings: Dict[str, Any] = {"model": {"model_path": bertram, "base_model": base_model}, "contexts": contexts}
+        layer = {"model_path": bertram, "base_model": base_model, "int8_encoder": int8_encoder}
+        settings: Dict[str, Any] = {"model": layer, "contexts": contexts}
         if context_window is not None:
             settings["context_window"] = context_window
         if not (Path(bertram) / "counts.tsv").is_file():  # the untrained stand-in: wordfreq's rule, said once here
@@ -232,7 +234,7 @@ def on_or_off(value: str) -> bool:
 VARIANT_SETTINGS: Dict[str, Callable[[str], Any]] = {
     "contexts": str, "injection": str, "context_window": int, "length_groups": on_or_off,
     "vector_table": lambda value: None if value == "none" else value, "rule_table": on_or_off,
-    "batched_tokenising": on_or_off,
+    "batched_tokenising": on_or_off, "int8_encoder": on_or_off,
 }
 
 
@@ -254,14 +256,14 @@ def variant_settings(args: argparse.Namespace, overrides: Optional[Dict[str, Any
     """The bertram pipeline's settings: the command line's, with `overrides` on top."""
     settings = {"contexts": args.contexts, "injection": args.injection, "context_window": args.context_window,
                 "vector_table": args.vector_table, "length_groups": True, "rule_table": True,
-                "batched_tokenising": True}
+                "batched_tokenising": True, "int8_encoder": args.int8_encoder}
     settings.update(overrides or {})
     return settings
 
 
 def build_variant(encoder: str, bertram: str, args: argparse.Namespace, settings: Dict[str, Any]) -> spacy.Language:
     nlp = build(encoder, bertram, args.base_model, settings["contexts"], args.store, settings["injection"],
-                settings["vector_table"], settings["context_window"])
+                settings["vector_table"], settings["context_window"], settings["int8_encoder"])
     nlp.get_pipe("bertram").network.length_grouped_calls = settings["length_groups"]  # the context encoder's calls
     nlp.get_pipe("bertram").network.inputs.batched_tokenising = settings["batched_tokenising"]  # one call a context
     if not settings["rule_table"]:  # the rule with a wordfreq and a tokenizer call per new form, as before its table
@@ -313,6 +315,7 @@ def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts
             set_paths(True)
 
     rounds: List[Dict[str, Tuple[float, float]]] = []
+    agreement: List[float] = []  # cosine of each rare token's vector, --against's to this run's
     counts: Dict[str, Dict[str, int]] = {s: defaultdict(int) for s in variants}
     round_size = max(1, args.round // 10) if long_texts else args.round
     for k, start in enumerate(range(0, len(texts), round_size)):
@@ -333,17 +336,21 @@ def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts
         turn = k % len(units)
         order = [name for unit in units[turn:] + units[:turn] for name in unit]
         times: Dict[str, Tuple[float, float]] = {}
+        cold_docs: Dict[str, List[Doc]] = {}
         for name in order:
             docs, wall, cpu = timed(runs[name])
             times[name] = (wall, cpu)
             if name.startswith("cold") and name != "cold_plain":
                 suffix = name[len("cold") :]
+                cold_docs[suffix] = docs
                 count = counts[suffix]
                 count["inferred"] += variants[suffix].get_pipe("bertram").cache.misses  # emptied at the start
                 count["words"] += sum(1 for doc in docs for t in doc if not t.is_space)
                 count["rare_tokens"] += sum(len(doc._.bertram) for doc in docs)
                 count["texts_with_rare"] += sum(1 for doc in docs if doc._.bertram)
         rounds.append(times)
+        if "_against" in cold_docs:
+            agreement.extend(vector_cosines(cold_docs[""], cold_docs["_against"]))
 
     seconds = {name: sum(r[name][0] for r in rounds) for name in rounds[0]}
     cpu_seconds = {name: sum(r[name][1] for r in rounds) for name in rounds[0]}
@@ -379,6 +386,7 @@ def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts
             "vectors_inferred": inferred_against,
             "cold_over_against": round(paired_median(rounds, "cold", "cold_against"), 3),
             "warm_over_against": round(paired_median(rounds, "warm", "warm_against"), 3),
+            "vector_cosine": describe_cosines(agreement),
         }
     if args.compare_paths:
         result["plain_cold_over_stock"] = round(paired_median(rounds, "cold_plain"), 3)
@@ -392,6 +400,25 @@ def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts
             round(plain_encoder / timer.wall["cold"]["encoder"], 3) if plain_encoder else None
         )
     return result
+
+
+def vector_cosines(docs: Sequence[Doc], other: Sequence[Doc]) -> List[float]:
+    """Cosine of each rare token's vector in `other` to its vector in `docs` (tokens both give one)."""
+    cosines = []
+    for doc, other_doc in zip(docs, other):
+        for key in doc._.bertram.keys() & other_doc._.bertram.keys():
+            a, b = (numpy.asarray(d._.bertram[key], dtype="float64") for d in (doc, other_doc))
+            cosines.append(float(a @ b / max(1e-12, numpy.linalg.norm(a) * numpy.linalg.norm(b))))
+    return cosines
+
+
+def describe_cosines(cosines: Sequence[float]) -> Optional[Dict[str, float]]:
+    """Mean, 1st percentile and minimum: how far a variant's vectors move, and the worst of them."""
+    if not cosines:
+        return None
+    values = numpy.asarray(cosines)
+    return {"n": int(values.size), "mean": round(float(values.mean()), 5),
+            "p01": round(float(numpy.percentile(values, 1)), 5), "min": round(float(values.min()), 5)}
 
 
 def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) -> List[float]:
@@ -434,6 +461,8 @@ def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) 
             command += ["--vector-table", args.vector_table]
         if args.context_window is not None:
             command += ["--context-window", str(args.context_window)]
+        if args.int8_encoder:
+            command += ["--int8-encoder"]
         procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     peaks = []
     for (kind, which, _), proc in zip(runs, procs):
@@ -455,6 +484,7 @@ def rss_child(args: argparse.Namespace, assets: Path, encoder: str) -> None:
         args.injection,
         args.vector_table,
         args.context_window,
+        args.int8_encoder,
     )
     for _ in nlp.pipe(texts, batch_size=args.batch_size):
         pass
@@ -504,6 +534,10 @@ def report(kind: str, result: Dict[str, Any], rss: Optional[Tuple[float, float]]
             f"{other['ms_per_rare_word']:.1f} ms per inferred rare word ({other['vectors_inferred']} inferred); "
             f"this run / --against: cold {other['cold_over_against']:.2f}x, warm {other['warm_over_against']:.2f}x"
         )
+        if other["vector_cosine"]:
+            agreement = other["vector_cosine"]
+            print(f"  --against's vectors against this run's ({agreement['n']} rare tokens): cosine mean "
+                  f"{agreement['mean']:.4f}, 1st percentile {agreement['p01']:.4f}, min {agreement['min']:.4f}")
     if "shortcut_speedup" in result:
         print(
             f"  plain encoder path: cold / stock {result['plain_cold_over_stock']:.2f}x; the shortcuts make "
@@ -560,6 +594,8 @@ def main() -> None:
         f"defaults: {EARLIER_DEFAULTS}",
     )
     parser.add_argument("--compare-paths", action="store_true", help="also cold with the exact shortcuts off")
+    parser.add_argument("--int8-encoder", action="store_true",
+                        help="the layer's int8_encoder: the context encoder's linear layers in int8 (CPU)")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS child processes")
     parser.add_argument("--gpu-id", type=int, default=-1)
     parser.add_argument("--rss-child", choices=["stock", "bertram"], default=None, help=argparse.SUPPRESS)
@@ -581,7 +617,8 @@ def main() -> None:
     print(
         f"torch threads {torch.get_num_threads()}; bertram model: {args.bertram or 'untrained (same shape)'}; "
         f"contexts: {args.contexts}; window: {args.context_window or 'default'}; injection: {args.injection}; "
-        f"vector table: {args.vector_table or 'none'}; against: {args.against or 'none'}; "
+        f"vector table: {args.vector_table or 'none'}; int8 encoder: {args.int8_encoder}; "
+        f"against: {args.against or 'none'}; "
         f"batch size {args.batch_size}"
     )
     with tempfile.TemporaryDirectory() as tmp:
@@ -609,6 +646,7 @@ def main() -> None:
         "trained": bool(args.bertram),
         "vector_table": bool(args.vector_table),
         "context_window": args.context_window,
+        "int8_encoder": args.int8_encoder,
         "cold_over_stock": {k: r["cold_over_stock"] for k, r in results.items()},
         "warm_over_stock": {k: r["warm_over_stock"] for k, r in results.items()},
         "ms_per_rare_word": {k: r["ms_per_rare_word"] for k, r in results.items()},
@@ -631,6 +669,7 @@ def main() -> None:
                     "warm_over_against",
                 )
             },
+            "vector_cosine_mean": {k: (r["against"]["vector_cosine"] or {}).get("mean") for k, r in results.items()},
         }
     if args.compare_paths:
         headline["shortcut_speedup"] = {k: r["shortcut_speedup"] for k, r in results.items()}

@@ -10,6 +10,7 @@ from .intrinsic import commands as _intrinsic_commands  # noqa: F401  (registers
 from .report import commands as _report_commands  # noqa: F401  (registers its commands on app)
 from .ner import commands as _ner_commands  # noqa: F401  (registers its commands on app)
 from .label_curve import commands as _label_curve_commands  # noqa: F401  (registers its commands on app)
+from .comparison import commands as _comparison_commands  # noqa: F401  (registers its commands on app)
 
 __all__ = ["app", "main"]
 

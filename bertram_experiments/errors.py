@@ -139,7 +139,7 @@ class Errors(PluginErrors):
             "every seed must be predicted on the same folds; run ner-full-evaluate again.")
     E422 = ("the ner component's tok2vec ({name}) reads no transformer listener, so there is no listener gradient "
             "to measure; the NER configs (configs/ner_minilm*.cfg) use spacy-transformers.TransformerListener.v1.")
-    # E423-E429: label-curve (learning curves over labelled data)
+    # E423-E427: label-curve (learning curves over labelled data)
     E423 = ("label-curve: TASK must be 'ner' (DATA_DIR from ner-folds) or 'textcat' (DATA_DIR from split), "
             "got {task!r}.")
     E424 = "nested_order: {n_labels} labels for {n_texts} texts; give one label per text (or none)."
@@ -149,6 +149,15 @@ class Errors(PluginErrors):
             "step first or point DATA_DIR at its output.")
     E427 = ("label-curve-report: {path} has no {file}; give the output directories of label-curve runs "
             "that have finished.")
+    # E428-E431: compare-runs (two runs of one evaluation, paired)
+    E428 = ("compare-runs: {path} is neither a synonym-recovery output (its JSON file) nor an evaluate output "
+            "directory (with predictions.jsonl); give the outputs of two runs of one of them.")
+    E429 = ("compare-runs: --before and --after mix kinds of output ({kinds}); compare synonym-recovery files "
+            "with synonym-recovery files and evaluate directories with evaluate directories.")
+    E430 = ("compare-runs: {before} and {after} share no item (pair or test item); give two runs on the same "
+            "data (the same rarified sets, folds and seeds).")
+    E431 = ("compare-runs: synonym-recovery runs are compared one file against one file; got {before} --before "
+            "and {after} --after files.")
 
 
 class Warnings(PluginWarnings):

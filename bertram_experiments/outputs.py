@@ -43,10 +43,13 @@ NER_FULL_OUTPUTS = ("frozen", "tuned", METRICS_FILE, REPORT_FILE, NER_CURVE_PLOT
 LABEL_CURVE_RUNS = ("fold-*",)
 LABEL_CURVE_OUTPUTS = ("curve.json", "curve.md", "curve.png")
 LABEL_CURVE_REPORT_OUTPUTS = ("curves.md", "*.png")
+#: compare-runs: two runs of one evaluation, paired.
+COMPARE_OUTPUTS = ("comparison.json", "comparison.md")
 
 __all__ = [
     "ASSEMBLE_OUTPUTS",
     "BASELINE_OUTPUTS",
+    "COMPARE_OUTPUTS",
     "CURVE_OUTPUTS",
     "EVALUATE_OUTPUTS",
     "FOLDS_FILE",

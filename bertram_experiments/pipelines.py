@@ -122,6 +122,7 @@ def add_bertram(
     contexts_per_word: int = DEFAULT_CONTEXTS_PER_WORD,
     name: str = "bertram",
     dictionary_store: Optional[PathLike] = None,
+    int8_encoder: bool = False,
 ):
     """Add the `bertram` component before the transformer, with its own default rule
     (rare to the encoder: 2+ wordpieces, wordfreq Zipf below `max_zipf`), as a user
@@ -136,7 +137,7 @@ def add_bertram(
         "contexts_per_word": int(contexts_per_word),
         "rare_words": {"@misc": "spacy-bertram.RareWords.v1", "max_zipf": float(max_zipf)},
         "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": network.config.base_model,
-                  "model_path": str(model_dir)},
+                  "model_path": str(model_dir), "int8_encoder": bool(int8_encoder)},
     }
     return nlp.add_pipe("bertram", name=name, before="transformer", config=config)
 

@@ -75,6 +75,7 @@ def command_line(name: str, help_text: str) -> typer.Typer:
 app = command_line("spacy-bertram", __doc__.split("\n\n")[0] + "\n\nBERTRAM for spaCy transformer pipelines.")
 
 GPU_HELP = "GPU id (spaCy's --gpu-id); -1 for the CPU"
+INT8_ENCODER_HELP = "run BERTRAM's context encoder with int8 linear layers on the CPU (faster, not exact)"
 FORCE_HELP = "write into OUTPUT even if it is not empty and holds nothing this command wrote (what it replaces is lost)"
 FORCE_FILE_HELP = "replace the output file even if this command did not write it"
 MAX_ZIPF_HELP = ("the bertram component's rule: rare = wordfreq Zipf below this and 2+ wordpieces "

@@ -57,6 +57,7 @@ def Bertram_v1(
     max_contexts: Optional[int] = None,
     token_budget: int = DEFAULT_TOKEN_BUDGET,
     model_path: Optional[str] = None,
+    int8_encoder: bool = False,
 ) -> Model[BertramInput, Floats2d]:
     """BERTRAM as a Thinc layer: (word, contexts) pairs in, one vector per word out.
 
@@ -71,8 +72,10 @@ def Bertram_v1(
     directory or the serialized weights): leave them unset. A value that
     differs from the trained model's is a ValueError naming the setting, never
     silently replaced. token_budget (encoder tokens per call) is this layer's
-    own and always wins. Serialisation writes safetensors + JSON, never
-    pickles, never the encoder.
+    own and always wins, as does int8_encoder: on a CPU, run the context
+    encoder's linear layers in int8 (dynamic quantization; faster, not exact:
+    docs/benchmarks.md measures the drift); a GPU ignores it. Serialisation
+    writes safetensors + JSON, never pickles, never the encoder.
     """
     check_token_budget(token_budget, "[components.bertram.model] token_budget")
     values = (base_model, mode, use_subword_mean, max_seq_length, max_contexts)
@@ -86,7 +89,7 @@ def Bertram_v1(
         pytorch_forward,
         init=init,
         attrs={"convert_inputs": convert_inputs, "convert_outputs": convert_outputs},
-        shims=[BertramShim(network, requested, token_budget, model_path)],
+        shims=[BertramShim(network, requested, token_budget, model_path, int8_encoder)],
         dims={"nI": None, "nO": network.width if network is not None else None},
     )
 

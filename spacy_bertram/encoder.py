@@ -11,6 +11,7 @@ import copy
 import os
 import re
 import threading
+import warnings
 import weakref
 from dataclasses import dataclass
 from functools import lru_cache
@@ -174,6 +175,45 @@ def encoder_up_to(encoder: Any, n_layers: int) -> Optional[Any]:
             view.encoder = inner
             views[n_layers] = view
     return view
+
+
+_INT8: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def int8_encoder(encoder: Any) -> Any:
+    """`encoder` with its linear layers in int8 (dynamic quantization, one scale per output
+    channel), made once and cached; embeddings and norms are shared, not copied.
+
+    On a CPU the linear layers are most of an encoder's time, and int8 matrix products run
+    them faster; activations are quantized per call, so the states drift a little from the
+    float ones (measured in docs/benchmarks.md before anyone turns it on). CPU only.
+    """
+    with _COPIES_LOCK:
+        quantized = _INT8.get(encoder)
+        if quantized is None:
+            with warnings.catch_warnings():  # torch's notice that quantized tensors move to torchao
+                warnings.simplefilter("ignore", (DeprecationWarning, UserWarning))
+                quantized = _with_int8_linears(encoder)
+            _INT8[encoder] = quantized
+    return quantized
+
+
+def _with_int8_linears(module: Any) -> Any:
+    """A copy of `module`'s tree with each `nn.Linear` replaced by its dynamically quantized
+    counterpart; subtrees without a linear layer are the original modules."""
+    from torch import nn
+    from torch.ao.nn.quantized.dynamic import Linear as Int8Linear
+    from torch.ao.quantization import per_channel_dynamic_qconfig
+
+    if isinstance(module, nn.Linear):
+        linear = copy.copy(module)
+        linear.qconfig = per_channel_dynamic_qconfig
+        return Int8Linear.from_float(linear)
+    if not any(isinstance(m, nn.Linear) for m in module.modules()):
+        return module
+    clone = copy.copy(module)  # shares parameters and buffers; gets its own module table
+    clone._modules = {name: _with_int8_linears(child) for name, child in module._modules.items()}
+    return clone
 
 
 def is_bpe_tokenizer(tokenizer) -> bool:

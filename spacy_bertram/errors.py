@@ -364,6 +364,8 @@ class Warnings(metaclass=ErrorsWithCodes):
     W014 = ("the {name!r} component is saved before initialize: a save loads nothing, so the pipeline holds no "
             "BERTRAM weights and loads model_path {model_path!r} when it is used. Call nlp.initialize() before "
             "saving to ship the weights inside the pipeline.")
+    W015 = ("int8_encoder is set, but the BERTRAM network runs on {device}: int8 dynamic quantization is for the CPU, "
+            "so the context encoder runs in its own precision there. Leave int8_encoder unset on a GPU.")
 
 
 # fmt: on

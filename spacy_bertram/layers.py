@@ -3,6 +3,7 @@ holds its network and settings."""
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -11,7 +12,7 @@ from thinc.api import ArgsKwargs, Model, PyTorchShim, get_torch_default_device, 
 from thinc.types import Floats2d
 
 from .encoder import resolve_base_model
-from .errors import Errors
+from .errors import Errors, Warnings
 from .inputs import split_items
 from .network import BertramNetwork
 from .storage import load_bertram, model_fingerprint, network_from_bytes, network_to_bytes
@@ -52,10 +53,13 @@ class BertramShim(PyTorchShim):
     """
 
     def __init__(self, network: Optional[BertramNetwork], requested: Dict[str, Any], token_budget: int,
-                 model_path: Optional[str]) -> None:
+                 model_path: Optional[str], int8_encoder: bool = False) -> None:
         super().__init__(network, serialize_model=self._serialize, deserialize_model=self._deserialize)
         self.requested = dict(requested)  # network settings the config sets (a trained model must agree)
         self.token_budget = int(token_budget)
+        self.int8_encoder = bool(int8_encoder)
+        if network is not None:
+            network.int8_encoder = self.int8_encoder
         self.model_path = str(Path(model_path)) if model_path else None
         self.weights: Optional[Weights] = None if self.model_path else Weights()
 
@@ -73,6 +77,9 @@ class BertramShim(PyTorchShim):
 
     def set_network(self, network: BertramNetwork, weights: Weights = Weights()) -> None:
         """The layer has its network now, and these weights: init must not load model_path over them."""
+        network.int8_encoder = self.int8_encoder  # the layer's own setting, as token_budget
+        if self.int8_encoder and network.device.type != "cpu":
+            warnings.warn(Warnings.W015.format(device=network.device), stacklevel=3)
         self._model = network
         self.weights = weights
 

@@ -15,7 +15,7 @@ import torch
 from torch import Tensor, nn
 
 from .config import BertramConfig, check_read_layer
-from .encoder import describe_encoder, encoder_device, encoder_on, encoder_up_to, layer_count
+from .encoder import describe_encoder, encoder_device, encoder_on, encoder_up_to, int8_encoder, layer_count
 from .errors import Errors
 from .inputs import (CALL_COST_POSITIONS, PAD_ID, EncodedContext, InputBuilder, NgramVocab, batch_by_token_budget,
                      split_items, validate_word)
@@ -141,6 +141,9 @@ class BertramNetwork(nn.Module):
         self.share_equal_rows = True
         self.stop_at_read_layer = True
         self.length_grouped_calls = True
+        # Not exact: the context encoder's linear layers in int8 on the CPU (`encoder.int8_encoder`),
+        # set by the layer's `int8_encoder`; off unless asked for.
+        self.int8_encoder = False
         width, hidden = info.embedding_width, info.hidden_width
         self.width = width
         self.ngram_form = NgramForm(len(ngram_vocab), width, config.ngram_dropout)
@@ -164,8 +167,11 @@ class BertramNetwork(nn.Module):
 
     @property
     def encoder(self):
-        """The frozen encoder on this network's device."""
-        return encoder_on(self._base_encoder, self.device)
+        """The frozen encoder on this network's device (its int8 copy where `int8_encoder` is set, on a CPU)."""
+        encoder = encoder_on(self._base_encoder, self.device)
+        if self.int8_encoder and self.device.type == "cpu":
+            return int8_encoder(encoder)
+        return encoder
 
     # -- parameter groups, one per training stage ------------------------------------
 

@@ -230,6 +230,7 @@ WRITERS = {
     "learning-curve": ["x", "--output", "{out}"],
     "label-curve": ["textcat", "x", "{out}", "x", "--bertram", "x", "--stock-config", "x", "--bertram-config", "x"],
     "label-curve-report": ["x", "--output", "{out}"],
+    "compare-runs": ["--before", "x", "--after", "x", "--output", "{out}"],
 }
 ONE_FILE = {
     "similarity": "m.json",

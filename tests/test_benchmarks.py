@@ -84,6 +84,7 @@ def test_pipeline(data):
                         "--no-memory", "--contexts", "doc", "--against", "batched_tokenising=off")
     figures = headline(result)
     assert "--against, cold cache" in result.stdout  # contexts tokenised one call each, in the same rounds
+    assert figures["against"]["vector_cosine_mean"]["short"] > 1 - 1e-6  # an exact path: the same vectors
     assert "skipped tweets:" in result.stdout and figures["skipped"] == ["tweets"]
     for key in ("cold_over_stock", "warm_over_stock", "ms_per_rare_word", "rare_share"):
         assert set(figures[key]) == {"short", "long"}, key

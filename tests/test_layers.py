@@ -147,3 +147,19 @@ def test_update_changes_bertram_weights_but_not_the_encoder(tiny_bert_path):
     after = network.bertram_state_dict()
     assert any(not torch.equal(bertram_before[k], after[k]) for k in after)
     assert all(torch.equal(v, network.encoder.state_dict()[k]) for k, v in encoder_before.items())
+
+
+def test_int8_encoder_is_the_layers_own_setting_and_survives_a_save(tiny_bert_path, tmp_path):
+    import spacy
+
+    from .util import make_bertram_dir, make_nlp
+
+    model_dir = make_bertram_dir(tmp_path / "model", tiny_bert_path)
+    nlp = make_nlp(model_dir, tiny_bert_path, model={"base_model": tiny_bert_path, "model_path": model_dir,
+                                                        "int8_encoder": True})
+    assert nlp.get_pipe("bertram").network.int8_encoder is True
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert loaded.get_pipe("bertram").network.int8_encoder is True
+    plain = make_nlp(model_dir, tiny_bert_path)
+    assert plain.get_pipe("bertram").network.int8_encoder is False

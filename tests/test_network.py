@@ -328,3 +328,36 @@ def test_rows_with_the_same_input_are_encoded_once(tiny_bert_path, monkeypatch):
     assert len(context_rows) == 3 and len({r.input_ids for r in context_rows}) == 1
     network.infer(items)
     assert sum(encoded) == len(batch.rows) - 2  # three context rows, one encoded; the bare rows each
+
+
+# -- the int8 context encoder (an option, not exact) -------------------------------------------------
+
+
+def test_the_int8_encoder_quantizes_every_linear_layer_and_shares_the_rest(tiny_bert_path):
+    from torch import nn
+    from torch.ao.nn.quantized.dynamic import Linear as Int8Linear
+    from spacy_bertram.encoder import int8_encoder
+
+    encoder, _ = load_encoder(tiny_bert_path)
+    quantized = int8_encoder(encoder)
+    linears = [name for name, m in encoder.named_modules() if isinstance(m, nn.Linear)]
+    int8 = [name for name, m in quantized.named_modules() if isinstance(m, Int8Linear)]
+    assert linears and int8 == linears  # every one, in its place
+    assert all(isinstance(m, nn.Linear) for name, m in encoder.named_modules() if name in linears)  # original intact
+    assert quantized.get_input_embeddings().weight is encoder.get_input_embeddings().weight  # shared, not copied
+    assert int8_encoder(encoder) is quantized  # made once
+
+
+def test_int8_vectors_are_near_the_float_ones_and_the_setting_is_the_networks(tiny_bert_path):
+    network = make_network(tiny_bert_path, "inplace", read_layer=-2)
+    sentence = "the farmer sold a kumquat in the garden"
+    items = ITEMS + [("kumquat", [sentence]), ("garden", [sentence, "the old garden"])]
+    exact = network.infer(items)
+    network.int8_encoder = True
+    try:
+        quantized = network.infer(items)
+    finally:
+        network.int8_encoder = False
+    cosines = (exact * quantized).sum(1) / (numpy.linalg.norm(exact, axis=1) * numpy.linalg.norm(quantized, axis=1))
+    assert cosines.min() > 0.95 and numpy.abs(exact - quantized).max() > 1e-5  # close, and not the same path
+    assert numpy.array_equal(network.infer(items), exact)  # off again: the float encoder

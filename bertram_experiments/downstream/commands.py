@@ -13,6 +13,7 @@ import typer
 
 from spacy_bertram.app import (
     FORCE_HELP,
+    INT8_ENCODER_HELP,
     GPU_HELP,
     MAX_ZIPF_HELP,
     check_gpu,
@@ -67,6 +68,7 @@ def evaluate_cmd(
         help="definition store for bertram_slash_gcide (GCIDE "
         "only: `dictionary OUT --sources gcide --no-gcide-wordnet-senses`)",
     ),
+    int8_encoder: bool = typer.Option(False, "--int8-encoder", help=INT8_ENCODER_HELP),
 ) -> None:
     """Accuracy, gold-label log-probability and paired bootstrap CIs vs the baseline on the rarified test set."""
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
@@ -95,6 +97,7 @@ def evaluate_cmd(
         seed_sets=seed_sets,
         n_resamples=bootstrap_resamples,
         dictionary_store=dictionary_store,
+        int8_encoder=int8_encoder,
     )
     echo_json(
         {

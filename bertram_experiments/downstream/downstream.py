@@ -182,6 +182,7 @@ def predict_sets(
     batch_size: int,
     progress: bool,
     dictionary_store: Optional[PathLike] = None,
+    int8_encoder: bool = False,
 ) -> Tuple[Dict[str, SetPredictions], Dict[str, float]]:
     """Every system over every set with the trained textcat, loaded once (its labels
     checked against the items'); systems with the same vectors share one component (and
@@ -209,6 +210,7 @@ def predict_sets(
                     max_zipf,  # type: ignore[arg-type]
                     contexts_per_word,
                     dictionary_store=dictionary_store,
+                    int8_encoder=int8_encoder,
                 )
             current = spec.vectors
         set_injection(nlp, spec.injection)
@@ -251,6 +253,7 @@ def evaluate_systems(
     seed_sets: bool = True,
     n_resamples: int = 10000,
     dictionary_store: Optional[PathLike] = None,
+    int8_encoder: bool = False,
 ) -> Dict[str, Any]:
     """Predict the rarified test set with each system; metrics.json, predictions.jsonl, PNG.
 
@@ -274,6 +277,7 @@ def evaluate_systems(
         batch_size,
         progress,
         dictionary_store,
+        int8_encoder,
     )
     out = Path(output_dir)
     settings = {
@@ -283,6 +287,7 @@ def evaluate_systems(
         "bertram": str(bertram_path) if bertram_path else None,
         "context_store": str(context_store) if context_store else None,
         "dictionary_store": str(dictionary_store) if dictionary_store else None,
+        "int8_encoder": int8_encoder,
     }
     for name in reversed(list(sets)):  # the first set last: its metrics carry the run's time
         result = results[name]

@@ -107,13 +107,17 @@ def table_from_rows(rows: Sequence[Mapping], set_name: str) -> ItemTable:
     )
 
 
-def read_predictions(path: Union[str, Path], set_name: Optional[str] = None) -> ItemTable:
+def read_prediction_rows(path: Union[str, Path]) -> List[dict]:
+    """The rows of a predictions.jsonl (a named error for a missing file)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(Errors.E336.format(path=path))
     with open(path, encoding="utf8") as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
-    return table_from_rows(rows, set_name or path.parent.name)
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def read_predictions(path: Union[str, Path], set_name: Optional[str] = None) -> ItemTable:
+    return table_from_rows(read_prediction_rows(path), set_name or Path(path).parent.name)
 
 
 def _units(clusters: np.ndarray, strata: Optional[np.ndarray]):
@@ -170,4 +174,4 @@ def compare_to_baseline(
 
 
 __all__ = ["EPS", "ItemTable", "candidate_key", "compare_to_baseline", "gold_log_prob",
-           "prediction_rows", "read_predictions", "table_from_rows"]
+           "prediction_rows", "read_prediction_rows", "read_predictions", "table_from_rows"]

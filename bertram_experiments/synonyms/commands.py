@@ -14,6 +14,7 @@ import typer
 from spacy_bertram.app import (
     FORCE_FILE_HELP,
     GPU_HELP,
+    INT8_ENCODER_HELP,
     MAX_ZIPF_HELP,
     check_gpu,
     check_made_by,
@@ -61,6 +62,7 @@ def synonym_recovery_cmd(
         help="words on each side of the rare word in its text (the "
         "text systems; default: the component's context_window)",
     ),
+    int8_encoder: bool = typer.Option(False, "--int8-encoder", help=INT8_ENCODER_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
     """Cosine, rank and hits@10 of the replaced word's embedding for each system's vector of a rare
@@ -95,5 +97,6 @@ def synonym_recovery_cmd(
         gpu_id=gpu_id,
         wordnet_dir=wordnet_dir,
         context_window=context_window,
+        int8_encoder=int8_encoder,
     )
     typer.echo("\n".join(format_markdown(metrics)))

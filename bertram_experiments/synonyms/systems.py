@@ -185,9 +185,11 @@ def evaluate_synonym_recovery(
     wordnet_dir: Optional[PathLike] = None,
     lang: str = "en",
     context_window: Optional[int] = None,
+    int8_encoder: bool = False,
 ) -> Dict[str, Any]:
     """Score every system on the pairs of the rarified sets and/or WordNet; `max_pairs` per source;
-    `context_window`: the text systems' window (None: the component's default).
+    `context_window`: the text systems' window (None: the component's default); `int8_encoder`: the
+    context encoder's linear layers in int8 (on the CPU), to measure what that costs in quality.
 
     Inputs (sets, WordNet, the store) are read before the model loads, so a bad one fails fast.
     """
@@ -204,6 +206,7 @@ def evaluate_synonym_recovery(
     rule = RareWordRule(max_zipf=max_zipf)
     sources = context_sources(rule, lang, store, window)
     network = load_bertram(model_path)
+    network.int8_encoder = int8_encoder
     if gpu_id >= 0:
         network.to(select_device(gpu_id))
     finder = WordSources(rule, lang).finder(network, CountTable.from_model_dir(model_path))
@@ -227,7 +230,7 @@ def evaluate_synonym_recovery(
         "model": str(model_path), "base_model": network.config.base_model, "mode": network.config.mode,
         "rarified": [str(d) for d in rarified], "wordnet": wordnet, "store": None if store is None else str(store),
         "max_zipf": max_zipf, "contexts_per_word": fed_contexts_per_word(), "context_window": window,
-        "max_pairs": max_pairs, "fold": fold,
+        "max_pairs": max_pairs, "fold": fold, "int8_encoder": int8_encoder,
         "bootstrap": n_resamples, "seed": seed, "confidence": CONFIDENCE, "hits_at": HITS_AT,
         "vocabulary": vocabulary, "pairs_read": counts, "systems": {s: SYSTEMS[s] for s in vectors},
         "subsets": score_subsets(pairs, scores, vectors, key, n_resamples, seed),

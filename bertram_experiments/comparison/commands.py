@@ -1,0 +1,45 @@
+"""The `compare-runs` command: two runs of one evaluation (two models, or a setting on and off), paired.
+
+A command of `python -m bertram_experiments`, registered on its `app.app`; it imports its step when it runs.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List
+
+import typer
+
+from spacy_bertram.app import FORCE_HELP, fail, run_checked
+from spacy_bertram.fileio import atomic_path, check_output_dir, mark_json, text_mark, write_json_atomic
+from ..app import app
+from ..errors import Errors
+from ..outputs import COMPARE_OUTPUTS
+
+
+@app.command("compare-runs")
+def compare_runs_cmd(
+    before: List[Path] = typer.Option(..., help="the reference run: a synonym-recovery JSON file, or evaluate "
+                                      "output directories (repeat the option; pooled as `pool` pools them)"),
+    after: List[Path] = typer.Option(..., help="the run compared with it, of the same kind and on the same data"),
+    output: Path = typer.Option(..., help="directory for comparison.json and comparison.md"),
+    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
+    seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+) -> None:
+    """After - before on the items both runs scored, with paired bootstrap CIs (the same items, the
+    same resamples): what tells two models, or a setting, apart where their CIs against stock overlap."""
+    run_checked(check_output_dir, output, COMPARE_OUTPUTS, command="compare-runs", force=force)
+    from .runs import compare_downstream_runs, compare_synonym_runs, comparison_markdown, run_kind
+
+    kind = run_checked(run_kind, [*before, *after])
+    if kind == "synonyms":
+        if len(before) != 1 or len(after) != 1:
+            fail(ValueError(Errors.E431.format(before=len(before), after=len(after))))
+        result = run_checked(compare_synonym_runs, before[0], after[0], bootstrap_resamples, seed)
+    else:
+        result = run_checked(compare_downstream_runs, before, after, bootstrap_resamples, seed)
+    lines = comparison_markdown(result)
+    write_json_atomic(output / "comparison.json", mark_json(result, "compare-runs"))
+    with atomic_path(output / "comparison.md") as tmp:
+        tmp.write_text("\n".join([text_mark("compare-runs"), *lines]) + "\n", encoding="utf8")
+    typer.echo("\n".join(lines))

@@ -1,0 +1,169 @@
+"""A paired comparison of two runs of the same evaluation.
+
+Two models each measured against the stock baseline give two CIs that overlap long before
+the models are the same: each CI carries the whole item-to-item spread. Scored on the same
+items with the same resamples, the difference between the runs has a CI of its own, narrow
+where the runs agree item by item. `before` is the reference; every figure is after - before.
+
+- synonym recovery: the pairs both runs scored (source, rare word, original), each system's
+  cosine and hits@10 per pair; original words resampled as clusters (as `synonym-recovery`).
+- downstream (`evaluate` outputs, pooled as `pool` pools them, given in the same order for both
+  runs): the items both runs predicted, each system's accuracy and log p(gold); test texts
+  resampled as clusters within their strata.
+
+The CI is over items only: two training runs of one recipe also differ (docs/evaluation.md
+measures by how much), so a model comparison is read against that.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
+
+import numpy as np
+
+from spacy_bertram.fileio import WRITTEN_BY
+from spacy_bertram.types import PathLike
+from ..downstream.paired import (DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_prediction_rows,
+                                 table_from_rows)
+from ..downstream.pooling import comparison_cells, discover_sets, strata_of
+from ..errors import Errors
+from ..synonyms.recovery import compare as compare_synonym_scores
+from ..system_names import system_title
+from ..tables import format_ci, markdown_table
+
+BEFORE, AFTER = "before", "after"
+
+
+def run_kind(paths: Sequence[PathLike]) -> str:
+    """"synonyms" for `synonym-recovery` JSON files, "downstream" for `evaluate` output directories."""
+    kinds = set()
+    for path in map(Path, paths):
+        if path.is_dir() and (path / "predictions.jsonl").is_file():
+            kinds.add("downstream")
+        elif path.is_file() and _written_by(path) == "synonym-recovery":
+            kinds.add("synonyms")
+        else:
+            raise ValueError(Errors.E428.format(path=path))
+    if len(kinds) != 1:
+        raise ValueError(Errors.E429.format(kinds=", ".join(sorted(kinds))))
+    return kinds.pop()
+
+
+def _written_by(path: Path) -> Any:
+    try:
+        with open(path, encoding="utf8") as file_:
+            return json.load(file_).get(WRITTEN_BY)
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+# -- synonym recovery ---------------------------------------------------------------------------------
+
+
+def pair_scores(path: PathLike) -> Dict[Tuple[str, str, str], Dict[str, Tuple[float, int]]]:
+    """(source, rare word, original) -> system -> (cosine, rank), from a `synonym-recovery` output."""
+    with open(path, encoding="utf8") as file_:
+        rows = json.load(file_)["pairs"]
+    return {(r["source"], r["substitute"], r["original"]): {s: (float(c), int(r["rank"][s]))
+                                                          for s, c in r["cosine"].items()} for r in rows}
+
+
+def compare_synonym_runs(before: PathLike, after: PathLike, n_resamples: int = DEFAULT_RESAMPLES,
+                         seed: int = 0) -> Dict[str, Any]:
+    """Per pair source and system both runs score: after - before in mean cosine and hits@10."""
+    first, second = pair_scores(before), pair_scores(after)
+    shared = sorted(first.keys() & second.keys())
+    if not shared:
+        raise ValueError(Errors.E430.format(before=before, after=after))
+    sources: Dict[str, Any] = {}
+    for source in dict.fromkeys(key[0] for key in shared):
+        keys = [key for key in shared if key[0] == source]
+        systems = [s for s in first[keys[0]] if all(s in first[k] and s in second[k] for k in keys)]
+        clusters = [key[2].lower() for key in keys]
+        per_system = {}
+        for system in systems:
+            scores = {f"{BEFORE}:{system}": _columns([first[k][system] for k in keys]),
+                      f"{AFTER}:{system}": _columns([second[k][system] for k in keys])}
+            compared = compare_synonym_scores(scores, clusters, n_resamples, seed, baseline=f"{BEFORE}:{system}")
+            after_figures = compared[f"{AFTER}:{system}"]
+            per_system[system] = {"n": len(keys), BEFORE: compared[f"{BEFORE}:{system}"], AFTER: after_figures,
+                                  "cosine_diff": after_figures["gain"], "hits_diff": after_figures["hits_gain"]}
+        sources[source] = {"n": len(keys), "clusters": len(set(clusters)), "systems": per_system}
+    return {"kind": "synonyms", BEFORE: str(before), AFTER: str(after), "pairs_before": len(first),
+            "pairs_after": len(second), "pairs_shared": len(shared), "sources": sources,
+            "n_resamples": n_resamples, "seed": seed}
+
+
+def _columns(scores: Sequence[Tuple[float, int]]) -> Tuple[np.ndarray, np.ndarray]:
+    return np.asarray([c for c, _ in scores]), np.asarray([r for _, r in scores])
+
+
+# -- downstream -----------------------------------------------------------------------------------------
+
+
+def pooled_items(metrics_dirs: Sequence[PathLike]) -> Tuple[ItemTable, List[str]]:
+    """Every item of the `evaluate` outputs (and their seed sets), and its place, "k/seed-set/id" for the k-th
+    directory given: two runs align by the order they are given in, whatever their directories are named."""
+    tables, places = [], []
+    for position, directory in enumerate(metrics_dirs):
+        for set_name, path in discover_sets([directory]).items():
+            rows = read_prediction_rows(path)
+            tables.append(table_from_rows(rows, set_name))
+            seed_set = set_name[len(Path(directory).resolve().name):]
+            places.extend(f"{position}{seed_set}/{row['id']}" for row in rows)
+    return ItemTable.concat(tables), places
+
+
+def compare_downstream_runs(before: Sequence[PathLike], after: Sequence[PathLike],
+                            n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Dict[str, Any]:
+    """Per system both runs have: after - before in accuracy and log p(gold) on the items both predicted."""
+    (first, first_ids), (second, second_ids) = pooled_items(before), pooled_items(after)
+    position = {item: i for i, item in enumerate(second_ids)}
+    pairs = [(i, position[item]) for i, item in enumerate(first_ids) if item in position]
+    if not pairs:
+        raise ValueError(Errors.E430.format(before=", ".join(map(str, before)), after=", ".join(map(str, after))))
+    a_rows, b_rows = (np.asarray(index) for index in zip(*pairs))
+    first, second = first.subset(a_rows), second.subset(b_rows)
+    strata = strata_of(first)
+    systems = [s for s in first.systems if s in second.systems]
+    per_system = {}
+    for system in systems:
+        names = (f"{BEFORE}:{system}", f"{AFTER}:{system}")
+        table = ItemTable(list(names), first.sets, first.clusters,
+                          dict(zip(names, (first.correct[system], second.correct[system]))),
+                          dict(zip(names, (first.p_gold[system], second.p_gold[system]))))
+        compared = compare_to_baseline(table, baseline=names[0], n_resamples=n_resamples, seed=seed, strata=strata)
+        per_system[system] = {BEFORE: compared[names[0]], AFTER: compared[names[1]]}
+    return {"kind": "downstream", BEFORE: [str(p) for p in before], AFTER: [str(p) for p in after],
+            "items_before": len(first_ids), "items_after": len(second_ids), "items_shared": len(pairs),
+            "clusters": int(len(np.unique(first.clusters.astype(str)))), "systems": per_system,
+            "n_resamples": n_resamples, "seed": seed}
+
+
+# -- the table ------------------------------------------------------------------------------------------
+
+
+def comparison_markdown(result: Mapping[str, Any]) -> List[str]:
+    """One row per system (and pair source): before, after, and after - before with its CI."""
+    if result["kind"] == "synonyms":
+        rows = [[source, system, figures["n"], f"{figures[BEFORE]['mean_cosine']:.3f}",
+                 f"{figures[AFTER]['mean_cosine']:.3f}", format_ci(figures["cosine_diff"], 1, 3, star=True),
+                 f"{100 * figures[BEFORE]['hits_at_10']:.1f}", f"{100 * figures[AFTER]['hits_at_10']:.1f}",
+                 format_ci(figures["hits_diff"], 100, 1, star=True)]
+                for source, cell in result["sources"].items() for system, figures in cell["systems"].items()]
+        header = ("pairs", "system", "n", "cosine before", "after", "Δ cosine [95% CI]", "hits@10 % before",
+                  "after", "Δ hits@10, points [95% CI]")
+        note = (f"{result['pairs_shared']} pairs scored by both runs; original words resampled as clusters "
+                f"({result['n_resamples']} resamples).")
+        return [*markdown_table(header, rows, text_columns=2), "", note + " * = the CI excludes 0."]
+    rows = [[system_title(system), *comparison_cells(figures[AFTER]), f"{100 * figures[BEFORE]['accuracy']:.1f}"]
+            for system, figures in result["systems"].items()]
+    header = ("system", "n", "accuracy % after", "Δ accuracy, points [95% CI]", "McNemar p (wins / losses)",
+              "mean log p(gold) after", "Δ log p(gold) [95% CI]", "accuracy % before")
+    note = (f"{result['items_shared']} items predicted by both runs, {result['clusters']} test texts resampled as "
+            f"clusters within their strata ({result['n_resamples']} resamples).")
+    return [*markdown_table(header, rows, text_columns=1), "", note + " * = the CI excludes 0."]
+
+
+__all__ = ["compare_downstream_runs", "compare_synonym_runs", "comparison_markdown", "run_kind"]

@@ -1,0 +1,85 @@
+"""compare-runs: two runs of one evaluation, paired on the items both scored."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy
+import pytest
+from typer.testing import CliRunner
+
+from bertram_experiments.app import app
+from bertram_experiments.comparison.runs import compare_downstream_runs, compare_synonym_runs, run_kind
+from spacy_bertram.fileio import mark_json
+
+
+def synonym_file(path: Path, pairs) -> Path:
+    """A synonym-recovery output holding `pairs`: (source, substitute, original, {system: (cosine, rank)})."""
+    rows = [{"substitute": s, "original": o, "source": src, "occurrences": 1,
+             "cosine": {k: c for k, (c, _) in scores.items()}, "rank": {k: r for k, (_, r) in scores.items()}}
+            for src, s, o, scores in pairs]
+    path.write_text(json.dumps(mark_json({"pairs": rows}, "synonym-recovery")), encoding="utf8")
+    return path
+
+
+def test_synonym_runs_differ_by_what_changed_on_the_shared_pairs(tmp_path):
+    before = [("synonym", f"rare{i}", f"word{i % 4}",
+               {"subword_mean": (0.1, 50), "bertram_form": (0.2, 20 if i % 2 else 5)}) for i in range(8)]
+    after = [(src, s, o, {"subword_mean": scores["subword_mean"], "bertram_form": (0.25, 5)})
+             for src, s, o, scores in before[:6]] + [("synonym", "only-after", "word9", {"bertram_form": (0.9, 1)})]
+    result = compare_synonym_runs(synonym_file(tmp_path / "a.json", before), synonym_file(tmp_path / "b.json", after),
+                                  n_resamples=200)
+    assert result["pairs_shared"] == 6 and result["sources"]["synonym"]["clusters"] == 4
+    form = result["sources"]["synonym"]["systems"]["bertram_form"]
+    assert form["cosine_diff"]["estimate"] == pytest.approx(0.05) and form["cosine_diff"]["low"] == pytest.approx(0.05)
+    # hits@10 before: pairs 0, 2, 4 (rank 5) of the six shared; after: all six
+    assert form["before"]["hits_at_10"] == pytest.approx(0.5) and form["hits_diff"]["estimate"] == pytest.approx(0.5)
+    same = result["sources"]["synonym"]["systems"]["subword_mean"]
+    assert same["cosine_diff"]["estimate"] == 0 and same["cosine_diff"]["high"] == 0
+
+
+def evaluate_dir(path: Path, correct_of, p_gold_of, seed_sets=()) -> Path:
+    """An evaluate output: predictions.jsonl of 2 systems over 6 items (2 per text), and metrics.json."""
+    for name in ("", *seed_sets):
+        directory = path / name
+        directory.mkdir(parents=True, exist_ok=True)
+        rows = [{"id": f"item-{i}", "label": "a", "candidate": f"text-{i // 2}",
+                 "correct": {s: bool(correct_of(s, i)) for s in ("baseline", "bertram_recentre_form")},
+                 "p_gold": {s: float(p_gold_of(s, i)) for s in ("baseline", "bertram_recentre_form")}}
+                for i in range(6)]
+        (directory / "predictions.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf8")
+    (path / "metrics.json").write_text(json.dumps({"seed_sets": list(seed_sets)}), encoding="utf8")
+    return path
+
+
+def test_downstream_runs_are_paired_item_by_item_over_the_seed_sets(tmp_path):
+    before = evaluate_dir(tmp_path / "before", lambda s, i: i < 3, lambda s, i: 0.5, seed_sets=("seed-1",))
+    after = evaluate_dir(tmp_path / "after", lambda s, i: i < 3 or (s != "baseline" and i == 3),
+                         lambda s, i: 0.5 if s == "baseline" else 0.25, seed_sets=("seed-1",))
+    result = compare_downstream_runs([before], [after], n_resamples=200)
+    assert result["items_shared"] == 12 and result["clusters"] == 3
+    base, form = result["systems"]["baseline"], result["systems"]["bertram_recentre_form"]
+    assert base["after"]["accuracy_diff"]["estimate"] == 0
+    assert form["after"]["accuracy_diff"]["estimate"] == pytest.approx(2 / 12)  # item-3 in both sets, of 12
+    assert form["after"]["log_prob_diff"]["estimate"] == pytest.approx(numpy.log(0.25) - numpy.log(0.5))
+    assert form["after"]["mcnemar"]["only_a"] == 2 and form["after"]["mcnemar"]["only_b"] == 0
+
+
+def test_compare_runs_writes_both_files_and_refuses_mixed_or_unknown_runs(tmp_path):
+    a = synonym_file(tmp_path / "a.json", [("wordnet", "x", "y", {"subword_mean": (0.1, 3)})])
+    b = synonym_file(tmp_path / "b.json", [("wordnet", "x", "y", {"subword_mean": (0.2, 30)})])
+    runner = CliRunner()
+    result = runner.invoke(app, ["compare-runs", "--before", str(a), "--after", str(b), "--output",
+                                 str(tmp_path / "out"), "--bootstrap-resamples", "50"])
+    assert result.exit_code == 0, result.output
+    written = json.loads((tmp_path / "out" / "comparison.json").read_text(encoding="utf8"))
+    assert written["written_by"] == "compare-runs" and "Δ cosine" in (tmp_path / "out" / "comparison.md").read_text()
+    assert written["sources"]["wordnet"]["systems"]["subword_mean"]["hits_diff"]["estimate"] == -1
+    directory = evaluate_dir(tmp_path / "eval", lambda s, i: True, lambda s, i: 0.9)
+    with pytest.raises(ValueError, match="mix kinds"):
+        run_kind([a, directory])
+    with pytest.raises(ValueError, match="neither a synonym-recovery output"):
+        run_kind([tmp_path / "nothing.json"])
+    two = runner.invoke(app, ["compare-runs", "--before", str(a), "--before", str(a), "--after", str(b),
+                              "--output", str(tmp_path / "out2")])
+    assert two.exit_code == 1 and "one file against one file" in two.output
