@@ -304,6 +304,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "that sum to 1 (e.g. 0.25 0.25 0.5), got {path_mix}")
     E289 = ("the ranking term needs rank_weight >= 0, rank_temperature > 0 and rank_negatives >= 1, got "
             "{weight}, {temperature}, {negatives}")
+    E290 = ("--workers/--scheduler run OTA and the encoder-state cache on Dask's CPU workers, and --gpu-id {gpu_id} "
+            "runs them on this process's GPU: choose one (a GPU does both fastest on its own).")
 
     # E3xx: the embedding-freezing callback, the rare-word explainer and WordNet (architectures, explain, dictionary/)
     E301 = ("freeze_embeddings: the pipeline has no initialised transformer component; use it as "

@@ -80,6 +80,21 @@ def tiny_roberta_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(write_tiny_roberta(tmp_path_factory.mktemp("tiny-roberta")))
 
 
+@pytest.fixture
+def dask_client():
+    """A Dask client of 2 in-process workers (torch's thread count, which a worker sets, restored after)."""
+    import torch
+
+    distributed = pytest.importorskip("distributed")
+    threads = torch.get_num_threads()
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+    torch.set_num_threads(threads)
+
+
 # -- BERTRAM models and pipelines on the tiny BERT -------------------------------------------------
 
 

@@ -145,3 +145,16 @@ def test_device_drift(data):
                         "--assets", data["assets"])
     assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert "--gpu-id 0" in result.stderr
+
+
+def test_train_scaling(data):
+    """Two corpus sizes of the small corpus: each stage's seconds, the per-word slopes and the projection."""
+    result = run_script("train_scaling.py", "--corpus", data["corpus"], "--sizes", "1,2", "--words", 20,
+                        "--epochs", 1)
+    figures = headline(result)
+    assert [p["corpus"] for p in figures["points"]] == [1, 2] and figures["dask"] is None
+    assert figures["points"][1]["corpus_words"] == 2 * figures["points"][0]["corpus_words"]
+    first, second = figures["points"]  # the corpus has 33 words (one held out for validation): 2x takes them all
+    assert first["words"] == 20 < second["words"] <= 33 and second["rows"] > first["rows"] > 0
+    assert set(figures["projection_100x"]) == {"prepare_s", "targets_s", "state_cache_s", "epoch_s"}
+

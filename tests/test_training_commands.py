@@ -4,7 +4,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy
+import pytest
 import typer.main
+from safetensors.numpy import load_file
 from typer.testing import CliRunner
 
 from spacy_bertram.cli import app
@@ -52,7 +55,8 @@ def test_targets_and_train_share_their_word_options(monkeypatch, tmp_path):
     commands = typer.main.get_command(app).commands
     shared = [(p.name, p.default) for p in commands["targets"].params if p.name != "from_targets"]
     assert shared == [(p.name, p.default) for p in commands["train"].params][: len(shared)]
-    assert [name for name, _ in shared][:2] == ["contexts", "output"] and len(shared) == 15  # --force included
+    assert [name for name, _ in shared][:2] == ["contexts", "output"] and len(shared) == 17  # --force included
+    assert {"scheduler", "workers"} <= {name for name, _ in shared}
     seen = []
     monkeypatch.setattr(run, "train", lambda *a: seen.extend(a) or {"baseline": 1, "final": 2, "model": "m"})
     result = invoke("train", "c.sqlite", "out", "--min-count", "7", "--held-out", "0.25", "--seed", "3",
@@ -68,6 +72,7 @@ def test_targets_and_train_share_their_word_options(monkeypatch, tmp_path):
     assert (data.multi_piece_words, data.multi_piece_min_zipf) == (40, 3.5)
     assert (settings.network.base_model, settings.network.max_contexts) == ("an-encoder", 5)
     assert settings.path_mix == (0.25, 0.25, 0.5) and settings.rank_weight == 0.0
+    assert options.client is None  # no --workers or --scheduler: one process
     seen.clear()
     result = invoke("train", "c.sqlite", "out", "--no-path-mix", "--rank-weight", "0.01", "--rank-negatives", "8")
     assert result.exit_code == 0, result.output
@@ -115,3 +120,24 @@ def test_targets_from_targets_writes_a_smaller_set_without_recomputing(bertram_a
     )
     assert json.loads(result.output.strip().splitlines()[-1])["words"] == len(small)
     assert 0 < small.info["n_with_contexts"] <= len(small)
+
+
+@pytest.mark.slow
+def test_targets_on_a_local_cluster_of_processes_give_the_one_process_targets(tiny_bert_path, tmp_path):
+    """`targets --workers 2`: worker processes (the arguments pickled, the encoder loaded there) give the same
+    OTA targets as one process; with --gpu-id it is a named error before anything is written."""
+    store = context_store_of(tmp_path, corpus_lines())
+    common = [str(store), "--base-model", tiny_bert_path, "--min-count", "20", "--multi-piece-words", "12",
+              "--ota-steps", "3", "--ota-batch", "4", "--no-progress"]
+    runner = CliRunner()
+    alone = runner.invoke(app, ["targets", str(store), str(tmp_path / "alone"), *common[1:]])
+    assert alone.exit_code == 0, alone.output
+    spread = runner.invoke(app, ["targets", str(store), str(tmp_path / "dask"), *common[1:], "--workers", "2"])
+    assert spread.exit_code == 0, spread.output
+    vectors = [load_file(str(tmp_path / run / "targets.safetensors"))["vectors"] for run in ("alone", "dask")]
+    infos = [json.loads((tmp_path / run / "targets.json").read_text())["info"] for run in ("alone", "dask")]
+    assert infos[0]["n_ota"] >= 12 and infos[1]["ota"] == infos[0]["ota"]  # the same OTA words, fit and losses
+    assert numpy.abs(vectors[0] - vectors[1]).max() < 1e-5
+    refused = runner.invoke(app, ["targets", str(store), str(tmp_path / "gpu"), *common[1:], "--workers", "2",
+                                  "--gpu-id", "0"])
+    assert refused.exit_code == 1 and "[E290]" in refused.output and not (tmp_path / "gpu").exists()

@@ -1,6 +1,7 @@
 """One-token approximation on the tiny encoder."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from spacy_bertram.encoder import load_encoder
@@ -44,3 +45,17 @@ def test_ota_of_a_one_piece_word_starts_at_its_optimum(tiny_bert_path):
     pieces = [tokenizer("cat", add_special_tokens=False)["input_ids"]]
     result = one_token_approximation(encoder, tokenizer, pieces, OTASettings(steps=2), progress=False)
     assert result.loss_before < 1e-10
+
+
+def test_ota_chunks_on_workers_give_the_one_process_vectors(tiny_bert_path, dask_client):
+    encoder, tokenizer = load_encoder(tiny_bert_path)
+    words = ["kumquats", "unable", "grower", "marketplace", "orchards", "sweetness", "citrus", "harvested", "lemonade"]
+    pieces = [tokenizer(w, add_special_tokens=False)["input_ids"] for w in words]
+    settings = OTASettings(steps=3, batch_words=2, seed=5)  # five chunks, each with its own draws
+    alone = one_token_approximation(encoder, tokenizer, pieces, settings, progress=False)
+    spread = one_token_approximation(encoder, tokenizer, pieces, settings, progress=False, client=dask_client,
+                                     base_model=tiny_bert_path)
+    assert torch.allclose(alone.vectors, spread.vectors, atol=1e-5)
+    assert spread.loss_after == pytest.approx(alone.loss_after, rel=1e-5) and alone.loss_after < alone.loss_before
+    initial = torch.stack([encoder.get_input_embeddings().weight[p].mean(0) for p in pieces])
+    assert (alone.vectors - initial).abs().max() > 1e-4  # OTA moved them: the comparison is not of starting points

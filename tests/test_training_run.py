@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import json
 
+import numpy
+
 import pytest
 import torch
+from safetensors.numpy import load_file as load_arrays
 from safetensors.torch import load_file
 
 from spacy_bertram.config import BertramConfig
@@ -16,7 +19,7 @@ from spacy_bertram.training.settings import UNRECORDED_DEFAULTS, TrainSettings
 from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.targets import build_targets
 
-from tests.util import Killed, _kill_at, _train, corpus_lines, write_tiny_bert
+from tests.util import Killed, _kill_at, _train, context_store_of, corpus_lines, write_tiny_bert
 
 
 def test_killed_run_resumes_and_matches(tiny_bert_path, source, tmp_path):
@@ -113,3 +116,28 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(tiny_bert_path, source, t
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match=r"\[E117\].*no CUDA"):
             select_device(0)
+
+
+@pytest.mark.parametrize("mode", ["inplace", "add"])  # add: the state cache carries the form vectors as slots
+def test_training_with_a_client_gives_the_one_process_model(tiny_bert_path, dask_client, tmp_path, mode):
+    store = context_store_of(tmp_path, corpus_lines())
+    settings = {"mode": mode, "epochs": (2, 1, 1)}
+    data = {"multi_piece_words": 12}
+    alone = _train(store, tmp_path / "alone", tiny_bert_path, settings, data, ablation=False, keep_cache=True)
+    spread = _train(store, tmp_path / "dask", tiny_bert_path, settings, data, ablation=False, keep_cache=True,
+                    client=dask_client)
+    assert alone["targets"]["n_ota"] > 0 and spread["targets"]["n_ota"] == alone["targets"]["n_ota"]
+    caches = {run: [numpy.load(path) for path in sorted((tmp_path / run / "cache").glob("states-*.npy"))]
+              for run in ("alone", "dask")}
+    assert caches["alone"] and len(caches["alone"]) == len(caches["dask"])
+    for states in caches["alone"]:  # add's stage-3 cache is keyed by the form vectors too, which round alike
+        same_shape = [other for other in caches["dask"] if other.shape == states.shape]
+        assert min(numpy.abs(states - other).max() for other in same_shape) < 1e-4
+    targets = [load_arrays(str(tmp_path / run / "targets" / "targets.safetensors"))["vectors"]
+               for run in ("alone", "dask")]
+    assert numpy.abs(targets[0] - targets[1]).max() < 1e-5
+    weights = [load_arrays(str(tmp_path / run / "model" / "weights.safetensors")) for run in ("alone", "dask")]
+    assert weights[0].keys() == weights[1].keys()
+    assert max(numpy.abs(weights[0][k] - weights[1][k]).max() for k in weights[0]) < 1e-4
+    assert json.loads((tmp_path / "dask" / "metrics.json").read_text())["final"]["cosine"] == pytest.approx(
+        alone["final"]["cosine"], abs=1e-4)

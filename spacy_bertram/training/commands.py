@@ -62,21 +62,14 @@ def prepare_cmd(
     run_checked(check_output_dir, output, PREPARE_FILES, command="prepare", force=force)
     from .prepare import prepare
 
-    close = None
-    try:
-        client = None
-        if scheduler or workers:
-            from .distributed import open_client
+    from .distributed import optional_client
 
-            client, close = open_client(scheduler, workers, ())
+    with optional_client(scheduler, workers) as client:
         result = run_checked(
             prepare, corpus, output, max_contexts=max_contexts, context_window=context_window,
             min_count=min_count, rare_max_contexts=rare_max_contexts, max_rare_words=max_rare_words,
             lowercase=not cased, errors="skip" if skip_bad_files else "raise", seed=seed, client=client,
         )
-    finally:
-        if close is not None:
-            close()
     echo_json(asdict(result))
 
 
@@ -118,6 +111,8 @@ class WordsAndTargets:
     seed: int
     gpu_id: int
     ota: OTASettings
+    scheduler: Optional[str]
+    workers: Optional[int]
     progress: bool
     force: bool
 
@@ -141,13 +136,18 @@ def _words_and_targets(
     ota_steps: int = typer.Option(OTA.steps, min=0, help="OTA: Adam steps per word"),
     ota_batch: int = typer.Option(OTA.batch_words, min=1, help="OTA: words per batch"),
     ota_neighbours: int = typer.Option(OTA.neighbours, min=0, help="OTA: random tokens on each side of the word"),
+    scheduler: Optional[str] = typer.Option(None, help="compute OTA targets and the encoder-state cache on the "
+                                            "Dask cluster at this address (the encoder at the same path on every "
+                                            "worker); the model is the one process's"),
+    workers: Optional[int] = typer.Option(None, help="... on a local Dask cluster of N processes (default, or 0: "
+                                          "no Dask, one process)"),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> WordsAndTargets:
     """The options `targets` and `train` share, declared once (`_with_options` adds them to both)."""
     ota = OTASettings(steps=ota_steps, batch_words=ota_batch, neighbours=ota_neighbours, seed=seed)
     return WordsAndTargets(contexts, output, base_model, min_count, max_words, multi_piece_words,
-                           multi_piece_min_zipf, held_out, seed, gpu_id, ota,
+                           multi_piece_min_zipf, held_out, seed, gpu_id, ota, scheduler, workers,
                            not no_progress, force)
 
 
@@ -155,6 +155,9 @@ def _check_words_and_targets(args: WordsAndTargets) -> None:
     """The shared options' values: what `targets` and `train` check first, before importing torch."""
     check_word_limits(args.min_count, args.max_words, args.held_out)
     check_multi_piece_words(args.multi_piece_words, args.multi_piece_min_zipf)
+    check_workers(args.workers)
+    if (args.scheduler or args.workers) and args.gpu_id >= 0:
+        raise ValueError(Errors.E290.format(gpu_id=args.gpu_id))
 
 
 @app.command("targets")
@@ -172,6 +175,7 @@ def targets_cmd(
     run_checked(check_gpu, args.gpu_id)
     from ..encoder import load_encoder
     from ..device import select_device
+    from .distributed import optional_client
     from .targets import TargetSet, build_targets
 
     setup_logging()
@@ -185,9 +189,10 @@ def targets_cmd(
             return chosen
         device = select_device(args.gpu_id)
         encoder, tokenizer = load_encoder(args.base_model, device=device)  # the cached copy for the device
-        targets = build_targets(source, encoder, tokenizer, args.base_model, args.min_count, args.max_words,
-                                args.held_out, args.seed, args.ota, device, args.progress,
-                                args.multi_piece_words, args.multi_piece_min_zipf)
+        with optional_client(args.scheduler, args.workers) as client:
+            targets = build_targets(source, encoder, tokenizer, args.base_model, args.min_count, args.max_words,
+                                    args.held_out, args.seed, args.ota, device, args.progress,
+                                    args.multi_piece_words, args.multi_piece_min_zipf, client)
         targets.save(Path(args.output))
         return targets
 
@@ -280,12 +285,14 @@ def train_cmd(
     settings, data = run_checked(configure)
     run_checked(check_store, args.contexts, "CONTEXTS", words=True)
     run_checked(check_gpu, args.gpu_id)
+    from .distributed import optional_client
     from .run import train
 
     setup_logging()
-    options = RunOptions(gpu_id=args.gpu_id, ablation=not no_ablation, keep_cache=keep_cache, restart=restart,
-                         progress=args.progress)
-    metrics = run_checked(train, args.contexts, args.output, settings, data, options)
+    with optional_client(args.scheduler, args.workers) as client:
+        options = RunOptions(gpu_id=args.gpu_id, ablation=not no_ablation, keep_cache=keep_cache, restart=restart,
+                             progress=args.progress, client=client)
+        metrics = run_checked(train, args.contexts, args.output, settings, data, options)
     typer.echo(json.dumps({"baseline": metrics["baseline"], "final": metrics["final"], "model": metrics["model"]}))
 
 

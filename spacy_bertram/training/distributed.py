@@ -17,7 +17,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any, Callable, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
 
 import numpy
 import torch
@@ -84,6 +85,20 @@ def open_client(
         cluster.close()
 
     return client, close
+
+
+@contextmanager
+def optional_client(scheduler: Optional[str], workers: Optional[int]) -> Iterator[Any]:
+    """A Dask client for the span of a command when `scheduler` or `workers` asks for one (closed after it,
+    with the cluster it started), else None: one process."""
+    if not (scheduler or workers):
+        yield None
+        return
+    client, close = open_client(scheduler, workers, ())
+    try:
+        yield client
+    finally:
+        close()
 
 
 def local_cuda_cluster(gpu_ids: Sequence[int]) -> Any:

@@ -8,19 +8,28 @@ same hidden states at the neighbour positions as it does for
 redrawn every step, so e fits the word rather than one context.
 
 Many words are optimised at once: each word's vector only affects its own
-rows and the loss is a sum over words, so the batch is just parallelism.
+rows and the loss is a sum over words, so the batch is just parallelism. Each
+chunk of words draws its own neighbours (`chunk_seed`), so chunks can also run
+as Dask tasks (`ota_on_dask`, each worker loading the encoder once) and give the
+vectors of one process.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+import json
+import threading
+import uuid
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy
 
 import torch
 from torch import Tensor
 from tqdm import tqdm
 
-from ..encoder import word_start_tokens
+from ..encoder import load_encoder, word_start_tokens
 from ..errors import Errors
+from .distributed import local_threads, run_tasks
 from .settings import OTASettings
 
 
@@ -129,6 +138,20 @@ class OneTokenApproximation:
         return vectors.detach().float().cpu()
 
 
+def chunk_seed(seed: int, index: int) -> int:
+    """The seed of chunk `index`'s neighbour draws: each chunk draws its own, so chunks can run anywhere, in
+    any order (one process, or Dask workers), and give the same vectors."""
+    return seed * 1_000_003 + index
+
+
+def optimise_chunk(ota: OneTokenApproximation, chunk: Sequence[Sequence[int]], index: int) -> Tuple[Tensor, float, float]:
+    """One chunk's vectors, and its summed loss before and after (on fixed draws, comparable across chunks)."""
+    vectors = ota.optimise(chunk, torch.Generator().manual_seed(chunk_seed(ota.settings.seed, index)))
+    before = ota.evaluate(chunk, ota.initial(chunk), ota.settings.seed + 1) * len(chunk)
+    after = ota.evaluate(chunk, vectors, ota.settings.seed + 1) * len(chunk)
+    return vectors, before, after
+
+
 def one_token_approximation(
     encoder,
     tokenizer,
@@ -136,21 +159,64 @@ def one_token_approximation(
     settings: Optional[OTASettings] = None,
     device: Optional[torch.device] = None,
     progress: bool = True,
+    client: Any = None,
+    base_model: Optional[str] = None,
 ) -> OTAResult:
-    """One vector per word (given by its wordpiece ids), in the encoder's input space."""
+    """One vector per word (given by its wordpiece ids), in the encoder's input space.
+
+    With a Dask `client`, the chunks of `settings.batch_words` words run on its workers (each loads
+    `base_model`, which must be the encoder given here, at the same path) and give this process's vectors.
+    """
     settings = settings or OTASettings()
     width = int(encoder.get_input_embeddings().weight.shape[1])
     if not pieces:
         return OTAResult(torch.zeros(0, width), 0.0, 0.0)
     assert all(pieces), "OTA needs at least one wordpiece per word (targets.py drops words without)"
-    ota = OneTokenApproximation(encoder, tokenizer, settings, device)
-    generator = torch.Generator().manual_seed(settings.seed)
     chunks = [list(pieces[i : i + settings.batch_words]) for i in range(0, len(pieces), settings.batch_words)]
-    out: List[Tensor] = []
-    before = after = 0.0
-    for chunk in tqdm(chunks, desc="one-token approximation", unit="batch", disable=not progress):
-        vectors = ota.optimise(chunk, generator)
-        before += ota.evaluate(chunk, ota.initial(chunk), settings.seed + 1) * len(chunk)
-        after += ota.evaluate(chunk, vectors, settings.seed + 1) * len(chunk)
-        out.append(vectors)
-    return OTAResult(torch.cat(out), before / len(pieces), after / len(pieces))
+    if client is not None:
+        results = ota_on_dask(client, base_model, settings, chunks, progress)
+    else:
+        ota = OneTokenApproximation(encoder, tokenizer, settings, device)
+        bar = tqdm(chunks, desc="one-token approximation", unit="batch", disable=not progress)
+        results = [optimise_chunk(ota, chunk, index) for index, chunk in enumerate(bar)]
+    vectors = torch.cat([chunk_vectors.float().cpu() for chunk_vectors, _, _ in results])
+    before = sum(result[1] for result in results) / len(pieces)
+    after = sum(result[2] for result in results) / len(pieces)
+    return OTAResult(vectors, before, after)
+
+
+# -- on a Dask cluster ------------------------------------------------------------------------------
+
+_WORKER_LOCK = threading.Lock()
+_WORKER_OTA: Dict[Tuple[str, str], OneTokenApproximation] = {}
+
+
+def ota_task(base_model: str, settings: OTASettings, chunk: List[List[int]], index: int,
+             threads: int) -> Tuple[numpy.ndarray, float, float]:
+    """A Dask task: one chunk's vectors and summed losses (the encoder loaded once per worker process)."""
+    if threads and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    key = (base_model, json.dumps(vars(settings), sort_keys=True))
+    with _WORKER_LOCK:
+        ota = _WORKER_OTA.get(key)
+        if ota is None:
+            encoder, tokenizer = load_encoder(base_model)
+            ota = _WORKER_OTA[key] = OneTokenApproximation(encoder, tokenizer, settings, torch.device("cpu"))
+    vectors, before, after = optimise_chunk(ota, chunk, index)
+    return vectors.numpy(), before, after
+
+
+def ota_on_dask(client: Any, base_model: Optional[str], settings: OTASettings, chunks: Sequence[List[List[int]]],
+                progress: bool = True) -> List[Tuple[Tensor, float, float]]:
+    """Every chunk's (vectors, before, after) from the cluster's workers, in chunk order (the encoder named
+    `base_model` must be at the same path on every worker)."""
+    assert base_model, "OTA on Dask names the encoder its workers load"
+    threads, run_id = local_threads(client), uuid.uuid4().hex[:12]
+    results: List[Any] = [None] * len(chunks)
+
+    def keep(position: int, result: Tuple[numpy.ndarray, float, float]) -> None:
+        results[position] = (torch.from_numpy(result[0]), result[1], result[2])
+
+    run_tasks(client, ota_task, [(base_model, settings, chunk, index, threads) for index, chunk in enumerate(chunks)],
+              [f"bertram-ota-{run_id}-{index}" for index in range(len(chunks))], keep, progress)
+    return results

@@ -187,7 +187,7 @@ def train(
         target_set = build_targets(
             source, encoder, tokenizer, base_model, data.min_count, data.max_words, data.held_out_fraction,
             settings.seed, data.ota or OTASettings(seed=settings.seed), device, options.progress,
-            data.multi_piece_words, data.multi_piece_min_zipf,
+            data.multi_piece_words, data.multi_piece_min_zipf, options.client,
         )
         target_set.save(output / TARGETS_DIR)
     n_held = sum(target_set.held_out)
@@ -195,7 +195,7 @@ def train(
     word_contexts = pooled_contexts(source, target_set.words, settings.pool_contexts, data.definitions,
                                     data.definitions_per_word)
     run = TrainingRun(target_set, word_contexts, encoder, tokenizer, settings, output,
-                      device, options.progress, options.on_epoch_end, log)
+                      device, options.progress, options.on_epoch_end, log, options.client)
     run.record["run"] = run_info
     write_json_atomic(output / "progress.json", run.record)
     results: Dict[str, StageResult] = {}

@@ -230,7 +230,8 @@ class RunOptions:
     ablation: also train the other form variant (a table row each); keep_cache: keep the
     encoder-state cache files; restart: a run with other settings in the output directory is
     removed and started over (else an error: the same settings always resume);
-    on_epoch_end(stage name, epoch): called after each epoch's checkpoint.
+    on_epoch_end(stage name, epoch): called after each epoch's checkpoint; client: a Dask client whose
+    workers compute the OTA targets and the state cache (the same model as one process, to float rounding).
     """
 
     gpu_id: int = -1
@@ -240,6 +241,7 @@ class RunOptions:
     progress: bool = True
     on_epoch_end: Optional[Callable[[str, int], None]] = None
     log: Callable[[str], None] = print
+    client: Any = None
 
 
 __all__ = ["METRICS_FILE", "MODEL_DIR", "PREPARE_FILES", "RUN_FILES", "TARGETS_DIR", "TARGET_FILES",

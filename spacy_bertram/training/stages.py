@@ -130,8 +130,10 @@ class TrainingRun:
         progress: bool = True,
         on_epoch_end: Optional[EpochHook] = None,
         log: Callable[[str], None] = print,
+        client: Any = None,
     ) -> None:
         self.targets, self.settings = targets, settings
+        self.client = client  # a Dask client: the state cache is encoded on its workers
         self.encoder, self.tokenizer = encoder, tokenizer
         self.output_dir = Path(output_dir) if output_dir is not None else None
         self.device = device or torch.device("cpu")
@@ -200,7 +202,7 @@ class TrainingRun:
         directory = self.output_dir / "cache" if self.output_dir else None
         return StateCache.build(
             network, self.pools(network).rows, slots, directory,
-            self.settings.cache_memory_mb, self.settings.token_budget, self.progress,
+            self.settings.cache_memory_mb, self.settings.token_budget, self.progress, self.client,
         )
 
     def _loss(

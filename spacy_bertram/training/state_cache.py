@@ -15,16 +15,24 @@ The states live in a `.npy` file (memory-mapped, so memory stays bounded by
 `memory_mb`; loaded whole when it fits) named by a fingerprint of the rows,
 slot vectors and encoder, with a JSON sidecar written last: a resumed run, or
 a later stage with identical inputs, reuses it instead of encoding again.
+
+Since a row's state does not depend on its batch, the batches can also run as
+Dask tasks (`encode_on_dask`, each worker loading the encoder once): the same
+states as one process, to float rounding (a worker's thread count may round a
+matrix product differently).
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
+import threading
 import time
+import uuid
 from pathlib import Path
 from collections import defaultdict
-from typing import Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 import torch
@@ -34,10 +42,15 @@ from tqdm import tqdm
 
 from ..errors import Errors
 from ..fileio import write_json_atomic
-from ..inputs import EncodedContext
+from ..config import BertramConfig
+from ..encoder import load_encoder
+from ..inputs import EncodedContext, NgramVocab
 from ..network import BertramNetwork
+from .distributed import local_threads, run_tasks
 
 MIN_BATCH_TOKENS = 64
+#: Encoder positions per Dask task: a few seconds of work, few enough tasks to schedule cheaply.
+TASK_TOKENS = 262_144
 
 
 def length_batches(rows: Sequence[EncodedContext], token_budget: int) -> Iterator[List[int]]:
@@ -120,8 +133,10 @@ class StateCache:
         memory_mb: float = 2048,
         token_budget: int = 4096,
         progress: bool = True,
+        client: Any = None,
     ) -> "StateCache":
-        """Encode all rows (or reuse a finished file with the same fingerprint)."""
+        """Encode all rows (or reuse a finished file with the same fingerprint); with a Dask `client`, on its
+        workers (the same states, to float rounding)."""
         hidden = int(network.config.encoder_hidden_width or network.width)
         nbytes = len(rows) * hidden * 4
         fits = nbytes <= memory_mb * 2**20
@@ -129,7 +144,7 @@ class StateCache:
             if not fits:
                 raise ValueError(Errors.E242)
             states = numpy.zeros((len(rows), hidden), dtype=numpy.float32)
-            seconds = _encode_into(network, rows, slot_vectors, states, token_budget, progress)
+            seconds = encode_into(network, rows, slot_vectors, states, token_budget, progress, client)
             return cls(torch.from_numpy(states).to(network.device), network.device, seconds, None)
         directory.mkdir(parents=True, exist_ok=True)
         key = fingerprint(network, rows, slot_vectors)
@@ -138,7 +153,7 @@ class StateCache:
         if not (meta.is_file() and path.is_file()):
             tmp = directory / f".states-{key}.npy.tmp"
             array = open_memmap(str(tmp), mode="w+", dtype=numpy.float32, shape=(len(rows), hidden))
-            seconds = _encode_into(network, rows, slot_vectors, array, token_budget, progress)
+            seconds = encode_into(network, rows, slot_vectors, array, token_budget, progress, client)
             array.flush()
             del array
             os.replace(tmp, path)
@@ -156,15 +171,21 @@ class StateCache:
 
 
 @torch.no_grad()
-def _encode_into(
+def encode_into(
     network: BertramNetwork,
     rows: Sequence[EncodedContext],
     slot_vectors: Optional[Tensor],
     out: numpy.ndarray,
     token_budget: int,
     progress: bool,
+    client: Any = None,
 ) -> float:
+    """Write each row's state into `out` (rows in order), here or on a Dask `client`'s workers; the seconds it took."""
     start = time.perf_counter()
+    if client is not None:
+        encode_on_dask(client, network, list(length_batches(rows, token_budget)), rows, slot_vectors, out,
+                       token_budget, progress)
+        return time.perf_counter() - start
     was_training = network.training
     network.eval()
     try:
@@ -177,6 +198,55 @@ def _encode_into(
     finally:
         network.train(was_training)
     return time.perf_counter() - start
+
+
+_WORKER_LOCK = threading.Lock()
+_WORKER_NETWORKS: Dict[Tuple[str, str], BertramNetwork] = {}
+
+
+def encode_task(base_model: str, config: BertramConfig, rows: List[EncodedContext],
+                slot_vectors: Optional[numpy.ndarray], token_budget: int, threads: int) -> numpy.ndarray:
+    """A Dask task: the states at the mask for `rows`, as `encode_into` computes them in one process."""
+    if threads and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    key = (base_model, json.dumps(config.to_dict(), sort_keys=True))
+    with _WORKER_LOCK:
+        network = _WORKER_NETWORKS.get(key)
+        if network is None:  # encode_contexts reads the encoder and the config, not the n-grams
+            encoder, tokenizer = load_encoder(base_model)
+            network = _WORKER_NETWORKS[key] = BertramNetwork(config, NgramVocab(), encoder, tokenizer).eval()
+    hidden = int(network.config.encoder_hidden_width or network.width)
+    out = numpy.zeros((len(rows), hidden), dtype=numpy.float32)
+    slots = None if slot_vectors is None else torch.from_numpy(slot_vectors)
+    encode_into(network, rows, slots, out, token_budget, progress=False)
+    return out
+
+
+def encode_on_dask(client: Any, network: BertramNetwork, batches: Sequence[List[int]],
+                   rows: Sequence[EncodedContext], slot_vectors: Optional[Tensor], out: numpy.ndarray,
+                   token_budget: int, progress: bool = True) -> None:
+    """Fill `out` (rows in order) with the states the cluster's workers compute, the batches grouped into tasks
+    of about TASK_TOKENS positions; each task's rows are written as it finishes."""
+    tasks: List[List[int]] = [[]]
+    tokens = 0
+    for batch in batches:
+        size = len(batch) * len(rows[batch[0]])
+        if tasks[-1] and tokens + size > TASK_TOKENS:
+            tasks.append([])
+            tokens = 0
+        tasks[-1].extend(batch)
+        tokens += size
+    slots = None if slot_vectors is None else client.scatter(slot_vectors.detach().float().cpu().numpy(),
+                                                             broadcast=True)
+    threads, run_id = local_threads(client), uuid.uuid4().hex[:12]
+    config = network.config
+
+    def write(position: int, states: numpy.ndarray) -> None:
+        out[numpy.asarray(tasks[position])] = states
+
+    run_tasks(client, encode_task,
+              [(config.base_model, config, [rows[i] for i in task], slots, token_budget, threads) for task in tasks],
+              [f"bertram-states-{run_id}-{position}" for position in range(len(tasks))], write, progress)
 
 
 def describe(cache: StateCache) -> dict:

@@ -248,8 +248,10 @@ def build_targets(
     progress: bool = True,
     multi_piece_words: int = 0,
     multi_piece_min_zipf: float = DEFAULT_MAX_ZIPF,
+    client: Any = None,
 ) -> TargetSet:
-    """Select training words and compute their targets (embedding rows or OTA)."""
+    """Select training words and compute their targets (embedding rows or OTA; with a Dask `client`, OTA runs
+    on its workers)."""
     started = time.perf_counter()
     segmenter = RareLikeSegmenter(tokenizer)
     words, counts, held_out, n_corpus = select_training_words(
@@ -264,7 +266,8 @@ def build_targets(
         rows = torch.as_tensor([pieces[i][0] for i in single], device=table.device)
         vectors[single] = table[rows].float().cpu()
     ota = ota or OTASettings(seed=seed)
-    result = one_token_approximation(encoder, tokenizer, [pieces[i] for i in multi], ota, device, progress)
+    result = one_token_approximation(encoder, tokenizer, [pieces[i] for i in multi], ota, device, progress,
+                                     client=client, base_model=base_model)
     if multi:
         vectors[multi] = result.vectors
         logger.info("OTA for %d words: loss %.5f -> %.5f", len(multi), result.loss_before, result.loss_after)
