@@ -6,7 +6,10 @@ every word's count grows k-fold: `prepare` reads k times the text, and at the pr
 store with k times `--words` training words (the most frequent; a fixed multiple keeps the
 run short and the sizes exact): the OTA targets, the encoder-state cache (encoding each pool
 row once) and the epochs (`--epochs`, reported per epoch; the project trains 60). A line fitted
-through the sizes gives seconds per training word for each stage and the projection to 100x.
+through the sizes gives seconds per training word for the state cache and the epochs, per OTA
+word for the targets (the most frequent words are rarely cut into pieces: OTA's share grows as
+a run reaches rarer words, 597 of the project's 9,785), per corpus word for `prepare`, and the
+projection to 100x the corpus and the project's training words.
 
 `--workers 2` adds, at 1x, the same training with OTA and the state cache on a local Dask
 cluster of that many worker processes (`train --workers`), side by side: its seconds against
@@ -42,6 +45,8 @@ from spacy_bertram.training.ota import OTASettings  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 #: The project's `train-bertram` settings that shape the work (project.yml): 8 contexts per word, 10 OTA steps.
 PROJECT_TRAINING = {"min_count": 30, "pool_contexts": 8, "max_contexts": 8, "ota_steps": 10}
+#: OTA words per corpus word in the project's run (597 of 9,785).
+OTA_SHARE = 0.06
 
 
 def repeated_corpus(source: Path, times: int, fraction: float, directory: Path) -> Path:
@@ -56,10 +61,13 @@ def repeated_corpus(source: Path, times: int, fraction: float, directory: Path) 
 
 
 def training_seconds(store: Path, output: Path, words: int, epochs: int, client: Any = None) -> Dict[str, Any]:
-    """One `train` run (stage 1 only, no ablation): seconds of targets, state cache and epochs."""
+    """One `train` run (stage 1 only, no ablation) on `words` corpus words and, as in the project's run, about
+    6% more that the encoder cuts into pieces (wordfreq's, with OTA targets): seconds of targets, state cache
+    and epochs."""
     settings = TrainSettings.from_dict({"epochs": (epochs, 0, 0), "pool_contexts": PROJECT_TRAINING["pool_contexts"],
                                         "max_contexts": PROJECT_TRAINING["max_contexts"]})
     data = TrainingData(min_count=PROJECT_TRAINING["min_count"], max_words=words,
+                        multi_piece_words=round(OTA_SHARE * words),
                         ota=OTASettings(steps=PROJECT_TRAINING["ota_steps"]))
     started = time.perf_counter()
     metrics = train(store, output, settings, data,
@@ -76,7 +84,9 @@ def per_word_slope(points: List[Dict[str, Any]], key: str, by: str = "words") ->
     """Least-squares seconds per unit of `by` (through the measured sizes)."""
     x = numpy.asarray([p[by] for p in points], dtype=float)
     y = numpy.asarray([p[key] for p in points], dtype=float)
-    return float(numpy.polyfit(x, y, 1)[0]) if len(points) > 1 else float(y[0] / x[0])
+    if len(points) > 1 and len(set(x)) > 1:
+        return float(numpy.polyfit(x, y, 1)[0])
+    return float(y[0] / x[0]) if x[0] else 0.0
 
 
 def same_run(one: Path, other: Path) -> float:
@@ -99,6 +109,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=0, help="also at 1x: OTA and the state cache on N Dask workers")
     parser.add_argument("--project-words", type=int, default=9785, help="the training words a full run has at 1x")
+    parser.add_argument("--project-ota-words", type=int, default=597, help="... and of them, OTA words")
     args = parser.parse_args(argv)
     assets = default_assets_dir()
     corpus = args.corpus or (assets if assets.is_absolute() or assets.exists() else ROOT / assets) / "corpus"
@@ -136,24 +147,28 @@ def main(argv: Optional[List[str]] = None) -> int:
                 print(f"  on {args.workers} Dask workers: targets {dask['targets_s']} s, state cache "
                       f"{dask['state_cache_s']} s ({dask['over_one_process']}x one process's), largest "
                       f"difference {dask['max_difference']:.2e}", flush=True)
-    slopes = {stage: per_word_slope(points, stage) for stage in ("targets_s", "state_cache_s", "epoch_s")}
+    slopes = {stage: per_word_slope(points, stage) for stage in ("state_cache_s", "epoch_s")}
+    slopes["targets_s"] = per_word_slope(points, "targets_s", by="ota_words")
     slopes["prepare_s"] = per_word_slope(points, "prepare_s", by="corpus_words")
     base = points[0]
     project_words = args.project_words
     projection = {
         "prepare_s": round(slopes["prepare_s"] * base["corpus_words"] / fraction * 100, 0),
-        "targets_s": round(slopes["targets_s"] * project_words * 100, 0),
+        "targets_s": round(slopes["targets_s"] * args.project_ota_words * 100, 0),
         "state_cache_s": round(slopes["state_cache_s"] * project_words * 100, 0),
         "epoch_s": round(slopes["epoch_s"] * project_words * 100, 1),
     }
-    print("per unit: prepare {:.2f} s per million corpus words; per training word: targets {:.2f} ms, state cache "
-          "{:.2f} ms, an epoch {:.3f} ms".format(slopes["prepare_s"] * 1e6, 1e3 * slopes["targets_s"],
-                                                  1e3 * slopes["state_cache_s"], 1e3 * slopes["epoch_s"]))
-    print(f"100x the corpus and {project_words * 100:,} training words (100x the project's): prepare "
+    print("per unit: prepare {:.2f} s per million corpus words; targets {:.1f} ms per OTA word; per training "
+          "word: state cache {:.2f} ms, an epoch {:.3f} ms".format(
+              slopes["prepare_s"] * 1e6, 1e3 * slopes["targets_s"], 1e3 * slopes["state_cache_s"],
+              1e3 * slopes["epoch_s"]))
+    print(f"100x the corpus and {project_words * 100:,} training words ({args.project_ota_words * 100:,} by OTA; 100x "
+          f"the project's): prepare "
           f"{projection['prepare_s']:.0f} s, targets {projection['targets_s']:.0f} s, state cache "
           f"{projection['state_cache_s']:.0f} s, {projection['epoch_s']:.0f} s per epoch (one process)")
     print(json.dumps({"benchmark": "train-scaling", "quick": args.quick, "points": points,
-                      "seconds_per_training_word": {k: round(v, 6) for k, v in slopes.items() if k != "prepare_s"},
+                      "seconds_per_training_word": {k: round(slopes[k], 6) for k in ("state_cache_s", "epoch_s")},
+                      "targets_seconds_per_ota_word": round(slopes["targets_s"], 5),
                       "prepare_seconds_per_million_words": round(slopes["prepare_s"] * 1e6, 2),
                       "projection_100x": projection, "dask": dask or None}))
     return 0

@@ -154,7 +154,7 @@ def test_train_scaling(data):
     figures = headline(result)
     assert [p["corpus"] for p in figures["points"]] == [1, 2] and figures["dask"] is None
     assert figures["points"][1]["corpus_words"] == 2 * figures["points"][0]["corpus_words"]
-    first, second = figures["points"]  # the corpus has 33 words (one held out for validation): 2x takes them all
-    assert first["words"] == 20 < second["words"] <= 33 and second["rows"] > first["rows"] > 0
+    first, second = figures["points"]  # the corpus has 33 words: 2x takes what there is
+    assert 20 <= first["words"] < second["words"] and second["rows"] > first["rows"] > 0
     assert set(figures["projection_100x"]) == {"prepare_s", "targets_s", "state_cache_s", "epoch_s"}
 
