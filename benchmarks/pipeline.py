@@ -36,7 +36,7 @@ vectors` (for `--bertram`): its words are looked up, so a cold run infers only
 the rare words outside it ("vectors_inferred" says how many that left).
 
     python benchmarks/pipeline.py            # 2,000 snippets, 200 articles and 2,000 tweets
-    python benchmarks/pipeline.py --quick    # 50 snippets, 5 articles and 50 tweets (memory: the snippets), under a minute
+    python benchmarks/pipeline.py --quick    # 50 snippets, 5 articles, 50 tweets (memory: snippets), under a minute
 """
 from __future__ import annotations
 
