@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import json
-import threading
 import uuid
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -31,6 +30,7 @@ from ..encoder import load_encoder, word_start_tokens
 from ..errors import Errors
 from .distributed import local_threads, run_tasks
 from .settings import OTASettings
+from .worker_objects import once_per_process
 
 
 @dataclass
@@ -97,7 +97,8 @@ class OneTokenApproximation:
     def _approx_states(self, vectors: Tensor, left: Tensor, right: Tensor) -> List[Tensor]:
         n, k = left.shape
         ids = torch.cat(
-            [torch.full((n, 1), self.cls_id), left, torch.full((n, 1), self.pad_id), right, torch.full((n, 1), self.sep_id)],
+            [torch.full((n, 1), self.cls_id), left, torch.full((n, 1), self.pad_id), right,
+             torch.full((n, 1), self.sep_id)],
             dim=1,
         ).to(self.device)
         embeds = self.table[ids]
@@ -144,7 +145,9 @@ def chunk_seed(seed: int, index: int) -> int:
     return seed * 1_000_003 + index
 
 
-def optimise_chunk(ota: OneTokenApproximation, chunk: Sequence[Sequence[int]], index: int) -> Tuple[Tensor, float, float]:
+def optimise_chunk(
+    ota: OneTokenApproximation, chunk: Sequence[Sequence[int]], index: int
+) -> Tuple[Tensor, float, float]:
     """One chunk's vectors, and its summed loss before and after (on fixed draws, comparable across chunks)."""
     vectors = ota.optimise(chunk, torch.Generator().manual_seed(chunk_seed(ota.settings.seed, index)))
     before = ota.evaluate(chunk, ota.initial(chunk), ota.settings.seed + 1) * len(chunk)
@@ -187,21 +190,14 @@ def one_token_approximation(
 
 # -- on a Dask cluster ------------------------------------------------------------------------------
 
-_WORKER_LOCK = threading.Lock()
-_WORKER_OTA: Dict[Tuple[str, str], OneTokenApproximation] = {}
-
-
 def ota_task(base_model: str, settings: OTASettings, chunk: List[List[int]], index: int,
              threads: int) -> Tuple[numpy.ndarray, float, float]:
     """A Dask task: one chunk's vectors and summed losses (the encoder loaded once per worker process)."""
-    if threads and torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
-    key = (base_model, json.dumps(vars(settings), sort_keys=True))
-    with _WORKER_LOCK:
-        ota = _WORKER_OTA.get(key)
-        if ota is None:
-            encoder, tokenizer = load_encoder(base_model)
-            ota = _WORKER_OTA[key] = OneTokenApproximation(encoder, tokenizer, settings, torch.device("cpu"))
+
+    def make() -> OneTokenApproximation:
+        return OneTokenApproximation(*load_encoder(base_model), settings, torch.device("cpu"))
+
+    ota = once_per_process(("ota", base_model, json.dumps(vars(settings), sort_keys=True)), make, threads)
     vectors, before, after = optimise_chunk(ota, chunk, index)
     return vectors.numpy(), before, after
 

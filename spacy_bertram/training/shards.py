@@ -10,13 +10,11 @@ reads finished tables (`pipeline/vector_table.py`), never imports it.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, List, Mapping, Sequence, Tuple
 
 import numpy
-import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save_file
 
@@ -27,6 +25,7 @@ from ..context_store import ContextStore, open_context_store
 from ..pipeline.vector_table import FORMAT_NAME, SHARDS_DIR, VectorTable
 from ..storage import load_bertram, model_fingerprint
 from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike
+from .worker_objects import once_per_process
 
 PLAN_FILE = "plan.json"
 
@@ -133,22 +132,14 @@ class WorkerState:
     fingerprint: str
 
 
-_STATES: Dict[JobSettings, WorkerState] = {}
-_LOCK = threading.Lock()
-
-
 def worker_state(job: JobSettings) -> WorkerState:
     """Load the model and open the store once per process (and per job settings)."""
-    with _LOCK:
-        state = _STATES.get(job)
-        if state is None:
-            if job.torch_threads:
-                torch.set_num_threads(job.torch_threads)
-            network = load_bertram(job.model_path, device=job.device)
-            network.eval()
-            state = WorkerState(network, open_context_store(job.store_path), model_fingerprint(job.model_path))
-            _STATES[job] = state
-        return state
+
+    def make() -> WorkerState:
+        network = load_bertram(job.model_path, device=job.device).eval()
+        return WorkerState(network, open_context_store(job.store_path), model_fingerprint(job.model_path))
+
+    return once_per_process(("vectors", job), make, job.torch_threads)
 
 
 def store_items(store: ContextStore, words: Sequence[str], max_contexts: int) -> List[Tuple[str, List[str]]]:

@@ -27,12 +27,11 @@ import hashlib
 import json
 import math
 import os
-import threading
 import time
 import uuid
 from pathlib import Path
 from collections import defaultdict
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import numpy
 import torch
@@ -47,6 +46,7 @@ from ..encoder import load_encoder
 from ..inputs import EncodedContext, NgramVocab
 from ..network import BertramNetwork
 from .distributed import local_threads, run_tasks
+from .worker_objects import once_per_process
 
 MIN_BATCH_TOKENS = 64
 #: Encoder positions per Dask task: a few seconds of work, few enough tasks to schedule cheaply.
@@ -200,21 +200,15 @@ def encode_into(
     return time.perf_counter() - start
 
 
-_WORKER_LOCK = threading.Lock()
-_WORKER_NETWORKS: Dict[Tuple[str, str], BertramNetwork] = {}
-
-
 def encode_task(base_model: str, config: BertramConfig, rows: List[EncodedContext],
                 slot_vectors: Optional[numpy.ndarray], token_budget: int, threads: int) -> numpy.ndarray:
     """A Dask task: the states at the mask for `rows`, as `encode_into` computes them in one process."""
-    if threads and torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
-    key = (base_model, json.dumps(config.to_dict(), sort_keys=True))
-    with _WORKER_LOCK:
-        network = _WORKER_NETWORKS.get(key)
-        if network is None:  # encode_contexts reads the encoder and the config, not the n-grams
-            encoder, tokenizer = load_encoder(base_model)
-            network = _WORKER_NETWORKS[key] = BertramNetwork(config, NgramVocab(), encoder, tokenizer).eval()
+
+    def make() -> BertramNetwork:  # encode_contexts reads the encoder and the config, not the n-grams
+        encoder, tokenizer = load_encoder(base_model)
+        return BertramNetwork(config, NgramVocab(), encoder, tokenizer).eval()
+
+    network = once_per_process(("states", base_model, json.dumps(config.to_dict(), sort_keys=True)), make, threads)
     hidden = int(network.config.encoder_hidden_width or network.width)
     out = numpy.zeros((len(rows), hidden), dtype=numpy.float32)
     slots = None if slot_vectors is None else torch.from_numpy(slot_vectors)
@@ -250,5 +244,6 @@ def encode_on_dask(client: Any, network: BertramNetwork, batches: Sequence[List[
 
 
 def describe(cache: StateCache) -> dict:
-    return {"rows": len(cache), "encode_seconds": round(cache.seconds, 2), "file": str(cache.path) if cache.path else None}
+    return {"rows": len(cache), "encode_seconds": round(cache.seconds, 2),
+            "file": str(cache.path) if cache.path else None}
 
