@@ -57,7 +57,9 @@ def count_file(path: str, lowercase: bool, errors: str) -> Tuple[str, Optional[C
     return path, counts, n_lines, None
 
 
-def file_offers(path: str, lowercase: bool, window: int, slot_of: Dict[str, int]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def file_offers(
+    path: str, lowercase: bool, window: int, slot_of: Dict[str, int]
+) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """Word index and context digest of every occurrence of a selected word, in file order."""
     wids = array("q")
     digests = array("q")

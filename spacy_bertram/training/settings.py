@@ -64,7 +64,8 @@ def check_word_limits(min_count: int, max_words: Optional[int], held_out_fractio
 def check_multi_piece_words(multi_piece_words: int, multi_piece_min_zipf: float) -> None:
     """The extra multi-piece words: a count and a threshold on wordfreq's Zipf scale."""
     if multi_piece_words < 0:
-        raise ValueError(Errors.E052.format(setting="--multi-piece-words", bounds="at least 0", value=multi_piece_words))
+        raise ValueError(Errors.E052.format(setting="--multi-piece-words", bounds="at least 0",
+                                            value=multi_piece_words))
     check_max_zipf(multi_piece_min_zipf, "--multi-piece-min-zipf")
 
 
@@ -245,5 +246,7 @@ class RunOptions:
 
 
 __all__ = ["METRICS_FILE", "MODEL_DIR", "PREPARE_FILES", "RUN_FILES", "TARGETS_DIR", "TARGET_FILES",
-           "TRAIN_OUTPUTS", "UNRECORDED_DEFAULTS", "DEFAULT_PATH_MIX", "VECTORS_OUTPUTS", "MIN_TRAINING_WORDS", "check_multi_piece_words", "check_vector_settings", "check_word_limits", "check_workers", "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
+           "TRAIN_OUTPUTS", "UNRECORDED_DEFAULTS", "DEFAULT_PATH_MIX", "VECTORS_OUTPUTS", "MIN_TRAINING_WORDS",
+           "check_multi_piece_words", "check_vector_settings", "check_word_limits", "check_workers",
+           "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
            "NETWORK_KEYS", "NOT_TRAINING_SETTINGS", "OTASettings", "RunOptions", "TrainingData", "TrainSettings"]

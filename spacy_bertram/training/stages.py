@@ -148,7 +148,8 @@ class TrainingRun:
         self.ngram_ids = pad_ids([self.ngrams.encode(w) for w in targets.words], PAD_ID).to(self.device)
         self.subword_ids = pad_ids(targets.rare_like, -1).to(self.device)
         self.vectors = targets.vectors.float().to(self.device)
-        self.ranking = RankingTerm.build(encoder, tokenizer, self.vectors, settings) if settings.rank_weight > 0 else None
+        self.ranking = (RankingTerm.build(encoder, tokenizer, self.vectors, settings) if settings.rank_weight > 0
+                        else None)
         self._pools: Dict[Optional[ContextRows], ContextPools] = {}
         self.validator: Optional[Validator] = None
         self.progress_file = self.output_dir / "progress.json" if self.output_dir else None
@@ -307,7 +308,8 @@ class TrainingRun:
                 network.ngram_form.eval()  # frozen form: no dropout, fixed slot vectors
             order = rng.permutation(numpy.asarray(words, dtype=numpy.int64))
             losses: List[Tensor] = []  # on the device: no host sync per step
-            bar = tqdm(total=steps_per_epoch, desc=f"{name} epoch {epoch + 1}/{spec.epochs}", disable=not self.progress, leave=False)
+            bar = tqdm(total=steps_per_epoch, desc=f"{name} epoch {epoch + 1}/{spec.epochs}",
+                       disable=not self.progress, leave=False)
             for step in range(steps_per_epoch):
                 factor = lr_factor(epoch * steps_per_epoch + step, total, s.warmup)
                 for group in optimizer.param_groups:
@@ -378,7 +380,8 @@ class RankingTerm:
         # A one-piece word's own row is its target: not a negative.
         against = (predicted @ negatives.T).masked_fill(targets @ negatives.T > 0.999, float("-inf"))
         logits = torch.cat([positive, against], dim=1) / self.temperature
-        return torch.nn.functional.cross_entropy(logits, torch.zeros(len(index), dtype=torch.long, device=logits.device))
+        first = torch.zeros(len(index), dtype=torch.long, device=logits.device)  # the target is column 0
+        return torch.nn.functional.cross_entropy(logits, first)
 
 
 def combined_init(stage1: StageResult, stage2: StageResult) -> Dict[str, Tensor]:

@@ -27,7 +27,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional
 
 import numpy
 import torch
@@ -65,7 +65,8 @@ class TargetSet:
 
     def __post_init__(self) -> None:
         n = len(self.words)
-        sizes = {len(self.counts), len(self.kinds), len(self.pieces), len(self.rare_like), len(self.held_out), int(self.vectors.shape[0])}
+        sizes = {len(self.counts), len(self.kinds), len(self.pieces), len(self.rare_like), len(self.held_out),
+                 int(self.vectors.shape[0])}
         assert sizes == {n}, f"inconsistent target set: {n} words but field sizes {sorted(sizes)}"
 
     def __len__(self) -> int:

@@ -93,7 +93,9 @@ def select_words(
     return words
 
 
-def table_meta(model_id: str, encoder: Dict[str, Any], job: JobSettings, store: ContextStore, key: str) -> Dict[str, Any]:
+def table_meta(
+    model_id: str, encoder: Dict[str, Any], job: JobSettings, store: ContextStore, key: str
+) -> Dict[str, Any]:
     return {
         "model_id": model_id,
         "encoder": encoder,
