@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
-from spacy_bertram.fileio import WRITTEN_BY
+from spacy_bertram.fileio import output_mark
 from spacy_bertram.types import PathLike
 from ..downstream.paired import (DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_prediction_rows,
                                  table_from_rows)
@@ -41,21 +41,13 @@ def run_kind(paths: Sequence[PathLike]) -> str:
     for path in map(Path, paths):
         if path.is_dir() and (path / "predictions.jsonl").is_file():
             kinds.add("downstream")
-        elif path.is_file() and _written_by(path) == "synonym-recovery":
+        elif path.is_file() and output_mark(path) == "synonym-recovery":
             kinds.add("synonyms")
         else:
             raise ValueError(Errors.E428.format(path=path))
     if len(kinds) != 1:
         raise ValueError(Errors.E429.format(kinds=", ".join(sorted(kinds))))
     return kinds.pop()
-
-
-def _written_by(path: Path) -> Any:
-    try:
-        with open(path, encoding="utf8") as file_:
-            return json.load(file_).get(WRITTEN_BY)
-    except (OSError, ValueError, AttributeError):
-        return None
 
 
 # -- synonym recovery ---------------------------------------------------------------------------------
