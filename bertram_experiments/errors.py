@@ -17,7 +17,7 @@ class Errors(PluginErrors):
     E229 = "Fetching {what} failed (exit {returncode}): {command}\n{tail}"
     E230 = "pip did not produce a wheel for {name}=={version} in {tmp}"
     E231 = "No WordNet 3.0 database files (index.*, data.*, *.exc) in {wordnet_dir}"
-    E232 = "apt-get produced no .deb for {WORDNET_DEB}"
+    E232 = "apt-get produced no .deb for {package}"
     E233 = "{WORDNET_DEB} did not contain WordNet data files at {result}"
     E234 = "The wheel of {name}=={version} has no member {member}"
 

@@ -42,7 +42,6 @@ import json
 import logging
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,8 +51,12 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other scripts (debian_prose.py)
 from bertram_experiments.assets import default_assets_dir
 from bertram_experiments.errors import Errors
+from debian_prose import (  # scripts/debian_prose.py
+    AUSTEN_DEB, FORTUNES_DEB, WEB_BIBLE_DEB, austen_lines, fortune_lines, web_bible_lines,
+)
 from spacy_bertram.fileio import atomic_path, write_bytes_atomic
 from spacy_bertram.training.text_cleaning import _normalise_space, _speech_lines, strip_wikitext, wikipedia_articles
 from spacy_bertram.types import PathLike
@@ -112,11 +115,34 @@ def fetch_wheel(name: str, version: str, cache_dir: Path) -> Path:
     return target
 
 
+def fetch_deb(package: str, cache_dir: Path) -> Path:
+    """The folder Debian's `package` is extracted into under `cache_dir`: `apt-get download`
+    (after `apt-get update` if the first try fails) and `dpkg -x`, once."""
+    target = cache_dir / package
+    if target.is_dir():
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    what = f"the Debian package {package} (apt)"
+    logger.info("Downloading %s", what)
+    with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".apt-") as tmp:
+        try:
+            _run(["apt-get", "download", package], what, cwd=Path(tmp))
+        except DownloadError:
+            _run(["apt-get", "update"], f"{what}: apt-get update")
+            _run(["apt-get", "download", package], what, cwd=Path(tmp))
+        debs = sorted(Path(tmp).glob(f"{package}_*.deb"))
+        if not debs:
+            raise DownloadError(Errors.E232.format(package=package))
+        extracted = Path(tmp) / "x"
+        _run(["dpkg", "-x", str(debs[0]), str(extracted)], f"{what}: dpkg -x")
+        os.replace(extracted, target)
+    return target
+
+
 def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Path:
     """A directory with WordNet 3.0's data.* files: where the package finds WordNet
-    (`find_wordnet_source`: given, $SPACY_BERTRAM_WORDNET_DIR, Debian's), else a copy
-    cached here, else `apt-get download wordnet-base` (after `apt-get update` if the
-    first try fails) and `dpkg -x` into the cache.
+    (`find_wordnet_source`: given, $SPACY_BERTRAM_WORDNET_DIR, Debian's), else Debian's
+    wordnet-base extracted into the cache (`fetch_deb`).
     """
     from spacy_bertram.dictionary.wordnet import WordNetMissingError, find_wordnet_source, is_wordnet_dir
 
@@ -125,28 +151,7 @@ def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Pa
     except WordNetMissingError:
         if wordnet_dir:
             raise ValueError(Errors.E231.format(wordnet_dir=wordnet_dir)) from None
-    cached = cache_dir / WORDNET_DEB / "usr/share/wordnet"
-    if is_wordnet_dir(cached):
-        return cached
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    what = f"the Debian package {WORDNET_DEB} (apt)"
-    logger.info("Downloading %s", what)
-    with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".apt-") as tmp:
-        try:
-            _run(["apt-get", "download", WORDNET_DEB], what, cwd=Path(tmp))
-        except DownloadError:
-            _run(["apt-get", "update"], f"{what}: apt-get update")
-            _run(["apt-get", "download", WORDNET_DEB], what, cwd=Path(tmp))
-        debs = sorted(Path(tmp).glob(f"{WORDNET_DEB}_*.deb"))
-        if not debs:
-            raise DownloadError(Errors.E232.format(WORDNET_DEB=WORDNET_DEB))
-        extracted = Path(tmp) / "x"
-        _run(["dpkg", "-x", str(debs[0]), str(extracted)], f"{what}: dpkg -x")
-        target = cache_dir / WORDNET_DEB
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(extracted, target)
-    result = cache_dir / WORDNET_DEB / "usr/share/wordnet"
+    result = fetch_deb(WORDNET_DEB, cache_dir) / "usr/share/wordnet"
     if not is_wordnet_dir(result):
         raise DownloadError(Errors.E233.format(WORDNET_DEB=WORDNET_DEB, result=result))
     return result
@@ -374,9 +379,22 @@ class Part:
     source: str
 
 
-def asset_parts(include_test: bool = False) -> List[Part]:
+def _debian_prose(reader: Callable[[Path], Iterator[str]], package: str) -> Callable[[_Wheels], Iterator[str]]:
+    return lambda src: reader(fetch_deb(package, src.cache_dir))
+
+
+#: The optional prose part of the corpus (`build_assets(prose=True)`): about 2M words of natural text.
+PROSE_PARTS = [
+    Part("corpus/austen.txt", _debian_prose(austen_lines, AUSTEN_DEB), f"{AUSTEN_DEB} (Jane Austen's six novels)"),
+    Part("corpus/web_bible.txt", _debian_prose(web_bible_lines, WEB_BIBLE_DEB),
+         f"{WEB_BIBLE_DEB} (the World English Bible)"),
+    Part("corpus/fortunes.txt", _debian_prose(fortune_lines, FORTUNES_DEB), f"{FORTUNES_DEB} (fortune cookies)"),
+]
+
+
+def asset_parts(include_test: bool = False, prose: bool = False) -> List[Part]:
     """Everything `build_assets` writes, in order."""
-    return [
+    return (PROSE_PARTS if prose else []) + [
         Part("corpus/wikipedia.txt", _wikipedia, "gensim 4.4.0 test data (enwiki, 206 articles)"),
         Part("corpus/lee_news.txt", _lee_news, "gensim 4.4.0 test data (Lee background corpus)"),
         Part("corpus/wordnet.txt", _wordnet, "wordnet-base (WordNet 3.0 glosses and examples)"),
@@ -438,19 +456,26 @@ def build_assets(
     include_test: bool = False,
     force: bool = False,
     wordnet_dir: Optional[PathLike] = None,
+    prose: bool = False,
 ) -> Dict[str, Dict[str, object]]:
     """Build corpus/, datasets/ and wordsim/ under `assets_dir`; return per-file stats.
 
     Existing files are kept unless `force`; a manifest with sources and counts
     is written to <assets_dir>/corpus.json (outside corpus/, which holds only
-    text that `prepare` reads).
+    text that `prepare` reads). Without `prose`, the prose part's files of an
+    earlier build are removed, so that corpus/ is what was asked for.
     """
     assets = Path(assets_dir) if assets_dir is not None else default_assets_dir()
     src = _Wheels(assets / "downloads", wordnet_dir)
     stats: Dict[str, Dict[str, object]] = {}
     previous = _read_manifest(assets / "corpus.json")
+    if not prose:
+        for part in PROSE_PARTS:
+            if (assets / part.relpath).exists():
+                logger.info("Removing %s (built with prose; this build is without)", assets / part.relpath)
+                (assets / part.relpath).unlink()
     try:
-        for part in asset_parts(include_test):
+        for part in asset_parts(include_test, prose):
             path = assets / part.relpath
             same_source = previous.get(part.relpath, {}).get("source", part.source) == part.source
             if path.exists() and same_source and not force:
@@ -464,7 +489,7 @@ def build_assets(
     finally:
         src.close()
     corpus_words = sum(int(s["words"]) for k, s in stats.items() if k.startswith("corpus/"))
-    manifest = {"include_test": include_test, "test_percent": TEST_PERCENT,
+    manifest = {"include_test": include_test, "prose": prose, "test_percent": TEST_PERCENT,
                 "corpus_words": corpus_words, "files": stats}
     with atomic_path(assets / "corpus.json") as tmp:
         tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf8")

