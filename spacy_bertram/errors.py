@@ -306,6 +306,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "{weight}, {temperature}, {negatives}")
     E290 = ("--workers/--scheduler run OTA and the encoder-state cache on Dask's CPU workers, and --gpu-id {gpu_id} "
             "runs them on this process's GPU: choose one (a GPU does both fastest on its own).")
+    E291 = ("--exclude {pattern!r} matches no corpus file in {paths}; give a file name or glob of one of them "
+            "(e.g. --exclude wordnet.txt).")
 
     # E3xx: the embedding-freezing callback, the rare-word explainer and WordNet (architectures, explain, dictionary/)
     E301 = ("freeze_embeddings: the pipeline has no initialised transformer component; use it as "

@@ -110,6 +110,18 @@ def test_main_cli(corpus_dir, tmp_path):
     assert "Too few training words" in result.stderr
 
 
+def test_exclude_leaves_out_matching_files_and_names_a_pattern_that_matches_none(corpus_dir, tmp_path):
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["prepare", str(corpus_dir), str(out), "--min-count", "1", "--exclude", "b.t?t"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["total_words"] == 7 + 14  # a.txt alone: sub/b.txt's dog is left out
+    store = ContextStore.open(out / "contexts.sqlite")
+    assert store.count("dog") == 0 and store.count("kumquat") == 1
+    result = CliRunner().invoke(app, ["prepare", str(corpus_dir), str(tmp_path / "o2"), "--exclude", "wordnet.txt"])
+    assert result.exit_code == 1 and "[E291] --exclude 'wordnet.txt' matches no corpus file" in result.stderr
+    assert not (tmp_path / "o2").exists()
+
+
 def test_included_rare_word_gets_its_own_contexts(corpus_dir, tmp_path):
     """Selected word ids need not be contiguous: contexts are stored under the word's own id."""
     result = prepare(corpus_dir, tmp_path / "out", min_count=2, rare_max_contexts=0, include_words=["Kumquats"],

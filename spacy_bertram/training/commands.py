@@ -46,6 +46,9 @@ def prepare_cmd(
     context_window: int = typer.Option(DEFAULT_WINDOW, help="words kept on each side of an occurrence"),
     cased: bool = typer.Option(False, "--cased", help="keep case (for cased encoders)"),
     skip_bad_files: bool = typer.Option(False, "--skip-bad-files", help="warn and skip binary/non-UTF-8 files"),
+    exclude: List[str] = typer.Option([], "--exclude", help="leave out the corpus files whose name matches this "
+                                      "glob (repeatable), e.g. --exclude wordnet.txt: a store without WordNet's "
+                                      "glosses, for evaluating on items drawn from WordNet"),
     seed: int = typer.Option(0, help="seed of the context sampling"),
     scheduler: Optional[str] = typer.Option(None, help="run on the Dask cluster at this address (corpus files at "
                                             "the same path on every worker)"),
@@ -60,6 +63,10 @@ def prepare_cmd(
         fail(ValueError(Errors.E206.format(output=str(output))))
     run_checked(check_workers, workers)
     run_checked(check_output_dir, output, PREPARE_FILES, command="prepare", force=force)
+    if exclude:
+        from .corpus import exclude_files
+
+        corpus = run_checked(exclude_files, corpus, exclude)
     from .prepare import prepare
 
     from .distributed import optional_client

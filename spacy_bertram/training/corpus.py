@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import fnmatch
 import gzip
 import io
 import lzma
@@ -84,6 +85,17 @@ def expand_paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[Path]:
         else:
             raise ValueError(Errors.E209.format(path=path))
     return files
+
+
+def exclude_files(paths: Union[PathLike, Iterable[PathLike]], patterns: Sequence[str]) -> List[Path]:
+    """The files of `paths` whose name matches none of the glob `patterns` (a store for evaluation can leave
+    out a dictionary whose entries name the evaluated words). A pattern that matches nothing is an error:
+    a misspelt name would otherwise leave the file in silently."""
+    files = expand_paths(paths)
+    for pattern in patterns:
+        if not any(fnmatch.fnmatch(path.name, pattern) for path in files):
+            raise ValueError(Errors.E291.format(pattern=pattern, paths=[str(p) for p in files]))
+    return [path for path in files if not any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns)]
 
 
 def check_file(path: Path) -> None:
