@@ -46,9 +46,9 @@ def prepare_cmd(
     context_window: int = typer.Option(DEFAULT_WINDOW, help="words kept on each side of an occurrence"),
     cased: bool = typer.Option(False, "--cased", help="keep case (for cased encoders)"),
     skip_bad_files: bool = typer.Option(False, "--skip-bad-files", help="warn and skip binary/non-UTF-8 files"),
-    exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="leave out the corpus files whose name matches this "
-                                      "glob (repeatable), e.g. --exclude wordnet.txt: a store without WordNet's "
-                                      "glosses, for evaluating on items drawn from WordNet"),
+    exclude: Optional[List[str]] = typer.Option(
+        None, "--exclude", help="leave out the corpus files whose name matches this glob (repeatable), e.g. "
+        "--exclude wordnet.txt: a store without WordNet's glosses, for evaluating on items drawn from WordNet"),
     seed: int = typer.Option(0, help="seed of the context sampling"),
     scheduler: Optional[str] = typer.Option(None, help="run on the Dask cluster at this address (corpus files at "
                                             "the same path on every worker)"),
