@@ -91,10 +91,11 @@ def exclude_files(paths: Union[PathLike, Iterable[PathLike]], patterns: Sequence
     """The files of `paths` whose name matches none of the glob `patterns` (a store for evaluation can leave
     out a dictionary whose entries name the evaluated words). A pattern that matches nothing is an error:
     a misspelt name would otherwise leave the file in silently."""
-    files = expand_paths(paths)
+    given = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    files = expand_paths(given)
     for pattern in patterns:
         if not any(fnmatch.fnmatch(path.name, pattern) for path in files):
-            raise ValueError(Errors.E291.format(pattern=pattern, paths=[str(p) for p in files]))
+            raise ValueError(Errors.E291.format(pattern=pattern, paths=[str(p) for p in given]))
     return [path for path in files if not any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns)]
 
 
