@@ -149,15 +149,17 @@ class Errors(PluginErrors):
             "step first or point DATA_DIR at its output.")
     E427 = ("label-curve-report: {path} has no {file}; give the output directories of label-curve runs "
             "that have finished.")
-    # E428-E431: compare-runs (two runs of one evaluation, paired)
-    E428 = ("compare-runs: {path} is neither a synonym-recovery output (its JSON file) nor an evaluate output "
-            "directory (with predictions.jsonl); give the outputs of two runs of one of them.")
+    # E428-E432: compare-runs (two runs of one evaluation, paired)
+    E428 = ("compare-runs: {path} is neither a synonym-recovery or intrinsic output (their JSON files) nor an "
+            "evaluate output directory (with predictions.jsonl); give the outputs of two runs of one of them.")
     E429 = ("compare-runs: --before and --after mix kinds of output ({kinds}); compare synonym-recovery files "
             "with synonym-recovery files and evaluate directories with evaluate directories.")
     E430 = ("compare-runs: {before} and {after} share no item (pair or test item); give two runs on the same "
             "data (the same rarified sets, folds and seeds).")
-    E431 = ("compare-runs: synonym-recovery runs are compared one file against one file; got {before} --before "
-            "and {after} --after files.")
+    E431 = ("compare-runs: synonym-recovery and intrinsic runs are compared one file against one file; got "
+            "{before} --before and {after} --after files.")
+    E432 = ("compare-runs: {path} has no item rows for its {set} set (it was written before `intrinsic` kept "
+            "them); run `python -m bertram_experiments intrinsic` again for this model.")
 
 
 class Warnings(PluginWarnings):

@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from bertram_experiments.app import app
-from bertram_experiments.comparison.runs import compare_downstream_runs, compare_synonym_runs, run_kind
+from bertram_experiments.comparison.runs import (compare_downstream_runs, compare_intrinsic_runs, compare_synonym_runs,
+                                                 run_kind)
 from spacy_bertram.fileio import mark_json
 
 
@@ -78,8 +79,50 @@ def test_compare_runs_writes_both_files_and_refuses_mixed_or_unknown_runs(tmp_pa
     directory = evaluate_dir(tmp_path / "eval", lambda s, i: True, lambda s, i: 0.9)
     with pytest.raises(ValueError, match="mix kinds"):
         run_kind([a, directory])
-    with pytest.raises(ValueError, match="neither a synonym-recovery output"):
+    with pytest.raises(ValueError, match="neither a synonym-recovery or intrinsic output"):
         run_kind([tmp_path / "nothing.json"])
     two = runner.invoke(app, ["compare-runs", "--before", str(a), "--before", str(a), "--after", str(b),
                               "--output", str(tmp_path / "out2")])
     assert two.exit_code == 1 and "one file against one file" in two.output
+
+
+def intrinsic_file(path: Path, cosines, chimera_rhos, without_items=False) -> Path:
+    """An intrinsic output: CRW pairs (human = pair index) with `cosines` {system: per pair}, Chimera items with
+    `chimera_rhos` {system: per item}."""
+    n = len(next(iter(cosines.values())))
+    crw = {"items": [{"word": f"w{i}", "rare": f"rare{i}", "occurrence": 0, "human": float(i),
+                      "cosine": {s: c[i] for s, c in cosines.items()}} for i in range(n)]}
+    chimera = {"items": [{"file": "l2.train", "item": str(i), "rho": {s: r[i] for s, r in chimera_rhos.items()}}
+                         for i in range(len(next(iter(chimera_rhos.values()))))]}
+    if without_items:
+        del crw["items"]
+    path.write_text(json.dumps(mark_json({"sets": {"crw": crw, "chimera": chimera}}, "intrinsic")), encoding="utf8")
+    return path
+
+
+def test_intrinsic_runs_differ_in_rho_on_the_shared_pairs_and_items(tmp_path):
+    before = intrinsic_file(tmp_path / "a.json", {"subword_mean": [0.1, 0.2, 0.3, 0.4, 0.5],
+                                                  "fed": [0.5, 0.4, 0.3, 0.2, 0.1]},
+                            {"bertram_contexts": [0.2, None, 0.4]})
+    after = intrinsic_file(tmp_path / "b.json", {"subword_mean": [0.1, 0.2, 0.3, 0.4, 0.5],
+                                                 "fed": [0.1, 0.2, 0.3, 0.4, 0.5]},
+                           {"bertram_contexts": [0.4, 0.9, 0.6]})
+    assert run_kind([before, after]) == "intrinsic"
+    result = compare_intrinsic_runs(before, after, n_resamples=200)
+    crw = result["sets"]["crw"]
+    assert crw["n"] == 5
+    fed = crw["systems"]["fed"]  # rho -1 before, +1 after: the cosines now rank the pairs as the humans do
+    assert fed["before"] == pytest.approx(-1) and fed["after"] == pytest.approx(1)
+    assert fed["difference"]["estimate"] == pytest.approx(2) and fed["difference"]["low"] > 0
+    same = crw["systems"]["subword_mean"]["difference"]
+    assert same["estimate"] == 0 and same["low"] == 0 and same["high"] == 0
+    contexts = result["sets"]["chimera"]["systems"]["bertram_contexts"]  # item 1 is undefined before: left out
+    assert contexts["before"] == pytest.approx(0.3) and contexts["after"] == pytest.approx(0.633333, abs=1e-5)
+    runner = CliRunner()
+    printed = runner.invoke(app, ["compare-runs", "--before", str(before), "--after", str(after), "--output",
+                                  str(tmp_path / "out"), "--bootstrap-resamples", "50"])
+    assert printed.exit_code == 0, printed.output
+    assert "Δ rho" in printed.output and "| crw | fed | 5 | -1.000 | 1.000 | +2.000" in printed.output
+    old = intrinsic_file(tmp_path / "old.json", {"fed": [0.1, 0.2]}, {"bertram_contexts": [0.1]}, without_items=True)
+    with pytest.raises(ValueError, match="run `python -m bertram_experiments intrinsic` again"):
+        compare_intrinsic_runs(old, after)

@@ -292,6 +292,14 @@ def test_scores_match_hand_computed_vectors(data):
         rhos.append(spearmanr(item.ratings, [_cos(vector, _subword_mean(network, p)) for p in item.probes])[0])
     l2 = metrics["sets"]["chimera"]["subsets"]["l2.train"]["systems"]["context_mean"]
     assert l2["spearman"] == pytest.approx(numpy.mean(rhos), abs=1e-9) and l2["n"] == 4
+    # the item rows a paired comparison of two models reads: the same cosines and rhos
+    rows = metrics["sets"]["crw"]["items"]
+    assert [(r["word"], r["rare"], r["human"], r["occurrence"]) for r in rows] == [(*p, 0) for p in CRW_PAIRS]
+    assert [r["cosine"]["subword_mean"] for r in rows] == pytest.approx(sub, abs=1e-9)
+    assert set(rows[0]["cosine"]) == set(cells)
+    chimera_rows = [r for r in metrics["sets"]["chimera"]["items"] if r["file"] == "l2.train"]
+    assert [r["rho"]["context_mean"] for r in chimera_rows] == pytest.approx(rhos, abs=1e-9)
+    assert [r["item"] for r in chimera_rows] == [parse_chimera_line(line, "l2").item_id for line in CHIMERA_L2]
 
 
 def test_card_with_store_contexts_gets_the_context_systems(data, tmp_path):

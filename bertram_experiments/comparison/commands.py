@@ -18,8 +18,9 @@ from ..outputs import COMPARE_OUTPUTS
 
 @app.command("compare-runs")
 def compare_runs_cmd(
-    before: List[Path] = typer.Option(..., help="the reference run: a synonym-recovery JSON file, or evaluate "
-                                      "output directories (repeat the option; pooled as `pool` pools them)"),
+    before: List[Path] = typer.Option(..., help="the reference run: a synonym-recovery or intrinsic JSON "
+                                      "file, or evaluate output directories (repeat the option; pooled as "
+                                      "`pool` pools them)"),
     after: List[Path] = typer.Option(..., help="the run compared with it, of the same kind and on the same data"),
     output: Path = typer.Option(..., help="directory for comparison.json and comparison.md"),
     bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
@@ -29,13 +30,15 @@ def compare_runs_cmd(
     """After - before on the items both runs scored, with paired bootstrap CIs (the same items, the
     same resamples): what tells two models, or a setting, apart where their CIs against stock overlap."""
     run_checked(check_output_dir, output, COMPARE_OUTPUTS, command="compare-runs", force=force)
-    from .runs import compare_downstream_runs, compare_synonym_runs, comparison_markdown, run_kind
+    from .runs import (compare_downstream_runs, compare_intrinsic_runs, compare_synonym_runs,
+                       comparison_markdown, run_kind)
 
     kind = run_checked(run_kind, [*before, *after])
-    if kind == "synonyms":
+    if kind in ("synonyms", "intrinsic"):
         if len(before) != 1 or len(after) != 1:
             fail(ValueError(Errors.E431.format(before=len(before), after=len(after))))
-        result = run_checked(compare_synonym_runs, before[0], after[0], bootstrap_resamples, seed)
+        compare = compare_synonym_runs if kind == "synonyms" else compare_intrinsic_runs
+        result = run_checked(compare, before[0], after[0], bootstrap_resamples, seed)
     else:
         result = run_checked(compare_downstream_runs, before, after, bootstrap_resamples, seed)
     lines = comparison_markdown(result)

@@ -10,6 +10,9 @@ where the runs agree item by item. `before` is the reference; every figure is af
 - downstream (`evaluate` outputs, pooled as `pool` pools them, given in the same order for both
   runs): the items both runs predicted, each system's accuracy and log p(gold); test texts
   resampled as clusters within their strata.
+- intrinsic (`intrinsic` JSON files): per set, the pairs (CRW, Card-660) or items (Chimeras) both
+  runs scored, each system's Spearman rho (Chimeras: the mean of the items' rhos); pairs or items
+  resampled.
 
 The CI is over items only: two training runs of one recipe also differ (docs/evaluation.md
 measures by how much), so a model comparison is read against that.
@@ -27,7 +30,9 @@ from spacy_bertram.types import PathLike
 from ..downstream.paired import (DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_prediction_rows,
                                  table_from_rows)
 from ..downstream.pooling import comparison_cells, discover_sets, strata_of
+from ..bootstrap import paired_difference
 from ..errors import Errors
+from ..intrinsic.intrinsic import mean_defined, rho_of_columns
 from ..synonyms.recovery import compare as compare_synonym_scores
 from ..system_names import system_title
 from ..tables import format_ci, markdown_table
@@ -36,13 +41,16 @@ BEFORE, AFTER = "before", "after"
 
 
 def run_kind(paths: Sequence[PathLike]) -> str:
-    """"synonyms" for `synonym-recovery` JSON files, "downstream" for `evaluate` output directories."""
+    """"synonyms" for `synonym-recovery` JSON files, "intrinsic" for `intrinsic` JSON files, "downstream" for
+    `evaluate` output directories."""
     kinds = set()
     for path in map(Path, paths):
         if path.is_dir() and (path / "predictions.jsonl").is_file():
             kinds.add("downstream")
         elif path.is_file() and output_mark(path) == "synonym-recovery":
             kinds.add("synonyms")
+        elif path.is_file() and output_mark(path) == "intrinsic":
+            kinds.add("intrinsic")
         else:
             raise ValueError(Errors.E428.format(path=path))
     if len(kinds) != 1:
@@ -89,6 +97,56 @@ def compare_synonym_runs(before: PathLike, after: PathLike, n_resamples: int = D
 
 def _columns(scores: Sequence[Tuple[float, int]]) -> Tuple[np.ndarray, np.ndarray]:
     return np.asarray([c for c, _ in scores]), np.asarray([r for _, r in scores])
+
+
+# -- intrinsic -----------------------------------------------------------------------------------------
+
+
+def _intrinsic_items(path: PathLike) -> Dict[str, Dict[tuple, Dict[str, Any]]]:
+    """set -> item key -> row, from an `intrinsic` output (pairs by word, rare word and occurrence;
+    Chimeras by file and item id)."""
+    with open(path, encoding="utf8") as file_:
+        sets = json.load(file_)["sets"]
+    out: Dict[str, Dict[tuple, Dict[str, Any]]] = {}
+    for name, data in sets.items():
+        if "items" not in data:
+            raise ValueError(Errors.E432.format(path=path, set=name))
+        out[name] = {((row["file"], row["item"]) if name == "chimera" else
+                      (row["word"], row["rare"], row["occurrence"])): row for row in data["items"]}
+    return out
+
+
+def _intrinsic_columns(name: str, rows: Sequence[Mapping[str, Any]], system: str) -> np.ndarray:
+    """What the set's statistic reads: (human, cosine) per pair, or the item's rho (NaN where undefined)."""
+    if name == "chimera":
+        return np.asarray([np.nan if r["rho"][system] is None else r["rho"][system] for r in rows], dtype=float)
+    return np.asarray([[r["human"], r["cosine"][system]] for r in rows], dtype=float)
+
+
+def compare_intrinsic_runs(before: PathLike, after: PathLike, n_resamples: int = DEFAULT_RESAMPLES,
+                           seed: int = 0) -> Dict[str, Any]:
+    """Per set and system both runs score: after - before in Spearman rho on the items both scored."""
+    first, second = _intrinsic_items(before), _intrinsic_items(after)
+    sets: Dict[str, Any] = {}
+    for name in [n for n in first if n in second]:
+        keys = sorted(first[name].keys() & second[name].keys())
+        if len(keys) < 2:
+            continue
+        statistic = mean_defined if name == "chimera" else rho_of_columns
+        a_rows, b_rows = [first[name][k] for k in keys], [second[name][k] for k in keys]
+        field = "rho" if name == "chimera" else "cosine"
+        systems = [s for s in a_rows[0][field] if all(s in r[field] for r in a_rows + b_rows)]
+        per_system = {}
+        for system in systems:
+            old, new = _intrinsic_columns(name, a_rows, system), _intrinsic_columns(name, b_rows, system)
+            per_system[system] = {BEFORE: statistic(old), AFTER: statistic(new), "difference": paired_difference(
+                statistic, new, old, n_resamples=n_resamples, seed=seed).to_dict()}
+        sets[name] = {"n": len(keys), "items_before": len(first[name]), "items_after": len(second[name]),
+                      "systems": per_system}
+    if not sets:
+        raise ValueError(Errors.E430.format(before=before, after=after))
+    return {"kind": "intrinsic", BEFORE: str(before), AFTER: str(after), "sets": sets,
+            "n_resamples": n_resamples, "seed": seed}
 
 
 # -- downstream -----------------------------------------------------------------------------------------
@@ -149,6 +207,14 @@ def comparison_markdown(result: Mapping[str, Any]) -> List[str]:
         note = (f"{result['pairs_shared']} pairs scored by both runs; original words resampled as clusters "
                 f"({result['n_resamples']} resamples).")
         return [*markdown_table(header, rows, text_columns=2), "", note + " * = the CI excludes 0."]
+    if result["kind"] == "intrinsic":
+        rows = [[name, system, cell["n"], f"{figures[BEFORE]:.3f}", f"{figures[AFTER]:.3f}",
+                 format_ci(figures["difference"], 1, 3, star=True)]
+                for name, cell in result["sets"].items() for system, figures in cell["systems"].items()]
+        header = ("set", "system", "n", "rho before", "after", "Δ rho [95% CI]")
+        note = (f"Pairs (Chimeras: items) scored by both runs, resampled ({result['n_resamples']} resamples); "
+                "Chimeras' rho is the mean of the items' rhos.")
+        return [*markdown_table(header, rows, text_columns=2), "", note + " * = the CI excludes 0."]
     rows = [[system_title(system), *comparison_cells(figures[AFTER]), f"{100 * figures[BEFORE]['accuracy']:.1f}"]
             for system, figures in result["systems"].items()]
     header = ("system", "n", "accuracy % after", "Δ accuracy, points [95% CI]", "McNemar p (wins / losses)",
@@ -158,4 +224,6 @@ def comparison_markdown(result: Mapping[str, Any]) -> List[str]:
     return [*markdown_table(header, rows, text_columns=1), "", note + " * = the CI excludes 0."]
 
 
-__all__ = ["compare_downstream_runs", "compare_synonym_runs", "comparison_markdown", "run_kind"]
+__all__ = [
+    "compare_downstream_runs", "compare_intrinsic_runs", "compare_synonym_runs", "comparison_markdown", "run_kind",
+]

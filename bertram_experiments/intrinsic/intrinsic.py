@@ -34,6 +34,9 @@ for the pairs the component's rare-word rule would pick at each candidate
 `max_zipf` (`rule_zipf<T`), which is how the default threshold is chosen.
 Every BERTRAM system with contexts also gets the CI of its difference to
 bertram_form (`vs_form`): what the contexts add to the spelling.
+
+Each set also keeps its item rows (`items`: every pair's cosines, every Chimera's rhos), so that
+`compare-runs` can put two models side by side on the same items.
 """
 from __future__ import annotations
 
@@ -192,11 +195,11 @@ def chimera_vectors(network, subword: SubwordMean, items: Sequence[ChimeraItem])
 # -- scoring ---------------------------------------------------------------------------
 
 
-def _rho_of_columns(rows: np.ndarray) -> float:
+def rho_of_columns(rows: np.ndarray) -> float:
     return spearman_rho(rows[:, 0], rows[:, 1])
 
 
-def _nanmean(values: np.ndarray) -> float:
+def mean_defined(values: np.ndarray) -> float:
     kept = values[~np.isnan(values)]
     return float(kept.mean()) if kept.size else float("nan")
 
@@ -249,14 +252,34 @@ def score_cells(
 
 
 def score_pairs(
-    pairs: Sequence[Pair], tables: Tables, subword: SubwordMean, subsets: Mapping[str, Sequence[int]],
+    pairs: Sequence[Pair], cosines: Mapping[str, np.ndarray], subsets: Mapping[str, Sequence[int]],
     n_resamples: int, seed: int,
 ) -> Dict[str, Any]:
     """Spearman per system and subset; the bootstrap resamples pairs."""
     human = np.asarray([p[2] for p in pairs], dtype=float)
-    cosines = pair_cosines(pairs, tables, subword)
     per_item = {name: np.column_stack([human, cos]) for name, cos in cosines.items()}
-    return score_cells(per_item, BASELINE, subsets, _rho_of_columns, len, n_resamples, seed)
+    return score_cells(per_item, BASELINE, subsets, rho_of_columns, len, n_resamples, seed)
+
+
+def pair_rows(pairs: Sequence[Pair], cosines: Mapping[str, np.ndarray]) -> List[Dict[str, Any]]:
+    """One row per pair with every system's cosine, so that two models can be compared pair by pair
+    (`compare-runs`); `occurrence` tells repeated pairs apart."""
+    seen: Dict[tuple, int] = {}
+    rows = []
+    for i, (first, rare, human) in enumerate(pairs):
+        occurrence = seen.get((first, rare), 0)
+        seen[(first, rare)] = occurrence + 1
+        rows.append({"word": first, "rare": rare, "occurrence": occurrence, "human": float(human),
+                     "cosine": {name: float(values[i]) for name, values in cosines.items()}})
+    return rows
+
+
+def chimera_rows(items: Sequence[ChimeraItem], files: Sequence[str], rhos: Mapping[str, np.ndarray]
+                 ) -> List[Dict[str, Any]]:
+    """One row per Chimera item with every system's rho (None where undefined), for `compare-runs`."""
+    return [{"file": file, "item": item.item_id,
+             "rho": {name: (None if np.isnan(values[i]) else float(values[i])) for name, values in rhos.items()}}
+            for i, (item, file) in enumerate(zip(items, files))]
 
 
 def chimera_item_rhos(items: Sequence[ChimeraItem], nonce_vectors: np.ndarray, subword: SubwordMean) -> np.ndarray:
@@ -315,8 +338,14 @@ def evaluate_crw(network, subword: SubwordMean, data: CrwSet, n_resamples: int, 
         "rare_words_without_contexts": len(without),
         "rare_words_with_32_contexts": sum(len(data.contexts.get(w, [])) >= 32 for w in words),
         "baseline": BASELINE,
-        "subsets": score_pairs(data.pairs, tables, subword, subsets, n_resamples, seed),
+        **_scored_pairs(data.pairs, tables, subword, subsets, n_resamples, seed),
     }
+
+
+def _scored_pairs(pairs: Sequence[Pair], tables: Tables, subword: SubwordMean, subsets: Mapping[str, Sequence[int]],
+                  n_resamples: int, seed: int) -> Dict[str, Any]:
+    cosines = pair_cosines(pairs, tables, subword)
+    return {"subsets": score_pairs(pairs, cosines, subsets, n_resamples, seed), "items": pair_rows(pairs, cosines)}
 
 
 def evaluate_card(
@@ -341,7 +370,7 @@ def evaluate_card(
         "rare_words": len(words),
         "rare_words_with_contexts": None if contexts is None else sum(bool(contexts.get(w)) for w in words),
         "baseline": BASELINE,
-        "subsets": score_pairs(data.pairs, tables, subword, subsets, n_resamples, seed),
+        **_scored_pairs(data.pairs, tables, subword, subsets, n_resamples, seed),
     }
 
 
@@ -350,6 +379,7 @@ def evaluate_chimeras(
 ) -> Dict[str, Any]:
     """Per file (and pooled over files): mean per-item rho; the bootstrap resamples items."""
     items = [item for file_items in files.values() for item in file_items]
+    item_files = [name for name, file_items in files.items() for _ in file_items]
     vectors = chimera_vectors(network, subword, items)
     per_item = {name: chimera_item_rhos(items, array, subword) for name, array in vectors.items()}
     subsets: Dict[str, Sequence[int]] = {}
@@ -364,8 +394,9 @@ def evaluate_chimeras(
         "nonce": NONCE, "baseline": CHIMERA_BASELINE,
         "score": "mean over items of Spearman(ratings, cosine(nonce vector, probe's subword mean)); "
                  "n counts the items where rho is defined",
-        "subsets": score_cells(per_item, CHIMERA_BASELINE, subsets, _nanmean,
+        "subsets": score_cells(per_item, CHIMERA_BASELINE, subsets, mean_defined,
                                lambda rows: int(np.count_nonzero(~np.isnan(rows))), n_resamples, seed),
+        "items": chimera_rows(items, item_files, per_item),
     }
 
 
