@@ -18,7 +18,8 @@ class Errors(PluginErrors):
     E230 = "pip did not produce a wheel for {name}=={version} in {tmp}"
     E231 = "No WordNet 3.0 database files (index.*, data.*, *.exc) in {wordnet_dir}"
     E232 = "apt-get produced no .deb for {package}"
-    E233 = "{WORDNET_DEB} did not contain WordNet data files at {result}"
+    E233 = ("{WORDNET_DEB} did not contain WordNet data files at {result}; if an earlier download was cut "
+            "short, delete {package_dir} and run the command again to fetch the package anew.")
     E234 = "The wheel of {name}=={version} has no member {member}"
 
     # E3xx: evaluation (datasets, rarification, baselines, scores, report)

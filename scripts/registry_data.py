@@ -151,9 +151,10 @@ def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Pa
     except WordNetMissingError:
         if wordnet_dir:
             raise ValueError(Errors.E231.format(wordnet_dir=wordnet_dir)) from None
-    result = fetch_deb(WORDNET_DEB, cache_dir) / "usr/share/wordnet"
+    package_dir = fetch_deb(WORDNET_DEB, cache_dir)
+    result = package_dir / "usr/share/wordnet"
     if not is_wordnet_dir(result):
-        raise DownloadError(Errors.E233.format(WORDNET_DEB=WORDNET_DEB, result=result))
+        raise DownloadError(Errors.E233.format(WORDNET_DEB=WORDNET_DEB, result=result, package_dir=package_dir))
     return result
 
 

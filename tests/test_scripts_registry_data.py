@@ -178,6 +178,10 @@ def test_failed_download_names_the_package(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"\[E231\] No WordNet 3.0 database files"):
         rd.fetch_wordnet(tmp_path, wordnet_dir=tmp_path)
     assert not list(tmp_path.iterdir())  # no temp dirs left behind
+    broken = tmp_path / rd.WORDNET_DEB / "usr" / "share" / "wordnet"  # a cached package without the data files
+    broken.mkdir(parents=True)
+    with pytest.raises(rd.DownloadError, match=r"\[E233\].*delete .*wordnet-base and run the command again"):
+        rd.fetch_wordnet(tmp_path)
 
 
 # ---------------------------------------------------------------- the prose part
