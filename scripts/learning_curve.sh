@@ -15,6 +15,8 @@
 #   CURVE_WORDNET    1 (default): synonym recovery on WordNet pairs too
 #   CURVE_FOLD       fold of the rare words for the WordNet pairs (default 0/2)
 #   CURVE_MAX_PAIRS  WordNet pairs sampled before the fold is taken (default 3000)
+#   CURVE_EVAL_STORE the context store synonym recovery reads (default STORE); give one built without
+#                    WordNet's glosses (the project's corpus/bertram-eval), which name the replaced words
 #   CURVE_CRW        a CRW directory (pairs.tsv, contexts/) and CURVE_CARD a Card-660 pairs TSV, for `intrinsic`
 #                    (one that is not there is skipped, and `intrinsic` names it)
 #   CURVE_TRAIN      further `train` options, e.g. "--epochs 50 20 30"
@@ -26,13 +28,14 @@
 set -euo pipefail
 
 if [ "$#" -lt 4 ]; then
-    sed -n '2,25p' "$0"
+    sed -n '2,27p' "$0"
     exit 2
 fi
 out=$1; store=$2; targets=$3; shift 3
 python=${PYTHON:-python}
 fold=${CURVE_FOLD:-0/2}
 max_pairs=${CURVE_MAX_PAIRS:-3000}
+eval_store=${CURVE_EVAL_STORE:-$store}
 read -r -a train_options <<< "${CURVE_TRAIN:-}"
 rarified=()
 for dir in ${CURVE_RARIFIED:-}; do rarified+=(--rarified "$dir"); done
@@ -58,11 +61,11 @@ for point in "$@"; do
     fi
     model=$dir/train/model
     if [ "${#rarified[@]}" -gt 0 ] && [ ! -f "$dir/synonyms-rarified.json" ]; then
-        $python -m bertram_experiments synonym-recovery "$model" "${rarified[@]}" --store "$store" \
+        $python -m bertram_experiments synonym-recovery "$model" "${rarified[@]}" --store "$eval_store" \
             --output "$dir/synonyms-rarified.json" > /dev/null
     fi
     if [ "${CURVE_WORDNET:-1}" = 1 ] && [ ! -f "$dir/synonyms-wordnet.json" ]; then
-        $python -m bertram_experiments synonym-recovery "$model" --wordnet --store "$store" --max-pairs "$max_pairs" \
+        $python -m bertram_experiments synonym-recovery "$model" --wordnet --store "$eval_store" --max-pairs "$max_pairs" \
             --fold "$fold" --output "$dir/synonyms-wordnet.json" > /dev/null
     fi
     intrinsic=()
