@@ -117,9 +117,10 @@ class BertramConfig:
         mode only: the paper's modes train on the last layer).
     subword_share: weight of the subword mean in the output, as a mix of unit
         vectors scaled to the subword mean's norm: 0 is BERTRAM's own vector
-        (the paper); 0.5 an equal mix (the default). On real rare words the
-        subword mean and BERTRAM's vector are complementary: the mix beats
-        either alone.
+        (the paper); 0.3 the default. On real rare words the subword mean and
+        BERTRAM's vector are complementary: the mix beats either alone. The mix
+        is applied at inference only (training fits BERTRAM's own vector), so a
+        trained model's share can be changed without training again.
     own_embedding_for_one_piece: a word that is a single wordpiece of the
         encoder's vocabulary and has no usable context gets that piece's own
         input embedding. Without contexts BERTRAM has only the spelling, and
@@ -138,7 +139,7 @@ class BertramConfig:
     max_contexts: int = 32
     max_word_pieces: int = 32
     read_layer: int = -2
-    subword_share: float = 0.5
+    subword_share: float = 0.3
     own_embedding_for_one_piece: bool = True
     encoder_embedding_width: Optional[int] = None
     encoder_hidden_width: Optional[int] = None

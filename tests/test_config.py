@@ -36,7 +36,7 @@ def test_modes_are_declared_once_and_checked():
 def test_the_defaults_are_what_train_makes_and_the_paper_is_one_name_away():
     config = BertramConfig()
     assert (config.mode, config.read_layer, config.subword_share, config.own_embedding_for_one_piece) == \
-        ("inplace", -2, 0.5, True)
+        ("inplace", -2, 0.3, True)
     paper = BertramConfig(**PAPER_SETTINGS)
     assert (paper.mode, paper.read_layer, paper.subword_share, paper.own_embedding_for_one_piece) == \
         ("add", -1, 0.0, False)

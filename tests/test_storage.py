@@ -184,3 +184,31 @@ def test_non_finite_weights_are_counted_and_a_sum_that_overflows_is_not_one():
         r"\(of 4\)",
     ):
         check_finite({"projection.weight": huge, "w": bad}, "here")
+
+
+def test_a_saved_models_subword_share_changes_without_training_again(tiny_bert_path, tmp_path):
+    """The output mix is inference-only: the recipe in docs/training.md gives the same weights and counts, and
+    the vectors move by the mix formula, (1 - s) unit(v) + s unit(subword mean) at the subword mean's norm."""
+    from dataclasses import replace
+
+    from spacy_bertram.frequencies import CountTable
+
+    torch.manual_seed(0)
+    vocab = NgramVocab.from_words(["kumquat", "garden"], min_count=1)
+    trained = create_bertram(tiny_bert_path, ngram_vocab=vocab, mode="inplace", max_seq_length=32, subword_share=0.5)
+    save_bertram(trained, tmp_path / "model", counts={"kumquat": 3, "garden": 2})
+
+    network = load_bertram(tmp_path / "model")
+    network.config = replace(network.config, subword_share=0.0)
+    save_bertram(network, tmp_path / "model-own", counts=CountTable.from_model_dir(tmp_path / "model").counts)
+
+    own = load_bertram(tmp_path / "model-own")
+    assert own.config.subword_share == 0.0
+    for name in ("weights.safetensors", "ngrams.json", "counts.tsv"):
+        assert (tmp_path / "model" / name).read_bytes() == (tmp_path / "model-own" / name).read_bytes()
+    item = [ITEMS[0]]
+    mixed, alone = load_bertram(tmp_path / "model").infer(item)[0], own.infer(item)[0]
+    table = own.encoder.get_input_embeddings().weight.detach().numpy().astype(float)
+    sub = table[own.inputs.tokenizer("kumquat", add_special_tokens=False)["input_ids"]].mean(axis=0)
+    expected = numpy.linalg.norm(sub) * (0.5 * alone / numpy.linalg.norm(alone) + 0.5 * sub / numpy.linalg.norm(sub))
+    assert numpy.allclose(mixed, expected, atol=1e-5) and not numpy.allclose(mixed, alone, atol=1e-3)

@@ -33,14 +33,15 @@ def test_the_record_keeps_its_layout_and_reads_back():
     record = TrainSettings().to_dict()
     assert UNRECORDED_DEFAULTS == {"path_mix": None, "rank_weight": 0.0, "rank_temperature": 0.1,
                                    "rank_negatives": 64}
-    assert record == {**FLAT_RECORD, "max_word_pieces": 32, **UNRECORDED_DEFAULTS, "path_mix": [0.25, 0.25, 0.5]}
+    assert record == {**FLAT_RECORD, "max_word_pieces": 32, **UNRECORDED_DEFAULTS, "path_mix": [0.25, 0.25, 0.5],
+                      "subword_share": 0.3}
     assert TrainSettings().path_mix == DEFAULT_PATH_MIX
     settings = TrainSettings(BertramConfig(base_model="tiny", mode="add", max_contexts=6), epochs=(2, 1, 1),
                              min_contexts=2, pool_contexts=8)
     assert "base_model" not in settings.to_dict()  # the run records its encoder beside the settings
     again = TrainSettings.from_dict({**settings.to_dict(), "base_model": "tiny"})
     assert again == settings and again.epochs == (2, 1, 1)
-    assert TrainSettings.from_dict(FLAT_RECORD) == TrainSettings()
+    assert TrainSettings.from_dict(FLAT_RECORD) == TrainSettings(BertramConfig(subword_share=0.5))
 
 
 def test_settings_are_checked_against_the_network():
