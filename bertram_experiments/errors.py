@@ -154,7 +154,8 @@ class Errors(PluginErrors):
     E428 = ("compare-runs: {path} is neither a synonym-recovery or intrinsic output (their JSON files) nor an "
             "evaluate output directory (with predictions.jsonl); give the outputs of two runs of one of them.")
     E429 = ("compare-runs: --before and --after mix kinds of output ({kinds}); compare synonym-recovery files "
-            "with synonym-recovery files and evaluate directories with evaluate directories.")
+            "with synonym-recovery files, intrinsic files with intrinsic files and evaluate directories with "
+            "evaluate directories.")
     E430 = ("compare-runs: {before} and {after} share no item (pair or test item); give two runs on the same "
             "data (the same rarified sets, folds and seeds).")
     E431 = ("compare-runs: synonym-recovery and intrinsic runs are compared one file against one file; got "
