@@ -32,7 +32,7 @@ from ..downstream.paired import (DEFAULT_RESAMPLES, ItemTable, compare_to_baseli
 from ..downstream.pooling import comparison_cells, discover_sets, strata_of
 from ..bootstrap import paired_difference
 from ..errors import Errors
-from ..intrinsic.intrinsic import mean_defined, rho_of_columns
+from ..intrinsic.intrinsic import item_key, item_statistic, item_systems
 from ..synonyms.recovery import compare as compare_synonym_scores
 from ..system_names import system_title
 from ..tables import format_ci, markdown_table
@@ -103,24 +103,15 @@ def _columns(scores: Sequence[Tuple[float, int]]) -> Tuple[np.ndarray, np.ndarra
 
 
 def _intrinsic_items(path: PathLike) -> Dict[str, Dict[tuple, Dict[str, Any]]]:
-    """set -> item key -> row, from an `intrinsic` output (pairs by word, rare word and occurrence;
-    Chimeras by file and item id)."""
+    """set -> item key -> row, from an `intrinsic` output."""
     with open(path, encoding="utf8") as file_:
         sets = json.load(file_)["sets"]
     out: Dict[str, Dict[tuple, Dict[str, Any]]] = {}
     for name, data in sets.items():
         if "items" not in data:
             raise ValueError(Errors.E432.format(path=path, set=name))
-        out[name] = {((row["file"], row["item"]) if name == "chimera" else
-                      (row["word"], row["rare"], row["occurrence"])): row for row in data["items"]}
+        out[name] = {item_key(name, row): row for row in data["items"]}
     return out
-
-
-def _intrinsic_columns(name: str, rows: Sequence[Mapping[str, Any]], system: str) -> np.ndarray:
-    """What the set's statistic reads: (human, cosine) per pair, or the item's rho (NaN where undefined)."""
-    if name == "chimera":
-        return np.asarray([np.nan if r["rho"][system] is None else r["rho"][system] for r in rows], dtype=float)
-    return np.asarray([[r["human"], r["cosine"][system]] for r in rows], dtype=float)
 
 
 def compare_intrinsic_runs(before: PathLike, after: PathLike, n_resamples: int = DEFAULT_RESAMPLES,
@@ -132,13 +123,11 @@ def compare_intrinsic_runs(before: PathLike, after: PathLike, n_resamples: int =
         keys = sorted(first[name].keys() & second[name].keys())
         if len(keys) < 2:
             continue
-        statistic = mean_defined if name == "chimera" else rho_of_columns
         a_rows, b_rows = [first[name][k] for k in keys], [second[name][k] for k in keys]
-        field = "rho" if name == "chimera" else "cosine"
-        systems = [s for s in a_rows[0][field] if all(s in r[field] for r in a_rows + b_rows)]
         per_system = {}
-        for system in systems:
-            old, new = _intrinsic_columns(name, a_rows, system), _intrinsic_columns(name, b_rows, system)
+        for system in item_systems(name, a_rows + b_rows):
+            statistic, old = item_statistic(name, a_rows, system)
+            _, new = item_statistic(name, b_rows, system)
             per_system[system] = {BEFORE: statistic(old), AFTER: statistic(new), "difference": paired_difference(
                 statistic, new, old, n_resamples=n_resamples, seed=seed).to_dict()}
         sets[name] = {"n": len(keys), "items_before": len(first[name]), "items_after": len(second[name]),

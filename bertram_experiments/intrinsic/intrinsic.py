@@ -44,7 +44,7 @@ import logging
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -280,6 +280,30 @@ def chimera_rows(items: Sequence[ChimeraItem], files: Sequence[str], rhos: Mappi
     return [{"file": file, "item": item.item_id,
              "rho": {name: (None if np.isnan(values[i]) else float(values[i])) for name, values in rhos.items()}}
             for i, (item, file) in enumerate(zip(items, files))]
+
+
+def item_key(set_name: str, row: Mapping[str, Any]) -> tuple:
+    """What aligns the item rows of two runs (`pair_rows`, `chimera_rows`): a pair by its words and
+    occurrence, a Chimera by its file and item id."""
+    if set_name == "chimera":
+        return (row["file"], row["item"])
+    return (row["word"], row["rare"], row["occurrence"])
+
+
+def item_systems(set_name: str, rows: Sequence[Mapping[str, Any]]) -> List[str]:
+    """The systems every one of `rows` scored."""
+    field = "rho" if set_name == "chimera" else "cosine"
+    return [s for s in rows[0][field] if all(s in row[field] for row in rows)] if rows else []
+
+
+def item_statistic(set_name: str, rows: Sequence[Mapping[str, Any]], system: str
+                   ) -> Tuple[Callable[[np.ndarray], float], np.ndarray]:
+    """The set's score of `system` over item rows, as `score_cells` computes it: the statistic and the
+    array it reads ((human, cosine) per pair for Spearman's rho; the item's rho, NaN where undefined)."""
+    if set_name == "chimera":
+        return mean_defined, np.asarray([np.nan if r["rho"][system] is None else r["rho"][system] for r in rows],
+                                        dtype=float)
+    return rho_of_columns, np.asarray([[r["human"], r["cosine"][system]] for r in rows], dtype=float)
 
 
 def chimera_item_rhos(items: Sequence[ChimeraItem], nonce_vectors: np.ndarray, subword: SubwordMean) -> np.ndarray:
