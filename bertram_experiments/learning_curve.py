@@ -32,7 +32,7 @@ from spacy_bertram.types import PathLike
 from .outputs import CURVE_OUTPUTS
 from .plots import pyplot, save_png
 from .tables import format_ci, markdown_table
-from .synonyms.recovery import compare
+from .comparison.runs import paired_system_difference, scores_of_pairs
 
 #: The files of a point (see the module docstring).
 TRAIN_METRICS = Path("train") / "metrics.json"
@@ -115,24 +115,16 @@ def training_set(metrics: Mapping[str, Any]) -> Dict[str, Any]:
             "seconds_targets": targets.get("seconds")}
 
 
-def _pair_cosines(metrics: Mapping[str, Any], subset: str, system: str) -> Dict[tuple, tuple]:
-    return {(p["source"], p["substitute"], p["original"]): (p["cosine"][system], p["rank"][system])
-            for p in metrics.get("pairs", []) if p.get("source") == subset and system in p.get("cosine", {})}
-
-
 def versus_reference(point: Mapping[str, Any], reference: Mapping[str, Any], subset: str, system: str,
                      n_resamples: int, seed: int) -> Optional[Dict[str, Any]]:
     """The point's mean cosine minus the reference's on the pairs both scored, with a paired CI."""
-    mine, theirs = _pair_cosines(point, subset, system), _pair_cosines(reference, subset, system)
-    shared = sorted(set(mine) & set(theirs))
+    mine, theirs = scores_of_pairs(point.get("pairs", [])), scores_of_pairs(reference.get("pairs", []))
+    shared = sorted(k for k in mine.keys() & theirs.keys()
+                    if k[0] == subset and system in mine[k] and system in theirs[k])
     if len(shared) < 2:
         return None
-    scores = {name: (np.asarray([table[k][0] for k in shared], dtype=float),
-                     np.asarray([table[k][1] for k in shared], dtype=float))
-              for name, table in (("reference", theirs), ("point", mine))}
-    compared = compare(scores, [k[2] for k in shared], n_resamples, seed, baseline="reference")
-    point = compared["point"]
-    return {"n": len(shared), "difference": point["gain"], "hits_difference": point["hits_gain"]}
+    paired = paired_system_difference(theirs, mine, shared, system, n_resamples, seed)
+    return {"n": len(shared), "difference": paired["cosine_diff"], "hits_difference": paired["hits_diff"]}
 
 
 def read_point(directory: Path) -> Dict[str, Any]:

@@ -64,9 +64,27 @@ def run_kind(paths: Sequence[PathLike]) -> str:
 def pair_scores(path: PathLike) -> Dict[Tuple[str, str, str], Dict[str, Tuple[float, int]]]:
     """(source, rare word, original) -> system -> (cosine, rank), from a `synonym-recovery` output."""
     with open(path, encoding="utf8") as file_:
-        rows = json.load(file_)["pairs"]
+        return scores_of_pairs(json.load(file_)["pairs"])
+
+
+def scores_of_pairs(rows: Sequence[Mapping[str, Any]]) -> Dict[Tuple[str, str, str], Dict[str, Tuple[float, int]]]:
+    """(source, rare word, original) -> system -> (cosine, rank), from the pair rows `synonym-recovery` writes."""
     return {(r["source"], r["substitute"], r["original"]): {s: (float(c), int(r["rank"][s]))
                                                           for s, c in r["cosine"].items()} for r in rows}
+
+
+def paired_system_difference(first: Mapping[tuple, Mapping[str, Tuple[float, int]]],
+                             second: Mapping[tuple, Mapping[str, Tuple[float, int]]], keys: Sequence[tuple],
+                             system: str, n_resamples: int, seed: int) -> Dict[str, Any]:
+    """One system's figures in both runs on the same pairs, and second - first (cosine, hits@10) with CIs
+    from one paired bootstrap over the original words."""
+    scores = {f"{BEFORE}:{system}": _columns([first[k][system] for k in keys]),
+              f"{AFTER}:{system}": _columns([second[k][system] for k in keys])}
+    clusters = [key[2].lower() for key in keys]
+    compared = compare_synonym_scores(scores, clusters, n_resamples, seed, baseline=f"{BEFORE}:{system}")
+    after_figures = compared[f"{AFTER}:{system}"]
+    return {"n": len(keys), BEFORE: compared[f"{BEFORE}:{system}"], AFTER: after_figures,
+            "cosine_diff": after_figures["gain"], "hits_diff": after_figures["hits_gain"]}
 
 
 def compare_synonym_runs(before: PathLike, after: PathLike, n_resamples: int = DEFAULT_RESAMPLES,
@@ -80,16 +98,9 @@ def compare_synonym_runs(before: PathLike, after: PathLike, n_resamples: int = D
     for source in dict.fromkeys(key[0] for key in shared):
         keys = [key for key in shared if key[0] == source]
         systems = [s for s in first[keys[0]] if all(s in first[k] and s in second[k] for k in keys)]
-        clusters = [key[2].lower() for key in keys]
-        per_system = {}
-        for system in systems:
-            scores = {f"{BEFORE}:{system}": _columns([first[k][system] for k in keys]),
-                      f"{AFTER}:{system}": _columns([second[k][system] for k in keys])}
-            compared = compare_synonym_scores(scores, clusters, n_resamples, seed, baseline=f"{BEFORE}:{system}")
-            after_figures = compared[f"{AFTER}:{system}"]
-            per_system[system] = {"n": len(keys), BEFORE: compared[f"{BEFORE}:{system}"], AFTER: after_figures,
-                                  "cosine_diff": after_figures["gain"], "hits_diff": after_figures["hits_gain"]}
-        sources[source] = {"n": len(keys), "clusters": len(set(clusters)), "systems": per_system}
+        per_system = {system: paired_system_difference(first, second, keys, system, n_resamples, seed)
+                      for system in systems}
+        sources[source] = {"n": len(keys), "clusters": len({key[2].lower() for key in keys}), "systems": per_system}
     return {"kind": "synonyms", BEFORE: str(before), AFTER: str(after), "pairs_before": len(first),
             "pairs_after": len(second), "pairs_shared": len(shared), "sources": sources,
             "n_resamples": n_resamples, "seed": seed}
@@ -214,5 +225,6 @@ def comparison_markdown(result: Mapping[str, Any]) -> List[str]:
 
 
 __all__ = [
-    "compare_downstream_runs", "compare_intrinsic_runs", "compare_synonym_runs", "comparison_markdown", "run_kind",
+    "compare_downstream_runs", "compare_intrinsic_runs", "compare_synonym_runs", "comparison_markdown",
+    "paired_system_difference", "run_kind", "scores_of_pairs",
 ]
