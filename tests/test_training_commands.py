@@ -80,7 +80,10 @@ def test_targets_and_train_share_their_word_options(monkeypatch, tmp_path):
     assert settings.path_mix is None and (settings.rank_weight, settings.rank_negatives) == (0.01, 8)
     seen.clear()
     result = invoke("train", "c.sqlite", "out", "--path-mix", "0.2", "0.2", "0.6")
-    assert result.exit_code == 0 and seen[2].path_mix == (0.2, 0.2, 0.6)
+    assert result.exit_code == 0 and seen[2].path_mix == (0.2, 0.2, 0.6) and seen[2].path_phases is False
+    seen.clear()
+    result = invoke("train", "c.sqlite", "out", "--path-phases")
+    assert result.exit_code == 0 and seen[2].path_phases is True
     result = invoke("train", "c.sqlite", "out", "--path-mix", "0.5", "0.5", "0.5")
     assert result.exit_code != 0 and "[E288]" in result.output and "Traceback" not in result.output
 
@@ -95,6 +98,7 @@ def test_train_options_default_to_the_network_settings_defaults():
     assert (params["mode"], params["read_layer"], params["subword_share"]) == ("inplace", -2, 0.3)
     assert tuple(params["epochs"]) == settings.epochs and params["inplace_mask_fraction"] == 0.5
     assert tuple(params["path_mix"]) == settings.path_mix and params["rank_weight"] == settings.rank_weight
+    assert params["path_phases"] is settings.path_phases is False
     data = TrainingData()
     assert (params["min_count"], params["held_out"], params["definitions_per_word"]) == \
         (data.min_count, data.held_out_fraction, data.definitions_per_word)

@@ -31,8 +31,8 @@ def test_the_record_keeps_its_layout_and_reads_back():
     """The same keys as before plus max_word_pieces and the settings added since (at the values earlier runs
     trained with), so a run recorded earlier compares equal."""
     record = TrainSettings().to_dict()
-    assert UNRECORDED_DEFAULTS == {"path_mix": None, "rank_weight": 0.0, "rank_temperature": 0.1,
-                                   "rank_negatives": 64}
+    assert UNRECORDED_DEFAULTS == {"path_mix": None, "path_phases": False, "rank_weight": 0.0,
+                                   "rank_temperature": 0.1, "rank_negatives": 64}
     assert record == {**FLAT_RECORD, "max_word_pieces": 32, **UNRECORDED_DEFAULTS, "path_mix": [0.25, 0.25, 0.5],
                       "subword_share": 0.3}
     assert TrainSettings().path_mix == DEFAULT_PATH_MIX
@@ -82,3 +82,16 @@ def test_the_vector_settings_are_checked_without_a_model():
                          ({"shard_size": 0}, "E052"), ({"workers": -1}, "E268")]:
         with pytest.raises(ValueError, match=rf"\[{code}\]"):
             check_vector_settings(**{**good, **change})
+
+
+def test_path_phases_give_the_papers_order_in_thirds_of_the_stage():
+    """Contexts alone, the spelling alone, then both; without phases every step takes the mix."""
+    phased = TrainSettings(path_phases=True)
+    steps = 300
+    mixes = [phased.path_mix_at(step / steps) for step in range(steps)]
+    assert mixes[:100] == [(0.0, 1.0, 0.0)] * 100
+    assert mixes[100:200] == [(1.0, 0.0, 0.0)] * 100
+    assert mixes[200:] == [(0.0, 0.0, 1.0)] * 100
+    assert {TrainSettings().path_mix_at(p) for p in (0.0, 0.5, 0.99)} == {DEFAULT_PATH_MIX}
+    assert TrainSettings(path_mix=None).path_mix_at(0.5) is None
+    assert TrainSettings.from_dict(phased.to_dict()).path_phases is True

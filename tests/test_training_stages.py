@@ -237,6 +237,31 @@ def test_path_mix_draws_each_word_as_inference_reads_it(tiny_run):
     assert abs(spelling_share - 0.2) < 0.06 and abs(contexts_share - 0.3) < 0.07
 
 
+def test_path_phases_train_the_paths_in_the_papers_order(tiny_run, monkeypatch):
+    """Each step of a phased stage samples the path of its third: contexts, spelling, then both."""
+    from spacy_bertram.training.pools import ContextPools
+
+    drawn = []
+    sample = ContextPools.sample
+
+    def spy(self, words, rng, min_contexts, max_contexts, path_mix=None):
+        drawn.append(path_mix)
+        return sample(self, words, rng, min_contexts, max_contexts, path_mix)
+
+    monkeypatch.setattr(ContextPools, "sample", spy)
+    run = tiny_run(mode="inplace", path_phases=True)
+    spec = plan_stages(run.settings)[0]
+    phased = run.stage(spec, validate=False).metrics["epochs"]
+    total = len(drawn)
+    phases = [(0.0, 1.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.0, 1.0)]
+    assert total >= 6 and drawn == sorted(drawn, key=phases.index)  # in the paper's order
+    assert all(abs(drawn.count(phase) - total / 3) <= 1 for phase in phases)
+    drawn.clear()
+    mixed = tiny_run(mode="inplace").stage(spec, validate=False).metrics["epochs"]
+    assert set(drawn) == {run.settings.path_mix}
+    assert [e["loss"] for e in phased] != [e["loss"] for e in mixed]
+
+
 def test_ranking_term_is_low_when_the_prediction_is_its_target_and_trains(tiny_run):
     run = tiny_run(mode="inplace", rank_weight=0.5, rank_negatives=4)
     ranking = run.ranking

@@ -257,6 +257,9 @@ def train_cmd(
         "alone, both"),
     no_path_mix: bool = typer.Option(False, "--no-path-mix", help="inplace: draw any of a word's rows each step "
                                      "(the earlier default), not one path"),
+    path_phases: bool = typer.Option(TRAIN.path_phases, "--path-phases", help="inplace: the paper's schedule "
+                                     "instead of --path-mix: the steps in thirds, contexts alone, then the "
+                                     "spelling alone, then both"),
     rank_weight: float = typer.Option(TRAIN.rank_weight, help="weight of the ranking term (target above its "
                                       "nearest whole-word embeddings) beside the mimicking loss; 0: off"),
     rank_temperature: float = typer.Option(TRAIN.rank_temperature, help="the ranking term's softmax temperature"),
@@ -279,8 +282,8 @@ def train_cmd(
             network=network, inplace_mask_fraction=inplace_mask_fraction, epochs=tuple(epochs), lr=tuple(lr),
             batch_words=tuple(batch_words), warmup=warmup, min_contexts=min_contexts, pool_contexts=pool_contexts,
             ngram_min_count=ngram_min_count, seed=args.seed, reuse_states=not no_reuse, cache_memory_mb=cache_mb,
-            path_mix=None if no_path_mix else path_mix, rank_weight=rank_weight, rank_temperature=rank_temperature,
-            rank_negatives=rank_negatives,
+            path_mix=None if no_path_mix else path_mix, path_phases=path_phases, rank_weight=rank_weight,
+            rank_temperature=rank_temperature, rank_negatives=rank_negatives,
         )
         data = TrainingData(
             min_count=args.min_count, max_words=args.max_words, multi_piece_words=args.multi_piece_words,

@@ -107,6 +107,9 @@ NETWORK_KEYS = tuple(f.name for f in fields(BertramConfig))
 
 #: Shares of the spelling, contexts and both paths per training step (`TrainSettings.path_mix`).
 DEFAULT_PATH_MIX = (0.25, 0.25, 0.5)
+#: The paper's schedule as path shares (`TrainSettings.path_phases`): contexts alone, the spelling
+#: alone, then both, a third of the stage's steps each.
+PATH_PHASES = ((0.0, 1.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.0, 1.0))
 
 
 @dataclass
@@ -128,6 +131,9 @@ class TrainSettings:
     path_mix: shares of the inference paths a step trains each word on (spelling alone, contexts
     alone, both: `pools.PATHS`; the default measured best of the levers in docs/evaluation.md's
     ablation); None draws any of a word's rows, mixes inference never reads (the earlier default).
+    path_phases: the paper's three-stage schedule on the one inplace network instead of `path_mix`:
+    the stage's steps in thirds, the contexts alone, then the spelling alone, then both
+    (`PATH_PHASES`); measured against the mix in docs/evaluation.md, not the default.
     rank_weight: weight of a ranking term beside the mimicking loss: a softmax at `rank_temperature`
     over cosines that puts each word's target above its `rank_negatives` nearest whole-word
     embeddings and 1,024 random ones per step (0: mimicking alone).
@@ -147,6 +153,7 @@ class TrainSettings:
     token_budget: int = 4096
     cache_memory_mb: float = 2048.0
     path_mix: Optional[Tuple[float, float, float]] = DEFAULT_PATH_MIX
+    path_phases: bool = False
     rank_weight: float = 0.0
     rank_temperature: float = 0.1
     rank_negatives: int = 64
@@ -174,6 +181,12 @@ class TrainSettings:
             raise ValueError(Errors.E289.format(weight=self.rank_weight, temperature=self.rank_temperature,
                                                 negatives=self.rank_negatives))
 
+    def path_mix_at(self, progress: float) -> Optional[Tuple[float, float, float]]:
+        """The path shares of the step `progress` (0 to 1) of the way through its stage."""
+        if not self.path_phases:
+            return self.path_mix
+        return PATH_PHASES[sum(progress >= (i + 1) / len(PATH_PHASES) for i in range(len(PATH_PHASES) - 1))]
+
     def to_dict(self) -> Dict[str, Any]:
         """The run's record (progress.json, metrics.json): one key per setting, the network's among
         them, flat as earlier versions recorded them (so their runs still resume)."""
@@ -190,7 +203,8 @@ class TrainSettings:
 
 
 #: Settings added after runs were first recorded, at their defaults: the values those runs trained with.
-UNRECORDED_DEFAULTS = {"path_mix": None, "rank_weight": 0.0, "rank_temperature": 0.1, "rank_negatives": 64}
+UNRECORDED_DEFAULTS = {"path_mix": None, "path_phases": False, "rank_weight": 0.0, "rank_temperature": 0.1,
+                       "rank_negatives": 64}
 
 
 @dataclass

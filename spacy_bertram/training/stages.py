@@ -208,7 +208,7 @@ class TrainingRun:
 
     def _loss(
         self, network: BertramNetwork, spec: StageSpec, batch: numpy.ndarray,
-        rng: numpy.random.Generator, cache: Optional[StateCache],
+        rng: numpy.random.Generator, cache: Optional[StateCache], progress: float = 0.0,
     ) -> Tensor:
         index = torch.from_numpy(batch).to(self.device)  # one small copy per step
         ngram_ids, subword_ids = self.ngram_ids[index], self.subword_ids[index]
@@ -216,7 +216,7 @@ class TrainingRun:
             return self._objective(network.form_vectors(ngram_ids, subword_ids), index, rng)
         pools = self.pools(network)
         s = self.settings
-        path_mix = s.path_mix if spec.traits.spelled else None
+        path_mix = s.path_mix_at(progress) if spec.traits.spelled else None
         row_ids, local = pools.sample(batch.tolist(), rng, s.min_contexts, s.network.max_contexts, path_mix)
         with torch.set_grad_enabled(spec.trains_form):
             v_form = network.form_vectors(ngram_ids, subword_ids)
@@ -311,11 +311,12 @@ class TrainingRun:
             bar = tqdm(total=steps_per_epoch, desc=f"{name} epoch {epoch + 1}/{spec.epochs}",
                        disable=not self.progress, leave=False)
             for step in range(steps_per_epoch):
-                factor = lr_factor(epoch * steps_per_epoch + step, total, s.warmup)
+                global_step = epoch * steps_per_epoch + step
+                factor = lr_factor(global_step, total, s.warmup)
                 for group in optimizer.param_groups:
                     group["lr"] = spec.lr * factor
                 batch = order[step * spec.batch_words : (step + 1) * spec.batch_words]
-                loss = self._loss(network, spec, batch, rng, cache)
+                loss = self._loss(network, spec, batch, rng, cache, global_step / max(total, 1))
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
