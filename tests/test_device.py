@@ -448,6 +448,6 @@ def test_training_steps_make_every_tensor_on_the_runs_device(tiny_bert_path):
         network.train()
         words = numpy.asarray(run.context_word_ids(network) if spec.traits.reads_contexts else run.train_ids)[:8]
         with CpuTensorGuard() as guard:
-            loss = run._loss(network, spec, words, rng, None)
+            loss = run._loss(network, spec, words, rng, None, 0.5)
             loss.backward()
         assert loss.device.type == "meta" and guard.mixed == [], (spec.name, guard.mixed[:3])

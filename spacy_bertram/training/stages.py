@@ -208,8 +208,9 @@ class TrainingRun:
 
     def _loss(
         self, network: BertramNetwork, spec: StageSpec, batch: numpy.ndarray,
-        rng: numpy.random.Generator, cache: Optional[StateCache], progress: float = 0.0,
+        rng: numpy.random.Generator, cache: Optional[StateCache], progress: float,
     ) -> Tensor:
+        """The loss of one step, `progress` (0 to 1) of the way through its stage."""
         index = torch.from_numpy(batch).to(self.device)  # one small copy per step
         ngram_ids, subword_ids = self.ngram_ids[index], self.subword_ids[index]
         if not spec.traits.reads_contexts:
