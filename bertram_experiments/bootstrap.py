@@ -30,6 +30,9 @@ import numpy as np
 
 from .errors import Errors
 
+#: Resamples of every bootstrap the experiments run (their commands' --bootstrap-resamples).
+DEFAULT_RESAMPLES = 10000
+
 Statistic = Callable[[np.ndarray], np.ndarray]
 #: resamples drawn per block, so (block x n_units) index arrays stay small.
 BLOCK = 1000
@@ -94,7 +97,7 @@ def _blocks(n_units: int, n_resamples: int, seed: int, strata, block: int) -> It
 def bootstrap_distribution(
     statistic: Statistic,
     n_units: int,
-    n_resamples: int = 10000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     strata: Optional[Sequence] = None,
     block: int = BLOCK,
@@ -108,7 +111,7 @@ def bootstrap_distribution(
 def paired_bootstrap(
     statistic: Statistic,
     n_items: int,
-    n_resamples: int = 10000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     strata: Optional[Sequence] = None,
     confidence: float = 0.95,
@@ -227,7 +230,7 @@ class RunsBootstrap:
 
 
 def runs_bootstrap(counts: np.ndarray, fold_labels: Sequence, statistic: Callable[[np.ndarray], np.ndarray],
-                   n_resamples: int = 10000, seed: int = 0) -> RunsBootstrap:
+                   n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> RunsBootstrap:
     """Statistics of counts summed over texts and runs, with intervals over texts and over texts and runs.
 
     counts: (n_texts, n_runs, m), each run's counts of each text (the same texts in every run);

@@ -21,9 +21,9 @@ POOL_OUTPUTS = ("pooled.json", "pooled.md")
 #: learning-curve: its table (JSON, markdown) and two plots; the first two are marked.
 CURVE_OUTPUTS = ("learning_curve.json", "learning_curve.md", "learning_curve.png", "learning_curve_contexts.png")
 
-#: train-baseline and assemble replace their directory as a whole.
+#: train-baseline and assemble replace their directory in one rename (keeping what they did not write).
 INFO_FILE = "baseline.json"
-BASELINE_OUTPUTS = ("model-best", "model-last", "config.cfg", INFO_FILE)
+BASELINE_OUTPUTS = ("model-best", "model-last", "config.cfg", "checkpoints", INFO_FILE)
 ASSEMBLE_OUTPUTS = ("pipeline", "code.py")
 
 #: ner-folds (replaces its directory), ner-train and ner-evaluate.

@@ -21,7 +21,7 @@ import spacy
 from spacy_transformers.layers.transformer_model import TransformerModel
 
 from .errors import Errors
-from spacy_bertram.fileio import atomic_path, check_output_dir
+from spacy_bertram.fileio import atomic_directory, check_output_dir
 from spacy_bertram.injection import BertramTransformerModel, check_injection
 from spacy_bertram.pipeline import component  # noqa: F401  (registers the bertram factory; it imports architectures.py)
 from spacy_bertram.rare_words import RareWordRule
@@ -172,8 +172,8 @@ def assemble_pipeline(
     pipeline cannot rely on a local context store, but it can carry a `vector_table`
     (from `vectors`) whose words get their corpus-context vectors with no inference.
 
-    `output_dir` is replaced as a whole, so one holding other files is refused
-    unless `force` (they would be deleted)."""
+    `output_dir` is replaced in one rename; other files in it stay, and one holding
+    only others' files is refused unless `force`."""
     RareWordRule(max_zipf=max_zipf)  # a bad value is refused before anything is read or written
     out = Path(output_dir)
     check_output_dir(out, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
@@ -188,7 +188,7 @@ def assemble_pipeline(
     if not any(r.startswith("spacy-bertram") for r in reqs):
         reqs.append("spacy-bertram>=0.1.0")
     nlp.meta["requirements"] = reqs
-    with atomic_path(out, is_dir=True) as tmp:
+    with atomic_directory(out, ASSEMBLE_OUTPUTS) as tmp:
         nlp.to_disk(tmp / "pipeline")
         (tmp / "code.py").write_text(PACKAGE_CODE, encoding="utf8")
     return out

@@ -29,6 +29,7 @@ import importlib.util
 import json
 import logging
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Union
@@ -73,6 +74,24 @@ def command_line(name: str, help_text: str) -> typer.Typer:
 
 
 app = command_line("spacy-bertram", __doc__.split("\n\n")[0] + "\n\nBERTRAM for spaCy transformer pipelines.")
+
+
+def print_version(value: bool) -> None:
+    """--version: the package's version alone (for scripts and bug reports), from its light __init__, at once."""
+    if value:
+        from . import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def app_options(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=print_version,
+                                 help="print spacy-bertram's version and exit"),
+) -> None:
+    """The options of `python -m spacy_bertram` itself, before a command (typer's group callback)."""
+
 
 GPU_HELP = "GPU id (spaCy's --gpu-id); -1 for the CPU"
 INT8_ENCODER_HELP = "run BERTRAM's context encoder with int8 linear layers on the CPU (faster, not exact)"
@@ -209,12 +228,52 @@ def check_made_by(path: Path, argument: str, command: str, files: Sequence[str])
     raise ValueError(Errors.E284.format(argument=argument, path=str(path), why=why, command=command))
 
 
-def check_model(path: Path, argument: str = "MODEL", pipeline: bool = False) -> None:
-    """A trained BERTRAM directory (with `pipeline`: or a saved spaCy pipeline), known by its files, so that
-    a wrong path fails before the imports and the model load that used to find it."""
-    if pipeline and (Path(path) / "config.cfg").is_file():
-        return
+def pipeline_package(name: str) -> Optional[Path]:
+    """The directory of the installed spaCy pipeline package `name` (`spacy package`'s output, pip-installed),
+    found without importing it or spaCy; None where `name` is none. spaCy's own test (`spacy.util.is_package`,
+    an installed distribution), and a meta.json beside its __init__.py: `spacy.load("spacy")` is no pipeline."""
+    try:
+        importlib.metadata.distribution(name)
+        spec = importlib.util.find_spec(name)
+    except (importlib.metadata.PackageNotFoundError, ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    directory = Path(list(spec.submodule_search_locations)[0])
+    return directory if (directory / "meta.json").is_file() else None
+
+
+def check_model(path: Union[str, Path], argument: str = "MODEL", pipeline: bool = False) -> None:
+    """A trained BERTRAM directory (with `pipeline`: or what `spacy.load` takes, a saved pipeline directory or an
+    installed pipeline package), known by its files, so that a wrong path fails before the imports and the
+    model load that used to find it. A directory with some of a BERTRAM model's files is a damaged model."""
+    path = Path(path)
+    if pipeline and not any((path / name).is_file() for name in MODEL_FILES):
+        if (path / "config.cfg").is_file() or (not path.exists() and pipeline_package(str(path)) is not None):
+            return
+        if path.is_dir():
+            why = f"holds neither a pipeline (config.cfg) nor a BERTRAM model ({', '.join(MODEL_FILES)})"
+        else:
+            why = "is a file" if path.exists() else "is no directory and no installed pipeline package"
+        raise ValueError(Errors.E601.format(argument=argument, model=str(path), why=why))
     check_made_by(path, argument, "train", MODEL_FILES)
+
+
+def utf8_text(data: bytes, argument: str, lines: bool = False) -> str:
+    """`data` as UTF-8 text, or a coded error naming `argument` and its first bad byte (by line where `lines`):
+    text in a legacy encoding failed later, uncoded, where the encoder's tokenizer met its surrogates."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        newline = b"\n"
+        where = f"line {data.count(newline, 0, err.start) + 1}" if lines else f"position {err.start + 1}"
+        raise ValueError(Errors.E602.format(argument=argument, byte=data[err.start], where=where)) from None
+
+
+def check_utf8_argument(text: str, argument: str) -> str:
+    """A command-line argument as UTF-8 text: Python hands a non-UTF-8 one over with its bytes as surrogates
+    ('caf\\udce9'), which no tokenizer can encode; `os.fsencode` gives the bytes back."""
+    return utf8_text(os.fsencode(text), argument)
 
 
 def check_store(path: Path, argument: str, words: bool = False) -> None:

@@ -35,12 +35,12 @@ from .injection.frozen_embeddings import FREEZE_CALLBACK, freeze_transformer_emb
 from .injection.model import BertramTransformerModel
 from .inputs import check_token_budget
 from .layers import NETWORK_SETTINGS, BertramInput, BertramShim, convert_inputs, convert_outputs, init
-from .network import DEFAULT_TOKEN_BUDGET, BertramNetwork
+from .network import BertramNetwork
 from .storage import create_bertram
 from .pipeline.context_sources import (DEFAULT_DOC_WINDOW, ChainedContexts, ContextSource, DictionaryContexts,
                                        DocContexts, LazyStore, StoreContexts)
 from .rare_words import DEFAULT_MAX_ZIPF, RareWordRule
-from .types import DEFAULT_INJECTION
+from .types import DEFAULT_INJECTION, DEFAULT_MIN_WORDPIECES, DEFAULT_TOKEN_BUDGET
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -152,7 +152,7 @@ def make_rare_word_rule(
     frequencies: str = "auto",
     max_zipf: float = DEFAULT_MAX_ZIPF,
     alpha_only: bool = True,
-    min_wordpieces: int = 2,
+    min_wordpieces: int = DEFAULT_MIN_WORDPIECES,
     min_length: int = 2,
     skip_split_pieces: bool = True,
 ) -> RareWordRule:

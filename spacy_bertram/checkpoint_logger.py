@@ -19,7 +19,8 @@ from spacy.language import Language
 from spacy.training.loggers import console_logger
 
 from .errors import Errors
-from .fileio import atomic_path
+from .fileio import atomic_directory
+from .pipeline.serialization import pipeline_entries
 from .types import PathLike
 
 #: The sub-directory of a training output that holds the checkpoints.
@@ -53,7 +54,8 @@ def checkpoint_logger(steps: Sequence[int], directory: str, progress_bar: bool =
         def log_and_save(info: Optional[Dict[str, object]]) -> None:
             log_step(info)
             if info is not None and info.get("step") in wanted:
-                with atomic_path(step_dir(directory, int(info["step"])), is_dir=True) as tmp:
+                target = step_dir(directory, int(info["step"]))
+                with atomic_directory(target, pipeline_entries(nlp.component_names, target)) as tmp:
                     nlp.to_disk(tmp)
 
         return log_and_save, finalize

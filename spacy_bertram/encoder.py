@@ -8,6 +8,7 @@ found on disk without any network access.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import threading
@@ -41,6 +42,43 @@ def resolve_base_model(name: PathLike) -> str:
     return name
 
 
+def _local_files_only(path: str) -> bool:
+    """transformers may read `path` from this machine's files alone: a directory, or the hub switched off."""
+    return os.path.isdir(path) or os.environ.get("HF_HUB_OFFLINE") == "1"
+
+
+def local_config_file(name: PathLike) -> Optional[str]:
+    """The encoder's config.json on this machine, found without transformers or torch: in its
+    directory, or for a Hugging Face name in the Hugging Face cache; None where there is none here."""
+    path = resolve_base_model(name)
+    if os.path.isdir(path):
+        config = os.path.join(path, "config.json")
+        return config if os.path.isfile(config) else None
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        cached = try_to_load_from_cache(path, "config.json")
+    except ValueError:  # no Hugging Face name (HFValidationError)
+        return None
+    return cached if isinstance(cached, str) else None
+
+
+def check_base_model(name: PathLike, argument: str = "--base-model") -> None:
+    """Refuse at once, before torch loads, a base model `load_encoder` could only fail on after its
+    imports (5-20 s): no directory here, and no Hugging Face name either (transformers then takes it
+    for one and fails). A directory, 'default' and any Hugging Face name (cached or not) pass."""
+    from huggingface_hub.utils import validate_repo_id
+
+    path = resolve_base_model(name)
+    if os.path.isdir(path):
+        return
+    try:
+        validate_repo_id(path)
+    except ValueError:  # HFValidationError: a path, never a name
+        why = "it is a file, not a directory" if os.path.exists(path) else "no such directory"
+        raise ValueError(Errors.E295.format(argument=argument, name=str(name), why=why)) from None
+
+
 @dataclass(frozen=True)
 class EncoderInfo:
     """What BERTRAM needs to know about the encoder beyond its weights."""
@@ -56,7 +94,7 @@ def _load_uncached(name: str, use_local_only: bool):
     from transformers import AutoModel, AutoTokenizer
 
     path = resolve_base_model(name)
-    local_only = use_local_only or os.path.isdir(path) or os.environ.get("HF_HUB_OFFLINE") == "1"
+    local_only = use_local_only or _local_files_only(path)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, local_files_only=local_only)
         encoder = AutoModel.from_pretrained(path, local_files_only=local_only)
@@ -306,21 +344,35 @@ def describe_encoder(name: str, encoder, tokenizer) -> EncoderInfo:
 
 
 def layer_count(config: Any) -> Optional[int]:
-    """The number of layers a transformers config declares (None where it declares none)."""
-    n_layers = getattr(config, "num_hidden_layers", None)
+    """The number of layers a transformers config (or its config.json, as a dict) declares (None where
+    it declares none)."""
+    n_layers = config.get("num_hidden_layers") if isinstance(config, dict) else getattr(
+        config, "num_hidden_layers", None)
     return n_layers if isinstance(n_layers, int) and not isinstance(n_layers, bool) else None
 
 
-def encoder_layer_count(name: PathLike) -> Optional[int]:
+def encoder_layer_count(name: PathLike, files_here_only: bool = False) -> Optional[int]:
     """The encoder's number of layers, read from its config alone (no weights), so that a bad
-    `read_layer` is refused before any work. None where the config cannot be read: loading the
-    encoder then says why."""
+    `read_layer` is refused before any work: config.json's `num_hidden_layers` where the file is
+    here (no torch: the command checks before its imports), else, unless `files_here_only`,
+    transformers' config (a config that names its layers otherwise, or a name not in the cache,
+    downloaded). None where the config cannot be read: loading the encoder then says why."""
+    config_file = local_config_file(name)
+    if config_file is not None:
+        try:
+            with open(config_file, encoding="utf8") as file_:
+                n_layers = layer_count(json.load(file_))
+        except (OSError, ValueError):
+            n_layers = None
+        if n_layers is not None or files_here_only:
+            return n_layers
+    if files_here_only:
+        return None
     from transformers import AutoConfig
 
     path = resolve_base_model(name)
-    local_only = os.path.isdir(path) or os.environ.get("HF_HUB_OFFLINE") == "1"
     try:
-        return layer_count(AutoConfig.from_pretrained(path, local_files_only=local_only))
+        return layer_count(AutoConfig.from_pretrained(path, local_files_only=_local_files_only(path)))
     except (OSError, ValueError, KeyError):
         return None
 

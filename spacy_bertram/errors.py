@@ -39,8 +39,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E004 = "Base model {name!r} has no fast tokenizer; BERTRAM needs one."
     E005 = "Base model {name!r} has no mask token; BERTRAM masks the rare word."
     E006 = "{command}: the output {target!r} is a file, not a directory: give a directory."
-    E007 = ("{command}: the output directory {target!r} {why}. Give a new or empty directory, or pass --force to "
-            "write there anyway{deleted}.")
+    E007 = ("{command}: the output directory {target!r} {why}. Give a new or empty directory, or {force} to "
+            "write there anyway ({command} then replaces what it writes and keeps every other file)")
     E008 = "A frequency table needs at least one word with a positive count"
     E009 = "Not a spacy-bertram frequency table"
     E010 = "line {number} is not 'word<TAB>count': {line!r}"
@@ -122,7 +122,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E070 = "{command}: cannot write {target!r}: {directory!r} is not writable ({err}); fix that or write elsewhere"
     E071 = "{command}: {target!r} exists and {found}: give another path, or --force to replace it."
     E072 = "{command}: the output {target!r} is a directory, not a file: give the path of a file."
-    E073 = "save_pipeline: {target!r} {why}, which saving would delete: save elsewhere, or overwrite=True replaces it"
 
     # E1xx: the bertram pipeline component and the injecting transformer (pipeline/, injection/)
     E101 = ("The bertram vector width {width} does not match the input embeddings of '{where}' (width "
@@ -221,6 +220,12 @@ class Errors(metaclass=ErrorsWithCodes):
             '@architectures = "spacy-bertram.Bertram.v1" in [components.bertram.model]')
     E167 = ("The context source {source} returned {value!r} for the word {word!r}: a context source returns a list "
             "of context strings (an empty list where it has none)")
+    E168 = ("'{name}' reads contexts={spec!r}, which takes nothing from the doc, so context_window (tokens on each "
+            "side of the word in the doc) would apply to nothing. It applies with doc contexts only: set "
+            "[components.{name}] contexts = \"doc\" (or a mix that names it, such as \"doc+store\") and "
+            "context_window = {window} in the config, then load the pipeline again")
+    E169 = ("subword_share of '{name}' must be a number in [0, 1] (the weight of the subword mean in the output), or "
+            "null for the trained model's own share, got {value!r}")
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."
@@ -230,8 +235,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E205 = ("Checkpoint {directory!r} was written on {saved} and this run is on {device}: resuming would mix "
             "devices and skip or misuse the RNG state. Resume on {saved} (--gpu-id {gpu_id}), or delete "
             "{directory!r} to restart this stage.")
-    E206 = ("prepare needs the corpus and the output directory, got only {output!r}: `prepare CORPUS... OUTPUT` "
-            "(the embedded corpus: `prepare assets/corpus {output}`)")
+    E206 = ("prepare needs the corpus and the output directory, got only {path!r}: `prepare CORPUS... OUTPUT`, "
+            "OUTPUT a new or empty directory, e.g. `prepare {corpus} {output}` (assets/corpus: the embedded corpus)")
     E208 = "--gpu-id must be -1, an id or ids like 0,1, not {gpu_id!r}"
     E209 = "Corpus path does not exist: {path}"
     E210 = "Corpus file looks binary (NUL byte at byte {pos}): {path}"
@@ -279,7 +284,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E263 = "--token-budget must be 0 (the device's default) or a positive number of tokens, got {token_budget}"
     E265 = ("No words selected from {store_path!r} (count range {min_count}..{max_count}, at least {min_contexts} "
             "contexts{listed})")
-    E266 = "{out!r} holds another vector table: give a new output directory (or delete it)"
+    E266 = ("{out!r} holds a vector table of another model, words or settings: give a new output directory, or pass "
+            "--force to replace it")
     E267 = ("The vectors command runs on Dask distributed: pip install 'spacy-bertram[distributed]' (or dask and "
             "distributed from requirements-project.txt), or use --workers 0 to run in this process.")
     E268 = "--workers must be 0 or more (0: no Dask cluster, in this process), got {workers}"
@@ -308,6 +314,11 @@ class Errors(metaclass=ErrorsWithCodes):
             "runs them on this process's GPU: choose one (a GPU does both fastest on its own).")
     E291 = ("--exclude {pattern!r} matches no corpus file in {paths}; give a file name or glob of one of them "
             "(e.g. --exclude wordnet.txt).")
+    E294 = ("--epochs {epochs} trains none of the stages the {mode!r} mode runs ({stages}), so the model would be "
+            "the untrained network: give one of them 1 or more epochs (the default: --epochs {default})")
+    E295 = ("{argument} {name!r} is neither a directory here nor a Hugging Face model name: {why}. Give a local "
+            "directory with a Hugging Face config, weights and tokenizer, a model name that is in your Hugging Face "
+            "cache, or 'default' for the embedded MiniLM.")
 
     # E3xx: the embedding-freezing callback, the rare-word explainer and WordNet (architectures, explain, dictionary/)
     E301 = ("freeze_embeddings: the pipeline has no initialised transformer component; use it as "
@@ -324,6 +335,7 @@ class Errors(metaclass=ErrorsWithCodes):
             "use DIR/usr/share/wordnet.\n"
             "(Looked in: {tried})")
     E389 = "Rarification needs NLTK to read WordNet: pip install 'nltk>=3.10,<3.11'"
+
 
     # E4xx: checkpoints during training (checkpoint_logger.py)
     E418 = ("checkpoint steps {steps} cannot be saved: spaCy hands its logger the pipeline only at evaluations, so "
@@ -343,6 +355,17 @@ class Errors(metaclass=ErrorsWithCodes):
             "gcide.index and gcide.dict.dz in /usr/share/dictd), or give the path of a gcide.index with --gcide, "
             "or build from WordNet alone with --sources wordnet.")
 
+    # E6xx: the command line's own inputs: a MODEL argument and the texts to inspect (app.py, explain_command.py)
+    E601 = ("{argument} {model!r} {why}. Give what `spacy.load` takes, a pipeline with a bertram component: the "
+            "name of an installed pipeline package (`spacy package`, then pip install) or a saved pipeline "
+            "directory (nlp.to_disk, `spacy train`'s model-best); or a BERTRAM model directory (the output of "
+            "`python -m spacy_bertram train`).")
+    E602 = ("{argument} is not UTF-8 text: byte 0x{byte:02x} at {where} is no UTF-8 character (a Latin-1 or other "
+            "legacy encoding?). Pass UTF-8 text, e.g. converted with `iconv -f latin1 -t utf-8`.")
+    E603 = ("rare-words has no text to inspect: give the texts as arguments, in a file with --file PATH (one text "
+            "per line), or as lines on stdin with - as the only text.")
+    E604 = "{argument} cannot be read ({err}): give a UTF-8 text file, one text per line."
+
 
 class Warnings(metaclass=ErrorsWithCodes):
     # W0xx: warnings (`warnings.warn`): the work goes on, and the message says what was left out and why
@@ -350,15 +373,17 @@ class Warnings(metaclass=ErrorsWithCodes):
     W002 = ("the bertram component's model ships no word counts (counts.tsv), so rarity comes from wordfreq's "
             "frequencies for {lang!r} alone; set rare_words.frequencies = \"wordfreq\" to silence this, or restore "
             "counts.tsv in the model directory")
-    W003 = ("the bertram component's {what} resolves Zipf values down to {resolution:.2f} (one occurrence), above "
-            "max_zipf {max_zipf}: every word it has seen counts as frequent and only unseen words as rare. Use "
-            "rare_words.frequencies = \"auto\" (wordfreq) for a finer scale.")
+    W003 = ("the bertram component's rare_words.frequencies = {setting!r} reads {what}, whose smallest Zipf value "
+            "(one occurrence) is {resolution:.2f}, not below max_zipf {max_zipf}: every word seen there counts as "
+            "frequent and only unseen words as rare. Set rare_words.frequencies = \"auto\" (wordfreq's {lang!r} "
+            "frequencies, these counts only for the words wordfreq does not list) for a finer scale, or raise "
+            "max_zipf above {resolution:.2f}.")
     W004 = ("the saved {name!r} component names no model for its weights (saved before initialize by an older "
             "spacy-bertram): it loads model_path {model_path!r} on first use. Save the pipeline again (or run "
             "assemble again) to make it self-contained.")
     W005 = ("The BERTRAM model directory {directory!r} has no {digests} (saved by an earlier spacy-bertram, or the "
             "file was removed): damage to its files cannot be detected. Load it and save it again with save_bertram "
-            "(counts=... keeps counts.tsv) to add the digests.")
+            "(counts=... keeps counts.tsv; force=True, since nothing vouches for its files) to add the digests.")
     W006 = "Skipping corpus file: {reason}"
     W011 = ("{n} word(s) of the word list are not in the context store (never seen in its corpus), so they get no "
             "row: {words}")
@@ -370,6 +395,16 @@ class Warnings(metaclass=ErrorsWithCodes):
             "saving to ship the weights inside the pipeline.")
     W015 = ("int8_encoder is set, but the BERTRAM network runs on {device}: int8 dynamic quantization is for the CPU, "
             "so the context encoder runs in its own precision there. Leave int8_encoder unset on a GPU.")
+    W016 = ("the bertram component's rare_words.frequencies = {setting!r} reads {what} alone (wordfreq has no "
+            "frequencies for {lang!r}), whose smallest Zipf value (one occurrence) is {resolution:.2f}, not below "
+            "max_zipf {max_zipf}: every word seen there counts as frequent and only unseen words as rare. Raise "
+            "max_zipf above {resolution:.2f} (a word seen fewer than 10**(max_zipf - {resolution:.2f}) times is "
+            "then rare), or count a larger corpus (`prepare` on more text, and `train` on its store for a "
+            "model's counts.tsv): one occurrence in more words is a smaller Zipf value.")
+    W018 = ("'{name}' mixes the vectors it infers with the subword mean at subword_share {share}, but its vector "
+            "table's rows are the model's, mixed at the model's own {model_share}: a rare word in the table gets "
+            "another mix than a word inferred. Leave subword_share null, or build the table (`python -m "
+            "spacy_bertram vectors`) from a model saved with subword_share {share}.")
 
 
 # fmt: on

@@ -24,11 +24,12 @@ NOT_WORDS = ("not alphabetic", "no letter", "whitespace")
 
 
 def rule_pipeline(model: PathLike, max_zipf: Optional[float] = None, lang: str = "en") -> Tuple[Any, Any]:
-    """(nlp, bertram component): a saved pipeline with one, or a blank `lang` pipeline
-    around a BERTRAM model directory."""
+    """(nlp, bertram component): a pipeline with one (a saved pipeline directory, or the name of an installed
+    pipeline package: what `spacy.load` takes), or a blank `lang` pipeline around a BERTRAM model directory."""
     path = Path(model)
-    if (path / "config.cfg").is_file():
-        nlp = spacy.load(path)
+    package = not path.exists() and spacy.util.is_package(str(model))
+    if (path / "config.cfg").is_file() or package:
+        nlp = spacy.load(str(model) if package else path)
         names = [name for name, proc in nlp.pipeline if type(proc).__name__ == "BertramComponent"]
         if not names:
             raise ValueError(Errors.E368.format(path=str(path)))

@@ -6,12 +6,19 @@ Temp files are created private (0600/0700, so nobody reads a half-written
 file); at the rename they get the permissions the process umask gives a newly
 created file or directory, as `open` and `mkdir` would.
 
-Nothing is overwritten or removed that the writer did not write: every command
-checks its output first (`check_output_dir`, `check_output_file`), before it
-imports its step or loads a model. Its outputs say who wrote them (a JSON key,
-a first line, an SQLite store's format: `output_mark`), so a command replaces
-its own earlier output and refuses anything else unless `--force`; the output
-must also be writable (`check_writable`), so a read-only one fails at once.
+Nothing is overwritten or removed that the writer did not write. The rule has
+one owner, `check_output_dir` (`check_output_file` for a one-file output), and
+every writer, command or public save function, calls it before it imports its
+step or loads a model: a directory is the writer's when it is missing or empty,
+or holds something the writer wrote (by name, and where the writer keeps a
+record, by that record: a JSON key, a first line, an SQLite store's format
+(`output_mark`), a digest list); a file at a name the writer writes that the
+writer did not write is refused, and so is a directory holding only others'
+files, unless `--force` (`force=True`). Even then a writer replaces only what it
+writes: `atomic_directory` carries every other entry of the directory it
+replaces into the new one, and `remove_written` removes only the writer's own
+entries. The output must also be writable (`check_writable`), so a read-only
+one fails at once.
 """
 from __future__ import annotations
 
@@ -191,44 +198,54 @@ def check_writable(path: PathLike, *, command: str, replaces: bool = False) -> N
 
 
 def check_output_dir(path: PathLike, owned: Sequence[str], *, command: str, force: bool = False,
-                     replaces: bool = False, marked: Collection[str] = ()) -> None:
-    """Refuse an output directory that holds files this command did not write, or that cannot be written.
+                     replaces: bool = False, marked: Collection[str] = (), written: Optional[Collection[str]] = None,
+                     own_directory: bool = False, force_hint: str = "pass --force") -> None:
+    """Refuse an output directory where the writer would overwrite what it did not write, or that cannot
+    be written: the one rule of every writer.
 
-    Commands resume or redo their own runs, so a directory is the command's
-    when it is missing or empty, or holds one of `owned` (names or glob
-    patterns of what the command writes at its top level). Files named in
-    `marked` say who wrote them (`mark_json`): one another command (or the
-    user) wrote is not the command's, and since it would be overwritten the
-    directory is refused. A command that replaces the whole directory
-    (`replaces`) also refuses one holding anything else, since the rename
-    would delete it. Temp entries of a killed run do not count. `force` (the
-    `--force` option) skips these checks; the output must be writable anyway.
+    Writers resume or redo their own runs, so a directory is the writer's when
+    it is missing or empty, or holds one of `owned` (names or glob patterns of
+    what it writes at its top level); anything else in it stays where it is,
+    since writers replace only their own entries. A file at one of those names
+    that the writer did not write would be overwritten, so the directory is
+    refused: files named in `marked` say who wrote them (`mark_json`), and
+    `written`, where the writer keeps a record of its files (a digest list),
+    lists the names that record vouches for. A directory that is not empty and
+    holds nothing of the writer's is refused too: it is someone else's (unless
+    it is the writer's `own_directory`, one it names inside its own output).
+    Temp entries of a killed run do not count. `force` (`--force`, named by
+    `force_hint` in the message) skips these checks; the output must be
+    writable anyway (beside it too where the writer `replaces` the directory
+    through a temp directory).
     """
     target = Path(path)
     if not force and target.exists():
         if not target.is_dir():
             raise ValueError(Errors.E006.format(command=command, target=str(target)))
-        _check_owned(target, owned, command, replaces, marked)
+        _check_owned(target, owned, command, marked, written, own_directory, force_hint)
     check_writable(target, command=command, replaces=replaces)
 
 
-def _check_owned(target: Path, owned: Sequence[str], command: str, replaces: bool, marked: Collection[str]) -> None:
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def _check_owned(target: Path, owned: Sequence[str], command: str, marked: Collection[str],
+                 written: Optional[Collection[str]], own_directory: bool, force_hint: str) -> None:
     names = output_entries(target)
     marks = {n: output_mark(target / n) for n in names if n in marked}
     clashes = [f"{n} (written by {m})" if m else f"{n} (not marked as written by {command})"
                for n, m in marks.items() if m != command]
-    if clashes:  # a file it writes, but another's: it would be overwritten
-        raise ValueError(Errors.E007.format(command=command, target=str(target), deleted=" (they are overwritten)",
+    if written is not None:
+        clashes += [f"{n} (not written by {command}, or changed since)" for n in names
+                    if _matches(n, owned) and n not in marked and n not in written]
+    if clashes:  # a name it writes, but another's file: it would be overwritten
+        raise ValueError(Errors.E007.format(command=command, target=str(target), force=force_hint,
                                             why=f"holds {', '.join(clashes)}, which {command} would overwrite"))
-    ours = [n for n in names if any(fnmatch.fnmatchcase(n, pattern) for pattern in owned)]
-    foreign = [n for n in names if n not in ours]
-    if not foreign or (ours and not replaces):
-        return
-    shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-    why = (f"holds files {command} did not write ({shown}), which replacing the directory would delete"
-           if ours else f"is not empty and holds nothing {command} wrote ({shown})")
-    raise ValueError(Errors.E007.format(command=command, target=str(target), why=why,
-                                        deleted=" (those files are deleted)" if replaces else ""))
+    if names and not own_directory and not any(_matches(n, owned) for n in names):
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        raise ValueError(Errors.E007.format(command=command, target=str(target), force=force_hint,
+                                            why=f"is not empty and holds nothing {command} wrote ({shown})"))
 
 
 def check_output_file(path: PathLike, *, command: str, force: bool = False, mark: Optional[str] = None) -> None:
@@ -273,17 +290,40 @@ def clean_stale_temps(directory: PathLike, target: Optional[str] = None) -> List
 
 
 @contextlib.contextmanager
-def atomic_path(path: PathLike, is_dir: bool = False) -> Iterator[Path]:
-    """Yield a temp path beside `path`; on success it replaces `path` in one rename."""
+def atomic_path(path: PathLike) -> Iterator[Path]:
+    """Yield a temp file path beside `path`; on success it replaces `path` in one rename."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_beside(target, is_dir)
+    tmp = _temp_beside(target, is_dir=False)
     try:
         yield tmp
         apply_umask(tmp)
-        if is_dir and target.is_dir() and _exchange(tmp, target):
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            _remove(tmp)
+
+
+@contextlib.contextmanager
+def atomic_directory(path: PathLike, owned: Sequence[str]) -> Iterator[Path]:
+    """Yield a temp directory beside `path`; on success it replaces `path` in one rename.
+
+    Only the writer's entries are replaced: every entry of the old directory that matches none of
+    `owned` (names or glob patterns of what the writer writes there) is carried into the new one
+    first, as a hard link (a copy where the file system has none), so it survives the swap unchanged;
+    the old entries that match `owned` go with the old directory (a stale part never lingers).
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_beside(target, is_dir=True)
+    try:
+        yield tmp
+        apply_umask(tmp)  # before the carried entries join: the user's files keep their own modes
+        if target.is_dir():
+            _carry_foreign_entries(target, tmp, owned)
+        if target.is_dir() and _exchange(tmp, target):
             pass  # the old directory is now at tmp, removed below: no moment without `target`
-        elif is_dir and target.exists():
+        elif target.exists():
             backup = target.parent / f".{target.name}.old"
             _remove(backup)
             os.replace(target, backup)
@@ -294,6 +334,39 @@ def atomic_path(path: PathLike, is_dir: bool = False) -> Iterator[Path]:
     finally:
         if tmp.exists():
             _remove(tmp)
+
+
+def _link_or_copy(source: str, destination: str) -> None:
+    try:
+        os.link(source, destination, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(source, destination, follow_symlinks=False)
+
+
+def _carry_foreign_entries(old: Path, new: Path, owned: Sequence[str]) -> None:
+    for name in output_entries(old):
+        source, destination = old / name, new / name
+        if _matches(name, owned) or destination.exists() or destination.is_symlink():
+            continue
+        if source.is_dir() and not source.is_symlink():
+            shutil.copytree(source, destination, symlinks=True, copy_function=_link_or_copy)
+        else:
+            _link_or_copy(str(source), str(destination))
+
+
+def remove_written(path: PathLike, owned: Sequence[str]) -> None:
+    """Remove the entries of directory `path` that match `owned` (what a writer wrote there), and the
+    directory itself once nothing else is in it: a file someone else put there stays, with its directory."""
+    directory = Path(path)
+    if not directory.is_dir() or directory.is_symlink():
+        return
+    for name in output_entries(directory):
+        if _matches(name, owned):
+            _remove(directory / name)
+    for name in [p.name for p in directory.iterdir() if _is_temp(p.name)]:
+        _remove(directory / name)
+    if not any(directory.iterdir()):
+        directory.rmdir()
 
 
 def write_file(path: PathLike, data: bytes) -> None:

@@ -62,6 +62,9 @@ class BertramShim(PyTorchShim):
             network.int8_encoder = self.int8_encoder
         self.model_path = str(Path(model_path)) if model_path else None
         self.weights: Optional[Weights] = None if self.model_path else Weights()
+        #: The output mix's share the forward pass uses instead of the network's config.json (None: that one):
+        #: the `bertram` component's `subword_share`, an inference setting of its config.
+        self.subword_share: Optional[float] = None
 
     @property
     def pending(self) -> bool:
@@ -165,7 +168,8 @@ def convert_inputs(
     network = get_bertram_network(model)
     words, contexts = split_items(X)
     batch = network.prepare(words, contexts)
-    kwargs = {"token_budget": bertram_shim(model).token_budget}
+    shim = bertram_shim(model)
+    kwargs = {"token_budget": shim.token_budget, "subword_share": shim.subword_share}
     # Words and contexts are strings: there is no gradient to pass back to them.
     return ArgsKwargs(args=(batch,), kwargs=kwargs), lambda d_inputs: []
 

@@ -19,8 +19,8 @@ from .encoder import describe_encoder, encoder_device, encoder_on, encoder_up_to
 from .errors import Errors
 from .inputs import (CALL_COST_POSITIONS, PAD_ID, EncodedContext, InputBuilder, NgramVocab, batch_by_token_budget,
                      split_items, validate_word)
+from .types import DEFAULT_TOKEN_BUDGET
 
-DEFAULT_TOKEN_BUDGET = 4096
 #: Encoder tokens per call per device type: on a 2-core CPU 8192 measured fastest
 #: (benchmarks/infer.py --sweep 2048,4096,8192); on an H100 every budget from 4096 to 131072
 #: gave the same words/s within the spread between runs, and 16384 keeps the memory peak small.
@@ -316,9 +316,10 @@ class BertramNetwork(nn.Module):
             weights[i, r.mask_position : r.mask_position + r.span] = 1.0 / r.span
         return torch.bmm(weights.unsqueeze(1), states[source]).squeeze(1)
 
-    def mix_subword_mean(self, vectors: Tensor, subword_ids: Tensor) -> Tensor:
-        """(1 - s) unit(v) + s unit(subword mean), scaled to the subword mean's norm (s = subword_share)."""
-        share = float(self.config.subword_share)
+    def mix_subword_mean(self, vectors: Tensor, subword_ids: Tensor, share: Optional[float] = None) -> Tensor:
+        """(1 - s) unit(v) + s unit(subword mean), scaled to the subword mean's norm (s = `share`, None: the
+        config's subword_share; the mix is inference's, so a caller may ask for another)."""
+        share = float(self.config.subword_share if share is None else share)
         if share <= 0.0:
             return vectors
         sub = self.subword_mean(subword_ids.to(self.device)).to(vectors.dtype)
@@ -355,13 +356,15 @@ class BertramNetwork(nn.Module):
         has_context = (counts > 0).unsqueeze(-1).to(self.device)
         return torch.where(has_context, v_ctx, v_form), rho
 
-    def forward(self, batch: PreparedBatch, token_budget: int = DEFAULT_TOKEN_BUDGET, use_form: bool = True) -> Tensor:
+    def forward(self, batch: PreparedBatch, token_budget: int = DEFAULT_TOKEN_BUDGET, use_form: bool = True,
+                subword_share: Optional[float] = None) -> Tensor:
         """One vector per word. `use_form=False` zeroes the form vector (n-gram form
         and subword mean) and skips the output mix with the subword mean: for a
         nonce word whose spelling means nothing, the vector then comes from the
         contexts alone (in ADD mode the zero vector fills the prefix slot; inplace
         rows spell the word as the mask token, see `prepare`; a word without a
-        usable context gets the zero vector)."""
+        usable context gets the zero vector). `subword_share`: the output mix's
+        share instead of the config's (the `bertram` component's setting)."""
         v_form = self.form_vectors(batch.ngram_ids, batch.subword_ids)
         if not use_form:
             v_form = torch.zeros_like(v_form)
@@ -374,7 +377,7 @@ class BertramNetwork(nn.Module):
             vectors, _ = self.combine(states, word_index, v_form)
         if not use_form:
             return vectors
-        return self.keep_own_embeddings(self.mix_subword_mean(vectors, batch.subword_ids), batch)
+        return self.keep_own_embeddings(self.mix_subword_mean(vectors, batch.subword_ids, subword_share), batch)
 
     def keep_own_embeddings(self, vectors: Tensor, batch: PreparedBatch) -> Tensor:
         """A one-piece word without contexts keeps its own embedding (config.own_embedding_for_one_piece)."""

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import srsly
 import torch
@@ -27,18 +26,16 @@ from safetensors.torch import save, save_file
 
 from .config import BertramConfig, check_read_layer
 from .encoder import layer_count, load_encoder
-from .errors import Errors, Warnings
-from .fileio import atomic_path, write_json_atomic
+from .errors import Errors
+from .fileio import atomic_directory, write_json_atomic
 from .inputs import NgramVocab
 from .network import BertramNetwork
 from .frequencies import COUNTS_FILE, write_counts
+from .model_files import (DIGEST_ALGORITHM, DIGESTED_FILES, DIGESTS_FILE, MODEL_DIR_ENTRIES, check_model_dir,
+                          hash_file, sha256_of, verify_digests)
 from .types import MODEL_FILES, PathLike
 
 CONFIG_FILE, NGRAMS_FILE, WEIGHTS_FILE = MODEL_FILES
-#: The files a save writes and vouches for in DIGESTS_FILE (counts.tsv where it was given).
-DIGESTED_FILES = (*MODEL_FILES, COUNTS_FILE)
-DIGESTS_FILE = "digests.json"
-DIGEST_ALGORITHM = "sha256"
 #: config.json fields the weights depend on beyond their shapes (every mode has weights of the
 #: same shapes; another layer's states fit the same projection), recorded in the weights file's
 #: metadata: an edited config.json is refused even where digests.json is gone. One metadata key
@@ -85,75 +82,33 @@ def _recorded_fields(metadata: Mapping[str, str], path: Path) -> Dict[str, Any]:
     return recorded
 
 
-def save_bertram(network: BertramNetwork, path: PathLike, counts: Optional[Mapping[str, int]] = None) -> Path:
+def save_bertram(network: BertramNetwork, path: PathLike, counts: Optional[Mapping[str, int]] = None, *,
+                 force: bool = False) -> Path:
     """Write the model directory atomically: a crash leaves the old one intact.
 
     `counts` (word -> count in the training corpus) go to counts.tsv. digests.json is
     written last, from the files as written, so that loading detects a file damaged later.
+    A directory holding model files this package did not save (by their digests), or only
+    others' files, is refused unless `force`; either way only the model's files are replaced,
+    and every other file in the directory stays.
     """
+    check_model_dir(path, force=force)
+    return write_model_dir(network, path, counts)
+
+
+def write_model_dir(network: BertramNetwork, path: PathLike, counts: Optional[Mapping[str, int]] = None) -> Path:
+    """`save_bertram`'s writing, for a command that checked its model directories with the rest of its output
+    (`model_files.check_model_dir`) before its work: train's model and stages, a checkpoint's model."""
     target = Path(path)
-    with atomic_path(target, is_dir=True) as tmp:
+    with atomic_directory(target, MODEL_DIR_ENTRIES) as tmp:
         write_json_atomic(tmp / CONFIG_FILE, network.config.to_dict())
         network.ngram_vocab.to_disk(tmp / NGRAMS_FILE)
         save_file(_cpu_state(network), str(tmp / WEIGHTS_FILE), metadata=_weights_metadata(network.config))
         if counts is not None:
             write_counts(tmp / COUNTS_FILE, counts)
-        digests = {name: _hash_file(tmp / name, hashlib.sha256()) for name in DIGESTED_FILES
-                   if (tmp / name).is_file()}
+        digests = {name: sha256_of(tmp / name) for name in DIGESTED_FILES if (tmp / name).is_file()}
         write_json_atomic(tmp / DIGESTS_FILE, {"algorithm": DIGEST_ALGORITHM, "files": digests})
     return target
-
-
-def _hash_file(path: Path, digest: Any) -> str:
-    """Feed the file to `digest` (a hashlib object) block by block; returns its hex digest so far."""
-    with open(path, "rb") as file_:
-        for block in iter(lambda: file_.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _read_digests(path: Path) -> Dict[str, str]:
-    """digests.json: file name -> SHA-256, for the files a save writes only."""
-    try:
-        data = json.loads(path.read_text(encoding="utf8"))
-        files = data.get("files") if isinstance(data, dict) else None
-        if not (isinstance(files, dict) and data.get("algorithm") == DIGEST_ALGORITHM
-                and all(name in DIGESTED_FILES and isinstance(value, str) for name, value in files.items())):
-            raise ValueError(Errors.E204.format(
-                fields=f"'algorithm': {DIGEST_ALGORITHM!r} and 'files' (names of {', '.join(DIGESTED_FILES)} "
-                       "to hex digests)"))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise ValueError(Errors.E064.format(path=str(path), err=err)) from err
-    return files
-
-
-#: Model directories already warned about (W005) in this process: one warning per directory, however often
-#: it is loaded (a command may read a model, then build the component that loads it again).
-_WARNED_WITHOUT_DIGESTS: Set[str] = set()
-
-
-def verify_digests(directory: PathLike) -> None:
-    """Check every file of a model directory against digests.json, naming the first that differs.
-
-    A directory saved before digests were written has none: it loads, with a warning (once per process).
-    """
-    directory = Path(directory)
-    manifest = directory / DIGESTS_FILE
-    if not manifest.is_file():
-        if str(directory.resolve()) not in _WARNED_WITHOUT_DIGESTS:
-            _WARNED_WITHOUT_DIGESTS.add(str(directory.resolve()))
-            warnings.warn(Warnings.W005.format(directory=str(directory), digests=DIGESTS_FILE), stacklevel=3)
-        return
-    digests = _read_digests(manifest)
-    for name in DIGESTED_FILES:
-        path = directory / name
-        if name not in digests:
-            if path.exists():
-                raise ValueError(Errors.E063.format(path=str(path), manifest=str(manifest)))
-        elif not path.is_file():
-            raise ValueError(Errors.E062.format(path=str(path), manifest=str(manifest)))
-        elif _hash_file(path, hashlib.sha256()) != digests[name]:
-            raise ValueError(Errors.E061.format(path=str(path), manifest=str(manifest)))
 
 
 def check_finite(state: Mapping[str, torch.Tensor], source: str) -> None:
@@ -309,5 +264,5 @@ def model_fingerprint(path: PathLike) -> str:
     """
     digest = hashlib.blake2b(digest_size=16)
     for name in MODEL_FILES:
-        _hash_file(Path(path) / name, digest)
+        hash_file(Path(path) / name, digest)
     return digest.hexdigest()

@@ -41,5 +41,9 @@ DEFAULT_MIN_WORDPIECES = 2
 """A word the encoder keeps whole has its own trained embedding: only words cut into at least this many pieces
 are rare to it (the rule's `min_wordpieces`, and the "multi-piece" subsets the experiments report)."""
 
+DEFAULT_TOKEN_BUDGET = 4096
+"""Encoder tokens per call of the BERTRAM network: the layer's `token_budget` and training's (here, not in
+`network.py`, so that the training commands read it without importing torch)."""
+
 DOC_EXTENSION = "bertram"
 """`doc._.bertram`: token index -> BERTRAM vector, set by the component, read by the injection."""

@@ -57,9 +57,9 @@ BAD_VALUES = [
         "--token-budget must be 0",
     ),
     (
-        "prepare --context-window 0",
-        ["prepare", "{corpus}", "{out}", "--context-window", "0"],
-        "--context-window must be at least 1",
+        "prepare --context-words 0",
+        ["prepare", "{corpus}", "{out}", "--context-words", "0"],
+        "--context-words must be at least 1",
     ),
     ("prepare with only one path", ["prepare", "{corpus}"], "prepare needs the corpus and the output directory"),
     (
@@ -82,6 +82,28 @@ BAD_VALUES = [
         ["train", "{store}", "{out}", "--base-model", "{tiny}", "--read-layer", "99", "--no-progress"],
         "read_layer 99 (train's --read-layer) is out of range: the base model '{tiny}' has 2 layers, so read_layer "
         "must be in -3..2",
+    ),
+    (
+        "train --epochs 0 0 0",
+        ["train", "{store}", "{out}", "--epochs", "0", "0", "0", "--no-progress"],
+        "--epochs 0 0 0 trains none of the stages the 'inplace' mode runs",
+    ),
+    (
+        "train --base-model /nonexistent/enc",
+        ["train", "{store}", "{out}", "--base-model", "/nonexistent/enc", "--no-progress"],
+        "--base-model '/nonexistent/enc' is neither a directory here nor a Hugging Face model name",
+    ),
+    (
+        "targets --base-model /nonexistent/enc",
+        ["targets", "{store}", "{out}", "--base-model", "/nonexistent/enc", "--no-progress"],
+        "--base-model '/nonexistent/enc' is neither a directory here nor a Hugging Face model name",
+    ),
+    ("prepare --min-count -5", ["prepare", "{corpus}", "{out}", "--min-count", "-5"], "--min-count must be at least 1"),
+    ("prepare with a missing corpus", ["prepare", "{corpus}/missing", "{out}"], "Corpus path does not exist"),
+    (
+        "vectors --words missing",
+        ["vectors", "{model}", "{store}", "{out}", "--workers", "0", "--words", "{corpus}/missing.txt"],
+        "Cannot read the word list",
     ),
     (
         "rare-words --lang zz",

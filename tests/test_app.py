@@ -166,8 +166,12 @@ def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
         connection.execute("DELETE FROM words")
         connection.execute("UPDATE meta SET value = '0' WHERE key = 'vocab_size'")
     cases = [
-        (["rare-words", "/nonexistent", "a kumquat"], "E284"),
+        (["rare-words", "/nonexistent", "a kumquat"], "E601"),
+        (["rare-words", "en_no_such_pipeline", "a kumquat"], "E601"),
         (["rare-words", "half-model", "a kumquat"], "E284"),
+        (["rare-words", bertram_dir, "a kumquat", "caf\udce9"], "E602"),
+        (["rare-words", bertram_dir], "E603"),
+        (["rare-words", bertram_dir, "--file", "missing.txt"], "E604"),
         (["train", "missing-store-dir", out], "E286"),
         (["targets", "text.sqlite", out], "E286"),
         (["vectors", bertram_dir, "empty.sqlite", out], "E286"),
@@ -181,6 +185,14 @@ def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
         (["rare-words", "model", "a kumquat", "--max-zipf", "nan"], "E039"),
         (["ner-folds", "wnut16", out, "--lang", "zz"], "E283"),
         (["targets", "store", out, "--max-words", "3"], "E256"),
+        # refused after torch had loaded (6-22 s): paths, counts and the encoder told from files alone
+        (["prepare", "missing-corpus", out], "E209"),
+        (["prepare", "corpus", out, "--min-count", "-5"], "E052"),
+        (["vectors", bertram_dir, store, out, "--words", "missing.txt"], "E259"),
+        (["train", store, out, "--read-layer", "99"], "E068"),
+        (["train", store, out, "--base-model", "/nonexistent/enc"], "E295"),
+        (["targets", store, out, "--base-model", "/nonexistent/enc"], "E295"),
+        (["train", store, out, "--epochs", "0", "0", "0"], "E294"),
         (["vectors", "model", "store", out, "--shard-size", "0"], "E052"),  # the job's setting, for Python too
         (["evaluate-originals", "model", "missing", out, "--bertram", "model"], "E284"),
         (["train-baseline", "missing", out, "--max-steps", "10"], "E284"),
@@ -197,6 +209,21 @@ def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
         assert stderr.startswith(f"error: (spacy-bertram) [{code}] "), (argv, stderr)
         assert seconds < 2.0, (argv, seconds)
     assert not (tmp_path / "out").exists()
+
+
+def test_version_prints_the_package_version_at_once():
+    """`python -m spacy_bertram --version`: the version alone and exit 0, without torch, spaCy or transformers."""
+    import spacy_bertram
+
+    result = subprocess.run([sys.executable, "-m", "spacy_bertram", "--version"], capture_output=True, text=True,
+                            cwd=ROOT)
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"{spacy_bertram.__version__}\n", "")
+    script = ("import sys\nfrom spacy_bertram.cli import main\ntry:\n    main(['--version'])\n"
+              "except SystemExit as exit_:\n    assert not exit_.code\n"
+              "print([m for m in ('torch', 'transformers', 'spacy', 'thinc') if m in sys.modules])")
+    heavy = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert heavy.stdout.splitlines() == [spacy_bertram.__version__, "[]"]
+    assert "--version" in invoke("--help").output
 
 
 # -- the one output rule ----------------------------------------------------------------------

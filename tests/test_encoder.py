@@ -80,3 +80,42 @@ def test_word_start_tokens_one_rule_for_wordpiece_and_bpe(tiny_bert_path, tiny_r
     assert {roberta.convert_ids_to_tokens(i) for i in words} == marked
     assert all(roberta.convert_ids_to_tokens(i) == "\u0120" + w for i, w in words.items())
     assert not any(len(w) > 1 and w[0] == "<" and w[-1] == ">" for w in words.values())
+
+
+CACHED_CHECK = """
+import json, sys
+from spacy_bertram.encoder import check_base_model, encoder_layer_count, load_encoder
+check_base_model("someone/tiny-bert")
+n_layers = encoder_layer_count("someone/tiny-bert", files_here_only=True)
+heavy = sorted(m for m in ("torch", "transformers") if m in sys.modules)
+encoder, _ = load_encoder("someone/tiny-bert", shared=False)
+print(json.dumps([n_layers, heavy, encoder.config.num_hidden_layers]))
+"""
+
+
+def test_a_base_model_is_refused_at_once_only_where_it_can_never_load(tiny_bert_path, tmp_path):
+    """A path that is no directory here and no Hugging Face name is refused without torch (transformers
+    failed on it 5-20 s later, E003); a Hugging Face name in the cache still passes, its layers read from
+    the cached config.json alone, and loads."""
+    from spacy_bertram.encoder import check_base_model, encoder_layer_count
+
+    for name, why in [("/nonexistent/enc", "no such directory"),
+                      (str(Path(tiny_bert_path) / "config.json"), "it is a file, not a directory")]:
+        with pytest.raises(ValueError, match=rf"\[E295\] --base-model '{name}' is neither a directory here nor a "
+                                             rf"Hugging Face model name: {why}\."):
+            check_base_model(name)
+    for name in ("default", tiny_bert_path, "someone/not-downloaded-yet"):
+        check_base_model(name)
+    assert encoder_layer_count(tiny_bert_path, files_here_only=True) == 2
+    assert encoder_layer_count("someone/not-downloaded-yet", files_here_only=True) is None
+    snapshot = tmp_path / "hub" / "models--someone--tiny-bert" / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True)
+    for path in Path(tiny_bert_path).iterdir():
+        (snapshot / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "hub" / "models--someone--tiny-bert" / "refs").mkdir()
+    (tmp_path / "hub" / "models--someone--tiny-bert" / "refs" / "main").write_text("0" * 40)
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", CACHED_CHECK], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "[2, [], 2]"

@@ -19,7 +19,7 @@ def test_assembled_pipeline_loads_and_injects(trained, bertram_assets, tmp_path)
     assert "import spacy_bertram.pipeline.component" in (out / "code.py").read_text()
 
 
-def test_assemble_refuses_a_directory_it_did_not_write(trained, bertram_assets, tmp_path):
+def test_assemble_refuses_a_directory_not_its_own_and_keeps_what_it_did_not_write(trained, bertram_assets, tmp_path):
     from tests.util import invoke
 
     out = tmp_path / "out"
@@ -29,9 +29,10 @@ def test_assemble_refuses_a_directory_it_did_not_write(trained, bertram_assets, 
     assert result.exit_code == 1 and "holds nothing assemble wrote (notes.txt, sub)" in result.output
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "sub"]  # untouched
     assert invoke("assemble", trained["model"], bertram_assets["model"], out, "--force").exit_code == 0
-    assert sorted(p.name for p in out.iterdir()) == ["code.py", "pipeline"]
+    assert sorted(p.name for p in out.iterdir()) == ["code.py", "notes.txt", "pipeline", "sub"]  # the user's kept
     again = invoke("assemble", trained["model"], bertram_assets["model"], out)  # its own output: replaced
     assert again.exit_code == 0, again.output
+    assert (out / "notes.txt").read_text() == "mine" and (out / "sub").is_dir()
 
 
 def test_assemble_max_zipf_sets_the_components_rule(trained, bertram_assets, tmp_path):

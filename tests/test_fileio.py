@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from spacy_bertram import fileio
-from spacy_bertram.fileio import atomic_path, current_umask, staged_files, write_bytes_atomic, write_json_atomic
+from spacy_bertram.fileio import (atomic_directory, current_umask, staged_files, write_bytes_atomic,
+                                  write_json_atomic)
 
 
 def mode(path: Path) -> int:
@@ -35,7 +36,7 @@ def test_atomic_files_and_directories_follow_the_umask(tmp_path, umask, value):
     assert current_umask() == value
     write_json_atomic(tmp_path / "a.json", {"x": 1})
     write_bytes_atomic(tmp_path / "b.bin", b"x")
-    with atomic_path(tmp_path / "dir", is_dir=True) as tmp:
+    with atomic_directory(tmp_path / "dir", ["inner.json"]) as tmp:
         write_json_atomic(tmp / "inner.json", [])
     with staged_files() as files:
         files.stage(tmp_path / "staged", b"y")
@@ -95,15 +96,67 @@ def test_an_output_directory_with_files_a_command_did_not_write_is_refused(tmp_p
                                          r".* holds nothing assemble wrote \(notes.txt, sub\).*--force"):
         check_output_dir(out, ["pipeline", "code.py"], command="assemble", replaces=True)
     check_output_dir(out, ["pipeline"], command="assemble", replaces=True, force=True)
-    (out / "stage1-form").mkdir()  # one of train's: a run of it wrote here, and it never deletes the rest
+    (out / "stage1-form").mkdir()  # one of train's: a run of it wrote here; notes.txt beside it stays
     check_output_dir(out, ["progress.json", "stage*"], command="train")
-    (out / "pipeline").mkdir()  # but a command that replaces the directory would delete notes.txt
-    with pytest.raises(ValueError, match=r"\[E007\].*holds files assemble did not write "
-                                         r"\(notes.txt, stage1-form, sub\)"):
-        check_output_dir(out, ["pipeline", "code.py"], command="assemble", replaces=True)
+    (out / "pipeline").mkdir()  # one of assemble's: it replaces that and keeps the rest
+    check_output_dir(out, ["pipeline", "code.py"], command="assemble", replaces=True)
     (tmp_path / "file").write_text("x")
     with pytest.raises(ValueError, match=r"\[E006\].*is a file"):
         check_output_dir(tmp_path / "file", ["pipeline"], command="assemble")
+
+
+def test_a_name_the_writer_writes_holding_a_file_it_did_not_write_is_refused(tmp_path):
+    """Where a writer records what it wrote (a digest list), a file at one of its names that the record does not
+    vouch for would be overwritten: refused, named, unless forced."""
+    from spacy_bertram.fileio import check_output_dir
+
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "notes.txt").write_text("mine")
+    owned = ["config.json", "digests.json"]
+    with pytest.raises(ValueError, match=r"\[E007\] save_bertram: .*holds config.json \(not written by save_bertram, "
+                                         r"or changed since\), which save_bertram would overwrite.*force=True to"):
+        check_output_dir(tmp_path, owned, command="save_bertram", written=[], force_hint="force=True")
+    check_output_dir(tmp_path, owned, command="save_bertram", written=["config.json"])
+    check_output_dir(tmp_path, owned, command="save_bertram", written=[], force=True)
+
+
+def test_a_replaced_directory_keeps_every_entry_its_writer_did_not_write(tmp_path, umask):
+    """Only the writer's entries go with the old directory; the others are carried over unchanged: same inode
+    (a hard link), same mode, nested directories and symbolic links too."""
+    umask(0o077)
+    target = tmp_path / "model"
+    target.mkdir()
+    (target / "config.json").write_text("old")
+    (target / "stale-part").write_text("old")  # the writer's, no longer written: gone
+    (target / "notes.txt").write_text("mine")
+    os.chmod(target / "notes.txt", 0o640)
+    (target / "drafts").mkdir()
+    (target / "drafts" / "a.txt").write_text("draft")
+    os.symlink("notes.txt", target / "link")
+    inode = (target / "notes.txt").stat().st_ino
+    with atomic_directory(target, ["config.json", "stale-*"]) as tmp:
+        (tmp / "config.json").write_text("new")
+    assert sorted(p.name for p in target.iterdir()) == ["config.json", "drafts", "link", "notes.txt"]
+    assert (target / "config.json").read_text() == "new" and (target / "notes.txt").read_text() == "mine"
+    assert (target / "notes.txt").stat().st_ino == inode and mode(target / "notes.txt") == 0o640
+    assert (target / "drafts" / "a.txt").read_text() == "draft" and os.readlink(target / "link") == "notes.txt"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # no temp directory left
+
+
+def test_removing_what_a_writer_wrote_leaves_the_rest_and_its_directory(tmp_path):
+    from spacy_bertram.fileio import remove_written
+
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "states-1.npy").write_bytes(b"x")
+    (tmp_path / "cache" / ".states-2.npy.tmp").write_bytes(b"x")
+    remove_written(tmp_path / "cache", ["states-*"])
+    assert not (tmp_path / "cache").exists()  # nothing else in it: gone
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "states-1.npy").write_bytes(b"x")
+    (tmp_path / "cache" / "mine.txt").write_text("mine")
+    remove_written(tmp_path / "cache", ["states-*"])
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == ["mine.txt"]
+    remove_written(tmp_path / "missing", ["states-*"])  # nothing to do
 
 
 def test_stale_temps_are_removed_and_a_half_swapped_directory_is_put_back(tmp_path):
@@ -123,7 +176,7 @@ def test_stale_temps_are_removed_and_a_half_swapped_directory_is_put_back(tmp_pa
 
 
 def test_a_directory_is_replaced_without_a_moment_missing(tmp_path, monkeypatch):
-    """Where the OS swaps two paths in one call, atomic_path(is_dir=True) never renames the target away."""
+    """Where the OS swaps two paths in one call, atomic_directory never renames the target away."""
     if not fileio._exchange(tmp_path, tmp_path):  # renameat2 is Linux-only (and file-system dependent)
         pytest.skip("no renameat2 RENAME_EXCHANGE here")
     target = tmp_path / "model"
@@ -132,7 +185,7 @@ def test_a_directory_is_replaced_without_a_moment_missing(tmp_path, monkeypatch)
     renamed = []
     real = os.replace
     monkeypatch.setattr(fileio.os, "replace", lambda a, b: renamed.append((a, b)) or real(a, b))
-    with atomic_path(target, is_dir=True) as tmp:
+    with atomic_directory(target, ["a"]) as tmp:
         (tmp / "a").write_text("new")
     assert renamed == [] and (target / "a").read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
@@ -198,3 +251,30 @@ def test_an_unwritable_output_is_refused_and_nothing_is_left(unwritable_dir):
         with pytest.raises(ValueError, match=rf"\[E070\] .*: cannot write .*: {where} is not writable"):
             check()
     assert list(unwritable_dir.iterdir()) == []
+
+
+#: The only places outside fileio.py that remove or rename files, each its writer's own: a temp file it made,
+#: or a file at a name it writes that the output rule has let it replace.
+OWN_REMOVALS = {
+    "spacy_bertram/training/run.py": "progress.json and metrics.json (marked) of a run started over",
+    "spacy_bertram/training/state_cache.py": "its temp .npy renamed into place",
+    "spacy_bertram/pipeline/serialization.py": "a part of the component's own the new save leaves out",
+    "spacy_bertram/dictionary/wordnet.py": "its own download cache, swapped through a temp directory",
+    "bertram_experiments/label_curve/runs.py": "the unit's run.json (its own) before the unit is redone",
+    "scripts/registry_data.py": "the corpus parts it built, in its own asset folders",
+    "benchmarks/train_scaling.py": "its own temp corpus",
+}
+
+
+def test_no_writer_removes_files_but_through_the_output_rule():
+    """Removing and replacing go through fileio (atomic_directory, remove_written), which keep what a writer
+    did not write; a new rmtree elsewhere is a file of a user's waiting to be lost."""
+    root = Path(__file__).resolve().parents[1]
+    pattern = re.compile(r"\b(shutil\.rmtree|os\.remove|os\.unlink|os\.replace|os\.rename)\(|\.unlink\(|\.rmdir\(")
+    found = set()
+    for folder in ("spacy_bertram", "bertram_experiments", "scripts", "benchmarks"):
+        for path in (root / folder).rglob("*.py"):
+            name = path.relative_to(root).as_posix()
+            if name != "spacy_bertram/fileio.py" and pattern.search(path.read_text(encoding="utf8")):
+                found.add(name)
+    assert found == set(OWN_REMOVALS)

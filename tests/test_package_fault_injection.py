@@ -292,3 +292,63 @@ def test_prepare_killed_at_random_points_then_rerun_gives_the_same_outputs(tmp_p
         assert not any(re.match(r"\..*\.tmp$", p.name) for p in out.glob("*")), what  # no temp file left
     prepare(tmp_path / "corpus", out, **settings)
     assert _outputs(out) == expected
+
+
+# -- a user's files in every output directory ----------------------------------------------------------
+
+
+def _plant(directory: Path) -> Path:
+    mine = directory / "notes_mine.txt"
+    mine.write_text(f"mine: {directory.name}", encoding="utf8")
+    return mine
+
+
+def test_a_users_file_in_every_output_directory_survives_every_writer(tiny_bert_path, tmp_path):
+    """Every command of the package (prepare, targets, train, vectors) and every public save function
+    (save_bertram, save_pipeline, the component's to_disk) run again over their own output, with a user's file
+    in each directory they write, run again with --restart and --force: no file of the user's is lost or
+    changed, and nothing is left half-written. (Inside a pipeline save, each component's directory is what
+    that component writes, as `nlp.to_disk` has it: a user's files belong beside them.)"""
+    from spacy_bertram import save_pipeline
+
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "c.txt").write_text("\n".join(corpus_lines(300, seed=1)) + "\n", encoding="utf8")
+    store, targets, run, table = tmp_path / "store", tmp_path / "targets", tmp_path / "run", tmp_path / "table"
+    small = ["--min-count", "20", "--held-out", "0.1", "--ota-steps", "2", "--no-progress"]
+
+    def train_args(first_epochs: int) -> list:
+        return ["train", store, run, "--base-model", tiny_bert_path, *small, "--epochs", str(first_epochs), "1", "1",
+                "--batch-words", "8", "8", "8", "--min-contexts", "2", "--max-contexts", "4", "--pool-contexts", "4",
+                "--mode", "add", "--no-ablation", "--keep-cache"]
+
+    commands = {
+        "prepare": ["prepare", tmp_path / "corpus", store, "--min-count", "2"],
+        "targets": ["targets", store, targets, "--base-model", tiny_bert_path, *small],
+        "train": train_args(1),
+        "vectors": ["vectors", run / "model", store, table, "--workers", "0", "--no-progress"],
+    }
+    for name, argv in commands.items():
+        result = invoke(*argv)
+        assert result.exit_code == 0, (name, result.output)
+    nlp = make_nlp(str(run / "model"), tiny_bert_path)
+    nlp(TEXT)
+    save_pipeline(nlp, tmp_path / "pipeline")
+    nlp.get_pipe("bertram").to_disk(tmp_path / "component")
+    save_bertram(load_bertram(run / "model"), tmp_path / "model")
+    written = [store, targets, run, run / "model", run / "targets", run / "cache", *sorted(run.glob("stage*")), table,
+               tmp_path / "pipeline", tmp_path / "component", tmp_path / "model"]
+    mine = [_plant(directory) for directory in written]
+    assert len(mine) == 13
+    for force, epochs in (([], 1), (["--force"], 2)):  # the finished run again, then another with --restart
+        again = {**commands, "train": train_args(epochs), "train --restart": [*train_args(3 - epochs), "--restart"]}
+        for name, argv in again.items():
+            result = invoke(*argv, *force)
+            assert result.exit_code == 0, (name, force, result.output)
+        save_pipeline(nlp, tmp_path / "pipeline", overwrite=bool(force))
+        nlp.get_pipe("bertram").to_disk(tmp_path / "component")
+        save_bertram(load_bertram(run / "model"), tmp_path / "model", force=bool(force))
+        lost = [str(path) for path in mine if not path.is_file() or path.read_text() != f"mine: {path.parent.name}"]
+        assert not lost, (force, lost)
+    spacy.load(tmp_path / "pipeline")
+    load_bertram(tmp_path / "model")
+    assert not [p for p in tmp_path.rglob(".*") if p.name.endswith((".tmp", ".old"))]

@@ -111,6 +111,48 @@ def test_the_context_settings_live_in_word_sources(bertram_dir, tiny_bert_path, 
     assert pipe.word_sources.context_store == str(tmp_path / "c.sqlite")
 
 
+# -- the subword share: an inference setting of the component ----------------------------
+
+
+def model_saved_with_share(bertram_dir: str, share: float, path: Path) -> str:
+    """The recipe of docs/training.md: the same weights, another subword_share in config.json."""
+    from dataclasses import replace
+
+    from spacy_bertram import load_bertram, save_bertram
+
+    network = load_bertram(bertram_dir)
+    network.config = replace(network.config, subword_share=share)
+    save_bertram(network, path)
+    return str(path)
+
+
+def test_subword_share_on_the_component_is_the_model_saved_with_that_share(bertram_dir, tiny_bert_path, tmp_path):
+    nlp = make_nlp(bertram_dir, tiny_bert_path)
+    pipe: BertramComponent = nlp.get_pipe("bertram")
+    own = nlp(TEXT)  # cached: the share must not serve it again
+    assert pipe.subword_share is None and own._.bertram and len(pipe.cache) == 1
+    pipe.subword_share = 0.8
+    mixed = nlp(TEXT)
+    resaved = make_nlp(model_saved_with_share(bertram_dir, 0.8, tmp_path / "m"), tiny_bert_path)(TEXT)
+    assert same_vectors(mixed, resaved) and not same_vectors(mixed, own)
+    configured = make_nlp(bertram_dir, tiny_bert_path, subword_share=0.8)  # the config's setting: the same
+    assert configured.get_pipe("bertram").subword_share == 0.8 and same_vectors(configured(TEXT), resaved)
+    pipe.subword_share = None  # the model's own again
+    assert same_vectors(nlp(TEXT), own)
+
+
+@pytest.mark.parametrize("share", [1.5, -0.1, float("nan"), True, "0.5"])
+def test_a_subword_share_outside_0_1_is_refused(bertram_dir, tiny_bert_path, share):
+    pipe = make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram")
+    with pytest.raises(ValueError, match=r"\[E169\] subword_share of 'bertram' must be a number in \[0, 1\]"):
+        pipe.subword_share = share
+    assert pipe.subword_share is None
+    if share in (1.5, -0.1):  # the config's own checks take the others
+        with pytest.raises(ValueError, match=r"\[E169\]"):
+            spacy.blank("en").add_pipe("bertram", config={"model": {"model_path": bertram_dir},
+                                                          "subword_share": share})
+
+
 # -- pipeline: training, round trips, multiprocessing ------------------------------------
 
 
@@ -279,6 +321,24 @@ def test_the_example_configs_bertram_settings_are_the_factory_defaults():
         assert lines[at - 1].startswith("#"), key
     ner = Config().from_disk(ROOT / "configs" / "ner_minilm_bertram.cfg")["components"]["bertram"]
     assert "rare_words" not in ner  # the NER config keeps the factory's rule
+
+
+def test_the_component_and_its_parts_default_to_the_factory_config():
+    """One default per setting: a component or WordSources built in Python behaves as the factory's."""
+    import inspect
+
+    from spacy_bertram.pipeline.component import DEFAULT_CONFIG, make_bertram
+    from spacy_bertram.pipeline.vector_cache import VectorCache
+    from spacy_bertram.pipeline.word_sources import WordSources
+
+    factory = DEFAULT_CONFIG["bertram"]
+    for function in (BertramComponent.__init__, WordSources.__init__, make_bertram):
+        defaults = {name: parameter.default for name, parameter in inspect.signature(function).parameters.items()
+                    if parameter.default is not inspect.Parameter.empty}
+        shared = [name for name in defaults if name in factory]
+        assert "contexts" in shared or function is make_bertram, function.__qualname__
+        assert {name: defaults[name] for name in shared} == {name: factory[name] for name in shared}, shared
+    assert inspect.signature(VectorCache).parameters["max_size"].default == factory["cache_size"]
 
 
 def test_encoder_path_resolves_default():

@@ -140,6 +140,30 @@ def test_round_trips_give_identical_vectors_and_predictions(nlp_full, tmp_path):
     assert all(same_vectors(a, b) for a, b in zip(docs, loaded.pipe(texts)))
 
 
+def test_a_subword_share_set_on_the_component_round_trips(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    """Saved with the component, as a loaded setting: unless the config at load says otherwise."""
+    nlp = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
+    nlp.get_pipe("bertram").subword_share = 0.8
+    doc = nlp(TEXT)
+    nlp.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p")
+    from_disk = English.from_config(nlp.config).from_disk(tmp_path / "p")
+    from_bytes = English.from_config(nlp.config).from_bytes(nlp.to_bytes())
+    for other in (loaded, from_disk, from_bytes):
+        pipe = other.get_pipe("bertram")
+        assert pipe.subword_share == 0.8 and len(pipe.cache) == 1  # its cache holds vectors of this share
+        assert same_vectors(other(TEXT), doc) and pipe.cache.hits == 1
+        pipe.cache.clear()
+        assert same_vectors(other(TEXT), doc)
+    overridden = spacy.load(tmp_path / "p", config={"components.bertram.subword_share": 0.5})
+    assert overridden.get_pipe("bertram").subword_share == 0.5
+    assert not same_vectors(overridden(TEXT), doc) and overridden.get_pipe("bertram").cache.hits == 0
+    nlp.get_pipe("bertram").subword_share = None  # the model's own again: the saved cfg as before the setting
+    nlp.to_disk(tmp_path / "p")
+    assert "subword_share" not in json.loads((tmp_path / "p" / "bertram" / "cfg").read_text(encoding="utf8"))
+    assert spacy.load(tmp_path / "p").get_pipe("bertram").subword_share is None
+
+
 def test_a_pipeline_saved_untrained_loads_the_model_path_given_at_load(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
     untrained = spacy.blank("en")
     untrained.add_pipe("bertram", config={"model": {"base_model": tiny_bert_path}})
@@ -390,8 +414,9 @@ def test_save_pipeline_killed_midway_leaves_the_old_pipeline_and_to_disk_does_no
 
 
 def test_save_pipeline_replaces_only_a_previous_pipeline_save(tmp_path):
-    """The rename replaces the target whole: a directory holding anything else, or a file, is refused
-    (nothing written, nothing renamed) unless overwrite=True. nlp.to_disk would keep such files."""
+    """The rename replaces a previous save's files and keeps every other file in the directory; a directory
+    holding no save, or a file at a name a save writes, or a file in place of the directory, is refused (nothing
+    written, nothing renamed) unless overwrite=True, which still keeps the files a save does not write."""
     from spacy_bertram import save_pipeline
 
     nlp = English()
@@ -404,18 +429,22 @@ def test_save_pipeline_replaces_only_a_previous_pipeline_save(tmp_path):
     (tmp_path / "saved-too").mkdir()
     save_pipeline(nlp, tmp_path / "saved-too")  # an empty directory
     (tmp_path / "saved-too" / "notes.txt").write_text("added by hand")
+    save_pipeline(nlp, tmp_path / "saved-too")  # a previous save: replaced, the user's file beside it kept
+    assert (tmp_path / "saved-too" / "notes.txt").read_text() == "added by hand"
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "config.cfg").write_text("mine")  # one of the names a save writes, but no save
     before = sorted(p.name for p in tmp_path.iterdir())
     for target, why in (
-        ("precious", r"is not a spaCy pipeline save \(no config.cfg and meta.json\) and holds notes.txt"),
-        ("saved-too", "is a pipeline save but also holds what the pipeline did not write: notes.txt"),
-        ("file", "is a file, not a pipeline directory"),
+        ("precious", r"is not empty and holds nothing save_pipeline wrote \(notes.txt\)"),
+        ("fake", r"holds config.cfg \(not written by save_pipeline, or changed since\), which save_pipeline"),
+        ("file", "is a file, not a directory"),
     ):
-        with pytest.raises(ValueError, match=rf"\[E073\] save_pipeline: .*{target}' {why}, .*overwrite=True"):
+        with pytest.raises(ValueError, match=rf"\[E00[67]\] save_pipeline: .*{target}' {why}"):
             save_pipeline(nlp, tmp_path / target)
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no temp directory, no .file.old
     assert (tmp_path / "file").read_text() == "mine too" and (tmp_path / "precious" / "notes.txt").read_text() == "mine"
-    for target in ("precious", "file"):
+    for target in ("precious", "file", "fake"):
         save_pipeline(nlp, tmp_path / target, overwrite=True)
         assert spacy.load(tmp_path / target).pipe_names == ["sentencizer"]
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # the file's .file.old is gone too
-    assert "notes.txt" not in {p.name for p in (tmp_path / "precious").iterdir()}
+    assert (tmp_path / "precious" / "notes.txt").read_text() == "mine"  # overwrite replaces only the save's files

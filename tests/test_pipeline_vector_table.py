@@ -49,6 +49,24 @@ def test_table_given_at_initialize_and_refused_for_another_model(bertram_dir, ti
         make_nlp(bertram_dir, tiny_bert_path, vector_table=str(tmp_path / "nowhere"))
 
 
+def test_a_subword_share_other_than_the_tables_says_so(bertram_dir, tiny_bert_path, tmp_path):
+    """The table's rows are the model's own mix: a component mixing otherwise warns (W018), not at the model's."""
+    import warnings
+
+    make_table(bertram_dir, ["kumquat"], tmp_path / "table")
+    nlp = make_nlp(bertram_dir, tiny_bert_path, vector_table=str(tmp_path / "table"))
+    pipe = nlp.get_pipe("bertram")
+    pipe.subword_share = 0.8
+    with pytest.warns(UserWarning, match=r"\[W018\] 'bertram' mixes .* at subword_share 0.8, .* model's own 0.3"):
+        nlp(TEXT)
+    pipe.subword_share = 0.3  # the model's own share: nothing to say
+    assert pipe._derived is None  # checked again at the next doc
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        nlp(TEXT)
+    assert pipe._derived is not None and not [w for w in caught if "W018" in str(w.message)]
+
+
 def test_encoder_of_the_table_must_match(bertram_dir, tiny_bert_path, tmp_path):
     table = make_table(bertram_dir, ["kumquat"], tmp_path / "table")
     table.meta["encoder"] = {**table.meta["encoder"], "embedding_digest": "f" * 32}

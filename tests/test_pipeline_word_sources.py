@@ -72,6 +72,26 @@ def test_word_sources_stand_alone_with_their_declared_settings(tmp_path):
     stored.check_paths()  # given after construction: accepted
 
 
+def test_a_missing_store_path_quotes_contexts_as_written():
+    with pytest.raises(ValueError, match=r"\[E109\] contexts='both' reads a store whose path \(context_store\)"):
+        WordSources(RareWordRule(), "en", contexts="both").open_stores()
+
+
+def test_context_window_without_doc_contexts_is_refused(bertram_dir, tiny_bert_path):
+    """No doc source reads a window, and contexts are not switched on later: setting one names the way to."""
+    pipe = make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram")  # contexts = "none", the default
+    with pytest.raises(ValueError, match=r"\[E168\] 'bertram' reads contexts='none', which takes nothing from the "
+                                         r"doc.*contexts = \"doc\".*context_window = 5 in the config"):
+        pipe.context_window = 5
+    assert pipe.context_window is None
+    store_only = WordSources(RareWordRule(), "en", name="mine", contexts="store:3", context_store="c.sqlite")
+    with pytest.raises(ValueError, match=r"\[E168\] 'mine' reads contexts='store:3'"):
+        store_only.context_window = 5
+    mixed = WordSources(RareWordRule(), "en", contexts="store+doc", context_store="c.sqlite")
+    mixed.context_window = 5  # a mix with the doc: its doc source takes it
+    assert mixed.context_window == 5
+
+
 def test_the_store_path_saved_relative_to_the_pipeline_is_found_again(tmp_path):
     (tmp_path / "a").mkdir()
     store = tmp_path / "a" / "c.sqlite"
@@ -134,6 +154,42 @@ def test_a_model_without_counts_says_that_rarity_falls_back_to_wordfreq(bertram_
                                                                   "frequencies": "wordfreq"})
         quiet(TEXT)
     assert not [w for w in caught if "counts.tsv" in str(w.message)]
+
+
+def counts_warning(sources: WordSources, table) -> str:
+    """The one warning `sources` gives when it reads `table`'s or its store's counts."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sources.frequencies(table)
+    (message,) = [str(w.message) for w in caught]
+    return message
+
+
+def test_counts_too_coarse_for_max_zipf_say_what_would_help_with_this_setting(tmp_path):
+    """One occurrence in 10 words is Zipf 8.0: with max_zipf 3.0 every seen word is frequent. The message reads
+    as a sentence for every source it names, and "auto" is advised only where it would read wordfreq: where
+    wordfreq has no list for the language, "auto" is the counts already."""
+    table = CountTable({"kumquat": 1, "the": 9})
+    store = str(context_store_of(tmp_path, ["the farmer sold a kumquat"] * 2))
+    explicit = counts_warning(WordSources(RareWordRule(frequencies="model"), "en"), table)
+    assert ("[W003] the bertram component's rare_words.frequencies = 'model' reads the BERTRAM model's counts.tsv, "
+            "whose smallest Zipf value (one occurrence) is 8.00, not below max_zipf 3.0: every word seen there "
+            "counts as frequent and only unseen words as rare. Set rare_words.frequencies = \"auto\" (wordfreq's "
+            "'en' frequencies") in explicit
+    auto = counts_warning(WordSources(RareWordRule(), "xx"), table)
+    assert ("[W016] the bertram component's rare_words.frequencies = 'auto' reads the BERTRAM model's counts.tsv "
+            "alone (wordfreq has no frequencies for 'xx'), whose smallest Zipf value (one occurrence) is 8.00, not "
+            "below max_zipf 3.0") in auto
+    assert "Raise max_zipf above 8.00" in auto and "count a larger corpus" in auto and "= \"auto\"" not in auto
+    by_store = counts_warning(WordSources(RareWordRule(frequencies="store"), "xx", context_store=store), None)
+    assert f"[W016] the bertram component's rare_words.frequencies = 'store' reads the context store {store!r} " \
+           "alone" in by_store
+    assert all("component's the" not in message for message in (explicit, auto, by_store))
+    # The advice holds: above the resolution, a word seen once is rare, and nothing is warned about.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        finer = WordSources(RareWordRule(max_zipf=8.5), "xx").frequencies(table)
+    assert finer.zipf("kumquat") == pytest.approx(8.0) and finer.zipf("the") > 8.5
 
 
 # -- dictionary definitions ------------------------------------------------------------

@@ -212,3 +212,33 @@ def test_a_saved_models_subword_share_changes_without_training_again(tiny_bert_p
     sub = table[own.inputs.tokenizer("kumquat", add_special_tokens=False)["input_ids"]].mean(axis=0)
     expected = numpy.linalg.norm(sub) * (0.5 * alone / numpy.linalg.norm(alone) + 0.5 * sub / numpy.linalg.norm(sub))
     assert numpy.allclose(mixed, expected, atol=1e-5) and not numpy.allclose(mixed, alone, atol=1e-3)
+
+
+def test_save_bertram_never_deletes_or_replaces_a_file_it_did_not_write(network, tmp_path):
+    """A directory holding a user's notes.txt and config.json is refused, naming config.json; force=True replaces
+    the model's files only; a save over a model the package saved keeps the user's notes beside it."""
+    userdir = tmp_path / "userdir"
+    userdir.mkdir()
+    (userdir / "notes.txt").write_text("mine")
+    (userdir / "config.json").write_text('{"my": "settings"}')
+    with pytest.raises(ValueError, match=r"\[E007\] save_bertram: .*userdir' holds config.json \(not written by "
+                                         r"save_bertram, or changed since\), which save_bertram would .*force=True"):
+        save_bertram(network, userdir)
+    assert sorted(p.name for p in userdir.iterdir()) == ["config.json", "notes.txt"]
+    assert (userdir / "config.json").read_text() == '{"my": "settings"}' and not list(tmp_path.glob(".userdir*"))
+    only_notes = tmp_path / "only-notes"
+    only_notes.mkdir()
+    (only_notes / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match=r"\[E007\] save_bertram: .* holds nothing save_bertram wrote \(notes.txt\)"):
+        save_bertram(network, only_notes)
+    save_bertram(network, userdir, force=True)
+    assert (userdir / "notes.txt").read_text() == "mine"  # forced: the model's files replaced, the rest kept
+    assert load_bertram(userdir).config.to_dict() == network.config.to_dict()
+    model = save_bertram(network, tmp_path / "model")
+    (model / "README_mine.txt").write_text("how I trained it")
+    save_bertram(network, model)  # its own save: replaced without force, the notes kept
+    assert (model / "README_mine.txt").read_text() == "how I trained it"
+    load_bertram(model)
+    (model / "config.json").write_text(json.dumps({**network.config.to_dict(), "max_contexts": 3}))
+    with pytest.raises(ValueError, match=r"holds config.json \(not written by save_bertram, or changed since\)"):
+        save_bertram(network, model)  # edited after the save: the digests no longer vouch for it

@@ -46,6 +46,32 @@ def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
     assert "error:" in result.stderr and not (tmp_path / "out2").exists()
 
 
+def test_prepare_with_one_path_proposes_a_command_that_keeps_the_corpus_a_corpus(tmp_path, monkeypatch):
+    """`prepare lee_news.txt` proposed `prepare assets/corpus lee_news.txt`: the user's corpus as the output."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lee_news.txt").write_text("the farmer sold a kumquat\n", encoding="utf8")
+    result = invoke("prepare", "lee_news.txt")
+    assert result.exit_code == 1 and "[E206]" in result.output, result.output
+    assert "e.g. `prepare lee_news.txt lee_news_prepared`" in result.output, result.output
+    result = invoke("prepare", "out")  # no such path: the output, the corpus left out
+    assert "e.g. `prepare assets/corpus out`" in result.output, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lee_news.txt"]  # nothing written
+
+
+def test_train_refuses_epochs_that_train_no_stage_before_any_work(tmp_path):
+    """`train --epochs 0 0 0` ran for minutes and wrote the untrained network as its model, exit 0; inplace
+    trains stage 1 alone, so its 0 there is the same. The refusal names --epochs and what to give."""
+    store = context_store_of(tmp_path, ["a kumquat grew in the garden"] * 3)
+    for epochs, mode, stages in [(["0", "0", "0"], "add", "stages 1, 2 and 3"),
+                                 (["0", "20", "30"], "inplace", "stage 1 alone: the first value")]:
+        result = invoke("train", store, tmp_path / "out", "--epochs", *epochs, "--mode", mode, "--no-progress")
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert (f"[E294] --epochs {' '.join(epochs)} trains none of the stages the '{mode}' mode runs ({stages}), "
+                "so the model would be the untrained network: give one of them 1 or more epochs (the default: "
+                "--epochs 100 20 30)") in " ".join(result.output.split()), result.output
+        assert not (tmp_path / "out").exists()
+
+
 def test_targets_and_train_share_their_word_options(monkeypatch, tmp_path):
     """Declared once for both: the same parameters, in the same order, and `train` passes them on."""
     import spacy_bertram.training.run as run

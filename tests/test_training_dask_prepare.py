@@ -30,7 +30,7 @@ def test_dask_prepare_equals_single_machine_prepare(tmp_path, caps):
                  for _ in range(60)]
         lines += lines[:10]  # repeated lines: de-duplicated contexts
         (corpus / f"part{f}.txt").write_text("\n".join(lines) + "\n\n", encoding="utf8")
-    settings = dict(min_count=40, max_contexts=caps[0], rare_max_contexts=caps[1], context_window=4, seed=7,
+    settings = dict(min_count=40, max_contexts=caps[0], rare_max_contexts=caps[1], context_words=4, seed=7,
                     progress=False)
     single = prepare(corpus, tmp_path / "single", **settings)
     with (

@@ -110,6 +110,19 @@ def test_main_cli(corpus_dir, tmp_path):
     assert "Too few training words" in result.stderr
 
 
+def test_context_words_is_prepares_own_name_for_its_window(corpus_dir, tmp_path):
+    """Words kept on each side of an occurrence: not the component's context_window (a doc's tokens)."""
+    result = CliRunner().invoke(app, ["prepare", str(corpus_dir), str(tmp_path / "out"), "--min-count", "2",
+                                      "--context-words", "1"])
+    assert result.exit_code == 0, result.output
+    store = ContextStore.open(tmp_path / "out" / "contexts.sqlite")
+    assert store.window == 1 and all(len(text.split()) <= 3 for text in store.contexts("garden"))
+    info = json.loads((tmp_path / "out" / "prepare.json").read_text(encoding="utf8"))
+    assert info["settings"]["context_words"] == 1 and "context_window" not in info["settings"]
+    refused = CliRunner().invoke(app, ["prepare", str(corpus_dir), str(tmp_path / "o2"), "--context-window", "1"])
+    assert refused.exit_code == 2 and "No such option: --context-window" in refused.output
+
+
 def test_exclude_leaves_out_matching_files_and_names_a_pattern_that_matches_none(corpus_dir, tmp_path):
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["prepare", str(corpus_dir), str(out), "--min-count", "1", "--exclude", "b.t?t"])

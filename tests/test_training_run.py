@@ -43,6 +43,21 @@ def test_killed_run_resumes_and_matches(tiny_bert_path, source, tmp_path):
     assert [row["model"] for row in metrics["ablation"]][0].startswith("subword mean")
 
 
+def test_a_resumed_run_says_once_what_it_takes_over(tiny_bert_path, source, tmp_path):
+    """A killed run, run again, names what it loads instead of computing (targets, finished stages) and the
+    epoch the stage it stopped in goes on from, in one line through the run's log; a fresh run says nothing."""
+    first: list = []
+    with pytest.raises(Killed):
+        _train(source, tmp_path, tiny_bert_path, ablation=False, log=first.append,
+               on_epoch_end=_kill_at("stage3-add", 1))
+    again: list = []
+    _train(source, tmp_path, tiny_bert_path, ablation=False, log=again.append)
+    assert [line for line in first if "resum" in line] == []
+    assert [line for line in again if "resum" in line] == [
+        f"resuming the run in {tmp_path}: targets loaded; finished stages loaded: stage1-context, stage2-form; "
+        "stage3-add from epoch 2 (its checkpoint after epoch 1)"]
+
+
 def test_a_changed_run_is_not_resumed_and_the_changed_settings_are_named(tiny_bert_path, source, tmp_path):
     _train(source, tmp_path / "run", tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)})
     with pytest.raises(ValueError, match=r"\[E277\].*other settings") as err:
@@ -93,14 +108,40 @@ def test_restart_replaces_a_run_with_other_settings_and_keeps_other_files(tiny_b
     assert recorded["run"]["settings"]["epochs"] == [2, 1, 1]
 
 
+def test_a_users_files_in_trains_directories_survive_a_rerun_a_restart_and_force(tiny_bert_path, source, tmp_path):
+    """train writes model/, the stages' model directories, targets/ and cache/: a file a user keeps in any of
+    them stays through the same command again, --restart and --force; a model directory whose files this package
+    did not save is refused before any work, and --force replaces only the model's files."""
+    run = tmp_path / "run"
+    _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)}, keep_cache=True)
+    mine = [run / "notes.txt", run / "model" / "README_mine.txt", run / "targets" / "notes.txt",
+            run / "cache" / "notes.txt", *(d / "notes.txt" for d in sorted(run.glob("stage*")))]
+    assert len(mine) == 7
+    for path in mine:
+        path.write_text(f"mine: {path.parent.name}")
+    _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)})  # the finished run again
+    _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)}, restart=True)
+    assert all(path.read_text() == f"mine: {path.parent.name}" for path in mine)
+    _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)}, force=True)
+    assert all(path.read_text() == f"mine: {path.parent.name}" for path in mine)
+    (run / "model" / "digests.json").unlink()  # as if the user had put the model files there
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    with pytest.raises(ValueError, match=r"\[E007\] train: .*model' holds config.json \(not written by train, or "
+                                         r"changed since\), counts.tsv .*--force"):
+        _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)})
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+    _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)}, force=True)
+    assert (run / "model" / "digests.json").is_file() and (run / "model" / "README_mine.txt").is_file()
+
+
 def test_bad_input_is_a_clear_error_and_writes_nothing(tiny_bert_path, source, tmp_path):
     out = tmp_path / "out"
     with pytest.raises(ValueError, match=r"\[E258\] Only 0 alphabetic words"):
         _train(MemoryContexts({}, {}), out, tiny_bert_path)
     with pytest.raises(ValueError, match=r"\[E258\].*Lower the minimum count"):
         _train(MemoryContexts.from_lines(corpus_lines(20)), out, tiny_bert_path)
-    with pytest.raises(ValueError, match=r"\[E003\].*no-such-encoder"):
-        _train(source, out, str(tmp_path / "no-such-encoder"))
+    with pytest.raises(ValueError, match=r"\[E295\] --base-model '.*no-such-encoder' is neither a directory"):
+        _train(source, out, str(tmp_path / "no-such-encoder"))  # told from the path, before the encoder loads
     with pytest.raises(ValueError, match=r"\[E110\] Context store not found|No context store"):
         _train(tmp_path / "missing.sqlite", out, tiny_bert_path)
     assert not out.exists()

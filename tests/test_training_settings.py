@@ -5,9 +5,10 @@ from dataclasses import fields
 
 import pytest
 
-from spacy_bertram.config import BertramConfig
+from spacy_bertram.config import MODES, BertramConfig
 from spacy_bertram.training.settings import (DEFAULT_PATH_MIX, NETWORK_KEYS, UNRECORDED_DEFAULTS, TrainingData,
-                                             TrainSettings, check_vector_settings)
+                                             TrainSettings, check_vector_settings, stage_count)
+from spacy_bertram.training.stages import plan_stages
 
 #: What `train` recorded in progress.json before the network settings were BertramConfig's.
 FLAT_RECORD = {
@@ -51,6 +52,22 @@ def test_settings_are_checked_against_the_network():
         TrainSettings.from_dict({"subword_share": 2.0})
     with pytest.raises(ValueError, match=r"\[E270\].*one value per stage"):
         TrainSettings(epochs=(1, 2))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_epochs_that_train_none_of_the_modes_stages_are_refused(mode):
+    """0 epochs in every stage a mode runs wrote the untrained network as the model; a single 0 is kept (a
+    stage left out, or the values a mode does not run), and the stage count is the one the stages are planned by."""
+    n_stages = stage_count(mode)
+    assert n_stages == len(plan_stages(TrainSettings(BertramConfig(mode=mode), epochs=(1, 1, 1))))
+    with pytest.raises(ValueError, match=rf"\[E294\] --epochs 0 0 0 trains none of the stages the '{mode}' mode runs"):
+        TrainSettings(BertramConfig(mode=mode), epochs=(0, 0, 0))
+    unused = tuple(0 if stage < n_stages else 5 for stage in range(3))  # only the values the mode does not run
+    if n_stages < 3:
+        with pytest.raises(ValueError, match=r"\[E294\].*\(the default: --epochs 100 20 30\)"):
+            TrainSettings(BertramConfig(mode=mode), epochs=unused)
+    for stage in range(n_stages):  # any one stage that trains is enough
+        assert TrainSettings(BertramConfig(mode=mode), epochs=tuple(int(i == stage) for i in range(3))).epochs
 
 
 

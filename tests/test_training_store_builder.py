@@ -32,6 +32,18 @@ def build(tmp_path, text=TEXT, min_count=2, max_contexts=8, rare=4, window=25, s
     return ContextStore.open(path), counts
 
 
+def test_progress_bars_leave_a_redirected_log_alone(tmp_path, capsys):
+    """With progress on (prepare's default) and stderr no terminal, as in `prepare ... 2> log`, the counting
+    and collecting bars write nothing: each redraw was a line of the log."""
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "c.txt").write_text(TEXT, encoding="utf8")
+    corpus = Corpus.from_paths(tmp_path / "corpus", lowercase=True)
+    counts, n_lines = count_words(corpus, progress=True)
+    build_context_store(corpus, tmp_path / "ctx.sqlite", counts, select_words(counts, 2, 8, 4), n_lines=n_lines,
+                        progress=True)
+    assert capsys.readouterr().err == ""
+
+
 def test_counts_are_exact(tmp_path):
     store, counts = build(tmp_path)
     expected = Counter(w.lower() for line in TEXT.splitlines() for w in tokenize(line))

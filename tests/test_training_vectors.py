@@ -133,17 +133,14 @@ def test_vectors_in_process_equal_single_process_infer(model_dir, store_dir, tmp
         progress=False,
     )
     assert again["already_done"] and again["computed_shards"] == 0
-    with pytest.raises(ValueError, match=r"\[E266\].*another vector table"):
-        build_vector_table(
-            model_dir,
-            store_dir / "contexts.sqlite",
-            out,
-            max_count=30,
-            max_contexts=2,
-            shard_size=4,
-            workers=0,
-            progress=False,
-        )
+    with pytest.raises(ValueError, match=r"\[E266\].*a vector table of another model, words or settings.*--force"):
+        build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=2, shard_size=4,
+                           workers=0, progress=False)
+    (out / "notes.txt").write_text("mine")
+    other = build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=2,
+                               shard_size=4, workers=0, progress=False, force=True)
+    assert not other.get("already_done") and VectorTable.from_disk(out).meta["max_contexts"] == 2
+    assert (out / "notes.txt").read_text() == "mine"
 
 
 def test_a_killed_run_resumes_with_the_missing_shards(model_dir, store_dir, tmp_path, monkeypatch):

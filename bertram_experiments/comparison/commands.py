@@ -12,6 +12,7 @@ import typer
 from spacy_bertram.app import FORCE_HELP, fail, run_checked
 from spacy_bertram.fileio import atomic_path, check_output_dir, mark_json, text_mark, write_json_atomic
 from ..app import app
+from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors
 from ..outputs import COMPARE_OUTPUTS
 
@@ -23,7 +24,7 @@ def compare_runs_cmd(
                                       "`pool` pools them)"),
     after: List[Path] = typer.Option(..., help="the run compared with it, of the same kind and on the same data"),
     output: Path = typer.Option(..., help="directory for comparison.json and comparison.md"),
-    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
     seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:

@@ -31,6 +31,7 @@ from spacy_bertram.types import (DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DE
                                  check_injection)
 
 from ..app import app
+from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors
 from ..outputs import ASSEMBLE_OUTPUTS, EVALUATE_OUTPUTS, METRICS_FILE, POOL_OUTPUTS, RARIFIED_ITEMS, SET_OUTPUTS
 
@@ -61,7 +62,7 @@ def evaluate_cmd(
         "--seed-sets/--no-seed-sets",
         help="also evaluate the further seeds' sets that RARIFIED_DIR/rarify.json lists (into OUTPUT_DIR/seed-N)",
     ),
-    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     dictionary_store: Optional[Path] = typer.Option(
         None,
@@ -121,7 +122,7 @@ def evaluate_originals_cmd(
     max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, min=1, help=CONTEXTS_PER_WORD_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
-    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Do no harm: every original test text, stock vs with bertram (accuracy, log p(gold), paired CIs)."""
@@ -162,7 +163,7 @@ def pool_cmd(
         help="evaluate output dirs (each with predictions.jsonl); the seed sets their metrics.json lists are included",
     ),
     output: Path = typer.Option(Path("metrics/pooled"), help="directory for pooled.json and pooled.md"),
-    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
     seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:

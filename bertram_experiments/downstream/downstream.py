@@ -45,10 +45,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors, Warnings
 from spacy_bertram.device import use_device
 from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF
 from spacy_bertram.types import DEFAULT_CONTEXTS_PER_WORD, PathLike
+from ..outputs import SET_OUTPUTS
 from ..rarification.datasets import read_records
 from ..rarification.oracle import ORACLE_FACTORY, add_oracle
 from ..pipelines import add_bertram, load_textcat, set_injection, textcat_labels
@@ -251,7 +253,7 @@ def evaluate_systems(
     batch_size: int = 32,
     progress: bool = True,
     seed_sets: bool = True,
-    n_resamples: int = 10000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     dictionary_store: Optional[PathLike] = None,
     int8_encoder: bool = False,
 ) -> Dict[str, Any]:
@@ -297,7 +299,7 @@ def evaluate_systems(
                 seed_sets=[n for n in sets if n], seconds_per_system=seconds, seconds=round(time.time() - start, 2)
             )
         metrics = write_set_outputs(out / name, sets[name], result.predictions, result.p_gold, extra, n_resamples)
-    remove_unlisted(out, [n for n in sets if n])
+    remove_unlisted(out, [n for n in sets if n], SET_OUTPUTS)
     return metrics
 
 
@@ -313,7 +315,7 @@ def evaluate_originals(
     gpu_id: int = -1,
     batch_size: int = 32,
     progress: bool = True,
-    n_resamples: int = 10000,
+    n_resamples: int = DEFAULT_RESAMPLES,
 ) -> Dict[str, Any]:
     """Do no harm: every test candidate's original text (not only those rarification
     kept), the stock textcat against the same textcat with `bertram`; accuracy and

@@ -24,13 +24,12 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ..errors import Errors
-from ..bootstrap import paired_bootstrap, ratio_of_sums
+from ..bootstrap import DEFAULT_RESAMPLES, paired_bootstrap, ratio_of_sums
 from .metrics import mcnemar_exact
 
 #: gold-label probabilities are clipped to [EPS, 1] before the log.
 EPS = 1e-6
 BASELINE = "baseline"
-DEFAULT_RESAMPLES = 10000
 
 
 def gold_log_prob(p_gold: Sequence[float], eps: float = EPS) -> np.ndarray:

@@ -23,6 +23,7 @@ from spacy_bertram.app import (
 from spacy_bertram.fileio import check_output_dir
 
 from ..app import app
+from ..bootstrap import DEFAULT_RESAMPLES
 from ..outputs import LABEL_CURVE_OUTPUTS, LABEL_CURVE_REPORT_OUTPUTS, LABEL_CURVE_RUNS
 
 
@@ -51,7 +52,7 @@ def label_curve_cmd(
     learn_rate: float = typer.Option(2e-4, parser=number_in(0, low_open=True),
                                      help="Adam learning rate (linear warm-up over a tenth of the steps, then decay)"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
-    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
     keep_models: bool = typer.Option(False, "--keep-models",
                                      help="keep every trained pipeline (about 100 MB each) after predicting"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),

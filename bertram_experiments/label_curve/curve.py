@@ -7,6 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Dict, List, Mapping, Sequence, Tuple
 
+from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors
 from ..ner.predict import read_rows
 from ..outputs import LABEL_CURVE_OUTPUTS, LABEL_CURVE_REPORT_OUTPUTS, LABEL_CURVE_RUNS
@@ -23,7 +24,7 @@ UNIT_NAMES = {"ner": "gold entities", "textcat": "test texts"}
 
 
 def label_curve(name: str, data_dir: PathLike, training_dir: PathLike, output_dir: PathLike,
-                settings: CurveSettings, n_resamples: int = 10000, keep_models: bool = False,
+                settings: CurveSettings, n_resamples: int = DEFAULT_RESAMPLES, keep_models: bool = False,
                 force: bool = False) -> Dict[str, object]:
     """Train every unfinished run, then write OUTPUT/curve.{json,md,png}; returns the curve."""
     check_output_dir(training_dir, LABEL_CURVE_RUNS, command="label-curve", force=force)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,13 +28,14 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from ..outputs import BASELINE_OUTPUTS
 from ..ner.predict import bare_copy, share_vector_caches, spans_of
 from ..ner.systems import component_identity, md5_of
 from ..rarification.baseline import train_baseline
 from .data import CurveFold, write_subset
 from .schedule import CurveSchedule
 from .subsets import check_sizes, nested_order, nested_subsets
-from spacy_bertram.fileio import atomic_path, write_json_atomic
+from spacy_bertram.fileio import atomic_path, remove_written, write_json_atomic
 from spacy_bertram.pipeline.vector_cache import VectorCache
 from spacy_bertram.types import PathLike
 
@@ -211,7 +211,7 @@ def run_curve(settings: CurveSettings, folds: Sequence[CurveFold], training_dir:
         }
         if not keep_models:
             for system in SYSTEMS:
-                shutil.rmtree(directory / system, ignore_errors=True)
+                remove_written(directory / system, BASELINE_OUTPUTS)
         write_json_atomic(directory / RUN_FILE, record)
         records.append(record)
     return records

@@ -18,7 +18,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..bootstrap import runs_bootstrap
+from ..bootstrap import DEFAULT_RESAMPLES, runs_bootstrap
 from ..ner.scores import SUBSETS as ENTITY_SUBSETS
 from ..ner.scores import count_matrix, f1
 from .runs import BERTRAM, STOCK
@@ -88,7 +88,7 @@ def point_cost(records: Sequence[Mapping]) -> Dict[str, object]:
 
 
 def summarise_point(task: str, records: Sequence[Mapping], rows_of: Mapping[Tuple, Rows],
-                    n_resamples: int = 10000, seed: int = 0) -> Dict[str, object]:
+                    n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Dict[str, object]:
     """One point: per subset, stock and bertram pooled scores, n, Δ with both intervals; the cost ratios."""
     count_rows, width, score, _ = MEASURES[task]
     texts, n_runs = aligned_runs(records, rows_of)
@@ -110,7 +110,7 @@ def summarise_point(task: str, records: Sequence[Mapping], rows_of: Mapping[Tupl
 
 
 def summarise_curve(task: str, records: Sequence[Mapping], rows_of: Mapping[Tuple, Rows],
-                    n_resamples: int = 10000, seed: int = 0) -> List[Dict[str, object]]:
+                    n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> List[Dict[str, object]]:
     """Every point of the curve, smallest first."""
     by_size: Dict[int, List[Mapping]] = defaultdict(list)
     for record in records:

@@ -28,6 +28,7 @@ from spacy_bertram.fileio import check_output_dir
 from spacy_bertram.training.settings import check_workers
 
 from ..app import app
+from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors
 from ..outputs import METRICS_FILE, NER_EVALUATE_OUTPUTS, NER_FOLDS_OUTPUTS, NER_FULL_OUTPUTS, NER_TRAIN_OUTPUTS
 
@@ -173,7 +174,7 @@ def ner_evaluate_cmd(
     folds_dir: Path = typer.Argument(..., help="output of ner-folds"),
     training_dir: Path = typer.Argument(..., help="output of ner-train"),
     output_dir: Path = typer.Argument(..., help="fold-I.jsonl, metrics.json, report.md, f1_by_rarity.png"),
-    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
     seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
@@ -208,7 +209,7 @@ def ner_full_evaluate_cmd(
         ..., help="ROOT/{frozen,tuned}/seed-S: one ner-train output per variant and seed"
     ),
     output_dir: Path = typer.Argument(..., help="predictions, metrics.json, report.md, learning_curve.png"),
-    bootstrap_resamples: int = typer.Option(10000, min=1, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
     seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),

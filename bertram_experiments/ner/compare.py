@@ -14,10 +14,8 @@ from typing import Dict, Mapping, Optional, Sequence
 import numpy as np
 
 from ..errors import Errors
-from ..bootstrap import multiplicities, paired_bootstrap
+from ..bootstrap import DEFAULT_RESAMPLES, multiplicities, paired_bootstrap
 from .scores import SUBSETS, count_matrix, f1
-
-DEFAULT_RESAMPLES = 10000
 
 
 def delta_from_sums(sums: np.ndarray, k: int) -> np.ndarray:

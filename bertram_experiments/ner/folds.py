@@ -19,7 +19,7 @@ from typing import Dict, List, Sequence
 from spacy.tokens import Doc, DocBin
 
 from ..errors import Errors
-from spacy_bertram.fileio import atomic_path, check_output_dir, write_json_atomic
+from spacy_bertram.fileio import atomic_directory, check_output_dir, write_json_atomic
 from spacy_bertram.types import PathLike
 from ..outputs import FOLDS_FILE, NER_FOLDS_OUTPUTS
 
@@ -60,7 +60,7 @@ def write_folds(docs: Sequence[Doc], output_dir: PathLike, k: int = 2, seed: int
     summary: Dict[str, object] = {"source": source, "texts": len(docs), "folds": k, "seed": seed,
                                   "dev_share": dev_share, "entities": sum(len(d.ents) for d in docs),
                                   "tokens": sum(len(d) for d in docs), "parts": []}
-    with atomic_path(output_dir, is_dir=True) as tmp:
+    with atomic_directory(output_dir, NER_FOLDS_OUTPUTS) as tmp:
         for fold in range(k):
             parts = fold_parts(fold_of, fold, dev_share, seed)
             (Path(tmp) / f"fold-{fold}").mkdir()

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
-import shutil
 import time
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Union
@@ -35,7 +33,7 @@ import spacy
 from thinc.api import Config
 
 from ..errors import Errors
-from spacy_bertram.fileio import check_output_dir, write_json_atomic
+from spacy_bertram.fileio import atomic_directory, check_output_dir, write_json_atomic
 from spacy_bertram import architectures  # noqa: F401  (registers spacy-bertram.encoder_path.v1 used by the configs)
 from spacy_bertram.injection.frozen_embeddings import FREEZE_CALLBACK, embedding_drift
 from spacy_bertram.checkpoint_logger import CHECKPOINTS_DIR, LOGGER_NAME as CHECKPOINT_LOGGER, check_checkpoint_steps
@@ -268,8 +266,8 @@ def train_baseline(
     `paths` fills the config's other [paths] (a bertram config's `bertram` and
     `context_store`). Trains into a temp directory beside `output_dir` and renames
     it into place at the end, so a killed run never leaves a half-written model
-    that looks finished. That replaces `output_dir` as a whole: one holding other
-    files is refused unless `force`.
+    that looks finished. Only what it writes is replaced (other files in
+    `output_dir` stay); a directory holding only others' files is refused unless `force`.
     """
     from spacy.cli.train import train as spacy_train  # spaCy's command line: only this step needs it
 
@@ -280,40 +278,33 @@ def train_baseline(
             raise ValueError(Errors.E303.format(path=path))
     use_device(gpu_id)  # a named error for a bad id or a missing CuPy, before spaCy's own
     start = time.time()
-    output = Path(output_dir)
-    tmp = output.parent / f".{output.name}.tmp"
-    config = baseline_config(base_config, base_model, seed, max_steps, eval_frequency, batch_size,
-                             learn_rate, freeze=freeze, checkpoints=checkpoints,
-                             checkpoint_dir=tmp / CHECKPOINTS_DIR, patience=patience)
-    config["paths"]["train"] = str(train_path)
-    config["paths"]["dev"] = str(dev_path)
-    for key, value in (paths or {}).items():
-        if key not in config["paths"]:
-            raise ValueError(Errors.E304.format(base_config=base_config, key=key, config=sorted(config["paths"])))
-        config["paths"][key] = str(value)
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    config_path = tmp / "config.cfg"
-    config.to_disk(config_path)
-    spacy_train(config_path, tmp, use_gpu=gpu_id)
-    info: Dict[str, object] = {
-        "base_config": str(base_config), "base_model": base_model, "gpu_id": gpu_id, "seed": seed,
-        "max_steps": max_steps, "batch_size": batch_size, "learn_rate": learn_rate,
-        "frozen_embeddings": freeze, "checkpoints": list(checkpoints), "patience": patience,
-    }
-    best = tmp / "model-best"
-    meta = json.loads((best / "meta.json").read_text(encoding="utf8"))
-    info["dev"] = meta.get("performance", {})
-    if check_frozen:  # fine-tuned: how far the embeddings moved (what the BERTRAM vectors do not follow)
-        info["embedding_drift"] = embedding_drift(spacy.load(best), base_model)
-        if freeze and info["embedding_drift"] != 0.0:
-            raise RuntimeError(Errors.E305.format(drift=info["embedding_drift"]))
-    info["seconds"] = round(time.time() - start, 2)
-    _write_json(tmp / INFO_FILE, info)
-    if output.exists():
-        shutil.rmtree(output)
-    os.replace(tmp, output)
+    with atomic_directory(output_dir, BASELINE_OUTPUTS) as tmp:
+        config = baseline_config(base_config, base_model, seed, max_steps, eval_frequency, batch_size,
+                                 learn_rate, freeze=freeze, checkpoints=checkpoints,
+                                 checkpoint_dir=tmp / CHECKPOINTS_DIR, patience=patience)
+        config["paths"]["train"] = str(train_path)
+        config["paths"]["dev"] = str(dev_path)
+        for key, value in (paths or {}).items():
+            if key not in config["paths"]:
+                raise ValueError(Errors.E304.format(base_config=base_config, key=key, config=sorted(config["paths"])))
+            config["paths"][key] = str(value)
+        config_path = tmp / "config.cfg"
+        config.to_disk(config_path)
+        spacy_train(config_path, tmp, use_gpu=gpu_id)
+        info: Dict[str, object] = {
+            "base_config": str(base_config), "base_model": base_model, "gpu_id": gpu_id, "seed": seed,
+            "max_steps": max_steps, "batch_size": batch_size, "learn_rate": learn_rate,
+            "frozen_embeddings": freeze, "checkpoints": list(checkpoints), "patience": patience,
+        }
+        best = tmp / "model-best"
+        meta = json.loads((best / "meta.json").read_text(encoding="utf8"))
+        info["dev"] = meta.get("performance", {})
+        if check_frozen:  # fine-tuned: how far the embeddings moved (what the BERTRAM vectors do not follow)
+            info["embedding_drift"] = embedding_drift(spacy.load(best), base_model)
+            if freeze and info["embedding_drift"] != 0.0:
+                raise RuntimeError(Errors.E305.format(drift=info["embedding_drift"]))
+        info["seconds"] = round(time.time() - start, 2)
+        _write_json(tmp / INFO_FILE, info)
     return info
 
 

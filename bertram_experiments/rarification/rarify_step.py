@@ -23,7 +23,9 @@ from spacy_bertram.fileio import write_json_atomic
 from spacy_bertram.frequencies import COUNTS_FILE, CountTable
 from spacy_bertram.context_store import open_context_store
 from spacy_bertram.device import use_device
+from spacy_bertram.training.progress import progress_bar
 from spacy_bertram.types import PathLike
+from ..outputs import RARIFY_OUTPUTS
 from .datasets import read_records
 from .masking import MaskingResult, mask_candidates, substitute_masked
 from ..pipelines import load_textcat, make_classifier, pipeline_tokenizer, textcat_labels
@@ -108,12 +110,10 @@ def mask_in_chunks(
     """`masking.mask_candidates` (the seed-free half of rarification) over chunks of
     candidates, each chunk's result saved in `partial_dir` as it finishes; chunks
     found there are loaded, not recomputed."""
-    from tqdm import tqdm
-
     partial = Path(partial_dir)
     partial.mkdir(parents=True, exist_ok=True)
     total = MaskingResult()
-    bar = tqdm(total=len(candidates), desc="Masking", unit=" items", disable=not progress)
+    bar = progress_bar(progress=progress, total=len(candidates), desc="Masking", unit=" items")
     for k in range(0, len(candidates), chunk_size):
         chunk = candidates[k : k + chunk_size]
         path = partial / f"chunk-{k // chunk_size:05d}.json"
@@ -198,7 +198,7 @@ def run_rarification(
             "substitutes": substitute_statistics(total.items, table),
             "seconds_substitution": round(time.time() - t0, 2),
         }))
-    remove_unlisted(out, extra)
+    remove_unlisted(out, extra, RARIFY_OUTPUTS)
     for k, (target, summary) in enumerate(summaries):
         if k == 0:  # the first set carries the whole step's time and lists the others
             summary.update(seeds=seeds, seed_sets=extra, seconds_masking=masking_seconds,

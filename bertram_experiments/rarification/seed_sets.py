@@ -10,10 +10,10 @@ with other seeds is never picked up.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Dict, List, Sequence, Union
 from ..errors import Errors
+from spacy_bertram.fileio import remove_written
 from spacy_bertram.types import PathLike
 
 PREFIX = "seed-"
@@ -49,14 +49,15 @@ def listed_sets(directory: PathLike, info_file: str) -> Dict[str, Path]:
     return {"": root, **{name: root / name for name in names}}
 
 
-def remove_unlisted(directory: PathLike, keep: Sequence[str]) -> None:
-    """Delete seed-N subdirectories that the current run did not write."""
+def remove_unlisted(directory: PathLike, keep: Sequence[str], owned: Sequence[str]) -> None:
+    """Remove what an earlier run wrote in the seed-N subdirectories the current run did not write (`owned`:
+    the step's outputs); a file someone else put there stays, with its directory."""
     root = Path(directory)
     if not root.is_dir():
         return
     for path in root.glob(f"{PREFIX}*"):
         if path.is_dir() and path.name not in keep:
-            shutil.rmtree(path)
+            remove_written(path, owned)
 
 
 __all__ = ["listed_sets", "parse_seeds", "remove_unlisted", "seed_set_name"]

@@ -9,7 +9,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 from spacy_bertram.rare_words import RareWordFinder, RareWordRule
 
 from spacy_bertram.frequencies import CountTable, WordfreqFrequencies, WorldFrequencies
-from spacy_bertram.types import PathLike
+from spacy_bertram.types import DEFAULT_MIN_WORDPIECES, PathLike
 from spacy_bertram.dictionary.wordnet import load_wordnet
 
 
@@ -101,7 +101,7 @@ def substitute_rarity(
     `max_zipf` (corpus `counts` for words wordfreq lacks) and 2+ wordpieces of the
     encoder's tokenizer (`word_pieces`; without it the wordpiece test is off).
     No BERTRAM model is needed: a substitute only has to be rare to the encoder."""
-    rule = RareWordRule(max_zipf=max_zipf, min_wordpieces=2 if word_pieces is not None else 1)
+    rule = RareWordRule(max_zipf=max_zipf, min_wordpieces=DEFAULT_MIN_WORDPIECES if word_pieces is not None else 1)
     return RareWordFinder.build(rule, WorldFrequencies(WordfreqFrequencies(lang), counts),
                                 word_pieces if word_pieces is not None else (lambda word: [word]), unk_id=unk_id)
 

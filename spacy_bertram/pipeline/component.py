@@ -56,7 +56,7 @@ from .checks import check_encoders, check_placement
 from .context_sources import DEFAULT_DOC_WINDOW, ContextSource
 from ..device import check_not_forked_on_gpu
 from .serialization import Reader, Writer
-from .vector_cache import CacheKey, VectorCache, cache_key
+from .vector_cache import DEFAULT_CACHE_SIZE, CacheKey, VectorCache, cache_key
 from .vector_table import VectorTable, encoder_identity
 from .word_sources import Setting, WordSources, word_key_function
 
@@ -70,6 +70,8 @@ Vectors = Dict[int, numpy.ndarray]
 CFG_STRINGS = ("model_id", "model_source")
 UNTRAINED_KEY = "untrained"  # in a saved cfg: an untrained network (no model_path), not a model left unnamed
 UNLISTED_NEEDS = {"model": "it holds the trained weights"}
+#: In a saved cfg: the subword_share in use, and the one the config gave when the component was built.
+SHARE_KEY, CONFIGURED_SHARE_KEY = "subword_share", "subword_share_config"
 
 DEFAULT_CONFIG_STR = f"""
 [bertram]
@@ -78,10 +80,11 @@ context_store = null
 dictionary_store = null
 contexts_per_word = {DEFAULT_CONTEXTS_PER_WORD}
 context_window = {DEFAULT_DOC_WINDOW}
-cache_size = 10000
+cache_size = {DEFAULT_CACHE_SIZE}
 save_cache = false
 vector_table = null
 infer_missing = true
+subword_share = null
 
 [bertram.model]
 @architectures = "spacy-bertram.Bertram.v1"
@@ -122,6 +125,7 @@ def make_bertram(
     vector_table: Optional[str] = None,
     infer_missing: bool = True,
     dictionary_store: Optional[str] = None,
+    subword_share: Optional[float] = None,
 ) -> "BertramComponent":
     """BERTRAM vectors for the rare tokens of each doc, in `doc._.bertram`.
 
@@ -144,13 +148,27 @@ def make_bertram(
         saved with the pipeline.
     infer_missing: infer rare words that are not in the table (False: they
         keep their stock encoding).
+    subword_share: the weight of the subword mean in the vectors inferred, in
+        [0, 1]; None: the trained model's own (its config.json). An inference
+        setting (training fits BERTRAM's own vector), so it is set here rather
+        than by saving the model again.
     """
     return BertramComponent(
         nlp.vocab, model, rare_words, name=name, nlp=nlp, contexts=contexts, context_store=context_store,
         contexts_per_word=contexts_per_word, context_window=context_window, cache_size=cache_size,
         save_cache=save_cache, vector_table=vector_table, infer_missing=infer_missing,
-        dictionary_store=dictionary_store,
+        dictionary_store=dictionary_store, subword_share=subword_share,
     )
+
+
+def checked_subword_share(share: Any, name: str) -> Optional[float]:
+    """None (the trained model's own share) or a number in [0, 1]: anything else is E169, not a vector mixed out
+    of range."""
+    if share is None:
+        return None
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
+        raise ValueError(Errors.E169.format(name=name, value=share))
+    return float(share)
 
 
 @dataclass
@@ -181,15 +199,16 @@ class BertramComponent(Pipe):
         *,
         name: str = "bertram",
         nlp: Optional[Language] = None,
-        contexts: Union[str, ContextSource] = "doc",
+        contexts: Union[str, ContextSource] = DEFAULT_CONTEXTS,
         context_store: Optional[str] = None,
         contexts_per_word: int = DEFAULT_CONTEXTS_PER_WORD,
         context_window: int = DEFAULT_DOC_WINDOW,
-        cache_size: int = 10_000,
+        cache_size: int = DEFAULT_CACHE_SIZE,
         save_cache: bool = False,
         vector_table: Optional[str] = None,
         infer_missing: bool = True,
         dictionary_store: Optional[str] = None,
+        subword_share: Optional[float] = None,
     ) -> None:
         self.word_sources = WordSources(
             rare_words,
@@ -211,6 +230,8 @@ class BertramComponent(Pipe):
         self.table: Optional[CountTable] = None
         self.vectors: Optional[VectorTable] = None
         self._vector_table_path = vector_table
+        self._configured_share = checked_subword_share(subword_share, name)  # the config's: a load compares it
+        bertram_shim(model).subword_share = self._configured_share
         self._nlp = nlp
         self._pid = os.getpid()  # a forked worker checks itself before its first batch
         quiet_tokenizers_in_forked_workers()
@@ -239,6 +260,23 @@ class BertramComponent(Pipe):
         weights = bertram_shim(self.model).weights
         return weights is not None and weights.trained
 
+    @property
+    def subword_share(self) -> Optional[float]:
+        """The weight of the subword mean in the vectors inferred (None: the trained model's own). The layer
+        holds it, its forward pass reads it; vectors cached at another share are not served (`_cache_fingerprint`)."""
+        return bertram_shim(self.model).subword_share
+
+    @subword_share.setter
+    def subword_share(self, share: Optional[float]) -> None:
+        bertram_shim(self.model).subword_share = checked_subword_share(share, self.name)
+        self.reset_derived()  # the vector table's mix is checked against it again (W018)
+
+    def _cache_fingerprint(self) -> Optional[str]:
+        """What a cached vector depends on besides its word and contexts: the model, and a share set here (none
+        set: the model alone, as caches saved before the setting are bound)."""
+        model_id, share = self.cfg["model_id"], self.subword_share
+        return model_id if model_id is None or share is None else f"{model_id} subword_share={share!r}"
+
     def _initialize_model(self) -> None:
         """Run the layer's init (it loads model_path when it holds no weights to keep); take the word counts
         of a model it loaded."""
@@ -254,7 +292,7 @@ class BertramComponent(Pipe):
             raise ValueError(Errors.E034.format(path=weights.source, err=err)) from err
         self.table = table
         self.reset_derived()
-        self.cache.bind(weights.model_id)
+        self.cache.bind(self._cache_fingerprint())
 
     def load_vector_table(self, path: Union[str, Path]) -> None:
         """Use a vector table (checked against the model before first use)."""
@@ -274,14 +312,18 @@ class BertramComponent(Pipe):
             self._initialize_model()
         if not self.is_loaded:
             raise ValueError(Errors.E154.format(name=self.name))
-        if self.cache.bind(self.cfg["model_id"]):
-            logger.info("bertram: vector cache emptied: it held another model's vectors")
+        if self.cache.bind(self._cache_fingerprint()):
+            logger.info("bertram: vector cache emptied: it held another model's vectors, or another subword_share's")
         if self._derived is None:
             self.word_sources.check_paths()
             network = self.network
             vectors = self._vector_table()
             if vectors is not None:
                 vectors.check_model(self.cfg["model_id"], encoder_identity(network), f"of '{self.name}'")
+                share, model_share = self.subword_share, network.config.subword_share
+                if share is not None and share != model_share:  # the table's rows are the model's mix
+                    warnings.warn(Warnings.W018.format(name=self.name, share=share, model_share=model_share),
+                                  stacklevel=3)
             self._derived = Derived(self.word_sources.finder(network, self.table), word_key_function(network))
         return self._derived
 
@@ -466,16 +508,32 @@ class BertramComponent(Pipe):
             if not shim.weights.trained and shim.rearm() and not saved.get(UNTRAINED_KEY):
                 # saved untrained: loads a model_path given at load, quietly; a save naming no model says so
                 warnings.warn(Warnings.W004.format(name=self.name, model_path=shim.model_path), stacklevel=2)
+        if cfg is not None:
+            self._take_saved_share(cfg)
         self.reset_derived()
         self.word_sources.open_stores()
 
+    def _saved_share(self) -> Dict[str, Any]:
+        """subword_share as saved, beside the config's when the component was built (nothing while both are unset,
+        so a save at the defaults keeps the cfg of saves from before the setting)."""
+        if self.subword_share is None and self._configured_share is None:
+            return {}
+        return {SHARE_KEY: self.subword_share, CONFIGURED_SHARE_KEY: self._configured_share}
+
+    def _take_saved_share(self, cfg: Dict[str, Any]) -> None:
+        """The saved share, as a loaded setting: unless the config now gives another value than when the component
+        was saved (an override at `spacy.load`, an edited config.cfg), which then wins, as a config does."""
+        config_unchanged = cfg.get(CONFIGURED_SHARE_KEY) == self._configured_share
+        self.subword_share = cfg.get(SHARE_KEY) if config_unchanged else self._configured_share
+
     def _saved_cfg(self) -> Dict[str, Any]:
-        """cfg as saved: the model the weights are, or that they are untrained (nothing, while model_path waits)."""
+        """cfg as saved: the model the weights are, or that they are untrained (nothing, while model_path waits),
+        and the subword_share in use."""
         shim = bertram_shim(self.model)
         if shim.pending:
             warnings.warn(Warnings.W014.format(name=self.name, model_path=shim.model_path), stacklevel=3)
-            return self.cfg
-        return {**self.cfg, **({} if self.is_loaded else {UNTRAINED_KEY: True})}
+            return {**self.cfg, **self._saved_share()}
+        return {**self.cfg, **({} if self.is_loaded else {UNTRAINED_KEY: True}), **self._saved_share()}
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         return serialization.write_bytes(self._writers(), self._saved_cfg(), exclude)

@@ -25,9 +25,9 @@ The string shorthand is a parser of those same objects (`contexts_from_spec`): s
 "store:4+dictionary:2"; "none" for the form alone), given the component's `context_store`,
 `dictionary_store` and `context_window` settings, which nothing else reads: once built, each source
 holds its own window, store and limit, and setting the component's `context_window` sets the window of
-its doc sources, registered or not. Sources are read in order; each adds its contexts (skipping any
-already taken) until it has given its own limit (default: contexts_per_word) or the word has
-contexts_per_word in all.
+its doc sources, registered or not (a component without one refuses it: nothing would read it). Sources
+are read in order; each adds its contexts (skipping any already taken) until it has given its own limit
+(default: contexts_per_word) or the word has contexts_per_word in all.
 "both" is the older name of "doc+store".
 """
 from __future__ import annotations

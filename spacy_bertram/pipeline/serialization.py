@@ -34,7 +34,7 @@ import srsly
 from spacy import util
 
 from ..errors import Errors
-from ..fileio import atomic_path, check_writable, clean_stale_temps, output_entries, staged_files
+from ..fileio import atomic_directory, check_output_dir, clean_stale_temps, staged_files
 
 CFG = "cfg"
 #: A part's bytes when saved (None: nothing to save).
@@ -215,28 +215,20 @@ def _component_entries(name: str) -> List[str]:
         return [name]
 
 
-def check_pipeline_target(target: Path, overwrite: bool = False) -> None:
-    """Refuse what `save_pipeline` would delete or hide: a file, or a directory holding anything but a
-    previous pipeline save (config.cfg, meta.json and only the entries that save's components write).
+def pipeline_entries(components: Iterable[str], target: Path) -> List[str]:
+    """What a pipeline save writes at `target`: spaCy's files, an entry per component, and the entries of the
+    components a previous save there listed (stale once the pipeline has dropped them)."""
+    names = [*components, *(saved_components(target) or [])] if target.is_dir() else list(components)
+    return [*PIPELINE_FILES, *(entry for name in names for entry in _component_entries(name))]
 
-    `overwrite` replaces either; the target must be writable anyway.
-    """
-    if not overwrite and target.exists():
-        if not target.is_dir():
-            raise ValueError(Errors.E073.format(target=str(target), why="is a file, not a pipeline directory"))
-        names = output_entries(target)
-        saved = saved_components(target)
-        if saved is None:
-            foreign = names
-            why = "is not a spaCy pipeline save (no config.cfg and meta.json) and holds"
-        else:
-            known = {*PIPELINE_FILES, *(entry for name in saved for entry in _component_entries(name))}
-            foreign = [name for name in names if name not in known]
-            why = "is a pipeline save but also holds what the pipeline did not write:"
-        if foreign:
-            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-            raise ValueError(Errors.E073.format(target=str(target), why=f"{why} {shown}"))
-    check_writable(target, command="save_pipeline", replaces=True)
+
+def check_pipeline_target(target: Path, components: Iterable[str], overwrite: bool = False) -> None:
+    """The output rule (`fileio.check_output_dir`) for `save_pipeline`: a directory that is not a previous
+    pipeline save (config.cfg and meta.json) and holds something, or a file, is refused unless
+    `overwrite`; files beside a save's own entries stay where they are. The target must be writable anyway."""
+    written = pipeline_entries(components, target) if saved_components(target) is not None else []
+    check_output_dir(target, pipeline_entries(components, target), command="save_pipeline", force=overwrite,
+                     replaces=True, written=written, force_hint="overwrite=True")
 
 
 def save_pipeline(nlp: Any, path: Union[str, Path], *, exclude: Iterable[str] = tuple(),
@@ -245,15 +237,15 @@ def save_pipeline(nlp: Any, path: Union[str, Path], *, exclude: Iterable[str] = 
 
     A save that fails or is killed leaves the previous pipeline at `path`
     whole (`nlp.to_disk(path)` writes into it file by file); temp directories
-    a killed save left beside it are removed by the next save. The rename
-    replaces `path` as a whole, so a `path` that holds anything but a
-    previous pipeline save, or is a file, is refused before anything is
-    written unless `overwrite` (what it holds is then lost).
+    a killed save left beside it are removed by the next save. Only what the
+    save writes is replaced: other files in `path` stay. A `path` that holds
+    something but no previous pipeline save, or is a file, is refused before
+    anything is written unless `overwrite`.
     """
     target = Path(path)
-    check_pipeline_target(target, overwrite)
+    check_pipeline_target(target, nlp.component_names, overwrite)
     if target.parent.is_dir():
         clean_stale_temps(target.parent, target=target.name)
-    with atomic_path(target, is_dir=True) as tmp:
+    with atomic_directory(target, pipeline_entries(nlp.component_names, target)) as tmp:
         nlp.to_disk(tmp, exclude=exclude)
     return target

@@ -48,6 +48,8 @@ FORMAT_NAME = "spacy-bertram-vector-cache"
 #: Largest difference per vector component between a cache hit and recomputing
 #: the same (word, contexts) in another batch (measured: below 3e-6).
 RECOMPUTE_TOLERANCE = 1e-5
+#: Vectors the cache keeps by default (the component's `cache_size`).
+DEFAULT_CACHE_SIZE = 10_000
 
 
 def contexts_digest(contexts: Sequence[str]) -> str:
@@ -66,7 +68,7 @@ class VectorCache:
     `max_size=0` disables caching (every lookup misses, nothing is stored).
     """
 
-    def __init__(self, max_size: int = 10_000, fingerprint: str = "") -> None:
+    def __init__(self, max_size: int = DEFAULT_CACHE_SIZE, fingerprint: str = "") -> None:
         if max_size < 0:
             raise ValueError(Errors.E122.format(max_size=max_size))
         self.max_size = int(max_size)

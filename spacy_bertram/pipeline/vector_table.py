@@ -33,7 +33,7 @@ from safetensors.numpy import load as load_arrays
 from safetensors.numpy import load_file, save, save_file
 
 from ..errors import Errors
-from ..fileio import atomic_path, write_json_atomic
+from ..fileio import atomic_directory, write_json_atomic
 from ..types import PathLike
 
 
@@ -117,8 +117,9 @@ class VectorTable:
         return {"format": FORMAT_NAME, "version": FORMAT_VERSION, **self.meta, "n_words": len(self)}
 
     def to_disk(self, path: PathLike) -> None:
-        """Write the table directory in one rename (replacing whatever was there)."""
-        with atomic_path(path, is_dir=True) as tmp:
+        """Write the table directory in one rename: its files and an unfinished run's shards are replaced,
+        anything else in the directory stays."""
+        with atomic_directory(path, (META_FILE, VECTORS_FILE, SHARDS_DIR)) as tmp:
             save_file({"vectors": self.vectors}, str(tmp / VECTORS_FILE), metadata={"format": FORMAT_NAME})
             write_json_atomic(tmp / META_FILE, {**self._header(), "words": self.words}, indent=None)
 

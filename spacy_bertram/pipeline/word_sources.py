@@ -28,7 +28,7 @@ from ..frequencies import (CountTable, Frequencies, StoreFrequencies, WordfreqFr
 from ..network import BertramNetwork
 from ..inputs import UNK_ID
 from ..rare_words import RareWordFinder, RareWordRule
-from ..types import DEFAULT_CONTEXTS_PER_WORD
+from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD
 from .context_sources import (DEFAULT_DOC_WINDOW, ContextSource, DocContexts, LazyStore, check_at_least_one,
                               checked_texts, contexts_from_spec, leaves, source_key)
 
@@ -53,7 +53,8 @@ class WordSources:
     contexts_per_word: contexts gathered per rare word, from all sources
         together; the network reads at most its own max_contexts of them.
     context_window: the shorthand's "doc": tokens on each side of the word when the doc has no
-        sentence boundaries (or the sentence is longer than twice this).
+        sentence boundaries (or the sentence is longer than twice this). Set later, it is the window of every
+        doc source; with none (contexts = "none", "store", ...) it would apply to nothing: E168.
     """
 
     def __init__(
@@ -62,7 +63,7 @@ class WordSources:
         lang: str,
         *,
         name: str = "bertram",
-        contexts: Union[str, ContextSource] = "doc",
+        contexts: Union[str, ContextSource] = DEFAULT_CONTEXTS,
         context_store: Optional[str] = None,
         dictionary_store: Optional[str] = None,
         contexts_per_word: int = DEFAULT_CONTEXTS_PER_WORD,
@@ -85,8 +86,12 @@ class WordSources:
         self._main_store = next(self._stores_of("context"), None) or LazyStore(context_store, "context",
                                                                                 "context_store")
         self.source = source_key(self.contexts)  # in the cache key
+        self.spec = contexts if isinstance(contexts, str) else self.source  # as the user wrote it: messages quote it
         for store in self.stores():
             store.owner = name
+
+    def _doc_sources(self) -> Iterator[DocContexts]:
+        return (source for source in leaves(self.contexts) if isinstance(source, DocContexts))
 
     def _stores_of(self, kind: str) -> Iterator[LazyStore]:
         for source in leaves(self.contexts):
@@ -117,15 +122,18 @@ class WordSources:
     @property
     def context_window(self) -> Optional[int]:
         """The window of the doc sources (None: no doc source)."""
-        return next((source.window for source in leaves(self.contexts) if isinstance(source, DocContexts)), None)
+        return next((source.window for source in self._doc_sources()), None)
 
     @context_window.setter
     def context_window(self, window: int) -> None:
-        """Every doc source reads this window from now on, registered or built from the shorthand."""
+        """Every doc source reads this window from now on, registered or built from the shorthand. Without a doc
+        source nothing would read it, and contexts are not switched on after construction: refused (E168)."""
         check_at_least_one(window, "context_window")
-        for source in leaves(self.contexts):
-            if isinstance(source, DocContexts):
-                source.window = int(window)
+        doc_sources = list(self._doc_sources())
+        if not doc_sources:
+            raise ValueError(Errors.E168.format(name=self.name, spec=self.spec, window=window))
+        for source in doc_sources:
+            source.window = int(window)
 
     @property
     def store_hint(self) -> Optional[str]:
@@ -159,10 +167,17 @@ class WordSources:
         return WordfreqFrequencies(self.lang)
 
     def _check_resolution(self, resolution: float, what: str) -> None:
-        """Counts cannot tell frequencies below one occurrence in their corpus: say so."""
-        if self.rule.max_zipf <= resolution:
-            warnings.warn(Warnings.W003.format(what=what, resolution=resolution, max_zipf=self.rule.max_zipf),
-                          stacklevel=2)
+        """Counts cannot tell frequencies below one occurrence in their corpus: say so, with what helps here:
+        wordfreq where it has the language (W003); else "auto" reads these same counts, and only a higher
+        max_zipf or a larger corpus helps (W016)."""
+        if self.rule.max_zipf > resolution:
+            return
+        values = dict(setting=self.rule.frequencies, what=what, lang=self.lang, resolution=resolution,
+                      max_zipf=self.rule.max_zipf)
+        if wordfreq_has_language(self.lang):
+            warnings.warn(Warnings.W003.format(**values), stacklevel=2)
+        else:
+            warnings.warn(Warnings.W016.format(**values), stacklevel=2)
 
     # -- the stores --------------------------------------------------------------------
 
@@ -183,7 +198,7 @@ class WordSources:
             raise ValueError(Errors.E108)
         for store in self.stores():
             if not store.path:
-                raise ValueError(Errors.E109.format(source=self.source, setting=store.setting))
+                raise ValueError(Errors.E109.format(source=self.spec, setting=store.setting))
 
     def open_stores(self) -> None:
         """Open the stores the settings use now: a bad store fails here, not at a doc."""

@@ -18,14 +18,16 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from ..errors import Errors
-from ..fileio import atomic_path, write_json_atomic
+from ..fileio import atomic_directory, write_json_atomic
 from ..network import BertramNetwork
-from ..storage import read_weights, save_bertram
+from ..storage import read_weights, write_model_dir
 from ..types import PathLike
 
 STATE_FILE = "state.safetensors"
 TRAINER_FILE = "trainer.json"
 MODEL_DIR = "model"
+#: What a checkpoint writes in its directory: anything else there stays when it is replaced.
+CHECKPOINT_ENTRIES = (STATE_FILE, TRAINER_FILE, MODEL_DIR)
 
 
 def load_weights(network: BertramNetwork, path: PathLike) -> None:
@@ -69,8 +71,8 @@ def save_checkpoint(
         "param_groups": optimizer.state_dict()["param_groups"],
         "numpy_rng": rng.bit_generator.state,
     }
-    with atomic_path(target, is_dir=True) as tmp:
-        save_bertram(network, tmp / MODEL_DIR)
+    with atomic_directory(target, CHECKPOINT_ENTRIES) as tmp:
+        write_model_dir(network, tmp / MODEL_DIR)  # a new directory inside the checkpoint's
         save_file(tensors, str(tmp / STATE_FILE), metadata={"format": "spacy-bertram-checkpoint"})
         write_json_atomic(tmp / TRAINER_FILE, trainer)
     return target
@@ -118,12 +120,29 @@ def load_checkpoint(
     return trainer
 
 
+def _trainer_record(directory: PathLike) -> Optional[Dict[str, Any]]:
+    """A checkpoint's trainer.json read alone, before the checkpoint is loaded; None where it cannot be
+    read (load_checkpoint reports a damaged file itself)."""
+    try:
+        record = json.loads((Path(directory) / TRAINER_FILE).read_text(encoding="utf8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def saved_epoch(directory: PathLike) -> Optional[int]:
+    """The epochs a checkpoint holds (None where its record cannot be read): what a resumed run says
+    it continues after."""
+    epoch = (_trainer_record(directory) or {}).get("epoch")
+    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None
+
+
 def _check_device(directory: Path, network: BertramNetwork) -> None:
     """A checkpoint resumes on the device type it was written on (its RNG streams are that device's)."""
-    try:
-        saved = json.loads((directory / TRAINER_FILE).read_text(encoding="utf8")).get("device", "cpu")
-    except (OSError, ValueError, AttributeError):
+    record = _trainer_record(directory)
+    if record is None:
         return  # a damaged file is reported by load_checkpoint itself
+    saved = record.get("device", "cpu")
     if saved != network.device.type:
         raise ValueError(
             Errors.E205.format(directory=str(directory), saved=saved, device=network.device.type,

@@ -19,14 +19,16 @@ import typer
 from ..app import (FORCE_HELP, GPU_HELP, MultiValueCommand, app, check_gpu, check_model, check_store, number_in,
                    echo_json, fail, run_checked, setup_logging)
 from ..config import MODES, BertramConfig
+from ..encoder import check_base_model
 from ..errors import Errors
 from ..fileio import check_output_dir
 from ..context_store import DEFAULT_WINDOW, open_context_store
 from ..types import DEFAULT_CONTEXTS_PER_WORD
 from .settings import (DEFAULT_HELD_OUT, DEFAULT_MAX_CONTEXTS, DEFAULT_MIN_COUNT, DEFAULT_RARE_MAX_CONTEXTS,
-                       METRICS_FILE, PREPARE_FILES, TARGET_FILES, TRAIN_OUTPUTS, VECTORS_OUTPUTS, OTASettings,
-                       RunOptions, TrainingData, TrainSettings, check_multi_piece_words, check_vector_settings,
-                       check_word_limits, check_workers)
+                       PREPARE_FILES, TARGET_FILES, VECTORS_OUTPUTS, OTASettings, RunOptions, TrainingData,
+                       TrainSettings, check_encoder_settings, check_multi_piece_words, check_prepare_settings,
+                       check_train_output, check_vector_settings, check_word_limits, check_workers,
+                       read_word_list)
 
 TRAIN = TrainSettings()
 NETWORK = TRAIN.network
@@ -43,7 +45,7 @@ def prepare_cmd(
     rare_max_contexts: int = typer.Option(DEFAULT_RARE_MAX_CONTEXTS, help="contexts kept per rarer word"),
     max_rare_words: Optional[int] = typer.Option(None,
                                                  help="contexts for at most this many rarer words (default: all)"),
-    context_window: int = typer.Option(DEFAULT_WINDOW, help="words kept on each side of an occurrence"),
+    context_words: int = typer.Option(DEFAULT_WINDOW, help="words kept on each side of an occurrence"),
     cased: bool = typer.Option(False, "--cased", help="keep case (for cased encoders)"),
     skip_bad_files: bool = typer.Option(False, "--skip-bad-files", help="warn and skip binary/non-UTF-8 files"),
     exclude: Optional[List[str]] = typer.Option(
@@ -60,12 +62,18 @@ def prepare_cmd(
     setup_logging()
     *corpus, output = paths
     if not corpus:  # one path is not taken as the output: the store would land in a corpus directory
-        fail(ValueError(Errors.E206.format(output=str(output))))
+        # A path that exists is a corpus (the example gives it a new output), else the output meant.
+        example = ((str(output), f"{output.stem or 'corpus'}_prepared") if output.exists()
+                   else ("assets/corpus", str(output)))
+        fail(ValueError(Errors.E206.format(path=str(output), corpus=example[0], output=example[1])))
     run_checked(check_workers, workers)
+    run_checked(check_prepare_settings, min_count=min_count, max_contexts=max_contexts, context_words=context_words,
+                rare_max_contexts=rare_max_contexts, max_rare_words=max_rare_words)
     run_checked(check_output_dir, output, PREPARE_FILES, command="prepare", force=force)
-    if exclude:
-        from .corpus import exclude_files
+    from .corpus import check_corpus_paths, exclude_files  # light: no torch
 
+    run_checked(check_corpus_paths, corpus)
+    if exclude:
         corpus = run_checked(exclude_files, corpus, exclude)
     from .prepare import prepare
 
@@ -73,7 +81,7 @@ def prepare_cmd(
 
     with optional_client(scheduler, workers) as client:
         result = run_checked(
-            prepare, corpus, output, max_contexts=max_contexts, context_window=context_window,
+            prepare, corpus, output, max_contexts=max_contexts, context_words=context_words,
             min_count=min_count, rare_max_contexts=rare_max_contexts, max_rare_words=max_rare_words,
             lowercase=not cased, errors="skip" if skip_bad_files else "raise", seed=seed, client=client,
         )
@@ -178,6 +186,8 @@ def targets_cmd(
     """Training words and their targets (embedding rows, or one-token approximation)."""
     run_checked(_check_words_and_targets, args)
     run_checked(check_output_dir, args.output, TARGET_FILES, command="targets", force=args.force, replaces=True)
+    if from_targets is None:  # the encoder builds the targets
+        run_checked(check_base_model, args.base_model)
     run_checked(check_store, args.contexts, "CONTEXTS", words=True)
     run_checked(check_gpu, args.gpu_id)
     from ..encoder import load_encoder
@@ -269,8 +279,7 @@ def train_cmd(
     run_checked(_check_words_and_targets, args)
     if mode not in MODES:
         fail(ValueError(Errors.E156.format(setting="--mode", choices=", ".join(MODES), value=mode)))
-    run_checked(check_output_dir, args.output, TRAIN_OUTPUTS, command="train", force=args.force,
-                marked=[METRICS_FILE])
+    run_checked(check_train_output, args.output, args.force)
 
     def configure() -> Tuple[TrainSettings, TrainingData]:  # their own checks, before anything is imported
         network = BertramConfig(
@@ -293,6 +302,7 @@ def train_cmd(
         return settings, data
 
     settings, data = run_checked(configure)
+    run_checked(check_encoder_settings, settings.network, files_here_only=True)
     run_checked(check_store, args.contexts, "CONTEXTS", words=True)
     run_checked(check_gpu, args.gpu_id)
     from .distributed import optional_client
@@ -301,7 +311,7 @@ def train_cmd(
     setup_logging()
     with optional_client(args.scheduler, args.workers) as client:
         options = RunOptions(gpu_id=args.gpu_id, ablation=not no_ablation, keep_cache=keep_cache, restart=restart,
-                             progress=args.progress, client=client)
+                             force=args.force, progress=args.progress, client=client)
         metrics = run_checked(train, args.contexts, args.output, settings, data, options)
     typer.echo(json.dumps({"baseline": metrics["baseline"], "final": metrics["final"], "model": metrics["model"]}))
 
@@ -344,6 +354,8 @@ def vectors_cmd(
     run_checked(check_output_dir, output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
     run_checked(check_model, model)
     run_checked(check_store, store, "STORE", words=True)
+    if words is not None:  # read again by the step: a list is small
+        run_checked(read_word_list, words)
     if scheduler is None or workers == 0:  # a scheduler's workers have their own GPUs; the others are here
         run_checked(check_gpu, *gpu_ids)
     from .vectors import build_vector_table

@@ -67,23 +67,28 @@ def _open_binary(path: Path) -> IO[bytes]:
     return opener(path, "rb") if opener else open(path, "rb")
 
 
+def check_corpus_paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[Path]:
+    """The corpus paths, each a file or a directory, else a ValueError naming it: `prepare` checks
+    them before it imports its step (torch), without walking the directories."""
+    paths = [Path(raw) for raw in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    for path in paths:
+        if not (path.is_dir() or path.is_file()):
+            raise ValueError(Errors.E209.format(path=path))
+    return paths
+
+
 def expand_paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[Path]:
     """Files named by `paths`: files as given, directories recursively (sorted,
     hidden entries skipped). Raises ValueError for a path that does not exist."""
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
     files: List[Path] = []
-    for raw in paths:
-        path = Path(raw)
+    for path in check_corpus_paths(paths):
         if path.is_dir():
             for child in sorted(path.rglob("*")):
                 rel = child.relative_to(path).parts
                 if child.is_file() and not any(part.startswith(".") for part in rel):
                     files.append(child)
-        elif path.is_file():
-            files.append(path)
         else:
-            raise ValueError(Errors.E209.format(path=path))
+            files.append(path)
     return files
 
 

@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
-from tqdm import tqdm
 
 from ..errors import Errors, Warnings
 from ..context_store import Context
 from .store_builder import StorePlan, _Reservoirs, context_digest, make_context, write_context_store
 from .corpus import check_file, expand_paths, iter_lines, tokenize, tokenize_spans
+from .progress import progress_bar
 from ..types import PathLike
 
 #: Occurrence ids: file index in the high bits, occurrence within the file below.
@@ -192,7 +192,8 @@ def build_context_store_dask(
     def fill(sample: _Reservoirs) -> None:
         winners = array("q", [-1]) * sample.offsets[-1]
         offsets, caps = sample.offsets, numpy.asarray(sample.caps, dtype=numpy.int64)
-        for index, future in enumerate(tqdm(futures, desc="Sampling contexts", unit=" files", disable=not progress)):
+        for index, future in enumerate(progress_bar(futures, progress=progress, desc="Sampling contexts",
+                                                    unit=" files")):
             (wids, digests), = future.result()
             future.release()
             replay_file(sample, caps, wids, digests, index << FILE_SHIFT, winners)
@@ -205,8 +206,8 @@ def build_context_store_dask(
         slots = client.scatter(plan.slot_of, broadcast=True)
         jobs = [client.submit(file_contexts, names[i], lowercase, window, slots, items, pure=False)
                 for i, items in sorted(wanted.items())]
-        for future in tqdm(as_completed(jobs), total=len(jobs), desc="Cutting contexts", unit=" files",
-                           disable=not progress):
+        for future in progress_bar(as_completed(jobs), progress=progress, total=len(jobs), desc="Cutting contexts",
+                                   unit=" files"):
             for k, slot, context in future.result():
                 sample.add(k, slot, context)
             future.release()

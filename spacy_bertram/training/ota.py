@@ -24,11 +24,11 @@ import numpy
 
 import torch
 from torch import Tensor
-from tqdm import tqdm
 
 from ..encoder import load_encoder, word_start_tokens
 from ..errors import Errors
 from .distributed import local_threads, run_tasks
+from .progress import progress_bar
 from .settings import OTASettings
 from .worker_objects import once_per_process
 
@@ -180,7 +180,7 @@ def one_token_approximation(
         results = ota_on_dask(client, base_model, settings, chunks, progress)
     else:
         ota = OneTokenApproximation(encoder, tokenizer, settings, device)
-        bar = tqdm(chunks, desc="one-token approximation", unit="batch", disable=not progress)
+        bar = progress_bar(chunks, progress=progress, desc="one-token approximation", unit="batch")
         results = [optimise_chunk(ota, chunk, index) for index, chunk in enumerate(bar)]
     vectors = torch.cat([chunk_vectors.float().cpu() for chunk_vectors, _, _ in results])
     before = sum(result[1] for result in results) / len(pieces)

@@ -31,7 +31,7 @@ from .store_builder import (
 )
 from .corpus import Corpus
 from .dask_prepare import build_context_store_dask, count_words_dask
-from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES
+from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES, check_prepare_settings
 from ..fileio import atomic_path
 from ..frequencies import write_counts as write_word_counts
 from ..types import PathLike
@@ -62,20 +62,11 @@ def write_counts(path: PathLike, counts) -> None:
     write_word_counts(path, counts)
 
 
-def _check_settings(**values: Optional[int]) -> None:
-    """Every count setting, checked before the corpus is read and before anything is written."""
-    least = {"min_count": 1, "max_contexts": 1, "context_window": 1, "rare_max_contexts": 0, "max_rare_words": 0}
-    for name, value in values.items():
-        if value is not None and value < least[name]:
-            raise ValueError(Errors.E052.format(setting="--" + name.replace("_", "-"), bounds=f"at least {least[name]}",
-                                                 value=value))
-
-
 def prepare(
     corpus_paths: Union[PathLike, Iterable[PathLike]],
     output_dir: PathLike,
     max_contexts: int = DEFAULT_MAX_CONTEXTS,
-    context_window: int = DEFAULT_WINDOW,
+    context_words: int = DEFAULT_WINDOW,
     min_count: int = DEFAULT_MIN_COUNT,
     rare_max_contexts: int = DEFAULT_RARE_MAX_CONTEXTS,
     max_rare_words: Optional[int] = None,
@@ -96,8 +87,8 @@ def prepare(
     reaching `min_count`. With a Dask `client`, both passes run on its cluster
     (`dask_prepare.py`) and give the same store for the same files and seed.
     """
-    _check_settings(min_count=min_count, max_contexts=max_contexts, context_window=context_window,
-                    rare_max_contexts=rare_max_contexts, max_rare_words=max_rare_words)
+    check_prepare_settings(min_count=min_count, max_contexts=max_contexts, context_words=context_words,
+                           rare_max_contexts=rare_max_contexts, max_rare_words=max_rare_words)
     start = time.time()
     if client is not None:
         files, counts, n_lines = count_words_dask(client, corpus_paths, lowercase, errors)
@@ -120,16 +111,16 @@ def prepare(
     out.mkdir(parents=True, exist_ok=True)
     settings = {
         "min_count": min_count, "max_contexts": max_contexts, "rare_max_contexts": rare_max_contexts,
-        "max_rare_words": max_rare_words, "context_window": context_window, "lowercase": lowercase,
+        "max_rare_words": max_rare_words, "context_words": context_words, "lowercase": lowercase,
         "seed": seed,
     }
     extra_meta = {k: v for k, v in settings.items() if v is not None}
     if client is not None:
-        build_context_store_dask(client, corpus.files, out / STORE_NAME, counts, caps, lowercase, context_window,
+        build_context_store_dask(client, corpus.files, out / STORE_NAME, counts, caps, lowercase, context_words,
                                  seed=seed, extra_meta=extra_meta, progress=progress)
     else:
         build_context_store(
-            corpus, out / STORE_NAME, counts, caps, window=context_window, n_lines=n_lines, seed=seed,
+            corpus, out / STORE_NAME, counts, caps, window=context_words, n_lines=n_lines, seed=seed,
             extra_meta=extra_meta, progress=progress,
         )
     write_counts(out / COUNTS_NAME, counts)

@@ -9,25 +9,26 @@ continues from its last epoch checkpoint).
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
-from ..config import check_read_layer
-from ..encoder import encoder_layer_count, load_encoder
+from ..encoder import load_encoder
 from ..errors import Errors
 from ..device import make_deterministic, select_device
-from ..fileio import clean_stale_temps, mark_json, write_json_atomic
-from ..storage import save_bertram
+from ..fileio import clean_stale_temps, mark_json, remove_written, write_json_atomic
+from ..model_files import MODEL_DIR_ENTRIES
+from ..storage import write_model_dir
 from .definition_contexts import WithDefinitions
 from .ota import OTASettings
 from ..context_store import open_context_store
 from .sources import ContextSource
 from .stages import StageResult, TrainingRun, combined_init, plan_stages
-from .settings import (METRICS_FILE, MODEL_DIR, RUN_FILES, TARGETS_DIR, UNRECORDED_DEFAULTS, RunOptions, TrainingData,
-                       TrainSettings)
+from .checkpoint import CHECKPOINT_ENTRIES
+from .settings import (CACHE_DIR, CACHE_FILES, CHECKPOINTS_DIR, METRICS_FILE, MODEL_DIR, PROGRESS_FILE, TARGET_FILES,
+                       TARGETS_DIR, UNRECORDED_DEFAULTS, RunOptions, TrainingData, TrainSettings,
+                       check_encoder_settings, check_train_output, model_dirs)
 from .targets import TargetSet, build_targets
 from .validation import format_table
 from ..types import PathLike
@@ -71,13 +72,18 @@ def own_vector_row(run: TrainingRun, final: StageResult) -> tuple:
 
 
 def _clear_run(output: Path, log: Callable[[str], None]) -> None:
-    """Remove a finished or killed run's files so that a run with new settings starts over."""
-    stage_dirs = [p for p in output.iterdir() if p.is_dir() and p.name.startswith(("stage", "ablation-"))]
-    for path in [output / name for name in RUN_FILES] + stage_dirs:
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
+    """Remove what a finished or killed run wrote so that a run with new settings starts over; files of
+    others in its directories stay (and so do those directories)."""
+    for name in (PROGRESS_FILE, METRICS_FILE):
+        (output / name).unlink(missing_ok=True)
+    for directory in model_dirs(output):
+        remove_written(directory, MODEL_DIR_ENTRIES)
+    remove_written(output / TARGETS_DIR, TARGET_FILES)
+    remove_written(output / CACHE_DIR, CACHE_FILES)
+    checkpoints = output / CHECKPOINTS_DIR
+    for directory in sorted(checkpoints.iterdir()) if checkpoints.is_dir() else []:
+        remove_written(directory, CHECKPOINT_ENTRIES)
+    remove_written(checkpoints, ())
     log(f"{output}: the previous run had other settings; starting over (--restart)")
 
 
@@ -159,10 +165,11 @@ def train(
     """
     call_started = time.perf_counter()
     settings, data, options = settings or TrainSettings(), data or TrainingData(), options or RunOptions()
+    check_train_output(output_dir, options.force)
     log, base_model = options.log, settings.network.base_model
-    # TrainingData checked its word limits when it was made; read_layer is checked from the encoder's
-    # config alone, before targets or progress.json are written.
-    check_read_layer(settings.network.read_layer, encoder_layer_count(base_model), base_model, "train's --read-layer")
+    # TrainingData checked its word limits when it was made; the base model and read_layer are checked
+    # from the encoder's files alone, before targets or progress.json are written.
+    check_encoder_settings(settings.network)
     device = select_device(options.gpu_id)
     make_deterministic(device)  # before the first cuBLAS call
     source = open_context_store(contexts) if isinstance(contexts, (str, Path)) else contexts
@@ -179,9 +186,11 @@ def train(
     if data.definitions is not None:  # recorded only when used, so runs without it resume as before
         run_info["definitions"] = {"store": str(data.definitions), "per_word": data.definitions_per_word}
     _check_resume(output, run_info, options.restart, log)
+    # a killed run's, taken over (a user's file alone in targets/ is no target set)
+    own_targets = data.targets is None and any((output / TARGETS_DIR / name).exists() for name in TARGET_FILES)
     if data.targets is not None:
         target_set = TargetSet.load(data.targets, expected_width=width)
-    elif (output / TARGETS_DIR).is_dir():
+    elif own_targets:
         target_set = TargetSet.load(output / TARGETS_DIR, expected_width=width)
     else:
         target_set = build_targets(
@@ -196,6 +205,9 @@ def train(
                                     data.definitions_per_word)
     run = TrainingRun(target_set, word_contexts, encoder, tokenizer, settings, output,
                       device, options.progress, options.on_epoch_end, log, options.client)
+    resumed = (["targets loaded"] if own_targets else []) + run.resumed()
+    if resumed:  # once, before the stages: what is loaded rather than computed again
+        log(f"resuming the run in {output}: " + "; ".join(resumed))
     run.record["run"] = run_info
     write_json_atomic(output / "progress.json", run.record)
     results: Dict[str, StageResult] = {}
@@ -207,7 +219,7 @@ def train(
         by_index[spec.index] = results[spec.name] = run.stage(spec, init)
     final = by_index[max(by_index)]
     # The corpus counts go with the model: the component's rare-word rule reads them.
-    save_bertram(final.network, output / MODEL_DIR, counts=dict(source.counts(1)))
+    write_model_dir(final.network, output / MODEL_DIR, counts=dict(source.counts(1)))  # checked at the start
     seconds["stages"] = time.perf_counter() - started
     if options.ablation:
         started = time.perf_counter()
@@ -235,7 +247,6 @@ def train(
     }
     write_json_atomic(output / METRICS_FILE, mark_json(metrics, "train"))
     if not options.keep_cache:
-        shutil.rmtree(output / "cache", ignore_errors=True)
-    if (output / "checkpoints").is_dir() and not any((output / "checkpoints").iterdir()):
-        (output / "checkpoints").rmdir()
+        remove_written(output / CACHE_DIR, CACHE_FILES)
+    remove_written(output / CHECKPOINTS_DIR, ())  # once empty
     return metrics

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..config import BertramConfig
+from ..config import MODE_TRAITS, BertramConfig, check_read_layer
+from ..encoder import check_base_model, encoder_layer_count
 from ..frequencies import DEFAULT_MAX_ZIPF, check_max_zipf
 from ..errors import Errors
 from ..context_store import STORE_FILE
-from ..types import PathLike
+from ..fileio import check_output_dir
+from ..model_files import check_model_dir
+from ..types import DEFAULT_TOKEN_BUDGET, PathLike
 
 #: Training words occur at least this often (prepare and targets).
 DEFAULT_MIN_COUNT = 100
@@ -28,9 +32,15 @@ DEFAULT_RARE_MAX_CONTEXTS = 16
 TARGETS_DIR = "targets"
 MODEL_DIR = "model"
 METRICS_FILE = "metrics.json"
-RUN_FILES = ("progress.json", METRICS_FILE, "checkpoints", "cache", TARGETS_DIR, MODEL_DIR)
-#: ... and the finished stages' directories.
-TRAIN_OUTPUTS = (*RUN_FILES, "stage*", "ablation-*")
+PROGRESS_FILE = "progress.json"
+CHECKPOINTS_DIR = "checkpoints"
+CACHE_DIR = "cache"
+RUN_FILES = (PROGRESS_FILE, METRICS_FILE, CHECKPOINTS_DIR, CACHE_DIR, TARGETS_DIR, MODEL_DIR)
+#: The directories of model saves (`storage.save_bertram`): the final model and the finished stages'.
+MODEL_DIRS = (MODEL_DIR, "stage*", "ablation-*")
+TRAIN_OUTPUTS = (*RUN_FILES, *MODEL_DIRS[1:])
+#: What the state cache writes in CACHE_DIR.
+CACHE_FILES = ("states-*.npy", "states-*.json")
 #: What `targets` writes (it replaces the directory as a whole) and what `prepare` writes.
 TARGET_FILES = ("targets.json", "targets.safetensors")
 PREPARE_FILES = (STORE_FILE, "counts.tsv", "prepare.json")
@@ -69,6 +79,29 @@ def check_multi_piece_words(multi_piece_words: int, multi_piece_min_zipf: float)
     check_max_zipf(multi_piece_min_zipf, "--multi-piece-min-zipf")
 
 
+def check_prepare_settings(**values: Optional[int]) -> None:
+    """`prepare`'s count settings, before the corpus is read and before anything is written (the
+    command checks them before it imports its step, which loads torch)."""
+    least = {"min_count": 1, "max_contexts": 1, "context_words": 1, "rare_max_contexts": 0, "max_rare_words": 0}
+    for name, value in values.items():
+        if value is not None and value < least[name]:
+            raise ValueError(Errors.E052.format(setting="--" + name.replace("_", "-"), bounds=f"at least {least[name]}",
+                                                 value=value))
+
+
+def read_word_list(path: PathLike) -> List[str]:
+    """Words of a file, one per line (a tab and anything after it is ignored; '#' lines skipped): read
+    here, without torch, so that `vectors --words` refuses a missing or empty list at once."""
+    try:
+        lines = Path(path).read_text(encoding="utf8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(Errors.E259.format(path=str(path), err=err)) from err
+    words = [line.split("\t")[0].strip() for line in lines if line.strip() and not line.startswith("#")]
+    if not words:
+        raise ValueError(Errors.E260.format(path=str(path)))
+    return words
+
+
 def check_vector_settings(min_count: int, max_count: Optional[int], max_contexts: int, token_budget: int,
                           shard_size: int, workers: Optional[int]) -> None:
     """`vectors`' settings, before the model is loaded (the command checks them before importing torch)."""
@@ -103,6 +136,38 @@ class OTASettings:
 NOT_TRAINING_SETTINGS = ("base_model", "encoder_embedding_width", "encoder_hidden_width", "encoder_vocab_size",
                          "format_version", "extra")
 NETWORK_KEYS = tuple(f.name for f in fields(BertramConfig))
+
+
+#: Epochs of stages 1, 2 and 3 (`TrainSettings.epochs`).
+DEFAULT_EPOCHS = (100, 20, 30)
+
+
+def stage_count(mode: str) -> int:
+    """How many training stages `mode` runs (`stages.plan_stages`): inplace one, the paper's modes
+    context and form, then the combined stage where the mode has one."""
+    traits = MODE_TRAITS[mode]
+    return 1 if traits.one_stage else 3 if traits.combined_groups else 2
+
+
+def check_encoder_settings(network: BertramConfig, files_here_only: bool = False) -> None:
+    """The encoder `train` builds on: a base model that can load, and a `read_layer` it has, told from its
+    directory or its config.json, before torch loads. `files_here_only` (the command, before its imports):
+    a config that is not on this machine is left to `train` itself to fetch."""
+    check_base_model(network.base_model)
+    n_layers = encoder_layer_count(network.base_model, files_here_only)
+    check_read_layer(network.read_layer, n_layers, network.base_model, "train's --read-layer")
+
+
+def check_stage_epochs(epochs: Sequence[int], mode: str) -> None:
+    """Some stage that `mode` runs must train: with 0 epochs in each of them `train` wrote the untrained
+    network as its model, after minutes of targets and caches. A single 0 is kept: the combined stage
+    started from stages 1 and 2 as they are, a stage left to the combined one, or inplace's unused values."""
+    n_stages = stage_count(mode)
+    if not any(epochs[:n_stages]):
+        stages = {1: "stage 1 alone: the first value", 2: "stages 1 and 2: the first two values",
+                  3: "stages 1, 2 and 3"}[n_stages]
+        raise ValueError(Errors.E294.format(epochs=" ".join(map(str, epochs)), mode=mode, stages=stages,
+                                            default=" ".join(map(str, DEFAULT_EPOCHS))))
 
 
 #: Shares of the spelling, contexts and both paths per training step (`TrainSettings.path_mix`).
@@ -141,7 +206,7 @@ class TrainSettings:
 
     network: BertramConfig = field(default_factory=BertramConfig)
     inplace_mask_fraction: float = 0.5
-    epochs: Tuple[int, int, int] = (100, 20, 30)
+    epochs: Tuple[int, int, int] = DEFAULT_EPOCHS
     lr: Tuple[float, float, float] = (1e-2, 1e-2, 3e-3)
     batch_words: Tuple[int, int, int] = (64, 64, 64)
     warmup: float = 0.1
@@ -150,7 +215,7 @@ class TrainSettings:
     ngram_min_count: int = 3
     seed: int = 0
     reuse_states: bool = True
-    token_budget: int = 4096
+    token_budget: int = DEFAULT_TOKEN_BUDGET
     cache_memory_mb: float = 2048.0
     path_mix: Optional[Tuple[float, float, float]] = DEFAULT_PATH_MIX
     path_phases: bool = False
@@ -166,6 +231,7 @@ class TrainSettings:
             raise ValueError(Errors.E270)
         if min(self.epochs) < 0 or min(self.batch_words) < 1 or not all(0 < lr < math.inf for lr in self.lr):
             raise ValueError(Errors.E271.format(lr=self.lr))
+        check_stage_epochs(self.epochs, self.network.mode)
         if not 1 <= self.min_contexts <= self.network.max_contexts <= self.pool_contexts:
             raise ValueError(Errors.E272)
         if not 0.0 <= self.inplace_mask_fraction < 1.0:
@@ -244,7 +310,8 @@ class RunOptions:
 
     ablation: also train the other form variant (a table row each); keep_cache: keep the
     encoder-state cache files; restart: a run with other settings in the output directory is
-    removed and started over (else an error: the same settings always resume);
+    removed and started over (else an error: the same settings always resume); force: write the
+    model directories where files this package did not save are (they are replaced; others' files stay);
     on_epoch_end(stage name, epoch): called after each epoch's checkpoint; client: a Dask client whose
     workers compute the OTA targets and the state cache (the same model as one process, to float rounding).
     """
@@ -253,14 +320,35 @@ class RunOptions:
     ablation: bool = True
     keep_cache: bool = False
     restart: bool = False
+    force: bool = False
     progress: bool = True
     on_epoch_end: Optional[Callable[[str, int], None]] = None
     log: Callable[[str], None] = print
     client: Any = None
 
 
+def model_dirs(output: PathLike) -> List[Path]:
+    """The model directories a run of `train` in `output` has (MODEL_DIRS)."""
+    out = Path(output)
+    return [path for pattern in MODEL_DIRS for path in sorted(out.glob(pattern)) if path.is_dir()]
+
+
+def check_train_output(output: PathLike, force: bool = False) -> None:
+    """The output rule (`fileio.check_output_dir`) for `train`: its directory, and the model directory it saves
+    the final model into, whose files must be a save's by their digests (a user's file beside them stays). A
+    finished stage's directory is read, not written, when the run resumes: a damaged file there is named by
+    the load (`model_files.verify_digests`)."""
+    check_output_dir(output, TRAIN_OUTPUTS, command="train", force=force, marked=[METRICS_FILE])
+    check_model_dir(Path(output) / MODEL_DIR, command="train", force=force, own_directory=True,
+                    force_hint="pass --force")
+
+
 __all__ = ["METRICS_FILE", "MODEL_DIR", "PREPARE_FILES", "RUN_FILES", "TARGETS_DIR", "TARGET_FILES",
            "TRAIN_OUTPUTS", "UNRECORDED_DEFAULTS", "DEFAULT_PATH_MIX", "VECTORS_OUTPUTS", "MIN_TRAINING_WORDS",
            "check_multi_piece_words", "check_vector_settings", "check_word_limits", "check_workers",
+           "DEFAULT_EPOCHS", "check_encoder_settings", "check_prepare_settings", "check_stage_epochs",
+           "read_word_list", "stage_count",
            "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
-           "NETWORK_KEYS", "NOT_TRAINING_SETTINGS", "OTASettings", "RunOptions", "TrainingData", "TrainSettings"]
+           "NETWORK_KEYS", "NOT_TRAINING_SETTINGS", "OTASettings", "RunOptions", "TrainingData", "TrainSettings",
+           "CACHE_DIR", "CACHE_FILES", "CHECKPOINTS_DIR", "MODEL_DIRS", "PROGRESS_FILE", "check_train_output",
+           "model_dirs"]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,19 +29,19 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy
 import torch
 from torch import Tensor
-from tqdm import tqdm
 
 from ..config import MODE_TRAITS, ContextRows, Mode, ModeTraits
 from ..errors import Errors
-from ..fileio import write_json_atomic
+from ..fileio import remove_written, write_json_atomic
 from ..inputs import PAD_ID, InputBuilder, NgramVocab
 from ..network import BertramNetwork, pad_ids
-from ..storage import save_bertram
-from .checkpoint import load_checkpoint, load_weights, save_checkpoint
+from ..storage import write_model_dir
+from .checkpoint import CHECKPOINT_ENTRIES, load_checkpoint, load_weights, save_checkpoint, saved_epoch
 from .ota import neighbour_ids
 from .pools import ContextPools
+from .progress import progress_bar
 from .state_cache import StateCache, describe, encode_unpadded
-from .settings import TrainSettings
+from .settings import CHECKPOINTS_DIR, TrainSettings
 from .targets import TargetSet
 from .validation import Validator
 
@@ -242,6 +241,25 @@ class TrainingRun:
     def _directory(self, name: str) -> Optional[Path]:
         return self.output_dir / name if self.output_dir else None
 
+    def _finished(self, name: str) -> bool:
+        """A stage an earlier run with these settings finished and saved: it is loaded, not trained."""
+        done = self._directory(name)
+        return done is not None and name in self.record["stages"] and done.is_dir()
+
+    def resumed(self) -> List[str]:
+        """What this run takes over from a killed one with its settings, for the one line `train` logs:
+        the finished stages it loads, and each stage it continues from its checkpoint (none: a fresh start)."""
+        if self.output_dir is None:
+            return []
+        finished = [name for name in self.record["stages"] if self._finished(name)]
+        parts = [f"finished stages loaded: {', '.join(finished)}"] if finished else []
+        checkpoints = self.output_dir / CHECKPOINTS_DIR
+        for path in sorted(checkpoints.iterdir()) if checkpoints.is_dir() else []:
+            epoch = saved_epoch(path)
+            if epoch is not None:
+                parts.append(f"{path.name} from epoch {epoch + 1} (its checkpoint after epoch {epoch})")
+        return parts
+
     def stage(
         self, spec: StageSpec, init: Optional[Dict[str, Tensor]] = None, prefix: str = "", validate: bool = True
     ) -> StageResult:
@@ -251,7 +269,7 @@ class TrainingRun:
         if init is not None:
             network.load_state_dict(init, strict=False)
         done = self._directory(name)
-        if done is not None and name in self.record["stages"] and done.is_dir():
+        if self._finished(name):
             load_weights(network, done)
             return StageResult(spec, network, self.record["stages"][name])
         metrics = self._train(network, spec, name)
@@ -264,10 +282,10 @@ class TrainingRun:
             f"  (subword-mean baseline cosine {self.baseline()['cosine']:.4f} MRR {self.baseline()['mrr']:.4f})"
         )
         if done is not None:
-            save_bertram(network, done)
+            write_model_dir(network, done)  # checked with train's output (settings.check_train_output)
             self.record["stages"][name] = metrics
             write_json_atomic(self.progress_file, self.record)
-            shutil.rmtree(self.output_dir / "checkpoints" / name, ignore_errors=True)
+            remove_written(self.output_dir / CHECKPOINTS_DIR / name, CHECKPOINT_ENTRIES)
         return StageResult(spec, network, metrics)
 
     def baseline(self) -> Dict[str, float]:
@@ -300,8 +318,7 @@ class TrainingRun:
         torch.manual_seed(s.seed * 1000 + 100 + spec.index)
         if checkpoint is not None and checkpoint.is_dir():
             info = load_checkpoint(checkpoint, network, optimizer, rng)
-            first_epoch, history = int(info["epoch"]), list(info["history"])
-            self.log(f"{name}: resuming after epoch {first_epoch}")
+            first_epoch, history = int(info["epoch"]), list(info["history"])  # `resumed` said so
         for epoch in range(first_epoch, spec.epochs):
             tick = time.perf_counter()
             network.train()
@@ -309,8 +326,8 @@ class TrainingRun:
                 network.ngram_form.eval()  # frozen form: no dropout, fixed slot vectors
             order = rng.permutation(numpy.asarray(words, dtype=numpy.int64))
             losses: List[Tensor] = []  # on the device: no host sync per step
-            bar = tqdm(total=steps_per_epoch, desc=f"{name} epoch {epoch + 1}/{spec.epochs}",
-                       disable=not self.progress, leave=False)
+            bar = progress_bar(progress=self.progress, total=steps_per_epoch,
+                               desc=f"{name} epoch {epoch + 1}/{spec.epochs}", leave=False)
             for step in range(steps_per_epoch):
                 global_step = epoch * steps_per_epoch + step
                 factor = lr_factor(global_step, total, s.warmup)
@@ -323,7 +340,7 @@ class TrainingRun:
                 optimizer.step()
                 losses.append(loss.detach())
                 bar.update(1)
-                if self.progress and (step + 1) % 50 == 0:  # the running mean costs a sync: now and then
+                if not bar.disable and (step + 1) % 50 == 0:  # the running mean costs a sync: now and then
                     bar.set_postfix(loss=f"{float(torch.stack(losses).double().mean()):.6f}")
             bar.close()
             epoch_losses = torch.stack(losses).tolist()  # one sync per epoch; summed as before

@@ -37,7 +37,6 @@ import numpy
 import torch
 from numpy.lib.format import open_memmap
 from torch import Tensor
-from tqdm import tqdm
 
 from ..errors import Errors
 from ..fileio import write_json_atomic
@@ -45,7 +44,9 @@ from ..config import BertramConfig
 from ..encoder import load_encoder
 from ..inputs import EncodedContext, NgramVocab
 from ..network import BertramNetwork
+from ..types import DEFAULT_TOKEN_BUDGET
 from .distributed import local_threads, run_tasks
+from .progress import progress_bar
 from .worker_objects import once_per_process
 
 MIN_BATCH_TOKENS = 64
@@ -131,7 +132,7 @@ class StateCache:
         slot_vectors: Optional[Tensor] = None,
         directory: Optional[Path] = None,
         memory_mb: float = 2048,
-        token_budget: int = 4096,
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
         progress: bool = True,
         client: Any = None,
     ) -> "StateCache":
@@ -189,7 +190,7 @@ def encode_into(
     was_training = network.training
     network.eval()
     try:
-        bar = tqdm(total=len(rows), desc="encoding contexts once", unit="ctx", disable=not progress, leave=False)
+        bar = progress_bar(progress=progress, total=len(rows), desc="encoding contexts once", unit="ctx", leave=False)
         for batch in length_batches(rows, token_budget):
             states = _encode_batch(network, [rows[i] for i in batch], slot_vectors, token_budget)
             out[numpy.asarray(batch)] = states.float().cpu().numpy()

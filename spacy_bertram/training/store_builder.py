@@ -22,13 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from tqdm import tqdm
-
 from ..errors import Errors
 from ..fileio import atomic_path
 from ..context_store import DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, SCHEMA, Context
 from ..types import PathLike
 from .corpus import Corpus, Span, tokenize, tokenize_spans
+from .progress import progress_bar
 from .settings import DEFAULT_MAX_CONTEXTS, DEFAULT_RARE_MAX_CONTEXTS
 
 logger = logging.getLogger(__name__)
@@ -40,7 +39,7 @@ def count_words(corpus: Corpus, progress: bool = True) -> Tuple[Counter, int]:
     counts: Counter = Counter()
     n_lines = 0
     lowercase = corpus.lowercase
-    for line in tqdm(corpus.lines(), desc="Counting words", unit=" lines", disable=not progress):
+    for line in progress_bar(corpus.lines(), progress=progress, desc="Counting words", unit=" lines"):
         counts.update(tokenize(line, lowercase))
         n_lines += 1
     if not counts:
@@ -201,7 +200,8 @@ def build_context_store(
 
     def fill(sample: _Reservoirs) -> None:
         slot_of = plan.slot_of
-        lines = tqdm(corpus.lines(), desc="Collecting contexts", unit=" lines", total=n_lines, disable=not progress)
+        lines = progress_bar(corpus.lines(), progress=progress, desc="Collecting contexts", unit=" lines",
+                             total=n_lines)
         for line in lines:
             spans = tokenize_spans(line, lowercase)
             for i, span in enumerate(spans):

@@ -36,7 +36,7 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 from ..errors import Errors
-from ..fileio import atomic_path, write_json_atomic
+from ..fileio import atomic_directory, write_json_atomic
 from .ota import OTASettings, one_token_approximation
 from .segmentation import RareLikeSegmenter
 from ..frequencies import DEFAULT_MAX_ZIPF, wordfreq_band
@@ -98,7 +98,7 @@ class TargetSet:
             "rare_like": self.rare_like,
             "info": self.info,
         }
-        with atomic_path(target, is_dir=True) as tmp:
+        with atomic_directory(target, TARGET_FILES) as tmp:
             save_file({"vectors": self.vectors.detach().float().cpu().contiguous()}, str(tmp / VECTORS_FILE))
             write_json_atomic(tmp / INDEX_FILE, index, indent=None)
         return target

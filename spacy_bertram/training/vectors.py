@@ -16,34 +16,21 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
-from tqdm import tqdm
-
 from ..errors import Errors, Warnings
-from ..fileio import check_output_dir
+from ..fileio import check_output_dir, remove_written
 from ..context_store import ContextStore, open_context_store
 from ..pipeline.vector_table import META_FILE, VectorTable, encoder_identity
 from ..pipeline.word_sources import word_key_function
 from ..storage import load_bertram, model_fingerprint
 from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike
 from .distributed import describe_client, local_threads, open_client, run_on_dask
-from .settings import VECTORS_OUTPUTS, check_vector_settings
+from .progress import progress_bar
+from .settings import VECTORS_OUTPUTS, check_vector_settings, read_word_list
 from .shards import JobSettings, ShardStore, infer_words, worker_state
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_SHARD_SIZE = 256
-
-
-def read_word_list(path: PathLike) -> List[str]:
-    """Words of a file, one per line (a tab and anything after it is ignored; '#' lines skipped)."""
-    try:
-        lines = Path(path).read_text(encoding="utf8").splitlines()
-    except (OSError, UnicodeDecodeError) as err:
-        raise ValueError(Errors.E259.format(path=str(path), err=err)) from err
-    words = [line.split("\t")[0].strip() for line in lines if line.strip() and not line.startswith("#")]
-    if not words:
-        raise ValueError(Errors.E260.format(path=str(path)))
-    return words
 
 
 def select_words(
@@ -108,7 +95,7 @@ def table_meta(
 def run_in_process(shards: ShardStore, todo: Sequence[int], job: JobSettings, progress: bool = True) -> None:
     """Fill the shards one after the other here (no Dask): for one device or debugging."""
     state = worker_state(job)
-    for index in tqdm(todo, desc="Shards", unit=" shards", disable=not progress):
+    for index in progress_bar(todo, progress=progress, desc="Shards", unit=" shards"):
         shards.write(index, infer_words(state.network, state.store, shards.shard_words(index),
                                         job.max_contexts, job.token_budget))
 
@@ -166,7 +153,9 @@ def build_vector_table(
         done = VectorTable.from_disk(out)
         if done.words == words and {k: done.meta.get(k) for k in meta} == meta:
             return {"output": str(out), "words": len(done), "computed_shards": 0, "already_done": True}
-        raise ValueError(Errors.E266.format(out=str(out)))
+        if not force:
+            raise ValueError(Errors.E266.format(out=str(out)))
+        remove_written(out, VECTORS_OUTPUTS)  # another job's table and shards; others' files stay
     shards = ShardStore.open(out, words, shard_size, {k: v for k, v in meta.items() if k != "encoder"})
     todo = shards.missing()
     logger.info("Vector table %s: %d words in %d shards, %d to compute", out, len(words), shards.n_shards, len(todo))
