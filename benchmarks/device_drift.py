@@ -24,10 +24,16 @@ import numpy
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
-from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
-from spacy_bertram.encoder import resolve_base_model
-from spacy_bertram.device import select_device, use_device
-from spacy_bertram.types import DEFAULT_CONTEXTS_PER_WORD
+from spacy_bertram import (
+    DEFAULT_CONTEXTS_PER_WORD,
+    NgramVocab,
+    create_bertram,
+    load_bertram,
+    resolve_base_model,
+    save_bertram,
+    select_device,
+    use_device,
+)
 from bertram_experiments.assets import default_assets_dir
 
 from infer import collect_items  # benchmarks/infer.py (scripts run from this folder)

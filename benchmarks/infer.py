@@ -28,11 +28,9 @@ from typing import Dict, List, Sequence, Tuple
 import numpy
 import torch
 
-from spacy_bertram import NgramVocab, create_bertram
-from spacy_bertram.device import select_device
+from spacy_bertram import DEFAULT_CONTEXTS_PER_WORD, NgramVocab, create_bertram, select_device
 from spacy_bertram.inputs import EncodedContext, batch_by_token_budget
 from spacy_bertram.network import default_token_budget
-from spacy_bertram.types import DEFAULT_CONTEXTS_PER_WORD
 
 from timing import timed  # benchmarks/timing.py (scripts run from this folder)
 

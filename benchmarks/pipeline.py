@@ -58,12 +58,19 @@ import torch
 from spacy.tokens import Doc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
-import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory)
-from spacy_bertram import NgramVocab, create_bertram, save_bertram
-from spacy_bertram.encoder import resolve_base_model
-from spacy_bertram.device import use_device
+from spacy_bertram import make_bertram  # noqa: F401  (its module registers the factory)
+from spacy_bertram import (
+    DEFAULT_CONTEXTS,
+    DEFAULT_INJECTION,
+    INJECTION_MODES,
+    NgramVocab,
+    create_bertram,
+    get_bertram_network,
+    resolve_base_model,
+    save_bertram,
+    use_device,
+)
 from spacy_bertram.training.corpus import tokenize
-from spacy_bertram.types import DEFAULT_CONTEXTS, DEFAULT_INJECTION, INJECTION_MODES
 from bertram_experiments.assets import default_assets_dir
 from bertram_experiments.ner.data import read_iob, wnut16_path
 
@@ -207,7 +214,7 @@ class PartTimer:
 def instrument(nlp: spacy.Language) -> PartTimer:
     """Time the parts of the bertram component's cold path (see PARTS)."""
     component = nlp.get_pipe("bertram")
-    network = component.network
+    network = get_bertram_network(component.model)
     timer = PartTimer(torch.cuda.synchronize if network.device.type == "cuda" else None)
     timer.wrap(component.finder, "find", "rule")
     timer.wrap(component.word_sources, "contexts_for", "contexts")
@@ -264,8 +271,9 @@ def variant_settings(args: argparse.Namespace, overrides: Optional[Dict[str, Any
 def build_variant(encoder: str, bertram: str, args: argparse.Namespace, settings: Dict[str, Any]) -> spacy.Language:
     nlp = build(encoder, bertram, args.base_model, settings["contexts"], args.store, settings["injection"],
                 settings["vector_table"], settings["context_window"], settings["int8_encoder"])
-    nlp.get_pipe("bertram").network.length_grouped_calls = settings["length_groups"]  # the context encoder's calls
-    nlp.get_pipe("bertram").network.inputs.batched_tokenising = settings["batched_tokenising"]  # one call a context
+    network = get_bertram_network(nlp.get_pipe("bertram").model)
+    network.length_grouped_calls = settings["length_groups"]  # the context encoder's calls
+    network.inputs.batched_tokenising = settings["batched_tokenising"]  # one call a context
     if not settings["rule_table"]:  # the rule with a wordfreq and a tokenizer call per new form, as before its table
         nlp.get_pipe("bertram").finder.frequent = None
     return nlp
@@ -294,7 +302,7 @@ def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts
         list(nlp.pipe(warmup))
     timers = {suffix: instrument(nlp) for suffix, nlp in variants.items()}
     component = with_bertram.get_pipe("bertram")
-    network = component.network
+    network = get_bertram_network(component.model)
 
     def set_paths(exact_shortcuts: bool) -> None:
         network.share_equal_rows = network.stop_at_read_layer = network.length_grouped_calls = exact_shortcuts

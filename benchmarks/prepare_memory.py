@@ -22,7 +22,7 @@ from pathlib import Path
 
 CHILD = """
 import json, sys
-from spacy_bertram.training.prepare import prepare
+from spacy_bertram import prepare
 if sys.argv[1] != "--import-only":
     r = prepare(sys.argv[1], sys.argv[2], min_count=int(sys.argv[3]), progress=False)
     print(json.dumps({"total_words": r.total_words, "vocab_size": r.vocab_size}))

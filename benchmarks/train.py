@@ -26,13 +26,17 @@ from pathlib import Path
 
 import torch
 
-from spacy_bertram.device import make_deterministic, select_device
-from spacy_bertram.encoder import load_encoder
-from spacy_bertram.training.ota import OTASettings
-from spacy_bertram.context_store import open_context_store
-from spacy_bertram.training.sources import MemoryContexts
-from spacy_bertram.training.stages import StageSpec, TrainingRun, TrainSettings
-from spacy_bertram.training.targets import build_targets
+from spacy_bertram import (
+    MemoryContexts,
+    OTASettings,
+    TrainSettings,
+    build_targets,
+    load_encoder,
+    make_deterministic,
+    open_context_store,
+    select_device,
+)
+from spacy_bertram.training.stages import StageSpec, TrainingRun
 
 ROOT = Path(__file__).resolve().parents[1]
 

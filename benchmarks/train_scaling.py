@@ -36,11 +36,15 @@ from safetensors.numpy import load_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
 from bertram_experiments.assets import default_assets_dir  # noqa: E402
-from spacy_bertram.training.distributed import optional_client  # noqa: E402
-from spacy_bertram.training.prepare import prepare  # noqa: E402
-from spacy_bertram.training.run import train  # noqa: E402
-from spacy_bertram.training.settings import RunOptions, TrainingData, TrainSettings  # noqa: E402
-from spacy_bertram.training.ota import OTASettings  # noqa: E402
+from spacy_bertram import (  # noqa: E402
+    OTASettings,
+    RunOptions,
+    TrainSettings,
+    TrainingData,
+    optional_client,
+    prepare,
+    train,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The project's `train-bertram` settings that shape the work (project.yml): 8 contexts per word, 10 OTA steps.

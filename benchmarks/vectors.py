@@ -47,17 +47,25 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
 import spacy_bertram.injection.groups as injection_module
 
-from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
-from spacy_bertram.storage import model_fingerprint
-from spacy_bertram.context_store import ContextStore
-from spacy_bertram.device import select_device
-from spacy_bertram.training.distributed import open_client, run_on_dask
-from spacy_bertram.encoder import resolve_base_model
+from spacy_bertram import (
+    ContextStore,
+    DEFAULT_CONTEXTS_PER_WORD,
+    NgramVocab,
+    VectorTable,
+    create_bertram,
+    encoder_identity,
+    get_bertram_network,
+    load_bertram,
+    model_fingerprint,
+    open_client,
+    resolve_base_model,
+    save_bertram,
+    select_device,
+    word_key_function,
+)
+from spacy_bertram.training.distributed import run_on_dask
 from bertram_experiments.assets import default_assets_dir
-from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
-from spacy_bertram.pipeline.word_sources import word_key_function
 from spacy_bertram.training.shards import JobSettings, ShardStore, infer_words
-from spacy_bertram.types import DEFAULT_CONTEXTS_PER_WORD
 
 from pipeline import MissingTexts, build, load_texts  # benchmarks/pipeline.py (scripts run from this folder)
 from timing import timed  # benchmarks/timing.py
@@ -146,7 +154,7 @@ def dask_rows(client, job: JobSettings, model_id: str, words: List[str], out: Pa
 def rare_word_table(nlp, texts: Sequence[str], path: Path) -> Tuple[int, int]:
     """A table with every rare word of the texts (form vectors: cheap, and speed is what counts here)."""
     pipe = nlp.get_pipe("bertram")
-    finder, network = pipe.finder, pipe.network
+    finder, network = pipe.finder, get_bertram_network(pipe.model)
     word_key = word_key_function(network)  # the form the component looks a table up by
     words = sorted({word_key(doc[i].text) for doc in map(nlp.make_doc, texts) for i in finder.find(doc)})
     rows = network.infer([(w, []) for w in words])
@@ -169,8 +177,7 @@ def pipeline_overhead(args, model: str, table_dir: Path) -> Dict[str, object]:
         nlp = build(encoder, model, args.base_model, "doc", None, injection)
         if injection == "slash":
             n_table, _ = rare_word_table(nlp, texts, table_dir)
-        nlp.get_pipe("bertram").load_vector_table(table_dir)
-        nlp.get_pipe("bertram").initialize(lambda: [], nlp=nlp)
+        nlp.get_pipe("bertram").initialize(lambda: [], nlp=nlp, vector_table=str(table_dir))
         pipelines[f"table_{injection}"] = nlp
     for nlp in pipelines.values():
         list(nlp.pipe(texts[:16]))

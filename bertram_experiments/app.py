@@ -7,6 +7,6 @@ synonym recovery, named entities (`ner-*`), learning curves and the run's report
 plugin's help layout and argument checks (`spacy_bertram.app`); like the plugin's commands, each
 imports its step when it runs, so `--help` answers at once.
 """
-from spacy_bertram.app import command_line
+from spacy_bertram import command_line
 
 app = command_line("bertram-experiments", __doc__.split("\n\n")[0])

@@ -21,13 +21,20 @@ import spacy
 from spacy_transformers.layers.transformer_model import TransformerModel
 
 from .errors import Errors
-from spacy_bertram.fileio import atomic_directory, check_output_dir
-from spacy_bertram.injection import BertramTransformerModel, check_injection
-from spacy_bertram.pipeline import component  # noqa: F401  (registers the bertram factory; it imports architectures.py)
-from spacy_bertram.rare_words import RareWordRule
-from spacy_bertram.storage import load_bertram
-from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF
-from spacy_bertram.types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_INJECTION, PathLike
+from spacy_bertram import (
+    BertramTransformerModel,
+    DEFAULT_CONTEXTS,
+    DEFAULT_CONTEXTS_PER_WORD,
+    DEFAULT_INJECTION,
+    DEFAULT_MAX_ZIPF,
+    PathLike,
+    RareWordRule,
+    atomic_directory,
+    check_injection,
+    check_output_dir,
+    load_bertram,
+)
+from spacy_bertram import make_bertram  # noqa: F401  (its module registers the bertram factory and imports architectures.py)
 from .outputs import ASSEMBLE_OUTPUTS
 
 logger = logging.getLogger("spacy_bertram")

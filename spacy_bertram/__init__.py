@@ -1,10 +1,14 @@
 """spacy-bertram: BERTRAM embeddings for rare words in spaCy transformer pipelines.
 
-The names below are imported on first use (PEP 562), not with the package:
-`python -m spacy_bertram --help` must not wait for torch and transformers.
-spaCy finds the factory `bertram` and everything else the configs name through
-the entry points in pyproject.toml: the component's module, and `architectures.py`,
-where every registration lives.
+`__all__` is the public API: the names a user (and the project's experiments, benchmarks and
+scripts) may rely on, grouped and described in docs/api.md. Everything else is internal and may
+change; import the names from here, `from spacy_bertram import load_bertram`.
+
+The names are imported on first use (PEP 562), not with the package, each from its own module:
+`python -m spacy_bertram --help` must not wait for torch and transformers, and `from spacy_bertram
+import check_output_dir` costs what `spacy_bertram.fileio` costs. spaCy finds the factory `bertram`
+and everything else the configs name through the entry points in pyproject.toml: the component's
+module, and `architectures.py`, where every registration lives.
 """
 import sys
 from importlib import import_module
@@ -18,23 +22,128 @@ if "spacy" in sys.modules:
     # and a user's `@spacy.registry.context_sources(...)` below `import spacy_bertram` finds it.
     import_module(".registries", __name__)
 
-#: public name -> the module (relative to this package) that defines it
+#: public name -> the module (relative to this package) that defines it, as "module" or, where the public
+#: name differs from the module's own, "module:name". Grouped as docs/api.md lists them.
 _EXPORTS: Dict[str, str] = {
-    "BertramComponent": ".pipeline.component",
+    # the model
     "BertramConfig": ".config",
+    "PAPER_SETTINGS": ".config",
     "BertramNetwork": ".network",
-    "Bertram_v1": ".architectures",
-    "DEFAULT_BASE_MODEL": ".encoder",
     "NgramVocab": ".inputs",
     "create_bertram": ".storage",
-    "get_bertram_network": ".layers",
     "load_bertram": ".storage",
-    "load_encoder": ".encoder",
-    "make_bertram": ".pipeline.component",
-    "resolve_base_model": ".encoder",
     "save_bertram": ".storage",
+    "model_fingerprint": ".storage",
+    "DEFAULT_BASE_MODEL": ".encoder",
+    "load_encoder": ".encoder",
+    "resolve_base_model": ".encoder",
+    "word_piece_ids": ".encoder",
+    "word_start_tokens": ".encoder",
+    # the component and the pipeline
+    "BertramComponent": ".pipeline.component",
+    "DEFAULT_CONFIG": ".pipeline.component",
+    "make_bertram": ".pipeline.component",
     "save_pipeline": ".pipeline.serialization",
+    "Bertram_v1": ".architectures",
+    "get_bertram_network": ".layers",
     "set_bertram_network": ".layers",
+    "VectorCache": ".pipeline.vector_cache",
+    "VectorTable": ".pipeline.vector_table",
+    "encoder_identity": ".pipeline.vector_table",
+    "WordSources": ".pipeline.word_sources",
+    "word_key_function": ".pipeline.word_sources",
+    "install_extension": ".extension",
+    "DOC_EXTENSION": ".types",
+    "DEFAULT_CONTEXTS": ".types",
+    "DEFAULT_CONTEXTS_PER_WORD": ".types",
+    # the injection into the transformer
+    "BertramTransformerModel": ".injection",
+    "DEFAULT_INJECTION": ".types",
+    "INJECTION_MODES": ".types",
+    "check_injection": ".types",
+    "slash_token_id": ".injection.builders",
+    "FREEZE_CALLBACK": ".injection.frozen_embeddings",
+    "embedding_drift": ".injection.frozen_embeddings",
+    # the rare-word rule and the frequency tables
+    "RareWordRule": ".rare_words",
+    "RareWordFinder": ".rare_words",
+    "is_alphabetic": ".rare_words",
+    "DEFAULT_MIN_WORDPIECES": ".types",
+    "CountTable": ".frequencies",
+    "WordfreqFrequencies": ".frequencies",
+    "WorldFrequencies": ".frequencies",
+    "COUNTS_FILE": ".frequencies",
+    "DEFAULT_MAX_ZIPF": ".frequencies",
+    "check_max_zipf": ".frequencies",
+    # contexts: the stores, the sources, the dictionary
+    "ContextStore": ".context_store",
+    "open_context_store": ".context_store",
+    "STORE_FILE": ".context_store",
+    "DocContexts": ".pipeline.context_sources",
+    "chain_contexts": ".pipeline.context_sources",
+    "DefinitionStore": ".dictionary.store",
+    "load_wordnet": ".dictionary.wordnet",
+    "find_wordnet_source": ".dictionary.wordnet",
+    "is_wordnet_dir": ".dictionary.wordnet",
+    "WordNetMissingError": ".dictionary.wordnet",
+    # the file rule
+    "check_output_dir": ".fileio",
+    "check_output_file": ".fileio",
+    "atomic_directory": ".fileio",
+    "atomic_path": ".fileio",
+    "write_json_atomic": ".fileio",
+    "write_bytes_atomic": ".fileio",
+    "mark_json": ".fileio",
+    "text_mark": ".fileio",
+    "output_mark": ".fileio",
+    "remove_written": ".fileio",
+    "PathLike": ".types",
+    # the device
+    "select_device": ".device",
+    "use_device": ".device",
+    "make_deterministic": ".device",
+    # training: the steps, their settings, checkpoints
+    "prepare": ".training.prepare",
+    "build_targets": ".training.targets",
+    "train": ".training.run",
+    "build_vector_table": ".training.vectors",
+    "TrainSettings": ".training.settings",
+    "TrainingData": ".training.settings",
+    "RunOptions": ".training.settings",
+    "OTASettings": ".training.settings",
+    "check_workers": ".training.settings",
+    "MemoryContexts": ".training.sources",
+    "progress_bar": ".training.progress",
+    "CHECKPOINTS_DIR": ".checkpoint_logger",
+    "CHECKPOINT_LOGGER": ".checkpoint_logger:LOGGER_NAME",
+    "check_checkpoint_steps": ".checkpoint_logger",
+    "step_dir": ".checkpoint_logger",
+    # Dask
+    "open_client": ".training.distributed",
+    "optional_client": ".training.distributed",
+    "run_tasks": ".training.distributed",
+    "describe_client": ".training.distributed",
+    "local_threads": ".training.distributed",
+    # the command line's shared parts
+    "command_line": ".app",
+    "run_checked": ".app",
+    "fail": ".app",
+    "echo_json": ".app",
+    "setup_logging": ".app",
+    "number_in": ".app",
+    "check_gpu": ".app",
+    "check_lang": ".app",
+    "check_made_by": ".app",
+    "check_model": ".app",
+    "check_store": ".app",
+    "FORCE_HELP": ".app",
+    "FORCE_FILE_HELP": ".app",
+    "GPU_HELP": ".app",
+    "INT8_ENCODER_HELP": ".app",
+    "MAX_ZIPF_HELP": ".app",
+    # errors
+    "Errors": ".errors",
+    "Warnings": ".errors",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -45,7 +154,8 @@ def __getattr__(name: str) -> Any:
         return import_module(".injection", __name__)
     if name not in _EXPORTS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_EXPORTS[name], __name__), name)
+    module, _, own_name = _EXPORTS[name].partition(":")
+    value = getattr(import_module(module, __name__), own_name or name)
     globals()[name] = value
     return value
 

@@ -226,6 +226,17 @@ class Errors(metaclass=ErrorsWithCodes):
             "context_window = {window} in the config, then load the pipeline again")
     E169 = ("subword_share of '{name}' must be a number in [0, 1] (the weight of the subword mean in the output), or "
             "null for the trained model's own share, got {value!r}")
+    E176 = ("The input embeddings of the encoder {model!r} returned an output of shape {shape}, but the BERTRAM "
+            "injection planned a batch of {expected} wordpieces: the encoder did not receive the batch "
+            "spacy-transformers tokenized (its forward changed, or the encoder embeds its input more than once). "
+            'injection = "none" in the spacy-bertram.TransformerModel.v1 block runs the stock model.')
+    E177 = ("The encoder {model!r} embedded other wordpieces than the BERTRAM injection planned ({n_differ} of the "
+            "{n_planned} positions that receive a vector differ): spacy-transformers tokenized the batch otherwise "
+            'than its public functions do. injection = "none" in the spacy-bertram.TransformerModel.v1 block runs '
+            "the stock model.")
+    E178 = ("The encoder {model!r} ran without calling its input embeddings (get_input_embeddings()), so no "
+            "BERTRAM vector went in: it cannot take injected vectors. Set injection = \"none\" in the "
+            "spacy-bertram.TransformerModel.v1 block.")
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."

@@ -369,7 +369,7 @@ def test_injection_feeds_and_maps_on_the_encoders_device(tiny_bert_path):
     from transformers import AutoModel, AutoTokenizer
     from tests.util import plan_inputs
 
-    from spacy_bertram.injection import convert_injected_inputs
+    from spacy_bertram.injection import convert_lengthened_inputs
     from spacy_bertram.injection.mapping import map_outputs_to_stock
     from spacy_bertram.injection.batch import InjectedWordpieces
     from spacy_bertram.injection.plan import make_injection_plan
@@ -382,14 +382,15 @@ def test_injection_feeds_and_maps_on_the_encoders_device(tiny_bert_path):
     docs[0]._.bertram = {3: numpy.ones(32, dtype="float32")}
     docs[1]._.bertram = {1: numpy.ones(32, dtype="float32")}
     spans, wordpieces, align = plan_inputs(nlp, tokenizer, docs, 4, 3)
-    layer = SimpleNamespace(shims=[SimpleNamespace(_hfmodel=SimpleNamespace(transformer=hf))], attrs={})
+    layer = SimpleNamespace(shims=[], attrs={})  # the encoder comes with the batch, not from the layer
     for mode in ("slash", "replace"):
         plan = make_injection_plan(spans, wordpieces, align, mode, tokenizer, hf)
-        args, _ = convert_injected_inputs(layer, InjectedWordpieces(wordpieces, plan), False)
+        injected = InjectedWordpieces(wordpieces, plan, hf)
+        args, _ = convert_lengthened_inputs(layer, injected, False)
         with CpuTensorGuard() as guard:
             output = hf(**args.kwargs, output_hidden_states=True)
             mapped = map_outputs_to_stock(output, plan)
-        assert layer.attrs == {}  # the hook fired and removed itself
+        assert injected.hook.fired and not hf.get_input_embeddings()._forward_hooks  # fired, removed itself
         assert mapped.last_hidden_state.device.type == "meta"
         assert tuple(mapped.last_hidden_state.shape[:2]) == tuple(wordpieces.input_ids.shape)
         assert all(tuple(h.shape[:2]) == tuple(wordpieces.input_ids.shape) for h in mapped.hidden_states)

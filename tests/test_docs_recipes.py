@@ -48,8 +48,8 @@ nlp = spacy.blank("en")
 nlp.add_pipe("bertram", config={{"contexts": {json.dumps(contexts)},
                                   "model": {{"model_path": {bertram_dir!r}, "base_model": {tiny_bert_path!r}}}}})
 nlp.initialize()
-pipe = nlp.get_pipe("bertram")
-print(json.dumps([pipe.word_sources.source, pipe.contexts_for(nlp.make_doc("A kumquat."), "kumquat", [1])]))
+sources = nlp.get_pipe("bertram").word_sources
+print(json.dumps([sources.source, sources.contexts_for(nlp.make_doc("A kumquat."), "kumquat", [1])]))
 """
     result = run_python(code, tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]

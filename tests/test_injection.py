@@ -186,7 +186,8 @@ def test_matches_hand_built_inputs_embeds(tiny_bert_path, mode):
     batch = predict(nlp, docs_with(nlp, [LONG, TEXT], [None, {RARE: v}]))
     first = batch.doc_data[1].tensors[0][0]
     numpy.testing.assert_allclose(first[: len(expected)], expected, atol=1e-5)
-    assert not first[len(expected) :].any()  # stock padding positions hold zeros
+    if mode != "recentre":  # recentre runs the stock forward: its padding holds the encoder's output for [PAD]
+        assert not first[len(expected) :].any()  # the mapped layout's padding positions hold zeros
     if mode == "replace":  # the merged position is copied to all four wordpieces
         strings = batch.doc_data[1].wordpieces.strings[0]
         rows = first[strings.index("kum") : strings.index("##s") + 1]

@@ -317,7 +317,7 @@ def test_each_mode_but_none_has_a_builder(minilm_tokenizer):
     lengths = {}
     for mode in INJECTION_MODES:
         if mode == "none":
-            with pytest.raises(AssertionError, match="no injection plan"):
+            with pytest.raises(ValueError, match=r"\[E156\] injection must be one of .*got 'none'"):
                 make_injection_plan(spans, wordpieces, align, mode, minilm_tokenizer, hf)
             continue
         plan = make_injection_plan(spans, wordpieces, align, mode, minilm_tokenizer, hf)

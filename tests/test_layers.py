@@ -7,7 +7,7 @@ from thinc.api import Adam
 
 import spacy_bertram  # noqa: F401  (registers the architecture)
 from spacy_bertram import NgramVocab, get_bertram_network, save_bertram, set_bertram_network
-from spacy_bertram.layers import bertram_shim
+from spacy_bertram.layers import Derived, Weights, bertram_shim
 from spacy_bertram.storage import create_bertram, model_fingerprint
 
 X = [("kumquat", ["the farmer sold a kumquat", "a kumquat is small"]), ("tasty", ["tasty fruit"]), ("sea", [])]
@@ -157,9 +157,46 @@ def test_int8_encoder_is_the_layers_own_setting_and_survives_a_save(tiny_bert_pa
     model_dir = make_bertram_dir(tmp_path / "model", tiny_bert_path)
     nlp = make_nlp(model_dir, tiny_bert_path, model={"base_model": tiny_bert_path, "model_path": model_dir,
                                                         "int8_encoder": True})
-    assert nlp.get_pipe("bertram").network.int8_encoder is True
+    assert get_bertram_network(nlp.get_pipe("bertram").model).int8_encoder is True
     nlp.to_disk(tmp_path / "pipeline")
     loaded = spacy.load(tmp_path / "pipeline")
-    assert loaded.get_pipe("bertram").network.int8_encoder is True
+    assert get_bertram_network(loaded.get_pipe("bertram").model).int8_encoder is True
     plain = make_nlp(model_dir, tiny_bert_path)
-    assert plain.get_pipe("bertram").network.int8_encoder is False
+    assert get_bertram_network(plain.get_pipe("bertram").model).int8_encoder is False
+
+
+# -- the layer's state: the weights record, the counts that come with it, what is derived from them ----------
+
+
+def test_the_counts_load_with_the_weights_and_a_new_network_is_a_new_record(tiny_bert_path, tmp_path):
+    save_bertram(get_bertram_network(build(tiny_bert_path)), tmp_path / "m", counts={"kumquat": 7})
+    layer = registry.architectures.get("spacy-bertram.Bertram.v1")(model_path=str(tmp_path / "m"))
+    shim = bertram_shim(layer)
+    assert shim.counts is None  # nothing is read before init
+    layer.initialize()
+    assert shim.counts.count("kumquat") == 7 and shim.weights.trained
+    before = shim.weights
+    set_bertram_network(layer, get_bertram_network(layer))  # the same network, given again
+    assert shim.weights is not before and shim.weights == Weights()  # a new record: what was derived is stale
+
+
+def test_derived_values_are_kept_while_their_inputs_are_the_same():
+    derived, calls = Derived(), []
+
+    def compute() -> int:
+        calls.append(1)
+        return len(calls)
+
+    record = Weights("m1")
+    assert derived.get("finder", (record, "store.sqlite", 0.5), compute) == 1
+    assert derived.get("finder", (record, "store.sqlite", 0.5), compute) == 1  # equal values, the same record
+    assert derived.get("finder", (Weights("m1"), "store.sqlite", 0.5), compute) == 2  # another record, though equal
+    assert derived.get("finder", (Weights("m1"), "other.sqlite", 0.5), compute) == 3
+    assert derived.get("other", (), compute) == 4 and derived.get("other", (), compute) == 4
+
+    def failing() -> int:
+        raise ValueError("refused")
+
+    with pytest.raises(ValueError, match="refused"):
+        derived.get("check", (record,), failing)
+    assert derived.get("check", (record,), compute) == 5  # a failure keeps nothing: checked again

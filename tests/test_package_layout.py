@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
-from typing import Dict, Iterator, List, Mapping, Set, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Mapping, Set, Tuple
 
 import pytest
 
@@ -423,3 +423,108 @@ def test_package_imports_inside_functions_only_in_the_command_modules(package):
         for path, line, target in in_functions
         if not lazy_imports_allowed(path)
     ] == []
+
+
+# ---------------------------------------------------------------- the public API
+
+#: The project side: code beside the package that uses the plugin, never shipped with it.
+PROJECT_SIDE = (EXPERIMENTS, ROOT / "benchmarks", ROOT / "scripts")
+#: What the project side may import besides `spacy_bertram.__all__` (docs/api.md, "Exceptions"): per folder,
+#: why, and module -> names ("*": the module itself). The experiments have none.
+INTERNAL_IMPORTS: Dict[str, Tuple[str, Mapping[str, FrozenSet[str]]]] = {
+    "benchmarks": ("they time the stages below the public entry points, one at a time", {
+        "spacy_bertram.injection.groups": frozenset({"*"}),  # vectors.py: MAX_GROUPS against one call
+        "spacy_bertram.inputs": frozenset({"EncodedContext", "batch_by_token_budget"}),  # infer.py: padding
+        "spacy_bertram.network": frozenset({"default_token_budget"}),  # infer.py: the budget infer() picks
+        "spacy_bertram.training.stages": frozenset({"StageSpec", "TrainingRun"}),  # train.py: one stage
+        "spacy_bertram.training.shards": frozenset({"JobSettings", "ShardStore", "infer_words"}),  # vectors.py
+        "spacy_bertram.training.distributed": frozenset({"run_on_dask"}),  # vectors.py: shards on Dask
+        "spacy_bertram.training.corpus": frozenset({"tokenize"}),  # pipeline.py: the words prepare counts
+    }),
+    "scripts": ("only the project's scripts build the embedded corpus: the cleaners are theirs", {
+        "spacy_bertram.training.text_cleaning": frozenset(
+            {"normalise_space", "speech_lines", "strip_wikitext", "wikipedia_articles"}),
+    }),
+}
+
+
+def plugin_imports(source: str) -> Iterator[Tuple[int, str, str]]:
+    """(line, module, name) of each import of the plugin, anywhere in `source`; name "*" for `import module`."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == PACKAGE.name:
+                    yield node.lineno, alias.name, "*"
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == PACKAGE.name:
+            for alias in node.names:
+                yield node.lineno, node.module, alias.name
+
+
+def test_the_project_side_imports_the_plugin_only_through_its_public_api():
+    """The experiments, benchmarks and scripts import `from spacy_bertram import X` with X in `__all__`
+    (or `import spacy_bertram`); the named exceptions alone reach further, each in its own folder."""
+    import spacy_bertram
+
+    public = set(spacy_bertram.__all__)
+    offenders, seen = [], 0
+    for top in PROJECT_SIDE:
+        allowed = INTERNAL_IMPORTS.get(top.name, ("", {}))[1]
+        for path in sorted(top.rglob("*.py")):
+            for line, module, name in plugin_imports(path.read_text(encoding="utf8")):
+                seen += 1
+                if module == PACKAGE.name:
+                    ok = name == "*" or name in public
+                else:
+                    ok = name in allowed.get(module, ())
+                if not ok:
+                    offenders.append(f"{path.relative_to(ROOT)}:{line} imports {name} from {module}")
+    assert seen > 50 and offenders == [], offenders
+
+
+def test_every_named_exception_is_still_used():
+    """An exception nothing imports any more is taken off the list (and off docs/api.md)."""
+    used = {(top.name, module, name) for top in PROJECT_SIDE for path in top.rglob("*.py")
+            for _, module, name in plugin_imports(path.read_text(encoding="utf8"))}
+    unused = [(folder, module, name) for folder, (_, modules) in INTERNAL_IMPORTS.items()
+              for module, names in modules.items() for name in names if (folder, module, name) not in used]
+    assert unused == []
+
+
+def test_every_public_name_resolves_to_its_module_s_object():
+    """Each name of `__all__` imports from the module the lazy map names, and `dir()` lists it."""
+    import spacy_bertram
+
+    assert len(spacy_bertram.__all__) == len(set(spacy_bertram.__all__)) > 90
+    for name in spacy_bertram.__all__:
+        module, _, own = spacy_bertram._EXPORTS[name].partition(":")
+        expected = getattr(importlib.import_module(module, "spacy_bertram"), own or name)
+        assert getattr(spacy_bertram, name) is expected, name
+    assert set(spacy_bertram.__all__) <= set(dir(spacy_bertram))
+    with pytest.raises(AttributeError):
+        getattr(spacy_bertram, "no_such_name")
+
+
+def test_docs_api_lists_every_public_name_and_every_exception():
+    """docs/api.md is the public API's reference: each name of `__all__` in backticks, and each exception."""
+    import spacy_bertram
+
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf8")
+    listed = set(re.findall(r"^- `([A-Za-z_0-9]+)`", text, flags=re.M))
+    assert listed == set(spacy_bertram.__all__), (sorted(listed - set(spacy_bertram.__all__)),
+                                                  sorted(set(spacy_bertram.__all__) - listed))
+    modules = [module for _, modules in INTERNAL_IMPORTS.values() for module in modules]
+    assert [module for module in modules if f"`{module}`" not in text] == []
+    assert "(api.md)" in (ROOT / "docs" / "architecture.md").read_text(encoding="utf8")
+
+
+def test_the_docs_python_recipes_import_only_public_names():
+    """What the README and docs/ show a user imports `from spacy_bertram import X`, X in `__all__`."""
+    import spacy_bertram
+    from tests.util import markdown_blocks
+
+    offenders = [f"{path.relative_to(ROOT)}: {name} from {module}"
+                 for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+                 for block in markdown_blocks(path, "python")
+                 for _, module, name in plugin_imports(block)
+                 if module != PACKAGE.name or name not in {"*", *spacy_bertram.__all__}]
+    assert offenders == []

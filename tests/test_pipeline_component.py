@@ -16,7 +16,8 @@ from spacy import util
 from spacy.tokens import DocBin
 from thinc.api import Config
 
-import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
+import spacy_bertram.pipeline.component as component_module  # registers the factory until the entry point is installed
+from spacy_bertram.layers import bertram_shim, get_bertram_network, infer_vectors
 from spacy_bertram.pipeline.component import BertramComponent
 
 from tests.util import (GLOSSARY, TEXT, TINY_WORDS, bertram_config, config_of_own_source, make_bertram_dir, make_nlp,
@@ -30,7 +31,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_layers_model_path_loads_at_initialize_or_first_use(bertram_dir, tiny_bert_path):
-    from spacy_bertram.layers import bertram_shim
     from spacy_bertram.storage import model_fingerprint
 
     config = {"model": {"model_path": bertram_dir, "base_model": tiny_bert_path}}
@@ -38,13 +38,13 @@ def test_the_layers_model_path_loads_at_initialize_or_first_use(bertram_dir, tin
     pipe = nlp.add_pipe("bertram", config=config)
     assert "model_path" not in nlp.config["components"]["bertram"]
     assert nlp.config["components"]["bertram"]["model"]["model_path"] == bertram_dir
-    assert bertram_shim(pipe.model).pending and not pipe.is_loaded  # constructing reads nothing
+    assert bertram_shim(pipe.model).pending and pipe.cfg["model_id"] is None  # constructing reads nothing
     nlp.initialize()  # the component's initialize runs the layer's init
     assert not bertram_shim(pipe.model).pending
     assert pipe.cfg["model_id"] == model_fingerprint(bertram_dir) and pipe.cfg["model_source"] == bertram_dir
     lazy = spacy.blank("en")  # model_path alone: every network setting, base_model too, from the directory
     lazy_pipe = lazy.add_pipe("bertram", config={"model": {"model_path": bertram_dir}})
-    assert same_vectors(lazy(TEXT), nlp(TEXT)) and lazy_pipe.is_loaded  # loaded on first use
+    assert same_vectors(lazy(TEXT), nlp(TEXT)) and lazy_pipe.cfg["model_id"]  # loaded on first use, by initialize
 
 
 @pytest.mark.parametrize("setting", ["model_path", "max_contexts"])
@@ -80,26 +80,48 @@ def test_component_cache_hits_and_bound(bertram_dir, tiny_bert_path):
 
 def test_pipe_infers_each_batch_in_one_call(bertram_dir, tiny_bert_path, monkeypatch):
     nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="doc")  # each doc's own contexts: one item per doc
-    pipe = nlp.get_pipe("bertram")
     calls: List[int] = []
-    infer = pipe.infer
-    monkeypatch.setattr(pipe, "infer", lambda items: calls.append(len(items)) or infer(items))
+    monkeypatch.setattr(component_module, "infer_vectors",
+                        lambda model, items: calls.append(len(items)) or infer_vectors(model, items))
     texts = [f"The kumquat {i} met a quokka." for i in range(6)] + ["The kumquat 0 met a quokka."]
     docs = list(nlp.pipe(texts, batch_size=4))
     assert calls == [8, 4]  # 2 words x 4 docs, then 2 x 2 docs with one duplicate doc
     assert same_vectors(docs[0], docs[-1]) and docs[0]._.bertram[1] is docs[-1]._.bertram[1]
 
 
-def test_a_load_resets_what_is_derived_and_the_next_doc_rebuilds_it(bertram_dir, tiny_bert_path):
+def test_what_is_derived_is_computed_again_when_what_it_reads_changes(bertram_dir, tiny_bert_path):
+    from spacy_bertram.rare_words import RareWordRule
+
     nlp = make_nlp(bertram_dir, tiny_bert_path)
     pipe: BertramComponent = nlp.get_pipe("bertram")
     doc = nlp(TEXT)
-    derived = pipe._derived
-    assert derived is not None and derived.layout is not None
-    pipe.from_bytes(pipe.to_bytes())
-    assert pipe._derived is None  # one object, dropped in one place
+    finder = pipe.finder
+    assert pipe.finder is finder  # kept while nothing it is built from changes
+    pipe.from_bytes(pipe.to_bytes())  # a load: another weights record, nothing to reset
     pipe.cache.clear()
-    assert same_vectors(nlp(TEXT), doc) and pipe._derived is not None and pipe._derived.finder is not derived.finder
+    assert same_vectors(nlp(TEXT), doc) and pipe.finder is not finder
+    pipe.rule = RareWordRule(max_zipf=1.0)  # a setting: the next decision reads it
+    assert pipe.finder.rule is pipe.rule and not nlp(TEXT)._.bertram
+
+
+#: The component's whole surface: spaCy's Pipe API, its settings and the rare-word rule. What it holds beyond
+#: vocab, model and name is settings; the weights, the counts and what is derived from them are the layer's
+#: (`layers.BertramShim`), a word's frequency and contexts `word_sources`'.
+SURFACE = {
+    "__call__", "pipe", "predict", "set_annotations", "update", "initialize", "to_bytes", "from_bytes", "to_disk",
+    "from_disk", "cfg", "subword_share", "rule", "context_store", "dictionary_store", "contexts_per_word",
+    "context_window", "finder", "rare_tokens", "explain",
+}
+ATTRIBUTES = {"vocab", "model", "word_sources", "cache", "save_cache", "infer_missing", "vector_table", "vectors",
+              "_nlp"}  # and `name`, a slot of spaCy's Pipe
+
+
+def test_the_components_surface_is_the_named_list(bertram_dir, tiny_bert_path):
+    own = vars(BertramComponent)
+    assert {name for name in own if not name.startswith("_")} | {"__call__"} == SURFACE
+    assert {name for name, value in own.items() if name.startswith("_") and callable(value)} == {
+        "__init__", "__call__", "_parts"}
+    assert set(vars(make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram"))) == ATTRIBUTES
 
 
 def test_the_context_settings_live_in_word_sources(bertram_dir, tiny_bert_path, tmp_path):
@@ -268,7 +290,8 @@ def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path, m
     util.import_file("my_sources", code)
     monkeypatch.chdir(tmp_path)  # the config's glossary path is relative, as a user's would be
     own_trained = spacy.load(tmp_path / "own" / "model-last")
-    assert own_trained.get_pipe("bertram").contexts_for(own_trained.make_doc("a kumquat"), "kumquat", [1]) == [
+    sources = own_trained.get_pipe("bertram").word_sources
+    assert sources.contexts_for(own_trained.make_doc("a kumquat"), "kumquat", [1]) == [
         "A kumquat is a small orange citrus fruit.",
         "Kumquats are eaten whole.",
     ]
@@ -397,7 +420,7 @@ def test_the_saved_config_says_where_settings_come_from(bertram_dir, tiny_bert_p
 def test_infer_refuses_a_string_for_the_contexts(bertram_dir, tiny_bert_path):  # noqa: F811
     pipe = make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram")
     with pytest.raises(TypeError, match=r"\[E016\].*item 0 \('kumquat'\): the contexts must be a list of strings"):
-        pipe.infer([("kumquat", "a sentence")])
+        infer_vectors(pipe.model, [("kumquat", "a sentence")])
 
 
 @pytest.fixture(scope="module")
@@ -427,8 +450,8 @@ def test_a_5000_word_doc(nlp_trf):
 def test_the_same_rare_word_50_times(nlp_trf, monkeypatch):
     pipe = nlp_trf.get_pipe("bertram")
     items: list = []
-    infer = pipe.infer
-    monkeypatch.setattr(pipe, "infer", lambda batch: items.extend(batch) or infer(batch))
+    monkeypatch.setattr(component_module, "infer_vectors",
+                        lambda model, batch: items.extend(batch) or infer_vectors(model, batch))
     doc = nlp_trf(" ".join(f"the quokka ate fruit {i} ." for i in range(50)))  # distinct windows around each
     assert len(doc._.bertram) == 50 and len({id(v) for v in doc._.bertram.values()}) == 1
     assert len(items) == 1 and items[0][0] == "quokka" and len(items[0][1]) == pipe.contexts_per_word
@@ -469,7 +492,7 @@ def test_missing_or_corrupt_model_paths(bertram_dir, tiny_bert_path, tmp_path): 
 
 def test_non_finite_vectors_are_refused(bertram_dir, tiny_bert_path):  # noqa: F811
     nlp = make_nlp(bertram_dir, tiny_bert_path)
-    network = nlp.get_pipe("bertram").network
+    network = get_bertram_network(nlp.get_pipe("bertram").model)
     with torch.no_grad():
         network.projection.weight.fill_(float("nan"))
         network.form_gate.bias.fill_(float("nan"))

@@ -102,7 +102,7 @@ def test_a_config_can_register_its_own_context_source(bertram_dir, tiny_bert_pat
                                                           "template": "A {word} is a fruit."})
     pipe = nlp.get_pipe("bertram")
     doc = nlp("We ate a kumquat.")
-    assert pipe.contexts_for(doc, "kumquat", [3]) == ["A kumquat is a fruit."]
+    assert pipe.word_sources.contexts_for(doc, "kumquat", [3]) == ["A kumquat is a fruit."]
     assert 3 in doc._.bertram and {key[1] for key in pipe.cache._entries} == {"toy"}  # named in the cache key
     assert nlp.config["components"]["bertram"]["contexts"]["@context_sources"] == "test.toy_contexts.v1"
     plain = make_nlp(bertram_dir, tiny_bert_path, contexts="none")
@@ -131,8 +131,8 @@ def test_registered_sources_give_what_the_shorthand_gives(bertram_dir, tiny_bert
     shorthand = make_nlp(bertram_dir, tiny_bert_path, contexts="doc+store:2+dictionary:1", context_store=store,
                          dictionary_store=definitions, context_window=3, contexts_per_word=5)
     doc = spacy.blank("en")("We ate a kumquat at the farm.")
-    texts = registered.get_pipe("bertram").contexts_for(doc, "kumquat", [3])
-    assert texts == shorthand.get_pipe("bertram").contexts_for(doc, "kumquat", [3])
+    texts = registered.get_pipe("bertram").word_sources.contexts_for(doc, "kumquat", [3])
+    assert texts == shorthand.get_pipe("bertram").word_sources.contexts_for(doc, "kumquat", [3])
     assert texts[0] == "We ate a kumquat at the farm" and len(texts) == 4 and texts[-1].startswith("kumquat: ")
     assert registered.get_pipe("bertram").word_sources.source == "doc+store:2+dictionary:1"
     assert registered.get_pipe("bertram").context_store == store  # the store counts and the saved path find it
@@ -183,5 +183,5 @@ def test_bad_source_arguments_and_results_are_named(bertram_dir, tiny_bert_path)
         words.contexts_for(Doc(Vocab(), ["a"]), "kumquat", [0])
     with pytest.raises(Exception, match=r"missing required argument: 'sources'"):
         make_nlp(bertram_dir, tiny_bert_path, contexts={"@context_sources": "spacy-bertram.chained_contexts.v1"})
-    assert make_nlp(bertram_dir, tiny_bert_path, contexts="none").get_pipe("bertram").contexts_for(
+    assert make_nlp(bertram_dir, tiny_bert_path, contexts="none").get_pipe("bertram").word_sources.contexts_for(
         Doc(Vocab(), ["a"]), "kumquat", [0]) == []

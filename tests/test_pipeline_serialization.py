@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import json
 import re
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
 import pytest
 import spacy
 import srsly
+from spacy import util
 from spacy.lang.en import English
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
-from spacy_bertram.pipeline.serialization import digest, read_bytes, read_disk, write_bytes, write_disk
+from spacy_bertram.pipeline.serialization import CFG, digest, read_file, read_parts, seal, staged_parts, unpack
 
 from tests.util import TEXT, context_store_of, make_bertram_dir, make_nlp, same_vectors
 
 
-# -- checked parts on their own: dicts of writers and readers, no component ---------------------
+# -- checked parts on their own: dicts of writers and readers through spaCy's util, no component ---------
 
 READERS = {"a": bytes.decode, "b": bytes.decode}
 
@@ -31,6 +33,30 @@ def _names(directory: Path) -> list:
     return sorted(f.name for f in directory.iterdir())
 
 
+def write_disk(path: Path, writers, cfg, exclude) -> None:
+    """As the component's to_disk: sealed, then staged through util.to_disk."""
+    sealed = seal(writers, cfg, set(exclude))
+    with staged_parts(path, [*writers, CFG], set(exclude)) as stage:
+        util.to_disk(path, {name: partial(stage, data=data) for name, data in sealed.items()}, exclude)
+
+
+def read_disk(path: Path, readers, exclude):
+    found: dict = {}
+    util.from_disk(path, {name: partial(read_file, found) for name in [CFG, *readers]}, exclude)
+    return read_parts(found.get, readers, exclude, lambda name: repr(str(path / name)))
+
+
+def read_bytes(data: bytes, readers, exclude, **checks):
+    found: dict = {}
+    unpack(data, {name: partial(found.__setitem__, name) for name in [CFG, *readers]}, exclude)
+    return read_parts(found.get, readers, exclude, lambda name: f"the serialized component's {name!r}", **checks)
+
+
+def write_bytes(writers, cfg, exclude) -> bytes:
+    sealed = seal(writers, cfg, set(exclude))
+    return util.to_bytes({name: partial(sealed.__getitem__, name) for name in sealed}, exclude)
+
+
 def test_checked_parts_round_trip_and_a_save_writes_all_or_nothing(tmp_path):
     cfg = {"model_id": "m1", "other": [1, 2]}
     write_disk(tmp_path / "c", _writers(a=b"alpha", b=None), cfg, exclude=())
@@ -39,6 +65,7 @@ def test_checked_parts_round_trip_and_a_save_writes_all_or_nothing(tmp_path):
     assert values == {"a": "alpha"} and saved == {**cfg, "parts": {"a": digest(b"alpha")}}
     data = write_bytes(_writers(a=b"alpha", b=b"beta"), cfg, ())
     assert read_bytes(data, READERS, ())[1] == {"a": "alpha", "b": "beta"}
+    assert data == srsly.msgpack_dumps(seal(_writers(a=b"alpha", b=b"beta"), cfg, ()))  # the layout saves have
 
     def broken() -> bytes:
         raise RuntimeError("serializer failed")
@@ -52,6 +79,12 @@ def test_checked_parts_round_trip_and_a_save_writes_all_or_nothing(tmp_path):
     write_disk(tmp_path / "c", _writers(a=b"new", b=None), cfg, exclude=["b"])  # excluded: left as it is
     assert (tmp_path / "c" / "b").read_bytes() == b"beta"
     assert read_disk(tmp_path / "c", READERS, ())[1] == {"a": "new"}  # `b` is not listed in this cfg: not read
+
+    with pytest.raises(OSError, match="No space left"):  # a failure while writing: nothing renamed, no temp left
+        with staged_parts(tmp_path / "c", ["a", "b", CFG], set()) as stage:
+            stage(tmp_path / "c" / "a", b"newer")
+            raise OSError(28, "No space left on device")
+    assert _names(tmp_path / "c") == ["a", "b", "cfg"] and (tmp_path / "c" / "a").read_bytes() == b"new"
 
 
 def test_no_part_is_read_before_every_part_is_checked(tmp_path):
@@ -169,9 +202,9 @@ def test_a_pipeline_saved_untrained_loads_the_model_path_given_at_load(bertram_d
     untrained.add_pipe("bertram", config={"model": {"base_model": tiny_bert_path}})
     untrained.to_disk(tmp_path / "p")
     loaded = spacy.load(tmp_path / "p", config={"components.bertram.model.model_path": bertram_dir})
-    assert not loaded.get_pipe("bertram").is_loaded
+    assert loaded.get_pipe("bertram").cfg["model_id"] is None
     doc = loaded(TEXT)  # the configured model, not the saved untrained weights and not an error
-    assert loaded.get_pipe("bertram").is_loaded and doc._.bertram
+    assert loaded.get_pipe("bertram").cfg["model_id"] and doc._.bertram
     assert same_vectors(doc, make_nlp(bertram_dir, tiny_bert_path)(TEXT))
     with pytest.raises(ValueError, match=r"\[E154\].*has no trained BERTRAM model"):
         spacy.load(tmp_path / "p")(TEXT)  # and without a model_path: the named error, as before
@@ -193,7 +226,7 @@ def test_excluding_the_model_never_leaves_the_untrained_network_serving(bertram_
     fresh = spacy.blank("en")
     pipe = fresh.add_pipe("bertram", config={"model": {"base_model": tiny_bert_path}})
     pipe.from_disk(tmp_path / "p" / "bertram", exclude=["model"])
-    assert not pipe.is_loaded
+    assert pipe.cfg["model_id"] is None
     with pytest.raises(ValueError, match=r"\[E154\].*has no trained BERTRAM model"):
         fresh("The kumquat grows.")
     trained = make_nlp(bertram_dir, tiny_bert_path)  # with a model: exclude keeps it

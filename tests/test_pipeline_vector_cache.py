@@ -7,6 +7,7 @@ import numpy
 import pytest
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
+from spacy_bertram.layers import infer_vectors
 from spacy_bertram.pipeline.vector_cache import VectorCache, cache_key
 
 from tests.util import make_nlp
@@ -43,8 +44,8 @@ def test_a_cache_hit_equals_recomputing_within_the_documented_tolerance(bertram_
     pipe = make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram")
     item = ("kumquat", ["The farmer sold a kumquat at the market."])
     others = [(f"quokka{'s' * k}", [f"a quokka{'s' * k} " + "and the sea " * k]) for k in range(12)]
-    alone = pipe.infer([item])[0]
-    batched = pipe.infer([*others, item])[-1]  # what recomputing in another batch gives
+    alone = infer_vectors(pipe.model, [item])[0]
+    batched = infer_vectors(pipe.model, [*others, item])[-1]  # what recomputing in another batch gives
     assert numpy.abs(alone - batched).max() <= RECOMPUTE_TOLERANCE
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf8")
     assert f"{RECOMPUTE_TOLERANCE:g}" in readme and "exactly what recomputing would" not in readme

@@ -39,11 +39,11 @@ def test_doc_contexts_are_sentences_or_windows(bertram_dir, tiny_bert_path):
     pipe = nlp.get_pipe("bertram")
     doc = nlp(TEXT + " Nothing else here.")
     indices = [t.i for t in doc if t.text == "kumquat"]
-    assert pipe.contexts_for(doc, "kumquat", indices) == [s.text for s in list(doc.sents)[:2]]
+    assert pipe.word_sources.contexts_for(doc, "kumquat", indices) == [s.text for s in list(doc.sents)[:2]]
     plain = spacy.blank("en")(TEXT)  # no sentence boundaries: a token window
     pipe.context_window = 2  # a setting of the component's word_sources, set through the component
     assert pipe.word_sources.context_window == 2
-    assert pipe.contexts_for(plain, "kumquat", [1]) == ["The kumquat grows in"]
+    assert pipe.word_sources.contexts_for(plain, "kumquat", [1]) == ["The kumquat grows in"]
     assert spread(list("abcdefghij"), 4) == ["a", "d", "g", "j"] and spread(["a"], 3) == ["a"]
 
 
@@ -116,10 +116,10 @@ def test_contexts_from_a_store(bertram_dir, tiny_bert_path, tmp_path):
     store = context_store_of(tmp_path, lines)
     both = make_nlp(bertram_dir, tiny_bert_path, contexts="both", context_store=str(store), contexts_per_word=3)
     doc = spacy.blank("en")("A kumquat is sweet.")
-    texts = both.get_pipe("bertram").contexts_for(doc, "kumquat", [1])
+    texts = both.get_pipe("bertram").word_sources.contexts_for(doc, "kumquat", [1])
     assert len(texts) == 3 and texts[0] == "A kumquat is sweet." and "kumquat" in texts[1]
     only = make_nlp(bertram_dir, tiny_bert_path, contexts="store", context_store=str(store), contexts_per_word=3)
-    assert all("market" in t for t in only.get_pipe("bertram").contexts_for(doc, "kumquat", [1]))
+    assert all("market" in t for t in only.get_pipe("bertram").word_sources.contexts_for(doc, "kumquat", [1]))
     a, b = only("A kumquat is sweet."), only("Sour kumquat!")
     assert numpy.array_equal(a._.bertram[1], b._.bertram[1])  # store contexts: same vector everywhere
     assert only.get_pipe("bertram").cache.hits == 1
@@ -210,26 +210,26 @@ def test_definitions_for_an_inflected_form_written_as_in_the_text(bertram_dir, t
                    sentencizer=True)
     pipe = nlp.get_pipe("bertram")
     doc = nlp("Kumquats grow in gardens.")
-    assert pipe.contexts_for(doc, "kumquats", [0]) == [
+    assert pipe.word_sources.contexts_for(doc, "kumquats", [0]) == [
         "Kumquats grow in gardens.", "Kumquats: a small sweet orange fruit.", "Kumquats: a citrus tree."]
     only = make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary", dictionary_store=definitions)
-    assert only.get_pipe("bertram").contexts_for(doc, "kumquats", [0])[2] == "they grow a Kumquats tree"
+    assert only.get_pipe("bertram").word_sources.contexts_for(doc, "kumquats", [0])[2] == "they grow a Kumquats tree"
 
 
 def test_sources_are_read_in_the_order_written_each_up_to_its_limit(bertram_dir, tiny_bert_path, definitions):
     nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary:1+doc", dictionary_store=definitions,
                    contexts_per_word=2)
     doc = nlp("A kumquat is sweet.")
-    assert nlp.get_pipe("bertram").contexts_for(doc, "kumquat", [1]) == [
+    assert nlp.get_pipe("bertram").word_sources.contexts_for(doc, "kumquat", [1]) == [
         "kumquat: a small sweet orange fruit.", "A kumquat is sweet."]
 
 
 def test_a_word_without_an_entry_falls_back_to_its_other_contexts(bertram_dir, tiny_bert_path, definitions):
     nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="doc+dictionary", dictionary_store=definitions)
     doc = nlp("A quokka is sweet.")
-    assert nlp.get_pipe("bertram").contexts_for(doc, "quokka", [1]) == ["A quokka is sweet."]
+    assert nlp.get_pipe("bertram").word_sources.contexts_for(doc, "quokka", [1]) == ["A quokka is sweet."]
     alone = make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary", dictionary_store=definitions)
-    assert alone.get_pipe("bertram").contexts_for(doc, "quokka", [1]) == []
+    assert alone.get_pipe("bertram").word_sources.contexts_for(doc, "quokka", [1]) == []
     assert 1 in alone("A quokka is sweet.")._.bertram  # its form-only vector, no error
 
 
@@ -256,7 +256,8 @@ def test_a_saved_pipeline_refers_to_the_dictionary_by_path(bertram_dir, tiny_ber
     with pytest.raises(ValueError, match=r"\[E511\].*cannot open the dictionary_store"):
         spacy.load(tmp_path / "pipeline")
     loaded = spacy.load(tmp_path / "pipeline", config={"components": {"bertram": {"dictionary_store": str(moved)}}})
-    assert loaded.get_pipe("bertram").contexts_for(loaded("A kumquat."), "kumquat", [1])[0].startswith("kumquat: ")
+    sources = loaded.get_pipe("bertram").word_sources
+    assert sources.contexts_for(loaded("A kumquat."), "kumquat", [1])[0].startswith("kumquat: ")
 
 
 def test_dictionary_store_problems(bertram_dir, tiny_bert_path, tmp_path):

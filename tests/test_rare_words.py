@@ -8,6 +8,7 @@ import pytest
 import spacy
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
+from spacy_bertram.layers import bertram_shim
 from spacy_bertram.rare_words import RareWordFinder, RareWordRule
 from spacy_bertram.frequencies import CountTable, WordfreqFrequencies, WorldFrequencies
 
@@ -109,7 +110,8 @@ def test_model_counts_replace_wordfreq(bertram_dir, tiny_bert_path, tmp_path):
     model = make_bertram_dir(tmp_path / "m", tiny_bert_path, counts=counts)
     nlp = make_nlp(model, tiny_bert_path, rare_words={"frequencies": "model"})
     pipe = nlp.get_pipe("bertram")
-    assert pipe.table is not None and pipe._derived.finder.frequencies is pipe.table
+    counts = bertram_shim(pipe.model).counts  # the model's counts, held with its weights by the layer
+    assert counts is not None and pipe.finder.frequencies is counts
     doc = nlp("the kumquat ate tarantulas")  # kumquat is frequent in the model's own corpus
     assert [doc[i].text for i in doc._.bertram] == ["tarantulas"]
     # under "auto" wordfreq decides for the words it lists ("kumquat": Zipf 1.9, rare to the world)
@@ -118,7 +120,7 @@ def test_model_counts_replace_wordfreq(bertram_dir, tiny_bert_path, tmp_path):
     nlp.to_disk(tmp_path / "pipeline")
     shutil.rmtree(model)  # the table now travels with the pipeline
     loaded = spacy.load(tmp_path / "pipeline")
-    assert loaded.get_pipe("bertram").table.counts == pipe.table.counts
+    assert bertram_shim(loaded.get_pipe("bertram").model).counts.counts == counts.counts
     assert same_vectors(loaded("the kumquat ate tarantulas"), doc)
     doc = make_nlp(bertram_dir, tiny_bert_path, rare_words={"frequencies": "wordfreq"})("the kumquat ate tarantulas")
     assert [doc[i].text for i in doc._.bertram] == ["kumquat", "tarantulas"]
@@ -133,7 +135,7 @@ def test_wordfreq_is_asked_in_the_pipeline_language(bertram_dir, tiny_bert_path)
     nlp.add_pipe("bertram", config={**bertram_config(bertram_dir, tiny_bert_path),
                                     "rare_words": {"frequencies": "wordfreq"}})
     nlp.initialize()
-    frequencies = nlp.get_pipe("bertram")._derived.finder.frequencies
+    frequencies = nlp.get_pipe("bertram").finder.frequencies
     assert frequencies.lang == "ru" and frequencies.zipf("привет") > 4  # an everyday Russian word
     unknown = spacy.blank("xx")
     unknown.add_pipe("bertram", config=bertram_config(bertram_dir, tiny_bert_path))
@@ -158,8 +160,9 @@ def test_a_model_with_counts_is_read_with_them_under_auto(bertram_dir, tiny_bert
     model = save_bertram(load_bertram(bertram_dir), tmp_path / "m", counts={"kumquat": 10**6, "the": 10**6})
     assert (model / "counts.tsv").read_text(encoding="utf8").splitlines() == ["kumquat\t1000000", "the\t1000000"]
     pipe = make_nlp(str(model), tiny_bert_path).get_pipe("bertram")
-    assert isinstance(pipe._derived.finder.frequencies, WorldFrequencies)
-    assert pipe._derived.finder.frequencies.counts is pipe.table and pipe.table.count("kumquat") == 10**6
+    counts = bertram_shim(pipe.model).counts
+    assert isinstance(pipe.finder.frequencies, WorldFrequencies)
+    assert pipe.finder.frequencies.counts is counts and counts.count("kumquat") == 10**6
 
 
 def test_the_frequent_form_table_keeps_every_decision_and_skips_wordfreq_and_the_tokenizer(minilm_path):

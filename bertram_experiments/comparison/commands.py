@@ -9,8 +9,16 @@ from typing import List
 
 import typer
 
-from spacy_bertram.app import FORCE_HELP, fail, run_checked
-from spacy_bertram.fileio import atomic_path, check_output_dir, mark_json, text_mark, write_json_atomic
+from spacy_bertram import (
+    FORCE_HELP,
+    atomic_path,
+    check_output_dir,
+    fail,
+    mark_json,
+    run_checked,
+    text_mark,
+    write_json_atomic,
+)
 from ..app import app
 from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors

@@ -11,24 +11,28 @@ from typing import List, Optional
 
 import typer
 
-from spacy_bertram.app import (
+from spacy_bertram import (
+    DEFAULT_CONTEXTS,
+    DEFAULT_CONTEXTS_PER_WORD,
+    DEFAULT_INJECTION,
+    DEFAULT_MAX_ZIPF,
     FORCE_HELP,
-    INT8_ENCODER_HELP,
     GPU_HELP,
+    INJECTION_MODES,
+    INT8_ENCODER_HELP,
     MAX_ZIPF_HELP,
     check_gpu,
+    check_injection,
     check_made_by,
+    check_max_zipf,
     check_model,
+    check_output_dir,
     check_store,
     echo_json,
     fail,
     run_checked,
     setup_logging,
 )
-from spacy_bertram.fileio import check_output_dir
-from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF, check_max_zipf
-from spacy_bertram.types import (DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_INJECTION, INJECTION_MODES,
-                                 check_injection)
 
 from ..app import app
 from ..bootstrap import DEFAULT_RESAMPLES

@@ -47,9 +47,7 @@ import numpy as np
 
 from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors, Warnings
-from spacy_bertram.device import use_device
-from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF
-from spacy_bertram.types import DEFAULT_CONTEXTS_PER_WORD, PathLike
+from spacy_bertram import DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MAX_ZIPF, PathLike, use_device
 from ..outputs import SET_OUTPUTS
 from ..rarification.datasets import read_records
 from ..rarification.oracle import ORACLE_FACTORY, add_oracle

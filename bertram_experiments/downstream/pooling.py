@@ -25,10 +25,9 @@ from typing import Any, Dict, List, Mapping, Sequence
 import numpy as np
 
 from ..errors import Errors
-from spacy_bertram.fileio import atomic_path, write_json_atomic
+from spacy_bertram import PathLike, atomic_path, write_json_atomic
 from ..rarification.seed_sets import listed_sets
 from .paired import DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_predictions
-from spacy_bertram.types import PathLike
 from ..system_names import system_title
 from ..tables import format_ci, markdown_table
 

@@ -10,17 +10,17 @@ from typing import Optional
 
 import typer
 
-from spacy_bertram.app import (
+from spacy_bertram import (
     FORCE_FILE_HELP,
     GPU_HELP,
     check_gpu,
     check_model,
+    check_output_file,
     check_store,
     echo_json,
     run_checked,
     setup_logging,
 )
-from spacy_bertram.fileio import check_output_file
 
 from ..app import app
 from ..rare_word_folds import parse_fold

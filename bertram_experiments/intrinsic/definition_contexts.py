@@ -16,9 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from spacy_bertram.dictionary.store import DefinitionStore
-from spacy_bertram.pipeline.context_sources import chain_contexts
-from spacy_bertram.types import PathLike
+from spacy_bertram import DefinitionStore, PathLike, chain_contexts
 
 DEFINITIONS = 4
 BOTH_TOTAL = 16

@@ -49,12 +49,16 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import Errors, Warnings
-from spacy_bertram.fileio import mark_json, write_json_atomic
-from spacy_bertram.pipeline.component import DEFAULT_CONFIG
-from spacy_bertram.pipeline.context_sources import DocContexts
-from spacy_bertram.device import select_device
-from spacy_bertram.pipeline.word_sources import word_key_function
-from spacy_bertram.storage import load_bertram
+from spacy_bertram import (
+    DEFAULT_CONFIG,
+    DocContexts,
+    PathLike,
+    load_bertram,
+    mark_json,
+    select_device,
+    word_key_function,
+    write_json_atomic,
+)
 from ..bootstrap import paired_difference
 from . import definition_contexts as D
 from ..rare_word_folds import parse_fold, select_fold
@@ -63,7 +67,6 @@ from .rare_sets import NONCE, CardSet, ChimeraItem, CrwSet, read_card, read_chim
 from .similarity import Pair, SubwordMean, cosine_rows, evaluate_similarity, spearman_rho
 from .similarity_eval import load_contexts
 from ..rarification.substitution import substitute_rarity
-from spacy_bertram.types import PathLike
 
 logger = logging.getLogger(__name__)
 Tables = Dict[str, Dict[str, np.ndarray]]  # system -> word -> vector

@@ -21,9 +21,8 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Uni
 
 import numpy as np
 
-from spacy_bertram.encoder import load_encoder, word_piece_ids
+from spacy_bertram import DEFAULT_MIN_WORDPIECES, PathLike, load_encoder, word_piece_ids
 from ..errors import Errors
-from spacy_bertram.types import DEFAULT_MIN_WORDPIECES, PathLike
 
 VectorFn = Callable[[List[Tuple[str, List[str]]]], np.ndarray]
 Pair = Tuple[str, str, float]

@@ -19,11 +19,15 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from .similarity import Pair, SubwordMean, evaluate_similarity, read_contexts, read_similarity_pairs
 from ..errors import Errors, Warnings
-from spacy_bertram.fileio import mark_json, write_json_atomic
-from spacy_bertram.context_store import STORE_FILE, open_context_store
-from spacy_bertram.device import select_device
-from spacy_bertram.storage import load_bertram
-from spacy_bertram.types import PathLike
+from spacy_bertram import (
+    PathLike,
+    STORE_FILE,
+    load_bertram,
+    mark_json,
+    open_context_store,
+    select_device,
+    write_json_atomic,
+)
 
 
 def load_contexts(source: PathLike, words: List[str], max_contexts: int) -> Mapping[str, List[str]]:

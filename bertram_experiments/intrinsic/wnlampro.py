@@ -33,8 +33,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
-from spacy_bertram.encoder import word_start_tokens
-from spacy_bertram.injection.builders import slash_token_id
+from spacy_bertram import slash_token_id, word_start_tokens
 from ..errors import Errors
 
 SUBSET_NAMES = ("RARE", "MEDIUM", "FREQUENT")

@@ -9,18 +9,18 @@ from typing import List, Optional
 
 import typer
 
-from spacy_bertram.app import (
+from spacy_bertram import (
     FORCE_HELP,
     GPU_HELP,
     check_gpu,
     check_model,
+    check_output_dir,
     check_store,
     echo_json,
     number_in,
     run_checked,
     setup_logging,
 )
-from spacy_bertram.fileio import check_output_dir
 
 from ..app import app
 from ..bootstrap import DEFAULT_RESAMPLES

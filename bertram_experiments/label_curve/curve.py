@@ -16,8 +16,7 @@ from .report import (CURVE_FILE, CURVE_MD, CURVE_PNG, CURVES_PNG, combined_markd
                      plot_curves)
 from .runs import PREDICTIONS_FILE, CurveSettings, Unit, run_curve
 from .summary import MEASURES, summarise_curve
-from spacy_bertram.fileio import check_output_dir, write_bytes_atomic, write_json_atomic
-from spacy_bertram.types import PathLike
+from spacy_bertram import PathLike, check_output_dir, write_bytes_atomic, write_json_atomic
 
 REPORT_MD = "curves.md"
 UNIT_NAMES = {"ner": "gold entities", "textcat": "test texts"}

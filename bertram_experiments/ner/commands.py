@@ -11,21 +11,21 @@ from typing import Optional, Tuple
 
 import typer
 
-from spacy_bertram.app import (
+from spacy_bertram import (
     FORCE_HELP,
     GPU_HELP,
     check_gpu,
     check_lang,
     check_made_by,
     check_model,
-    number_in,
+    check_output_dir,
     check_store,
+    check_workers,
     echo_json,
+    number_in,
     run_checked,
     setup_logging,
 )
-from spacy_bertram.fileio import check_output_dir
-from spacy_bertram.training.settings import check_workers
 
 from ..app import app
 from ..bootstrap import DEFAULT_RESAMPLES
@@ -137,7 +137,7 @@ def ner_train_cmd(
     client, close, threads = None, None, 0
     try:
         if scheduler or workers:
-            from spacy_bertram.training.distributed import local_threads, open_client
+            from spacy_bertram import local_threads, open_client
 
             client, close = run_checked(open_client, scheduler, workers, ())
             threads = 0 if scheduler else local_threads(client)
@@ -160,7 +160,7 @@ def ner_train_cmd(
 
 def parse_steps(text: Optional[str], eval_frequency: int, max_steps: int) -> Tuple[int, ...]:
     """--checkpoints "100,300" -> (100, 300), checked against the evaluation steps."""
-    from spacy_bertram.checkpoint_logger import check_checkpoint_steps
+    from spacy_bertram import check_checkpoint_steps
 
     try:
         steps = [int(part) for part in (text or "").split(",") if part.strip()]

@@ -12,9 +12,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Mapping, Sequence
 
-from spacy_bertram.fileio import check_output_dir, mark_json, write_json_atomic
-from spacy_bertram.device import use_device
-from spacy_bertram.types import PathLike
+from spacy_bertram import PathLike, check_output_dir, mark_json, use_device, write_json_atomic
 from ..outputs import METRICS_FILE, NER_EVALUATE_OUTPUTS
 from .compare import DEFAULT_RESAMPLES, compare_to_stock
 from .folds import read_folds

@@ -19,8 +19,7 @@ from typing import Dict, List, Sequence
 from spacy.tokens import Doc, DocBin
 
 from ..errors import Errors
-from spacy_bertram.fileio import atomic_directory, check_output_dir, write_json_atomic
-from spacy_bertram.types import PathLike
+from spacy_bertram import PathLike, atomic_directory, check_output_dir, write_json_atomic
 from ..outputs import FOLDS_FILE, NER_FOLDS_OUTPUTS
 
 PARTS = ("train", "dev", "test")

@@ -22,9 +22,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
 from ..errors import Errors
-from spacy_bertram.fileio import atomic_path
-from spacy_bertram.pipeline.vector_cache import VectorCache
-from spacy_bertram.types import PathLike
+from spacy_bertram import PathLike, VectorCache, atomic_path
 from .folds import fold_dir, read_folds
 from .systems import BERTRAM, SYSTEMS, Checkpoint, load_systems
 

@@ -10,8 +10,7 @@ import math
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional
 
-from spacy_bertram.fileio import atomic_path
-from spacy_bertram.types import PathLike
+from spacy_bertram import PathLike, atomic_path
 from ..outputs import PLOT_FILE, REPORT_FILE
 from ..plots import pyplot, save_png
 from ..tables import format_ci, markdown_table, percent

@@ -36,15 +36,21 @@ import torch
 from spacy.util import registry
 
 from ..errors import Errors
-from spacy_bertram.fileio import check_output_dir, write_json_atomic
-from spacy_bertram.pipeline.component import DEFAULT_CONFIG
-from spacy_bertram.storage import model_fingerprint
-from spacy_bertram.training.distributed import describe_client, run_tasks
-from spacy_bertram.types import DEFAULT_INJECTION, PathLike
+from spacy_bertram import (
+    CHECKPOINTS_DIR,
+    DEFAULT_CONFIG,
+    DEFAULT_INJECTION,
+    PathLike,
+    check_output_dir,
+    describe_client,
+    model_fingerprint,
+    run_tasks,
+    step_dir,
+    write_json_atomic,
+)
 from ..rarification.baseline import train_baseline
 from ..outputs import INFO_FILE, NER_TRAIN_OUTPUTS, TRAIN_SUMMARY
 from ..pipelines import load_injecting
-from spacy_bertram.checkpoint_logger import CHECKPOINTS_DIR, step_dir
 from .folds import fold_dir, read_folds
 
 logger = logging.getLogger("spacy_bertram")

@@ -33,11 +33,19 @@ import spacy
 from thinc.api import Config
 
 from ..errors import Errors
-from spacy_bertram.fileio import atomic_directory, check_output_dir, write_json_atomic
-from spacy_bertram import architectures  # noqa: F401  (registers spacy-bertram.encoder_path.v1 used by the configs)
-from spacy_bertram.injection.frozen_embeddings import FREEZE_CALLBACK, embedding_drift
-from spacy_bertram.checkpoint_logger import CHECKPOINTS_DIR, LOGGER_NAME as CHECKPOINT_LOGGER, check_checkpoint_steps
-from spacy_bertram.device import use_device
+from spacy_bertram import (
+    CHECKPOINTS_DIR,
+    CHECKPOINT_LOGGER,
+    FREEZE_CALLBACK,
+    PathLike,
+    atomic_directory,
+    check_checkpoint_steps,
+    check_output_dir,
+    embedding_drift,
+    use_device,
+    write_json_atomic,
+)
+from spacy_bertram import Bertram_v1  # noqa: F401  (its module registers spacy-bertram.encoder_path.v1 for the configs)
 from .datasets import (
     labels_of,
     load_dataset,
@@ -46,7 +54,6 @@ from .datasets import (
     truncate_words,
     write_records,
 )
-from spacy_bertram.types import PathLike
 from ..outputs import BASELINE_OUTPUTS, INFO_FILE
 from .rarify import DEFAULT_MASK_TOKEN
 from .records import Record, RecordLike, as_records, check_labels, write_docbin

@@ -10,18 +10,18 @@ from typing import Optional
 
 import typer
 
-from spacy_bertram.app import (
+from spacy_bertram import (
     FORCE_HELP,
     GPU_HELP,
     check_gpu,
     check_made_by,
-    number_in,
+    check_max_zipf,
+    check_output_dir,
     echo_json,
+    number_in,
     run_checked,
     setup_logging,
 )
-from spacy_bertram.fileio import check_output_dir
-from spacy_bertram.frequencies import check_max_zipf
 
 from ..app import app
 from ..outputs import BASELINE_OUTPUTS, RARIFY_OUTPUTS, SPLIT_DOCBINS, SPLIT_OUTPUTS, SPLIT_RECORDS

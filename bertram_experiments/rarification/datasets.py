@@ -33,9 +33,8 @@ from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import Errors, Warnings
-from spacy_bertram.fileio import write_bytes_atomic
+from spacy_bertram import PathLike, write_bytes_atomic
 from ..assets import default_assets_dir
-from spacy_bertram.types import PathLike
 from .records import Record
 
 

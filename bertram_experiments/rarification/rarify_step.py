@@ -17,14 +17,18 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Union
 
-from spacy_bertram.encoder import word_piece_ids
+from spacy_bertram import (
+    COUNTS_FILE,
+    CountTable,
+    PathLike,
+    load_wordnet,
+    open_context_store,
+    progress_bar,
+    use_device,
+    word_piece_ids,
+    write_json_atomic,
+)
 from ..errors import Errors
-from spacy_bertram.fileio import write_json_atomic
-from spacy_bertram.frequencies import COUNTS_FILE, CountTable
-from spacy_bertram.context_store import open_context_store
-from spacy_bertram.device import use_device
-from spacy_bertram.training.progress import progress_bar
-from spacy_bertram.types import PathLike
 from ..outputs import RARIFY_OUTPUTS
 from .datasets import read_records
 from .masking import MaskingResult, mask_candidates, substitute_masked
@@ -33,7 +37,6 @@ from .rarify import spacy_tagger, write_rarified_dataset, write_substitutions_js
 from .records import Record, write_docbin
 from .seed_sets import parse_seeds, remove_unlisted, seed_set_name
 from .substitution import DEFAULT_RARIFY_MAX_ZIPF, SubstitutionDictionary, substitute_rarity
-from spacy_bertram.dictionary.wordnet import load_wordnet
 
 
 def load_count_table(path: PathLike, lang: str = "en") -> CountTable:

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 from ..errors import Errors, Warnings
-from spacy_bertram.fileio import write_bytes_atomic
-from spacy_bertram.types import PathLike
+from spacy_bertram import PathLike, write_bytes_atomic
 
 
 @dataclass(frozen=True)

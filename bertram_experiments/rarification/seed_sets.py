@@ -13,8 +13,7 @@ import json
 from pathlib import Path
 from typing import Dict, List, Sequence, Union
 from ..errors import Errors
-from spacy_bertram.fileio import remove_written
-from spacy_bertram.types import PathLike
+from spacy_bertram import PathLike, remove_written
 
 PREFIX = "seed-"
 

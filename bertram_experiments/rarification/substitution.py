@@ -6,11 +6,17 @@ from __future__ import annotations
 import random
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from spacy_bertram.rare_words import RareWordFinder, RareWordRule
+from spacy_bertram import (
+    CountTable,
+    DEFAULT_MIN_WORDPIECES,
+    PathLike,
+    RareWordFinder,
+    RareWordRule,
+    WordfreqFrequencies,
+    WorldFrequencies,
+    load_wordnet,
+)
 
-from spacy_bertram.frequencies import CountTable, WordfreqFrequencies, WorldFrequencies
-from spacy_bertram.types import DEFAULT_MIN_WORDPIECES, PathLike
-from spacy_bertram.dictionary.wordnet import load_wordnet
 
 
 # ---------------------------------------------------------------------------

@@ -10,8 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from spacy_bertram.app import FORCE_FILE_HELP, FORCE_HELP, run_checked
-from spacy_bertram.fileio import check_output_dir, check_output_file
+from spacy_bertram import FORCE_FILE_HELP, FORCE_HELP, check_output_dir, check_output_file, run_checked
 
 from ..app import app
 from ..outputs import CURVE_OUTPUTS

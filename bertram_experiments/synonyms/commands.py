@@ -11,20 +11,21 @@ from typing import List, Optional
 
 import typer
 
-from spacy_bertram.app import (
+from spacy_bertram import (
+    DEFAULT_MAX_ZIPF,
     FORCE_FILE_HELP,
     GPU_HELP,
     INT8_ENCODER_HELP,
     MAX_ZIPF_HELP,
     check_gpu,
     check_made_by,
+    check_max_zipf,
     check_model,
+    check_output_file,
     check_store,
     run_checked,
     setup_logging,
 )
-from spacy_bertram.fileio import check_output_file
-from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF, check_max_zipf
 
 from ..app import app
 from ..rare_word_folds import parse_fold

@@ -24,15 +24,21 @@ import spacy
 from spacy.tokens import Doc
 
 from ..errors import Errors
-from spacy_bertram.fileio import mark_json, write_json_atomic
-from spacy_bertram.frequencies import DEFAULT_MAX_ZIPF, CountTable
-from spacy_bertram.dictionary.wordnet import load_wordnet
-from spacy_bertram.device import select_device
-from spacy_bertram.encoder import word_start_tokens
-from spacy_bertram.pipeline.word_sources import WordSources, word_key_function
-from spacy_bertram.rare_words import RareWordRule, is_alphabetic
-from spacy_bertram.storage import load_bertram
-from spacy_bertram.types import PathLike
+from spacy_bertram import (
+    CountTable,
+    DEFAULT_MAX_ZIPF,
+    PathLike,
+    RareWordRule,
+    WordSources,
+    is_alphabetic,
+    load_bertram,
+    load_wordnet,
+    mark_json,
+    select_device,
+    word_key_function,
+    word_start_tokens,
+    write_json_atomic,
+)
 from ..rare_word_folds import parse_fold
 from ..intrinsic.intrinsic import fed_context_window, fed_contexts_per_word
 from ..intrinsic.similarity import SubwordMean

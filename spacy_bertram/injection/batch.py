@@ -126,7 +126,14 @@ class PlanTensors:
 
 @dataclass
 class InjectedWordpieces:
-    """What the wrapped HF layer receives when a batch has vectors."""
+    """What the wrapped HF layer receives when a batch has vectors.
+
+    `hf_model` (the TransformerModel's public `transformer`) gives the conversions the encoder's
+    device and input embeddings; `hook` is the embedding hook the input conversion installs and
+    the output conversion removes (`hook.py`).
+    """
 
     wordpieces: WordpieceBatch
     plan: InjectionPlan
+    hf_model: Any = None
+    hook: Any = field(default=None, repr=False, compare=False)

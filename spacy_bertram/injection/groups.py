@@ -69,15 +69,18 @@ def select_rows(plan: InjectionPlan, rows: numpy.ndarray, width: int) -> Injecti
 
 
 def run_in_length_groups(
-    transformer: Model, wordpieces: WordpieceBatch, plan: InjectionPlan, is_train: bool
+    transformer: Model, wordpieces: WordpieceBatch, plan: InjectionPlan, is_train: bool, hf_model: Any
 ) -> Tuple[ModelOutput, Callable[[ModelOutput], Any]]:
-    """The wrapped HF layer on the rebuilt rows, one call per length group, rows in stock order."""
+    """The wrapped HF layer on the rebuilt rows, one call per length group, rows in stock order
+    (hf_model: the encoder the layer wraps, whose input embeddings take the vectors)."""
     lengths = row_ends(plan.attention_mask)
     groups = length_groups(lengths)
     if len(groups) == 1:
-        return transformer(InjectedWordpieces(wordpieces, plan), is_train)
-    results = [transformer(InjectedWordpieces(wordpieces, select_rows(plan, g, int(lengths[g].max()))), is_train)
-               for g in groups]
+        return transformer(InjectedWordpieces(wordpieces, plan, hf_model), is_train)
+    results = [
+        transformer(InjectedWordpieces(wordpieces, select_rows(plan, g, int(lengths[g].max())), hf_model), is_train)
+        for g in groups
+    ]
     device = next(t for t in results[0][0].values() if isinstance(t, torch.Tensor)).device
     inverse = torch.as_tensor(numpy.argsort(numpy.concatenate(groups)), device=device)
     with torch.no_grad():  # each group's backprop runs on its own outputs

@@ -1,6 +1,6 @@
 """How BERTRAM vectors go into a wordpiece batch: the injection plan.
 
-`model.py` (the `spacy-bertram.TransformerModel.v1` architecture) asks this
+`model.py` and `lengthening.py` (the `spacy-bertram.TransformerModel.v1` architecture) ask this
 module for an `InjectionPlan` (`batch.py`): the rebuilt wordpiece sequences with the
 positions whose embedding rows the vectors replace, and the maps from the new
 positions back to the stock layout (applied by `mapping.py`). This module finds the
@@ -89,7 +89,8 @@ def make_injection_plan(
     Vectorised with numpy: Python loops run over docs and rare words, never over
     wordpieces (`tests/test_injection_plan.py` checks it against the loop it replaced).
     """
-    assert injection in INJECTIONS, f"no injection plan for {injection!r} (the model checks its mode: E156)"
+    if injection not in INJECTIONS:  # "none" has no plan; the model checks its mode when it is built
+        raise ValueError(Errors.E156.format(setting="injection", choices=", ".join(INJECTIONS), value=injection))
     spec = INJECTIONS[injection]
     width = int(hf_model.get_input_embeddings().weight.shape[1])
     # Alignment rows are per unique token, docs in order of first span (as

@@ -13,6 +13,7 @@ way (fine-tuning keeps them close, an unrelated model of the same shape does not
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, List, Tuple
 
 import torch
@@ -22,6 +23,7 @@ from thinc.api import Model
 
 from ..errors import Errors
 from ..injection import BertramTransformerModel
+from ..layers import BertramShim
 from ..network import BertramNetwork
 
 #: Mean cosine between sampled embedding rows of BERTRAM's encoder and the
@@ -55,6 +57,16 @@ def check_placement(nlp: Language, component: Any, name: str) -> None:
             return  # an injecting transformer after bertram reads the vectors
     if problems:
         raise ValueError(problems[0])
+
+
+def check_pipeline(nlp: Language, component: Any, name: str, shim: BertramShim) -> None:
+    """The checks of a batch while `component` is in `nlp`: its placement again when the pipeline's components
+    change, each transformer's encoder once for the weights the layer holds (kept in the layer's `derived`)."""
+    if not any(proc is component for _, proc in nlp.pipeline):
+        return
+    layout = tuple(id(proc) for _, proc in nlp.pipeline)
+    shim.derived.get("placement", (layout,), partial(check_placement, nlp, component, name))
+    check_encoders(nlp, component, shim.network, shim.derived.get("checked encoders", (shim.weights,), set))
 
 
 def check_encoders(nlp: Language, component: Any, network: BertramNetwork, checked: set) -> None:

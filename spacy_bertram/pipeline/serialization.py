@@ -1,23 +1,20 @@
 """Checked parts: a component's state saved as named parts of bytes, loaded back whole or not at all.
 
-A component gives `write_disk` / `write_bytes` its parts as a dict of part
-name -> function returning the part's bytes (None: nothing to save), and its
-cfg (a JSON object). They write every part, and a `cfg` part holding the cfg
-and the name and digest of every other part written with it; cfg is written
-last and read first. `read_disk` / `read_bytes` take a dict of part name ->
-reader (bytes -> value) and return the cfg and each part's value; what to do
-with them is the component's business (`BertramComponent.from_disk`).
+The component's `to_disk` / `to_bytes` go through spaCy's `util.to_disk` / `util.to_bytes` with its
+parts, given as a dict of part name -> function returning the part's bytes (None: nothing to save),
+and its cfg (a JSON object): `seal` computes every part's bytes first (a failing serializer writes
+nothing) and adds a `cfg` part holding the cfg and the name and digest of every other part, last.
+On disk, `staged_parts` writes each part to a temp file and renames them only once all are written
+(cfg last), so a save that fails (full disk, a file-size limit, an exception) leaves the previous
+save as it was; parts the new save does not write are then removed, so an old cache never lingers.
 
-Saving computes every part's bytes first (a failing serializer writes
-nothing), writes each to a temp file and renames them only once all are
-written (cfg last), so a save that fails (full disk, a file-size limit, an
-exception) leaves the previous save as it was; parts the new save does not
-write are then removed, so an old cache never lingers. Loading requires every
-part cfg lists (a missing model would otherwise leave an untrained network
-serving), checks each against its digest before any reader runs, and names the
-file of any problem. A part left out with `exclude` is not touched. Parts are
-bytes the component's own objects write (safetensors, JSON, msgpack), never a
-pickle.
+`from_disk` / `from_bytes` collect each part's bytes through `util.from_disk` (`read_file`) /
+`util.from_bytes` (`unpack`, which names bytes that are no map of parts), and `read_parts` checks
+them, then reads them with a dict of part name -> reader (bytes -> value); what to do with the values
+is the component's business. Loading requires every part cfg lists (a missing model would otherwise
+leave an untrained network serving), checks each against its digest before any reader runs, and
+names the file of any problem. A part left out with `exclude` is not touched. Parts are bytes the
+component's own objects write (safetensors, JSON, msgpack), never a pickle.
 
 `nlp.to_disk` itself writes each component in place, and spacy-transformers'
 `transformer/model` is not written through a temp file: a save killed there
@@ -27,8 +24,9 @@ pipeline beside its target and swaps it in with one rename.
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Collection, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Collection, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 import srsly
 from spacy import util
@@ -62,24 +60,42 @@ def seal(writers: Mapping[str, Writer], cfg: Mapping[str, Any], exclude: Collect
     return parts
 
 
-def write_bytes(writers: Mapping[str, Writer], cfg: Mapping[str, Any], exclude: Iterable[str]) -> bytes:
-    """The sealed parts as one msgpack map."""
-    return srsly.msgpack_dumps(seal(writers, cfg, set(exclude)))
-
-
-def write_disk(path: Union[str, Path], writers: Mapping[str, Writer], cfg: Mapping[str, Any],
-               exclude: Iterable[str]) -> None:
-    """The sealed parts as files of the directory `path`, renamed into place together (cfg last)."""
-    path = util.ensure_path(path)
+@contextmanager
+def staged_parts(path: Path, names: Iterable[str], exclude: Collection[str]) -> Iterator[Callable[[Path, bytes], None]]:
+    """A writer of part files into the directory `path` (`stage(file_path, data)`, for `util.to_disk`): each goes
+    to a temp file, and all are renamed into place together, in the order written, once the block ends without an
+    error (none otherwise); then each of `names` this save neither wrote nor excluded is removed."""
     path.mkdir(parents=True, exist_ok=True)
-    exclude = set(exclude)
-    parts = seal(writers, cfg, exclude)  # all bytes first: a failing serializer writes nothing
+    written: List[str] = []
     with staged_files() as files:
-        stagers = {name: (lambda p, data=data: files.stage(p, data)) for name, data in parts.items()}
-        util.to_disk(path, stagers, exclude)
-    for name in [*writers, CFG]:  # parts this save left out on purpose: no stale copies
-        if name not in parts and name not in exclude and (path / name).is_file():
+
+        def stage(file_path: Path, data: bytes) -> None:
+            files.stage(file_path, data)
+            written.append(file_path.name)
+
+        yield stage
+    for name in names:  # parts this save left out on purpose: no stale copies
+        if name not in written and name not in exclude and (path / name).is_file():
             (path / name).unlink()
+
+
+def read_file(found: Dict[str, bytes], file_path: Path) -> None:
+    """A reader for `util.from_disk`: the part's bytes into `found`, where its file is (`read_parts` judges a
+    missing one)."""
+    if file_path.is_file():
+        found[file_path.name] = file_path.read_bytes()
+
+
+def unpack(data: bytes, setters: Dict[str, Callable[[Any], Any]], exclude: Iterable[str]) -> None:
+    """`util.from_bytes`, with named errors for bytes that are not msgpack (E148) or not a map of parts (E149)."""
+    try:
+        msg = util.from_bytes(data, setters, exclude)
+    except ValueError as err:
+        raise ValueError(Errors.E148.format(err=err)) from err
+    except TypeError:  # a number or a string, where the parts are looked up
+        msg = None
+    if not isinstance(msg, dict):
+        raise ValueError(Errors.E149)
 
 
 def parse_cfg(data: bytes, where: str, names: Collection[str], strings: Iterable[str] = ()) -> Dict[str, Any]:
@@ -157,37 +173,6 @@ def read_parts(
         except (ValueError, KeyError, TypeError) as err:
             raise ValueError(Errors.E147.format(where=where(name), err=err)) from err
     return cfg, values
-
-
-def read_bytes(data: bytes, readers: Mapping[str, Reader], exclude: Iterable[str], *, strings: Iterable[str] = (),
-               unlisted: Optional[Mapping[str, str]] = None) -> Loaded:
-    """`read_parts` over a msgpack map from `write_bytes`."""
-    try:
-        parts = srsly.msgpack_loads(data)
-    except ValueError as err:
-        raise ValueError(Errors.E148.format(err=err)) from err
-    if not isinstance(parts, dict):
-        raise ValueError(Errors.E149)
-    return read_parts(parts.get, readers, exclude, lambda name: f"the serialized component's {name!r}",
-                      strings=strings, unlisted=unlisted)
-
-
-def read_disk(path: Union[str, Path], readers: Mapping[str, Reader], exclude: Iterable[str], *,
-              strings: Iterable[str] = (), unlisted: Optional[Mapping[str, str]] = None) -> Loaded:
-    """`read_parts` over the files of a directory from `write_disk`."""
-    path = util.ensure_path(path)
-    found: Dict[str, bytes] = {}
-
-    def reader(name: str) -> Callable[[Path], None]:
-        def read(file_path: Path) -> None:
-            if file_path.is_file():
-                found[name] = file_path.read_bytes()
-
-        return read
-
-    util.from_disk(path, {name: reader(name) for name in [CFG, *readers]}, exclude)
-    return read_parts(found.get, readers, exclude, lambda name: repr(str(path / name)),
-                      strings=strings, unlisted=unlisted)
 
 
 #: What `nlp.to_disk` writes besides one entry per component (NAME, or NAME.json as the sentencizer writes).

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
@@ -32,7 +33,7 @@ from safetensors import SafetensorError
 from safetensors.numpy import load as load_arrays
 from safetensors.numpy import load_file, save, save_file
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..fileio import atomic_directory, write_json_atomic
 from ..types import PathLike
 
@@ -110,6 +111,14 @@ class VectorTable:
                 Errors.E131.format(source=source, table_encoder=ours.get("base_model"), differences=", ".join(bad),
                                    model_encoder=encoder.get("base_model"))
             )
+
+    def check_network(self, model_id: Optional[str], network: Any, share: Optional[float], name: str) -> None:
+        """Refuse a table of another model or encoder than component `name`'s (E130, E131); say so where the
+        component mixes the vectors it infers at another subword_share than the rows' (W018)."""
+        self.check_model(model_id, encoder_identity(network), f"of '{name}'")
+        model_share = network.config.subword_share
+        if share is not None and share != model_share:
+            warnings.warn(Warnings.W018.format(name=name, share=share, model_share=model_share), stacklevel=2)
 
     # -- serialization ---------------------------------------------------------------
 

@@ -11,7 +11,8 @@ from typing import Iterator, List, Tuple
 from xml.etree import ElementTree
 
 
-def _normalise_space(text: str) -> str:
+def normalise_space(text: str) -> str:
+    """Runs of whitespace as one space, none at the ends: the form corpus lines and their digests compare in."""
     return " ".join(text.split())
 
 
@@ -74,7 +75,7 @@ def strip_wikitext(text: str, min_words: int = 5) -> List[str]:
             continue
         if dropping or not line or line[0] in "{|!}" or "{{" in line or "}}" in line:
             continue
-        line = _normalise_space(re.sub(r"^[*#:;]+", "", line).replace("()", ""))
+        line = normalise_space(re.sub(r"^[*#:;]+", "", line).replace("()", ""))
         if len(line.split()) >= min_words:
             paragraphs.append(line)
     return paragraphs
@@ -110,9 +111,9 @@ _STAGE = re.compile(
 )
 
 
-def _speech_lines(text: str) -> Iterator[str]:
+def speech_lines(text: str) -> Iterator[str]:
     """Paragraphs of a speech without stage directions like (APPLAUSE)."""
     for para in _STAGE.sub(" ", text).split("\n"):
-        para = _normalise_space(para)
+        para = normalise_space(para)
         if para:
             yield para
