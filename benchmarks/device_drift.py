@@ -11,6 +11,7 @@ The pipeline's rare tokens are counted on both devices and must be the same.
     python benchmarks/device_drift.py --gpu-id 0            # 500 words x 8 contexts, 500 texts
     python benchmarks/device_drift.py --gpu-id 0 --quick    # 96 words, 100 texts
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,12 @@ def drift(cpu: numpy.ndarray, device: numpy.ndarray) -> Dict[str, float]:
     both = norms * numpy.linalg.norm(device, axis=1)
     # Padding rows are zero on both devices: they agree (cosine 1), as any equal rows do.
     cosine = numpy.where(both > 0, (cpu * device).sum(axis=1) / numpy.maximum(both, 1e-30), 1.0)
-    return {"max_abs": float(diff.max()), "max_rel": float((diff.max(axis=1) / numpy.maximum(norms, 1e-12)).max()),
-            "min_cosine": float(cosine.min()), "rows": int(cpu.shape[0])}
+    return {
+        "max_abs": float(diff.max()),
+        "max_rel": float((diff.max(axis=1) / numpy.maximum(norms, 1e-12)).max()),
+        "min_cosine": float(cosine.min()),
+        "rows": int(cpu.shape[0]),
+    }
 
 
 def pipeline_outputs(nlp, texts: List[str]) -> Dict[str, numpy.ndarray]:
@@ -61,8 +66,11 @@ def pipeline_outputs(nlp, texts: List[str]) -> Dict[str, numpy.ndarray]:
         vectors.extend(numpy.asarray(doc._.bertram[i]) for i in sorted(doc._.bertram))
         last = doc._.trf_data.tensors[0]  # last_hidden_state: [spans, wordpieces, width]
         states.append(nlp.get_pipe("transformer").model.ops.to_numpy(last).reshape(-1, last.shape[-1]))
-    return {"vectors": numpy.vstack(vectors) if vectors else numpy.zeros((0, 1)), "states": numpy.vstack(states),
-            "rare": numpy.asarray([rare])}
+    return {
+        "vectors": numpy.vstack(vectors) if vectors else numpy.zeros((0, 1)),
+        "states": numpy.vstack(states),
+        "rare": numpy.asarray([rare]),
+    }
 
 
 def main() -> None:
@@ -115,8 +123,10 @@ def main() -> None:
     result["pipeline_vectors"] = drift(cpu_outputs["vectors"], device_outputs["vectors"])
     result["pipeline_states"] = drift(cpu_outputs["states"], device_outputs["states"])
     result["rare_tokens"] = int(cpu_outputs["rare"][0])
-    print(f"pipeline, {len(texts)} texts, {result['rare_tokens']} rare tokens: bertram vectors "
-          f"{result['pipeline_vectors']}; transformer last layer {result['pipeline_states']}")
+    print(
+        f"pipeline, {len(texts)} texts, {result['rare_tokens']} rare tokens: bertram vectors "
+        f"{result['pipeline_vectors']}; transformer last layer {result['pipeline_states']}"
+    )
     print(json.dumps({"benchmark": "device_drift", **result, "torch": torch.__version__}))
 
 

@@ -13,6 +13,7 @@ which is the budget that measured fastest with `--sweep`. Both ways are warmed
 up on a full round first (allocator, thread pools), and rounds alternate which
 way goes first, so a short run ranks them as a long one does.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,8 @@ import numpy
 import torch
 
 from spacy_bertram import DEFAULT_CONTEXTS_PER_WORD, NgramVocab, create_bertram, select_device
-from spacy_bertram.inputs import EncodedContext, batch_by_token_budget
-from spacy_bertram.network import default_token_budget
+from spacy_bertram.model.inputs import EncodedContext, batch_by_token_budget
+from spacy_bertram.model.network import default_token_budget
 
 from timing import timed  # benchmarks/timing.py (scripts run from this folder)
 
@@ -137,11 +138,13 @@ def main() -> None:
     swept: Dict[int, float] = {b: 0.0 for b in sweep}
     for k, start in enumerate(range(0, len(items), args.round_words)):
         chunk = items[start : start + args.round_words]
-        runs = {"batched": lambda: network.infer(chunk, token_budget=args.token_budget),
-                "single": lambda: numpy.vstack([network.infer([item]) for item in chunk])}
+        runs = {
+            "batched": lambda: network.infer(chunk, token_budget=args.token_budget),
+            "single": lambda: numpy.vstack([network.infer([item]) for item in chunk]),
+        }
         runs.update({b: (lambda b: lambda: network.infer(chunk, token_budget=b))(b) for b in sweep})
         outs, walls = {}, {}
-        for name in (list(runs) if k % 2 == 0 else list(runs)[::-1]):
+        for name in list(runs) if k % 2 == 0 else list(runs)[::-1]:
             outs[name], walls[name], cpu = timed(runs[name])
             if name == "batched":
                 batched_cpu += cpu
@@ -165,14 +168,19 @@ def main() -> None:
     for b in sweep:
         print(f"batched (token budget {b}): {len(items) / swept[b]:8.1f} words/s")
     print(f"one word at a time:                  {single:8.1f} words/s")
-    print(f"batched vs one at a time: {batched / single:.2f}x on total time, "
-          f"{statistics.median(ratios):.2f}x median of {len(ratios)} paired rounds")
+    print(
+        f"batched vs one at a time: {batched / single:.2f}x on total time, "
+        f"{statistics.median(ratios):.2f}x median of {len(ratios)} paired rounds"
+    )
     print(f"CPU seconds: batched {batched_cpu:.1f}, one at a time {single_cpu:.1f}")
     print(f"max |batched - single|: {max_diff:.2e}")
-    print(f"encoder positions: {real} real; padded to {batched_padded} batched ({batched_padded / real:.3f}x), "
-          f"{single_padded} one at a time ({single_padded / real:.3f}x)")
-    print(f"real encoder tokens per CPU second: batched {real / batched_cpu:.0f}, "
-          f"one at a time {real / single_cpu:.0f}")
+    print(
+        f"encoder positions: {real} real; padded to {batched_padded} batched ({batched_padded / real:.3f}x), "
+        f"{single_padded} one at a time ({single_padded / real:.3f}x)"
+    )
+    print(
+        f"real encoder tokens per CPU second: batched {real / batched_cpu:.0f}, one at a time {real / single_cpu:.0f}"
+    )
     config = network.encoder.config
     n_rows = sum(len(rows) for rows in item_rows)
     per_position = encoder_flops_per_position(config, batched_padded / max(n_rows, 1))

@@ -22,6 +22,7 @@ of assets/ner (`python -m spacy project run ner-data`).
         --store corpus/bertram/contexts.sqlite --output metrics/ner-full/cost.json
     python benchmarks/ner.py --quick        # 100 tweets, untrained pipelines, under a minute
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,8 +56,9 @@ def trained_pipelines(training: Path, store: Optional[str]) -> Tuple[spacy.Langu
     return stock, with_bertram
 
 
-def untrained_pipelines(texts: List[List[str]], tags: List[Any], tmp: Path,
-                        base_model: str) -> Tuple[spacy.Language, spacy.Language]:
+def untrained_pipelines(
+    texts: List[List[str]], tags: List[Any], tmp: Path, base_model: str
+) -> Tuple[spacy.Language, spacy.Language]:
     """The two NER configs, initialized on the tweets (labels) with untrained weights."""
     bertram = untrained_model([" ".join(words) for words in texts], tmp / "bertram", base_model)
     pipelines = []
@@ -65,8 +67,10 @@ def untrained_pipelines(texts: List[List[str]], tags: List[Any], tmp: Path,
         if "bertram" in config["components"]:
             config["paths"]["bertram"] = bertram
             config["components"]["bertram"]["contexts"] = "doc"
-            config["components"]["bertram"]["rare_words"] = {"@misc": "spacy-bertram.RareWords.v1",
-                                                             "frequencies": "wordfreq"}
+            config["components"]["bertram"]["rare_words"] = {
+                "@misc": "spacy-bertram.RareWords.v1",
+                "frequencies": "wordfreq",
+            }
         nlp = spacy.util.load_model_from_config(config.interpolate(), auto_fill=True)
         examples = [Example(nlp.make_doc(" ".join(t.words)), tagged_doc(nlp.vocab, t)) for t in tags[:200]]
         nlp.initialize(lambda: examples)

@@ -38,6 +38,7 @@ the rare words outside it ("vectors_inferred" says how many that left).
     python benchmarks/pipeline.py            # 2,000 snippets, 200 articles and 2,000 tweets
     python benchmarks/pipeline.py --quick    # 50 snippets, 5 articles, 50 tweets (memory: snippets), under a minute
 """
+
 from __future__ import annotations
 
 import argparse
@@ -116,8 +117,9 @@ def load_texts(assets: Path, kind: str, n: int) -> List[str]:
     return texts
 
 
-def texts_by_kind(assets: Path, counts: Dict[str, int], named: Optional[str] = None
-                  ) -> Tuple[Dict[str, List[str]], Dict[str, str]]:
+def texts_by_kind(
+    assets: Path, counts: Dict[str, int], named: Optional[str] = None
+) -> Tuple[Dict[str, List[str]], Dict[str, str]]:
     """The texts of each kind `named` ("short,long"; None: every kind) and, for the default kinds, why those
     left out were skipped (said once here); a kind asked for by name must be there. Exits where none is."""
     kinds = [k.strip() for k in (named or ",".join(TEXT_SOURCES)).split(",") if k.strip()]
@@ -152,8 +154,15 @@ def untrained_model(texts: Sequence[str], directory: Path, base_model: str) -> s
 
 
 def build(
-    encoder: str, bertram: Optional[str], base_model: str, contexts: str, store: Optional[str], injection: str,
-    vector_table: Optional[str] = None, context_window: Optional[int] = None, int8_encoder: bool = False,
+    encoder: str,
+    bertram: Optional[str],
+    base_model: str,
+    contexts: str,
+    store: Optional[str],
+    injection: str,
+    vector_table: Optional[str] = None,
+    context_window: Optional[int] = None,
+    int8_encoder: bool = False,
 ) -> spacy.Language:
     nlp = spacy.blank("en")
     arch = "spacy-transformers.TransformerModel.v3"
@@ -239,9 +248,14 @@ def on_or_off(value: str) -> bool:
 
 #: The settings a variant may set (`--against`), with how each is read.
 VARIANT_SETTINGS: Dict[str, Callable[[str], Any]] = {
-    "contexts": str, "injection": str, "context_window": int, "length_groups": on_or_off,
-    "vector_table": lambda value: None if value == "none" else value, "rule_table": on_or_off,
-    "batched_tokenising": on_or_off, "int8_encoder": on_or_off,
+    "contexts": str,
+    "injection": str,
+    "context_window": int,
+    "length_groups": on_or_off,
+    "vector_table": lambda value: None if value == "none" else value,
+    "rule_table": on_or_off,
+    "batched_tokenising": on_or_off,
+    "int8_encoder": on_or_off,
 }
 
 
@@ -261,16 +275,32 @@ def parse_variant(text: str) -> Dict[str, Any]:
 
 def variant_settings(args: argparse.Namespace, overrides: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """The bertram pipeline's settings: the command line's, with `overrides` on top."""
-    settings = {"contexts": args.contexts, "injection": args.injection, "context_window": args.context_window,
-                "vector_table": args.vector_table, "length_groups": True, "rule_table": True,
-                "batched_tokenising": True, "int8_encoder": args.int8_encoder}
+    settings = {
+        "contexts": args.contexts,
+        "injection": args.injection,
+        "context_window": args.context_window,
+        "vector_table": args.vector_table,
+        "length_groups": True,
+        "rule_table": True,
+        "batched_tokenising": True,
+        "int8_encoder": args.int8_encoder,
+    }
     settings.update(overrides or {})
     return settings
 
 
 def build_variant(encoder: str, bertram: str, args: argparse.Namespace, settings: Dict[str, Any]) -> spacy.Language:
-    nlp = build(encoder, bertram, args.base_model, settings["contexts"], args.store, settings["injection"],
-                settings["vector_table"], settings["context_window"], settings["int8_encoder"])
+    nlp = build(
+        encoder,
+        bertram,
+        args.base_model,
+        settings["contexts"],
+        args.store,
+        settings["injection"],
+        settings["vector_table"],
+        settings["context_window"],
+        settings["int8_encoder"],
+    )
     network = get_bertram_network(nlp.get_pipe("bertram").model)
     network.length_grouped_calls = settings["length_groups"]  # the context encoder's calls
     network.inputs.batched_tokenising = settings["batched_tokenising"]  # one call a context
@@ -287,9 +317,14 @@ def measure(kind: str, texts: List[str], args: argparse.Namespace, encoder: str,
     return measure_pipelines(stock, with_bertram, texts, args, long_texts=kind == "long", against=against)
 
 
-def measure_pipelines(stock: spacy.Language, with_bertram: spacy.Language, texts: List[str],
-                      args: argparse.Namespace, long_texts: bool = False,
-                      against: Optional[spacy.Language] = None) -> Dict[str, Any]:
+def measure_pipelines(
+    stock: spacy.Language,
+    with_bertram: spacy.Language,
+    texts: List[str],
+    args: argparse.Namespace,
+    long_texts: bool = False,
+    against: Optional[spacy.Language] = None,
+) -> Dict[str, Any]:
     """Paired rounds of two pipelines that differ by the `bertram` component (args: batch_size, round,
     compare_paths), and of `against`, another bertram pipeline, in the same rounds; long texts go in
     rounds of a tenth as many texts."""
@@ -425,8 +460,12 @@ def describe_cosines(cosines: Sequence[float]) -> Optional[Dict[str, float]]:
     if not cosines:
         return None
     values = numpy.asarray(cosines)
-    return {"n": int(values.size), "mean": round(float(values.mean()), 5),
-            "p01": round(float(numpy.percentile(values, 1)), 5), "min": round(float(values.min()), 5)}
+    return {
+        "n": int(values.size),
+        "mean": round(float(values.mean()), 5),
+        "p01": round(float(numpy.percentile(values, 1)), 5),
+        "min": round(float(values.min()), 5),
+    }
 
 
 def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) -> List[float]:
@@ -544,8 +583,10 @@ def report(kind: str, result: Dict[str, Any], rss: Optional[Tuple[float, float]]
         )
         if other["vector_cosine"]:
             agreement = other["vector_cosine"]
-            print(f"  --against's vectors against this run's ({agreement['n']} rare tokens): cosine mean "
-                  f"{agreement['mean']:.4f}, 1st percentile {agreement['p01']:.4f}, min {agreement['min']:.4f}")
+            print(
+                f"  --against's vectors against this run's ({agreement['n']} rare tokens): cosine mean "
+                f"{agreement['mean']:.4f}, 1st percentile {agreement['p01']:.4f}, min {agreement['min']:.4f}"
+            )
     if "shortcut_speedup" in result:
         print(
             f"  plain encoder path: cold / stock {result['plain_cold_over_stock']:.2f}x; the shortcuts make "
@@ -579,8 +620,11 @@ def main() -> None:
     )
     parser.add_argument("--bertram", default=None, help="trained BERTRAM directory (default: untrained, same shape)")
     parser.add_argument("--base-model", default="default")
-    parser.add_argument("--contexts", default=DEFAULT_CONTEXTS,
-                        help='the component\'s contexts setting (default: its own, "none"; "doc", ...)')
+    parser.add_argument(
+        "--contexts",
+        default=DEFAULT_CONTEXTS,
+        help='the component\'s contexts setting (default: its own, "none"; "doc", ...)',
+    )
     parser.add_argument(
         "--context-window", type=int, default=None, help="the component's context_window (default: its own)"
     )
@@ -602,8 +646,11 @@ def main() -> None:
         f"defaults: {EARLIER_DEFAULTS}",
     )
     parser.add_argument("--compare-paths", action="store_true", help="also cold with the exact shortcuts off")
-    parser.add_argument("--int8-encoder", action="store_true",
-                        help="the layer's int8_encoder: the context encoder's linear layers in int8 (CPU)")
+    parser.add_argument(
+        "--int8-encoder",
+        action="store_true",
+        help="the layer's int8_encoder: the context encoder's linear layers in int8 (CPU)",
+    )
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS child processes")
     parser.add_argument("--gpu-id", type=int, default=-1)
     parser.add_argument("--rss-child", choices=["stock", "bertram"], default=None, help=argparse.SUPPRESS)

@@ -9,6 +9,7 @@ the footprint. Ends with one JSON line of headline figures.
     python benchmarks/prepare_memory.py            # embedded corpus (assets/corpus), ~5 min
     python benchmarks/prepare_memory.py --quick    # first ~150k words of it, < 1 min
 """
+
 from __future__ import annotations
 
 import argparse
@@ -90,10 +91,12 @@ def main() -> None:
         for name, corpus in (("1x", source), ("10x", base / "ten")):
             runs[name] = run_child(str(corpus), str(base / f"out{name}"), min_count)
             store_mb = (base / f"out{name}" / "contexts.sqlite").stat().st_size / 1e6
-            print(f"{name}: {runs[name]['total_words']:,} words, vocabulary {runs[name]['vocab_size']:,}, "
-                  f"peak RSS {runs[name]['peak_rss_mb']} MB "
-                  f"({runs[name]['peak_rss_mb'] - baseline['peak_rss_mb']:.1f} MB above import), "
-                  f"{runs[name]['seconds']} s, store {store_mb:.1f} MB")
+            print(
+                f"{name}: {runs[name]['total_words']:,} words, vocabulary {runs[name]['vocab_size']:,}, "
+                f"peak RSS {runs[name]['peak_rss_mb']} MB "
+                f"({runs[name]['peak_rss_mb'] - baseline['peak_rss_mb']:.1f} MB above import), "
+                f"{runs[name]['seconds']} s, store {store_mb:.1f} MB"
+            )
     one, ten = runs["1x"], runs["10x"]
     headline = {
         "quick": args.quick,

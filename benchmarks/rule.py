@@ -19,6 +19,7 @@ skipped with a note.
     python benchmarks/rule.py            # 2,000 snippets, 200 articles, 2,000 tweets
     python benchmarks/rule.py --quick    # 400 / 40 / 400 (under a minute)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,10 +44,13 @@ ROOT = Path(__file__).resolve().parents[1]
 def rule_pipeline(model: str, base_model: str) -> Any:
     """The component with the rule at its defaults (wordfreq's frequencies) on an untrained BERTRAM."""
     nlp = spacy.blank("en")
-    return nlp, nlp.add_pipe("bertram", config={
-        "model": {"model_path": model, "base_model": base_model},
-        "rare_words": {"@misc": "spacy-bertram.RareWords.v1", "frequencies": "wordfreq"},
-    })
+    return nlp, nlp.add_pipe(
+        "bertram",
+        config={
+            "model": {"model_path": model, "base_model": base_model},
+            "rare_words": {"@misc": "spacy-bertram.RareWords.v1", "frequencies": "wordfreq"},
+        },
+    )
 
 
 def run_rule(finder: Any, docs: List[Any], table: Any) -> float:
@@ -84,15 +88,21 @@ def measure(kind: str, texts: List[str], nlp: Any, pipe: Any, rounds: int) -> Di
             per_form[way] += value
         ratios.append(seconds["per form"] / seconds["table"])
     finder.frequent = table
-    n_round_forms = sum(len({t.text for doc in docs[s : s + size] for t in doc if finder.rule.is_candidate(t)})
-                        for s in range(0, len(docs), size))
+    n_round_forms = sum(
+        len({t.text for doc in docs[s : s + size] for t in doc if finder.rule.is_candidate(t)})
+        for s in range(0, len(docs), size)
+    )
     in_table = sum(table.zipf(form) is not None for form in forms)
     return {
-        "texts": len(docs), "tokens": sum(len(doc) for doc in docs), "forms": len(forms),
+        "texts": len(docs),
+        "tokens": sum(len(doc) for doc in docs),
+        "forms": len(forms),
         "table_share": round(in_table / max(1, len(forms)), 3),
         "ms_per_new_form_before": round(1000 * per_form["per form"] / n_round_forms, 4),
         "ms_per_new_form_after": round(1000 * per_form["table"] / n_round_forms, 4),
-        "speedup": round(statistics.median(ratios), 2), "rounds": len(ratios), "same_decisions": same,
+        "speedup": round(statistics.median(ratios), 2),
+        "rounds": len(ratios),
+        "same_decisions": same,
         "rare_forms": sum(decided[False][0].values()),
     }
 

@@ -1,4 +1,5 @@
 """Wall and CPU time of one call, shared by the benchmark scripts."""
+
 from __future__ import annotations
 
 import time

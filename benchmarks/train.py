@@ -15,6 +15,7 @@ Contexts come from the context store (`corpus/bertram`, from `prepare`), or,
 when there is none, from lines of the embedded corpus in assets/corpus.
 The last line printed is one JSON object with the headline figures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,10 @@ def context_source(store: Path, corpus: Path, max_lines: int):
         return open_context_store(store), f"context store {store}"
     files = sorted(corpus.glob("*.txt"))
     if not files:
-        sys.exit(f"No context store at {store} and no corpus in {corpus}: run `python -m spacy_bertram "
-                 "prepare` (or scripts/build_corpus.py) first, or pass --store / --corpus.")
+        sys.exit(
+            f"No context store at {store} and no corpus in {corpus}: run `python -m spacy_bertram "
+            "prepare` (or scripts/build_corpus.py) first, or pass --store / --corpus."
+        )
     per_file = max_lines // len(files)
 
     def lines():

@@ -20,6 +20,7 @@ one process's, and whether it gave the same targets and states (to 1e-5).
 
 The last line printed is one JSON object with the headline figures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,20 +69,38 @@ def training_seconds(store: Path, output: Path, words: int, epochs: int, client:
     """One `train` run (stage 1 only, no ablation) on `words` corpus words and, as in the project's run, about
     6% more that the encoder cuts into pieces (wordfreq's, with OTA targets): seconds of targets, state cache
     and epochs."""
-    settings = TrainSettings.from_dict({"epochs": (epochs, 0, 0), "pool_contexts": PROJECT_TRAINING["pool_contexts"],
-                                        "max_contexts": PROJECT_TRAINING["max_contexts"]})
-    data = TrainingData(min_count=PROJECT_TRAINING["min_count"], max_words=words,
-                        multi_piece_words=round(OTA_SHARE * words),
-                        ota=OTASettings(steps=PROJECT_TRAINING["ota_steps"]))
+    settings = TrainSettings.from_dict(
+        {
+            "epochs": (epochs, 0, 0),
+            "pool_contexts": PROJECT_TRAINING["pool_contexts"],
+            "max_contexts": PROJECT_TRAINING["max_contexts"],
+        }
+    )
+    data = TrainingData(
+        min_count=PROJECT_TRAINING["min_count"],
+        max_words=words,
+        multi_piece_words=round(OTA_SHARE * words),
+        ota=OTASettings(steps=PROJECT_TRAINING["ota_steps"]),
+    )
     started = time.perf_counter()
-    metrics = train(store, output, settings, data,
-                    RunOptions(ablation=False, keep_cache=True, progress=False, log=lambda _: None, client=client))
+    metrics = train(
+        store,
+        output,
+        settings,
+        data,
+        RunOptions(ablation=False, keep_cache=True, progress=False, log=lambda _: None, client=client),
+    )
     stage = next(iter(metrics["stages"].values()))
     epoch_seconds = [e["seconds"] for e in stage["epochs"]]
-    return {"words": metrics["targets"]["words"], "ota_words": metrics["targets"]["n_ota"],
-            "rows": stage["cache"]["rows"], "targets_s": metrics["targets"]["seconds"],
-            "state_cache_s": stage["cache"]["encode_seconds"], "epoch_s": round(float(numpy.median(epoch_seconds)), 2),
-            "total_s": round(time.perf_counter() - started, 1)}
+    return {
+        "words": metrics["targets"]["words"],
+        "ota_words": metrics["targets"]["n_ota"],
+        "rows": stage["cache"]["rows"],
+        "targets_s": metrics["targets"]["seconds"],
+        "state_cache_s": stage["cache"]["encode_seconds"],
+        "epoch_s": round(float(numpy.median(epoch_seconds)), 2),
+        "total_s": round(time.perf_counter() - started, 1),
+    }
 
 
 def per_word_slope(points: List[Dict[str, Any]], key: str, by: str = "words") -> float:
@@ -95,8 +114,14 @@ def per_word_slope(points: List[Dict[str, Any]], key: str, by: str = "words") ->
 
 def same_run(one: Path, other: Path) -> float:
     """The largest difference between two runs' targets and encoder states."""
-    diffs = [float(numpy.abs(load_file(str(one / "targets" / "targets.safetensors"))["vectors"]
-                             - load_file(str(other / "targets" / "targets.safetensors"))["vectors"]).max())]
+    diffs = [
+        float(
+            numpy.abs(
+                load_file(str(one / "targets" / "targets.safetensors"))["vectors"]
+                - load_file(str(other / "targets" / "targets.safetensors"))["vectors"]
+            ).max()
+        )
+    ]
     for states in sorted((one / "cache").glob("states-*.npy")):
         twin = other / "cache" / states.name
         diffs.append(float(numpy.abs(numpy.load(states) - numpy.load(twin)).max()) if twin.is_file() else float("inf"))
@@ -132,25 +157,39 @@ def main(argv: Optional[List[str]] = None) -> int:
             result = prepare(text, root / f"store-{k}", min_count=PROJECT_TRAINING["min_count"], progress=False)
             prepare_s = time.perf_counter() - started
             shutil.rmtree(text)
-            point = {"corpus": k, "corpus_words": result.total_words, "prepare_s": round(prepare_s, 1),
-                     **training_seconds(root / f"store-{k}", root / f"train-{k}", words * k, args.epochs)}
+            point = {
+                "corpus": k,
+                "corpus_words": result.total_words,
+                "prepare_s": round(prepare_s, 1),
+                **training_seconds(root / f"store-{k}", root / f"train-{k}", words * k, args.epochs),
+            }
             points.append(point)
-            print(f"{k}x: {point['corpus_words']:,} corpus words, prepare {point['prepare_s']} s; {point['words']:,} "
-                  f"training words ({point['ota_words']} by OTA), {point['rows']:,} rows: targets "
-                  f"{point['targets_s']} s, state cache {point['state_cache_s']} s, {point['epoch_s']} s per epoch",
-                  flush=True)
+            print(
+                f"{k}x: {point['corpus_words']:,} corpus words, prepare {point['prepare_s']} s; {point['words']:,} "
+                f"training words ({point['ota_words']} by OTA), {point['rows']:,} rows: targets "
+                f"{point['targets_s']} s, state cache {point['state_cache_s']} s, {point['epoch_s']} s per epoch",
+                flush=True,
+            )
             if k == sizes[0] and args.workers:
                 with optional_client(None, args.workers) as client:
                     spread = training_seconds(root / f"store-{k}", root / "train-dask", words * k, args.epochs, client)
-                dask = {"workers": args.workers, "targets_s": spread["targets_s"],
-                        "state_cache_s": spread["state_cache_s"],
-                        "over_one_process": round((spread["targets_s"] + spread["state_cache_s"])
-                                                  / (point["targets_s"] + point["state_cache_s"]), 3),
-                        "max_difference": same_run(root / f"train-{k}", root / "train-dask")}
+                dask = {
+                    "workers": args.workers,
+                    "targets_s": spread["targets_s"],
+                    "state_cache_s": spread["state_cache_s"],
+                    "over_one_process": round(
+                        (spread["targets_s"] + spread["state_cache_s"]) / (point["targets_s"] + point["state_cache_s"]),
+                        3,
+                    ),
+                    "max_difference": same_run(root / f"train-{k}", root / "train-dask"),
+                }
                 dask["same_model"] = dask["max_difference"] <= 1e-5
-                print(f"  on {args.workers} Dask workers: targets {dask['targets_s']} s, state cache "
-                      f"{dask['state_cache_s']} s ({dask['over_one_process']}x one process's), largest "
-                      f"difference {dask['max_difference']:.2e}", flush=True)
+                print(
+                    f"  on {args.workers} Dask workers: targets {dask['targets_s']} s, state cache "
+                    f"{dask['state_cache_s']} s ({dask['over_one_process']}x one process's), largest "
+                    f"difference {dask['max_difference']:.2e}",
+                    flush=True,
+                )
     slopes = {stage: per_word_slope(points, stage) for stage in ("state_cache_s", "epoch_s")}
     slopes["targets_s"] = per_word_slope(points, "targets_s", by="ota_words")
     slopes["prepare_s"] = per_word_slope(points, "prepare_s", by="corpus_words")
@@ -162,19 +201,32 @@ def main(argv: Optional[List[str]] = None) -> int:
         "state_cache_s": round(slopes["state_cache_s"] * project_words * 100, 0),
         "epoch_s": round(slopes["epoch_s"] * project_words * 100, 1),
     }
-    print("per unit: prepare {:.2f} s per million corpus words; targets {:.1f} ms per OTA word; per training "
-          "word: state cache {:.2f} ms, an epoch {:.3f} ms".format(
-              slopes["prepare_s"] * 1e6, 1e3 * slopes["targets_s"], 1e3 * slopes["state_cache_s"],
-              1e3 * slopes["epoch_s"]))
-    print(f"100x the corpus and {project_words * 100:,} training words ({args.project_ota_words * 100:,} by OTA; 100x "
-          f"the project's): prepare "
-          f"{projection['prepare_s']:.0f} s, targets {projection['targets_s']:.0f} s, state cache "
-          f"{projection['state_cache_s']:.0f} s, {projection['epoch_s']:.0f} s per epoch (one process)")
-    print(json.dumps({"benchmark": "train-scaling", "quick": args.quick, "points": points,
-                      "seconds_per_training_word": {k: round(slopes[k], 6) for k in ("state_cache_s", "epoch_s")},
-                      "targets_seconds_per_ota_word": round(slopes["targets_s"], 5),
-                      "prepare_seconds_per_million_words": round(slopes["prepare_s"] * 1e6, 2),
-                      "projection_100x": projection, "dask": dask or None}))
+    print(
+        "per unit: prepare {:.2f} s per million corpus words; targets {:.1f} ms per OTA word; per training "
+        "word: state cache {:.2f} ms, an epoch {:.3f} ms".format(
+            slopes["prepare_s"] * 1e6, 1e3 * slopes["targets_s"], 1e3 * slopes["state_cache_s"], 1e3 * slopes["epoch_s"]
+        )
+    )
+    print(
+        f"100x the corpus and {project_words * 100:,} training words ({args.project_ota_words * 100:,} by OTA; 100x "
+        f"the project's): prepare "
+        f"{projection['prepare_s']:.0f} s, targets {projection['targets_s']:.0f} s, state cache "
+        f"{projection['state_cache_s']:.0f} s, {projection['epoch_s']:.0f} s per epoch (one process)"
+    )
+    print(
+        json.dumps(
+            {
+                "benchmark": "train-scaling",
+                "quick": args.quick,
+                "points": points,
+                "seconds_per_training_word": {k: round(slopes[k], 6) for k in ("state_cache_s", "epoch_s")},
+                "targets_seconds_per_ota_word": round(slopes["targets_s"], 5),
+                "prepare_seconds_per_million_words": round(slopes["prepare_s"] * 1e6, 2),
+                "projection_100x": projection,
+                "dask": dask or None,
+            }
+        )
+    )
     return 0
 
 

@@ -1,4 +1,5 @@
 """`python -m bertram_experiments COMMAND ...`: see bertram_experiments.cli."""
+
 from .cli import main
 
 if __name__ == "__main__":

@@ -4,9 +4,10 @@ The plugin's command line (`python -m spacy_bertram`) makes and inspects a model
 it: rarified sets and their baselines (`split`, `train-baseline`, `rarify`), downstream evaluation
 (`evaluate`, `evaluate-originals`, `pool`, `assemble`), real rare words (`similarity`, `intrinsic`),
 synonym recovery, named entities (`ner-*`), learning curves and the run's report. It shares the
-plugin's help layout and argument checks (`spacy_bertram.app`); like the plugin's commands, each
+plugin's help layout and argument checks (`spacy_bertram.cli.app`); like the plugin's commands, each
 imports its step when it runs, so `--help` answers at once.
 """
+
 from spacy_bertram import command_line
 
 app = command_line("bertram-experiments", __doc__.split("\n\n")[0])

@@ -5,6 +5,7 @@ optional public sets) is the project's job: `python -m spacy project assets`
 (project.yml `assets:`) and the scripts in `scripts/` that `spacy project run`
 calls. A reader that finds its file missing names the command that writes it.
 """
+
 from __future__ import annotations
 
 import os

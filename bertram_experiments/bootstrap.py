@@ -21,6 +21,7 @@ over texts and runs gets one interval over texts alone and one over texts and ru
 does not vectorise (Spearman's rho of cosines against human scores): it is
 computed for both systems on the same resampled rows.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -57,9 +58,14 @@ class BootstrapCI:
         return not self.excludes_zero()
 
     def to_dict(self) -> dict:
-        return {"estimate": self.estimate, "low": self.low, "high": self.high,
-                "n_resamples": self.n_resamples, "confidence": self.confidence,
-                "no_difference": self.contains_zero}
+        return {
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "n_resamples": self.n_resamples,
+            "confidence": self.confidence,
+            "no_difference": self.contains_zero,
+        }
 
 
 def resample_indices(
@@ -140,8 +146,10 @@ def percentile_cis(observed: np.ndarray, values: np.ndarray, confidence: float =
         low, high = np.nanquantile(values, [alpha, 1 - alpha], axis=0)
     if observed.ndim == 1:
         return BootstrapCI(float(observed[0]), float(low), float(high), n_resamples, confidence)
-    return [BootstrapCI(float(e), float(lo), float(hi), n_resamples, confidence)
-            for e, lo, hi in zip(observed[0], low, high)]
+    return [
+        BootstrapCI(float(e), float(lo), float(hi), n_resamples, confidence)
+        for e, lo, hi in zip(observed[0], low, high)
+    ]
 
 
 def paired_difference(
@@ -181,7 +189,6 @@ def ratio_of_sums(numerators: np.ndarray, denominators: Sequence[float]) -> Stat
     if num.ndim == 1:
         return lambda idx: num[idx].sum(axis=1) / den[idx].sum(axis=1)
     return lambda idx: num[idx].sum(axis=1) / den[idx].sum(axis=1)[:, None]
-
 
 
 def multiplicities(idx: np.ndarray, n_units: int) -> np.ndarray:
@@ -225,12 +232,20 @@ class RunsBootstrap:
 
     def column(self, j: int) -> dict:
         """Statistic j as JSON: estimate, per_seed (one value per run) and one CI per interval."""
-        return {"estimate": float(self.observed[j]), "per_seed": [float(v) for v in self.per_run[:, j]],
-                **{name: cis[j].to_dict() for name, cis in self.intervals.items()}}
+        return {
+            "estimate": float(self.observed[j]),
+            "per_seed": [float(v) for v in self.per_run[:, j]],
+            **{name: cis[j].to_dict() for name, cis in self.intervals.items()},
+        }
 
 
-def runs_bootstrap(counts: np.ndarray, fold_labels: Sequence, statistic: Callable[[np.ndarray], np.ndarray],
-                   n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> RunsBootstrap:
+def runs_bootstrap(
+    counts: np.ndarray,
+    fold_labels: Sequence,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> RunsBootstrap:
     """Statistics of counts summed over texts and runs, with intervals over texts and over texts and runs.
 
     counts: (n_texts, n_runs, m), each run's counts of each text (the same texts in every run);
@@ -248,8 +263,9 @@ def runs_bootstrap(counts: np.ndarray, fold_labels: Sequence, statistic: Callabl
 
     every_run = np.ones((1, n_folds, n_runs))
     observed = summed(np.ones((1, n_texts)), every_run)
-    per_run = np.concatenate([summed(np.ones((1, n_texts)), np.eye(n_runs)[None, None, r].repeat(n_folds, axis=1))
-                              for r in range(n_runs)])
+    per_run = np.concatenate(
+        [summed(np.ones((1, n_texts)), np.eye(n_runs)[None, None, r].repeat(n_folds, axis=1)) for r in range(n_runs)]
+    )
     rng = np.random.default_rng(seed)
     run_rng = np.random.default_rng([seed, 1])
     values: Dict[str, List[np.ndarray]] = {name: [] for name in RUN_INTERVALS}
@@ -264,6 +280,19 @@ def runs_bootstrap(counts: np.ndarray, fold_labels: Sequence, statistic: Callabl
     return RunsBootstrap(observed[0], per_run, intervals)
 
 
-__all__ = ["BootstrapCI", "RUN_INTERVALS", "RunsBootstrap", "bootstrap_distribution", "mean_difference",
-           "multiplicities", "paired_bootstrap", "paired_difference", "percentile_cis", "ratio_of_sums",
-           "resample_indices", "runs_bootstrap", "seed_multiplicities", "weighted_sums"]
+__all__ = [
+    "BootstrapCI",
+    "RUN_INTERVALS",
+    "RunsBootstrap",
+    "bootstrap_distribution",
+    "mean_difference",
+    "multiplicities",
+    "paired_bootstrap",
+    "paired_difference",
+    "percentile_cis",
+    "ratio_of_sums",
+    "resample_indices",
+    "runs_bootstrap",
+    "seed_multiplicities",
+    "weighted_sums",
+]

@@ -1,4 +1,5 @@
 """The experiments' command line: `app` with every experiment command registered on it."""
+
 import sys
 from typing import List, Optional
 

@@ -6,6 +6,7 @@ codes keep the numbers they had when the experiments were part of the package; n
 here and another in the plugin (tests/test_errors.py checks both catalogues together), and
 docs/errors.md lists both.
 """
+
 from spacy_bertram import Errors as PluginErrors, Warnings as PluginWarnings
 
 

@@ -16,6 +16,7 @@ to the first point (the reference) gets a paired bootstrap CI of its own, over t
 of two overlapping bars. Measures against the number of contexts at inference come from the CRW
 systems that read 0, 4, 16 and 32 contexts.
 """
+
 from __future__ import annotations
 
 import json
@@ -57,8 +58,13 @@ def _synonym(subset: str, system: str) -> Callable[[Mapping[str, Any]], Optional
         figures = metrics.get("subsets", {}).get(subset, {}).get("systems", {}).get(system)
         if not figures or "gain" not in figures:
             return None
-        return {"value": figures["mean_cosine"], "gain": figures["gain"], "n": figures["n"],
-                "hits_at_10": figures["hits_at_10"]}
+        return {
+            "value": figures["mean_cosine"],
+            "gain": figures["gain"],
+            "n": figures["n"],
+            "hits_at_10": figures["hits_at_10"],
+        }
+
     return read
 
 
@@ -72,24 +78,50 @@ def _intrinsic(dataset: str, system: str) -> Callable[[Mapping[str, Any]], Optio
         if "vs_form" in figures:
             out["vs_form"] = figures["vs_form"]
         return out
+
     return read
 
 
 MEASURES = (
-    Measure("rarified_text_store", "rarified synonyms, BERTRAM text + store: cosine gain", RARIFIED,
-            _synonym("synonym", "bertram_text_store"), ("synonym", "bertram_text_store")),
-    Measure("rarified_form", "rarified synonyms, BERTRAM form only: cosine gain", RARIFIED,
-            _synonym("synonym", "bertram_form"), ("synonym", "bertram_form")),
-    Measure("wordnet_store", "WordNet synonyms, BERTRAM store contexts: cosine gain", WORDNET,
-            _synonym("wordnet", "bertram_store"), ("wordnet", "bertram_store")),
-    Measure("wordnet_form", "WordNet synonyms, BERTRAM form only: cosine gain", WORDNET,
-            _synonym("wordnet", "bertram_form"), ("wordnet", "bertram_form")),
+    Measure(
+        "rarified_text_store",
+        "rarified synonyms, BERTRAM text + store: cosine gain",
+        RARIFIED,
+        _synonym("synonym", "bertram_text_store"),
+        ("synonym", "bertram_text_store"),
+    ),
+    Measure(
+        "rarified_form",
+        "rarified synonyms, BERTRAM form only: cosine gain",
+        RARIFIED,
+        _synonym("synonym", "bertram_form"),
+        ("synonym", "bertram_form"),
+    ),
+    Measure(
+        "wordnet_store",
+        "WordNet synonyms, BERTRAM store contexts: cosine gain",
+        WORDNET,
+        _synonym("wordnet", "bertram_store"),
+        ("wordnet", "bertram_store"),
+    ),
+    Measure(
+        "wordnet_form",
+        "WordNet synonyms, BERTRAM form only: cosine gain",
+        WORDNET,
+        _synonym("wordnet", "bertram_form"),
+        ("wordnet", "bertram_form"),
+    ),
     Measure("crw_16", f"CRW {RULE_SUBSET}, 16 contexts: Δ Spearman", INTRINSIC, _intrinsic("crw", "bertram_16")),
     Measure("crw_form", f"CRW {RULE_SUBSET}, form only: Δ Spearman", INTRINSIC, _intrinsic("crw", "bertram_form")),
-    Measure("card_fed", f"Card-660 {RULE_SUBSET}, what the component feeds: Δ Spearman", INTRINSIC,
-            _intrinsic("card", "fed")),
-    Measure("card_form", f"Card-660 {RULE_SUBSET}, form only: Δ Spearman", INTRINSIC,
-            _intrinsic("card", "bertram_form")),
+    Measure(
+        "card_fed",
+        f"Card-660 {RULE_SUBSET}, what the component feeds: Δ Spearman",
+        INTRINSIC,
+        _intrinsic("card", "fed"),
+    ),
+    Measure(
+        "card_form", f"Card-660 {RULE_SUBSET}, form only: Δ Spearman", INTRINSIC, _intrinsic("card", "bertram_form")
+    ),
 )
 
 
@@ -108,18 +140,25 @@ def training_set(metrics: Mapping[str, Any]) -> Dict[str, Any]:
     words, held = int(targets.get("words", 0)), int(targets.get("held_out", 0))
     n_ota = int(targets.get("n_ota", 0))
     seconds = metrics.get("seconds_this_call", {}).get("total")
-    return {"words": words, "trained_words": words - held, "multi_piece": n_ota,
-            "multi_piece_share": round(n_ota / words, 4) if words else None,
-            "corpus_words": targets.get("n_corpus", words), "seconds_training": seconds,
-            "seconds_targets": targets.get("seconds")}
+    return {
+        "words": words,
+        "trained_words": words - held,
+        "multi_piece": n_ota,
+        "multi_piece_share": round(n_ota / words, 4) if words else None,
+        "corpus_words": targets.get("n_corpus", words),
+        "seconds_training": seconds,
+        "seconds_targets": targets.get("seconds"),
+    }
 
 
-def versus_reference(point: Mapping[str, Any], reference: Mapping[str, Any], subset: str, system: str,
-                     n_resamples: int, seed: int) -> Optional[Dict[str, Any]]:
+def versus_reference(
+    point: Mapping[str, Any], reference: Mapping[str, Any], subset: str, system: str, n_resamples: int, seed: int
+) -> Optional[Dict[str, Any]]:
     """The point's mean cosine minus the reference's on the pairs both scored, with a paired CI."""
     mine, theirs = scores_of_pairs(point.get("pairs", [])), scores_of_pairs(reference.get("pairs", []))
-    shared = sorted(k for k in mine.keys() & theirs.keys()
-                    if k[0] == subset and system in mine[k] and system in theirs[k])
+    shared = sorted(
+        k for k in mine.keys() & theirs.keys() if k[0] == subset and system in mine[k] and system in theirs[k]
+    )
     if len(shared) < 2:
         return None
     paired = paired_system_difference(theirs, mine, shared, system, n_resamples, seed)

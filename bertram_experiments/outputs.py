@@ -4,6 +4,7 @@ A command checks its output (`fileio.check_output_dir`) before it imports its st
 seconds), so a refused output costs nothing and nothing is written; the steps, which check again
 for callers from Python, read the same names from here.
 """
+
 #: The record of a run of evaluate, evaluate-originals and ner-evaluate: it names the command that
 #: wrote it (`fileio.mark_json`), so none of them overwrites another's (or a user's) metrics.json.
 METRICS_FILE = "metrics.json"

@@ -10,6 +10,7 @@ adding the `bertram` component, and assembling the pipeline that gets packaged.
 - `assemble_pipeline`: the baseline with the `bertram` component and slash
   injection, saved as a self-contained pipeline for `spacy package`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -143,8 +144,12 @@ def add_bertram(
         "dictionary_store": str(dictionary_store) if dictionary_store else None,
         "contexts_per_word": int(contexts_per_word),
         "rare_words": {"@misc": "spacy-bertram.RareWords.v1", "max_zipf": float(max_zipf)},
-        "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": network.config.base_model,
-                  "model_path": str(model_dir), "int8_encoder": bool(int8_encoder)},
+        "model": {
+            "@architectures": "spacy-bertram.Bertram.v1",
+            "base_model": network.config.base_model,
+            "model_path": str(model_dir),
+            "int8_encoder": bool(int8_encoder),
+        },
     }
     return nlp.add_pipe("bertram", name=name, before="transformer", config=config)
 
@@ -201,6 +206,15 @@ def assemble_pipeline(
     return out
 
 
-__all__ = ["INJECTION_ARCH", "add_bertram", "assemble_pipeline", "load_injecting", "load_textcat", "make_classifier",
-           "pipeline_tokenizer", "pipeline_transformer",
-           "set_injection", "textcat_labels"]
+__all__ = [
+    "INJECTION_ARCH",
+    "add_bertram",
+    "assemble_pipeline",
+    "load_injecting",
+    "load_textcat",
+    "make_classifier",
+    "pipeline_tokenizer",
+    "pipeline_transformer",
+    "set_injection",
+    "textcat_labels",
+]

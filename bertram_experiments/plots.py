@@ -1,5 +1,6 @@
 """Drawing a figure to a PNG file: matplotlib on its file-only backend, imported only when a plot is
 drawn, and the file written whole or not at all (temp file, then rename)."""
+
 from __future__ import annotations
 
 import io

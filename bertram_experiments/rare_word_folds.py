@@ -5,6 +5,7 @@ on more than the pairs it was tuned on. Splitting by rare word (never by
 pair) keeps all pairs of a word in one fold, so a fold is a set of unseen
 words, and the fixed seed makes "fold 0/2" the same words on every machine.
 """
+
 from __future__ import annotations
 
 import random
@@ -19,7 +20,7 @@ FOLD_SEED = 0
 
 
 def parse_fold(text: str) -> Tuple[int, int]:
-    """"0/2" -> (0, 2): the first of two folds; ValueError naming the bad value."""
+    """ "0/2" -> (0, 2): the first of two folds; ValueError naming the bad value."""
     index, _, count = text.partition("/")
     if not (index.strip().isdigit() and count.strip().isdigit()) or int(count) < 2 or int(index) >= int(count):
         raise ValueError(Errors.E327.format(text=text))
@@ -34,7 +35,9 @@ def fold_members(keys: Iterable[str], index: int, count: int) -> Set[str]:
 
 
 def select_fold(
-    fold_of: Tuple[int, int], crw: Optional[CrwSet], card: Optional[CardSet],
+    fold_of: Tuple[int, int],
+    crw: Optional[CrwSet],
+    card: Optional[CardSet],
     chimeras: Optional[Dict[str, List[ChimeraItem]]],
 ):
     """The sets cut to one fold: CRW and Card-660 by rare word, the Chimeras by item id."""

@@ -4,6 +4,7 @@ The names themselves (`downstream.SYSTEMS`) are `baseline`, `original`, `masked`
 `oracle_INJ` and `bertram_INJ_CTX`; the title is read off the name, so a table
 never needs a second list of systems.
 """
+
 from __future__ import annotations
 
 FIXED = {

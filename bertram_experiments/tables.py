@@ -1,5 +1,6 @@
 """The one way every evaluation writes a markdown table, a percentage and a confidence interval, so that
 the report, the pooled table, synonym recovery, NER and the learning curve read alike."""
+
 from __future__ import annotations
 
 import math
@@ -33,6 +34,5 @@ def format_ci(ci: Optional[Mapping[str, Any]], scale: float = 1.0, digits: int =
     where the CI excludes 0. '' for no CI (a system compared with nothing, or no items)."""
     if not ci or missing(ci.get("estimate")):
         return ""
-    text = (f"{scale * ci['estimate']:+.{digits}f} [{scale * ci['low']:+.{digits}f}, "
-            f"{scale * ci['high']:+.{digits}f}]")
+    text = f"{scale * ci['estimate']:+.{digits}f} [{scale * ci['low']:+.{digits}f}, {scale * ci['high']:+.{digits}f}]"
     return text + (" *" if star and excludes_zero(ci) else "")

@@ -6,6 +6,7 @@ Needs only pip and apt-get (for wordnet-base, unless WordNet is installed), or t
 that `python -m spacy project assets` puts in assets/downloads; see scripts/registry_data.py
 for the sources and the train/test rule.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,18 +34,30 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--assets", default=str(default_assets_dir()), help="assets directory (default: %(default)s)")
     parser.add_argument("--force", action="store_true", help="rebuild files that already exist")
-    parser.add_argument("--include-test", action="store_true",
-                        help="also put the test split of BBC / Rotten Tomatoes into the corpus")
-    parser.add_argument("--prose", nargs="?", const="true", default="false", type=_flag,
-                        help="add about 2M words of prose from Debian packages (Jane Austen, the World English "
-                             "Bible, fortunes; scripts/debian_prose.py): --prose, or --prose true|false as "
-                             "project.yml passes its variable; needs apt-get, rdata and pysword")
+    parser.add_argument(
+        "--include-test", action="store_true", help="also put the test split of BBC / Rotten Tomatoes into the corpus"
+    )
+    parser.add_argument(
+        "--prose",
+        nargs="?",
+        const="true",
+        default="false",
+        type=_flag,
+        help="add about 2M words of prose from Debian packages (Jane Austen, the World English "
+        "Bible, fortunes; scripts/debian_prose.py): --prose, or --prose true|false as "
+        "project.yml passes its variable; needs apt-get, rdata and pysword",
+    )
     parser.add_argument("--wordnet-dir", default=None, help="directory with WordNet 3.0 data.* files")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     try:
-        stats = build_assets(args.assets, include_test=args.include_test, force=args.force,
-                             wordnet_dir=args.wordnet_dir, prose=args.prose)
+        stats = build_assets(
+            args.assets,
+            include_test=args.include_test,
+            force=args.force,
+            wordnet_dir=args.wordnet_dir,
+            prose=args.prose,
+        )
     except DownloadError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -13,6 +13,7 @@ them to the corpus:
 Each reader takes the folder a .deb was extracted into and yields one paragraph (or verse, or
 fortune) per line, whitespace normalised.
 """
+
 from __future__ import annotations
 
 import gzip

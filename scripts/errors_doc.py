@@ -8,6 +8,7 @@ The plugin's codes (spacy_bertram/errors.py) come first, then the project's expe
 (tests/test_errors.py runs the same comparison). The catalogue is read with
 `ast`, not imported, so the script needs neither the package installed nor spaCy.
 """
+
 from __future__ import annotations
 
 import argparse

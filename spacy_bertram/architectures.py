@@ -14,6 +14,7 @@ spaCy's own factories are.
 - context sources: `spacy-bertram.doc_contexts.v1`, `spacy-bertram.store_contexts.v1`,
   `spacy-bertram.dictionary_contexts.v1`, `spacy-bertram.chained_contexts.v1`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -29,17 +30,24 @@ from thinc.api import Model, chain
 from thinc.layers.pytorchwrapper import forward as pytorch_forward
 from thinc.types import Floats2d, Ragged
 
-from .encoder import DEFAULT_BASE_MODEL, resolve_base_model
+from .model.encoder import DEFAULT_BASE_MODEL, resolve_base_model
 from .checkpoint_logger import LOGGER_NAME as CHECKPOINT_LOGGER, checkpoint_logger
 from .injection.frozen_embeddings import FREEZE_CALLBACK, freeze_transformer_embeddings
 from .injection.model import BertramTransformerModel
-from .inputs import check_token_budget
-from .layers import NETWORK_SETTINGS, BertramInput, BertramShim, convert_inputs, convert_outputs, init
-from .network import BertramNetwork
-from .storage import create_bertram
-from .pipeline.context_sources import (DEFAULT_DOC_WINDOW, ChainedContexts, ContextSource, DictionaryContexts,
-                                       DocContexts, LazyStore, StoreContexts)
-from .rare_words import DEFAULT_MAX_ZIPF, RareWordRule
+from .model.inputs import check_token_budget
+from .model.layers import NETWORK_SETTINGS, BertramInput, BertramShim, convert_inputs, convert_outputs, init
+from .model.network import BertramNetwork
+from .model.storage import create_bertram
+from .pipeline.context_sources import (
+    DEFAULT_DOC_WINDOW,
+    ChainedContexts,
+    ContextSource,
+    DictionaryContexts,
+    DocContexts,
+    LazyStore,
+    StoreContexts,
+)
+from .rarity.rare_words import DEFAULT_MAX_ZIPF, RareWordRule
 from .types import DEFAULT_INJECTION, DEFAULT_MIN_WORDPIECES, DEFAULT_TOKEN_BUDGET
 
 logger = logging.getLogger("spacy_bertram")
@@ -121,8 +129,15 @@ def create_TransformerModel_v1(
     """
     if get_spans is None:
         get_spans = configure_strided_spans(window=DEFAULT_SPAN_WINDOW, stride=DEFAULT_SPAN_STRIDE)
-    return BertramTransformerModel(resolve_base_model(name), get_spans, tokenizer_config, transformer_config,
-                                   mixed_precision, grad_scaler_config, injection=injection)
+    return BertramTransformerModel(
+        resolve_base_model(name),
+        get_spans,
+        tokenizer_config,
+        transformer_config,
+        mixed_precision,
+        grad_scaler_config,
+        injection=injection,
+    )
 
 
 @registry.architectures("spacy-bertram.Tok2VecTransformer.v1")
@@ -139,8 +154,9 @@ def create_Tok2VecTransformer_v1(
 ) -> Model[List[Doc], List[Floats2d]]:
     """`spacy-transformers.Tok2VecTransformer.v3` with BERTRAM injection: what `nlp.replace_listeners`
     turns a listener of our transformer into, so the injection setting survives the replacement."""
-    transformer = create_TransformerModel_v1(name, get_spans, tokenizer_config, transformer_config, mixed_precision,
-                                             grad_scaler_config, injection)
+    transformer = create_TransformerModel_v1(
+        name, get_spans, tokenizer_config, transformer_config, mixed_precision, grad_scaler_config, injection
+    )
     return chain(transformer, split_trf_batch(), trfs2arrays(pooling, grad_factor))
 
 

@@ -10,6 +10,7 @@ step must be a multiple of `eval_frequency` (checked when the config is built).
 The points share the run's learning-rate schedule: the model at step 100 of a
 1,000-step run has seen a higher rate than one trained for 100 steps alone.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -12,6 +12,7 @@ A context is the raw line cut from `window` words before the occurrence to
 sees natural text), with the character span of the occurrence, so the word
 can be masked exactly even if it occurs twice in the window.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -78,8 +79,13 @@ class ContextStore:
         if meta.get("format") != FORMAT_NAME or int(meta.get("version", -1)) != FORMAT_VERSION:
             conn.close()
             raise ValueError(
-                Errors.E112.format(FORMAT_NAME=FORMAT_NAME, FORMAT_VERSION=FORMAT_VERSION, path=path,
-                                   found_format=meta.get("format"), found_version=meta.get("version"))
+                Errors.E112.format(
+                    FORMAT_NAME=FORMAT_NAME,
+                    FORMAT_VERSION=FORMAT_VERSION,
+                    path=path,
+                    found_format=meta.get("format"),
+                    found_version=meta.get("version"),
+                )
             )
         return cls(path, conn, meta)
 
@@ -116,10 +122,7 @@ class ContextStore:
 
     def counts(self, min_count: int = 1, min_contexts: int = 0) -> Iterator[Tuple[str, int]]:
         """(word, count) with count >= min_count, most frequent first."""
-        sql = (
-            "SELECT word, count FROM words WHERE count >= ? AND n_contexts >= ? "
-            "ORDER BY count DESC, id"
-        )
+        sql = "SELECT word, count FROM words WHERE count >= ? AND n_contexts >= ? ORDER BY count DESC, id"
         return iter(self._conn.execute(sql, (int(min_count), int(min_contexts))))
 
     def words(self, min_count: int = 1, min_contexts: int = 0) -> Iterator[str]:
@@ -157,8 +160,9 @@ def check_complete(path: Path, what: str = "context store") -> None:
     size_is_valid = header[92:96] == header[24:28]  # the header's "version-valid-for" check
     if size_is_valid and pages and path.stat().st_size < page_size * pages:
         raise ValueError(
-            Errors.E114.format(what=what[0].upper() + what[1:], path=path, size=path.stat().st_size,
-                               expected_size=page_size * pages)
+            Errors.E114.format(
+                what=what[0].upper() + what[1:], path=path, size=path.stat().st_size, expected_size=page_size * pages
+            )
         )
 
 

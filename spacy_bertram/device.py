@@ -7,6 +7,7 @@ never a CuPy or torch traceback. Training (`training/run.py`, `targets`), the
 the experiments (`bertram_experiments/`), the benchmarks and the component (the fork
 check) import their helpers from here: the package's one device helper.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -53,8 +54,14 @@ def _check_cuda_device(gpu_id: int, what: str) -> None:
     count = torch.cuda.device_count()
     if gpu_id >= count:
         raise DeviceError(
-            Errors.E118.format(what=what, gpu_id=gpu_id, count=count, plural="s" if count != 1 else "", last=count - 1,
-                               numbering=", as CUDA_VISIBLE_DEVICES numbers them" if count else "")
+            Errors.E118.format(
+                what=what,
+                gpu_id=gpu_id,
+                count=count,
+                plural="s" if count != 1 else "",
+                last=count - 1,
+                numbering=", as CUDA_VISIBLE_DEVICES numbers them" if count else "",
+            )
         )
 
 
@@ -120,8 +127,11 @@ def make_deterministic(device: Any) -> Dict[str, Any]:
     torch.backends.cudnn.deterministic = True
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    return {"device": "cuda", "deterministic_algorithms": True,
-            "cublas_workspace_config": os.environ["CUBLAS_WORKSPACE_CONFIG"]}
+    return {
+        "device": "cuda",
+        "deterministic_algorithms": True,
+        "cublas_workspace_config": os.environ["CUBLAS_WORKSPACE_CONFIG"],
+    }
 
 
 def use_device(gpu_id: Optional[Any], what: str = "--gpu-id") -> None:

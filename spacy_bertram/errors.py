@@ -13,7 +13,6 @@ importing `spacy.errors` imports all of spaCy (about 3 s), and the command modul
 `python -m spacy_bertram --help` imports without spaCy, raise these errors too.
 """
 
-
 #: In front of every message, so that "(spacy-bertram) [E024]" is never read as spaCy's E024.
 PREFIX = "(spacy-bertram)"
 

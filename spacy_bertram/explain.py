@@ -5,6 +5,7 @@ rule's decision with the figures it rests on (wordfreq Zipf, wordpieces of the
 encoder) and the reason, so a user can see why a word did or did not get a
 vector before changing `[components.bertram.rare_words]`.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,10 +13,10 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import spacy
 
-from .config import BertramConfig
+from .model.config import BertramConfig
 from .errors import Errors
-from .rare_words import RareDecision
-from .storage import CONFIG_FILE
+from .rarity.rare_words import RareDecision
+from .model.storage import CONFIG_FILE
 from .types import PathLike
 
 
@@ -45,11 +46,13 @@ def rule_pipeline(model: PathLike, max_zipf: Optional[float] = None, lang: str =
     rule = {"@misc": "spacy-bertram.RareWords.v1"}
     if max_zipf is not None:
         rule["max_zipf"] = float(max_zipf)
-    pipe = nlp.add_pipe("bertram", config={
-        "rare_words": rule,
-        "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": base_model,
-                  "model_path": str(path)},
-    })
+    pipe = nlp.add_pipe(
+        "bertram",
+        config={
+            "rare_words": rule,
+            "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": base_model, "model_path": str(path)},
+        },
+    )
     return nlp, pipe
 
 

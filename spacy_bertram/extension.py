@@ -1,4 +1,5 @@
 """`doc._.bertram`, registered in one place: the component writes it, the injection reads it."""
+
 from spacy.tokens import Doc
 
 from .types import DOC_EXTENSION

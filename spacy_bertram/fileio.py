@@ -20,6 +20,7 @@ replaces into the new one, and `remove_written` removes only the writer's own
 entries. The output must also be writable (`check_writable`), so a read-only
 one fails at once.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -141,7 +142,7 @@ def output_mark(path: PathLike) -> Optional[str]:
             first = (head + file_.readline(4096)).decode("utf8", errors="replace").split("\n", 1)[0].strip()
         prefix, _, suffix = _TEXT_MARK.partition("{command}")
         if first.startswith(prefix) and first.endswith(suffix) and len(first) > len(prefix) + len(suffix):
-            return first[len(prefix): -len(suffix)]
+            return first[len(prefix) : -len(suffix)]
         if path.stat().st_size > _MAX_MARKED_JSON:
             return None
         data = json.loads(path.read_text(encoding="utf8"))
@@ -191,15 +192,27 @@ def check_writable(path: PathLike, *, command: str, replaces: bool = False) -> N
         try:
             fd, probe = tempfile.mkstemp(dir=str(directory), prefix=".spacy-bertram-probe.", suffix=".tmp")
         except OSError as err:
-            raise ValueError(Errors.E070.format(command=command, target=str(target), directory=str(directory),
-                                                err=err.strerror or err)) from err
+            raise ValueError(
+                Errors.E070.format(
+                    command=command, target=str(target), directory=str(directory), err=err.strerror or err
+                )
+            ) from err
         os.close(fd)
         os.unlink(probe)
 
 
-def check_output_dir(path: PathLike, owned: Sequence[str], *, command: str, force: bool = False,
-                     replaces: bool = False, marked: Collection[str] = (), written: Optional[Collection[str]] = None,
-                     own_directory: bool = False, force_hint: str = "pass --force") -> None:
+def check_output_dir(
+    path: PathLike,
+    owned: Sequence[str],
+    *,
+    command: str,
+    force: bool = False,
+    replaces: bool = False,
+    marked: Collection[str] = (),
+    written: Optional[Collection[str]] = None,
+    own_directory: bool = False,
+    force_hint: str = "pass --force",
+) -> None:
     """Refuse an output directory where the writer would overwrite what it did not write, or that cannot
     be written: the one rule of every writer.
 
@@ -230,22 +243,47 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
-def _check_owned(target: Path, owned: Sequence[str], command: str, marked: Collection[str],
-                 written: Optional[Collection[str]], own_directory: bool, force_hint: str) -> None:
+def _check_owned(
+    target: Path,
+    owned: Sequence[str],
+    command: str,
+    marked: Collection[str],
+    written: Optional[Collection[str]],
+    own_directory: bool,
+    force_hint: str,
+) -> None:
     names = output_entries(target)
     marks = {n: output_mark(target / n) for n in names if n in marked}
-    clashes = [f"{n} (written by {m})" if m else f"{n} (not marked as written by {command})"
-               for n, m in marks.items() if m != command]
+    clashes = [
+        f"{n} (written by {m})" if m else f"{n} (not marked as written by {command})"
+        for n, m in marks.items()
+        if m != command
+    ]
     if written is not None:
-        clashes += [f"{n} (not written by {command}, or changed since)" for n in names
-                    if _matches(n, owned) and n not in marked and n not in written]
+        clashes += [
+            f"{n} (not written by {command}, or changed since)"
+            for n in names
+            if _matches(n, owned) and n not in marked and n not in written
+        ]
     if clashes:  # a name it writes, but another's file: it would be overwritten
-        raise ValueError(Errors.E007.format(command=command, target=str(target), force=force_hint,
-                                            why=f"holds {', '.join(clashes)}, which {command} would overwrite"))
+        raise ValueError(
+            Errors.E007.format(
+                command=command,
+                target=str(target),
+                force=force_hint,
+                why=f"holds {', '.join(clashes)}, which {command} would overwrite",
+            )
+        )
     if names and not own_directory and not any(_matches(n, owned) for n in names):
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        raise ValueError(Errors.E007.format(command=command, target=str(target), force=force_hint,
-                                            why=f"is not empty and holds nothing {command} wrote ({shown})"))
+        raise ValueError(
+            Errors.E007.format(
+                command=command,
+                target=str(target),
+                force=force_hint,
+                why=f"is not empty and holds nothing {command} wrote ({shown})",
+            )
+        )
 
 
 def check_output_file(path: PathLike, *, command: str, force: bool = False, mark: Optional[str] = None) -> None:
@@ -281,8 +319,8 @@ def clean_stale_temps(directory: PathLike, target: Optional[str] = None) -> List
     for path in sorted(found, key=lambda p: len(p.parts)):
         if not (path.exists() or path.is_symlink()) or not _is_temp(path.name):
             continue  # gone with a parent removed before it
-        if path.name.endswith(".old") and not (path.parent / path.name[1:-len(".old")]).exists():
-            os.replace(path, path.parent / path.name[1:-len(".old")])
+        if path.name.endswith(".old") and not (path.parent / path.name[1 : -len(".old")]).exists():
+            os.replace(path, path.parent / path.name[1 : -len(".old")])
         else:
             _remove(path)
         touched.append(path)

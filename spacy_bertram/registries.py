@@ -12,12 +12,14 @@ exists, for a user's own `@spacy.registry.context_sources("...")` function, as s
 
 The built-in sources are found through the `spacy_context_sources` entry points, as spaCy finds architectures.
 """
+
 import catalogue
 from spacy.util import registry
 
 if not hasattr(registry, "context_sources"):
     registry.context_sources = catalogue.create(  # type: ignore[attr-defined]
-        "spacy", "context_sources", entry_points=True)
+        "spacy", "context_sources", entry_points=True
+    )
 
 #: The same object as `spacy.registry.context_sources`.
 context_sources: catalogue.Registry = registry.context_sources  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@
 command line reads it to refuse `--gpu-id 0` on a CPU-only build at once, before any import
 or work (`app.check_gpu`); `device.py` gives the same reason once torch is loaded.
 """
+
 from __future__ import annotations
 
 import importlib.util

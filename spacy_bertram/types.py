@@ -1,5 +1,6 @@
 """Type aliases, names and defaults shared by the package (a leaf but for the error catalogue: the command line
 reads it before any heavy import)."""
+
 from pathlib import Path
 from typing import Literal, Tuple, Union, get_args
 

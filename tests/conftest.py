@@ -2,6 +2,7 @@
 model on the tiny BERT and pipelines around it, tiny training runs, the WordNet substitutions and the
 tagger. The helpers they are built with, which test files import too, are in tests/util.py; the `slow`
 marker (`-m "not slow"`) and the import path are set in pytest.ini."""
+
 from __future__ import annotations
 
 import shutil
@@ -21,7 +22,14 @@ from spacy_bertram.training.prepare import prepare
 from spacy_bertram.training.sources import MemoryContexts
 
 from tests.util import (
-    CONFIG, HAVE_SPACY_EN, HAVE_WORDNET, corpus_lines, make_bertram_dir, make_nlp, tiny_dataset, write_tiny_bert,
+    CONFIG,
+    HAVE_SPACY_EN,
+    HAVE_WORDNET,
+    corpus_lines,
+    make_bertram_dir,
+    make_nlp,
+    tiny_dataset,
+    write_tiny_bert,
     write_tiny_roberta,
 )
 
@@ -49,8 +57,11 @@ def unwritable_dir(tmp_path: Path):
     path = tmp_path / "read-only"
     path.mkdir()
     path.chmod(0o555)
-    immutable = _can_write(path) and shutil.which("chattr") is not None and subprocess.run(
-        ["chattr", "+i", str(path)], capture_output=True).returncode == 0
+    immutable = (
+        _can_write(path)
+        and shutil.which("chattr") is not None
+        and subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+    )
     if _can_write(path):
         path.chmod(0o755)
         pytest.skip("cannot make a directory unwritable here (root, and no chattr +i)")
@@ -70,7 +81,7 @@ def tiny_bert_path(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="session")
 def minilm_path() -> str:
-    from spacy_bertram.encoder import default_base_model_path
+    from spacy_bertram.model.encoder import default_base_model_path
 
     return default_base_model_path()
 
@@ -148,9 +159,17 @@ def trained(tmp_path_factory: pytest.TempPathFactory, tiny_bert_path: str) -> Di
     root = tmp_path_factory.mktemp("baseline")
     data = tiny_dataset(root / "tiny.jsonl")
     info = make_splits(str(data), root / "splits", max_words=20, seed=0)
-    train_info = train_baseline(root / "splits" / "train.spacy", root / "splits" / "dev.spacy", root / "model",
-                                base_config=CONFIG, base_model=tiny_bert_path, max_steps=6, eval_frequency=3,
-                                batch_size=200, learn_rate=1e-3)
+    train_info = train_baseline(
+        root / "splits" / "train.spacy",
+        root / "splits" / "dev.spacy",
+        root / "model",
+        base_config=CONFIG,
+        base_model=tiny_bert_path,
+        max_steps=6,
+        eval_frequency=3,
+        batch_size=200,
+        learn_rate=1e-3,
+    )
     return {"root": root, "splits": info, "train": train_info, "model": root / "model" / "model-best"}
 
 
@@ -158,9 +177,19 @@ def trained(tmp_path_factory: pytest.TempPathFactory, tiny_bert_path: str) -> Di
 def bertram_assets(tmp_path_factory: pytest.TempPathFactory, tiny_bert_path: str) -> Dict[str, Path]:
     root = tmp_path_factory.mktemp("bertram")
     corpus = root / "corpus.txt"
-    corpus.write_text("\n".join(
-        ["the farmer sold a kumquat at the market", "she ate a sweet orange and a sour lemon",
-         "the old dog ran down the road to the river", "a kumquat is a small fruit"] * 5) + "\n", encoding="utf8")
+    corpus.write_text(
+        "\n".join(
+            [
+                "the farmer sold a kumquat at the market",
+                "she ate a sweet orange and a sour lemon",
+                "the old dog ran down the road to the river",
+                "a kumquat is a small fruit",
+            ]
+            * 5
+        )
+        + "\n",
+        encoding="utf8",
+    )
     prepare([corpus], root / "store", min_count=2, progress=False)
     vocab = NgramVocab.from_words(["kumquat", "farmer", "market", "orange", "lemon", "dog"], min_count=1)
     save_bertram(create_bertram(tiny_bert_path, ngram_vocab=vocab, mode="add", max_seq_length=32), root / "model")

@@ -1,6 +1,7 @@
 """A tiny dictd dictionary (NAME.index + NAME.dict.dz, as dictd and dictzip write them) for the
 dictionary tests: the entries, the writer, and the `tiny_gcide` fixture (conftest.py loads this
 module as a plugin)."""
+
 from __future__ import annotations
 
 import struct
@@ -17,14 +18,14 @@ from spacy_bertram.dictionary.dictd import encode_number
 #: sense, and an entry that only mentions "run".
 TINY_GCIDE = {
     "kumquat": 'Kumquat \\Kum"quat\\, n. [Chin. kin keu.] (Bot.)\n'
-               "   A small oval citrus fruit with thin sweet rind and acid pulp.\n   [1913 Webster]\n",
+    "   A small oval citrus fruit with thin sweet rind and acid pulp.\n   [1913 Webster]\n",
     "goose": "Goose \\Goose\\ (g[=oo]s), n.; pl. {Geese} (g[=e]s). [AS. g[=o]s, pl.\n"
-             "   g[=e]s; akin to D. gans.]\n"
-             "   1. (Zool.) Any large web-footed bird of the subfamily\n      {Anserinae}. --Shak.\n"
-             "      [1913 Webster]\n\n"
-             "   2. A tailor's smoothing iron. [Obs.]\n      [1913 Webster]\n\n"
-             "   3. a silly person; a simpleton.\n      [WordNet 1.5]\n\n"
-             "   {To cook one's goose}, to ruin one.\n      [1913 Webster]\n",
+    "   g[=e]s; akin to D. gans.]\n"
+    "   1. (Zool.) Any large web-footed bird of the subfamily\n      {Anserinae}. --Shak.\n"
+    "      [1913 Webster]\n\n"
+    "   2. A tailor's smoothing iron. [Obs.]\n      [1913 Webster]\n\n"
+    "   3. a silly person; a simpleton.\n      [WordNet 1.5]\n\n"
+    "   {To cook one's goose}, to ruin one.\n      [1913 Webster]\n",
     "run": "All fours \\All fours\\\n   All four legs of a quadruped.\n   [1913 Webster]\n",
 }
 
@@ -36,7 +37,7 @@ def write_dictd(directory: Path, entries: Dict[str, str], name: str = "tiny", ch
         data = entry.encode("utf8")
         lines.append(f"{word}\t{encode_number(len(text))}\t{encode_number(len(data))}\n")
         text += data
-    chunks = [text[i:i + chunk_length] for i in range(0, len(text), chunk_length)]
+    chunks = [text[i : i + chunk_length] for i in range(0, len(text), chunk_length)]
     compressed = []
     for n, chunk in enumerate(chunks):
         deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)

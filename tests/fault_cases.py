@@ -1,6 +1,7 @@
 """The bad inputs the package is tried with: damaged files, model-directory damages, kills and bad
 command-line values. `test_package_fault_injection.py` runs them; the README states how many there are
 (`bad_inputs_tried`)."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from spacy_bertram import load_bertram, save_bertram
-from spacy_bertram.frequencies import CountTable, write_counts
+from spacy_bertram.rarity.frequencies import CountTable, write_counts
 
 CORRUPTIONS: Dict[str, Callable[[bytes], bytes]] = {
     "empty": lambda data: b"",
@@ -40,8 +41,12 @@ TRAINING_FILES = [
     "cache/states-*.npy",
 ]
 SAVE_LIMITS = [1, 4096, 60_000]  # bytes a file may grow to while the component saves
-TRAIN_KILLS = ["while saving the targets", "after a random epoch", "after a later random epoch",
-               "while saving the model"]
+TRAIN_KILLS = [
+    "while saving the targets",
+    "after a random epoch",
+    "after a later random epoch",
+    "while saving the model",
+]
 #: Command-line values that once did the wrong thing silently, hung, or failed late: (name, argv, error).
 #: {model}, {store}, {corpus}, {pairs} are the artifacts; {out} must not exist afterwards.
 BAD_VALUES = [
@@ -146,10 +151,16 @@ BAD_VALUES = [
         ["train", "{store}", "{out}", "--lr", "nan", "0.01", "0.01", "--no-progress"],
         "Invalid value for '--lr': must be a finite number above 0, got nan",
     ),
-    ("train --held-out nan", ["train", "{store}", "{out}", "--held-out", "nan"],
-     "'--held-out': must be a finite number"),
-    ("train --warmup 1", ["train", "{store}", "{out}", "--warmup", "1"],
-     "'--warmup': must be a finite number at least 0 and below 1, got 1"),
+    (
+        "train --held-out nan",
+        ["train", "{store}", "{out}", "--held-out", "nan"],
+        "'--held-out': must be a finite number",
+    ),
+    (
+        "train --warmup 1",
+        ["train", "{store}", "{out}", "--warmup", "1"],
+        "'--warmup': must be a finite number at least 0 and below 1, got 1",
+    ),
     ("targets --ota-batch 0", ["targets", "{store}", "{out}", "--ota-batch", "0"], "Invalid value for '--ota-batch'"),
     (
         "split --dev-fraction nan",

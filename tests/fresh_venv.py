@@ -8,6 +8,7 @@ packages, and a .pth file adds every site directory of the running
 interpreter after the venv's own, through `site.addsitedir` so that the .pth
 files in them (editable installs among them) are processed as well.
 """
+
 from __future__ import annotations
 
 import site
@@ -34,7 +35,9 @@ def make_venv(path: Path, with_pip: bool = True) -> Path:
     python = Path(path) / "bin" / "python"
     purelib = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     lines = [f"import site; site.addsitedir({directory!r})" for directory in site_dirs()]
     (Path(purelib) / PTH_NAME).write_text("\n".join(lines) + "\n", encoding="utf8")

@@ -5,6 +5,7 @@ runs a change elsewhere breaks them unseen. The figures of a run this small mean
 that each script runs to its headline JSON line with the keys the docs quote, and the invariants it checks
 itself (the same vectors or losses both ways).
 """
+
 import json
 import random
 import subprocess
@@ -18,10 +19,43 @@ from tests.util import context_store_of
 ROOT = Path(__file__).parent.parent
 BENCHMARKS = ROOT / "benchmarks"
 SCRIPTS = sorted(path.name for path in BENCHMARKS.glob("*.py") if path.name != "timing.py")  # timing: a helper
-COMMON = ("the", "farmer", "sold", "fruit", "at", "market", "garden", "and", "a", "morning", "bright", "people",
-          "walked", "through", "village", "river", "slowly", "evening", "bought", "bread", "children")
-RARE = ("kumquat", "quokka", "tarantula", "marzipan", "okapi", "pangolin", "axolotl", "kohlrabi", "tamarillo",
-        "rambutan", "jabuticaba", "cassowary")
+COMMON = (
+    "the",
+    "farmer",
+    "sold",
+    "fruit",
+    "at",
+    "market",
+    "garden",
+    "and",
+    "a",
+    "morning",
+    "bright",
+    "people",
+    "walked",
+    "through",
+    "village",
+    "river",
+    "slowly",
+    "evening",
+    "bought",
+    "bread",
+    "children",
+)
+RARE = (
+    "kumquat",
+    "quokka",
+    "tarantula",
+    "marzipan",
+    "okapi",
+    "pangolin",
+    "axolotl",
+    "kohlrabi",
+    "tamarillo",
+    "rambutan",
+    "jabuticaba",
+    "cassowary",
+)
 TWEET_TAGS = {"kumquat": "B-product", "quokka": "B-person", "okapi": "B-location"}
 
 pytestmark = pytest.mark.slow  # each loads the MiniLM in one or more processes
@@ -63,8 +97,9 @@ def data(tmp_path_factory) -> dict:
 
 
 def run_script(name: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(BENCHMARKS / name), *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=600)
+    return subprocess.run(
+        [sys.executable, str(BENCHMARKS / name), *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=600
+    )
 
 
 def headline(result: subprocess.CompletedProcess) -> dict:
@@ -80,8 +115,22 @@ def test_every_script_has_a_test_here():
 def test_pipeline(data):
     """The default kinds on what `all` leaves: tweets (WNUT-16, not fetched by `all`) skipped with a note."""
     # --no-memory: the peak-RSS children (one MiniLM process per pipeline and kind) would double the time.
-    result = run_script("pipeline.py", "--assets", data["assets"], "--texts", 8, "--long-texts", 1, "--round", 4,
-                        "--no-memory", "--contexts", "doc", "--against", "batched_tokenising=off")
+    result = run_script(
+        "pipeline.py",
+        "--assets",
+        data["assets"],
+        "--texts",
+        8,
+        "--long-texts",
+        1,
+        "--round",
+        4,
+        "--no-memory",
+        "--contexts",
+        "doc",
+        "--against",
+        "batched_tokenising=off",
+    )
     figures = headline(result)
     assert "--against, cold cache" in result.stdout  # contexts tokenised one call each, in the same rounds
     assert figures["against"]["vector_cosine_mean"]["short"] > 1 - 1e-6  # an exact path: the same vectors
@@ -102,22 +151,52 @@ def test_rule(data):
 
 
 def test_vectors(data):
-    figures = headline(run_script("vectors.py", "--store", data["store"], "--assets", data["assets"], "--words", 4,
-                                  "--contexts", 2, "--round-words", 2, "--shard-size", 2, "--texts", 12,
-                                  "--round-texts", 6))
+    figures = headline(
+        run_script(
+            "vectors.py",
+            "--store",
+            data["store"],
+            "--assets",
+            data["assets"],
+            "--words",
+            4,
+            "--contexts",
+            2,
+            "--round-words",
+            2,
+            "--shard-size",
+            2,
+            "--texts",
+            12,
+            "--round-texts",
+            6,
+        )
+    )
     assert figures["words"] == 4 and figures["max_abs_diff"] < 1e-4  # Dask's rows are the single process's
 
 
 def test_infer(data):
-    figures = headline(run_script("infer.py", "--corpus", data["corpus"], "--words", 6, "--contexts", 2,
-                                  "--round-words", 3))
+    figures = headline(
+        run_script("infer.py", "--corpus", data["corpus"], "--words", 6, "--contexts", 2, "--round-words", 3)
+    )
     assert figures["words"] == 6
 
 
 def test_train(data):
     # No store here: the corpus's lines (its words seen 20+ times; a store's words need 100), 20 words at least.
-    result = run_script("train.py", "--store", data["corpus"] / "no-store", "--corpus", data["corpus"], "--words", 20,
-                        "--contexts", 4, "--epochs", 2)
+    result = run_script(
+        "train.py",
+        "--store",
+        data["corpus"] / "no-store",
+        "--corpus",
+        data["corpus"],
+        "--words",
+        20,
+        "--contexts",
+        4,
+        "--epochs",
+        2,
+    )
     figures = json.loads(result.stdout.strip().splitlines()[-1])  # exit 1 where reuse is not 3x faster: tiny runs
     assert figures["loss_abs_diff_epoch2"] <= 1e-5 and figures["words"] > 0
 
@@ -137,24 +216,46 @@ def test_device_drift(data):
     import torch
 
     if torch.cuda.is_available():
-        figures = headline(run_script("device_drift.py", "--gpu-id", 0, "--words", 8, "--texts", 8, "--corpus",
-                                      data["corpus"], "--assets", data["assets"]))
+        figures = headline(
+            run_script(
+                "device_drift.py",
+                "--gpu-id",
+                0,
+                "--words",
+                8,
+                "--texts",
+                8,
+                "--corpus",
+                data["corpus"],
+                "--assets",
+                data["assets"],
+            )
+        )
         assert "vectors" in figures
         return
-    result = run_script("device_drift.py", "--gpu-id", 0, "--words", 8, "--texts", 8, "--corpus", data["corpus"],
-                        "--assets", data["assets"])
+    result = run_script(
+        "device_drift.py",
+        "--gpu-id",
+        0,
+        "--words",
+        8,
+        "--texts",
+        8,
+        "--corpus",
+        data["corpus"],
+        "--assets",
+        data["assets"],
+    )
     assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert "--gpu-id 0" in result.stderr
 
 
 def test_train_scaling(data):
     """Two corpus sizes of the small corpus: each stage's seconds, the per-word slopes and the projection."""
-    result = run_script("train_scaling.py", "--corpus", data["corpus"], "--sizes", "1,2", "--words", 20,
-                        "--epochs", 1)
+    result = run_script("train_scaling.py", "--corpus", data["corpus"], "--sizes", "1,2", "--words", 20, "--epochs", 1)
     figures = headline(result)
     assert [p["corpus"] for p in figures["points"]] == [1, 2] and figures["dask"] is None
     assert figures["points"][1]["corpus_words"] == 2 * figures["points"][0]["corpus_words"]
     first, second = figures["points"]  # the corpus has 33 words: 2x takes what there is
     assert 20 <= first["words"] < second["words"] and second["rows"] > first["rows"] > 0
     assert set(figures["projection_100x"]) == {"prepare_s", "targets_s", "state_cache_s", "epoch_s"}
-

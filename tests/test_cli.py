@@ -1,4 +1,5 @@
 """The command line and project.yml: commands on tiny data, --gpu-id passthrough, bad input."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,17 @@ ROOT = Path(__file__).parent.parent
 #: What `split` writes and the later steps read.
 SPLIT_FILES = ["train.spacy", "dev.spacy", "train.jsonl", "dev.jsonl", "test_candidates.jsonl"]
 #: Commands that run a model, and the option that selects its device.
-MODEL_STEPS = {"train", "targets", "train-baseline", "rarify", "evaluate", "similarity", "intrinsic", "vectors",
-               "label-curve"}
+MODEL_STEPS = {
+    "train",
+    "targets",
+    "train-baseline",
+    "rarify",
+    "evaluate",
+    "similarity",
+    "intrinsic",
+    "vectors",
+    "label-curve",
+}
 
 
 def tiny_jsonl(path: Path, extra=()) -> Path:
@@ -32,8 +42,14 @@ def tiny_jsonl(path: Path, extra=()) -> Path:
     for i in range(30):
         food = i % 2 == 1
         word = ["apple", "lemon", "orange"][i % 3] if food else ["cat", "dog", "fox"][i % 3]
-        rows.append({"text": f"the {word} was good and the {word} was big", "label": "food" if food else "animal",
-                     "id": f"r{i}", "split": "test" if i % 5 == 0 else "train"})
+        rows.append(
+            {
+                "text": f"the {word} was good and the {word} was big",
+                "label": "food" if food else "animal",
+                "id": f"r{i}",
+                "split": "test" if i % 5 == 0 else "train",
+            }
+        )
     rows.extend(extra)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf8")
     return path
@@ -48,8 +64,19 @@ def test_help_lists_every_command():
     for name in ("split", "train-baseline", "rarify", "evaluate", "pool", "similarity", "intrinsic", "report"):
         assert not re.search(rf"\b{name}\b", result.output), name
     result = runner.invoke(APPS["bertram_experiments"], ["--help"])
-    for name in ("split", "train-baseline", "rarify", "evaluate", "pool", "similarity", "intrinsic", "report",
-                 "assemble", "synonym-recovery", "ner-train"):
+    for name in (
+        "split",
+        "train-baseline",
+        "rarify",
+        "evaluate",
+        "pool",
+        "similarity",
+        "intrinsic",
+        "report",
+        "assemble",
+        "synonym-recovery",
+        "ner-train",
+    ):
         assert re.search(rf"\b{name}\b", result.output), name
 
 
@@ -115,7 +142,10 @@ def test_every_command_help_at_80_columns_cuts_nothing(command):
         if default is not None:
             # "[default: 60]", or "[default: 60; x>=0]" where typer shows the option's range
             assert squeezed(f"[default: {default}]") in text or squeezed(f"[default: {default};") in text, (
-                command, param.name, default)
+                command,
+                param.name,
+                default,
+            )
 
 
 @pytest.mark.parametrize("module", sorted(APPS))
@@ -148,8 +178,21 @@ def test_python_m_help_lists_every_command_under_its_real_name(module):
     assert f"Usage: python -m {module}" in out
     for command in typer.main.get_command(APPS[module]).commands:
         assert re.search(rf"\b{re.escape(command)}\b", out), command
-    assert {"prepare", "targets", "train", "vectors", "split", "train-baseline", "rarify", "evaluate", "pool",
-            "similarity", "intrinsic", "report", "assemble"} <= set(COMMANDS)
+    assert {
+        "prepare",
+        "targets",
+        "train",
+        "vectors",
+        "split",
+        "train-baseline",
+        "rarify",
+        "evaluate",
+        "pool",
+        "similarity",
+        "intrinsic",
+        "report",
+        "assemble",
+    } <= set(COMMANDS)
 
 
 HELP_CHECK = """
@@ -240,19 +283,24 @@ def test_project_workflows_and_vars():
             assert command.get("outputs"), command["name"]
     # every option the project passes exists on the command it calls
     for name, argv in _project_scripts():
-        if argv[:2] == ["python", "-m"] and argv[2] in APPS and argv[3] in (
-            "split",
-            "train-baseline",
-            "rarify",
-            "evaluate",
-            "similarity",
-            "intrinsic",
-            "report",
-            "assemble",
-            "pool",
-            "vectors",
-            "label-curve",
-            "label-curve-report",
+        if (
+            argv[:2] == ["python", "-m"]
+            and argv[2] in APPS
+            and argv[3]
+            in (
+                "split",
+                "train-baseline",
+                "rarify",
+                "evaluate",
+                "similarity",
+                "intrinsic",
+                "report",
+                "assemble",
+                "pool",
+                "vectors",
+                "label-curve",
+                "label-curve-report",
+            )
         ):
             help_text = invoke(argv[3], "--help").output
             for option in (a for a in argv[4:] if a.startswith("--")):
@@ -326,8 +374,18 @@ def test_every_command_refuses_a_gpu_this_torch_lacks_before_writing(tmp_path, b
         "ner-train": [tmp_path / "folds", out, "--bertram", m],
         "ner-evaluate": [tmp_path / "folds", m, out],
         "ner-full-evaluate": [tmp_path / "folds", m, out],
-        "label-curve": ["textcat", tmp_path / "splits", out / "runs", out, "--bertram", m, "--stock-config", m,
-                        "--bertram-config", m],
+        "label-curve": [
+            "textcat",
+            tmp_path / "splits",
+            out / "runs",
+            out,
+            "--bertram",
+            m,
+            "--stock-config",
+            m,
+            "--bertram-config",
+            m,
+        ],
         "synonym-recovery": [m, "--rarified", tmp_path / "rarified", "--output", out / "m.json"],
     }
     takes_gpu = {

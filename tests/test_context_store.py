@@ -1,4 +1,5 @@
 """context_store.py: opening a context store refuses missing and foreign files."""
+
 from __future__ import annotations
 
 import sqlite3

@@ -1,4 +1,5 @@
 """The GPU path without a GPU: named errors for bad ids (monkeypatched torch.cuda / thinc)."""
+
 from __future__ import annotations
 
 import pytest
@@ -53,8 +54,11 @@ def test_thincs_gpu_error_is_not_swallowed_but_named(monkeypatch):
         raise ValueError("Cannot use GPU, CuPy is not installed")
 
     monkeypatch.setattr("thinc.api.require_gpu", no_cupy)
-    with pytest.raises(DeviceError, match=r"\[E119\].*spaCy cannot use the GPU "
-                                          r"\(Cannot use GPU, CuPy is not installed\).*cuda12x"):
+    with pytest.raises(
+        DeviceError,
+        match=r"\[E119\].*spaCy cannot use the GPU "
+        r"\(Cannot use GPU, CuPy is not installed\).*cuda12x",
+    ):
         select_device(0)
     with pytest.raises(DeviceError, match=r"\[E119\].*cuda12x"):
         use_device(0, what="gpu_id")
@@ -73,14 +77,17 @@ def test_cupys_own_errors_are_named(monkeypatch):
         raise CUDARuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")
 
     monkeypatch.setattr("thinc.api.require_gpu", bad_driver)
-    with pytest.raises(DeviceError, match=r"\[E120\].*CuPy could not select CUDA device 0 "
-                                          r".*CUDARuntimeError.*nvidia-smi"):
+    with pytest.raises(
+        DeviceError,
+        match=r"\[E120\].*CuPy could not select CUDA device 0 "
+        r".*CUDARuntimeError.*nvidia-smi",
+    ):
         select_device(0)
 
 
 def test_every_step_uses_the_one_helper():
     """Training, evaluation and the component all use the helpers of spacy_bertram.device."""
-    from spacy_bertram import encoder
+    from spacy_bertram.model import encoder
     from bertram_experiments.rarification import baseline
     from bertram_experiments.downstream import downstream
     from spacy_bertram.training import run
@@ -169,7 +176,7 @@ def test_moving_one_network_leaves_the_others_encoder_alone(model_dir):
 
 def test_load_bertram_puts_head_and_encoder_on_one_device(model_dir, tiny_bert_path):
     from spacy_bertram import load_bertram
-    from spacy_bertram.encoder import load_encoder
+    from spacy_bertram.model.encoder import load_encoder
 
     cpu = load_bertram(model_dir)
     assert cpu.device.type == "cpu" and weight_device(cpu.encoder) == "cpu"
@@ -348,7 +355,7 @@ def test_network_forward_makes_every_tensor_on_its_device(model_dir):
 def test_layer_feeds_the_network_on_its_device(model_dir):
     from spacy_bertram import load_bertram
     from spacy_bertram.architectures import Bertram_v1
-    from spacy_bertram.layers import convert_inputs, set_bertram_network
+    from spacy_bertram.model.layers import convert_inputs, set_bertram_network
 
     layer = Bertram_v1(model_path=model_dir, token_budget=64)
     network = load_bertram(model_dir, device="meta")
@@ -400,7 +407,7 @@ def test_injection_feeds_and_maps_on_the_encoders_device(tiny_bert_path):
 def test_training_steps_make_every_tensor_on_the_runs_device(tiny_bert_path):
     import numpy
 
-    from spacy_bertram.encoder import load_encoder
+    from spacy_bertram.model.encoder import load_encoder
     from spacy_bertram.training.ota import OTASettings
     from spacy_bertram.training.sources import MemoryContexts
     from spacy_bertram.training.stages import StageSpec, TrainingRun, TrainSettings

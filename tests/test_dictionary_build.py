@@ -1,4 +1,5 @@
 """Building a definition store from the dictd fixture and the real WordNet."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,8 +25,12 @@ def test_interleave_takes_one_from_each_source_in_turn():
 def test_gcide_keeps_entries_whose_headword_is_the_word(tiny_gcide):
     entries = dict(B.gcide_entries(tiny_gcide))
     assert sorted(entries) == ["goose", "kumquat"]  # "run" only points at "All fours"
-    assert entries["goose"][0] == ("gcide", "Goose: (Zool.) Any large web-footed bird of the subfamily Anserinae.",
-                                   0, 5)
+    assert entries["goose"][0] == (
+        "gcide",
+        "Goose: (Zool.) Any large web-footed bird of the subfamily Anserinae.",
+        0,
+        5,
+    )
     without = dict(B.gcide_entries(tiny_gcide, wordnet_derived=False))
     assert len(without["goose"]) == len(entries["goose"]) - 1
 
@@ -45,8 +50,9 @@ def test_gcide_and_wordnet_in_one_store(tmp_path, tiny_gcide, monkeypatch):
         assert store.sources == ["gcide", "wordnet"]
         first, second = store.contexts("Kumquats", limit=2)
         assert first.startswith("Kumquats: A small oval citrus") and second.startswith("Kumquats: any of several")
-        assert store.contexts("geese", limit=1) == ["geese: (Zool.) Any large web-footed bird of the subfamily "
-                                                    "Anserinae."]
+        assert store.contexts("geese", limit=1) == [
+            "geese: (Zool.) Any large web-footed bird of the subfamily Anserinae."
+        ]
         assert len(store.contexts("goose", limit=10)) == 4  # 2 per source
     with pytest.raises(ValueError, match=r"\[E052\] --max-per-source must be at least 1"):
         B.build_dictionary_store(tmp_path, ["gcide"], gcide_index=tiny_gcide, max_per_source=0)

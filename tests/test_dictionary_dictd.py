@@ -1,4 +1,5 @@
 """The dictd reader: base-64 numbers, dictzip random access, and named errors for damaged files."""
+
 from __future__ import annotations
 
 import gzip
@@ -9,7 +10,13 @@ import pytest
 from tests.dictd_fixture import TINY_GCIDE, write_dictd
 
 from spacy_bertram.dictionary.dictd import (
-    DictdDatabase, DictdFormatError, DictzipFile, decode_entry, decode_number, encode_number, read_index,
+    DictdDatabase,
+    DictdFormatError,
+    DictzipFile,
+    decode_entry,
+    decode_number,
+    encode_number,
+    read_index,
 )
 
 

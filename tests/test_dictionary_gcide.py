@@ -1,4 +1,5 @@
 """GCIDE entries -> definitions: the header, obsolete senses, phrases and markup stay out."""
+
 from __future__ import annotations
 
 from tests.dictd_fixture import TINY_GCIDE
@@ -23,18 +24,21 @@ def test_senses_without_header_obsolete_senses_phrases_or_citations():
 
 def test_a_single_sense_entry():
     assert [s.text for s in definitions(TINY_GCIDE["kumquat"])] == [
-        "A small oval citrus fruit with thin sweet rind and acid pulp."]
+        "A small oval citrus fruit with thin sweet rind and acid pulp."
+    ]
 
 
 def test_a_header_whose_parenthesis_runs_over_two_lines():
-    entry = ("A \\A\\ (named [=a] in the English, and\n   other languages).\n"
-             "   The first letter of the alphabet.\n   [1913 Webster]\n")
+    entry = (
+        "A \\A\\ (named [=a] in the English, and\n   other languages).\n"
+        "   The first letter of the alphabet.\n   [1913 Webster]\n"
+    )
     assert [s.text for s in definitions(entry)] == ["The first letter of the alphabet."]
 
 
 def test_clean_removes_markup_and_caps_the_length():
     assert clean("   2. Ph[oe]nician {letters}; r[a^]n. --B. Jonson.\n   [1913 Webster]") == "Phoenician letters; ran."
-    assert clean("A word. -- Pho`to*syn*thet\"ic, a.") == "A word."
+    assert clean('A word. -- Pho`to*syn*thet"ic, a.') == "A word."
     long = clean("word " * 200)
     assert len(long) <= MAX_CHARS and long.endswith("word")
 

@@ -1,4 +1,5 @@
 """Lemma candidates of an inflected form, in the order a lookup tries them."""
+
 from __future__ import annotations
 
 from spacy_bertram.dictionary.lemmas import candidate_lemmas, rule_lemmas

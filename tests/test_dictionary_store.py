@@ -1,4 +1,5 @@
 """The definition store: written atomically, read with the word as the text writes it, named errors."""
+
 from __future__ import annotations
 
 import pickle
@@ -9,23 +10,28 @@ import pytest
 from spacy_bertram.dictionary.store import DefinitionStore, open_definition_store, write_definition_store
 
 ENTRIES = {
-    "kumquat": [("gcide", "Kumquat: a small oval citrus fruit.", 0, 7),
-                ("wordnet", "a bowl of kumquat on the table", 10, 17)],
+    "kumquat": [
+        ("gcide", "Kumquat: a small oval citrus fruit.", 0, 7),
+        ("wordnet", "a bowl of kumquat on the table", 10, 17),
+    ],
     "goose": [("gcide", "Goose: a large web-footed bird.", 0, 5)],
 }
 
 
 @pytest.fixture()
 def store_path(tmp_path):
-    return write_definition_store(tmp_path / "definitions.sqlite", ENTRIES, [("geese", "goose")],
-                                  {"sources": '["gcide", "wordnet"]'})
+    return write_definition_store(
+        tmp_path / "definitions.sqlite", ENTRIES, [("geese", "goose")], {"sources": '["gcide", "wordnet"]'}
+    )
 
 
 def test_contexts_write_the_word_as_the_text_does(store_path):
     with DefinitionStore.open(store_path.parent) as store:
         assert store.sources == ["gcide", "wordnet"] and len(store) == 2
         assert store.contexts("Kumquats", limit=8) == [
-            "Kumquats: a small oval citrus fruit.", "a bowl of Kumquats on the table"]
+            "Kumquats: a small oval citrus fruit.",
+            "a bowl of Kumquats on the table",
+        ]
         assert store.contexts("kumquat", limit=1) == ["kumquat: a small oval citrus fruit."]
 
 
@@ -46,8 +52,11 @@ def test_the_store_pickles_by_path(store_path):
 
 
 def test_a_missing_corrupt_or_foreign_file_is_a_named_error(tmp_path, store_path):
-    with pytest.raises(ValueError, match=r"\[E511\].*dictionary_store.*gone.sqlite"
-                                         r".*python -m spacy_bertram dictionary"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E511\].*dictionary_store.*gone.sqlite"
+        r".*python -m spacy_bertram dictionary",
+    ):
         open_definition_store(tmp_path / "gone.sqlite")
     garbage = tmp_path / "garbage.sqlite"
     garbage.write_bytes(b"not a database" * 20)
@@ -59,8 +68,10 @@ def test_a_missing_corrupt_or_foreign_file_is_a_named_error(tmp_path, store_path
         DefinitionStore.open(short)
     other = tmp_path / "other.sqlite"
     with sqlite3.connect(other) as conn:
-        conn.executescript("CREATE TABLE meta (key TEXT, value TEXT); CREATE TABLE headwords (word TEXT);"
-                           "CREATE TABLE contexts (x); CREATE TABLE inflections (x);"
-                           "INSERT INTO meta VALUES ('format', 'spacy-bertram-contexts');")
+        conn.executescript(
+            "CREATE TABLE meta (key TEXT, value TEXT); CREATE TABLE headwords (word TEXT);"
+            "CREATE TABLE contexts (x); CREATE TABLE inflections (x);"
+            "INSERT INTO meta VALUES ('format', 'spacy-bertram-contexts');"
+        )
     with pytest.raises(ValueError, match=r"\[E510\] Not a spacy-bertram-definitions v1 file.*other.sqlite"):
         DefinitionStore.open(other)

@@ -1,4 +1,5 @@
 """dictionary/wordnet.py: the missing-WordNet message and the prepared layout."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,8 +36,8 @@ def test_prepare_wordnet_copies_files_and_writes_lexnames(tmp_path: Path):
     real = tmp_path / "real.txt"
     real.write_text("x\n")
     for name in REQUIRED_FILES:
-        (src / name).symlink_to(real)       # linked files must become copies
-    (src / "index.sense").write_text("")   # present: nothing to generate
+        (src / name).symlink_to(real)  # linked files must become copies
+    (src / "index.sense").write_text("")  # present: nothing to generate
     root = prepare_wordnet(src, tmp_path / "cache")
     target = root / "corpora" / "wordnet"
     for name in REQUIRED_FILES:

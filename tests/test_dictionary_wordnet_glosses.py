@@ -1,4 +1,5 @@
 """Definition contexts from the real WordNet 3.0 (through NLTK)."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """What the README and docs/configuration.md show a user, run as written in fresh processes."""
+
 import json
 import subprocess
 import sys
@@ -23,7 +24,7 @@ def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess:
 def test_the_readme_python_route_runs_as_written(tmp_path):
     """The README's Python block on a blank pipeline: the vector, the rare word and the encoder's output."""
     blocks = markdown_blocks(ROOT / "README.md", "python")
-    assert len(blocks) == 1 and "nlp.add_pipe(\"transformer\"" in blocks[0]  # the README's one Python block
+    assert len(blocks) == 1 and 'nlp.add_pipe("transformer"' in blocks[0]  # the README's one Python block
     make_bertram_dir(tmp_path / "training" / "bertram" / "model", "default")  # untrained, on the embedded MiniLM
     result = run_python(blocks[0], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -64,7 +65,9 @@ def test_spacy_cli_creates_the_context_source_registry_for_code_files(tmp_path):
     which reads the code file the same way)."""
     (tmp_path / "only_spacy.py").write_text(
         'import spacy\n\n\n@spacy.registry.context_sources("toy.v1")\ndef toy():\n'
-        '    return lambda doc, word, indices, limit: [f"A {word}."]\n', encoding="utf8")
+        '    return lambda doc, word, indices, limit: [f"A {word}."]\n',
+        encoding="utf8",
+    )
     result = subprocess.run(
         [
             sys.executable,

@@ -1,5 +1,6 @@
 """The error catalogues (the plugin's and the experiments'): unique codes by area, formatted messages, the docs in
 sync, no messages outside them."""
+
 from __future__ import annotations
 
 import ast
@@ -13,7 +14,7 @@ import pytest
 from bertram_experiments.errors import Errors as ExperimentErrors
 from bertram_experiments.errors import Warnings as ExperimentWarnings
 from spacy_bertram.errors import Errors, Warnings
-from spacy_bertram.inputs import validate_word
+from spacy_bertram.model.inputs import validate_word
 
 from tests.util import load_script
 

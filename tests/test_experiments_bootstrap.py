@@ -1,4 +1,5 @@
 """bertram_experiments/bootstrap.py: paired, stratified and cluster bootstrap intervals."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """compare-runs: two runs of one evaluation, paired on the items both scored."""
+
 from __future__ import annotations
 
 import json
@@ -9,27 +10,44 @@ import pytest
 from typer.testing import CliRunner
 
 from bertram_experiments.app import app
-from bertram_experiments.comparison.runs import (compare_downstream_runs, compare_intrinsic_runs, compare_synonym_runs,
-                                                 run_kind)
+from bertram_experiments.comparison.runs import (
+    compare_downstream_runs,
+    compare_intrinsic_runs,
+    compare_synonym_runs,
+    run_kind,
+)
 from spacy_bertram.fileio import mark_json
 
 
 def synonym_file(path: Path, pairs) -> Path:
     """A synonym-recovery output holding `pairs`: (source, substitute, original, {system: (cosine, rank)})."""
-    rows = [{"substitute": s, "original": o, "source": src, "occurrences": 1,
-             "cosine": {k: c for k, (c, _) in scores.items()}, "rank": {k: r for k, (_, r) in scores.items()}}
-            for src, s, o, scores in pairs]
+    rows = [
+        {
+            "substitute": s,
+            "original": o,
+            "source": src,
+            "occurrences": 1,
+            "cosine": {k: c for k, (c, _) in scores.items()},
+            "rank": {k: r for k, (_, r) in scores.items()},
+        }
+        for src, s, o, scores in pairs
+    ]
     path.write_text(json.dumps(mark_json({"pairs": rows}, "synonym-recovery")), encoding="utf8")
     return path
 
 
 def test_synonym_runs_differ_by_what_changed_on_the_shared_pairs(tmp_path):
-    before = [("synonym", f"rare{i}", f"word{i % 4}",
-               {"subword_mean": (0.1, 50), "bertram_form": (0.2, 20 if i % 2 else 5)}) for i in range(8)]
-    after = [(src, s, o, {"subword_mean": scores["subword_mean"], "bertram_form": (0.25, 5)})
-             for src, s, o, scores in before[:6]] + [("synonym", "only-after", "word9", {"bertram_form": (0.9, 1)})]
-    result = compare_synonym_runs(synonym_file(tmp_path / "a.json", before), synonym_file(tmp_path / "b.json", after),
-                                  n_resamples=200)
+    before = [
+        ("synonym", f"rare{i}", f"word{i % 4}", {"subword_mean": (0.1, 50), "bertram_form": (0.2, 20 if i % 2 else 5)})
+        for i in range(8)
+    ]
+    after = [
+        (src, s, o, {"subword_mean": scores["subword_mean"], "bertram_form": (0.25, 5)})
+        for src, s, o, scores in before[:6]
+    ] + [("synonym", "only-after", "word9", {"bertram_form": (0.9, 1)})]
+    result = compare_synonym_runs(
+        synonym_file(tmp_path / "a.json", before), synonym_file(tmp_path / "b.json", after), n_resamples=200
+    )
     assert result["pairs_shared"] == 6 and result["sources"]["synonym"]["clusters"] == 4
     form = result["sources"]["synonym"]["systems"]["bertram_form"]
     assert form["cosine_diff"]["estimate"] == pytest.approx(0.05) and form["cosine_diff"]["low"] == pytest.approx(0.05)
@@ -44,10 +62,16 @@ def evaluate_dir(path: Path, correct_of, p_gold_of, seed_sets=()) -> Path:
     for name in ("", *seed_sets):
         directory = path / name
         directory.mkdir(parents=True, exist_ok=True)
-        rows = [{"id": f"item-{i}", "label": "a", "candidate": f"text-{i // 2}",
-                 "correct": {s: bool(correct_of(s, i)) for s in ("baseline", "bertram_recentre_form")},
-                 "p_gold": {s: float(p_gold_of(s, i)) for s in ("baseline", "bertram_recentre_form")}}
-                for i in range(6)]
+        rows = [
+            {
+                "id": f"item-{i}",
+                "label": "a",
+                "candidate": f"text-{i // 2}",
+                "correct": {s: bool(correct_of(s, i)) for s in ("baseline", "bertram_recentre_form")},
+                "p_gold": {s: float(p_gold_of(s, i)) for s in ("baseline", "bertram_recentre_form")},
+            }
+            for i in range(6)
+        ]
         (directory / "predictions.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf8")
     (path / "metrics.json").write_text(json.dumps({"seed_sets": list(seed_sets)}), encoding="utf8")
     return path
@@ -55,8 +79,12 @@ def evaluate_dir(path: Path, correct_of, p_gold_of, seed_sets=()) -> Path:
 
 def test_downstream_runs_are_paired_item_by_item_over_the_seed_sets(tmp_path):
     before = evaluate_dir(tmp_path / "before", lambda s, i: i < 3, lambda s, i: 0.5, seed_sets=("seed-1",))
-    after = evaluate_dir(tmp_path / "after", lambda s, i: i < 3 or (s != "baseline" and i == 3),
-                         lambda s, i: 0.5 if s == "baseline" else 0.25, seed_sets=("seed-1",))
+    after = evaluate_dir(
+        tmp_path / "after",
+        lambda s, i: i < 3 or (s != "baseline" and i == 3),
+        lambda s, i: 0.5 if s == "baseline" else 0.25,
+        seed_sets=("seed-1",),
+    )
     result = compare_downstream_runs([before], [after], n_resamples=200)
     assert result["items_shared"] == 12 and result["clusters"] == 3
     base, form = result["systems"]["baseline"], result["systems"]["bertram_recentre_form"]
@@ -70,8 +98,20 @@ def test_compare_runs_writes_both_files_and_refuses_mixed_or_unknown_runs(tmp_pa
     a = synonym_file(tmp_path / "a.json", [("wordnet", "x", "y", {"subword_mean": (0.1, 3)})])
     b = synonym_file(tmp_path / "b.json", [("wordnet", "x", "y", {"subword_mean": (0.2, 30)})])
     runner = CliRunner()
-    result = runner.invoke(app, ["compare-runs", "--before", str(a), "--after", str(b), "--output",
-                                 str(tmp_path / "out"), "--bootstrap-resamples", "50"])
+    result = runner.invoke(
+        app,
+        [
+            "compare-runs",
+            "--before",
+            str(a),
+            "--after",
+            str(b),
+            "--output",
+            str(tmp_path / "out"),
+            "--bootstrap-resamples",
+            "50",
+        ],
+    )
     assert result.exit_code == 0, result.output
     written = json.loads((tmp_path / "out" / "comparison.json").read_text(encoding="utf8"))
     assert written["written_by"] == "compare-runs" and "Δ cosine" in (tmp_path / "out" / "comparison.md").read_text()
@@ -81,8 +121,10 @@ def test_compare_runs_writes_both_files_and_refuses_mixed_or_unknown_runs(tmp_pa
         run_kind([a, directory])
     with pytest.raises(ValueError, match="neither a synonym-recovery or intrinsic output"):
         run_kind([tmp_path / "nothing.json"])
-    two = runner.invoke(app, ["compare-runs", "--before", str(a), "--before", str(a), "--after", str(b),
-                              "--output", str(tmp_path / "out2")])
+    two = runner.invoke(
+        app,
+        ["compare-runs", "--before", str(a), "--before", str(a), "--after", str(b), "--output", str(tmp_path / "out2")],
+    )
     assert two.exit_code == 1 and "one file against one file" in two.output
 
 
@@ -90,10 +132,24 @@ def intrinsic_file(path: Path, cosines, chimera_rhos, without_items=False) -> Pa
     """An intrinsic output: CRW pairs (human = pair index) with `cosines` {system: per pair}, Chimera items with
     `chimera_rhos` {system: per item}."""
     n = len(next(iter(cosines.values())))
-    crw = {"items": [{"word": f"w{i}", "rare": f"rare{i}", "occurrence": 0, "human": float(i),
-                      "cosine": {s: c[i] for s, c in cosines.items()}} for i in range(n)]}
-    chimera = {"items": [{"file": "l2.train", "item": str(i), "rho": {s: r[i] for s, r in chimera_rhos.items()}}
-                         for i in range(len(next(iter(chimera_rhos.values()))))]}
+    crw = {
+        "items": [
+            {
+                "word": f"w{i}",
+                "rare": f"rare{i}",
+                "occurrence": 0,
+                "human": float(i),
+                "cosine": {s: c[i] for s, c in cosines.items()},
+            }
+            for i in range(n)
+        ]
+    }
+    chimera = {
+        "items": [
+            {"file": "l2.train", "item": str(i), "rho": {s: r[i] for s, r in chimera_rhos.items()}}
+            for i in range(len(next(iter(chimera_rhos.values()))))
+        ]
+    }
     if without_items:
         del crw["items"]
     path.write_text(json.dumps(mark_json({"sets": {"crw": crw, "chimera": chimera}}, "intrinsic")), encoding="utf8")
@@ -101,12 +157,16 @@ def intrinsic_file(path: Path, cosines, chimera_rhos, without_items=False) -> Pa
 
 
 def test_intrinsic_runs_differ_in_rho_on_the_shared_pairs_and_items(tmp_path):
-    before = intrinsic_file(tmp_path / "a.json", {"subword_mean": [0.1, 0.2, 0.3, 0.4, 0.5],
-                                                  "fed": [0.5, 0.4, 0.3, 0.2, 0.1]},
-                            {"bertram_contexts": [0.2, None, 0.4]})
-    after = intrinsic_file(tmp_path / "b.json", {"subword_mean": [0.1, 0.2, 0.3, 0.4, 0.5],
-                                                 "fed": [0.1, 0.2, 0.3, 0.4, 0.5]},
-                           {"bertram_contexts": [0.4, 0.9, 0.6]})
+    before = intrinsic_file(
+        tmp_path / "a.json",
+        {"subword_mean": [0.1, 0.2, 0.3, 0.4, 0.5], "fed": [0.5, 0.4, 0.3, 0.2, 0.1]},
+        {"bertram_contexts": [0.2, None, 0.4]},
+    )
+    after = intrinsic_file(
+        tmp_path / "b.json",
+        {"subword_mean": [0.1, 0.2, 0.3, 0.4, 0.5], "fed": [0.1, 0.2, 0.3, 0.4, 0.5]},
+        {"bertram_contexts": [0.4, 0.9, 0.6]},
+    )
     assert run_kind([before, after]) == "intrinsic"
     result = compare_intrinsic_runs(before, after, n_resamples=200)
     crw = result["sets"]["crw"]
@@ -119,8 +179,20 @@ def test_intrinsic_runs_differ_in_rho_on_the_shared_pairs_and_items(tmp_path):
     contexts = result["sets"]["chimera"]["systems"]["bertram_contexts"]  # item 1 is undefined before: left out
     assert contexts["before"] == pytest.approx(0.3) and contexts["after"] == pytest.approx(0.633333, abs=1e-5)
     runner = CliRunner()
-    printed = runner.invoke(app, ["compare-runs", "--before", str(before), "--after", str(after), "--output",
-                                  str(tmp_path / "out"), "--bootstrap-resamples", "50"])
+    printed = runner.invoke(
+        app,
+        [
+            "compare-runs",
+            "--before",
+            str(before),
+            "--after",
+            str(after),
+            "--output",
+            str(tmp_path / "out"),
+            "--bootstrap-resamples",
+            "50",
+        ],
+    )
     assert printed.exit_code == 0, printed.output
     assert "Δ rho" in printed.output and "| crw | fed | 5 | -1.000 | 1.000 | +2.000" in printed.output
     old = intrinsic_file(tmp_path / "old.json", {"fed": [0.1, 0.2]}, {"bertram_contexts": [0.1]}, without_items=True)

@@ -1,4 +1,5 @@
 """bertram_experiments/downstream/downstream.py: evaluating the systems, metrics, plot, predictions and label checks."""
+
 from __future__ import annotations
 
 import json
@@ -22,9 +23,17 @@ def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_a
     _write_rarified(tmp_path / "rarified" / "seed-9")
     (tmp_path / "rarified" / "rarify.json").write_text(json.dumps({"seeds": [0, 1], "seed_sets": ["seed-1"]}))
     (tmp_path / "metrics" / "seed-9").mkdir(parents=True)
-    metrics = evaluate_systems(trained["model"], tmp_path / "rarified", tmp_path / "metrics",
-                               bertram_path=bertram_assets["model"], context_store=bertram_assets["store"],
-                               max_zipf=3.0, contexts_per_word=4, progress=False, n_resamples=200)
+    metrics = evaluate_systems(
+        trained["model"],
+        tmp_path / "rarified",
+        tmp_path / "metrics",
+        bertram_path=bertram_assets["model"],
+        context_store=bertram_assets["store"],
+        max_zipf=3.0,
+        contexts_per_word=4,
+        progress=False,
+        n_resamples=200,
+    )
     assert metrics["seed_sets"] == ["seed-1"]
     assert not (tmp_path / "metrics" / "seed-9").exists()
     seed_metrics = json.loads((tmp_path / "metrics" / "seed-1" / "metrics.json").read_text())
@@ -53,7 +62,8 @@ def test_evaluate_systems_writes_metrics_plot_and_predictions(trained, bertram_a
         assert set(row["p_gold"]) == set(SYSTEMS) and all(0 < p < 1 for p in row["p_gold"].values())
         assert row["correct"] == {s: row[s] == row["label"] for s in SYSTEMS}
     assert metrics["vs_baseline"]["baseline"]["mean_log_prob"] == pytest.approx(
-        np.mean([np.log(row["p_gold"]["baseline"]) for row in rows]))
+        np.mean([np.log(row["p_gold"]["baseline"]) for row in rows])
+    )
     # "masked" classifies the masked texts with the stock model
     items = [json.loads(line) for line in open(tmp_path / "rarified" / "test.jsonl")]
     stock_masked = spacy.load(trained["model"]).pipe([it["masked_text"] for it in items])

@@ -1,4 +1,5 @@
 """bertram_experiments/downstream/metrics.py: accuracy by subset and frequency, McNemar against hand-computed values."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,16 +13,17 @@ from bertram_experiments.downstream import metrics
 
 
 def _item(label, *kinds_counts):
-    return {"label": label, "substitutions": [
-        {"substitute": f"w{i}", "kind": k, "count": c} for i, (k, c) in enumerate(kinds_counts)
-    ]}
+    return {
+        "label": label,
+        "substitutions": [{"substitute": f"w{i}", "kind": k, "count": c} for i, (k, c) in enumerate(kinds_counts)],
+    }
 
 
 ITEMS = [
-    _item("a", ("synonym", 3)),                        # WN
-    _item("b", ("misspelling", 0)),                     # Msp
-    _item("a", ("synonym", 50), ("misspelling", 0)),    # WN + Msp
-    _item("b", ("synonym", 20)),                        # WN
+    _item("a", ("synonym", 3)),  # WN
+    _item("b", ("misspelling", 0)),  # Msp
+    _item("a", ("synonym", 50), ("misspelling", 0)),  # WN + Msp
+    _item("b", ("synonym", 20)),  # WN
 ]
 
 

@@ -1,4 +1,5 @@
 """bertram_experiments/downstream/paired.py: gold-label log-probability and the comparison to the baseline."""
+
 from __future__ import annotations
 
 import math
@@ -24,6 +25,7 @@ def test_mean_gold_log_prob_by_hand():
     assert res["baseline"]["accuracy"] == 0.5 and res["bertram_slash"]["accuracy"] == 0.75
     assert res["bertram_slash"]["accuracy_diff"]["estimate"] == pytest.approx(0.25)
     assert res["bertram_slash"]["log_prob_diff"]["estimate"] == pytest.approx(
-        res["bertram_slash"]["mean_log_prob"] - res["baseline"]["mean_log_prob"])
+        res["bertram_slash"]["mean_log_prob"] - res["baseline"]["mean_log_prob"]
+    )
     assert res["bertram_slash"]["mcnemar"] == {"only_a": 1, "only_b": 0, "p_value": 1.0}
     assert "accuracy_diff" not in res["baseline"]

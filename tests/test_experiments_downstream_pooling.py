@@ -1,4 +1,5 @@
 """bertram_experiments/downstream/pooling.py: pooling per-set outputs and the strata of shared texts."""
+
 from __future__ import annotations
 
 import json
@@ -24,11 +25,14 @@ def test_pooling_two_files_gives_the_concatenated_figures(tmp_path: Path):
     assert pooled["baseline"]["accuracy"] == pytest.approx(3 / 6)
     assert pooled["bertram_slash"]["accuracy"] == pytest.approx(6 / 6)
     assert pooled["bertram_slash"]["mcnemar"]["only_a"] == 3 and pooled["bertram_slash"]["mcnemar"]["only_b"] == 0
-    logs = {s: np.log([0.9, 0.4, 0.3, 0.2, 0.9, 0.7]) if s == "baseline" else np.log([0.8, 0.6, 0.7, 0.6, 0.8, 0.5])
-            for s in SYSTEMS}
+    logs = {
+        s: np.log([0.9, 0.4, 0.3, 0.2, 0.9, 0.7]) if s == "baseline" else np.log([0.8, 0.6, 0.7, 0.6, 0.8, 0.5])
+        for s in SYSTEMS
+    }
     assert pooled["baseline"]["mean_log_prob"] == pytest.approx(logs["baseline"].mean())
     assert pooled["bertram_slash"]["log_prob_diff"]["estimate"] == pytest.approx(
-        (logs["bertram_slash"] - logs["baseline"]).mean())
+        (logs["bertram_slash"] - logs["baseline"]).mean()
+    )
     # t1 is in "a" and "a/seed-1": those two sets are one stratum, 5 distinct texts in all
     assert result["strata"] == {"a": ["a", "a/seed-1"], "b": ["b"]}
     assert result["n_clusters"] == 5 and pooled["bertram_slash"]["clusters"] == 5
@@ -40,12 +44,14 @@ def test_pooling_two_files_gives_the_concatenated_figures(tmp_path: Path):
 
 
 def test_strata_join_sets_that_share_texts_only():
-    t = ItemTable.concat([
-        table("x", ["c1", "c2"], [1, 1], [1, 1], [.9, .9], [.9, .9]),
-        table("y", ["c3"], [1], [1], [.9], [.9]),
-        table("z", ["c3", "c4"], [1, 1], [1, 1], [.9, .9], [.9, .9]),
-        table("w", ["c2"], [1], [1], [.9], [.9]),
-    ])
+    t = ItemTable.concat(
+        [
+            table("x", ["c1", "c2"], [1, 1], [1, 1], [0.9, 0.9], [0.9, 0.9]),
+            table("y", ["c3"], [1], [1], [0.9], [0.9]),
+            table("z", ["c3", "c4"], [1, 1], [1, 1], [0.9, 0.9], [0.9, 0.9]),
+            table("w", ["c2"], [1], [1], [0.9], [0.9]),
+        ]
+    )
     assert strata_of(t).tolist() == ["x", "x", "y", "y", "y", "x"]
     res = pool_tables({"x": t.subset(t.sets == "x"), "w": t.subset(t.sets == "w")}, n_resamples=100)
     assert res["strata"] == {"x": ["x", "w"]} and res["n_clusters"] == 2
@@ -53,11 +59,21 @@ def test_strata_join_sets_that_share_texts_only():
 
 def test_the_contexts_are_compared_with_the_spelling_alone_on_the_same_items():
     """Each context system against its injection's form-only system: a hand-computed toy of 4 texts."""
-    correct = {"baseline": [0, 0, 0, 0], "bertram_slash_form": [1, 0, 0, 1], "bertram_slash_doc": [1, 1, 0, 1],
-               "bertram_slash_store": [0, 0, 0, 1], "bertram_recentre_form": [0, 0, 0, 0]}
+    correct = {
+        "baseline": [0, 0, 0, 0],
+        "bertram_slash_form": [1, 0, 0, 1],
+        "bertram_slash_doc": [1, 1, 0, 1],
+        "bertram_slash_store": [0, 0, 0, 1],
+        "bertram_recentre_form": [0, 0, 0, 0],
+    }
     p_gold = {s: np.full(4, 0.5) for s in correct}
-    toy = ItemTable(list(correct), np.array(["a"] * 4), np.array(["t1", "t2", "t3", "t4"]),
-                    {s: np.array(v, dtype=bool) for s, v in correct.items()}, p_gold)
+    toy = ItemTable(
+        list(correct),
+        np.array(["a"] * 4),
+        np.array(["t1", "t2", "t3", "t4"]),
+        {s: np.array(v, dtype=bool) for s, v in correct.items()},
+        p_gold,
+    )
     result = pool_tables({"a": toy}, n_resamples=500)
     against = result["contexts_over_form"]
     assert set(against) == {"bertram_slash_form"}  # recentre has no context system to compare

@@ -1,4 +1,5 @@
 """bertram_experiments/downstream/set_outputs.py: gold probabilities and per-item scores of a set."""
+
 from __future__ import annotations
 
 import json

@@ -1,16 +1,21 @@
 """Definition contexts of the intrinsic evaluation: lookups, coverage, the subset."""
+
 from __future__ import annotations
 
 from spacy_bertram.dictionary.store import write_definition_store
 from bertram_experiments.intrinsic.definition_contexts import (
-    coverage, load_definitions, set_definitions, with_definitions,
+    coverage,
+    load_definitions,
+    set_definitions,
+    with_definitions,
 )
 from bertram_experiments.intrinsic.rare_sets import CardSet, CrwSet
 
 
 def test_definitions_coverage_and_subset(tmp_path):
-    store = write_definition_store(tmp_path / "d.sqlite", {"goose": [("gcide", "Goose: a bird.", 0, 5)]},
-                                   [("geese", "goose")])
+    store = write_definition_store(
+        tmp_path / "d.sqlite", {"goose": [("gcide", "Goose: a bird.", 0, 5)]}, [("geese", "goose")]
+    )
     defs = load_definitions(store, ["Geese", "quokka"])
     assert defs == {"Geese": ["Geese: a bird."], "quokka": []}
     assert coverage(defs, ["Geese", "quokka"]) == {"rare_words": 2, "with_definitions": 1, "share": 0.5}

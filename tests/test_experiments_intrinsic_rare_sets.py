@@ -1,4 +1,5 @@
 """bertram_experiments/intrinsic/rare_sets.py: the Chimera reader."""
+
 from __future__ import annotations
 
 from bertram_experiments.intrinsic.rare_sets import NONCE, parse_chimera_line

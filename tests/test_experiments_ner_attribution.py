@@ -1,4 +1,5 @@
 """The listener's gradient: captured from the layer's backprop, undone afterwards, placed on rare tokens."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """The NER commands: ner-folds from an IOB file, a malformed line as a one-line error, missing inputs named."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """ΔF1 bootstrap on a toy example: the point estimate by hand, the statistic per resample, the CIs."""
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,9 @@ def rows(n_texts: int = 20):
     for i in range(n_texts):
         gold = [[0, 1, "per"], [3, 4, "loc"]]
         better = gold if i % 2 == 0 else gold[:1]
-        out.append({"fold": i % 2, "gold": gold, "rare": [3], "pred": {"stock": gold[:1], "better": better,
-                                                                       "same": gold[:1]}})
+        out.append(
+            {"fold": i % 2, "gold": gold, "rare": [3], "pred": {"stock": gold[:1], "better": better, "same": gold[:1]}}
+        )
     return out
 
 

@@ -22,8 +22,10 @@ from tests.util import load_script
 rd = load_script("registry_data")
 
 # WNUT-16's own shape: a line holding only a tab between tweets.
-FIXTURE = ("@paulwalk\tO\nEmpire\tB-facility\nState\tI-facility\nBuilding\tI-facility\n=\tO\nESB\tB-facility\n"
-           "\t\nFrom\tO\nSage\tB-other\n")
+FIXTURE = (
+    "@paulwalk\tO\nEmpire\tB-facility\nState\tI-facility\nBuilding\tI-facility\n=\tO\nESB\tB-facility\n"
+    "\t\nFrom\tO\nSage\tB-other\n"
+)
 MALFORMED = FIXTURE + "Award I-other\n"  # line 10: a space where the tab belongs
 
 

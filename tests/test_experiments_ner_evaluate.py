@@ -1,5 +1,6 @@
 """The NER workflows end to end on a tiny BERT: folds, both trainings, the systems, metrics, report; ner-full's
 variants, seeds and checkpoints; the runs trained at once on Dask."""
+
 from __future__ import annotations
 
 import json
@@ -20,17 +21,31 @@ from bertram_experiments.ner.systems import SYSTEMS, NerTraining, load_systems, 
 from tests.util import tiny_iob
 
 ROOT = Path(__file__).parent.parent
+
+
 @pytest.mark.slow
 def test_the_workflow_runs_on_tiny_data(tmp_path, tiny_bert_path, bertram_assets):
     nlp = spacy.blank("en")
     docs = [tagged_doc(nlp.vocab, t) for t in parse_iob(tiny_iob().splitlines(), "tiny")]
     write_folds(docs, tmp_path / "folds", k=2, seed=0, dev_share=0.2, source="tiny")
-    settings = NerTraining(str(ROOT / "configs" / "ner_minilm.cfg"), str(ROOT / "configs" / "ner_minilm_bertram.cfg"),
-                           tiny_bert_path, max_steps=3, eval_frequency=3, batch_size=200, learn_rate=1e-3)
-    summary = train_folds(tmp_path / "folds", tmp_path / "train", bertram_assets["model"], bertram_assets["store"],
-                          settings)
-    assert [(r["fold"], r["system"]) for r in summary["runs"]] == [(0, "stock"), (0, "bertram"), (1, "stock"),
-                                                                   (1, "bertram")]
+    settings = NerTraining(
+        str(ROOT / "configs" / "ner_minilm.cfg"),
+        str(ROOT / "configs" / "ner_minilm_bertram.cfg"),
+        tiny_bert_path,
+        max_steps=3,
+        eval_frequency=3,
+        batch_size=200,
+        learn_rate=1e-3,
+    )
+    summary = train_folds(
+        tmp_path / "folds", tmp_path / "train", bertram_assets["model"], bertram_assets["store"], settings
+    )
+    assert [(r["fold"], r["system"]) for r in summary["runs"]] == [
+        (0, "stock"),
+        (0, "bertram"),
+        (1, "stock"),
+        (1, "bertram"),
+    ]
     systems = load_systems(tmp_path / "train", 0)
     assert systems["bertram_test_time"].pipe_names == ["bertram", "transformer", "ner"]
     assert systems["bertram_test_time"].get_pipe("bertram").rule == systems["bertram"].get_pipe("bertram").rule
@@ -42,13 +57,24 @@ def test_the_workflow_runs_on_tiny_data(tmp_path, tiny_bert_path, bertram_assets
     assert metrics["pooled"]["systems"]["stock"]["subsets"]["all"]["n_gold"] == sum(len(d.ents) for d in docs)
     assert (tmp_path / "out" / "f1_by_rarity.png").stat().st_size > 1000
     assert "### Pooled over folds" in (tmp_path / "out" / "report.md").read_text(encoding="utf8")
-    again = train_folds(tmp_path / "folds", tmp_path / "train", bertram_assets["model"], bertram_assets["store"],
-                        settings)  # finished folds are skipped, not retrained
+    again = train_folds(
+        tmp_path / "folds", tmp_path / "train", bertram_assets["model"], bertram_assets["store"], settings
+    )  # finished folds are skipped, not retrained
     assert [r["seconds"] for r in again["runs"]] == [r["seconds"] for r in summary["runs"]]
-    changed = train_folds(tmp_path / "folds", tmp_path / "train", bertram_assets["model"], bertram_assets["store"],
-                          replace(settings, max_steps=2))  # another setting retrains every run
-    assert all(json.loads((tmp_path / "train" / f"fold-{r['fold']}" / f"{r['system']}.ner_run.json").read_text())
-               ["settings"]["max_steps"] == 2 for r in changed["runs"])
+    changed = train_folds(
+        tmp_path / "folds",
+        tmp_path / "train",
+        bertram_assets["model"],
+        bertram_assets["store"],
+        replace(settings, max_steps=2),
+    )  # another setting retrains every run
+    assert all(
+        json.loads((tmp_path / "train" / f"fold-{r['fold']}" / f"{r['system']}.ner_run.json").read_text())["settings"][
+            "max_steps"
+        ]
+        == 2
+        for r in changed["runs"]
+    )
 
 
 @pytest.mark.slow
@@ -56,8 +82,15 @@ def test_ner_full_pools_variants_seeds_and_checkpoints(tmp_path, tiny_bert_path,
     nlp = spacy.blank("en")
     docs = [tagged_doc(nlp.vocab, t) for t in parse_iob(tiny_iob().splitlines(), "tiny")]
     write_folds(docs, tmp_path / "folds", k=2, seed=0, dev_share=0.2, source="tiny")
-    base = NerTraining(str(ROOT / "configs" / "ner_minilm.cfg"), str(ROOT / "configs" / "ner_minilm_bertram.cfg"),
-                       tiny_bert_path, max_steps=4, eval_frequency=2, batch_size=200, learn_rate=1e-3)
+    base = NerTraining(
+        str(ROOT / "configs" / "ner_minilm.cfg"),
+        str(ROOT / "configs" / "ner_minilm_bertram.cfg"),
+        tiny_bert_path,
+        max_steps=4,
+        eval_frequency=2,
+        batch_size=200,
+        learn_rate=1e-3,
+    )
     runs = {
         ("tuned", 0): replace(base, freeze=False, checkpoints=(2,)),
         ("tuned", 1): replace(base, freeze=False, seed=1),

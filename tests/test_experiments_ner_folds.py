@@ -1,4 +1,5 @@
 """Folds by text: seeded, balanced, every text tested once, dev held out of train, written once."""
+
 from __future__ import annotations
 
 import json

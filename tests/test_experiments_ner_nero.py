@@ -1,5 +1,6 @@
 """NERO's annotation rows become IOB texts: kept types only, mentions found as token runs, longer spans
 first, sentences with a mention that cannot be found left out; read out of the wheel once."""
+
 from __future__ import annotations
 
 import zipfile
@@ -34,10 +35,19 @@ ROWS = [
 
 
 def test_mentions_become_iob_tags_the_longer_span_first():
-    tags = sentence_tags("the kumquat extract cured gout in mice",
-                         [("kumquat", "Organism"), ("kumquat extract", "Chemical"), ("cured", "Process")])
-    assert tags == [("the", "O"), ("kumquat", "B-Chemical"), ("extract", "I-Chemical"), ("cured", "O"),
-                    ("gout", "O"), ("in", "O"), ("mice", "O")]
+    tags = sentence_tags(
+        "the kumquat extract cured gout in mice",
+        [("kumquat", "Organism"), ("kumquat extract", "Chemical"), ("cured", "Process")],
+    )
+    assert tags == [
+        ("the", "O"),
+        ("kumquat", "B-Chemical"),
+        ("extract", "I-Chemical"),
+        ("cured", "O"),
+        ("gout", "O"),
+        ("in", "O"),
+        ("mice", "O"),
+    ]
     assert sentence_tags("a b c", [("b d", "Protein")]) is None
 
 
@@ -59,6 +69,8 @@ def test_nero_is_read_out_of_the_wheel_once_and_ner_folds_reads_it(tmp_path):
     assert path == tmp_path / "ner" / "nero_pubmed.txt"
     docs = load_ner_docs(str(path), spacy.blank("en").vocab)
     assert [[(e.text, e.label_) for e in doc.ents] for doc in docs] == [
-        [("kumquat extract", "Chemical"), ("gout", "Disease"), ("mice", "Organism")], [("p53", "Protein")]]
+        [("kumquat extract", "Chemical"), ("gout", "Disease"), ("mice", "Organism")],
+        [("p53", "Protein")],
+    ]
     (tmp_path / "downloads" / "NERO_nlp-0.0.8-py3-none-any.whl").unlink()
     assert rd.fetch_nero(tmp_path) == path  # written once, never fetched again

@@ -1,4 +1,5 @@
 """Predictions: every system reads a fresh copy of the gold tokens; rarity comes from the bertram component."""
+
 from __future__ import annotations
 
 import spacy
@@ -37,7 +38,15 @@ def test_rows_hold_gold_rare_tokens_and_each_systems_spans():
     gold.ents = [Span(gold, 2, 3, label="geo-loc")]
     systems = {"stock": system("geo-loc"), "bertram": system("company")}
     rows = predict_fold(systems, [gold], [41], fold=3)
-    assert rows == [{"id": 41, "fold": 3, "words": ["I", "love", "Kumquatville", "!"], "gold": [[2, 3, "geo-loc"]],
-                     "rare": [2], "pred": {"stock": [[2, 3, "geo-loc"]], "bertram": [[2, 3, "company"]]}}]
+    assert rows == [
+        {
+            "id": 41,
+            "fold": 3,
+            "words": ["I", "love", "Kumquatville", "!"],
+            "gold": [[2, 3, "geo-loc"]],
+            "rare": [2],
+            "pred": {"stock": [[2, 3, "geo-loc"]], "bertram": [[2, 3, "company"]]},
+        }
+    ]
     copy = bare_copy(systems["stock"], gold)
     assert copy.text == gold.text and not copy.ents and spans_of(gold) == [[2, 3, "geo-loc"]]

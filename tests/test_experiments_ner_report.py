@@ -1,4 +1,5 @@
 """The NER report: the pooled table's figures and CIs, buckets, per type, per fold, and the plot."""
+
 from __future__ import annotations
 
 from bertram_experiments.ner.evaluate import summarise
@@ -12,12 +13,25 @@ def toy_metrics():
     for i in range(10):
         gold = [[0, 1, "person"], [2, 4, "product"]]
         found = gold if i < 8 else gold[:1]
-        rows.append({"fold": i % 2, "gold": gold, "rare": [3],
-                     "pred": {"stock": gold[:1], "bertram": found, "bertram_test_time": gold[:1] + [[5, 6, "person"]]}})
+        rows.append(
+            {
+                "fold": i % 2,
+                "gold": gold,
+                "rare": [3],
+                "pred": {"stock": gold[:1], "bertram": found, "bertram_test_time": gold[:1] + [[5, 6, "person"]]},
+            }
+        )
     folds = [[r for r in rows if r["fold"] == f] for f in (0, 1)]
-    return {"source": "toy", "folds": 2, "seed": 0, "bootstrap_resamples": 100, "systems": SYSTEMS,
-            "pooled": summarise(rows, SYSTEMS, 100, 0, stratify=True),
-            "per_fold": [summarise(r, SYSTEMS, 100, 0, stratify=False) for r in folds], "seconds": {"predict": 1.0}}
+    return {
+        "source": "toy",
+        "folds": 2,
+        "seed": 0,
+        "bootstrap_resamples": 100,
+        "systems": SYSTEMS,
+        "pooled": summarise(rows, SYSTEMS, 100, 0, stratify=True),
+        "per_fold": [summarise(r, SYSTEMS, 100, 0, stratify=False) for r in folds],
+        "seconds": {"predict": 1.0},
+    }
 
 
 def test_report_tables(tmp_path):

@@ -1,4 +1,5 @@
 """Entity P/R/F1 against hand-computed values: overall, rare-token entities, buckets, types."""
+
 from __future__ import annotations
 
 import math

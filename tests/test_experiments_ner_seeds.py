@@ -1,4 +1,5 @@
 """ΔF1 pooled over folds and seeds: the estimate, the per-seed values and both intervals, checked by hand."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +36,9 @@ def test_one_seed_gives_the_per_fold_bootstrap_of_the_quick_workflow():
     rng = np.random.default_rng(3)
     rows = [row(i % 2, i, E if rng.random() < 0.5 else [], E if rng.random() < 0.7 else []) for i in range(40)]
     seeded = seeded_delta_f1([rows], ["stock", "bertram"], n_resamples=500, seed=4)["bertram"]["rare"]
-    plain = compare_to_stock(rows, ["stock", "bertram"], n_resamples=500, seed=4,
-                             strata=[r["fold"] for r in rows])["bertram"]["rare"]
+    plain = compare_to_stock(rows, ["stock", "bertram"], n_resamples=500, seed=4, strata=[r["fold"] for r in rows])[
+        "bertram"
+    ]["rare"]
     for name in ("texts", "texts_and_seeds"):  # the same draws: one seed leaves nothing else to draw
         assert (seeded[name]["low"], seeded[name]["high"]) == pytest.approx((plain["low"], plain["high"]))
     assert seeded["estimate"] == pytest.approx(plain["estimate"])

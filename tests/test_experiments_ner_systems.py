@@ -1,4 +1,5 @@
 """The systems' training and loading refuse missing inputs with the fix named."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,8 +1,8 @@
 """bertram_experiments/pipelines.py: the assembled pipeline loads and injects."""
+
 from __future__ import annotations
 
 import spacy
-
 
 
 def test_assembled_pipeline_loads_and_injects(trained, bertram_assets, tmp_path):

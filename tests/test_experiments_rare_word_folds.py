@@ -1,4 +1,5 @@
 """Folds of the rare-word sets: by rare word, fixed seed, a partition."""
+
 from __future__ import annotations
 
 import pytest

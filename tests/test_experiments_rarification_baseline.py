@@ -1,5 +1,6 @@
 """bertram_experiments/rarification/baseline.py: augmentation, the frozen-embedding callback and the trained
 baseline."""
+
 from __future__ import annotations
 
 import json

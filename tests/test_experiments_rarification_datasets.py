@@ -1,4 +1,5 @@
 """bertram_experiments/rarification/datasets.py: truncation, loading, fixed splits and augmented training splits."""
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
 """bertram_experiments/rarification/masking.py: the masking procedure (`rarify`: the seed-free masking pass, then
 the seeded substitution) on a toy classifier, seeds sharing one masking pass, bad input, and (with WordNet +
 spaCy's small English pipeline) rarification end to end."""
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,7 @@ def toy_tagger(texts):
     out = []
     for text in texts:
         words = text.split(" ")
-        out.append([TaggedToken(w, "NN", w.lower(), " " if i < len(words) - 1 else "")
-                    for i, w in enumerate(words)])
+        out.append([TaggedToken(w, "NN", w.lower(), " " if i < len(words) - 1 else "") for i, w in enumerate(words)])
     return out
 
 
@@ -54,8 +54,13 @@ class FakeSubs:
     """Duck-typed SubstitutionDictionary: fixed synonyms, fixed misspellings."""
 
     frequencies = FakeFrequencies()
-    table = {"great": ["superb", "splendiferous"], "fun": ["amusive"], "awful": ["direful"],
-             "boring": ["wearisome"], "dull": ["humdrum"]}
+    table = {
+        "great": ["superb", "splendiferous"],
+        "fun": ["amusive"],
+        "awful": ["direful"],
+        "boring": ["wearisome"],
+        "dull": ["humdrum"],
+    }
 
     def rare_synonyms(self, word, tag, lemma=""):
         return self.table.get(word.lower(), [])
@@ -68,11 +73,11 @@ class FakeSubs:
 
 
 TOY = [
-    Record("a great and fun film", "pos", "g"),    # 2.75 -> mask great 0.75 -> mask fun -0.25: flips
-    Record("an awful fun plot", "neg", "a"),        # -1.25 -> mask awful 0.75: flips
-    Record("awful boring dull plot", "neg", "d"),   # stays negative after 3 masks: not flipped
-    Record("great plot", "neg", "w"),               # misclassified: dropped
-    Record("a plot", "neg", "n"),                   # correct, but nothing to mask
+    Record("a great and fun film", "pos", "g"),  # 2.75 -> mask great 0.75 -> mask fun -0.25: flips
+    Record("an awful fun plot", "neg", "a"),  # -1.25 -> mask awful 0.75: flips
+    Record("awful boring dull plot", "neg", "d"),  # stays negative after 3 masks: not flipped
+    Record("great plot", "neg", "w"),  # misclassified: dropped
+    Record("a plot", "neg", "n"),  # correct, but nothing to mask
 ]
 
 
@@ -83,8 +88,8 @@ def test_masking_procedure_on_toy_classifier():
     assert [it.id for it in res.items] == ["g", "a"]
     for item in res.items:
         y = LABELS.index(item.label)
-        assert toy_classifier([item.original_text])[0].argmax() == y   # original right
-        assert toy_classifier([item.masked_text])[0].argmax() != y     # masked wrong
+        assert toy_classifier([item.original_text])[0].argmax() == y  # original right
+        assert toy_classifier([item.masked_text])[0].argmax() != y  # masked wrong
         assert item.p_masked < item.p_original
         assert 1 <= len(item.substitutions) <= 5
     g = res.items[0]
@@ -120,8 +125,10 @@ def test_seeds_share_one_masking_pass_and_differ_only_in_substitutes():
         direct = rarify(TOY, toy_classifier, LABELS, FakeSubs(), tagger=toy_tagger, seed=seed, misspelling_rate=0.0)
         assert [it.to_dict() for it in result.items] == [it.to_dict() for it in direct.items]
         assert result.summary() == direct.summary()
-        assert [(it.id, it.masked_text) for it in result.items] == [("g", "a [MASK] and [MASK] film"),
-                                                                  ("a", "an [MASK] fun plot")]
+        assert [(it.id, it.masked_text) for it in result.items] == [
+            ("g", "a [MASK] and [MASK] film"),
+            ("a", "an [MASK] fun plot"),
+        ]
     # "great" has two rare synonyms: over six seeds both are drawn
     assert {r.items[0].substitutions[0].substitute for r in by_seed.values()} == {"superb", "splendiferous"}
 
@@ -130,19 +137,30 @@ def test_bad_input_errors():
     with pytest.raises(UnknownLabelError, match=r"\[E370\].*'sports'"):
         rarify([("a fun plot", "sports")], toy_classifier, LABELS, FakeSubs(), tagger=toy_tagger)
     with pytest.warns(UserWarning, match="empty text"):
-        res = rarify([("", "pos"), ("   ", "neg"), ("a great and fun film", "pos")],
-                     toy_classifier, LABELS, FakeSubs(), tagger=toy_tagger)
+        res = rarify(
+            [("", "pos"), ("   ", "neg"), ("a great and fun film", "pos")],
+            toy_classifier,
+            LABELS,
+            FakeSubs(),
+            tagger=toy_tagger,
+        )
     assert res.skipped_empty == 2 and len(res.items) == 1
     with pytest.raises(AssertionError, match=r"classifier gave shape"):
-        rarify([("a fun plot", "pos")], lambda texts: np.ones((len(texts), 3)), LABELS,
-               FakeSubs(), tagger=toy_tagger)
+        rarify([("a fun plot", "pos")], lambda texts: np.ones((len(texts), 3)), LABELS, FakeSubs(), tagger=toy_tagger)
 
 
 @needs_wordnet
 @needs_tagger
 def test_rarify_end_to_end_with_wordnet(subs, tagger):
-    weights = {"dreadful": -2.0, "boring": -1.5, "mess": -1.0, "movie": 0.5,
-               "farmer": 1.0, "happily": 2.0, "food": -0.5}
+    weights = {
+        "dreadful": -2.0,
+        "boring": -1.5,
+        "mess": -1.0,
+        "movie": 0.5,
+        "farmer": 1.0,
+        "happily": 2.0,
+        "food": -0.5,
+    }
 
     def classify(texts):
         out = []
@@ -152,8 +170,7 @@ def test_rarify_end_to_end_with_wordnet(subs, tagger):
             out.append([1 - p, p])
         return np.array(out)
 
-    data = [("The movie was a dreadful, boring mess.", "neg"),
-            ("The farmer happily sold tasty food.", "pos")]
+    data = [("The movie was a dreadful, boring mess.", "neg"), ("The farmer happily sold tasty food.", "pos")]
     res = rarify(data, classify, LABELS, subs, tagger=tagger, seed=1)
     assert len(res.items) == 2
     for item in res.items:

@@ -1,9 +1,10 @@
 """bertram_experiments/rarification/oracle.py: the original words' stock embeddings at the substitutes."""
+
 from __future__ import annotations
 
 import numpy as np
 
-from spacy_bertram.encoder import word_piece_ids
+from spacy_bertram.model.encoder import word_piece_ids
 
 
 def test_the_oracle_puts_the_original_words_embedding_at_each_substitute(trained):

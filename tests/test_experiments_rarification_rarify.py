@@ -1,6 +1,7 @@
 """bertram_experiments/rarification/rarify.py: the rarified set's writers (DocBins and test.jsonl, atomically) and
 reader. The masking procedure, on a toy classifier and end to end, is tested in
 test_experiments_rarification_masking.py."""
+
 from __future__ import annotations
 
 import json
@@ -14,11 +15,29 @@ from bertram_experiments.rarification.records import UnknownLabelError, as_recor
 LABELS = ["neg", "pos"]
 #: What `rarify` makes of "a great and fun film" (pos) and "an awful fun plot" (neg).
 ITEMS = [
-    R.RarifiedItem("g", "pos", "a great and fun film", "a [MASK] and [MASK] film", "a superb and amusive film",
-                   [R.Substitution(1, "great", "superb", R.SYNONYM, "NN", 7.0),
-                    R.Substitution(3, "fun", "amusive", R.SYNONYM, "NN", 7.0)], 0.94, 0.44),
-    R.RarifiedItem("a", "neg", "an awful fun plot", "an [MASK] fun plot", "an afulx fun plot",
-                   [R.Substitution(1, "awful", "afulx", R.MISSPELLING, "NN", 0.0)], 0.78, 0.32),
+    R.RarifiedItem(
+        "g",
+        "pos",
+        "a great and fun film",
+        "a [MASK] and [MASK] film",
+        "a superb and amusive film",
+        [
+            R.Substitution(1, "great", "superb", R.SYNONYM, "NN", 7.0),
+            R.Substitution(3, "fun", "amusive", R.SYNONYM, "NN", 7.0),
+        ],
+        0.94,
+        0.44,
+    ),
+    R.RarifiedItem(
+        "a",
+        "neg",
+        "an awful fun plot",
+        "an [MASK] fun plot",
+        "an afulx fun plot",
+        [R.Substitution(1, "awful", "afulx", R.MISSPELLING, "NN", 0.0)],
+        0.78,
+        0.32,
+    ),
 ]
 
 
@@ -42,7 +61,11 @@ def test_split_and_writers(tmp_path: Path):
     assert records[0]["substitutions"][0]["kind"] == "synonym"
     json.dumps(records)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        "dev.spacy", "test.jsonl", "test.spacy", "train.spacy"]  # no temp files left
+        "dev.spacy",
+        "test.jsonl",
+        "test.spacy",
+        "train.spacy",
+    ]  # no temp files left
     assert [R.substitution_kinds(record) for record in records] == [{"synonym"}, {"misspelling"}]
     with pytest.raises(UnknownLabelError, match=r"\[E370\].*'sports'"):
         make_docbin([("text", "sports")], LABELS)

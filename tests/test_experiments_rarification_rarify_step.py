@@ -1,4 +1,5 @@
 """bertram_experiments/rarification/rarify_step.py: the count table, masking in chunks, one set per seed."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,7 @@ import pytest
 
 from bertram_experiments.rarification.rarify_step import load_count_table
 from bertram_experiments.rarification.records import Record
-from spacy_bertram.frequencies import CountTable
-
+from spacy_bertram.rarity.frequencies import CountTable
 
 
 def test_count_table_rarification_rule_counts_and_wordfreq_fallback(tmp_path: Path):
@@ -61,7 +61,7 @@ def test_rarified_items_flip_when_masked_and_resume(tmp_path):
     from bertram_experiments.rarification.masking import substitute_masked
     from bertram_experiments.rarification.rarify_step import mask_in_chunks
     from bertram_experiments.rarification.rarify import spacy_tagger
-    from spacy_bertram.frequencies import CountTable
+    from spacy_bertram.rarity.frequencies import CountTable
     from bertram_experiments.rarification.substitution import SubstitutionDictionary
     from spacy_bertram.dictionary.wordnet import wordnet_available
 
@@ -78,8 +78,9 @@ def test_rarified_items_flip_when_masked_and_resume(tmp_path):
     ]
     subs = SubstitutionDictionary(CountTable.wordfreq_estimates(1_000_000), max_zipf=5.0)
     tagger = spacy_tagger()
-    masking = mask_in_chunks(candidates, classify, labels, subs, tagger, tmp_path / "partial", chunk_size=2,
-                             progress=False)
+    masking = mask_in_chunks(
+        candidates, classify, labels, subs, tagger, tmp_path / "partial", chunk_size=2, progress=False
+    )
     result = substitute_masked(masking, subs)
     assert result.n_candidates == 5 and result.n_correct == 4
     assert result.skipped_no_candidates >= 1
@@ -96,8 +97,10 @@ def test_rarified_items_flip_when_masked_and_resume(tmp_path):
     def broken(texts):
         raise AssertionError("finished chunks must not be recomputed")
 
-    again = substitute_masked(mask_in_chunks(candidates, broken, labels, subs, tagger, tmp_path / "partial",
-                                             chunk_size=2, progress=False), subs)
+    again = substitute_masked(
+        mask_in_chunks(candidates, broken, labels, subs, tagger, tmp_path / "partial", chunk_size=2, progress=False),
+        subs,
+    )
     assert [it.to_dict() for it in again.items] == [it.to_dict() for it in result.items]
     assert again.summary() == result.summary()
 
@@ -123,6 +126,7 @@ def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, 
         def classify(texts):
             calls.append(len(texts))
             return _toy_classifier(labels)(texts)
+
         return classify
 
     monkeypatch.setattr(rarify_step, "load_textcat", lambda model_dir, injection="none": None)
@@ -132,9 +136,11 @@ def test_rarify_seeds_share_the_masking_chunks_and_write_one_set_each(tmp_path, 
     splits, model = tmp_path / "splits", tmp_path / "model"
     model.mkdir()
     (model / "weights").write_text("w")
-    rows = [Record("The car was parked near the old house.", "vehicle", "a"),
-            Record("She bought a new car yesterday.", "vehicle", "b"),
-            Record("People walked along the road.", "other", "c")]
+    rows = [
+        Record("The car was parked near the old house.", "vehicle", "a"),
+        Record("She bought a new car yesterday.", "vehicle", "b"),
+        Record("People walked along the road.", "other", "c"),
+    ]
     splits.mkdir()
     for name in ("train", "dev", "test_candidates"):
         (splits / f"{name}.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in rows))

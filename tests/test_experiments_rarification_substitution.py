@@ -1,4 +1,5 @@
 """bertram_experiments/rarification/substitution.py: synonyms and misspellings that keep the part of speech."""
+
 from __future__ import annotations
 
 import random

@@ -1,4 +1,5 @@
 """bertram_experiments/report/report.py: the report's tables, layout and similarity section."""
+
 from __future__ import annotations
 
 import json
@@ -16,13 +17,20 @@ def test_report_puts_the_pooled_table_first(tmp_path: Path):
     from bertram_experiments.report.report import write_report
 
     _two_sets(tmp_path / "metrics")
-    (tmp_path / "metrics" / "a" / "metrics.json").write_text(json.dumps(
-        {**json.loads((tmp_path / "metrics" / "a" / "metrics.json").read_text()), "seconds": 1.0}))
-    pool_files([tmp_path / "metrics" / "a", tmp_path / "metrics" / "b"], tmp_path / "metrics" / "pooled",
-               n_resamples=200)
-    text = write_report(tmp_path / "metrics" / "report.md", ["a", "b"], corpus_dir=tmp_path / "c",
-                        training_dir=tmp_path / "t", metrics_dir=tmp_path / "metrics",
-                        pooled=tmp_path / "metrics" / "pooled" / "pooled.json").read_text()
+    (tmp_path / "metrics" / "a" / "metrics.json").write_text(
+        json.dumps({**json.loads((tmp_path / "metrics" / "a" / "metrics.json").read_text()), "seconds": 1.0})
+    )
+    pool_files(
+        [tmp_path / "metrics" / "a", tmp_path / "metrics" / "b"], tmp_path / "metrics" / "pooled", n_resamples=200
+    )
+    text = write_report(
+        tmp_path / "metrics" / "report.md",
+        ["a", "b"],
+        corpus_dir=tmp_path / "c",
+        training_dir=tmp_path / "t",
+        metrics_dir=tmp_path / "metrics",
+        pooled=tmp_path / "metrics" / "pooled" / "pooled.json",
+    ).read_text()
     pooled_at = text.index("## Pooled")
     assert pooled_at < text.index("## a\n") < text.index("## b\n")
     assert text.index("| bertram_slash | 6 | 100.0 | +50.0 [") > pooled_at
@@ -43,11 +51,22 @@ def test_report_shows_the_table_and_missing_datasets(trained, bertram_assets, tm
 
     root = tmp_path / "run"
     _write_rarified(root / "corpus" / "tiny" / "rarified")
-    evaluate_systems(trained["model"], root / "corpus" / "tiny" / "rarified", root / "metrics" / "tiny",
-                     bertram_path=bertram_assets["model"], context_store=bertram_assets["store"],
-                     systems=["baseline", "bertram_slash_store"], progress=False)
-    path = write_report(root / "metrics" / "report.md", ["tiny", "other"], corpus_dir=root / "corpus",
-                        training_dir=root / "training", metrics_dir=root / "metrics")
+    evaluate_systems(
+        trained["model"],
+        root / "corpus" / "tiny" / "rarified",
+        root / "metrics" / "tiny",
+        bertram_path=bertram_assets["model"],
+        context_store=bertram_assets["store"],
+        systems=["baseline", "bertram_slash_store"],
+        progress=False,
+    )
+    path = write_report(
+        root / "metrics" / "report.md",
+        ["tiny", "other"],
+        corpus_dir=root / "corpus",
+        training_dir=root / "training",
+        metrics_dir=root / "metrics",
+    )
     text = path.read_text()
     assert "| +BERTRAM (slash, store contexts) |" in text and "All (n=4)" in text
     assert "Not run: other" in text

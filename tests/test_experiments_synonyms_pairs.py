@@ -1,5 +1,6 @@
 """bertram_experiments/synonyms/pairs.py: the pairs of synonym recovery, read from rarified sets and WordNet, the rule's
 filter, the seeded sample and the folds by rare word."""
+
 from __future__ import annotations
 
 import json
@@ -9,13 +10,19 @@ from typing import Dict, List, Tuple
 import pytest
 import spacy
 
-from spacy_bertram.encoder import word_piece_ids
+from spacy_bertram.model.encoder import word_piece_ids
 from bertram_experiments.rare_word_folds import fold_members
 from bertram_experiments.rarification.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
-from bertram_experiments.synonyms.pairs import (SynonymPair, distinct_pairs, read_substitutions, sample_pairs,
-                                                    select_fold, wordnet_pairs)
-from spacy_bertram.frequencies import WordfreqFrequencies
-from spacy_bertram.rare_words import RareWordFinder, RareWordRule
+from bertram_experiments.synonyms.pairs import (
+    SynonymPair,
+    distinct_pairs,
+    read_substitutions,
+    sample_pairs,
+    select_fold,
+    wordnet_pairs,
+)
+from spacy_bertram.rarity.frequencies import WordfreqFrequencies
+from spacy_bertram.rarity.rare_words import RareWordFinder, RareWordRule
 
 from tests.util import needs_wordnet
 
@@ -39,14 +46,26 @@ class Zipfs:
 
 def finder_for(tokenizer, frequencies, max_zipf: float = 3.0) -> RareWordFinder:
     """The component's rule (2+ wordpieces, Zipf below max_zipf) on the tiny BERT's tokenizer."""
-    return RareWordFinder(RareWordRule(max_zipf=max_zipf), frequencies, lambda w: word_piece_ids(tokenizer, w),
-                          has_signal=lambda w: True, unk_id=tokenizer.unk_token_id)
+    return RareWordFinder(
+        RareWordRule(max_zipf=max_zipf),
+        frequencies,
+        lambda w: word_piece_ids(tokenizer, w),
+        has_signal=lambda w: True,
+        unk_id=tokenizer.unk_token_id,
+    )
 
 
 def item(i: int, text: str, subs: List[Tuple[int, str, str, str]]) -> RarifiedItem:
-    return RarifiedItem(f"i{i}", "food", text, text, text,
-                        [Substitution(index, original, substitute, kind, "NN", 1.0)
-                         for index, original, substitute, kind in subs], 0.9, 0.1)
+    return RarifiedItem(
+        f"i{i}",
+        "food",
+        text,
+        text,
+        text,
+        [Substitution(index, original, substitute, kind, "NN", 1.0) for index, original, substitute, kind in subs],
+        0.9,
+        0.1,
+    )
 
 
 def write_set(directory: Path, items, seed_sets=()) -> Path:
@@ -59,12 +78,23 @@ def write_set(directory: Path, items, seed_sets=()) -> Path:
 def test_substitutions_are_read_from_every_seed_set_and_made_distinct(tmp_path, tokenizer):
     """Two seeds of one text pick the same synonym: one pair that stands for two substitutions, with the first
     text; a pair whose original the encoder splits into pieces has no one-piece target and is dropped."""
-    root = write_set(tmp_path / "rarified", [
-        item(0, "the kumquat was sweet", [(1, "apple", "kumquat", "synonym")]),
-        item(1, "a lemno and a tarantula", [(1, "lemon", "lemno", "misspelling"), (4, "dog", "tarantula", "synonym")]),
-    ], seed_sets=["seed-1"])
-    write_set(root / "seed-1", [item(0, "The kumquat was sweet", [(1, "apple", "kumquat", "synonym")]),
-                                item(2, "the quokka sold fruit", [(1, "kumquat", "quokka", "synonym")])])
+    root = write_set(
+        tmp_path / "rarified",
+        [
+            item(0, "the kumquat was sweet", [(1, "apple", "kumquat", "synonym")]),
+            item(
+                1, "a lemno and a tarantula", [(1, "lemon", "lemno", "misspelling"), (4, "dog", "tarantula", "synonym")]
+            ),
+        ],
+        seed_sets=["seed-1"],
+    )
+    write_set(
+        root / "seed-1",
+        [
+            item(0, "The kumquat was sweet", [(1, "apple", "kumquat", "synonym")]),
+            item(2, "the quokka sold fruit", [(1, "kumquat", "quokka", "synonym")]),
+        ],
+    )
     (root / "seed-7").mkdir()  # not listed in rarify.json: never read
     write_substitutions_jsonl(
         root / "seed-7" / "test.jsonl", [item(9, "the zorbing", [(1, "dog", "zorbing", "synonym")])]

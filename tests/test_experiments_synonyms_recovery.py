@@ -1,5 +1,6 @@
 """bertram_experiments/synonyms/recovery.py and synonym_systems.py: cosine, rank and hits@10 of the replaced word's
 embedding on a toy encoder with known answers, the clustered bootstrap, the systems, the command, the project."""
+
 from __future__ import annotations
 
 import json
@@ -10,22 +11,28 @@ import numpy
 import pytest
 import srsly
 
-from spacy_bertram.encoder import word_piece_ids
+from spacy_bertram.model.encoder import word_piece_ids
 from bertram_experiments.rarification.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
 from bertram_experiments.intrinsic.similarity import SubwordMean
 from bertram_experiments.synonyms.pairs import SynonymPair
 from bertram_experiments.synonyms.recovery import BASELINE, compare, format_markdown, ranks, unit_rows
 from bertram_experiments.synonyms.systems import pair_scores, whole_word_ids
-from spacy_bertram.frequencies import WordfreqFrequencies
-from spacy_bertram.rare_words import RareWordFinder, RareWordRule
+from spacy_bertram.rarity.frequencies import WordfreqFrequencies
+from spacy_bertram.rarity.rare_words import RareWordFinder, RareWordRule
 
 from tests.util import invoke, needs_wordnet
 
 ROOT = Path(__file__).parent.parent
 
 #: The toy encoder's input embeddings (3 dimensions); every other row is zero.
-TOY = {"fruit": (1, 0, 0), "kum": (0, 1, 0), "##qua": (0, 1, 0), "##t": (1, 0, 0), "apple": (1, 2, 0),
-       "lemon": (0, 0, 1)}
+TOY = {
+    "fruit": (1, 0, 0),
+    "kum": (0, 1, 0),
+    "##qua": (0, 1, 0),
+    "##t": (1, 0, 0),
+    "apple": (1, 2, 0),
+    "lemon": (0, 0, 1),
+}
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +45,13 @@ def toy(tiny_bert_path):
     for token, row in TOY.items():
         embeddings[tokenizer.convert_tokens_to_ids(token)] = row
     assert tokenizer.tokenize("kumquat") == ["kum", "##qua", "##t"]
-    finder = RareWordFinder(RareWordRule(), WordfreqFrequencies("en"), lambda w: word_piece_ids(tokenizer, w),
-                            has_signal=lambda w: True, unk_id=tokenizer.unk_token_id)
+    finder = RareWordFinder(
+        RareWordRule(),
+        WordfreqFrequencies("en"),
+        lambda w: word_piece_ids(tokenizer, w),
+        has_signal=lambda w: True,
+        unk_id=tokenizer.unk_token_id,
+    )
     return SubwordMean(tokenizer, embeddings), finder
 
 
@@ -51,8 +63,10 @@ def test_an_exact_vector_ranks_first_and_the_subword_mean_where_computed_by_hand
     subword, finder = toy
     pairs = [SynonymPair("kumquat", "fruit", "synonym"), SynonymPair("kumquat", "lemon", "synonym")]
     exact = subword.embeddings[[subword.tokenizer.convert_tokens_to_ids(p.original) for p in pairs]]
-    vectors = {BASELINE: (numpy.arange(2), subword([(p.substitute, []) for p in pairs])),
-               "exact": (numpy.arange(2), exact)}
+    vectors = {
+        BASELINE: (numpy.arange(2), subword([(p.substitute, []) for p in pairs])),
+        "exact": (numpy.arange(2), exact),
+    }
     scores, size = pair_scores(pairs, vectors, subword, finder)
     vocabulary = whole_word_ids(subword.tokenizer, finder.word_pieces)
     assert size == len(vocabulary) > 100

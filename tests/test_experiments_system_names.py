@@ -1,4 +1,5 @@
 """bertram_experiments/system_names.py: titles read off the system names."""
+
 from bertram_experiments.downstream.downstream import SYSTEMS
 from bertram_experiments.system_names import system_title
 

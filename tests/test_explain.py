@@ -1,4 +1,5 @@
 """spacy_bertram/explain.py and `rare-words`: the component's decisions, token by token."""
+
 from __future__ import annotations
 
 import pytest
@@ -52,7 +53,7 @@ def test_a_model_without_digests_is_warned_about_once_per_run(bertram_assets, tm
     import shutil
     import warnings
 
-    from spacy_bertram.storage import DIGESTS_FILE
+    from spacy_bertram.model.storage import DIGESTS_FILE
 
     old = tmp_path / "old-model"
     shutil.copytree(bertram_assets["model"], old)
@@ -85,11 +86,14 @@ def test_rare_words_takes_what_spacy_load_takes(bertram_assets, tmp_path, monkey
     package.mkdir(parents=True)
     nlp.to_disk(package / "en_tc_bertram-1.0.0")
     (package / "meta.json").write_text(json.dumps(nlp.meta), encoding="utf8")
-    (package / "__init__.py").write_text("from spacy.util import load_model_from_init_py\n\n\ndef load(**overrides):\n"
-                                         "    return load_model_from_init_py(__file__, **overrides)\n")
+    (package / "__init__.py").write_text(
+        "from spacy.util import load_model_from_init_py\n\n\ndef load(**overrides):\n"
+        "    return load_model_from_init_py(__file__, **overrides)\n"
+    )
     (site / "en_tc_bertram-1.0.0.dist-info").mkdir()
     (site / "en_tc_bertram-1.0.0.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: en_tc_bertram\nVersion: 1.0.0\n", encoding="utf8")
+        "Metadata-Version: 2.1\nName: en_tc_bertram\nVersion: 1.0.0\n", encoding="utf8"
+    )
     monkeypatch.syspath_prepend(str(site))
     importlib.invalidate_caches()
     monkeypatch.delitem(sys.modules, "en_tc_bertram", raising=False)
@@ -98,13 +102,17 @@ def test_rare_words_takes_what_spacy_load_takes(bertram_assets, tmp_path, monkey
         result = invoke("rare-words", model, "the kumquat")
         assert result.exit_code == 0, (model, result.output)
         assert "yes" in next(line for line in result.output.splitlines() if "kumquat" in line), model
-    for model, why in [("en_no_such_pipeline", "is no directory and no installed pipeline package"),
-                       ("spacy", "is no directory and no installed pipeline package"),  # a package, no pipeline
-                       (tmp_path, "holds neither a pipeline (config.cfg) nor a BERTRAM model")]:
+    for model, why in [
+        ("en_no_such_pipeline", "is no directory and no installed pipeline package"),
+        ("spacy", "is no directory and no installed pipeline package"),  # a package, no pipeline
+        (tmp_path, "holds neither a pipeline (config.cfg) nor a BERTRAM model"),
+    ]:
         result = invoke("rare-words", model, "the kumquat")
         assert result.exit_code == 1 and f"[E601] MODEL '{model}' {why}" in result.output, result.output
-        assert all(form in result.output for form in ("installed pipeline package", "saved pipeline directory",
-                                                      "BERTRAM model directory")), result.output
+        assert all(
+            form in result.output
+            for form in ("installed pipeline package", "saved pipeline directory", "BERTRAM model directory")
+        ), result.output
 
 
 def test_rare_words_refuses_text_that_is_not_utf8_by_name(bertram_assets, tmp_path):
@@ -113,8 +121,11 @@ def test_rare_words_refuses_text_that_is_not_utf8_by_name(bertram_assets, tmp_pa
     model = bertram_assets["model"]
     result = invoke("rare-words", model, "a kumquat", "caf\udce9")
     assert result.exit_code == 1, result.output
-    assert ("[E602] text 2 of the command line is not UTF-8 text: byte 0xe9 at position 4" in result.output
-            and "iconv -f latin1 -t utf-8" in result.output and "Traceback" not in result.output), result.output
+    assert (
+        "[E602] text 2 of the command line is not UTF-8 text: byte 0xe9 at position 4" in result.output
+        and "iconv -f latin1 -t utf-8" in result.output
+        and "Traceback" not in result.output
+    ), result.output
     (tmp_path / "latin1.txt").write_bytes("a kumquat\ncaf\u00e9\n".encode("latin-1"))
     result = invoke("rare-words", model, "--file", tmp_path / "latin1.txt")
     assert result.exit_code == 1 and "[E602] --file '" in result.output and "0xe9 at line 2" in result.output
@@ -133,8 +144,10 @@ def test_rare_words_reads_texts_from_a_file_and_stdin(bertram_assets, tmp_path):
     result = runner.invoke(app, ["rare-words", str(model), "-"], input="a kumquat\nthe farmer\n")
     assert result.exit_code == 0, result.output
     assert "text 2" in result.output and "kumquat" in result.output.split("text 2")[0]
-    for argv, message in [([], "[E603] rare-words has no text to inspect"),
-                          (["--file", tmp_path / "missing.txt"], "[E604] --file '"),
-                          (["--file", tmp_path], "[E604] --file '")]:
+    for argv, message in [
+        ([], "[E603] rare-words has no text to inspect"),
+        (["--file", tmp_path / "missing.txt"], "[E604] --file '"),
+        (["--file", tmp_path], "[E604] --file '"),
+    ]:
         result = invoke("rare-words", model, *argv)
         assert result.exit_code == 1 and message in result.output, (argv, result.output)

@@ -1,4 +1,5 @@
 """Crash-safe writes: temp then rename, all-or-nothing groups, permissions from the umask, and output checks."""
+
 from __future__ import annotations
 
 import os
@@ -9,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from spacy_bertram import fileio
-from spacy_bertram.fileio import (atomic_directory, current_umask, staged_files, write_bytes_atomic,
-                                  write_json_atomic)
+from spacy_bertram.fileio import atomic_directory, current_umask, staged_files, write_bytes_atomic, write_json_atomic
 
 
 def mode(path: Path) -> int:
@@ -78,7 +78,10 @@ def test_a_failed_group_write_keeps_the_old_files(tmp_path, monkeypatch):
             for name in ("a", "b", "manifest"):
                 files.stage(tmp_path / name, b"new " + name.encode())
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {
-        "a": b"old a", "b": b"old b", "manifest": b"old manifest"}  # and no temp files left
+        "a": b"old a",
+        "b": b"old b",
+        "manifest": b"old manifest",
+    }  # and no temp files left
     assert written
 
 
@@ -92,8 +95,11 @@ def test_an_output_directory_with_files_a_command_did_not_write_is_refused(tmp_p
     check_output_dir(out, ["pipeline"], command="assemble", replaces=True)
     (out / "notes.txt").write_text("mine")
     (out / "sub").mkdir()
-    with pytest.raises(ValueError, match=r"\[E007\] assemble: "
-                                         r".* holds nothing assemble wrote \(notes.txt, sub\).*--force"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E007\] assemble: "
+        r".* holds nothing assemble wrote \(notes.txt, sub\).*--force",
+    ):
         check_output_dir(out, ["pipeline", "code.py"], command="assemble", replaces=True)
     check_output_dir(out, ["pipeline"], command="assemble", replaces=True, force=True)
     (out / "stage1-form").mkdir()  # one of train's: a run of it wrote here; notes.txt beside it stays
@@ -113,8 +119,11 @@ def test_a_name_the_writer_writes_holding_a_file_it_did_not_write_is_refused(tmp
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "notes.txt").write_text("mine")
     owned = ["config.json", "digests.json"]
-    with pytest.raises(ValueError, match=r"\[E007\] save_bertram: .*holds config.json \(not written by save_bertram, "
-                                         r"or changed since\), which save_bertram would overwrite.*force=True to"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E007\] save_bertram: .*holds config.json \(not written by save_bertram, "
+        r"or changed since\), which save_bertram would overwrite.*force=True to",
+    ):
         check_output_dir(tmp_path, owned, command="save_bertram", written=[], force_hint="force=True")
     check_output_dir(tmp_path, owned, command="save_bertram", written=["config.json"])
     check_output_dir(tmp_path, owned, command="save_bertram", written=[], force=True)
@@ -172,7 +181,12 @@ def test_stale_temps_are_removed_and_a_half_swapped_directory_is_put_back(tmp_pa
     touched = clean_stale_temps(tmp_path)
     assert len(touched) == 3
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == [
-        "cache", "checkpoints", "keep.txt", "model", "model/config.json"]
+        "cache",
+        "checkpoints",
+        "keep.txt",
+        "model",
+        "model/config.json",
+    ]
 
 
 def test_a_directory_is_replaced_without_a_moment_missing(tmp_path, monkeypatch):
@@ -231,8 +245,11 @@ def test_a_file_another_command_wrote_makes_a_directory_not_the_commands(tmp_pat
     owned = ["metrics.json", "predictions.jsonl"]
     write_json_atomic(out / "metrics.json", mark_json({"n_items": 3}, "evaluate"))
     (out / "predictions.jsonl").write_text("")
-    with pytest.raises(ValueError, match=r"\[E007\] evaluate-originals: .*holds metrics.json \(written by evaluate\), "
-                                         r"which evaluate-originals would overwrite.*--force"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E007\] evaluate-originals: .*holds metrics.json \(written by evaluate\), "
+        r"which evaluate-originals would overwrite.*--force",
+    ):
         check_output_dir(out, owned, command="evaluate-originals", marked=["metrics.json"])
     check_output_dir(out, owned, command="evaluate", marked=["metrics.json"])  # its own run: redone
     check_output_dir(out, owned, command="evaluate-originals", marked=["metrics.json"], force=True)
@@ -245,9 +262,11 @@ def test_an_unwritable_output_is_refused_and_nothing_is_left(unwritable_dir):
     from spacy_bertram.fileio import check_output_dir, check_output_file
 
     where = re.escape(repr(str(unwritable_dir)))
-    for check in (lambda: check_output_dir(unwritable_dir / "out", ["a"], command="split"),
-                  lambda: check_output_dir(unwritable_dir, ["a"], command="vectors", replaces=True, force=True),
-                  lambda: check_output_file(unwritable_dir / "r.md", command="report")):
+    for check in (
+        lambda: check_output_dir(unwritable_dir / "out", ["a"], command="split"),
+        lambda: check_output_dir(unwritable_dir, ["a"], command="vectors", replaces=True, force=True),
+        lambda: check_output_file(unwritable_dir / "r.md", command="report"),
+    ):
         with pytest.raises(ValueError, match=rf"\[E070\] .*: cannot write .*: {where} is not writable"):
             check()
     assert list(unwritable_dir.iterdir()) == []

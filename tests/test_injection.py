@@ -1,4 +1,5 @@
 """spacy-bertram.TransformerModel.v1: stock equality, injection, alignment, gradients, I/O."""
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional

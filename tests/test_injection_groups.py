@@ -1,4 +1,5 @@
 """injection/groups.py: an injected batch runs in calls of rows of similar length, equal to one padded call."""
+
 from __future__ import annotations
 
 from typing import List
@@ -35,8 +36,9 @@ def test_length_groups_equal_one_call(tiny_bert_path, mode, monkeypatch):
     model = nlp.get_pipe("transformer").model
     hf = model.transformer
     texts = [" ".join([SENTENCE] * (1 + k % 6)) for k in range(40)]
-    vectors = [{RARE: numpy.random.default_rng(k).normal(size=32).astype("float32")} if k % 3 else None
-               for k in range(40)]
+    vectors = [
+        {RARE: numpy.random.default_rng(k).normal(size=32).astype("float32")} if k % 3 else None for k in range(40)
+    ]
 
     def run(max_groups: int):
         monkeypatch.setattr(groups, "MAX_GROUPS", max_groups)

@@ -1,4 +1,5 @@
 """The embedding hook: one shot, the planned batch or a coded error, nothing left behind by a failed call."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -105,8 +106,17 @@ def test_one_pending_hook_per_encoder(hf):
 
 def make_nlp(path: str, injection: str) -> spacy.Language:
     nlp = spacy.blank("en")
-    nlp.add_pipe("transformer", config={"model": {"@architectures": "spacy-bertram.TransformerModel.v1", "name": path,
-                                                  "injection": injection, "tokenizer_config": {"use_fast": True}}})
+    nlp.add_pipe(
+        "transformer",
+        config={
+            "model": {
+                "@architectures": "spacy-bertram.TransformerModel.v1",
+                "name": path,
+                "injection": injection,
+                "tokenizer_config": {"use_fast": True},
+            }
+        },
+    )
     nlp.initialize()
     return nlp
 
@@ -147,8 +157,12 @@ def test_recentre_refuses_a_stock_batch_other_than_the_planned_one(tiny_bert_pat
         inputs = stock_inputs(model, docs)
         wp = inputs.wordpieces
         pad = lambda a: numpy.pad(numpy.asarray(a), ((0, 0), (0, 1)))  # noqa: E731
-        wordpieces = dataclasses.replace(wp, input_ids=pad(wp.input_ids), attention_mask=pad(wp.attention_mask),
-                                         token_type_ids=None if wp.token_type_ids is None else pad(wp.token_type_ids))
+        wordpieces = dataclasses.replace(
+            wp,
+            input_ids=pad(wp.input_ids),
+            attention_mask=pad(wp.attention_mask),
+            token_type_ids=None if wp.token_type_ids is None else pad(wp.token_type_ids),
+        )
         return dataclasses.replace(inputs, wordpieces=wordpieces)
 
     monkeypatch.setattr(injection_model, "stock_inputs", wider)

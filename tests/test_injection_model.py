@@ -1,6 +1,7 @@
 """The injecting TransformerModel on spacy-transformers' public API: recentre runs the stock forward, no mode
 changes a batch without vectors, no private name of spacy-transformers, thinc or spaCy is used, and the injection
 tests pass on the oldest and newest spacy-transformers the pins allow."""
+
 from __future__ import annotations
 
 import ast
@@ -100,8 +101,14 @@ def test_the_package_uses_no_private_name_of_spacy_transformers_thinc_or_spacy()
 # -- pipelines --------------------------------------------------------------------------------------
 
 
-def make_pipeline(path: str, injection: Optional[str], tagger: bool = True, window: int = 6, stride: int = 4,
-                  transformer_config: Optional[dict] = None) -> spacy.Language:
+def make_pipeline(
+    path: str,
+    injection: Optional[str],
+    tagger: bool = True,
+    window: int = 6,
+    stride: int = 4,
+    transformer_config: Optional[dict] = None,
+) -> spacy.Language:
     """A transformer (stock v3 for injection None) and a tagger listening to it, initialized with seed 0."""
     model = {
         "@architectures": "spacy-transformers.TransformerModel.v3",
@@ -115,8 +122,11 @@ def make_pipeline(path: str, injection: Optional[str], tagger: bool = True, wind
     nlp = spacy.blank("en")
     nlp.add_pipe("transformer", config={"model": model})
     if tagger:
-        listener = {"@architectures": "spacy-transformers.TransformerListener.v1", "grad_factor": 1.0,
-                    "pooling": {"@layers": "reduce_mean.v1"}}
+        listener = {
+            "@architectures": "spacy-transformers.TransformerListener.v1",
+            "grad_factor": 1.0,
+            "pooling": {"@layers": "reduce_mean.v1"},
+        }
         nlp.add_pipe("tagger", config={"model": {"@architectures": "spacy.Tagger.v2", "tok2vec": listener}})
         for label in ("N", "V", "D"):
             nlp.get_pipe("tagger").add_label(label)
@@ -173,8 +183,10 @@ def test_a_pipeline_without_vectors_is_bit_identical_to_stock(tiny_bert_path, st
         torch.manual_seed(7)
         losses: List[Dict[str, float]] = []
         for _ in range(3):
-            examples = [Example.from_dict(doc, {"tags": (["N", "V"] * len(doc))[: len(doc)]})
-                        for doc in docs_for(pipeline, vecs)]
+            examples = [
+                Example.from_dict(doc, {"tags": (["N", "V"] * len(doc))[: len(doc)]})
+                for doc in docs_for(pipeline, vecs)
+            ]
             losses.append({})
             pipeline.update(examples, sgd=optimizer, losses=losses[-1])
         assert not torch.equal(before, weight)
@@ -186,8 +198,9 @@ def test_a_pipeline_without_vectors_is_bit_identical_to_stock(tiny_bert_path, st
 # -- recentre: the stock forward plus the shifts ----------------------------------------------------
 
 
-def expected_recentre(stock: TransformerModel, docs: List[Doc], vectors: List[Dict[int, numpy.ndarray]],
-                      is_train: bool = False) -> Tuple[FullTransformerBatch, torch.Tensor]:
+def expected_recentre(
+    stock: TransformerModel, docs: List[Doc], vectors: List[Dict[int, numpy.ndarray]], is_train: bool = False
+) -> Tuple[FullTransformerBatch, torch.Tensor]:
     """The stock model run by hand on inputs_embeds = embeddings + shifts, each injected word's pieces moved by
     v - (their mean) in every span that holds them; returns the stock batch and the last hidden state."""
     batch = stock.predict(docs)
@@ -280,11 +293,15 @@ def test_recentre_and_none_keep_the_stock_conversions_slash_and_replace_have_the
         model = transformer_of(make_pipeline(tiny_bert_path, mode, tagger=False))
         attrs = model.layers[0].attrs
         if mode in ("slash", "replace"):
-            assert (attrs["convert_inputs"], attrs["convert_outputs"]) == (convert_lengthened_inputs,
-                                                                            convert_lengthened_outputs)
+            assert (attrs["convert_inputs"], attrs["convert_outputs"]) == (
+                convert_lengthened_inputs,
+                convert_lengthened_outputs,
+            )
         else:
-            assert (attrs["convert_inputs"], attrs["convert_outputs"]) == (stock["convert_inputs"],
-                                                                            stock["convert_outputs"])
+            assert (attrs["convert_inputs"], attrs["convert_outputs"]) == (
+                stock["convert_inputs"],
+                stock["convert_outputs"],
+            )
         # The mode can change on a built model: the conversions follow it.
         other = "slash" if mode not in ("slash", "replace") else "recentre"
         model.injection = other
@@ -307,11 +324,18 @@ def test_the_saved_layout_is_the_stock_models(tiny_bert_path, stock_nlp, mode):
 
 def test_replace_listener_cfg_names_our_tok2vec():
     tok2vec = {"@architectures": "spacy-bertram.TransformerModel.v1", "name": "x", "injection": "slash"}
-    listener = {"@architectures": "spacy-transformers.TransformerListener.v1", "grad_factor": 0.5,
-                "pooling": {"@layers": "reduce_mean.v1"}}
+    listener = {
+        "@architectures": "spacy-transformers.TransformerListener.v1",
+        "grad_factor": 0.5,
+        "pooling": {"@layers": "reduce_mean.v1"},
+    }
     result = replace_listener_cfg(tok2vec, listener)
-    assert result == {**tok2vec, "@architectures": "spacy-bertram.Tok2VecTransformer.v1", "grad_factor": 0.5,
-                      "pooling": {"@layers": "reduce_mean.v1"}}
+    assert result == {
+        **tok2vec,
+        "@architectures": "spacy-bertram.Tok2VecTransformer.v1",
+        "grad_factor": 0.5,
+        "pooling": {"@layers": "reduce_mean.v1"},
+    }
     assert tok2vec["@architectures"] == "spacy-bertram.TransformerModel.v1"  # the input is not changed
     assert replace_listener_cfg(tok2vec, {"@architectures": "spacy.Tok2VecListener.v1"}) == tok2vec
 
@@ -333,13 +357,17 @@ def allowed_range() -> str:
     """spacy-transformers' range in pyproject.toml's dependencies (requirements.txt pins within it)."""
     dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf8"))["project"]["dependencies"]
     (spec,) = [d for d in dependencies if re.match(r"spacy-transformers\b", d)]
-    return spec[len("spacy-transformers"):]
+    return spec[len("spacy-transformers") :]
 
 
 def released_versions(python: Path) -> List[str]:
     """The versions the package index has (pip's own listing)."""
-    result = subprocess.run([str(python), "-m", "pip", "index", "versions", "spacy-transformers"],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [str(python), "-m", "pip", "index", "versions", "spacy-transformers"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     match = re.search(r"Available versions: (.+)", result.stdout)
     if result.returncode or not match:
         pytest.skip(f"no package index: {result.stderr.strip()[-300:]}")
@@ -356,8 +384,7 @@ def version_venv(tmp_path_factory: pytest.TempPathFactory) -> Tuple[Path, Dict[s
     from packaging.version import Version
 
     python = make_venv(tmp_path_factory.mktemp("spacy-transformers-versions") / "venv")
-    allowed = sorted((v for v in released_versions(python) if Version(v) in SpecifierSet(allowed_range())),
-                     key=Version)
+    allowed = sorted((v for v in released_versions(python) if Version(v) in SpecifierSet(allowed_range())), key=Version)
     assert allowed, f"no spacy-transformers release in {allowed_range()}"
     return python, {"oldest": allowed[0], "newest": allowed[-1]}
 
@@ -367,16 +394,36 @@ def version_venv(tmp_path_factory: pytest.TempPathFactory) -> Tuple[Path, Dict[s
 def test_injection_tests_pass_on_the_oldest_and_newest_allowed_spacy_transformers(version_venv, which):
     python, versions = version_venv
     version = versions[which]
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--ignore-installed",
-                    f"spacy-transformers=={version}"],
-                   check=True, capture_output=True, text=True, timeout=300)
+    subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--ignore-installed",
+            f"spacy-transformers=={version}",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     # The venv's own copy is the one imported (its site-packages come before this interpreter's).
-    probe = ("import json, sys, importlib.metadata as m, spacy_transformers; "
-             "print(json.dumps([m.version('spacy-transformers'), spacy_transformers.__file__.startswith(sys.prefix)]))")
+    probe = (
+        "import json, sys, importlib.metadata as m, spacy_transformers; "
+        "print(json.dumps([m.version('spacy-transformers'), spacy_transformers.__file__.startswith(sys.prefix)]))"
+    )
     seen = subprocess.run([str(python), "-c", probe], check=True, capture_output=True, text=True, cwd=ROOT)
     assert json.loads(seen.stdout.strip().splitlines()[-1]) == [version, True]
     tests = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_injection*.py"))
-    run = subprocess.run([str(python), "-m", "pytest", *tests, "-q", "-p", "no:cacheprovider", "-m", "not slow", "-x"],
-                         capture_output=True, text=True, cwd=ROOT, timeout=600)
+    run = subprocess.run(
+        [str(python), "-m", "pytest", *tests, "-q", "-p", "no:cacheprovider", "-m", "not slow", "-x"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert run.returncode == 0, f"spacy-transformers {version}:\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
     assert re.search(r"\d+ passed", run.stdout), run.stdout[-2000:]

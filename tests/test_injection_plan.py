@@ -5,6 +5,7 @@ replace), and recentre written as a loop over words and pieces: every array of t
 plan must be identical, for each mode, strided and overlapping spans, truncation,
 slash insertions that do not fit, and tokens that share wordpieces ("do" / "n't" and "don").
 """
+
 from __future__ import annotations
 
 import logging
@@ -30,8 +31,9 @@ logger = logging.getLogger(__name__)
 WIDTH = 8
 
 
-def reference_plan(flat_spans: Sequence[Span], wordpieces: WordpieceBatch, align: Ragged, injection: str,
-                   tokenizer: Any, hf_model: Any) -> Optional[InjectionPlan]:
+def reference_plan(
+    flat_spans: Sequence[Span], wordpieces: WordpieceBatch, align: Ragged, injection: str, tokenizer: Any, hf_model: Any
+) -> Optional[InjectionPlan]:
     """The per-wordpiece loop `make_injection_plan` replaced (same arguments, same plan)."""
     width = int(hf_model.get_input_embeddings().weight.shape[1])
     vectors_by_doc: Dict[int, Dict[int, numpy.ndarray]] = {}
@@ -73,9 +75,7 @@ def reference_plan(flat_spans: Sequence[Span], wordpieces: WordpieceBatch, align
     slash_id = slash_token_id(tokenizer) if injection == "slash" else -1
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     input_ids = numpy.asarray(wordpieces.input_ids)
-    type_ids = (
-        None if wordpieces.token_type_ids is None else numpy.asarray(wordpieces.token_type_ids)
-    )
+    type_ids = None if wordpieces.token_type_ids is None else numpy.asarray(wordpieces.token_type_ids)
 
     new_rows: List[Tuple[List[int], List[int], List[int]]] = []
     vec_rows: List[int] = []
@@ -159,8 +159,11 @@ def _reference_rows(
 
 
 def _reference_recentre(
-    groups: List[List[Tuple[int, int, numpy.ndarray]]], wordpieces: WordpieceBatch, table: numpy.ndarray,
-    max_length: int, n_skipped: int,
+    groups: List[List[Tuple[int, int, numpy.ndarray]]],
+    wordpieces: WordpieceBatch,
+    table: numpy.ndarray,
+    max_length: int,
+    n_skipped: int,
 ) -> Optional[InjectionPlan]:
     """Recentre as a loop: each piece of a chosen word gets v - (the mean of the word's piece
     embeddings, summed in piece order) added; ids, masks and positions stay the stock ones."""
@@ -227,8 +230,10 @@ def _reference_select(
 
 # ----------------------------------------------------------------------------------------
 
-WORDS = ("the farmer sold kumquats at a market ; she don't like zorbing quokkas , "
-         "but they're tasty - twenty-two 2024 naïve café héllo 🍋 x y z").split()
+WORDS = (
+    "the farmer sold kumquats at a market ; she don't like zorbing quokkas , "
+    "but they're tasty - twenty-two 2024 naïve café héllo 🍋 x y z"
+).split()
 
 
 def stub_hf(vocab_size: int, positions: int = 512):

@@ -1,4 +1,5 @@
 """Smoke test with the real embedded MiniLM (all-MiniLM-L6-v2)."""
+
 import numpy
 
 from spacy_bertram import NgramVocab, create_bertram, load_encoder

@@ -9,6 +9,7 @@ One pipeline is packaged as an sdist and built into a wheel with pip (which need
 the other is what `assemble` writes, packaged with `--build wheel` (the `build` package) and run
 with its model directory gone, from another working directory.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -97,11 +98,17 @@ def test_the_wheel_ships_its_type_hints(own_wheel):
     assert "spacy_bertram/py.typed" in zipfile.ZipFile(own_wheel).namelist()
 
 
-def test_packaged_wheel_installs_and_loads_in_a_fresh_venv(bertram_dir, tiny_bert_path, tmp_path,  # noqa: F811
-                                                            own_wheel, venv):
+def test_packaged_wheel_installs_and_loads_in_a_fresh_venv(
+    bertram_dir,
+    tiny_bert_path,
+    tmp_path,  # noqa: F811
+    own_wheel,
+    venv,
+):
     make_table(bertram_dir, ["quokka"], tmp_path / "table")  # the package ships the vector table
-    nlp = make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, textcat=True,
-                   vector_table=str(tmp_path / "table"))
+    nlp = make_nlp(
+        bertram_dir, tiny_bert_path, transformer=tiny_bert_path, textcat=True, vector_table=str(tmp_path / "table")
+    )
     nlp.meta["name"] = PACKAGE
     texts = [TEXT, "A zorbing quokka.", ""]
     docs = list(nlp.pipe(texts))

@@ -6,6 +6,7 @@ refused before anything is written; a killed run, run again, must give what an
 uninterrupted one gives. The README states how many bad inputs are tried
 (`test_the_readme_counts_the_bad_inputs`).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,22 +28,31 @@ import torch
 from safetensors.torch import load_file
 
 import spacy_bertram.training.store_builder as contexts_mod
-import spacy_bertram.frequencies as frequencies_mod
-import spacy_bertram.storage as storage_mod
+import spacy_bertram.rarity.frequencies as frequencies_mod
+import spacy_bertram.model.storage as storage_mod
 import spacy_bertram.training.prepare as prepare_mod
 import spacy_bertram.training.targets as targets_mod
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.context_store import ContextStore
-from spacy_bertram.frequencies import CountTable
+from spacy_bertram.rarity.frequencies import CountTable
 from spacy_bertram.training.prepare import prepare
 from spacy_bertram.training.sources import MemoryContexts
 from spacy_bertram.training.stages import TrainSettings, plan_stages
-from tests.fault_cases import (BAD_VALUES, CORPUS_CORRUPTIONS, CORRUPTIONS, MODEL_DAMAGES, PREPARE_KILLS, SAVE_LIMITS,
-                               bad_inputs_tried, corrupt_cases)
+from tests.fault_cases import (
+    BAD_VALUES,
+    CORPUS_CORRUPTIONS,
+    CORRUPTIONS,
+    MODEL_DAMAGES,
+    PREPARE_KILLS,
+    SAVE_LIMITS,
+    bad_inputs_tried,
+    corrupt_cases,
+)
 from tests.util import SMALL, TEXT, Killed, _train, corpus_lines, invoke, make_bertram_dir, make_nlp, same_vectors
 
 ROOT = Path(__file__).resolve().parents[1]
 ITEMS = [("kumquat", ["the farmer sold a kumquat at the market"]), ("quokka", [])]
+
 
 def test_the_readme_counts_the_bad_inputs():
     readme = (ROOT / "README.md").read_text(encoding="utf8").lower()
@@ -62,8 +72,12 @@ def artifacts(tiny_bert_path, source, tmp_path_factory) -> Path:
     """A model directory, a saved pipeline, a context store and a killed training run."""
     root = tmp_path_factory.mktemp("artifacts")
     torch.manual_seed(0)
-    network = create_bertram(tiny_bert_path, NgramVocab.from_words(["kumquat", "garden", "quokka"], min_count=1),
-                             max_seq_length=32, max_contexts=8)
+    network = create_bertram(
+        tiny_bert_path,
+        NgramVocab.from_words(["kumquat", "garden", "quokka"], min_count=1),
+        max_seq_length=32,
+        max_contexts=8,
+    )
     save_bertram(network, root / "model", counts={"the": 1000, "garden": 50, "kumquat": 1})
     nlp = make_nlp(str(root / "model"), tiny_bert_path, save_cache=True)
     nlp(TEXT)
@@ -101,8 +115,9 @@ def _load(kind: str, root: Path, tiny: str, source) -> None:
 
 @pytest.mark.parametrize("kind, name, how", corrupt_cases())
 def test_a_damaged_file_is_a_named_error(artifacts, tiny_bert_path, source, tmp_path, kind, name, how):
-    directory = {"model": "model", "pipeline": "pipeline", "store": "store", "training": "training",
-                 "corpus": "."}[kind]
+    directory = {"model": "model", "pipeline": "pipeline", "store": "store", "training": "training", "corpus": "."}[
+        kind
+    ]
     copy = tmp_path / "copy"
     for part in {"model", "pipeline", "store", "training", "corpus"}:
         shutil.copytree(artifacts / part, copy / part)
@@ -149,8 +164,14 @@ def test_a_bad_value_is_refused_before_anything_is_written(artifacts, tiny_bert_
     before = sorted(p.name for p in corpus.iterdir())
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("word1\tword2\tscore\nmarket\tkumquat\t3.5\ngarden\tkumquat\t1.0\n", encoding="utf8")
-    paths = {"model": artifacts / "model", "store": artifacts / "store" / "contexts.sqlite", "corpus": corpus,
-             "pairs": pairs, "out": tmp_path / "out", "tiny": tiny_bert_path}
+    paths = {
+        "model": artifacts / "model",
+        "store": artifacts / "store" / "contexts.sqlite",
+        "corpus": corpus,
+        "pairs": pairs,
+        "out": tmp_path / "out",
+        "tiny": tiny_bert_path,
+    }
     result = invoke(*[arg.format(**paths) for arg in argv])
     assert result.exit_code != 0, result.output
     error = error.replace("{tiny}", tiny_bert_path)
@@ -317,9 +338,32 @@ def test_a_users_file_in_every_output_directory_survives_every_writer(tiny_bert_
     small = ["--min-count", "20", "--held-out", "0.1", "--ota-steps", "2", "--no-progress"]
 
     def train_args(first_epochs: int) -> list:
-        return ["train", store, run, "--base-model", tiny_bert_path, *small, "--epochs", str(first_epochs), "1", "1",
-                "--batch-words", "8", "8", "8", "--min-contexts", "2", "--max-contexts", "4", "--pool-contexts", "4",
-                "--mode", "add", "--no-ablation", "--keep-cache"]
+        return [
+            "train",
+            store,
+            run,
+            "--base-model",
+            tiny_bert_path,
+            *small,
+            "--epochs",
+            str(first_epochs),
+            "1",
+            "1",
+            "--batch-words",
+            "8",
+            "8",
+            "8",
+            "--min-contexts",
+            "2",
+            "--max-contexts",
+            "4",
+            "--pool-contexts",
+            "4",
+            "--mode",
+            "add",
+            "--no-ablation",
+            "--keep-cache",
+        ]
 
     commands = {
         "prepare": ["prepare", tmp_path / "corpus", store, "--min-count", "2"],
@@ -335,8 +379,19 @@ def test_a_users_file_in_every_output_directory_survives_every_writer(tiny_bert_
     save_pipeline(nlp, tmp_path / "pipeline")
     nlp.get_pipe("bertram").to_disk(tmp_path / "component")
     save_bertram(load_bertram(run / "model"), tmp_path / "model")
-    written = [store, targets, run, run / "model", run / "targets", run / "cache", *sorted(run.glob("stage*")), table,
-               tmp_path / "pipeline", tmp_path / "component", tmp_path / "model"]
+    written = [
+        store,
+        targets,
+        run,
+        run / "model",
+        run / "targets",
+        run / "cache",
+        *sorted(run.glob("stage*")),
+        table,
+        tmp_path / "pipeline",
+        tmp_path / "component",
+        tmp_path / "model",
+    ]
     mine = [_plant(directory) for directory in written]
     assert len(mine) == 13
     for force, epochs in (([], 1), (["--force"], 2)):  # the finished run again, then another with --restart

@@ -1,5 +1,6 @@
 """The package's layout: the runtime plugin apart from training/, the experiments outside the package, sizes, entry
 points."""
+
 from __future__ import annotations
 
 import ast
@@ -42,10 +43,16 @@ def test_the_package_fetches_nothing_itself():
     found = []
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            found += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in names
-                      if n.split(".")[0] in ("subprocess", "pip")]
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
+            found += [
+                f"{path.relative_to(ROOT)}:{node.lineno} imports {n}"
+                for n in names
+                if n.split(".")[0] in ("subprocess", "pip")
+            ]
             if isinstance(node, ast.Constant) and node.value in FETCH_COMMANDS:
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno} spells {node.value!r}")
     assert not found, found
@@ -53,10 +60,12 @@ def test_the_package_fetches_nothing_itself():
 
 def test_one_path_alias():
     """`PathLike` is defined once, in spacy_bertram/types.py."""
-    defined = [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
-               for node in ast.parse(p.read_text(encoding="utf8")).body
-               if isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("PathLike", "PathOrStr")
-                                                        for t in node.targets)]
+    defined = [
+        str(p.relative_to(ROOT))
+        for p in PACKAGE.rglob("*.py")
+        for node in ast.parse(p.read_text(encoding="utf8")).body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("PathLike", "PathOrStr") for t in node.targets)
+    ]
     assert defined == ["spacy_bertram/types.py"]
 
 
@@ -81,8 +90,14 @@ def test_a_pipeline_with_bertram_imports_nothing_from_training_or_evaluation():
     """A fresh interpreter that imports the package and adds the component loads no training or
     evaluation code, and none of the evaluation's packages (the runtime install leaves them out)."""
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-c", RUNTIME_CHECK, *NOT_IMPORTED], capture_output=True, text=True,
-                         cwd=ROOT, env={**os.environ, "PYTHONPATH": path}, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", RUNTIME_CHECK, *NOT_IMPORTED],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": path},
+        check=True,
+    )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
@@ -125,8 +140,10 @@ def test_the_requirements_files_pin_within_pyproject_ranges():
 
     project = _pyproject()["project"]
     declared = {}
-    for requirement in [*project["dependencies"], *(r for extra in project["optional-dependencies"].values()
-                                                     for r in extra if not r.startswith("spacy-bertram"))]:
+    for requirement in [
+        *project["dependencies"],
+        *(r for extra in project["optional-dependencies"].values() for r in extra if not r.startswith("spacy-bertram")),
+    ]:
         parsed = Requirement(requirement)
         declared.setdefault(_name(parsed.name), []).append(parsed.specifier)
     pinned = [Requirement(line) for line in _pins(ROOT / "requirements-test.txt")]
@@ -140,12 +157,15 @@ def test_the_requirements_files_pin_within_pyproject_ranges():
     assert _pyproject()["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "spacy_bertram.__version__"}
 
 
-def test_the_tree_passes_the_linter():
-    """ruff, as configured in pyproject.toml, finds nothing in the package, tests, scripts or benchmarks."""
-    out = subprocess.run([sys.executable, "-m", "ruff", "check", "spacy_bertram", "bertram_experiments", "tests",
-                          "scripts", "benchmarks"],
-                         capture_output=True, text=True, cwd=ROOT)
-    assert out.returncode == 0, out.stdout + out.stderr
+def test_the_tree_passes_the_linter_and_the_formatter():
+    """ruff, as configured in pyproject.toml, finds nothing in the package, tests, scripts or benchmarks, and its
+    formatter would change nothing there (`ruff format` to fix)."""
+    folders = ["spacy_bertram", "bertram_experiments", "tests", "scripts", "benchmarks", "setup.py"]
+    for command in (["check"], ["format", "--check"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, *folders], capture_output=True, text=True, cwd=ROOT
+        )
+        assert out.returncode == 0, out.stdout + out.stderr
 
 
 def test_the_wheel_holds_the_plugin_and_none_of_the_experiments(tmp_path):
@@ -157,8 +177,22 @@ def test_the_wheel_holds_the_plugin_and_none_of_the_experiments(tmp_path):
     shutil.copytree(PACKAGE, source / PACKAGE.name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(tmp_path / "dist")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(source),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = (tmp_path / "dist").glob("spacy_bertram-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert {name.split("/")[0] for name in names} == {"spacy_bertram", wheel.name.split("-py")[0] + ".dist-info"}
@@ -202,7 +236,7 @@ TESTS = ROOT / "tests"
 def module_of_test_file(name: str):
     """test_pipeline_component.py -> spacy_bertram/pipeline/component.py (or a subpackage directory);
     test_experiments_downstream_pooling.py -> bertram_experiments/downstream/pooling.py; else None."""
-    parts = name[len("test_"):-len(".py")].split("_")
+    parts = name[len("test_") : -len(".py")].split("_")
     top = PACKAGE
     if parts[0] == "experiments":
         top, parts = EXPERIMENTS, parts[1:]
@@ -232,7 +266,7 @@ def test_every_test_file_is_named_after_a_module_or_subpackage():
     assert PACKAGE_WIDE_TESTS <= set(names), sorted(PACKAGE_WIDE_TESTS - set(names))
     assert module_of_test_file("test_pipeline_component.py") == PACKAGE / "pipeline" / "component.py"
     assert module_of_test_file("test_training.py") == PACKAGE / "training"
-    assert module_of_test_file("test_cli.py") == PACKAGE / "cli.py"
+    assert module_of_test_file("test_cli.py") == PACKAGE / "cli"
     assert module_of_test_file("test_experiments_downstream_pooling.py") == EXPERIMENTS / "downstream" / "pooling.py"
     assert module_of_test_file("test_pipeline_nowhere.py") is None
 
@@ -247,8 +281,9 @@ def imported_names(path: Path) -> List[Tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             base = "." * node.level + (node.module or "")
             found.append((node.lineno, base))
-            found += [(node.lineno, f"{base}.{alias.name}" if node.module else base + alias.name)
-                      for alias in node.names]
+            found += [
+                (node.lineno, f"{base}.{alias.name}" if node.module else base + alias.name) for alias in node.names
+            ]
         elif isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "pytest_plugins" for t in node.targets):
             found += [(node.lineno, name) for name in ast.literal_eval(node.value)]
     return found
@@ -357,9 +392,9 @@ def import_graph(package: Path) -> Tuple[Dict[str, Set[str]], List[Tuple[Path, i
 
 
 def lazy_imports_allowed(path: Path) -> bool:
-    """The command modules (app.py, explain_command.py, */commands.py): a command imports its step when it runs, so
-    that `python -m spacy_bertram --help` loads no torch, transformers or spaCy (tests/test_cli.py)."""
-    return path in (PACKAGE / "app.py", PACKAGE / "explain_command.py") or path.name == "commands.py"
+    """The command modules (the package cli/): a command imports its step when it runs, so that
+    `python -m spacy_bertram --help` loads no torch, transformers or spaCy (tests/test_cli.py)."""
+    return path.parent == PACKAGE / "cli" or path.name == "commands.py"
 
 
 def test_the_import_graph_helpers_find_cycles_and_imports_in_functions(tmp_path):
@@ -408,8 +443,12 @@ def test_no_two_sub_packages_import_each_other(package):
 
 def test_the_plugin_never_imports_the_experiments():
     """The experiments use the plugin, never the other way round: the wheel leaves them out."""
-    offenders = [f"{path.relative_to(ROOT)}:{line} imports {name}" for path in PACKAGE.rglob("*.py")
-                 for line, name in imported_names(path) if name.split(".")[0] == EXPERIMENTS.name]
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for path in PACKAGE.rglob("*.py")
+        for line, name in imported_names(path)
+        if name.split(".")[0] == EXPERIMENTS.name
+    ]
     assert offenders == []
 
 
@@ -432,19 +471,26 @@ PROJECT_SIDE = (EXPERIMENTS, ROOT / "benchmarks", ROOT / "scripts")
 #: What the project side may import besides `spacy_bertram.__all__` (docs/api.md, "Exceptions"): per folder,
 #: why, and module -> names ("*": the module itself). The experiments have none.
 INTERNAL_IMPORTS: Dict[str, Tuple[str, Mapping[str, FrozenSet[str]]]] = {
-    "benchmarks": ("they time the stages below the public entry points, one at a time", {
-        "spacy_bertram.injection.groups": frozenset({"*"}),  # vectors.py: MAX_GROUPS against one call
-        "spacy_bertram.inputs": frozenset({"EncodedContext", "batch_by_token_budget"}),  # infer.py: padding
-        "spacy_bertram.network": frozenset({"default_token_budget"}),  # infer.py: the budget infer() picks
-        "spacy_bertram.training.stages": frozenset({"StageSpec", "TrainingRun"}),  # train.py: one stage
-        "spacy_bertram.training.shards": frozenset({"JobSettings", "ShardStore", "infer_words"}),  # vectors.py
-        "spacy_bertram.training.distributed": frozenset({"run_on_dask"}),  # vectors.py: shards on Dask
-        "spacy_bertram.training.corpus": frozenset({"tokenize"}),  # pipeline.py: the words prepare counts
-    }),
-    "scripts": ("only the project's scripts build the embedded corpus: the cleaners are theirs", {
-        "spacy_bertram.training.text_cleaning": frozenset(
-            {"normalise_space", "speech_lines", "strip_wikitext", "wikipedia_articles"}),
-    }),
+    "benchmarks": (
+        "they time the stages below the public entry points, one at a time",
+        {
+            "spacy_bertram.injection.groups": frozenset({"*"}),  # vectors.py: MAX_GROUPS against one call
+            "spacy_bertram.model.inputs": frozenset({"EncodedContext", "batch_by_token_budget"}),  # infer.py: padding
+            "spacy_bertram.model.network": frozenset({"default_token_budget"}),  # infer.py: the budget infer() picks
+            "spacy_bertram.training.stages": frozenset({"StageSpec", "TrainingRun"}),  # train.py: one stage
+            "spacy_bertram.training.shards": frozenset({"JobSettings", "ShardStore", "infer_words"}),  # vectors.py
+            "spacy_bertram.training.distributed": frozenset({"run_on_dask"}),  # vectors.py: shards on Dask
+            "spacy_bertram.training.corpus": frozenset({"tokenize"}),  # pipeline.py: the words prepare counts
+        },
+    ),
+    "scripts": (
+        "only the project's scripts build the embedded corpus: the cleaners are theirs",
+        {
+            "spacy_bertram.training.text_cleaning": frozenset(
+                {"normalise_space", "speech_lines", "strip_wikitext", "wikipedia_articles"}
+            ),
+        },
+    ),
 }
 
 
@@ -483,10 +529,19 @@ def test_the_project_side_imports_the_plugin_only_through_its_public_api():
 
 def test_every_named_exception_is_still_used():
     """An exception nothing imports any more is taken off the list (and off docs/api.md)."""
-    used = {(top.name, module, name) for top in PROJECT_SIDE for path in top.rglob("*.py")
-            for _, module, name in plugin_imports(path.read_text(encoding="utf8"))}
-    unused = [(folder, module, name) for folder, (_, modules) in INTERNAL_IMPORTS.items()
-              for module, names in modules.items() for name in names if (folder, module, name) not in used]
+    used = {
+        (top.name, module, name)
+        for top in PROJECT_SIDE
+        for path in top.rglob("*.py")
+        for _, module, name in plugin_imports(path.read_text(encoding="utf8"))
+    }
+    unused = [
+        (folder, module, name)
+        for folder, (_, modules) in INTERNAL_IMPORTS.items()
+        for module, names in modules.items()
+        for name in names
+        if (folder, module, name) not in used
+    ]
     assert unused == []
 
 
@@ -510,8 +565,10 @@ def test_docs_api_lists_every_public_name_and_every_exception():
 
     text = (ROOT / "docs" / "api.md").read_text(encoding="utf8")
     listed = set(re.findall(r"^- `([A-Za-z_0-9]+)`", text, flags=re.M))
-    assert listed == set(spacy_bertram.__all__), (sorted(listed - set(spacy_bertram.__all__)),
-                                                  sorted(set(spacy_bertram.__all__) - listed))
+    assert listed == set(spacy_bertram.__all__), (
+        sorted(listed - set(spacy_bertram.__all__)),
+        sorted(set(spacy_bertram.__all__) - listed),
+    )
     modules = [module for _, modules in INTERNAL_IMPORTS.values() for module in modules]
     assert [module for module in modules if f"`{module}`" not in text] == []
     assert "(api.md)" in (ROOT / "docs" / "architecture.md").read_text(encoding="utf8")
@@ -522,9 +579,11 @@ def test_the_docs_python_recipes_import_only_public_names():
     import spacy_bertram
     from tests.util import markdown_blocks
 
-    offenders = [f"{path.relative_to(ROOT)}: {name} from {module}"
-                 for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-                 for block in markdown_blocks(path, "python")
-                 for _, module, name in plugin_imports(block)
-                 if module != PACKAGE.name or name not in {"*", *spacy_bertram.__all__}]
+    offenders = [
+        f"{path.relative_to(ROOT)}: {name} from {module}"
+        for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+        for block in markdown_blocks(path, "python")
+        for _, module, name in plugin_imports(block)
+        if module != PACKAGE.name or name not in {"*", *spacy_bertram.__all__}
+    ]
     assert offenders == []

@@ -1,5 +1,6 @@
 """pipeline/ as a whole: a saved `bertram` names the model its weights are, so a loaded pipeline never reads
 model_path again unless asked (`initialize(reload_model=True)`), whatever now lies there; a save loads nothing."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ from spacy.lang.en import English
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
 from spacy_bertram import NgramVocab, create_bertram, save_bertram
-from spacy_bertram.storage import model_fingerprint
+from spacy_bertram.model.storage import model_fingerprint
 
 from tests.util import EXTRA_WORDS, TEXT, TINY_WORDS, make_bertram_dir, make_nlp, same_vectors
 

@@ -1,4 +1,5 @@
 """pipeline/checks.py: where `bertram` sits and which encoder the transformer runs."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,7 @@ def test_bertram_after_the_transformer_is_an_error(bertram_dir, tiny_bert_path):
     nlp.add_pipe("transformer", config=transformer_config(tiny_bert_path))
     nlp.initialize()
     nlp.add_pipe("bertram", config=bertram_config(bertram_dir, tiny_bert_path))  # spaCy puts it last
-    message = "comes after 'transformer'.*never used.*nlp.add_pipe\\(\"bertram\", before=\"transformer\"\\)"
+    message = 'comes after \'transformer\'.*never used.*nlp.add_pipe\\("bertram", before="transformer"\\)'
     with pytest.raises(ValueError, match=message):
         nlp("The kumquat grows.")  # first use, without initialize
     with pytest.raises(ValueError, match=message):
@@ -34,8 +35,11 @@ def test_bertram_before_the_stock_transformer_is_an_error(bertram_dir, tiny_bert
     nlp = spacy.blank("en")
     nlp.add_pipe("bertram", config=bertram_config(bertram_dir, tiny_bert_path))
     nlp.add_pipe("transformer", config=stock)
-    with pytest.raises(ValueError, match=r"\[E138\] 'transformer' runs spacy-transformers' stock TransformerModel"
-                                         r'.*@architectures = "spacy-bertram.TransformerModel.v1"'):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E138\] 'transformer' runs spacy-transformers' stock TransformerModel"
+        r'.*@architectures = "spacy-bertram.TransformerModel.v1"',
+    ):
         nlp.initialize()
 
 
@@ -59,8 +63,11 @@ def test_bertram_for_another_width_than_its_base_encoder(bertram_dir, tiny_bert_
         make_nlp(str(other), tiny_bert_path)
     (other / "digests.json").unlink()  # without digests, the widths recorded with the weights refuse it
     with pytest.warns(UserWarning, match="no digests.json"):
-        with pytest.raises(ValueError, match=r"\[E034\].*sets encoder_embedding_width = 768.*saved with "
-                                             r"encoder_embedding_width = 32"):
+        with pytest.raises(
+            ValueError,
+            match=r"\[E034\].*sets encoder_embedding_width = 768.*saved with "
+            r"encoder_embedding_width = 32",
+        ):
             make_nlp(str(other), tiny_bert_path)
 
 

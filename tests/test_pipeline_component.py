@@ -1,4 +1,5 @@
 """pipeline/component.py: the `bertram` component's settings, model loading, cache use, batching, bad docs, configs."""
+
 from __future__ import annotations
 
 import random
@@ -17,11 +18,21 @@ from spacy.tokens import DocBin
 from thinc.api import Config
 
 import spacy_bertram.pipeline.component as component_module  # registers the factory until the entry point is installed
-from spacy_bertram.layers import bertram_shim, get_bertram_network, infer_vectors
+from spacy_bertram.model.layers import bertram_shim, get_bertram_network, infer_vectors
 from spacy_bertram.pipeline.component import BertramComponent
 
-from tests.util import (GLOSSARY, TEXT, TINY_WORDS, bertram_config, config_of_own_source, make_bertram_dir, make_nlp,
-                        recipe_of_own_source, same_vectors, transformer_config)
+from tests.util import (
+    GLOSSARY,
+    TEXT,
+    TINY_WORDS,
+    bertram_config,
+    config_of_own_source,
+    make_bertram_dir,
+    make_nlp,
+    recipe_of_own_source,
+    same_vectors,
+    transformer_config,
+)
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_layers_model_path_loads_at_initialize_or_first_use(bertram_dir, tiny_bert_path):
-    from spacy_bertram.storage import model_fingerprint
+    from spacy_bertram.model.storage import model_fingerprint
 
     config = {"model": {"model_path": bertram_dir, "base_model": tiny_bert_path}}
     nlp = spacy.blank("en")
@@ -81,8 +92,9 @@ def test_component_cache_hits_and_bound(bertram_dir, tiny_bert_path):
 def test_pipe_infers_each_batch_in_one_call(bertram_dir, tiny_bert_path, monkeypatch):
     nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="doc")  # each doc's own contexts: one item per doc
     calls: List[int] = []
-    monkeypatch.setattr(component_module, "infer_vectors",
-                        lambda model, items: calls.append(len(items)) or infer_vectors(model, items))
+    monkeypatch.setattr(
+        component_module, "infer_vectors", lambda model, items: calls.append(len(items)) or infer_vectors(model, items)
+    )
     texts = [f"The kumquat {i} met a quokka." for i in range(6)] + ["The kumquat 0 met a quokka."]
     docs = list(nlp.pipe(texts, batch_size=4))
     assert calls == [8, 4]  # 2 words x 4 docs, then 2 x 2 docs with one duplicate doc
@@ -90,7 +102,7 @@ def test_pipe_infers_each_batch_in_one_call(bertram_dir, tiny_bert_path, monkeyp
 
 
 def test_what_is_derived_is_computed_again_when_what_it_reads_changes(bertram_dir, tiny_bert_path):
-    from spacy_bertram.rare_words import RareWordRule
+    from spacy_bertram.rarity.rare_words import RareWordRule
 
     nlp = make_nlp(bertram_dir, tiny_bert_path)
     pipe: BertramComponent = nlp.get_pipe("bertram")
@@ -108,19 +120,48 @@ def test_what_is_derived_is_computed_again_when_what_it_reads_changes(bertram_di
 #: vocab, model and name is settings; the weights, the counts and what is derived from them are the layer's
 #: (`layers.BertramShim`), a word's frequency and contexts `word_sources`'.
 SURFACE = {
-    "__call__", "pipe", "predict", "set_annotations", "update", "initialize", "to_bytes", "from_bytes", "to_disk",
-    "from_disk", "cfg", "subword_share", "rule", "context_store", "dictionary_store", "contexts_per_word",
-    "context_window", "finder", "rare_tokens", "explain",
+    "__call__",
+    "pipe",
+    "predict",
+    "set_annotations",
+    "update",
+    "initialize",
+    "to_bytes",
+    "from_bytes",
+    "to_disk",
+    "from_disk",
+    "cfg",
+    "subword_share",
+    "rule",
+    "context_store",
+    "dictionary_store",
+    "contexts_per_word",
+    "context_window",
+    "finder",
+    "rare_tokens",
+    "explain",
 }
-ATTRIBUTES = {"vocab", "model", "word_sources", "cache", "save_cache", "infer_missing", "vector_table", "vectors",
-              "_nlp"}  # and `name`, a slot of spaCy's Pipe
+ATTRIBUTES = {
+    "vocab",
+    "model",
+    "word_sources",
+    "cache",
+    "save_cache",
+    "infer_missing",
+    "vector_table",
+    "vectors",
+    "_nlp",
+}  # and `name`, a slot of spaCy's Pipe
 
 
 def test_the_components_surface_is_the_named_list(bertram_dir, tiny_bert_path):
     own = vars(BertramComponent)
     assert {name for name in own if not name.startswith("_")} | {"__call__"} == SURFACE
     assert {name for name, value in own.items() if name.startswith("_") and callable(value)} == {
-        "__init__", "__call__", "_parts"}
+        "__init__",
+        "__call__",
+        "_parts",
+    }
     assert set(vars(make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram"))) == ATTRIBUTES
 
 
@@ -171,8 +212,7 @@ def test_a_subword_share_outside_0_1_is_refused(bertram_dir, tiny_bert_path, sha
     assert pipe.subword_share is None
     if share in (1.5, -0.1):  # the config's own checks take the others
         with pytest.raises(ValueError, match=r"\[E169\]"):
-            spacy.blank("en").add_pipe("bertram", config={"model": {"model_path": bertram_dir},
-                                                          "subword_share": share})
+            spacy.blank("en").add_pipe("bertram", config={"model": {"model_path": bertram_dir}, "subword_share": share})
 
 
 # -- pipeline: training, round trips, multiprocessing ------------------------------------
@@ -185,8 +225,9 @@ def test_nlp_update_annotates_without_changing_bertram(nlp_full, monkeypatch):
     before = pipe.model.to_bytes()
     seen: list = []
     update = transformer.update
-    monkeypatch.setattr(transformer, "update", lambda egs, **kw: seen.extend(eg.predicted._.bertram for eg in egs)
-                        or update(egs, **kw))
+    monkeypatch.setattr(
+        transformer, "update", lambda egs, **kw: seen.extend(eg.predicted._.bertram for eg in egs) or update(egs, **kw)
+    )
     examples = [Example.from_dict(nlp_full.make_doc(t), {"cats": {"POS": 1.0, "NEG": 0.0}}) for t in (TEXT, "a cat")]
     losses = nlp_full.update(examples)
     assert list(seen[0]) == [1, 11] and seen[1] == {}  # the transformer trains on injected inputs
@@ -211,8 +252,11 @@ def test_multiprocessing_pipe_after_gpu_use_is_a_named_error(nlp_full, monkeypat
 
     monkeypatch.setattr(device, "forked_after_gpu_use", lambda: True)
     list(nlp_full.pipe(["the cat"]))  # in this process nothing changes
-    with pytest.raises(ValueError, match=r"(?s)\[E121\] .*n_process > 1\) forked this worker "
-                                         r"after the GPU was in use.*n_process=1"):
+    with pytest.raises(
+        ValueError,
+        match=r"(?s)\[E121\] .*n_process > 1\) forked this worker "
+        r"after the GPU was in use.*n_process=1",
+    ):
         list(nlp_full.pipe([TEXT, "the cat"] * 2, n_process=2, batch_size=2))
 
 
@@ -223,8 +267,12 @@ def test_multiprocessing_pipe_after_gpu_use_is_a_named_error(nlp_full, monkeypat
 def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path, monkeypatch):
     nlp = spacy.blank("en")
     bin_ = DocBin()
-    for text, label in [("the kumquat is sweet", "POS"), ("a bad sour lemon", "NEG"),
-                        ("good fruit from the farm", "POS"), ("the dog ate a bad tarantula", "NEG")]:
+    for text, label in [
+        ("the kumquat is sweet", "POS"),
+        ("a bad sour lemon", "NEG"),
+        ("good fruit from the farm", "POS"),
+        ("the dog ate a bad tarantula", "NEG"),
+    ]:
         doc = nlp(text)
         doc.cats = {"POS": float(label == "POS"), "NEG": float(label == "NEG")}
         bin_.add(doc)
@@ -234,12 +282,28 @@ def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path, m
     code.write_text(recipe_of_own_source(), encoding="utf8")
     (tmp_path / "glossary.tsv").write_text(GLOSSARY, encoding="utf8")
     common = [
-        "--code", str(code), "--paths.train", str(tmp_path / "data.spacy"), "--paths.dev", str(tmp_path / "data.spacy"),
-        "--components.transformer.model.name.name", tiny_bert_path, "--training.max_steps", "2",
-        "--training.eval_frequency", "2",
+        "--code",
+        str(code),
+        "--paths.train",
+        str(tmp_path / "data.spacy"),
+        "--paths.dev",
+        str(tmp_path / "data.spacy"),
+        "--components.transformer.model.name.name",
+        tiny_bert_path,
+        "--training.max_steps",
+        "2",
+        "--training.eval_frequency",
+        "2",
     ]
-    extra = {"textcat_minilm.cfg": [], "textcat_minilm_bertram.cfg": [
-        "--paths.bertram", bertram_dir, "--components.bertram.model.base_model", tiny_bert_path]}
+    extra = {
+        "textcat_minilm.cfg": [],
+        "textcat_minilm_bertram.cfg": [
+            "--paths.bertram",
+            bertram_dir,
+            "--components.bertram.model.base_model",
+            tiny_bert_path,
+        ],
+    }
     for name, more in extra.items():
         out = tmp_path / name
         result = subprocess.run(
@@ -356,8 +420,11 @@ def test_the_component_and_its_parts_default_to_the_factory_config():
 
     factory = DEFAULT_CONFIG["bertram"]
     for function in (BertramComponent.__init__, WordSources.__init__, make_bertram):
-        defaults = {name: parameter.default for name, parameter in inspect.signature(function).parameters.items()
-                    if parameter.default is not inspect.Parameter.empty}
+        defaults = {
+            name: parameter.default
+            for name, parameter in inspect.signature(function).parameters.items()
+            if parameter.default is not inspect.Parameter.empty
+        }
         shared = [name for name in defaults if name in factory]
         assert "contexts" in shared or function is make_bertram, function.__qualname__
         assert {name: defaults[name] for name in shared} == {name: factory[name] for name in shared}, shared
@@ -367,7 +434,7 @@ def test_the_component_and_its_parts_default_to_the_factory_config():
 def test_encoder_path_resolves_default():
     from spacy.util import registry
 
-    from spacy_bertram.encoder import default_base_model_path
+    from spacy_bertram.model.encoder import default_base_model_path
 
     assert registry.misc.get("spacy-bertram.encoder_path.v1")("default") == default_base_model_path()
 
@@ -450,8 +517,9 @@ def test_a_5000_word_doc(nlp_trf):
 def test_the_same_rare_word_50_times(nlp_trf, monkeypatch):
     pipe = nlp_trf.get_pipe("bertram")
     items: list = []
-    monkeypatch.setattr(component_module, "infer_vectors",
-                        lambda model, batch: items.extend(batch) or infer_vectors(model, batch))
+    monkeypatch.setattr(
+        component_module, "infer_vectors", lambda model, batch: items.extend(batch) or infer_vectors(model, batch)
+    )
     doc = nlp_trf(" ".join(f"the quokka ate fruit {i} ." for i in range(50)))  # distinct windows around each
     assert len(doc._.bertram) == 50 and len({id(v) for v in doc._.bertram.values()}) == 1
     assert len(items) == 1 and items[0][0] == "quokka" and len(items[0][1]) == pipe.contexts_per_word

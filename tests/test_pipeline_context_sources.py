@@ -1,5 +1,6 @@
 """The `contexts` setting: registered sources (built-in and a user's own), the string shorthand, order, limits,
 and named errors."""
+
 from __future__ import annotations
 
 import numpy
@@ -11,7 +12,7 @@ from spacy.vocab import Vocab
 
 from spacy_bertram.pipeline.context_sources import LazyStore, StoreContexts, chain_contexts, contexts_from_spec
 from spacy_bertram.pipeline.word_sources import WordSources
-from spacy_bertram.rare_words import RareWordRule
+from spacy_bertram.rarity.rare_words import RareWordRule
 
 from tests.util import context_store_of, make_nlp
 
@@ -32,14 +33,21 @@ def test_the_shorthand_builds_the_registered_sources_in_order_with_their_setting
     assert chain.sources[0].store.path == "d.sqlite" and chain.sources[1].window == 3
     assert contexts_from_spec(" store:4 + dictionary ").key == "store:4+dictionary"
     assert contexts_from_spec("both").key == "doc+store"
-    assert type(contexts_from_spec("doc").sources[0]) is type(registry.resolve(
-        {"x": {"@context_sources": "spacy-bertram.doc_contexts.v1"}})["x"])  # the registered class itself
+    assert type(contexts_from_spec("doc").sources[0]) is type(
+        registry.resolve({"x": {"@context_sources": "spacy-bertram.doc_contexts.v1"}})["x"]
+    )  # the registered class itself
 
 
-@pytest.mark.parametrize("spec,message", [
-    ("web", "unknown source 'web'"), ("", "must name sources"), ("doc+doc", "names 'doc' twice"),
-    ("dictionary:0", "at least 1, got '0'"), ("store:x", "got 'x'"),
-])
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("web", "unknown source 'web'"),
+        ("", "must name sources"),
+        ("doc+doc", "names 'doc' twice"),
+        ("dictionary:0", "at least 1, got '0'"),
+        ("store:x", "got 'x'"),
+    ],
+)
 def test_bad_settings_are_named(spec, message):
     with pytest.raises(ValueError, match=message):
         contexts_from_spec(spec)
@@ -98,8 +106,11 @@ def toy_contexts(template: str = "{word} grows in the garden."):
 
 
 def test_a_config_can_register_its_own_context_source(bertram_dir, tiny_bert_path):
-    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts={"@context_sources": "test.toy_contexts.v1",
-                                                          "template": "A {word} is a fruit."})
+    nlp = make_nlp(
+        bertram_dir,
+        tiny_bert_path,
+        contexts={"@context_sources": "test.toy_contexts.v1", "template": "A {word} is a fruit."},
+    )
     pipe = nlp.get_pipe("bertram")
     doc = nlp("We ate a kumquat.")
     assert pipe.word_sources.contexts_for(doc, "kumquat", [3]) == ["A kumquat is a fruit."]
@@ -115,21 +126,32 @@ def test_a_plain_function_is_a_source_named_by_its_function(bertram_dir, tiny_be
 
     words = WordSources(RareWordRule(), "en", contexts=fruit)
     assert words.source.endswith("fruit") and words.contexts_for(Doc(Vocab(), ["a"]), "kumquat", [0]) == [
-        "kumquat is sweet."]
+        "kumquat is sweet."
+    ]
     with pytest.raises(ValueError, match=r"\[E165\] A context source must be callable"):
         WordSources(RareWordRule(), "en", contexts=42)
 
 
 def test_registered_sources_give_what_the_shorthand_gives(bertram_dir, tiny_bert_path, store_and_definitions):
     store, definitions = store_and_definitions
-    chain = {"@context_sources": "spacy-bertram.chained_contexts.v1",
-             "*": {"doc": {"@context_sources": "spacy-bertram.doc_contexts.v1", "window": 3},
-                   "store": {"@context_sources": "spacy-bertram.store_contexts.v1", "path": store, "limit": 2},
-                   "dictionary": {"@context_sources": "spacy-bertram.dictionary_contexts.v1", "path": definitions,
-                                  "limit": 1}}}
+    chain = {
+        "@context_sources": "spacy-bertram.chained_contexts.v1",
+        "*": {
+            "doc": {"@context_sources": "spacy-bertram.doc_contexts.v1", "window": 3},
+            "store": {"@context_sources": "spacy-bertram.store_contexts.v1", "path": store, "limit": 2},
+            "dictionary": {"@context_sources": "spacy-bertram.dictionary_contexts.v1", "path": definitions, "limit": 1},
+        },
+    }
     registered = make_nlp(bertram_dir, tiny_bert_path, contexts=chain, contexts_per_word=5)
-    shorthand = make_nlp(bertram_dir, tiny_bert_path, contexts="doc+store:2+dictionary:1", context_store=store,
-                         dictionary_store=definitions, context_window=3, contexts_per_word=5)
+    shorthand = make_nlp(
+        bertram_dir,
+        tiny_bert_path,
+        contexts="doc+store:2+dictionary:1",
+        context_store=store,
+        dictionary_store=definitions,
+        context_window=3,
+        contexts_per_word=5,
+    )
     doc = spacy.blank("en")("We ate a kumquat at the farm.")
     texts = registered.get_pipe("bertram").word_sources.contexts_for(doc, "kumquat", [3])
     assert texts == shorthand.get_pipe("bertram").word_sources.contexts_for(doc, "kumquat", [3])
@@ -143,8 +165,9 @@ def test_a_registered_store_that_will_not_open_is_named(bertram_dir, tiny_bert_p
     with pytest.raises(ValueError, match=r"\[E153\] Cannot open the context store .*gone.sqlite.*contexts.path"):
         make_nlp(bertram_dir, tiny_bert_path, contexts=source)
     with pytest.raises(ValueError, match=r"\[E106\]"):
-        make_nlp(bertram_dir, tiny_bert_path, contexts={"@context_sources": "spacy-bertram.doc_contexts.v1",
-                                                        "limit": 0})
+        make_nlp(
+            bertram_dir, tiny_bert_path, contexts={"@context_sources": "spacy-bertram.doc_contexts.v1", "limit": 0}
+        )
 
 
 @pytest.fixture()
@@ -165,17 +188,29 @@ def counting_contexts():
 def test_bad_source_arguments_and_results_are_named(bertram_dir, tiny_bert_path):
     """A window of 0 names the source's own setting; a source that returns no list of texts is E167, alone or
     in a chain; a chain of no sources is refused by spaCy's config system, and the form alone is "none"."""
-    with pytest.raises(ValueError, match=r"\[E052\] the window of spacy-bertram.doc_contexts.v1 must be a whole "
-                                         r"number of at least 1, got 0"):
-        make_nlp(bertram_dir, tiny_bert_path, contexts={"@context_sources": "spacy-bertram.doc_contexts.v1",
-                                                        "window": 0})
+    with pytest.raises(
+        ValueError,
+        match=r"\[E052\] the window of spacy-bertram.doc_contexts.v1 must be a whole "
+        r"number of at least 1, got 0",
+    ):
+        make_nlp(
+            bertram_dir, tiny_bert_path, contexts={"@context_sources": "spacy-bertram.doc_contexts.v1", "window": 0}
+        )
     nlp = make_nlp(bertram_dir, tiny_bert_path, contexts={"@context_sources": "test.counting_contexts.v1"})
-    with pytest.raises(ValueError, match=r"\[E167\] The context source .*counting_contexts.* returned 3 for the "
-                                         r"word 'kumquat': a context source returns a list of context strings"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E167\] The context source .*counting_contexts.* returned 3 for the "
+        r"word 'kumquat': a context source returns a list of context strings",
+    ):
         nlp("We ate a kumquat.")
-    chained = make_nlp(bertram_dir, tiny_bert_path, contexts={
-        "@context_sources": "spacy-bertram.chained_contexts.v1",
-        "*": {"bad": {"@context_sources": "test.counting_contexts.v1"}}})
+    chained = make_nlp(
+        bertram_dir,
+        tiny_bert_path,
+        contexts={
+            "@context_sources": "spacy-bertram.chained_contexts.v1",
+            "*": {"bad": {"@context_sources": "test.counting_contexts.v1"}},
+        },
+    )
     with pytest.raises(ValueError, match=r"\[E167\].* returned 3 for the word 'kumquat'"):
         chained("We ate a kumquat.")
     words = WordSources(RareWordRule(), "en", contexts=lambda doc, word, indices, limit: ["fine", 7])
@@ -183,5 +218,9 @@ def test_bad_source_arguments_and_results_are_named(bertram_dir, tiny_bert_path)
         words.contexts_for(Doc(Vocab(), ["a"]), "kumquat", [0])
     with pytest.raises(Exception, match=r"missing required argument: 'sources'"):
         make_nlp(bertram_dir, tiny_bert_path, contexts={"@context_sources": "spacy-bertram.chained_contexts.v1"})
-    assert make_nlp(bertram_dir, tiny_bert_path, contexts="none").get_pipe("bertram").word_sources.contexts_for(
-        Doc(Vocab(), ["a"]), "kumquat", [0]) == []
+    assert (
+        make_nlp(bertram_dir, tiny_bert_path, contexts="none")
+        .get_pipe("bertram")
+        .word_sources.contexts_for(Doc(Vocab(), ["a"]), "kumquat", [0])
+        == []
+    )

@@ -1,5 +1,6 @@
 """pipeline/serialization.py: checked parts on their own, and the component saved and loaded through them,
 all parts checked, failures loud."""
+
 from __future__ import annotations
 
 import json
@@ -111,10 +112,12 @@ def test_a_cfg_from_before_the_list_of_parts_and_bad_maps():
     assert read_bytes(legacy, READERS, ())[1] == {"a": "alpha"}  # no list: every part optional
     with pytest.raises(ValueError, match=r"\[E145\] the serialized component's 'b' is missing, .*\(it holds b\)"):
         read_bytes(legacy, READERS, (), unlisted={"b": "it holds b"})
-    for parts, message in [({"a": b"alpha"}, r"\[E144\] the serialized component's 'cfg' is missing"),
-                           ({"cfg": b'{"model_id": 3}'}, r"\[E141\].*'model_id' must be a string or null, got 3"),
-                           ({"cfg": b'{"parts": {"c": "x"}}'}, r"\[E142\].*'parts' must map \['a', 'b'\] to digests"),
-                           ({"cfg": b"{}", "a": "text"}, r"\[E143\].*component's 'a' holds str, not bytes")]:
+    for parts, message in [
+        ({"a": b"alpha"}, r"\[E144\] the serialized component's 'cfg' is missing"),
+        ({"cfg": b'{"model_id": 3}'}, r"\[E141\].*'model_id' must be a string or null, got 3"),
+        ({"cfg": b'{"parts": {"c": "x"}}'}, r"\[E142\].*'parts' must map \['a', 'b'\] to digests"),
+        ({"cfg": b"{}", "a": "text"}, r"\[E143\].*component's 'a' holds str, not bytes"),
+    ]:
         with pytest.raises(ValueError, match=message):
             read_bytes(srsly.msgpack_dumps(parts), READERS, (), strings=["model_id"])
     with pytest.raises(ValueError, match=r"\[E148\] The serialized component is not msgpack"):
@@ -239,8 +242,13 @@ def test_excluding_the_model_never_leaves_the_untrained_network_serving(bertram_
 
 
 @pytest.mark.parametrize("fail_after", [0, 1000, 100_000])
-def test_a_save_that_fails_midway_leaves_the_previous_pipeline(bertram_dir, tiny_bert_path, tmp_path,  # noqa: F811
-                                                               monkeypatch, fail_after):
+def test_a_save_that_fails_midway_leaves_the_previous_pipeline(
+    bertram_dir,
+    tiny_bert_path,
+    tmp_path,  # noqa: F811
+    monkeypatch,
+    fail_after,
+):
     from spacy_bertram import fileio
 
     old = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
@@ -291,8 +299,11 @@ def test_a_bad_context_store_fails_at_load_not_at_the_first_doc(bertram_dir, tin
     nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="store", context_store=str(store))
     nlp.to_disk(tmp_path / "p")
     data = store.read_bytes()
-    for damage, message in [(data[: len(data) // 2], "c.sqlite.*truncated"),  # a copy cut short
-                            (b"not a database at all" * 10, "not an SQLite file"), (None, "not found")]:
+    for damage, message in [
+        (data[: len(data) // 2], "c.sqlite.*truncated"),  # a copy cut short
+        (b"not a database at all" * 10, "not an SQLite file"),
+        (None, "not found"),
+    ]:
         _assert_load_fails(tmp_path / "p", store, damage, r"\[E153\] Cannot open the context store .*" + message)
 
 
@@ -314,9 +325,11 @@ def test_the_cache_is_not_saved_unless_asked(bertram_dir, tiny_bert_path, tmp_pa
 def test_junk_cfg_names_the_file(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
     make_nlp(bertram_dir, tiny_bert_path).to_disk(tmp_path / "p")
     cfg = tmp_path / "p" / "bertram" / "cfg"
-    for junk, code, message in [(b"\x00\xffjunk", "E139", "is not the component's cfg"),
-                                (b"[1, 2]", "E140", "must hold a JSON object"),
-                                (b'{"model_id": 5}', "E141", "'model_id' must be a string or null")]:
+    for junk, code, message in [
+        (b"\x00\xffjunk", "E139", "is not the component's cfg"),
+        (b"[1, 2]", "E140", "must hold a JSON object"),
+        (b'{"model_id": 5}', "E141", "'model_id' must be a string or null"),
+    ]:
         pattern = rf"\[{code}\] " + re.escape(repr(str(cfg))) + ".*" + re.escape(message)
         _assert_load_fails(tmp_path / "p", cfg, junk, pattern)
     _assert_load_fails(tmp_path / "p", cfg, None, r"\[E144\].*bertram/cfg' is missing")

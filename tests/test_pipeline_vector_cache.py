@@ -1,4 +1,5 @@
 """pipeline/vector_cache.py: the LRU cache, its bytes, and hits within the recompute tolerance."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +8,7 @@ import numpy
 import pytest
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
-from spacy_bertram.layers import infer_vectors
+from spacy_bertram.model.layers import infer_vectors
 from spacy_bertram.pipeline.vector_cache import VectorCache, cache_key
 
 from tests.util import make_nlp

@@ -1,4 +1,5 @@
 """The `bertram` component with a vector table: lookups, skipping, model checks, round trips."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ import spacy
 from spacy.lang.en import English
 
 import spacy_bertram.pipeline.component as component_module
-from spacy_bertram.layers import infer_vectors
+from spacy_bertram.model.layers import infer_vectors
 
 from tests.util import TEXT, make_bertram_dir, make_nlp, make_table, same_vectors
 
@@ -18,8 +19,11 @@ TEXTS = [TEXT, "A zorbing quokka.", "", "the cat"]
 
 def count_inferred(pipe, monkeypatch) -> List[List[str]]:
     calls: List[List[str]] = []
-    monkeypatch.setattr(component_module, "infer_vectors",
-                        lambda model, items: calls.append([w for w, _ in items]) or infer_vectors(model, items))
+    monkeypatch.setattr(
+        component_module,
+        "infer_vectors",
+        lambda model, items: calls.append([w for w, _ in items]) or infer_vectors(model, items),
+    )
     return calls
 
 

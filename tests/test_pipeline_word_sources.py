@@ -1,5 +1,6 @@
 """pipeline/word_sources.py: contexts from the doc, a store, dictionary definitions, in order and with limits;
 the component's `word_sources` object and the settings it reads through the component."""
+
 from __future__ import annotations
 
 import os
@@ -10,10 +11,10 @@ import pytest
 import spacy
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
-from spacy_bertram.frequencies import CountTable
+from spacy_bertram.rarity.frequencies import CountTable
 from spacy_bertram.pipeline.context_sources import spread
 from spacy_bertram.pipeline.word_sources import STORE_KEY, WordSources
-from spacy_bertram.rare_words import RareWordRule
+from spacy_bertram.rarity.rare_words import RareWordRule
 
 from tests.util import TEXT, context_store_of, make_nlp, same_vectors
 
@@ -80,8 +81,11 @@ def test_a_missing_store_path_quotes_contexts_as_written():
 def test_context_window_without_doc_contexts_is_refused(bertram_dir, tiny_bert_path):
     """No doc source reads a window, and contexts are not switched on later: setting one names the way to."""
     pipe = make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram")  # contexts = "none", the default
-    with pytest.raises(ValueError, match=r"\[E168\] 'bertram' reads contexts='none', which takes nothing from the "
-                                         r"doc.*contexts = \"doc\".*context_window = 5 in the config"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E168\] 'bertram' reads contexts='none', which takes nothing from the "
+        r"doc.*contexts = \"doc\".*context_window = 5 in the config",
+    ):
         pipe.context_window = 5
     assert pipe.context_window is None
     store_only = WordSources(RareWordRule(), "en", name="mine", contexts="store:3", context_store="c.sqlite")
@@ -127,8 +131,9 @@ def test_contexts_from_a_store(bertram_dir, tiny_bert_path, tmp_path):
     loaded = spacy.load(tmp_path / "pipeline")  # the store is referenced by path, from the config
     loaded.get_pipe("bertram").cache.clear()
     assert same_vectors(loaded("Sour kumquat!"), b) and loaded.get_pipe("bertram").cache.misses == 1
-    by_store = make_nlp(bertram_dir, tiny_bert_path, context_store=str(store),
-                        rare_words={"frequencies": "store", "max_zipf": 7.5})
+    by_store = make_nlp(
+        bertram_dir, tiny_bert_path, context_store=str(store), rare_words={"frequencies": "store", "max_zipf": 7.5}
+    )
     doc = by_store("the quokka sold tarantulas")  # store counts: quokka rare, "sold" and "the" not
     assert [doc[i].text for i in doc._.bertram] == ["quokka", "tarantulas"]
 
@@ -145,13 +150,17 @@ def test_context_store_problems(bertram_dir, tiny_bert_path, tmp_path):  # noqa:
 
 def test_a_model_without_counts_says_that_rarity_falls_back_to_wordfreq(bertram_dir, tiny_bert_path):
     """A model whose counts.tsv was deleted would silently switch rules under the default 'auto'."""
-    with pytest.warns(UserWarning, match=r"\[W002\].*ships no word counts \(counts.tsv\), so rarity comes from "
-                                         r"wordfreq's frequencies for 'en'"):
+    with pytest.warns(
+        UserWarning,
+        match=r"\[W002\].*ships no word counts \(counts.tsv\), so rarity comes from "
+        r"wordfreq's frequencies for 'en'",
+    ):
         make_nlp(bertram_dir, tiny_bert_path)(TEXT)  # bertram_dir ships no counts.tsv
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        quiet = make_nlp(bertram_dir, tiny_bert_path, rare_words={"@misc": "spacy-bertram.RareWords.v1",
-                                                                  "frequencies": "wordfreq"})
+        quiet = make_nlp(
+            bertram_dir, tiny_bert_path, rare_words={"@misc": "spacy-bertram.RareWords.v1", "frequencies": "wordfreq"}
+        )
         quiet(TEXT)
     assert not [w for w in caught if "counts.tsv" in str(w.message)]
 
@@ -172,18 +181,24 @@ def test_counts_too_coarse_for_max_zipf_say_what_would_help_with_this_setting(tm
     table = CountTable({"kumquat": 1, "the": 9})
     store = str(context_store_of(tmp_path, ["the farmer sold a kumquat"] * 2))
     explicit = counts_warning(WordSources(RareWordRule(frequencies="model"), "en"), table)
-    assert ("[W003] the bertram component's rare_words.frequencies = 'model' reads the BERTRAM model's counts.tsv, "
-            "whose smallest Zipf value (one occurrence) is 8.00, not below max_zipf 3.0: every word seen there "
-            "counts as frequent and only unseen words as rare. Set rare_words.frequencies = \"auto\" (wordfreq's "
-            "'en' frequencies") in explicit
+    assert (
+        "[W003] the bertram component's rare_words.frequencies = 'model' reads the BERTRAM model's counts.tsv, "
+        "whose smallest Zipf value (one occurrence) is 8.00, not below max_zipf 3.0: every word seen there "
+        'counts as frequent and only unseen words as rare. Set rare_words.frequencies = "auto" (wordfreq\'s '
+        "'en' frequencies"
+    ) in explicit
     auto = counts_warning(WordSources(RareWordRule(), "xx"), table)
-    assert ("[W016] the bertram component's rare_words.frequencies = 'auto' reads the BERTRAM model's counts.tsv "
-            "alone (wordfreq has no frequencies for 'xx'), whose smallest Zipf value (one occurrence) is 8.00, not "
-            "below max_zipf 3.0") in auto
-    assert "Raise max_zipf above 8.00" in auto and "count a larger corpus" in auto and "= \"auto\"" not in auto
+    assert (
+        "[W016] the bertram component's rare_words.frequencies = 'auto' reads the BERTRAM model's counts.tsv "
+        "alone (wordfreq has no frequencies for 'xx'), whose smallest Zipf value (one occurrence) is 8.00, not "
+        "below max_zipf 3.0"
+    ) in auto
+    assert "Raise max_zipf above 8.00" in auto and "count a larger corpus" in auto and '= "auto"' not in auto
     by_store = counts_warning(WordSources(RareWordRule(frequencies="store"), "xx", context_store=store), None)
-    assert f"[W016] the bertram component's rare_words.frequencies = 'store' reads the context store {store!r} " \
-           "alone" in by_store
+    assert (
+        f"[W016] the bertram component's rare_words.frequencies = 'store' reads the context store {store!r} "
+        "alone" in by_store
+    )
     assert all("component's the" not in message for message in (explicit, auto, by_store))
     # The advice holds: above the resolution, a word seen once is rare, and nothing is warned about.
     with warnings.catch_warnings():
@@ -199,29 +214,40 @@ def test_counts_too_coarse_for_max_zipf_say_what_would_help_with_this_setting(tm
 def definitions(tmp_path):
     from spacy_bertram.dictionary.store import write_definition_store
 
-    entries = {"kumquat": [("gcide", "Kumquat: a small sweet orange fruit.", 0, 7),
-                           ("wordnet", "kumquat: a citrus tree.", 0, 7),
-                           ("wordnet", "they grow a kumquat tree", 12, 19)]}
+    entries = {
+        "kumquat": [
+            ("gcide", "Kumquat: a small sweet orange fruit.", 0, 7),
+            ("wordnet", "kumquat: a citrus tree.", 0, 7),
+            ("wordnet", "they grow a kumquat tree", 12, 19),
+        ]
+    }
     return str(write_definition_store(tmp_path / "definitions.sqlite", entries, [("kumquats", "kumquat")]))
 
 
 def test_definitions_for_an_inflected_form_written_as_in_the_text(bertram_dir, tiny_bert_path, definitions):
-    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="doc+dictionary:2", dictionary_store=definitions,
-                   sentencizer=True)
+    nlp = make_nlp(
+        bertram_dir, tiny_bert_path, contexts="doc+dictionary:2", dictionary_store=definitions, sentencizer=True
+    )
     pipe = nlp.get_pipe("bertram")
     doc = nlp("Kumquats grow in gardens.")
     assert pipe.word_sources.contexts_for(doc, "kumquats", [0]) == [
-        "Kumquats grow in gardens.", "Kumquats: a small sweet orange fruit.", "Kumquats: a citrus tree."]
+        "Kumquats grow in gardens.",
+        "Kumquats: a small sweet orange fruit.",
+        "Kumquats: a citrus tree.",
+    ]
     only = make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary", dictionary_store=definitions)
     assert only.get_pipe("bertram").word_sources.contexts_for(doc, "kumquats", [0])[2] == "they grow a Kumquats tree"
 
 
 def test_sources_are_read_in_the_order_written_each_up_to_its_limit(bertram_dir, tiny_bert_path, definitions):
-    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="dictionary:1+doc", dictionary_store=definitions,
-                   contexts_per_word=2)
+    nlp = make_nlp(
+        bertram_dir, tiny_bert_path, contexts="dictionary:1+doc", dictionary_store=definitions, contexts_per_word=2
+    )
     doc = nlp("A kumquat is sweet.")
     assert nlp.get_pipe("bertram").word_sources.contexts_for(doc, "kumquat", [1]) == [
-        "kumquat: a small sweet orange fruit.", "A kumquat is sweet."]
+        "kumquat: a small sweet orange fruit.",
+        "A kumquat is sweet.",
+    ]
 
 
 def test_a_word_without_an_entry_falls_back_to_its_other_contexts(bertram_dir, tiny_bert_path, definitions):
@@ -243,8 +269,10 @@ def test_the_cache_key_names_the_sources(bertram_dir, tiny_bert_path, definition
     # no entry: the same contexts as "doc", another key; an entry: other contexts too
     assert keys["doc"][("quokka", "doc")] == keys["doc+dictionary"][("quokka", "doc+dictionary")]
     assert keys["doc"][("kumquat", "doc")] != keys["doc+dictionary"][("kumquat", "doc+dictionary")]
-    assert keys["doc+dictionary:1"][("kumquat", "doc+dictionary:1")] != keys["doc+dictionary"][
-        ("kumquat", "doc+dictionary")]
+    assert (
+        keys["doc+dictionary:1"][("kumquat", "doc+dictionary:1")]
+        != keys["doc+dictionary"][("kumquat", "doc+dictionary")]
+    )
 
 
 def test_a_saved_pipeline_refers_to_the_dictionary_by_path(bertram_dir, tiny_bert_path, definitions, tmp_path):

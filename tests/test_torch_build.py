@@ -1,4 +1,5 @@
 """torch_build.py: the installed torch's build, read from torch/version.py without importing torch."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -15,13 +16,16 @@ def test_the_build_read_from_the_file_is_the_loaded_torchs():
     assert cpu_only_torch() == (torch.__version__ if cpu_only else None)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("__version__ = '9.1+cpu'\ncuda = None\nhip = None\n", "9.1+cpu"),
-    ("__version__ = '9.1+cu121'\ncuda = '12.1'\nhip = None\n", None),
-    ("__version__ = '9.1+rocm6'\ncuda = None\nhip = '6.0'\n", None),
-    ("__version__ = '9.1'\n", None),  # a version.py that records no build: torch itself is asked
-    ("this is not python", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("__version__ = '9.1+cpu'\ncuda = None\nhip = None\n", "9.1+cpu"),
+        ("__version__ = '9.1+cu121'\ncuda = '12.1'\nhip = None\n", None),
+        ("__version__ = '9.1+rocm6'\ncuda = None\nhip = '6.0'\n", None),
+        ("__version__ = '9.1'\n", None),  # a version.py that records no build: torch itself is asked
+        ("this is not python", None),
+    ],
+)
 def test_a_build_is_cpu_only_when_it_records_neither_cuda_nor_hip(tmp_path, monkeypatch, text, expected):
     (tmp_path / "version.py").write_text(text, encoding="utf8")
     spec = SimpleNamespace(submodule_search_locations=[str(tmp_path)])

@@ -1,4 +1,5 @@
 """Streaming corpus reader and word tokenizer."""
+
 from __future__ import annotations
 
 import gzip
@@ -20,8 +21,18 @@ from spacy_bertram.training.corpus import (
 def test_tokenize_keeps_hyphens_and_contractions_and_splits_possessive():
     text = "Hornby's e-mail: don't tell O'Neill, a 12-year-old (naïve) fan's café!"
     assert tokenize(text) == [
-        "Hornby", "'s", "e-mail", "don't", "tell", "O'Neill", "a", "12-year-old",
-        "naïve", "fan", "'s", "café",
+        "Hornby",
+        "'s",
+        "e-mail",
+        "don't",
+        "tell",
+        "O'Neill",
+        "a",
+        "12-year-old",
+        "naïve",
+        "fan",
+        "'s",
+        "café",
     ]
 
 

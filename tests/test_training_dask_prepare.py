@@ -1,4 +1,5 @@
 """training/dask_prepare.py: the Dask prepare equals the single-machine one."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,13 +7,13 @@ import pytest
 from spacy_bertram.training.prepare import prepare
 
 
-
 def _store_rows(path):
     import sqlite3
 
     with sqlite3.connect(str(path)) as conn:
-        return {table: list(conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2"))
-                for table in ("meta", "words", "contexts")}
+        return {
+            table: list(conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2")) for table in ("meta", "words", "contexts")
+        }
 
 
 @pytest.mark.parametrize("caps", [(5, 3), (30, 12)])  # reservoirs full in the first file, or later
@@ -26,12 +27,14 @@ def test_dask_prepare_equals_single_machine_prepare(tmp_path, caps):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for f in range(5):
-        lines = [" ".join(rng.choices(vocab, weights=range(len(vocab), 0, -1), k=rng.randint(3, 30)))
-                 for _ in range(60)]
+        lines = [
+            " ".join(rng.choices(vocab, weights=range(len(vocab), 0, -1), k=rng.randint(3, 30))) for _ in range(60)
+        ]
         lines += lines[:10]  # repeated lines: de-duplicated contexts
         (corpus / f"part{f}.txt").write_text("\n".join(lines) + "\n\n", encoding="utf8")
-    settings = dict(min_count=40, max_contexts=caps[0], rare_max_contexts=caps[1], context_words=4, seed=7,
-                    progress=False)
+    settings = dict(
+        min_count=40, max_contexts=caps[0], rare_max_contexts=caps[1], context_words=4, seed=7, progress=False
+    )
     single = prepare(corpus, tmp_path / "single", **settings)
     with (
         distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,

@@ -1,11 +1,11 @@
 """training/distributed.py: GPU workers need dask-cuda and CUDA."""
+
 from __future__ import annotations
 
 import sys
 import types
 
 import pytest
-
 
 
 def test_gpu_workers_need_dask_cuda_and_cuda(monkeypatch):

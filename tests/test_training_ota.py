@@ -1,10 +1,11 @@
 """One-token approximation on the tiny encoder."""
+
 from __future__ import annotations
 
 import pytest
 import torch
 
-from spacy_bertram.encoder import load_encoder
+from spacy_bertram.model.encoder import load_encoder
 from spacy_bertram.training.ota import OTASettings, neighbour_ids, one_token_approximation
 
 
@@ -53,8 +54,9 @@ def test_ota_chunks_on_workers_give_the_one_process_vectors(tiny_bert_path, dask
     pieces = [tokenizer(w, add_special_tokens=False)["input_ids"] for w in words]
     settings = OTASettings(steps=3, batch_words=2, seed=5)  # five chunks, each with its own draws
     alone = one_token_approximation(encoder, tokenizer, pieces, settings, progress=False)
-    spread = one_token_approximation(encoder, tokenizer, pieces, settings, progress=False, client=dask_client,
-                                     base_model=tiny_bert_path)
+    spread = one_token_approximation(
+        encoder, tokenizer, pieces, settings, progress=False, client=dask_client, base_model=tiny_bert_path
+    )
     assert torch.allclose(alone.vectors, spread.vectors, atol=1e-5)
     assert spread.loss_after == pytest.approx(alone.loss_after, rel=1e-5) and alone.loss_after < alone.loss_before
     initial = torch.stack([encoder.get_input_embeddings().weight[p].mean(0) for p in pieces])

@@ -1,4 +1,5 @@
 """`prepare`: corpus -> counts.tsv + contexts.sqlite + prepare.json, all or nothing."""
+
 from __future__ import annotations
 
 import json
@@ -112,8 +113,9 @@ def test_main_cli(corpus_dir, tmp_path):
 
 def test_context_words_is_prepares_own_name_for_its_window(corpus_dir, tmp_path):
     """Words kept on each side of an occurrence: not the component's context_window (a doc's tokens)."""
-    result = CliRunner().invoke(app, ["prepare", str(corpus_dir), str(tmp_path / "out"), "--min-count", "2",
-                                      "--context-words", "1"])
+    result = CliRunner().invoke(
+        app, ["prepare", str(corpus_dir), str(tmp_path / "out"), "--min-count", "2", "--context-words", "1"]
+    )
     assert result.exit_code == 0, result.output
     store = ContextStore.open(tmp_path / "out" / "contexts.sqlite")
     assert store.window == 1 and all(len(text.split()) <= 3 for text in store.contexts("garden"))
@@ -139,8 +141,9 @@ def test_exclude_leaves_out_matching_files_and_names_a_pattern_that_matches_none
 
 def test_included_rare_word_gets_its_own_contexts(corpus_dir, tmp_path):
     """Selected word ids need not be contiguous: contexts are stored under the word's own id."""
-    result = prepare(corpus_dir, tmp_path / "out", min_count=2, rare_max_contexts=0, include_words=["Kumquats"],
-                     progress=False)
+    result = prepare(
+        corpus_dir, tmp_path / "out", min_count=2, rare_max_contexts=0, include_words=["Kumquats"], progress=False
+    )
     store = ContextStore.open(result.store)
     assert store.contexts("kumquats") == [LINES[0].rstrip(".")]
     assert store.contexts("at") == [] and store.num_contexts("at") == 0  # ranked between, not selected

@@ -1,4 +1,5 @@
 """training/progress.py: the one way bars are made, spaCy's: drawn on a terminal, never into a redirected log."""
+
 from __future__ import annotations
 
 import io
@@ -37,9 +38,12 @@ def test_a_bar_draws_on_a_terminal_only_and_never_when_progress_is_off():
 def test_every_bar_of_the_package_and_the_experiments_is_made_here():
     """One owner: no module calls tqdm itself (a call would bring back `disable=not progress`)."""
     own = ROOT / "spacy_bertram" / "training" / "progress.py"
-    callers = [f"{path.relative_to(ROOT)}:{number}"
-               for folder in ("spacy_bertram", "bertram_experiments", "scripts", "benchmarks")
-               for path in sorted((ROOT / folder).rglob("*.py")) if path != own
-               for number, line in enumerate(path.read_text(encoding="utf8").splitlines(), 1)
-               if re.search(r"\btqdm\(|\bimport tqdm|from tqdm import", line)]
+    callers = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for folder in ("spacy_bertram", "bertram_experiments", "scripts", "benchmarks")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if path != own
+        for number, line in enumerate(path.read_text(encoding="utf8").splitlines(), 1)
+        if re.search(r"\btqdm\(|\bimport tqdm|from tqdm import", line)
+    ]
     assert callers == []

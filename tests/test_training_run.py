@@ -1,4 +1,5 @@
 """training/run.py: resuming killed runs, restarting changed ones, bad input writing nothing."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,8 @@ import torch
 from safetensors.numpy import load_file as load_arrays
 from safetensors.torch import load_file
 
-from spacy_bertram.config import BertramConfig
-from spacy_bertram.encoder import load_encoder
+from spacy_bertram.model.config import BertramConfig
+from spacy_bertram.model.encoder import load_encoder
 from spacy_bertram.device import select_device
 from spacy_bertram.training.ota import OTASettings
 from spacy_bertram.training.run import _check_resume
@@ -36,8 +37,9 @@ def test_killed_run_resumes_and_matches(tiny_bert_path, source, tmp_path):
         b = load_file(str(resumed_dir / name / "weights.safetensors"))
         assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), name
     assert resumed["final"] == whole["final"]
-    assert [e["loss"] for e in resumed["stages"]["stage3-add"]["epochs"]] == \
-        [e["loss"] for e in whole["stages"]["stage3-add"]["epochs"]]
+    assert [e["loss"] for e in resumed["stages"]["stage3-add"]["epochs"]] == [
+        e["loss"] for e in whole["stages"]["stage3-add"]["epochs"]
+    ]
     assert not (resumed_dir / "cache").exists()
     metrics = json.loads((resumed_dir / "metrics.json").read_text())
     assert [row["model"] for row in metrics["ablation"]][0].startswith("subword mean")
@@ -48,14 +50,16 @@ def test_a_resumed_run_says_once_what_it_takes_over(tiny_bert_path, source, tmp_
     epoch the stage it stopped in goes on from, in one line through the run's log; a fresh run says nothing."""
     first: list = []
     with pytest.raises(Killed):
-        _train(source, tmp_path, tiny_bert_path, ablation=False, log=first.append,
-               on_epoch_end=_kill_at("stage3-add", 1))
+        _train(
+            source, tmp_path, tiny_bert_path, ablation=False, log=first.append, on_epoch_end=_kill_at("stage3-add", 1)
+        )
     again: list = []
     _train(source, tmp_path, tiny_bert_path, ablation=False, log=again.append)
     assert [line for line in first if "resum" in line] == []
     assert [line for line in again if "resum" in line] == [
         f"resuming the run in {tmp_path}: targets loaded; finished stages loaded: stage1-context, stage2-form; "
-        "stage3-add from epoch 2 (its checkpoint after epoch 1)"]
+        "stage3-add from epoch 2 (its checkpoint after epoch 1)"
+    ]
 
 
 def test_a_changed_run_is_not_resumed_and_the_changed_settings_are_named(tiny_bert_path, source, tmp_path):
@@ -76,8 +80,10 @@ def test_a_run_recorded_by_an_earlier_version_resumes_and_names_what_changed(tmp
     _check_resume(tmp_path, {**run, "settings": TrainSettings(path_mix=None).to_dict()})  # the same settings: resumes
     with pytest.raises(ValueError, match=r"\[E277\].*\(settings\.path_mix: None -> \[0\.25, 0\.25, 0\.5\]\)"):
         _check_resume(tmp_path, {**run, "settings": settings.to_dict()})  # today's default trains on one path a step
-    for network, changed in ((BertramConfig(max_contexts=16), "max_contexts: 32 -> 16"),
-                             (BertramConfig(max_word_pieces=8), "max_word_pieces: 32 -> 8")):
+    for network, changed in (
+        (BertramConfig(max_contexts=16), "max_contexts: 32 -> 16"),
+        (BertramConfig(max_word_pieces=8), "max_word_pieces: 32 -> 8"),
+    ):
         with pytest.raises(ValueError, match=rf"\[E277\].*\(settings\.{changed}\); run with the same settings"):
             _check_resume(tmp_path, {**run, "settings": TrainSettings(network, path_mix=None).to_dict()})
     with pytest.raises(ValueError, match=r"\[E277\].*\(settings\.rank_weight: 0\.0 -> 0\.5\)"):
@@ -114,8 +120,13 @@ def test_a_users_files_in_trains_directories_survive_a_rerun_a_restart_and_force
     did not save is refused before any work, and --force replaces only the model's files."""
     run = tmp_path / "run"
     _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (1, 1, 1)}, keep_cache=True)
-    mine = [run / "notes.txt", run / "model" / "README_mine.txt", run / "targets" / "notes.txt",
-            run / "cache" / "notes.txt", *(d / "notes.txt" for d in sorted(run.glob("stage*")))]
+    mine = [
+        run / "notes.txt",
+        run / "model" / "README_mine.txt",
+        run / "targets" / "notes.txt",
+        run / "cache" / "notes.txt",
+        *(d / "notes.txt" for d in sorted(run.glob("stage*"))),
+    ]
     assert len(mine) == 7
     for path in mine:
         path.write_text(f"mine: {path.parent.name}")
@@ -126,8 +137,11 @@ def test_a_users_files_in_trains_directories_survive_a_rerun_a_restart_and_force
     assert all(path.read_text() == f"mine: {path.parent.name}" for path in mine)
     (run / "model" / "digests.json").unlink()  # as if the user had put the model files there
     before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
-    with pytest.raises(ValueError, match=r"\[E007\] train: .*model' holds config.json \(not written by train, or "
-                                         r"changed since\), counts.tsv .*--force"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E007\] train: .*model' holds config.json \(not written by train, or "
+        r"changed since\), counts.tsv .*--force",
+    ):
         _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)})
     assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
     _train(source, run, tiny_bert_path, ablation=False, settings={"epochs": (2, 1, 1)}, force=True)
@@ -165,20 +179,25 @@ def test_training_with_a_client_gives_the_one_process_model(tiny_bert_path, dask
     settings = {"mode": mode, "epochs": (2, 1, 1)}
     data = {"multi_piece_words": 12}
     alone = _train(store, tmp_path / "alone", tiny_bert_path, settings, data, ablation=False, keep_cache=True)
-    spread = _train(store, tmp_path / "dask", tiny_bert_path, settings, data, ablation=False, keep_cache=True,
-                    client=dask_client)
+    spread = _train(
+        store, tmp_path / "dask", tiny_bert_path, settings, data, ablation=False, keep_cache=True, client=dask_client
+    )
     assert alone["targets"]["n_ota"] > 0 and spread["targets"]["n_ota"] == alone["targets"]["n_ota"]
-    caches = {run: [numpy.load(path) for path in sorted((tmp_path / run / "cache").glob("states-*.npy"))]
-              for run in ("alone", "dask")}
+    caches = {
+        run: [numpy.load(path) for path in sorted((tmp_path / run / "cache").glob("states-*.npy"))]
+        for run in ("alone", "dask")
+    }
     assert caches["alone"] and len(caches["alone"]) == len(caches["dask"])
     for states in caches["alone"]:  # add's stage-3 cache is keyed by the form vectors too, which round alike
         same_shape = [other for other in caches["dask"] if other.shape == states.shape]
         assert min(numpy.abs(states - other).max() for other in same_shape) < 1e-4
-    targets = [load_arrays(str(tmp_path / run / "targets" / "targets.safetensors"))["vectors"]
-               for run in ("alone", "dask")]
+    targets = [
+        load_arrays(str(tmp_path / run / "targets" / "targets.safetensors"))["vectors"] for run in ("alone", "dask")
+    ]
     assert numpy.abs(targets[0] - targets[1]).max() < 1e-5
     weights = [load_arrays(str(tmp_path / run / "model" / "weights.safetensors")) for run in ("alone", "dask")]
     assert weights[0].keys() == weights[1].keys()
     assert max(numpy.abs(weights[0][k] - weights[1][k]).max() for k in weights[0]) < 1e-4
     assert json.loads((tmp_path / "dask" / "metrics.json").read_text())["final"]["cosine"] == pytest.approx(
-        alone["final"]["cosine"], abs=1e-4)
+        alone["final"]["cosine"], abs=1e-4
+    )

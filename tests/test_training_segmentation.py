@@ -1,4 +1,5 @@
 """training/segmentation.py: rare-like segmentation equals the tokenizer without the word's entry."""
+
 from __future__ import annotations
 
 import random

@@ -1,22 +1,45 @@
 """training/settings.py: one default per network setting (BertramConfig's), the run's record and its inverse."""
+
 from __future__ import annotations
 
 from dataclasses import fields
 
 import pytest
 
-from spacy_bertram.config import MODES, BertramConfig
-from spacy_bertram.training.settings import (DEFAULT_PATH_MIX, NETWORK_KEYS, UNRECORDED_DEFAULTS, TrainingData,
-                                             TrainSettings, check_vector_settings, stage_count)
+from spacy_bertram.model.config import MODES, BertramConfig
+from spacy_bertram.training.settings import (
+    DEFAULT_PATH_MIX,
+    NETWORK_KEYS,
+    UNRECORDED_DEFAULTS,
+    TrainingData,
+    TrainSettings,
+    check_vector_settings,
+    stage_count,
+)
 from spacy_bertram.training.stages import plan_stages
 
 #: What `train` recorded in progress.json before the network settings were BertramConfig's.
 FLAT_RECORD = {
-    "mode": "inplace", "use_subword_mean": True, "read_layer": -2, "subword_share": 0.5,
-    "own_embedding_for_one_piece": True, "inplace_mask_fraction": 0.5, "epochs": [100, 20, 30],
-    "lr": [1e-2, 1e-2, 3e-3], "batch_words": [64, 64, 64], "warmup": 0.1, "min_contexts": 4, "max_contexts": 32,
-    "pool_contexts": 32, "max_seq_length": 96, "ngram_min_count": 3, "ngram_dropout": 0.1, "seed": 0,
-    "reuse_states": True, "token_budget": 4096, "cache_memory_mb": 2048.0,
+    "mode": "inplace",
+    "use_subword_mean": True,
+    "read_layer": -2,
+    "subword_share": 0.5,
+    "own_embedding_for_one_piece": True,
+    "inplace_mask_fraction": 0.5,
+    "epochs": [100, 20, 30],
+    "lr": [1e-2, 1e-2, 3e-3],
+    "batch_words": [64, 64, 64],
+    "warmup": 0.1,
+    "min_contexts": 4,
+    "max_contexts": 32,
+    "pool_contexts": 32,
+    "max_seq_length": 96,
+    "ngram_min_count": 3,
+    "ngram_dropout": 0.1,
+    "seed": 0,
+    "reuse_states": True,
+    "token_budget": 4096,
+    "cache_memory_mb": 2048.0,
 }
 
 
@@ -32,13 +55,24 @@ def test_the_record_keeps_its_layout_and_reads_back():
     """The same keys as before plus max_word_pieces and the settings added since (at the values earlier runs
     trained with), so a run recorded earlier compares equal."""
     record = TrainSettings().to_dict()
-    assert UNRECORDED_DEFAULTS == {"path_mix": None, "path_phases": False, "rank_weight": 0.0,
-                                   "rank_temperature": 0.1, "rank_negatives": 64}
-    assert record == {**FLAT_RECORD, "max_word_pieces": 32, **UNRECORDED_DEFAULTS, "path_mix": [0.25, 0.25, 0.5],
-                      "subword_share": 0.3}
+    assert UNRECORDED_DEFAULTS == {
+        "path_mix": None,
+        "path_phases": False,
+        "rank_weight": 0.0,
+        "rank_temperature": 0.1,
+        "rank_negatives": 64,
+    }
+    assert record == {
+        **FLAT_RECORD,
+        "max_word_pieces": 32,
+        **UNRECORDED_DEFAULTS,
+        "path_mix": [0.25, 0.25, 0.5],
+        "subword_share": 0.3,
+    }
     assert TrainSettings().path_mix == DEFAULT_PATH_MIX
-    settings = TrainSettings(BertramConfig(base_model="tiny", mode="add", max_contexts=6), epochs=(2, 1, 1),
-                             min_contexts=2, pool_contexts=8)
+    settings = TrainSettings(
+        BertramConfig(base_model="tiny", mode="add", max_contexts=6), epochs=(2, 1, 1), min_contexts=2, pool_contexts=8
+    )
     assert "base_model" not in settings.to_dict()  # the run records its encoder beside the settings
     again = TrainSettings.from_dict({**settings.to_dict(), "base_model": "tiny"})
     assert again == settings and again.epochs == (2, 1, 1)
@@ -70,7 +104,6 @@ def test_epochs_that_train_none_of_the_modes_stages_are_refused(mode):
         assert TrainSettings(BertramConfig(mode=mode), epochs=tuple(int(i == stage) for i in range(3))).epochs
 
 
-
 @pytest.mark.parametrize("lr", [(float("nan"), 1e-2, 3e-3), (1e-2, float("inf"), 3e-3), (1e-2, 1e-2, 0.0)])
 def test_a_learning_rate_that_is_not_a_positive_number_is_refused(lr):
     """NaN passed `min(lr) <= 0` (both comparisons are false): training failed in the optimizer, after the
@@ -95,8 +128,13 @@ def test_the_training_data_settings_are_checked_when_made():
 def test_the_vector_settings_are_checked_without_a_model():
     good = dict(min_count=1, max_count=None, max_contexts=8, token_budget=0, shard_size=256, workers=0)
     check_vector_settings(**good)
-    for change, code in [({"max_count": 1}, "E261"), ({"max_contexts": 0}, "E052"), ({"token_budget": -1}, "E263"),
-                         ({"shard_size": 0}, "E052"), ({"workers": -1}, "E268")]:
+    for change, code in [
+        ({"max_count": 1}, "E261"),
+        ({"max_contexts": 0}, "E052"),
+        ({"token_budget": -1}, "E263"),
+        ({"shard_size": 0}, "E052"),
+        ({"workers": -1}, "E268"),
+    ]:
         with pytest.raises(ValueError, match=rf"\[{code}\]"):
             check_vector_settings(**{**good, **change})
 

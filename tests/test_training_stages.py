@@ -12,8 +12,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from spacy_bertram.config import BertramConfig
-from spacy_bertram.encoder import load_encoder
+from spacy_bertram.model.config import BertramConfig
+from spacy_bertram.model.encoder import load_encoder
 from spacy_bertram.training.ota import OTASettings
 from spacy_bertram.training.stages import (
     StageSpec,

@@ -1,4 +1,5 @@
 """SQLite context store: counts, sampled contexts, selection, crash safety."""
+
 from __future__ import annotations
 
 import pickle
@@ -27,8 +28,9 @@ def build(tmp_path, text=TEXT, min_count=2, max_contexts=8, rare=4, window=25, s
     corpus = Corpus.from_paths(tmp_path / "corpus", lowercase=lowercase)
     counts, n_lines = count_words(corpus, progress=False)
     caps = select_words(counts, min_count, max_contexts, rare)
-    path = build_context_store(corpus, tmp_path / "ctx.sqlite", counts, caps, window=window, n_lines=n_lines,
-                               seed=seed, progress=False)
+    path = build_context_store(
+        corpus, tmp_path / "ctx.sqlite", counts, caps, window=window, n_lines=n_lines, seed=seed, progress=False
+    )
     return ContextStore.open(path), counts
 
 
@@ -39,8 +41,9 @@ def test_progress_bars_leave_a_redirected_log_alone(tmp_path, capsys):
     (tmp_path / "corpus" / "c.txt").write_text(TEXT, encoding="utf8")
     corpus = Corpus.from_paths(tmp_path / "corpus", lowercase=True)
     counts, n_lines = count_words(corpus, progress=True)
-    build_context_store(corpus, tmp_path / "ctx.sqlite", counts, select_words(counts, 2, 8, 4), n_lines=n_lines,
-                        progress=True)
+    build_context_store(
+        corpus, tmp_path / "ctx.sqlite", counts, select_words(counts, 2, 8, 4), n_lines=n_lines, progress=True
+    )
     assert capsys.readouterr().err == ""
 
 
@@ -108,9 +111,7 @@ def test_caps_are_respected_for_training_and_rare_words(tmp_path):
     assert store.count("common") == 60 and len(store.contexts("common")) == 5
     assert store.count("rarish") == 6 and len(store.contexts("rarish")) == 2
     assert len(store.contexts("common", limit=3)) == 3
-    assert store.meta["total_contexts"] == str(
-        sum(store.num_contexts(w) for w in store.words())
-    )
+    assert store.meta["total_contexts"] == str(sum(store.num_contexts(w) for w in store.words()))
 
 
 def test_reservoir_samples_the_whole_corpus_and_is_seeded(tmp_path):
@@ -189,10 +190,12 @@ def test_crash_leaves_no_store_and_keeps_the_old_one(tmp_path, monkeypatch):
     monkeypatch.setattr(contexts_mod._Reservoirs, "offer", failing_offer)
     corpus = Corpus.from_paths(tmp_path / "corpus", lowercase=True)
     with pytest.raises(KeyboardInterrupt):
-        build_context_store(corpus, tmp_path / "ctx.sqlite", counts, select_words(counts, 1, 4), batch_size=2,
-                            progress=False)
+        build_context_store(
+            corpus, tmp_path / "ctx.sqlite", counts, select_words(counts, 1, 4), batch_size=2, progress=False
+        )
     with pytest.raises(KeyboardInterrupt):
-        build_context_store(corpus, tmp_path / "new.sqlite", counts, select_words(counts, 1, 4), batch_size=2,
-                            progress=False)
+        build_context_store(
+            corpus, tmp_path / "new.sqlite", counts, select_words(counts, 1, 4), batch_size=2, progress=False
+        )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "ctx.sqlite"]
     assert ContextStore.open(tmp_path / "ctx.sqlite").contexts("kumquat") == before

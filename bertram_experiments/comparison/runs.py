@@ -17,6 +17,7 @@ where the runs agree item by item. `before` is the reference; every figure is af
 The CI is over items only: two training runs of one recipe also differ (docs/evaluation.md
 measures by how much), so a model comparison is read against that.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import numpy as np
 
 from spacy_bertram import PathLike, output_mark
-from ..downstream.paired import (DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_prediction_rows,
-                                 table_from_rows)
+from ..downstream.paired import DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_prediction_rows, table_from_rows
 from ..downstream.pooling import comparison_cells, discover_sets, strata_of
 from ..bootstrap import paired_difference
 from ..errors import Errors
@@ -40,7 +40,7 @@ BEFORE, AFTER = "before", "after"
 
 
 def run_kind(paths: Sequence[PathLike]) -> str:
-    """"synonyms" for `synonym-recovery` JSON files, "intrinsic" for `intrinsic` JSON files, "downstream" for
+    """ "synonyms" for `synonym-recovery` JSON files, "intrinsic" for `intrinsic` JSON files, "downstream" for
     `evaluate` output directories."""
     kinds = set()
     for path in map(Path, paths):
@@ -68,26 +68,43 @@ def pair_scores(path: PathLike) -> Dict[Tuple[str, str, str], Dict[str, Tuple[fl
 
 def scores_of_pairs(rows: Sequence[Mapping[str, Any]]) -> Dict[Tuple[str, str, str], Dict[str, Tuple[float, int]]]:
     """(source, rare word, original) -> system -> (cosine, rank), from the pair rows `synonym-recovery` writes."""
-    return {(r["source"], r["substitute"], r["original"]): {s: (float(c), int(r["rank"][s]))
-                                                          for s, c in r["cosine"].items()} for r in rows}
+    return {
+        (r["source"], r["substitute"], r["original"]): {
+            s: (float(c), int(r["rank"][s])) for s, c in r["cosine"].items()
+        }
+        for r in rows
+    }
 
 
-def paired_system_difference(first: Mapping[tuple, Mapping[str, Tuple[float, int]]],
-                             second: Mapping[tuple, Mapping[str, Tuple[float, int]]], keys: Sequence[tuple],
-                             system: str, n_resamples: int, seed: int) -> Dict[str, Any]:
+def paired_system_difference(
+    first: Mapping[tuple, Mapping[str, Tuple[float, int]]],
+    second: Mapping[tuple, Mapping[str, Tuple[float, int]]],
+    keys: Sequence[tuple],
+    system: str,
+    n_resamples: int,
+    seed: int,
+) -> Dict[str, Any]:
     """One system's figures in both runs on the same pairs, and second - first (cosine, hits@10) with CIs
     from one paired bootstrap over the original words."""
-    scores = {f"{BEFORE}:{system}": _columns([first[k][system] for k in keys]),
-              f"{AFTER}:{system}": _columns([second[k][system] for k in keys])}
+    scores = {
+        f"{BEFORE}:{system}": _columns([first[k][system] for k in keys]),
+        f"{AFTER}:{system}": _columns([second[k][system] for k in keys]),
+    }
     clusters = [key[2].lower() for key in keys]
     compared = compare_synonym_scores(scores, clusters, n_resamples, seed, baseline=f"{BEFORE}:{system}")
     after_figures = compared[f"{AFTER}:{system}"]
-    return {"n": len(keys), BEFORE: compared[f"{BEFORE}:{system}"], AFTER: after_figures,
-            "cosine_diff": after_figures["gain"], "hits_diff": after_figures["hits_gain"]}
+    return {
+        "n": len(keys),
+        BEFORE: compared[f"{BEFORE}:{system}"],
+        AFTER: after_figures,
+        "cosine_diff": after_figures["gain"],
+        "hits_diff": after_figures["hits_gain"],
+    }
 
 
-def compare_synonym_runs(before: PathLike, after: PathLike, n_resamples: int = DEFAULT_RESAMPLES,
-                         seed: int = 0) -> Dict[str, Any]:
+def compare_synonym_runs(
+    before: PathLike, after: PathLike, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> Dict[str, Any]:
     """Per pair source and system both runs score: after - before in mean cosine and hits@10."""
     first, second = pair_scores(before), pair_scores(after)
     shared = sorted(first.keys() & second.keys())
@@ -97,12 +114,21 @@ def compare_synonym_runs(before: PathLike, after: PathLike, n_resamples: int = D
     for source in dict.fromkeys(key[0] for key in shared):
         keys = [key for key in shared if key[0] == source]
         systems = [s for s in first[keys[0]] if all(s in first[k] and s in second[k] for k in keys)]
-        per_system = {system: paired_system_difference(first, second, keys, system, n_resamples, seed)
-                      for system in systems}
+        per_system = {
+            system: paired_system_difference(first, second, keys, system, n_resamples, seed) for system in systems
+        }
         sources[source] = {"n": len(keys), "clusters": len({key[2].lower() for key in keys}), "systems": per_system}
-    return {"kind": "synonyms", BEFORE: str(before), AFTER: str(after), "pairs_before": len(first),
-            "pairs_after": len(second), "pairs_shared": len(shared), "sources": sources,
-            "n_resamples": n_resamples, "seed": seed}
+    return {
+        "kind": "synonyms",
+        BEFORE: str(before),
+        AFTER: str(after),
+        "pairs_before": len(first),
+        "pairs_after": len(second),
+        "pairs_shared": len(shared),
+        "sources": sources,
+        "n_resamples": n_resamples,
+        "seed": seed,
+    }
 
 
 def _columns(scores: Sequence[Tuple[float, int]]) -> Tuple[np.ndarray, np.ndarray]:
@@ -124,8 +150,9 @@ def _intrinsic_items(path: PathLike) -> Dict[str, Dict[tuple, Dict[str, Any]]]:
     return out
 
 
-def compare_intrinsic_runs(before: PathLike, after: PathLike, n_resamples: int = DEFAULT_RESAMPLES,
-                           seed: int = 0) -> Dict[str, Any]:
+def compare_intrinsic_runs(
+    before: PathLike, after: PathLike, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> Dict[str, Any]:
     """Per set and system both runs score: after - before in Spearman rho on the items both scored."""
     first, second = _intrinsic_items(before), _intrinsic_items(after)
     sets: Dict[str, Any] = {}
@@ -138,14 +165,27 @@ def compare_intrinsic_runs(before: PathLike, after: PathLike, n_resamples: int =
         for system in item_systems(name, a_rows + b_rows):
             statistic, old = item_statistic(name, a_rows, system)
             _, new = item_statistic(name, b_rows, system)
-            per_system[system] = {BEFORE: statistic(old), AFTER: statistic(new), "difference": paired_difference(
-                statistic, new, old, n_resamples=n_resamples, seed=seed).to_dict()}
-        sets[name] = {"n": len(keys), "items_before": len(first[name]), "items_after": len(second[name]),
-                      "systems": per_system}
+            per_system[system] = {
+                BEFORE: statistic(old),
+                AFTER: statistic(new),
+                "difference": paired_difference(statistic, new, old, n_resamples=n_resamples, seed=seed).to_dict(),
+            }
+        sets[name] = {
+            "n": len(keys),
+            "items_before": len(first[name]),
+            "items_after": len(second[name]),
+            "systems": per_system,
+        }
     if not sets:
         raise ValueError(Errors.E430.format(before=before, after=after))
-    return {"kind": "intrinsic", BEFORE: str(before), AFTER: str(after), "sets": sets,
-            "n_resamples": n_resamples, "seed": seed}
+    return {
+        "kind": "intrinsic",
+        BEFORE: str(before),
+        AFTER: str(after),
+        "sets": sets,
+        "n_resamples": n_resamples,
+        "seed": seed,
+    }
 
 
 # -- downstream -----------------------------------------------------------------------------------------
@@ -159,13 +199,14 @@ def pooled_items(metrics_dirs: Sequence[PathLike]) -> Tuple[ItemTable, List[str]
         for set_name, path in discover_sets([directory]).items():
             rows = read_prediction_rows(path)
             tables.append(table_from_rows(rows, set_name))
-            seed_set = set_name[len(Path(directory).resolve().name):]
+            seed_set = set_name[len(Path(directory).resolve().name) :]
             places.extend(f"{position}{seed_set}/{row['id']}" for row in rows)
     return ItemTable.concat(tables), places
 
 
-def compare_downstream_runs(before: Sequence[PathLike], after: Sequence[PathLike],
-                            n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Dict[str, Any]:
+def compare_downstream_runs(
+    before: Sequence[PathLike], after: Sequence[PathLike], n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> Dict[str, Any]:
     """Per system both runs have: after - before in accuracy and log p(gold) on the items both predicted."""
     (first, first_ids), (second, second_ids) = pooled_items(before), pooled_items(after)
     position = {item: i for i, item in enumerate(second_ids)}
@@ -179,15 +220,27 @@ def compare_downstream_runs(before: Sequence[PathLike], after: Sequence[PathLike
     per_system = {}
     for system in systems:
         names = (f"{BEFORE}:{system}", f"{AFTER}:{system}")
-        table = ItemTable(list(names), first.sets, first.clusters,
-                          dict(zip(names, (first.correct[system], second.correct[system]))),
-                          dict(zip(names, (first.p_gold[system], second.p_gold[system]))))
+        table = ItemTable(
+            list(names),
+            first.sets,
+            first.clusters,
+            dict(zip(names, (first.correct[system], second.correct[system]))),
+            dict(zip(names, (first.p_gold[system], second.p_gold[system]))),
+        )
         compared = compare_to_baseline(table, baseline=names[0], n_resamples=n_resamples, seed=seed, strata=strata)
         per_system[system] = {BEFORE: compared[names[0]], AFTER: compared[names[1]]}
-    return {"kind": "downstream", BEFORE: [str(p) for p in before], AFTER: [str(p) for p in after],
-            "items_before": len(first_ids), "items_after": len(second_ids), "items_shared": len(pairs),
-            "clusters": int(len(np.unique(first.clusters.astype(str)))), "systems": per_system,
-            "n_resamples": n_resamples, "seed": seed}
+    return {
+        "kind": "downstream",
+        BEFORE: [str(p) for p in before],
+        AFTER: [str(p) for p in after],
+        "items_before": len(first_ids),
+        "items_after": len(second_ids),
+        "items_shared": len(pairs),
+        "clusters": int(len(np.unique(first.clusters.astype(str)))),
+        "systems": per_system,
+        "n_resamples": n_resamples,
+        "seed": seed,
+    }
 
 
 # -- the table ------------------------------------------------------------------------------------------
@@ -196,34 +249,83 @@ def compare_downstream_runs(before: Sequence[PathLike], after: Sequence[PathLike
 def comparison_markdown(result: Mapping[str, Any]) -> List[str]:
     """One row per system (and pair source): before, after, and after - before with its CI."""
     if result["kind"] == "synonyms":
-        rows = [[source, system, figures["n"], f"{figures[BEFORE]['mean_cosine']:.3f}",
-                 f"{figures[AFTER]['mean_cosine']:.3f}", format_ci(figures["cosine_diff"], 1, 3, star=True),
-                 f"{100 * figures[BEFORE]['hits_at_10']:.1f}", f"{100 * figures[AFTER]['hits_at_10']:.1f}",
-                 format_ci(figures["hits_diff"], 100, 1, star=True)]
-                for source, cell in result["sources"].items() for system, figures in cell["systems"].items()]
-        header = ("pairs", "system", "n", "cosine before", "after", "Δ cosine [95% CI]", "hits@10 % before",
-                  "after", "Δ hits@10, points [95% CI]")
-        note = (f"{result['pairs_shared']} pairs scored by both runs; original words resampled as clusters "
-                f"({result['n_resamples']} resamples).")
+        rows = [
+            [
+                source,
+                system,
+                figures["n"],
+                f"{figures[BEFORE]['mean_cosine']:.3f}",
+                f"{figures[AFTER]['mean_cosine']:.3f}",
+                format_ci(figures["cosine_diff"], 1, 3, star=True),
+                f"{100 * figures[BEFORE]['hits_at_10']:.1f}",
+                f"{100 * figures[AFTER]['hits_at_10']:.1f}",
+                format_ci(figures["hits_diff"], 100, 1, star=True),
+            ]
+            for source, cell in result["sources"].items()
+            for system, figures in cell["systems"].items()
+        ]
+        header = (
+            "pairs",
+            "system",
+            "n",
+            "cosine before",
+            "after",
+            "Δ cosine [95% CI]",
+            "hits@10 % before",
+            "after",
+            "Δ hits@10, points [95% CI]",
+        )
+        note = (
+            f"{result['pairs_shared']} pairs scored by both runs; original words resampled as clusters "
+            f"({result['n_resamples']} resamples)."
+        )
         return [*markdown_table(header, rows, text_columns=2), "", note + " * = the CI excludes 0."]
     if result["kind"] == "intrinsic":
-        rows = [[name, system, cell["n"], f"{figures[BEFORE]:.3f}", f"{figures[AFTER]:.3f}",
-                 format_ci(figures["difference"], 1, 3, star=True)]
-                for name, cell in result["sets"].items() for system, figures in cell["systems"].items()]
+        rows = [
+            [
+                name,
+                system,
+                cell["n"],
+                f"{figures[BEFORE]:.3f}",
+                f"{figures[AFTER]:.3f}",
+                format_ci(figures["difference"], 1, 3, star=True),
+            ]
+            for name, cell in result["sets"].items()
+            for system, figures in cell["systems"].items()
+        ]
         header = ("set", "system", "n", "rho before", "after", "Δ rho [95% CI]")
-        note = (f"Pairs (Chimeras: items) scored by both runs, resampled ({result['n_resamples']} resamples); "
-                "Chimeras' rho is the mean of the items' rhos.")
+        note = (
+            f"Pairs (Chimeras: items) scored by both runs, resampled ({result['n_resamples']} resamples); "
+            "Chimeras' rho is the mean of the items' rhos."
+        )
         return [*markdown_table(header, rows, text_columns=2), "", note + " * = the CI excludes 0."]
-    rows = [[system_title(system), *comparison_cells(figures[AFTER]), f"{100 * figures[BEFORE]['accuracy']:.1f}"]
-            for system, figures in result["systems"].items()]
-    header = ("system", "n", "accuracy % after", "Δ accuracy, points [95% CI]", "McNemar p (wins / losses)",
-              "mean log p(gold) after", "Δ log p(gold) [95% CI]", "accuracy % before")
-    note = (f"{result['items_shared']} items predicted by both runs, {result['clusters']} test texts resampled as "
-            f"clusters within their strata ({result['n_resamples']} resamples).")
+    rows = [
+        [system_title(system), *comparison_cells(figures[AFTER]), f"{100 * figures[BEFORE]['accuracy']:.1f}"]
+        for system, figures in result["systems"].items()
+    ]
+    header = (
+        "system",
+        "n",
+        "accuracy % after",
+        "Δ accuracy, points [95% CI]",
+        "McNemar p (wins / losses)",
+        "mean log p(gold) after",
+        "Δ log p(gold) [95% CI]",
+        "accuracy % before",
+    )
+    note = (
+        f"{result['items_shared']} items predicted by both runs, {result['clusters']} test texts resampled as "
+        f"clusters within their strata ({result['n_resamples']} resamples)."
+    )
     return [*markdown_table(header, rows, text_columns=1), "", note + " * = the CI excludes 0."]
 
 
 __all__ = [
-    "compare_downstream_runs", "compare_intrinsic_runs", "compare_synonym_runs", "comparison_markdown",
-    "paired_system_difference", "run_kind", "scores_of_pairs",
+    "compare_downstream_runs",
+    "compare_intrinsic_runs",
+    "compare_synonym_runs",
+    "comparison_markdown",
+    "paired_system_difference",
+    "run_kind",
+    "scores_of_pairs",
 ]

@@ -4,6 +4,7 @@ pipelines on the rarified sets (and on the originals), pooled, and the pipeline 
 Commands of `python -m bertram_experiments`, registered on its `app.app`; each imports its step when it runs, so
 `--help` stays fast.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -191,8 +192,11 @@ def assemble_cmd(
     max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, min=1, help=CONTEXTS_PER_WORD_HELP),
     name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
-    contexts: str = typer.Option(DEFAULT_CONTEXTS, help="the bertram component's contexts: none (the spelling "
-                                 "alone), doc (the doc's own sentences); a packaged pipeline carries no store"),
+    contexts: str = typer.Option(
+        DEFAULT_CONTEXTS,
+        help="the bertram component's contexts: none (the spelling "
+        "alone), doc (the doc's own sentences); a packaged pipeline carries no store",
+    ),
     version: str = typer.Option("0.1.0", help="the pipeline's meta version"),
     vector_table: Optional[Path] = typer.Option(None, help="a table from `vectors`, shipped inside the pipeline"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
@@ -200,8 +204,15 @@ def assemble_cmd(
     """Save the baseline textcat with the bertram component as one pipeline."""
     run_checked(check_injection, injection)
     if contexts not in ("none", "doc"):
-        fail(ValueError(Errors.E156.format(setting="--contexts", choices="'none', 'doc' (a packaged pipeline carries "
-                                           "no context store)", value=contexts)))
+        fail(
+            ValueError(
+                Errors.E156.format(
+                    setting="--contexts",
+                    choices="'none', 'doc' (a packaged pipeline carries no context store)",
+                    value=contexts,
+                )
+            )
+        )
     run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_output_dir, output_dir, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
     run_checked(check_model, bertram, "BERTRAM")

@@ -34,6 +34,7 @@ Steps (each a `python -m bertram_experiments` command, see cli.py and project.ym
 - `assemble_pipeline` (module `pipelines`): the baseline with the `bertram`
   component and slash injection, saved as a self-contained pipeline for `spacy package`.
 """
+
 from __future__ import annotations
 
 import logging

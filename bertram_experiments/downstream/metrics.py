@@ -11,6 +11,7 @@ or `RarifiedItem`s. Predictions are label strings aligned with the items.
   (A right, B wrong) among all discordant pairs;
 - accuracy by the frequency of the rarest substituted word, and a PNG plot.
 """
+
 from __future__ import annotations
 
 import math

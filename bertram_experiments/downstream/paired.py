@@ -13,6 +13,7 @@ versions of one text (other rarification seeds, other thresholds) are drawn
 together, because they are not independent evidence. Within one rarified set each
 cluster is usually one item, so this is the ordinary item bootstrap.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -56,8 +57,13 @@ class ItemTable:
         return len(self.sets)
 
     def subset(self, mask: np.ndarray) -> "ItemTable":
-        return ItemTable(self.systems, self.sets[mask], self.clusters[mask],
-                         {s: v[mask] for s, v in self.correct.items()}, {s: v[mask] for s, v in self.p_gold.items()})
+        return ItemTable(
+            self.systems,
+            self.sets[mask],
+            self.clusters[mask],
+            {s: v[mask] for s, v in self.correct.items()},
+            {s: v[mask] for s, v in self.p_gold.items()},
+        )
 
     @classmethod
     def concat(cls, tables: Sequence["ItemTable"]) -> "ItemTable":
@@ -65,9 +71,13 @@ class ItemTable:
         assert tables, "no tables to concatenate"
         systems = [s for s in tables[0].systems if all(s in t.systems for t in tables)]
         cat = lambda key: np.concatenate([getattr(t, key) for t in tables])  # noqa: E731
-        return cls(systems, cat("sets"), cat("clusters"),
-                   {s: np.concatenate([t.correct[s] for t in tables]) for s in systems},
-                   {s: np.concatenate([t.p_gold[s] for t in tables]) for s in systems})
+        return cls(
+            systems,
+            cat("sets"),
+            cat("clusters"),
+            {s: np.concatenate([t.correct[s] for t in tables]) for s in systems},
+            {s: np.concatenate([t.p_gold[s] for t in tables]) for s in systems},
+        )
 
 
 def prediction_rows(
@@ -79,8 +89,7 @@ def prediction_rows(
     and per system the gold-label probability and correctness."""
     rows = []
     for i, it in enumerate(items):
-        row = {"id": it["id"], "label": it["label"],
-               "candidate": candidate_key(str(it.get("original_text", it["id"])))}
+        row = {"id": it["id"], "label": it["label"], "candidate": candidate_key(str(it.get("original_text", it["id"])))}
         row.update({s: predictions[s][i] for s in predictions})
         row["p_gold"] = {s: float(p_gold[s][i]) for s in predictions}
         row["correct"] = {s: predictions[s][i] == it["label"] for s in predictions}
@@ -156,8 +165,11 @@ def compare_to_baseline(
     if not others:
         return out
     inverse, sizes, unit_strata = _units(table.clusters, None if strata is None else np.asarray(strata, dtype=object))
-    diffs = np.stack([table.correct[s].astype(float) - table.correct[baseline] for s in others]
-                     + [logp[s] - logp[baseline] for s in others], axis=1)
+    diffs = np.stack(
+        [table.correct[s].astype(float) - table.correct[baseline] for s in others]
+        + [logp[s] - logp[baseline] for s in others],
+        axis=1,
+    )
     sums = np.zeros((len(sizes), diffs.shape[1]))
     np.add.at(sums, inverse, diffs)
     cis = paired_bootstrap(ratio_of_sums(sums, sizes), len(sizes), n_resamples, seed, unit_strata)
@@ -165,12 +177,22 @@ def compare_to_baseline(
     for j, s in enumerate(others):
         test = mcnemar_exact(table.correct[s], table.correct[baseline])
         out[s].update(
-            accuracy_diff=cis[j].to_dict(), log_prob_diff=cis[k + j].to_dict(),
+            accuracy_diff=cis[j].to_dict(),
+            log_prob_diff=cis[k + j].to_dict(),
             mcnemar={"only_a": test.only_a, "only_b": test.only_b, "p_value": test.p_value},
             clusters=len(sizes),
         )
     return out
 
 
-__all__ = ["EPS", "ItemTable", "candidate_key", "compare_to_baseline", "gold_log_prob",
-           "prediction_rows", "read_prediction_rows", "read_predictions", "table_from_rows"]
+__all__ = [
+    "EPS",
+    "ItemTable",
+    "candidate_key",
+    "compare_to_baseline",
+    "gold_log_prob",
+    "prediction_rows",
+    "read_prediction_rows",
+    "read_predictions",
+    "table_from_rows",
+]

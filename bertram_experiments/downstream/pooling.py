@@ -15,6 +15,7 @@ McNemar test on the pooled items treats them as independent, which items of
 several seeds of one text are not: its p-value is optimistic where seeds are
 pooled; the cluster bootstrap CI is the figure to trust.
 """
+
 from __future__ import annotations
 
 import json
@@ -73,9 +74,7 @@ def strata_of(table: ItemTable) -> np.ndarray:
     return np.array([find(s) for s in table.sets], dtype=object)
 
 
-def pool_tables(
-    tables: Mapping[str, ItemTable], n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
-) -> Dict[str, Any]:
+def pool_tables(tables: Mapping[str, ItemTable], n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Dict[str, Any]:
     """Pooled figures (clusters resampled within strata) and per-set figures."""
     pooled = ItemTable.concat(list(tables.values()))
     strata = strata_of(pooled)
@@ -108,9 +107,13 @@ def contexts_over_form(
         with_contexts = [s for s in pooled.systems if s.startswith(prefix) and s != form]
         if not with_contexts:
             continue
-        table = ItemTable([form, *with_contexts], pooled.sets, pooled.clusters,
-                          {s: pooled.correct[s] for s in (form, *with_contexts)},
-                          {s: pooled.p_gold[s] for s in (form, *with_contexts)})
+        table = ItemTable(
+            [form, *with_contexts],
+            pooled.sets,
+            pooled.clusters,
+            {s: pooled.correct[s] for s in (form, *with_contexts)},
+            {s: pooled.p_gold[s] for s in (form, *with_contexts)},
+        )
         compared = compare_to_baseline(table, baseline=form, n_resamples=n_resamples, seed=seed, strata=strata)
         out[form] = {s: compared[s] for s in with_contexts}
     return out
@@ -142,13 +145,22 @@ def comparison_cells(figures: Mapping[str, Any]) -> List[str]:
     if "accuracy_diff" not in figures:  # the baseline
         return cells + ["", "", f"{figures['mean_log_prob']:.3f}", ""]
     test = figures["mcnemar"]
-    return cells + [format_ci(figures["accuracy_diff"], 100, 1, star=True),
-                    f"{test['p_value']:.3g} ({test['only_a']} / {test['only_b']})",
-                    f"{figures['mean_log_prob']:.3f}", format_ci(figures["log_prob_diff"], 1, 3, star=True)]
+    return cells + [
+        format_ci(figures["accuracy_diff"], 100, 1, star=True),
+        f"{test['p_value']:.3g} ({test['only_a']} / {test['only_b']})",
+        f"{figures['mean_log_prob']:.3f}",
+        format_ci(figures["log_prob_diff"], 1, 3, star=True),
+    ]
 
 
-HEADER = ("n", "accuracy %", "Δ accuracy, points [95% CI]", "McNemar p (wins / losses)", "mean log p(gold)",
-          "Δ log p(gold) [95% CI]")
+HEADER = (
+    "n",
+    "accuracy %",
+    "Δ accuracy, points [95% CI]",
+    "McNemar p (wins / losses)",
+    "mean log p(gold)",
+    "Δ log p(gold) [95% CI]",
+)
 
 
 def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str]:
@@ -157,9 +169,11 @@ def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str
     strata = "; ".join(f"{', '.join(sets)}" for sets in result["strata"].values())
     lines = [
         f"Pooled over {len(result['sets'])} rarified sets: {result['n_items']} items from "
-        f"{result['n_clusters']} distinct test texts.", "",
-        *markdown_table(("system", *HEADER), ([name(s), *comparison_cells(result["pooled"][s])]
-                                               for s in result["systems"])),
+        f"{result['n_clusters']} distinct test texts.",
+        "",
+        *markdown_table(
+            ("system", *HEADER), ([name(s), *comparison_cells(result["pooled"][s])] for s in result["systems"])
+        ),
     ]
     lines += [
         "",
@@ -169,17 +183,35 @@ def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str
         "is natural log, p clipped at 1e-6.",
     ]
     if result.get("contexts_over_form"):
-        lines += ["", "What the contexts add to the spelling alone (the same injection's form-only system as the "
-                  "baseline, same items and resamples):", "",
-                  *markdown_table(("system", "against", *HEADER), (
-                      [name(s), name(form), *comparison_cells(figures)]
-                      for form, systems in result["contexts_over_form"].items() for s, figures in systems.items()),
-                      text_columns=2)]
+        lines += [
+            "",
+            "What the contexts add to the spelling alone (the same injection's form-only system as the "
+            "baseline, same items and resamples):",
+            "",
+            *markdown_table(
+                ("system", "against", *HEADER),
+                (
+                    [name(s), name(form), *comparison_cells(figures)]
+                    for form, systems in result["contexts_over_form"].items()
+                    for s, figures in systems.items()
+                ),
+                text_columns=2,
+            ),
+        ]
     if per_set:
-        lines += ["", *markdown_table(("set", "system", *HEADER), (
-            [set_name, name(s), *comparison_cells(figures[s])]
-            for set_name, figures in result["per_set"].items() for s in result["systems"] if s in figures),
-            text_columns=2)]
+        lines += [
+            "",
+            *markdown_table(
+                ("set", "system", *HEADER),
+                (
+                    [set_name, name(s), *comparison_cells(figures[s])]
+                    for set_name, figures in result["per_set"].items()
+                    for s in result["systems"]
+                    if s in figures
+                ),
+                text_columns=2,
+            ),
+        ]
     return lines
 
 
@@ -190,5 +222,12 @@ def load_pooled(path: PathLike) -> Dict[str, Any]:
     return json.loads(path.read_text(encoding="utf8"))
 
 
-__all__ = ["comparison_cells", "discover_sets", "load_pooled", "pool_files", "pool_tables",
-           "pooled_markdown", "strata_of"]
+__all__ = [
+    "comparison_cells",
+    "discover_sets",
+    "load_pooled",
+    "pool_files",
+    "pool_tables",
+    "pooled_markdown",
+    "strata_of",
+]

@@ -8,6 +8,7 @@ predictions.jsonl: one row per item with every system's label, gold-label
 probability and correctness, so sets can be pooled later from files (`pooling`).
 accuracy_by_frequency.png: the frequency buckets as a plot.
 """
+
 from __future__ import annotations
 
 import json
@@ -62,7 +63,8 @@ def write_set_outputs(
     accuracy = {s: accuracy_by_subset(items, predictions[s]) for s in systems}
     comparisons = {
         s: {k: vars(v) for k, v in compare_systems(items, predictions[s], predictions["baseline"]).items()}
-        for s in systems if s != "baseline"
+        for s in systems
+        if s != "baseline"
     }
     buckets = {s: accuracy_by_frequency(items, predictions[s]) for s in systems}
     plot_accuracy_by_frequency(buckets, out / "accuracy_by_frequency.png")

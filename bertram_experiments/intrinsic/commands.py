@@ -3,6 +3,7 @@
 Commands of `python -m bertram_experiments`, registered on its `app.app`; each imports its step when it runs, so
 `--help` stays fast.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -96,7 +97,8 @@ def intrinsic_cmd(
         "rare word with a fixed seed; Chimeras by item)",
     ),
     context_window: Optional[int] = typer.Option(
-        None, min=1,
+        None,
+        min=1,
         help="also fed_window: CRW's contexts cut to this many "
         "tokens on each side of the word, as the component cuts a doc's",
     ),

@@ -10,6 +10,7 @@ component). Two systems join the table:
                  in all: the same number of contexts as bertram_16, so any
                  difference is what definitions add over corpus sentences
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
@@ -44,19 +45,27 @@ def set_definitions(dictionary: Optional[PathLike], crw, card):
 def coverage(definitions: Mapping[str, List[str]], words: Sequence[str]) -> Dict[str, Any]:
     """How many of the rare words have an entry (the share the dictionary can change at all)."""
     covered = sum(bool(definitions.get(word)) for word in words)
-    return {"rare_words": len(words), "with_definitions": covered,
-            "share": round(covered / len(words), 4) if words else None}
+    return {
+        "rare_words": len(words),
+        "with_definitions": covered,
+        "share": round(covered / len(words), 4) if words else None,
+    }
 
 
 def definition_systems(
-    network, words: Sequence[str], definitions: Mapping[str, List[str]],
-    contexts: Optional[Mapping[str, List[str]]], run: Callable[[str, Callable[[], np.ndarray]], None],
+    network,
+    words: Sequence[str],
+    definitions: Mapping[str, List[str]],
+    contexts: Optional[Mapping[str, List[str]]],
+    run: Callable[[str, Callable[[], np.ndarray]], None],
 ) -> None:
     """Run bertram_dict (and bertram_both where there are corpus contexts) through `run(name, make)`."""
     run("bertram_dict", lambda: network.infer([(w, list(definitions.get(w, []))) for w in words]))
     if contexts is not None:
-        both = [(w, chain_contexts([(definitions.get(w, []), None), (contexts.get(w, []), None)], BOTH_TOTAL))
-                for w in words]
+        both = [
+            (w, chain_contexts([(definitions.get(w, []), None), (contexts.get(w, []), None)], BOTH_TOTAL))
+            for w in words
+        ]
         run("bertram_both", lambda: network.infer(both))
 
 

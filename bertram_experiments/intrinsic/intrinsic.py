@@ -38,6 +38,7 @@ bertram_form (`vs_form`): what the contexts add to the spelling.
 Each set also keeps its item rows (`items`: every pair's cosines, every Chimera's rhos), so that
 `compare-runs` can put two models side by side on the same items.
 """
+
 from __future__ import annotations
 
 import logging
@@ -88,7 +89,7 @@ SYSTEMS = {
     "slash_mix_form": "0.5 sm/|sm| + 0.5 v/|v| of subword_mean and bertram_form",
     "fed": "the vector the bertram component feeds: infer() with its default contexts_per_word, unchanged",
     "fed_window": "fed, each context cut to context_window tokens on each side of the word (the component's doc "
-                  "contexts rule)",
+    "contexts rule)",
     "context_mean": "Chimeras baseline: mean input embedding of the passage's wordpieces, nonce left out",
     "bertram_contexts": "Chimeras: BERTRAM on all sentences of the passage, contexts only (use_form=False)",
     **D.SYSTEMS,
@@ -152,8 +153,12 @@ def windowed_contexts(contexts: Mapping[str, List[str]], window: int, lang: str 
 
 
 def rare_word_tables(
-    network, subword: SubwordMean, words: Sequence[str], contexts: Optional[Mapping[str, List[str]]],
-    form_mix: bool = False, definitions: Optional[Mapping[str, List[str]]] = None,
+    network,
+    subword: SubwordMean,
+    words: Sequence[str],
+    contexts: Optional[Mapping[str, List[str]]],
+    form_mix: bool = False,
+    definitions: Optional[Mapping[str, List[str]]] = None,
     context_window: Optional[int] = None,
 ) -> Tables:
     """Vectors of every system for the rare words: one `infer` call per system.
@@ -187,8 +192,7 @@ def rare_word_tables(
 
 def chimera_vectors(network, subword: SubwordMean, items: Sequence[ChimeraItem]) -> Dict[str, np.ndarray]:
     """Nonce vectors per item: the context-word mean and BERTRAM on the contexts alone."""
-    context_mean = np.stack([subword.embeddings[subword.piece_ids(item.context_text)].mean(axis=0)
-                             for item in items])
+    context_mean = np.stack([subword.embeddings[subword.piece_ids(item.context_text)].mean(axis=0) for item in items])
     started = time.perf_counter()
     bertram = network.infer([(NONCE, item.sentences) for item in items], use_form=False)
     logger.info("bertram_contexts: %d chimeras in %.1f s", len(items), time.perf_counter() - started)
@@ -213,8 +217,10 @@ def _lookup(table: Mapping[str, np.ndarray]) -> Callable[[List], np.ndarray]:
 
 def pair_cosines(pairs: Sequence[Pair], tables: Tables, subword: SubwordMean) -> Dict[str, np.ndarray]:
     """Per-pair cosine(first word's subword mean, rare word's vector) of each system."""
-    return {name: np.asarray(evaluate_similarity(pairs, _lookup(table), word_vectors=subword).cosines)
-            for name, table in tables.items()}
+    return {
+        name: np.asarray(evaluate_similarity(pairs, _lookup(table), word_vectors=subword).cosines)
+        for name, table in tables.items()
+    }
 
 
 def score_cells(
@@ -240,23 +246,27 @@ def score_cells(
             rows = data[idx]
             entry: Dict[str, Any] = {"spearman": statistic(rows), "n": count(rows)}
             if name != baseline:
-                ci = paired_difference(statistic, rows, base, n_resamples=n_resamples, seed=seed,
-                                      confidence=CONFIDENCE)
+                ci = paired_difference(statistic, rows, base, n_resamples=n_resamples, seed=seed, confidence=CONFIDENCE)
                 entry["difference"] = ci.to_dict()
             if (name.startswith("bertram_") or name.startswith("fed")) and name != FORM and FORM in per_item:
-                entry["vs_form"] = paired_difference(statistic, rows, per_item[FORM][idx], n_resamples=n_resamples,
-                                                     seed=seed, confidence=CONFIDENCE).to_dict()
+                entry["vs_form"] = paired_difference(
+                    statistic, rows, per_item[FORM][idx], n_resamples=n_resamples, seed=seed, confidence=CONFIDENCE
+                ).to_dict()
             if name == "fed_window" and "fed" in per_item:
-                entry["vs_fed"] = paired_difference(statistic, rows, per_item["fed"][idx], n_resamples=n_resamples,
-                                                    seed=seed, confidence=CONFIDENCE).to_dict()
+                entry["vs_fed"] = paired_difference(
+                    statistic, rows, per_item["fed"][idx], n_resamples=n_resamples, seed=seed, confidence=CONFIDENCE
+                ).to_dict()
             cell["systems"][name] = entry
         cells[subset] = cell
     return cells
 
 
 def score_pairs(
-    pairs: Sequence[Pair], cosines: Mapping[str, np.ndarray], subsets: Mapping[str, Sequence[int]],
-    n_resamples: int, seed: int,
+    pairs: Sequence[Pair],
+    cosines: Mapping[str, np.ndarray],
+    subsets: Mapping[str, Sequence[int]],
+    n_resamples: int,
+    seed: int,
 ) -> Dict[str, Any]:
     """Spearman per system and subset; the bootstrap resamples pairs."""
     human = np.asarray([p[2] for p in pairs], dtype=float)
@@ -272,17 +282,30 @@ def pair_rows(pairs: Sequence[Pair], cosines: Mapping[str, np.ndarray]) -> List[
     for i, (first, rare, human) in enumerate(pairs):
         occurrence = seen.get((first, rare), 0)
         seen[(first, rare)] = occurrence + 1
-        rows.append({"word": first, "rare": rare, "occurrence": occurrence, "human": float(human),
-                     "cosine": {name: float(values[i]) for name, values in cosines.items()}})
+        rows.append(
+            {
+                "word": first,
+                "rare": rare,
+                "occurrence": occurrence,
+                "human": float(human),
+                "cosine": {name: float(values[i]) for name, values in cosines.items()},
+            }
+        )
     return rows
 
 
-def chimera_rows(items: Sequence[ChimeraItem], files: Sequence[str], rhos: Mapping[str, np.ndarray]
-                 ) -> List[Dict[str, Any]]:
+def chimera_rows(
+    items: Sequence[ChimeraItem], files: Sequence[str], rhos: Mapping[str, np.ndarray]
+) -> List[Dict[str, Any]]:
     """One row per Chimera item with every system's rho (None where undefined), for `compare-runs`."""
-    return [{"file": file, "item": item.item_id,
-             "rho": {name: (None if np.isnan(values[i]) else float(values[i])) for name, values in rhos.items()}}
-            for i, (item, file) in enumerate(zip(items, files))]
+    return [
+        {
+            "file": file,
+            "item": item.item_id,
+            "rho": {name: (None if np.isnan(values[i]) else float(values[i])) for name, values in rhos.items()},
+        }
+        for i, (item, file) in enumerate(zip(items, files))
+    ]
 
 
 def item_key(set_name: str, row: Mapping[str, Any]) -> tuple:
@@ -299,13 +322,15 @@ def item_systems(set_name: str, rows: Sequence[Mapping[str, Any]]) -> List[str]:
     return [s for s in rows[0][field] if all(s in row[field] for row in rows)] if rows else []
 
 
-def item_statistic(set_name: str, rows: Sequence[Mapping[str, Any]], system: str
-                   ) -> Tuple[Callable[[np.ndarray], float], np.ndarray]:
+def item_statistic(
+    set_name: str, rows: Sequence[Mapping[str, Any]], system: str
+) -> Tuple[Callable[[np.ndarray], float], np.ndarray]:
     """The set's score of `system` over item rows, as `score_cells` computes it: the statistic and the
     array it reads ((human, cosine) per pair for Spearman's rho; the item's rho, NaN where undefined)."""
     if set_name == "chimera":
-        return mean_defined, np.asarray([np.nan if r["rho"][system] is None else r["rho"][system] for r in rows],
-                                        dtype=float)
+        return mean_defined, np.asarray(
+            [np.nan if r["rho"][system] is None else r["rho"][system] for r in rows], dtype=float
+        )
     return rho_of_columns, np.asarray([[r["human"], r["cosine"][system]] for r in rows], dtype=float)
 
 
@@ -335,33 +360,48 @@ def rule_subsets(pairs: Sequence[Pair], subword: SubwordMean, lang: str = "en") 
     `RareWordFinder`, as rarification builds it); `multi_piece_zipf>=3.5`: multi-piece words at or
     above the highest threshold (where the subword mean may already be good)."""
     finders = {t: substitute_rarity(max_zipf=t, word_pieces=subword.piece_ids, lang=lang) for t in RULE_THRESHOLDS}
-    subsets = {f"rule_zipf<{t}": [i for i, pair in enumerate(pairs) if finder.is_rare_word(pair[1])]
-               for t, finder in finders.items()}
+    subsets = {
+        f"rule_zipf<{t}": [i for i, pair in enumerate(pairs) if finder.is_rare_word(pair[1])]
+        for t, finder in finders.items()
+    }
     highest = finders[RULE_THRESHOLDS[-1]]
     subsets[f"multi_piece_zipf>={RULE_THRESHOLDS[-1]}"] = [
-        i for i in multi_piece_indices(pairs, subword) if not highest.is_rare_word(pairs[i][1])]
+        i for i in multi_piece_indices(pairs, subword) if not highest.is_rare_word(pairs[i][1])
+    ]
     return subsets
 
 
 # -- one set each ----------------------------------------------------------------------
 
 
-def evaluate_crw(network, subword: SubwordMean, data: CrwSet, n_resamples: int, seed: int,
-                 definitions: Optional[Mapping[str, List[str]]] = None,
-                 context_window: Optional[int] = None) -> Dict[str, Any]:
+def evaluate_crw(
+    network,
+    subword: SubwordMean,
+    data: CrwSet,
+    n_resamples: int,
+    seed: int,
+    definitions: Optional[Mapping[str, List[str]]] = None,
+    context_window: Optional[int] = None,
+) -> Dict[str, Any]:
     words = data.rare_words
     without = [w for w in words if not data.contexts.get(w)]
     if without:
         warnings.warn(Warnings.W008.format(what="CRW", n=len(without), total=len(words), words=", ".join(without[:10])))
-    tables = rare_word_tables(network, subword, words, data.contexts, definitions=definitions,
-                              context_window=context_window)
-    subsets = {"all": range(len(data.pairs)), "multi_piece": multi_piece_indices(data.pairs, subword),
-               **rule_subsets(data.pairs, subword)}
+    tables = rare_word_tables(
+        network, subword, words, data.contexts, definitions=definitions, context_window=context_window
+    )
+    subsets = {
+        "all": range(len(data.pairs)),
+        "multi_piece": multi_piece_indices(data.pairs, subword),
+        **rule_subsets(data.pairs, subword),
+    }
     if definitions is not None:
         subsets["with_definitions"] = D.with_definitions(data.pairs, definitions)
     return {
         "definitions": None if definitions is None else D.coverage(definitions, words),
-        "path": str(data.path), "pairs": len(data.pairs), "rare_words": len(words),
+        "path": str(data.path),
+        "pairs": len(data.pairs),
+        "rare_words": len(words),
         "rare_words_without_contexts": len(without),
         "rare_words_with_32_contexts": sum(len(data.contexts.get(w, [])) >= 32 for w in words),
         "baseline": BASELINE,
@@ -369,30 +409,46 @@ def evaluate_crw(network, subword: SubwordMean, data: CrwSet, n_resamples: int, 
     }
 
 
-def _scored_pairs(pairs: Sequence[Pair], tables: Tables, subword: SubwordMean, subsets: Mapping[str, Sequence[int]],
-                  n_resamples: int, seed: int) -> Dict[str, Any]:
+def _scored_pairs(
+    pairs: Sequence[Pair],
+    tables: Tables,
+    subword: SubwordMean,
+    subsets: Mapping[str, Sequence[int]],
+    n_resamples: int,
+    seed: int,
+) -> Dict[str, Any]:
     cosines = pair_cosines(pairs, tables, subword)
     return {"subsets": score_pairs(pairs, cosines, subsets, n_resamples, seed), "items": pair_rows(pairs, cosines)}
 
 
 def evaluate_card(
-    network, subword: SubwordMean, data: CardSet, contexts: Optional[Mapping[str, List[str]]],
-    n_resamples: int, seed: int, definitions: Optional[Mapping[str, List[str]]] = None,
+    network,
+    subword: SubwordMean,
+    data: CardSet,
+    contexts: Optional[Mapping[str, List[str]]],
+    n_resamples: int,
+    seed: int,
+    definitions: Optional[Mapping[str, List[str]]] = None,
 ) -> Dict[str, Any]:
     """Form only; with store contexts also the context systems (words without any get their form)."""
     words = sorted({rare for _, rare, _ in data.pairs})
     tables = rare_word_tables(network, subword, words, contexts, form_mix=True, definitions=definitions)
     subsets: Dict[str, Sequence[int]] = {
-        "all": range(len(data.pairs)), "multi_piece": multi_piece_indices(data.pairs, subword),
-        **rule_subsets(data.pairs, subword)}
+        "all": range(len(data.pairs)),
+        "multi_piece": multi_piece_indices(data.pairs, subword),
+        **rule_subsets(data.pairs, subword),
+    }
     if contexts is not None:
         subsets["with_contexts"] = [i for i, p in enumerate(data.pairs) if contexts.get(p[1])]
     if definitions is not None:
         subsets["with_definitions"] = D.with_definitions(data.pairs, definitions)
     return {
         "definitions": None if definitions is None else D.coverage(definitions, words),
-        "path": str(data.path), "pairs_read": len(data.pairs) + sum(data.dropped.values()),
-        "pairs": len(data.pairs), "dropped": data.dropped, "dropped_examples": data.dropped_examples,
+        "path": str(data.path),
+        "pairs_read": len(data.pairs) + sum(data.dropped.values()),
+        "pairs": len(data.pairs),
+        "dropped": data.dropped,
+        "dropped_examples": data.dropped_examples,
         "kept": "pairs of two single alphabetic words (no underscores, digits, hyphens or other symbols)",
         "rare_words": len(words),
         "rare_words_with_contexts": None if contexts is None else sum(bool(contexts.get(w)) for w in words),
@@ -418,11 +474,19 @@ def evaluate_chimeras(
         subsets["all"] = range(len(items))
     return {
         "files": {name: len(file_items) for name, file_items in files.items()},
-        "nonce": NONCE, "baseline": CHIMERA_BASELINE,
+        "nonce": NONCE,
+        "baseline": CHIMERA_BASELINE,
         "score": "mean over items of Spearman(ratings, cosine(nonce vector, probe's subword mean)); "
-                 "n counts the items where rho is defined",
-        "subsets": score_cells(per_item, CHIMERA_BASELINE, subsets, mean_defined,
-                               lambda rows: int(np.count_nonzero(~np.isnan(rows))), n_resamples, seed),
+        "n counts the items where rho is defined",
+        "subsets": score_cells(
+            per_item,
+            CHIMERA_BASELINE,
+            subsets,
+            mean_defined,
+            lambda rows: int(np.count_nonzero(~np.isnan(rows))),
+            n_resamples,
+            seed,
+        ),
         "items": chimera_rows(items, item_files, per_item),
     }
 
@@ -469,10 +533,17 @@ def evaluate_intrinsic(
         name, path = next(iter(missing.items()))
         raise FileNotFoundError(Errors.E330.format(SET_NAMES=SET_NAMES[name], path=path))
     present = {name: p for name, p in given.items() if name not in missing}
-    metrics: Dict[str, Any] = {"model": str(model_path), "bootstrap": n_resamples, "seed": seed,
-                               "confidence": CONFIDENCE, "missing": missing, "sets": {}, "fold": fold,
-                               "dictionary": None if dictionary is None else str(dictionary),
-                               "context_window": context_window}
+    metrics: Dict[str, Any] = {
+        "model": str(model_path),
+        "bootstrap": n_resamples,
+        "seed": seed,
+        "confidence": CONFIDENCE,
+        "missing": missing,
+        "sets": {},
+        "fold": fold,
+        "dictionary": None if dictionary is None else str(dictionary),
+        "context_window": context_window,
+    }
     if missing:
         metrics["message"] = missing_message(missing)
     if present:
@@ -491,15 +562,22 @@ def evaluate_intrinsic(
         if crw_data is not None:
             sets["crw"] = evaluate_crw(network, subword, crw_data, n_resamples, seed, crw_definitions, context_window)
         if card_data is not None:
-            sets["card"] = evaluate_card(network, subword, card_data, card_contexts, n_resamples, seed,
-                                         card_definitions)
+            sets["card"] = evaluate_card(
+                network, subword, card_data, card_contexts, n_resamples, seed, card_definitions
+            )
             sets["card"]["store"] = None if store is None else str(store)
         if chimera_files is not None:
             sets["chimera"] = evaluate_chimeras(network, subword, chimera_files, n_resamples, seed)
             sets["chimera"]["path"] = str(present["chimera"])
-        metrics.update({"systems": SYSTEMS, "base_model": network.config.base_model, "mode": network.config.mode,
-                        "model_max_contexts": network.config.max_contexts,
-                        "fed_contexts_per_word": fed_contexts_per_word()})
+        metrics.update(
+            {
+                "systems": SYSTEMS,
+                "base_model": network.config.base_model,
+                "mode": network.config.mode,
+                "model_max_contexts": network.config.max_contexts,
+                "fed_contexts_per_word": fed_contexts_per_word(),
+            }
+        )
     metrics["seconds"] = round(time.perf_counter() - started, 2)
     if output is not None:
         write_json_atomic(Path(output), mark_json(metrics, "intrinsic"))
@@ -520,19 +598,27 @@ def _load(model_path: PathLike, gpu_id: int):
 
 def _set_header(key: str, data: Mapping[str, Any]) -> str:
     coverage = data.get("definitions")
-    covered = ("" if not coverage else
-               f"; dictionary entries for {coverage['with_definitions']} of {coverage['rare_words']} rare words")
+    covered = (
+        ""
+        if not coverage
+        else f"; dictionary entries for {coverage['with_definitions']} of {coverage['rare_words']} rare words"
+    )
     return _set_detail(key, data) + covered
 
 
 def _set_detail(key: str, data: Mapping[str, Any]) -> str:
     if key == "crw":
-        detail = (f"{data['pairs']} pairs, {data['rare_words']} rare words "
-                  f"({data['rare_words_without_contexts']} without contexts)")
+        detail = (
+            f"{data['pairs']} pairs, {data['rare_words']} rare words "
+            f"({data['rare_words_without_contexts']} without contexts)"
+        )
     elif key == "card":
         dropped = ", ".join(f"{n} {why}" for why, n in data["dropped"].items()) or "none"
-        contexts = ("form only" if data["rare_words_with_contexts"] is None else
-                    f"store contexts for {data['rare_words_with_contexts']} of {data['rare_words']} words")
+        contexts = (
+            "form only"
+            if data["rare_words_with_contexts"] is None
+            else f"store contexts for {data['rare_words_with_contexts']} of {data['rare_words']} words"
+        )
         detail = f"{data['pairs']} of {data['pairs_read']} pairs kept (dropped: {dropped}); {contexts}"
     else:
         files = ", ".join(f"{name} {n}" for name, n in data["files"].items())
@@ -560,27 +646,50 @@ def format_table(metrics: Mapping[str, Any]) -> str:
             if not cell["systems"]:
                 rows.append([subset, "-", cell["n"], cell.get("note", ""), "", "", "", ""])
             for name, entry in cell["systems"].items():
-                rows.append([subset, name, entry["n"], f"{entry['spearman']:.3f}",
-                             *_difference(entry.get("difference")), *_difference(entry.get("vs_form"))])
-        header = ("subset", "system", "n", "rho", f"diff: system - {data['baseline']} [95% CI]", "",
-                  "diff: system - bertram_form [95% CI]", "")
+                rows.append(
+                    [
+                        subset,
+                        name,
+                        entry["n"],
+                        f"{entry['spearman']:.3f}",
+                        *_difference(entry.get("difference")),
+                        *_difference(entry.get("vs_form")),
+                    ]
+                )
+        header = (
+            "subset",
+            "system",
+            "n",
+            "rho",
+            f"diff: system - {data['baseline']} [95% CI]",
+            "",
+            "diff: system - bertram_form [95% CI]",
+            "",
+        )
         lines += [*markdown_table(header, rows, text_columns=2), ""]
-        windowed = [(subset, cell["systems"]["fed_window"]["vs_fed"]) for subset, cell in data["subsets"].items()
-                    if "vs_fed" in cell["systems"].get("fed_window", {})]
+        windowed = [
+            (subset, cell["systems"]["fed_window"]["vs_fed"])
+            for subset, cell in data["subsets"].items()
+            if "vs_fed" in cell["systems"].get("fed_window", {})
+        ]
         if windowed:
-            lines += [f"fed_window - fed (contexts cut to {metrics.get('context_window')} tokens on each side), "
-                      + "; ".join(f"{subset}: {format_ci(diff, 1, 3)} {_verdict(diff)}" for subset, diff in windowed),
-                      ""]
+            lines += [
+                f"fed_window - fed (contexts cut to {metrics.get('context_window')} tokens on each side), "
+                + "; ".join(f"{subset}: {format_ci(diff, 1, 3)} {_verdict(diff)}" for subset, diff in windowed),
+                "",
+            ]
     if metrics["sets"]:
-        lines.append(f"95% CIs: paired bootstrap, {metrics.get('bootstrap')} resamples of pairs (Chimeras: items), "
-                     f"seed {metrics.get('seed')}; 'no difference' where the CI contains 0."
-                     + (f" Fold {metrics['fold']} of the rare words." if metrics.get("fold") else ""))
+        lines.append(
+            f"95% CIs: paired bootstrap, {metrics.get('bootstrap')} resamples of pairs (Chimeras: items), "
+            f"seed {metrics.get('seed')}; 'no difference' where the CI contains 0."
+            + (f" Fold {metrics['fold']} of the rare words." if metrics.get("fold") else "")
+        )
     cap = metrics.get("model_max_contexts")
     capped = [f"bertram_{k}" for k in CONTEXT_COUNTS if cap is not None and k > cap]
     if capped:
-        lines.append(f"The model reads at most {cap} contexts per word (its max_contexts): "
-                     f"{', '.join(capped)} used {cap}.")
+        lines.append(
+            f"The model reads at most {cap} contexts per word (its max_contexts): {', '.join(capped)} used {cap}."
+        )
     if metrics.get("message"):
         lines.append(metrics["message"])
     return "\n".join(lines).rstrip() + "\n"
-

@@ -16,6 +16,7 @@
   one fixed made-up word (see `NONCE`) that the context encoder masks like any
   other word.
 """
+
 from __future__ import annotations
 
 import re
@@ -78,8 +79,9 @@ def read_crw(directory: PathLike) -> CrwSet:
     context_dir = directory / "contexts"
     contexts = {rare: read_contexts(context_dir, rare) for rare in {p[1] for p in pairs}}
     if not any(contexts.values()):  # a wrong layout, not a set without contexts
-        raise ValueError(Errors.E353.format(pairs_path=str(pairs_path),
-                                            context_file=str(context_dir / "<rare word>.txt")))
+        raise ValueError(
+            Errors.E353.format(pairs_path=str(pairs_path), context_file=str(context_dir / "<rare word>.txt"))
+        )
     return CrwSet(directory, pairs, contexts)
 
 
@@ -195,6 +197,15 @@ def read_chimeras(directory: PathLike, nonce: str = NONCE) -> Dict[str, List[Chi
 
 
 __all__: Sequence[str] = [
-    "NONCE", "CardSet", "ChimeraItem", "CrwSet", "chimera_files", "find_pairs_file", "parse_chimera_line",
-    "read_card", "read_chimeras", "read_crw", "single_word_problem",
+    "NONCE",
+    "CardSet",
+    "ChimeraItem",
+    "CrwSet",
+    "chimera_files",
+    "find_pairs_file",
+    "parse_chimera_line",
+    "read_card",
+    "read_chimeras",
+    "read_crw",
+    "single_word_problem",
 ]

@@ -12,6 +12,7 @@ the baseline that the stock encoder effectively sees (the mean of the input
 embeddings of the word's wordpieces). The first word of each pair may use a
 different function than the rare word (e.g. the encoder's own embedding).
 """
+
 from __future__ import annotations
 
 import csv
@@ -153,7 +154,7 @@ class SubwordMean:
 
     @classmethod
     def from_encoder(cls, name: str = "default") -> "SubwordMean":
-        """From a base model name or path (see spacy_bertram.encoder)."""
+        """From a base model name or path (see spacy_bertram.model.encoder)."""
         encoder, tokenizer = load_encoder(name)
         return cls.from_model(encoder, tokenizer)
 

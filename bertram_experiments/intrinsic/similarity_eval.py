@@ -10,6 +10,7 @@ Results are given for all pairs and for the pairs whose second word the
 encoder splits into two or more wordpieces: for a one-piece word the subword
 mean *is* the encoder's trained embedding, a target BERTRAM only approximates.
 """
+
 from __future__ import annotations
 
 import time
@@ -65,8 +66,11 @@ def evaluate_similarity_files(
     context_map = load_contexts(contexts, rare_words, max_contexts)
     without = [w for w in rare_words if not context_map.get(w)]
     if without:
-        warnings.warn(Warnings.W008.format(what="word similarity", n=len(without), total=len(rare_words),
-                                           words=", ".join(without[:10])))
+        warnings.warn(
+            Warnings.W008.format(
+                what="word similarity", n=len(without), total=len(rare_words), words=", ".join(without[:10])
+            )
+        )
     multi_piece = [p for p in pairs if subword.is_multi_piece(p[1])]
     subsets: Dict[str, List[Pair]] = {"all": pairs, "multi_piece": multi_piece}
     results: Dict[str, Any] = {}
@@ -80,9 +84,14 @@ def evaluate_similarity_files(
         }
         results[name]["n"] = len(subset)
     metrics = {
-        "pairs": str(pairs_path), "contexts": str(contexts), "bertram": str(bertram_path),
-        "max_contexts": max_contexts, "rare_words": len(rare_words), "rare_words_without_contexts": len(without),
-        "results": results, "seconds": round(time.perf_counter() - started, 2),
+        "pairs": str(pairs_path),
+        "contexts": str(contexts),
+        "bertram": str(bertram_path),
+        "max_contexts": max_contexts,
+        "rare_words": len(rare_words),
+        "rare_words_without_contexts": len(without),
+        "results": results,
+        "seconds": round(time.perf_counter() - started, 2),
     }
     if output is not None:
         write_json_atomic(Path(output), mark_json(metrics, "similarity"))

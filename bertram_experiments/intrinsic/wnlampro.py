@@ -23,6 +23,7 @@ reports its best pattern, as the paper does, and a subset's "mean" is the
 item-weighted mean over relations. `MaskedLMRanker` is a RankFn over a HF
 masked LM whose keyword wordpieces can be replaced by an injected vector.
 """
+
 from __future__ import annotations
 
 import csv

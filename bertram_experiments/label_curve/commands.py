@@ -1,9 +1,10 @@
 """The learning-curve commands of `python -m bertram_experiments` (registered on `bertram_experiments.app.app`).
 
-  label-curve         stock and with-bertram pipelines trained on nested subsets of a task's labelled
-                      texts (NER folds or a textcat split), scored on real test texts: gain with CIs, cost
-  label-curve-report  every task's curve in one markdown file, with the plots
+label-curve         stock and with-bertram pipelines trained on nested subsets of a task's labelled
+                    texts (NER folds or a textcat split), scored on real test texts: gain with CIs, cost
+label-curve-report  every task's curve in one markdown file, with the plots
 """
+
 from pathlib import Path
 from typing import List, Optional
 
@@ -36,7 +37,8 @@ def label_curve_cmd(
     name: Optional[str] = typer.Option(None, help="the curve's name in tables and plots (default: OUTPUT_DIR's)"),
     bertram: Path = typer.Option(..., help="trained BERTRAM model directory"),
     context_store: Optional[Path] = typer.Option(
-        None, help="contexts.sqlite from `prepare` (a bertram config reading store contexts needs it)"),
+        None, help="contexts.sqlite from `prepare` (a bertram config reading store contexts needs it)"
+    ),
     stock_config: Path = typer.Option(..., help="the stock pipeline's training config"),
     bertram_config: Path = typer.Option(..., help="the same pipeline with bertram before the transformer"),
     base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
@@ -49,12 +51,16 @@ def label_curve_cmd(
     max_steps: int = typer.Option(160, min=1, help="most updates per run"),
     eval_steps: int = typer.Option(20, min=1, help="fewest updates between dev scores (else one pass)"),
     patience: int = typer.Option(3, min=1, help="dev scores without a better one before training stops"),
-    learn_rate: float = typer.Option(2e-4, parser=number_in(0, low_open=True),
-                                     help="Adam learning rate (linear warm-up over a tenth of the steps, then decay)"),
+    learn_rate: float = typer.Option(
+        2e-4,
+        parser=number_in(0, low_open=True),
+        help="Adam learning rate (linear warm-up over a tenth of the steps, then decay)",
+    ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
-    keep_models: bool = typer.Option(False, "--keep-models",
-                                     help="keep every trained pipeline (about 100 MB each) after predicting"),
+    keep_models: bool = typer.Option(
+        False, "--keep-models", help="keep every trained pipeline (about 100 MB each) after predicting"
+    ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Train stock and with-bertram pipelines on growing nested subsets (finished runs are skipped), then
@@ -75,22 +81,57 @@ def label_curve_cmd(
     run_checked(check_task, task)
     setup_logging()
     settings = CurveSettings(
-        task, str(stock_config), str(bertram_config), str(bertram), context_store and str(context_store),
-        base_model, gpu_id, tuple(run_checked(parse_sizes, sizes)), tuple(run_checked(parse_seeds, seeds)), draws,
-        CurveSchedule(batch_size, epochs, min_steps, max_steps, min_eval_steps=eval_steps, patience_evals=patience,
-                      learn_rate=learn_rate))
-    curve = run_checked(label_curve, name or output_dir.name, data_dir, training_dir, output_dir, settings,
-                        n_resamples=bootstrap_resamples, keep_models=keep_models, force=force)
-    echo_json({"name": curve["name"], "seconds": curve["seconds"],
-               "points": [{"size": p["size"], "delta_all": p["all"]["delta"]["estimate"],
-                           "delta_rare": p["rare"]["delta"]["estimate"]} for p in curve["points"]]})
+        task,
+        str(stock_config),
+        str(bertram_config),
+        str(bertram),
+        context_store and str(context_store),
+        base_model,
+        gpu_id,
+        tuple(run_checked(parse_sizes, sizes)),
+        tuple(run_checked(parse_seeds, seeds)),
+        draws,
+        CurveSchedule(
+            batch_size,
+            epochs,
+            min_steps,
+            max_steps,
+            min_eval_steps=eval_steps,
+            patience_evals=patience,
+            learn_rate=learn_rate,
+        ),
+    )
+    curve = run_checked(
+        label_curve,
+        name or output_dir.name,
+        data_dir,
+        training_dir,
+        output_dir,
+        settings,
+        n_resamples=bootstrap_resamples,
+        keep_models=keep_models,
+        force=force,
+    )
+    echo_json(
+        {
+            "name": curve["name"],
+            "seconds": curve["seconds"],
+            "points": [
+                {
+                    "size": p["size"],
+                    "delta_all": p["all"]["delta"]["estimate"],
+                    "delta_rare": p["rare"]["delta"]["estimate"],
+                }
+                for p in curve["points"]
+            ],
+        }
+    )
 
 
 @app.command("label-curve-report")
 def label_curve_report_cmd(
     curve_dirs: List[Path] = typer.Argument(..., help="output directories of label-curve"),
-    output: Path = typer.Option(Path("metrics/curve-labels/report"),
-                                help="curves.md and NAME.png"),
+    output: Path = typer.Option(Path("metrics/curve-labels/report"), help="curves.md and NAME.png"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Every curve's table and plot in one markdown file."""

@@ -1,4 +1,5 @@
 """One task's learning curve over labelled data, from the data to the table and the plot."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,16 @@ from ..errors import Errors
 from ..ner.predict import read_rows
 from ..outputs import LABEL_CURVE_OUTPUTS, LABEL_CURVE_REPORT_OUTPUTS, LABEL_CURVE_RUNS
 from .data import load_folds
-from .report import (CURVE_FILE, CURVE_MD, CURVE_PNG, CURVES_PNG, combined_markdown, curve_markdown, plot_curve,
-                     plot_curves)
+from .report import (
+    CURVE_FILE,
+    CURVE_MD,
+    CURVE_PNG,
+    CURVES_PNG,
+    combined_markdown,
+    curve_markdown,
+    plot_curve,
+    plot_curves,
+)
 from .runs import PREDICTIONS_FILE, CurveSettings, Unit, run_curve
 from .summary import MEASURES, summarise_curve
 from spacy_bertram import PathLike, check_output_dir, write_bytes_atomic, write_json_atomic
@@ -22,9 +31,16 @@ REPORT_MD = "curves.md"
 UNIT_NAMES = {"ner": "gold entities", "textcat": "test texts"}
 
 
-def label_curve(name: str, data_dir: PathLike, training_dir: PathLike, output_dir: PathLike,
-                settings: CurveSettings, n_resamples: int = DEFAULT_RESAMPLES, keep_models: bool = False,
-                force: bool = False) -> Dict[str, object]:
+def label_curve(
+    name: str,
+    data_dir: PathLike,
+    training_dir: PathLike,
+    output_dir: PathLike,
+    settings: CurveSettings,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    keep_models: bool = False,
+    force: bool = False,
+) -> Dict[str, object]:
     """Train every unfinished run, then write OUTPUT/curve.{json,md,png}; returns the curve."""
     check_output_dir(training_dir, LABEL_CURVE_RUNS, command="label-curve", force=force)
     check_output_dir(output_dir, LABEL_CURVE_OUTPUTS, command="label-curve", force=force)
@@ -35,11 +51,18 @@ def label_curve(name: str, data_dir: PathLike, training_dir: PathLike, output_di
     for record in records:
         unit = Unit(record["fold"], record["draw"], record["size"], record["seed"])
         rows_of[unit.fold, unit.draw, unit.size, unit.seed] = read_rows(
-            [unit.directory(training_dir) / PREDICTIONS_FILE])
+            [unit.directory(training_dir) / PREDICTIONS_FILE]
+        )
     curve = {
-        "name": name, "task": settings.task, "measure": MEASURES[settings.task][3], "unit": UNIT_NAMES[settings.task],
-        "folds": len(folds), "draws": settings.draws, "seeds": list(settings.seeds),
-        "pool": min(len(fold.pool) for fold in folds), "test_texts": sum(len(fold.test) for fold in folds),
+        "name": name,
+        "task": settings.task,
+        "measure": MEASURES[settings.task][3],
+        "unit": UNIT_NAMES[settings.task],
+        "folds": len(folds),
+        "draws": settings.draws,
+        "seeds": list(settings.seeds),
+        "pool": min(len(fold.pool) for fold in folds),
+        "test_texts": sum(len(fold.test) for fold in folds),
         "settings": asdict(settings),
         "points": summarise_curve(settings.task, records, rows_of, n_resamples),
         "train_seconds": round(sum(sum(r["train_seconds"].values()) for r in records), 1),

@@ -5,6 +5,7 @@ every text is tested once, in its fold). `textcat`: the split `split` writes, th
 original texts only (train.jsonl, the clean dev.spacy, test_candidates.jsonl; no
 augmentation, no rarification): one fold whose test texts every run shares.
 """
+
 from __future__ import annotations
 
 import json
@@ -68,8 +69,15 @@ def load_folds(task: str, data_dir: PathLike) -> List[CurveFold]:
         folds = []
         for fold, part in enumerate(info["parts"]):  # type: ignore[arg-type]
             where = fold_dir(root, fold)
-            folds.append(CurveFold(fold, read_docbin(where / "train.spacy", vocab), where / "dev.spacy",
-                                   read_docbin(where / "test.spacy", vocab), [str(i) for i in part["test_ids"]]))
+            folds.append(
+                CurveFold(
+                    fold,
+                    read_docbin(where / "train.spacy", vocab),
+                    where / "dev.spacy",
+                    read_docbin(where / "test.spacy", vocab),
+                    [str(i) for i in part["test_ids"]],
+                )
+            )
         return folds
     for name in (*SPLIT_RECORDS, "dev.spacy", "splits.json"):
         require(root / name, "split", [*SPLIT_RECORDS, "dev.spacy", "splits.json"])

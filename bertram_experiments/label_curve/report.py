@@ -1,4 +1,5 @@
 """A curve's table and plot, and the markdown that puts every task's curve side by side."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,24 +26,41 @@ def curve_table(curve: Mapping) -> List[str]:
         cells = [point["size"], point["runs"]]
         for subset in ("all", "rare"):
             figures = point[subset]
-            cells += [f"{percent(figures['stock'])} / {percent(figures['bertram'])}", figures["n"],
-                      format_ci(figures["delta"]["texts_and_seeds"], scale=100, digits=1, star=True)]
+            cells += [
+                f"{percent(figures['stock'])} / {percent(figures['bertram'])}",
+                figures["n"],
+                format_ci(figures["delta"]["texts_and_seeds"], scale=100, digits=1, star=True),
+            ]
         cost = point["cost"]
         cells += [ratio(cost["train_ratio"]), ratio(cost["predict_ratio"]), ratio(cost.get("cold_predict_ratio"))]
         rows.append(cells)
-    header = ["labelled texts", "runs", f"{measure} stock / bertram", "n", "Δ [95% CI]",
-              f"{measure}, rare: stock / bertram", "n rare", "Δ rare [95% CI]", "train time", "predict time",
-              "predict, cold cache"]
+    header = [
+        "labelled texts",
+        "runs",
+        f"{measure} stock / bertram",
+        "n",
+        "Δ [95% CI]",
+        f"{measure}, rare: stock / bertram",
+        "n rare",
+        "Δ rare [95% CI]",
+        "train time",
+        "predict time",
+        "predict, cold cache",
+    ]
     return markdown_table(header, rows, text_columns=0)
 
 
 def curve_markdown(curve: Mapping) -> List[str]:
     lines = [f"### {curve['name']} ({curve['task']})", ""]
     lines += curve_table(curve)
-    lines += ["", f"Runs per point: {curve['folds']} fold(s) x {curve['draws']} draw(s) x {len(curve['seeds'])} "
-              f"seed(s); n: {curve['unit']} per run; Δ in points, 95% CI over test texts and runs "
-              "(* = excludes 0); time: with bertram over stock, summed over the runs; prediction with the vector "
-              "cache the runs share warm, and from a cold cache (the first run over a fold's test texts).", ""]
+    lines += [
+        "",
+        f"Runs per point: {curve['folds']} fold(s) x {curve['draws']} draw(s) x {len(curve['seeds'])} "
+        f"seed(s); n: {curve['unit']} per run; Δ in points, 95% CI over test texts and runs "
+        "(* = excludes 0); time: with bertram over stock, summed over the runs; prediction with the vector "
+        "cache the runs share warm, and from a cold cache (the first run over a fold's test texts).",
+        "",
+    ]
     return lines
 
 
@@ -89,5 +107,14 @@ def combined_markdown(curves: Sequence[Mapping]) -> List[str]:
     return lines
 
 
-__all__ = ["CURVES_PNG", "CURVE_FILE", "CURVE_MD", "CURVE_PNG", "combined_markdown", "curve_markdown", "curve_table",
-           "plot_curve", "plot_curves"]
+__all__ = [
+    "CURVES_PNG",
+    "CURVE_FILE",
+    "CURVE_MD",
+    "CURVE_PNG",
+    "combined_markdown",
+    "curve_markdown",
+    "curve_table",
+    "plot_curve",
+    "plot_curves",
+]

@@ -14,6 +14,7 @@ the same vector for a test word: the runs of one process share one vector cache
 (`ner.predict.share_vector_caches`), and only the first run over a fold's test
 texts infers them (its prediction is recorded as cold, the others as warm).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -93,8 +94,10 @@ def draw_seed(fold: int, draw: int) -> int:
 def subsets_of(fold: CurveFold, draws: int, sizes: Sequence[int]) -> Dict[int, Dict[int, List[int]]]:
     """{draw: {size: pool indices}}: nested subsets of the fold's pool, one order per draw."""
     labels = fold.pool_labels()
-    return {draw: nested_subsets(nested_order(len(fold.pool), draw_seed(fold.fold, draw), labels), sizes)
-            for draw in range(draws)}
+    return {
+        draw: nested_subsets(nested_order(len(fold.pool), draw_seed(fold.fold, draw), labels), sizes)
+        for draw in range(draws)
+    }
 
 
 def units(settings: CurveSettings, folds: Sequence[CurveFold]) -> Iterator[Unit]:
@@ -106,17 +109,23 @@ def units(settings: CurveSettings, folds: Sequence[CurveFold]) -> Iterator[Unit]
                     yield Unit(fold.fold, draw, size, seed)
 
 
-def unit_identity(settings: CurveSettings, unit: Unit, subset: Sequence[Doc], fold: CurveFold,
-                  bertram: Dict[str, str]) -> Dict[str, object]:
+def unit_identity(
+    settings: CurveSettings, unit: Unit, subset: Sequence[Doc], fold: CurveFold, bertram: Dict[str, str]
+) -> Dict[str, object]:
     """What a unit's result depends on (not the other sizes or seeds of the curve); `bertram` is the
     model's `component_identity`, hashed once per curve."""
     texts = "\n".join(doc.text for doc in subset)
     wanted = {
-        "task": settings.task, "unit": asdict(unit), "schedule": asdict(settings.schedule),
-        "base_model": settings.base_model, "subset_md5": hashlib.md5(texts.encode("utf8")).hexdigest(),
-        "dev_md5": md5_of(fold.dev), "test_texts": len(fold.test),
+        "task": settings.task,
+        "unit": asdict(unit),
+        "schedule": asdict(settings.schedule),
+        "base_model": settings.base_model,
+        "subset_md5": hashlib.md5(texts.encode("utf8")).hexdigest(),
+        "dev_md5": md5_of(fold.dev),
+        "test_texts": len(fold.test),
         "configs": {system: md5_of(Path(settings.config_of(system))) for system in SYSTEMS},
-        "bertram": bertram, "context_store": settings.context_store,
+        "bertram": bertram,
+        "context_store": settings.context_store,
     }
     return json.loads(json.dumps(wanted))
 
@@ -126,19 +135,32 @@ def read_run(directory: Path) -> Optional[dict]:
     return json.loads(path.read_text(encoding="utf8")) if path.is_file() else None
 
 
-def train_unit(settings: CurveSettings, unit: Unit, subset: Sequence[Doc], fold: CurveFold,
-               directory: Path) -> Dict[str, dict]:
+def train_unit(
+    settings: CurveSettings, unit: Unit, subset: Sequence[Doc], fold: CurveFold, directory: Path
+) -> Dict[str, dict]:
     """Both systems trained on the subset; {system: train_baseline's info, with the steps}."""
     train_path = write_subset(subset, directory / "train.spacy")
     steps = settings.schedule.for_subset(subset)
     infos = {}
     for system in SYSTEMS:
         info = train_baseline(
-            train_path, fold.dev, directory / system, base_config=settings.config_of(system),
-            base_model=settings.base_model, gpu_id=settings.gpu_id, seed=unit.seed, max_steps=steps.max_steps,
-            eval_frequency=steps.eval_frequency, patience=steps.patience, batch_size=settings.schedule.batch_size,
-            learn_rate=settings.schedule.learn_rate, freeze=False, check_frozen=False,
-            paths=settings.paths_of(system) or None, force=True)
+            train_path,
+            fold.dev,
+            directory / system,
+            base_config=settings.config_of(system),
+            base_model=settings.base_model,
+            gpu_id=settings.gpu_id,
+            seed=unit.seed,
+            max_steps=steps.max_steps,
+            eval_frequency=steps.eval_frequency,
+            patience=steps.patience,
+            batch_size=settings.schedule.batch_size,
+            learn_rate=settings.schedule.learn_rate,
+            freeze=False,
+            check_frozen=False,
+            paths=settings.paths_of(system) or None,
+            force=True,
+        )
         infos[system] = {**info, **asdict(steps)}
     return infos
 
@@ -152,8 +174,10 @@ def predict_unit(pipelines: Dict[str, Language], fold: CurveFold, task: str) -> 
     each system's seconds for the test texts."""
     component = pipelines[BERTRAM].get_pipe("bertram")
     read: Callable[[Doc], object] = spans_of if task == "ner" else label_of
-    rows: List[Row] = [{"id": text_id, "fold": fold.fold, "gold": read(doc), "rare": component.rare_tokens(doc),
-                        "pred": {}} for text_id, doc in zip(fold.test_ids, fold.test)]
+    rows: List[Row] = [
+        {"id": text_id, "fold": fold.fold, "gold": read(doc), "rare": component.rare_tokens(doc), "pred": {}}
+        for text_id, doc in zip(fold.test_ids, fold.test)
+    ]
     seconds = {}
     for system, nlp in pipelines.items():
         start = time.perf_counter()
@@ -170,8 +194,9 @@ def write_rows(path: Path, rows: Sequence[Row]) -> None:
             file_.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
-def run_curve(settings: CurveSettings, folds: Sequence[CurveFold], training_dir: PathLike,
-              keep_models: bool = False) -> List[dict]:
+def run_curve(
+    settings: CurveSettings, folds: Sequence[CurveFold], training_dir: PathLike, keep_models: bool = False
+) -> List[dict]:
     """Train and predict every unit not finished with these settings; returns every unit's run.json."""
     subsets = {fold.fold: subsets_of(fold, settings.draws, settings.sizes) for fold in folds}
     by_fold = {fold.fold: fold for fold in folds}
@@ -190,8 +215,15 @@ def run_curve(settings: CurveSettings, folds: Sequence[CurveFold], training_dir:
             logger.info("%s: finished already with these settings, skipped", directory)
             records.append(done)
             continue
-        logger.info("unit %d/%d: fold %d, draw %d, %d texts, seed %d", position, len(todo), unit.fold, unit.draw,
-                    unit.size, unit.seed)
+        logger.info(
+            "unit %d/%d: fold %d, draw %d, %d texts, seed %d",
+            position,
+            len(todo),
+            unit.fold,
+            unit.draw,
+            unit.size,
+            unit.seed,
+        )
         (directory / RUN_FILE).unlink(missing_ok=True)
         infos = train_unit(settings, unit, subset, fold, directory)
         pipelines = {system: spacy.load(directory / system / "model-best") for system in SYSTEMS}
@@ -201,9 +233,12 @@ def run_curve(settings: CurveSettings, folds: Sequence[CurveFold], training_dir:
         rows, predict_seconds = predict_unit(pipelines, fold, settings.task)
         write_rows(directory / PREDICTIONS_FILE, rows)
         record = {
-            "identity": wanted, **asdict(unit),
+            "identity": wanted,
+            **asdict(unit),
             "train_seconds": {s: infos[s]["seconds"] for s in SYSTEMS},
-            "predict_seconds": predict_seconds, "cold_cache": cold, "test_words": sum(len(doc) for doc in fold.test),
+            "predict_seconds": predict_seconds,
+            "cold_cache": cold,
+            "test_words": sum(len(doc) for doc in fold.test),
             "steps": {s: {k: infos[s][k] for k in ("max_steps", "eval_frequency", "patience")} for s in SYSTEMS},
             "dev": {s: infos[s].get("dev") for s in SYSTEMS},
         }
@@ -215,5 +250,16 @@ def run_curve(settings: CurveSettings, folds: Sequence[CurveFold], training_dir:
     return records
 
 
-__all__ = ["BERTRAM", "CurveSettings", "PREDICTIONS_FILE", "RUN_FILE", "STOCK", "SYSTEMS", "Unit", "predict_unit",
-           "run_curve", "subsets_of", "units"]
+__all__ = [
+    "BERTRAM",
+    "CurveSettings",
+    "PREDICTIONS_FILE",
+    "RUN_FILE",
+    "STOCK",
+    "SYSTEMS",
+    "Unit",
+    "predict_unit",
+    "run_curve",
+    "subsets_of",
+    "units",
+]

@@ -7,6 +7,7 @@ at all, a large one fewer), its dev set scored once per pass (at least every
 `patience_evals` dev scores without a better one; model-best is the pipeline the
 curve scores. The same schedule holds for stock and with-bertram runs of a point.
 """
+
 from __future__ import annotations
 
 import math

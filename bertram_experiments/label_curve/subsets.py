@@ -8,6 +8,7 @@ the order is stratified: each label's texts are shuffled, then interleaved so th
 every prefix holds each label in (about) its share of the pool, and a 50-text
 subset never misses a class by chance.
 """
+
 from __future__ import annotations
 
 from typing import Dict, Hashable, List, Optional, Sequence

@@ -11,6 +11,7 @@ runs drawn with replacement too, covering training noise). Subsets: `all`, and
 summed over the point's runs, to train and to predict the test texts (with the vector
 cache the runs share warm, and, apart, from a cold cache: the first run over a fold).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -47,8 +48,12 @@ def f1_of_sums(sums: np.ndarray) -> np.ndarray:
 
 #: per task: the counts of a text, their width, the score of summed counts, and its name
 MEASURES: Dict[str, Tuple[Callable[[Rows, str, str], np.ndarray], int, Callable[[np.ndarray], np.ndarray], str]] = {
-    "ner": (lambda rows, system, subset: count_matrix(rows, system, ENTITY_SUBSETS[subset]).astype(float), 3,
-            f1_of_sums, "entity F1"),
+    "ner": (
+        lambda rows, system, subset: count_matrix(rows, system, ENTITY_SUBSETS[subset]).astype(float),
+        3,
+        f1_of_sums,
+        "entity F1",
+    ),
     "textcat": (accuracy_counts, 2, accuracy, "accuracy"),
 }
 
@@ -81,14 +86,21 @@ def seconds_ratio(records: Sequence[Mapping], stage: str) -> Optional[float]:
 
 
 def point_cost(records: Sequence[Mapping]) -> Dict[str, object]:
-    return {"train_ratio": seconds_ratio(records, "train"),
-            "predict_ratio": seconds_ratio([r for r in records if not r.get("cold_cache")], "predict"),
-            "cold_predict_ratio": seconds_ratio([r for r in records if r.get("cold_cache")], "predict"),
-            "train_seconds": {s: round(sum(r["train_seconds"][s] for r in records), 1) for s in (STOCK, BERTRAM)}}
+    return {
+        "train_ratio": seconds_ratio(records, "train"),
+        "predict_ratio": seconds_ratio([r for r in records if not r.get("cold_cache")], "predict"),
+        "cold_predict_ratio": seconds_ratio([r for r in records if r.get("cold_cache")], "predict"),
+        "train_seconds": {s: round(sum(r["train_seconds"][s] for r in records), 1) for s in (STOCK, BERTRAM)},
+    }
 
 
-def summarise_point(task: str, records: Sequence[Mapping], rows_of: Mapping[Tuple, Rows],
-                    n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Dict[str, object]:
+def summarise_point(
+    task: str,
+    records: Sequence[Mapping],
+    rows_of: Mapping[Tuple, Rows],
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Dict[str, object]:
     """One point: per subset, stock and bertram pooled scores, n, Δ with both intervals; the cost ratios."""
     count_rows, width, score, _ = MEASURES[task]
     texts, n_runs = aligned_runs(records, rows_of)
@@ -100,17 +112,26 @@ def summarise_point(task: str, records: Sequence[Mapping], rows_of: Mapping[Tupl
             per_run = [count_rows([text["rows"][r] for text in texts], system, subset) for r in range(n_runs)]
             tensors[system] = np.stack(per_run, axis=1)  # (n_texts, n_runs, width)
         counts = np.concatenate([tensors[BERTRAM], tensors[STOCK]], axis=2)
-        result = runs_bootstrap(counts, fold_labels,
-                                lambda sums: (score(sums[:, :width]) - score(sums[:, width:]))[:, None],
-                                n_resamples, seed)
+        result = runs_bootstrap(
+            counts,
+            fold_labels,
+            lambda sums: (score(sums[:, :width]) - score(sums[:, width:]))[:, None],
+            n_resamples,
+            seed,
+        )
         pooled = {system: float(score(tensors[system].sum(axis=(0, 1)))) for system in (STOCK, BERTRAM)}
         out[subset] = {**pooled, "n": counted(task, tensors[STOCK][:, 0]), "delta": result.column(0)}
     out["cost"] = point_cost(records)
     return out
 
 
-def summarise_curve(task: str, records: Sequence[Mapping], rows_of: Mapping[Tuple, Rows],
-                    n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> List[Dict[str, object]]:
+def summarise_curve(
+    task: str,
+    records: Sequence[Mapping],
+    rows_of: Mapping[Tuple, Rows],
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> List[Dict[str, object]]:
     """Every point of the curve, smallest first."""
     by_size: Dict[int, List[Mapping]] = defaultdict(list)
     for record in records:

@@ -12,6 +12,7 @@ the vectors says the trained NER leans on the injected positions more.
 Measured with dropout off, no optimizer step (nothing is updated) and the full
 transition sequence (no oracle cut), on one batch of gold docs at a time.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Dict, List, Sequence
@@ -66,10 +67,10 @@ def token_gradient_norms(nlp: Language, gold: Sequence[Doc], batch_size: int = 3
     norms: List[np.ndarray] = []
     try:
         for start in range(0, len(gold), batch_size):
-            docs = [bare_copy(nlp, doc) for doc in gold[start:start + batch_size]]
+            docs = [bare_copy(nlp, doc) for doc in gold[start : start + batch_size]]
             for proc in before:  # bertram puts its vectors on the docs the transformer reads
                 docs = list(proc.pipe(docs))
-            examples = [Example(doc, reference) for doc, reference in zip(docs, gold[start:start + batch_size])]
+            examples = [Example(doc, reference) for doc, reference in zip(docs, gold[start : start + batch_size])]
             captured.clear()
             nlp.get_pipe("transformer").update(examples, drop=0.0, sgd=None)
             ner.update(examples, drop=0.0, sgd=None)
@@ -81,8 +82,9 @@ def token_gradient_norms(nlp: Language, gold: Sequence[Doc], batch_size: int = 3
     return norms
 
 
-def rare_token_gradients(pipelines: Dict[str, Language], gold: Sequence[Doc],
-                         rare: Sequence[Sequence[int]]) -> Dict[str, Dict[str, float]]:
+def rare_token_gradients(
+    pipelines: Dict[str, Language], gold: Sequence[Doc], rare: Sequence[Sequence[int]]
+) -> Dict[str, Dict[str, float]]:
     """{system: mean gradient norm at rare tokens, at the others, their ratio, the rare tokens' share of the
     summed norms (against their share of the tokens, n_rare / (n_rare + n_other)), the token counts}."""
     out = {}
@@ -94,9 +96,14 @@ def rare_token_gradients(pipelines: Dict[str, Language], gold: Sequence[Doc],
         mean_rare = float(at_rare.mean()) if len(at_rare) else float("nan")
         mean_other = float(at_other.mean()) if len(at_other) else float("nan")
         total = float(at_rare.sum() + at_other.sum())
-        out[name] = {"rare": mean_rare, "other": mean_other, "ratio": mean_rare / mean_other if mean_other else
-                     float("nan"), "rare_share_of_gradient": float(at_rare.sum()) / total if total else float("nan"),
-                     "n_rare": int(len(at_rare)), "n_other": int(len(at_other))}
+        out[name] = {
+            "rare": mean_rare,
+            "other": mean_other,
+            "ratio": mean_rare / mean_other if mean_other else float("nan"),
+            "rare_share_of_gradient": float(at_rare.sum()) / total if total else float("nan"),
+            "n_rare": int(len(at_rare)),
+            "n_other": int(len(at_other)),
+        }
     return out
 
 

@@ -1,11 +1,12 @@
 """The NER commands of `python -m bertram_experiments` (registered on `bertram_experiments.app.app`).
 
-  ner-folds     NER data (WNUT-16 tweets, an IOB file, or your .spacy files) -> k folds of DocBins
-  ner-train     stock and bertram NER trained on every fold (bounded steps, embeddings frozen or fine-tuned,
-                checkpoints for a learning curve; several runs at once on Dask)
-  ner-evaluate  the four systems on every test fold: P/R/F1, rare-token entities, ΔF1 CIs, report, plot
-  ner-full-evaluate  frozen and fine-tuned runs of several seeds pooled, seeded CIs, learning curve, report
+ner-folds     NER data (WNUT-16 tweets, an IOB file, or your .spacy files) -> k folds of DocBins
+ner-train     stock and bertram NER trained on every fold (bounded steps, embeddings frozen or fine-tuned,
+              checkpoints for a learning curve; several runs at once on Dask)
+ner-evaluate  the four systems on every test fold: P/R/F1, rare-token entities, ΔF1 CIs, report, plot
+ner-full-evaluate  frozen and fine-tuned runs of several seeds pooled, seeded CIs, learning curve, report
 """
+
 from pathlib import Path
 from typing import Optional, Tuple
 
@@ -46,8 +47,9 @@ def ner_folds_cmd(
     output_dir: Path = typer.Argument(..., help="OUT/fold-I/{train,dev,test}.spacy and OUT/folds.json"),
     folds: int = typer.Option(2, min=2, help="number of folds (every text is tested once)"),
     seed: int = typer.Option(0, help="seed of the fold assignment"),
-    dev_share: float = typer.Option(0.1, parser=number_in(0, 1, high_open=True),
-                                    help="share of each fold's training texts held out as dev"),
+    dev_share: float = typer.Option(
+        0.1, parser=number_in(0, 1, high_open=True), help="share of each fold's training texts held out as dev"
+    ),
     assets: Path = typer.Option(Path("assets"), help="assets directory (the WNUT-16 download goes to assets/ner)"),
     lang: str = typer.Option("en", help="language of the blank pipeline the docs are read with"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
@@ -84,8 +86,9 @@ def ner_train_cmd(
     max_steps: int = typer.Option(100, min=1, help="training steps per fold and system"),
     eval_frequency: int = typer.Option(50, min=1, help="steps between dev evaluations (model-best)"),
     batch_size: int = typer.Option(500, min=1, help="padded words per batch"),
-    learn_rate: float = typer.Option(2e-4, parser=number_in(0, low_open=True),
-                                     help="Adam learning rate (linear warm-up over a tenth of the steps)"),
+    learn_rate: float = typer.Option(
+        2e-4, parser=number_in(0, low_open=True), help="Adam learning rate (linear warm-up over a tenth of the steps)"
+    ),
     fine_tune: bool = typer.Option(
         False,
         "--fine-tune",

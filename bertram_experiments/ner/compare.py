@@ -7,6 +7,7 @@ for all comparisons). Texts are the units because the entities of one text are
 not independent; pooled over folds, texts are drawn within their fold (strata),
 so every resample keeps the folds' sizes.
 """
+
 from __future__ import annotations
 
 from typing import Dict, Mapping, Optional, Sequence
@@ -43,15 +44,23 @@ def comparison_pairs(systems: Sequence[str], baseline: str, subsets: Sequence[st
     return [(s, sub) for s in others for sub in subsets]
 
 
-def compare_to_stock(rows: Sequence[Mapping], systems: Sequence[str], baseline: str = "stock",
-                     subsets: Sequence[str] = ("all", "rare"), n_resamples: int = DEFAULT_RESAMPLES,
-                     seed: int = 0, strata: Optional[Sequence] = None) -> Dict[str, Dict[str, dict]]:
+def compare_to_stock(
+    rows: Sequence[Mapping],
+    systems: Sequence[str],
+    baseline: str = "stock",
+    subsets: Sequence[str] = ("all", "rare"),
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    strata: Optional[Sequence] = None,
+) -> Dict[str, Dict[str, dict]]:
     """{system: {subset: ΔF1 CI (estimate, low, high, ...)}} for every system but the baseline."""
     assert rows, "no texts to compare"
     pairs = comparison_pairs(systems, baseline, subsets)
     others = [s for s in systems if s != baseline]
-    statistic = delta_f1_statistic([count_matrix(rows, s, SUBSETS[sub]) for s, sub in pairs],
-                                   [count_matrix(rows, baseline, SUBSETS[sub]) for _, sub in pairs])
+    statistic = delta_f1_statistic(
+        [count_matrix(rows, s, SUBSETS[sub]) for s, sub in pairs],
+        [count_matrix(rows, baseline, SUBSETS[sub]) for _, sub in pairs],
+    )
     cis = paired_bootstrap(statistic, len(rows), n_resamples, seed, strata)
     out: Dict[str, Dict[str, dict]] = {s: {} for s in others}
     for (s, sub), ci in zip(pairs, cis):

@@ -9,6 +9,7 @@ the file, the line number and the line, so a damaged file is never read halfway.
 assets/ner/wnut16_train.txt, which the project writes (`scripts/fetch_wnut16.py`,
 the `ner-data` step); a missing file is an error that names that command.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -125,5 +126,14 @@ def load_ner_docs(source: str, vocab: Vocab, assets: PathLike = "assets") -> Lis
     return docs
 
 
-__all__ = ["NerFormatError", "Tagged", "WNUT16_NAME", "iob_entities", "load_ner_docs", "parse_iob", "read_iob",
-           "tagged_doc", "wnut16_path"]
+__all__ = [
+    "NerFormatError",
+    "Tagged",
+    "WNUT16_NAME",
+    "iob_entities",
+    "load_ner_docs",
+    "parse_iob",
+    "read_iob",
+    "tagged_doc",
+    "wnut16_path",
+]

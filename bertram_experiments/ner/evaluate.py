@@ -5,6 +5,7 @@ Writes into OUT: fold-I.jsonl (the predictions, see `predict`), metrics.json
 entities and the others, by bucket; ΔF1 CIs against stock overall and on
 rare-token entities), report.md and f1_by_rarity.png (see `report`).
 """
+
 from __future__ import annotations
 
 import logging
@@ -24,8 +25,9 @@ from .systems import STOCK, SYSTEMS
 logger = logging.getLogger("spacy_bertram")
 
 
-def summarise(rows: Sequence[Mapping], systems: Sequence[str], n_resamples: int, seed: int,
-              stratify: bool) -> Dict[str, object]:
+def summarise(
+    rows: Sequence[Mapping], systems: Sequence[str], n_resamples: int, seed: int, stratify: bool
+) -> Dict[str, object]:
     """Scores and CIs of one set of rows (one fold, or all folds pooled)."""
     types = sorted({s[2] for row in rows for s in row["gold"]})
     strata = [row["fold"] for row in rows] if stratify else None
@@ -37,9 +39,15 @@ def summarise(rows: Sequence[Mapping], systems: Sequence[str], n_resamples: int,
     }
 
 
-def evaluate_ner(folds_dir: PathLike, training_dir: PathLike, output_dir: PathLike,
-                 n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, gpu_id: int = -1,
-                 force: bool = False) -> Dict[str, object]:
+def evaluate_ner(
+    folds_dir: PathLike,
+    training_dir: PathLike,
+    output_dir: PathLike,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    gpu_id: int = -1,
+    force: bool = False,
+) -> Dict[str, object]:
     """Predict every fold with every system, score, bootstrap, write the outputs."""
     check_output_dir(output_dir, NER_EVALUATE_OUTPUTS, command="ner-evaluate", force=force, marked=[METRICS_FILE])
     use_device(gpu_id)
@@ -51,8 +59,11 @@ def evaluate_ner(folds_dir: PathLike, training_dir: PathLike, output_dir: PathLi
     folds: List[List[Mapping]] = [read_rows([p]) for p in paths]
     pooled = [row for rows in folds for row in rows]
     metrics: Dict[str, object] = {
-        "source": info.get("source"), "folds": len(folds), "seed": info.get("seed"),
-        "bootstrap_resamples": n_resamples, "systems": list(SYSTEMS),
+        "source": info.get("source"),
+        "folds": len(folds),
+        "seed": info.get("seed"),
+        "bootstrap_resamples": n_resamples,
+        "systems": list(SYSTEMS),
         "pooled": summarise(pooled, SYSTEMS, n_resamples, seed, stratify=True),
         "per_fold": [summarise(rows, SYSTEMS, n_resamples, seed, stratify=False) for rows in folds],
         "seconds": {"predict": round(predicted, 1)},

@@ -9,6 +9,7 @@ Layout: OUT/fold-I/{train,dev,test}.spacy and OUT/folds.json (settings, sizes an
 the source index of every test text). The whole directory is written beside its
 place and renamed in, so a killed run leaves no partial folds.
 """
+
 from __future__ import annotations
 
 import json
@@ -51,23 +52,37 @@ def fold_parts(fold_of: Sequence[int], fold: int, dev_share: float, seed: int) -
     return {"train": [i for i in rest if i not in dev], "dev": sorted(dev), "test": test}
 
 
-def write_folds(docs: Sequence[Doc], output_dir: PathLike, k: int = 2, seed: int = 0, dev_share: float = 0.1,
-                source: str = "", force: bool = False) -> Dict[str, object]:
+def write_folds(
+    docs: Sequence[Doc],
+    output_dir: PathLike,
+    k: int = 2,
+    seed: int = 0,
+    dev_share: float = 0.1,
+    source: str = "",
+    force: bool = False,
+) -> Dict[str, object]:
     """Write the k folds' DocBins and folds.json (replacing the directory); returns the summary."""
     check_output_dir(output_dir, NER_FOLDS_OUTPUTS, command="ner-folds", force=force, replaces=True)
     fold_of = assign_folds(len(docs), k, seed)
-    summary: Dict[str, object] = {"source": source, "texts": len(docs), "folds": k, "seed": seed,
-                                  "dev_share": dev_share, "entities": sum(len(d.ents) for d in docs),
-                                  "tokens": sum(len(d) for d in docs), "parts": []}
+    summary: Dict[str, object] = {
+        "source": source,
+        "texts": len(docs),
+        "folds": k,
+        "seed": seed,
+        "dev_share": dev_share,
+        "entities": sum(len(d.ents) for d in docs),
+        "tokens": sum(len(d) for d in docs),
+        "parts": [],
+    }
     with atomic_directory(output_dir, NER_FOLDS_OUTPUTS) as tmp:
         for fold in range(k):
             parts = fold_parts(fold_of, fold, dev_share, seed)
             (Path(tmp) / f"fold-{fold}").mkdir()
             for name in PARTS:
                 DocBin(docs=[docs[i] for i in parts[name]], store_user_data=False).to_disk(
-                    Path(tmp) / f"fold-{fold}" / f"{name}.spacy")
-            summary["parts"].append({"train": len(parts["train"]), "dev": len(parts["dev"]),
-                                     "test_ids": parts["test"]})
+                    Path(tmp) / f"fold-{fold}" / f"{name}.spacy"
+                )
+            summary["parts"].append({"train": len(parts["train"]), "dev": len(parts["dev"]), "test_ids": parts["test"]})
         write_json_atomic(Path(tmp) / FOLDS_FILE, summary, indent=None)
     return summary
 

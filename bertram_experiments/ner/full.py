@@ -16,6 +16,7 @@ into OUT:
   the embedding drift and the training seconds of every run;
 - report.md and learning_curve.png (`full_report`).
 """
+
 from __future__ import annotations
 
 import json
@@ -58,8 +59,15 @@ def find_runs(training_root: PathLike) -> Dict[str, Dict[int, Path]]:
     runs: Dict[str, Dict[int, Path]] = {}
     for variant in VARIANTS:
         base = Path(training_root) / variant
-        found = {int(m.group(1)): d for d in sorted(base.glob("seed-*"))
-                 if (m := SEED_DIR.match(d.name)) and (d / TRAIN_SUMMARY).is_file()} if base.is_dir() else {}
+        found = (
+            {
+                int(m.group(1)): d
+                for d in sorted(base.glob("seed-*"))
+                if (m := SEED_DIR.match(d.name)) and (d / TRAIN_SUMMARY).is_file()
+            }
+            if base.is_dir()
+            else {}
+        )
         if found:
             runs[variant] = dict(sorted(found.items()))
     if not runs:
@@ -71,21 +79,32 @@ def train_summary(run: Path) -> Mapping:
     return json.loads((run / TRAIN_SUMMARY).read_text(encoding="utf8"))
 
 
-def summarise_seeds(runs: Sequence[Sequence[Mapping]], systems: Sequence[str], n_resamples: int,
-                    seed: int) -> Dict[str, object]:
+def summarise_seeds(
+    runs: Sequence[Sequence[Mapping]], systems: Sequence[str], n_resamples: int, seed: int
+) -> Dict[str, object]:
     """Scores pooled over folds and seeds, and the seeded ΔF1 intervals."""
     pooled = pooled_rows(runs)
     types = sorted({s[2] for row in runs[0] for s in row["gold"]})
     return {
-        "texts": len(runs[0]), "seeds": len(runs), "rare_tokens": sum(len(row["rare"]) for row in runs[0]),
+        "texts": len(runs[0]),
+        "seeds": len(runs),
+        "rare_tokens": sum(len(row["rare"]) for row in runs[0]),
         "systems": {s: score_system(pooled, s, types) for s in systems},
         "delta_f1": seeded_delta_f1(runs, systems, STOCK, n_resamples=n_resamples, seed=seed),
     }
 
 
-def curve_points(folds_dir: PathLike, run: Path, out: Path, steps: Sequence[int], max_steps: int,
-                 final_rows: Sequence[Mapping], n_resamples: int, seed: int,
-                 caches: Dict[str, VectorCache]) -> List[Dict[str, object]]:
+def curve_points(
+    folds_dir: PathLike,
+    run: Path,
+    out: Path,
+    steps: Sequence[int],
+    max_steps: int,
+    final_rows: Sequence[Mapping],
+    n_resamples: int,
+    seed: int,
+    caches: Dict[str, VectorCache],
+) -> List[Dict[str, object]]:
     """F1 of stock and trained-with-bertram at each checkpoint, then the run's model-best (its predictions
     `final_rows`, the run's last step as its x), with ΔF1 CIs (texts)."""
     points = []
@@ -93,15 +112,22 @@ def curve_points(folds_dir: PathLike, run: Path, out: Path, steps: Sequence[int]
         if step == max_steps:
             rows = final_rows
         else:
-            rows = read_rows(predict_folds(folds_dir, run, out / f"step-{step}", checkpoint=step,
-                                           systems=CURVE_SYSTEMS, caches=caches))
+            rows = read_rows(
+                predict_folds(
+                    folds_dir, run, out / f"step-{step}", checkpoint=step, systems=CURVE_SYSTEMS, caches=caches
+                )
+            )
         scores = {s: score_system(rows, s, types=()) for s in CURVE_SYSTEMS}
-        points.append({
-            "step": step, "model": "model-best" if step == max_steps else f"checkpoint at step {step}",
-            "f1": {s: {sub: scores[s]["subsets"][sub]["f"] for sub in ("all", "rare")} for s in CURVE_SYSTEMS},
-            "delta_f1": compare_to_stock(rows, CURVE_SYSTEMS, STOCK, n_resamples=n_resamples, seed=seed,
-                                         strata=[row["fold"] for row in rows])[BERTRAM],
-        })
+        points.append(
+            {
+                "step": step,
+                "model": "model-best" if step == max_steps else f"checkpoint at step {step}",
+                "f1": {s: {sub: scores[s]["subsets"][sub]["f"] for sub in ("all", "rare")} for s in CURVE_SYSTEMS},
+                "delta_f1": compare_to_stock(
+                    rows, CURVE_SYSTEMS, STOCK, n_resamples=n_resamples, seed=seed, strata=[row["fold"] for row in rows]
+                )[BERTRAM],
+            }
+        )
     return points
 
 
@@ -116,9 +142,15 @@ def listener_gradients(folds_dir: PathLike, run: Path, max_texts: int) -> Dict[s
     return {"fold": 0, "texts": len(gold), "systems": rare_token_gradients(pipelines, gold, rare)}
 
 
-def evaluate_full(folds_dir: PathLike, training_root: PathLike, output_dir: PathLike,
-                  n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, gpu_id: int = -1,
-                  force: bool = False) -> Dict[str, object]:
+def evaluate_full(
+    folds_dir: PathLike,
+    training_root: PathLike,
+    output_dir: PathLike,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    gpu_id: int = -1,
+    force: bool = False,
+) -> Dict[str, object]:
     """Predict every variant, seed and checkpoint, pool, bootstrap, write metrics.json, report.md and the plot."""
     check_output_dir(output_dir, NER_FULL_OUTPUTS, command="ner-full-evaluate", force=force, marked=[METRICS_FILE])
     use_device(gpu_id)
@@ -132,8 +164,9 @@ def evaluate_full(folds_dir: PathLike, training_root: PathLike, output_dir: Path
         for run_seed, run in runs.items():
             summary = train_summary(run)
             if summary["folds"] != info["folds"]:
-                raise ValueError(Errors.E420.format(variant=variant, seed=run_seed, got=summary["folds"],
-                                                    expected=info["folds"]))
+                raise ValueError(
+                    Errors.E420.format(variant=variant, seed=run_seed, got=summary["folds"], expected=info["folds"])
+                )
             target = seed_dir(out, variant, run_seed)
             logger.info("%s seed %d: predicting %d folds", variant, run_seed, info["folds"])
             per_seed.append(read_rows(predict_folds(folds_dir, run, target, caches=caches)))
@@ -143,23 +176,43 @@ def evaluate_full(folds_dir: PathLike, training_root: PathLike, output_dir: Path
             if gradients is None:
                 gradients = listener_gradients(folds_dir, run, GRADIENT_TEXTS)
             if settings.get("checkpoints") and curve is None:
-                curve = {"seed": run_seed, "points": curve_points(
-                    folds_dir, run, target, settings["checkpoints"], settings["max_steps"], per_seed[-1],
-                    n_resamples, seed, caches)}
-        variants[variant] = {**summarise_seeds(per_seed, SYSTEMS, n_resamples, seed),
-                             "seed_list": list(runs), "settings": first_settings,
-                             "curve": curve, "listener_gradient": gradients, "trainings": trainings}
+                curve = {
+                    "seed": run_seed,
+                    "points": curve_points(
+                        folds_dir,
+                        run,
+                        target,
+                        settings["checkpoints"],
+                        settings["max_steps"],
+                        per_seed[-1],
+                        n_resamples,
+                        seed,
+                        caches,
+                    ),
+                }
+        variants[variant] = {
+            **summarise_seeds(per_seed, SYSTEMS, n_resamples, seed),
+            "seed_list": list(runs),
+            "settings": first_settings,
+            "curve": curve,
+            "listener_gradient": gradients,
+            "trainings": trainings,
+        }
     metrics: Dict[str, object] = {
-        "source": info.get("source"), "folds": info["folds"], "fold_seed": info.get("seed"),
-        "bootstrap_resamples": n_resamples, "systems": list(SYSTEMS), "variants": variants,
-        "seconds": {"evaluate": round(time.time() - start, 1),
-                    "train": round(sum(t["seconds"] for v in variants.values()
-                                       for t in v["trainings"]), 1)},  # type: ignore[index, union-attr]
+        "source": info.get("source"),
+        "folds": info["folds"],
+        "fold_seed": info.get("seed"),
+        "bootstrap_resamples": n_resamples,
+        "systems": list(SYSTEMS),
+        "variants": variants,
+        "seconds": {
+            "evaluate": round(time.time() - start, 1),
+            "train": round(sum(t["seconds"] for v in variants.values() for t in v["trainings"]), 1),
+        },  # type: ignore[index, union-attr]
     }
     write_full_report(metrics, out)
     write_json_atomic(out / METRICS_FILE, mark_json(metrics, "ner-full-evaluate"))
     return metrics
 
 
-__all__ = ["CURVE_SYSTEMS", "VARIANTS", "curve_points", "evaluate_full", "find_runs", "seed_dir",
-           "summarise_seeds"]
+__all__ = ["CURVE_SYSTEMS", "VARIANTS", "curve_points", "evaluate_full", "find_runs", "seed_dir", "summarise_seeds"]

@@ -11,6 +11,7 @@ out rather than given a wrong gold (annotator test rows are left out the same wa
 The kept types are the classic biomedical ones, so the task is named entities of
 technical vocabulary: rare words are the rule here, not the exception.
 """
+
 from __future__ import annotations
 
 import random
@@ -38,13 +39,14 @@ def find_tokens(tokens: Sequence[str], mention: Sequence[str]) -> Optional[int]:
     """Where `mention`'s tokens first occur as a run of `tokens` (None if they do not)."""
     n = len(mention)
     for start in range(len(tokens) - n + 1):
-        if list(tokens[start:start + n]) == list(mention):
+        if list(tokens[start : start + n]) == list(mention):
             return start
     return None
 
 
-def sentence_tags(sentence: str, mentions: Sequence[Tuple[str, str]],
-                  types: Sequence[str] = NERO_TYPES) -> Optional[List[Tuple[str, str]]]:
+def sentence_tags(
+    sentence: str, mentions: Sequence[Tuple[str, str]], types: Sequence[str] = NERO_TYPES
+) -> Optional[List[Tuple[str, str]]]:
     """(token, IOB tag) pairs, or None when a kept mention is not a run of the sentence's tokens."""
     tokens = sentence.split()
     spans = []
@@ -63,11 +65,15 @@ def sentence_tags(sentence: str, mentions: Sequence[Tuple[str, str]],
     return list(zip(tokens, tags))
 
 
-def nero_iob(lines: Iterable[bytes], max_texts: Optional[int] = None, seed: int = 0,
-             types: Sequence[str] = NERO_TYPES) -> str:
+def nero_iob(
+    lines: Iterable[bytes], max_texts: Optional[int] = None, seed: int = 0, types: Sequence[str] = NERO_TYPES
+) -> str:
     """IOB text (a blank line between sentences) of the kept sentences; `max_texts` of them, a seeded sample."""
-    texts = [tags for sentence, mentions in nero_sentences(lines).items()
-             if (tags := sentence_tags(sentence, mentions, types))]
+    texts = [
+        tags
+        for sentence, mentions in nero_sentences(lines).items()
+        if (tags := sentence_tags(sentence, mentions, types))
+    ]
     if max_texts is not None and max_texts < len(texts):
         texts = random.Random(seed).sample(texts, max_texts)
     return "\n\n".join("\n".join(f"{token}\t{tag}" for token, tag in tags) for tags in texts) + "\n"

@@ -9,6 +9,7 @@ Rarity is asked of the trained-with-bertram pipeline's own component
 pipeline runs with. Every system reads a fresh Doc of the gold tokens, so
 tokenisation never differs from the gold spans.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,12 +41,22 @@ def bare_copy(nlp, doc: Doc) -> Doc:
     return Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
 
 
-def predict_fold(systems: Dict[str, object], gold: Sequence[Doc], ids: Sequence[int], fold: int,
-                 batch_size: int = 64) -> List[Row]:
+def predict_fold(
+    systems: Dict[str, object], gold: Sequence[Doc], ids: Sequence[int], fold: int, batch_size: int = 64
+) -> List[Row]:
     """Rows of one fold: gold spans, rare tokens, every system's spans."""
     component = systems[BERTRAM].get_pipe("bertram")
-    rows: List[Row] = [{"id": int(i), "fold": fold, "words": [t.text for t in doc], "gold": spans_of(doc),
-                        "rare": component.rare_tokens(doc), "pred": {}} for i, doc in zip(ids, gold)]
+    rows: List[Row] = [
+        {
+            "id": int(i),
+            "fold": fold,
+            "words": [t.text for t in doc],
+            "gold": spans_of(doc),
+            "rare": component.rare_tokens(doc),
+            "pred": {},
+        }
+        for i, doc in zip(ids, gold)
+    ]
     for name, nlp in systems.items():
         start = time.time()
         docs = nlp.pipe((bare_copy(nlp, doc) for doc in gold), batch_size=batch_size)
@@ -70,8 +81,14 @@ def share_vector_caches(pipelines: Iterable[Language], caches: Dict[str, VectorC
                 component.cache = caches.setdefault(model_id, component.cache)
 
 
-def predict_folds(folds_dir: PathLike, training_dir: PathLike, output_dir: PathLike, checkpoint: Checkpoint = None,
-                  systems: Sequence[str] = SYSTEMS, caches: Optional[Dict[str, VectorCache]] = None) -> List[Path]:
+def predict_folds(
+    folds_dir: PathLike,
+    training_dir: PathLike,
+    output_dir: PathLike,
+    checkpoint: Checkpoint = None,
+    systems: Sequence[str] = SYSTEMS,
+    caches: Optional[Dict[str, VectorCache]] = None,
+) -> List[Path]:
     """fold-I.jsonl for every fold (always predicted again: the models may have changed); returns their paths.
 
     `checkpoint`: which saved pipelines (model-best by default, see `systems.model_dir`); `caches`: vector

@@ -3,6 +3,7 @@
 Figures are percentages with one decimal; a ΔF1 whose 95% CI excludes 0 is
 starred. matplotlib is imported only when the plot is drawn.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,12 @@ from ..plots import pyplot, save_png
 from ..tables import format_ci, markdown_table, percent
 from .scores import BUCKETS
 
-LABELS = {"stock": "stock", "bertram": "trained with bertram", "bertram_test_time": "bertram at test time only",
-          "bertram_without": "trained with bertram, run without it"}
+LABELS = {
+    "stock": "stock",
+    "bertram": "trained with bertram",
+    "bertram_test_time": "bertram at test time only",
+    "bertram_without": "trained with bertram, run without it",
+}
 
 
 def pct(value: Optional[float]) -> str:
@@ -33,24 +38,48 @@ def main_table(summary: Mapping) -> List[str]:
     """One row per system: overall P/R/F1 and ΔF1, rare-token entities' F1 and ΔF1, the others' F1."""
     systems: Mapping = summary["systems"]
     first = next(iter(systems.values()))["subsets"]
-    header = ("system", "P", "R", f"F1 (n={first['all']['n_gold']})", "ΔF1 vs stock [95% CI]",
-              f"F1 rare-token entities (n={first['rare']['n_gold']})", "ΔF1 rare [95% CI]",
-              f"F1 other (n={first['other']['n_gold']})")
+    header = (
+        "system",
+        "P",
+        "R",
+        f"F1 (n={first['all']['n_gold']})",
+        "ΔF1 vs stock [95% CI]",
+        f"F1 rare-token entities (n={first['rare']['n_gold']})",
+        "ΔF1 rare [95% CI]",
+        f"F1 other (n={first['other']['n_gold']})",
+    )
     rows = []
     for name, scores in systems.items():
         sub, cis = scores["subsets"], summary["delta_f1"].get(name, {})
-        rows.append([LABELS.get(name, name), pct(sub["all"]["p"]), pct(sub["all"]["r"]), pct(sub["all"]["f"]),
-                     delta(cis.get("all")), pct(sub["rare"]["f"]), delta(cis.get("rare")), pct(sub["other"]["f"])])
+        rows.append(
+            [
+                LABELS.get(name, name),
+                pct(sub["all"]["p"]),
+                pct(sub["all"]["r"]),
+                pct(sub["all"]["f"]),
+                delta(cis.get("all")),
+                pct(sub["rare"]["f"]),
+                delta(cis.get("rare")),
+                pct(sub["other"]["f"]),
+            ]
+        )
     return markdown_table(header, rows)
 
 
 def type_table(summary: Mapping) -> List[str]:
     systems: Mapping = summary["systems"]
     types = next(iter(systems.values()))["types"]
-    return markdown_table(("type", "n", *(f"{LABELS.get(s, s)} P / R / F1" for s in systems)), (
-        [label, types[label]["n_gold"],
-         *(" / ".join(pct(systems[s]["types"][label][k]) for k in ("p", "r", "f")) for s in systems)]
-        for label in types))
+    return markdown_table(
+        ("type", "n", *(f"{LABELS.get(s, s)} P / R / F1" for s in systems)),
+        (
+            [
+                label,
+                types[label]["n_gold"],
+                *(" / ".join(pct(systems[s]["types"][label][k]) for k in ("p", "r", "f")) for s in systems),
+            ]
+            for label in types
+        ),
+    )
 
 
 def fold_table(metrics: Mapping) -> List[str]:
@@ -60,19 +89,37 @@ def fold_table(metrics: Mapping) -> List[str]:
         scores = fold["systems"]
         n = next(iter(scores.values()))["subsets"]["all"]["n_gold"]
         cis = fold["delta_f1"].get("bertram", {})
-        rows.append([i, fold["texts"], n, *(pct(scores[s]["subsets"]["all"]["f"]) for s in systems),
-                     delta(cis.get("all")), delta(cis.get("rare"))])
-    header = ("fold", "texts", "entities", *(f"F1 {LABELS.get(s, s)}" for s in systems), "ΔF1 trained with bertram",
-              "ΔF1 rare, trained with bertram")
+        rows.append(
+            [
+                i,
+                fold["texts"],
+                n,
+                *(pct(scores[s]["subsets"]["all"]["f"]) for s in systems),
+                delta(cis.get("all")),
+                delta(cis.get("rare")),
+            ]
+        )
+    header = (
+        "fold",
+        "texts",
+        "entities",
+        *(f"F1 {LABELS.get(s, s)}" for s in systems),
+        "ΔF1 trained with bertram",
+        "ΔF1 rare, trained with bertram",
+    )
     return markdown_table(header, rows, text_columns=0)
 
 
 def bucket_table(pooled: Mapping) -> List[str]:
     systems = pooled["systems"]
     first = next(iter(systems.values()))
-    return markdown_table(("bucket", "n", *(LABELS.get(s, s) for s in systems)), (
-        [bucket, first["buckets"][bucket]["n_gold"], *(pct(s["buckets"][bucket]["f"]) for s in systems.values())]
-        for bucket in BUCKETS))
+    return markdown_table(
+        ("bucket", "n", *(LABELS.get(s, s) for s in systems)),
+        (
+            [bucket, first["buckets"][bucket]["n_gold"], *(pct(s["buckets"][bucket]["f"]) for s in systems.values())]
+            for bucket in BUCKETS
+        ),
+    )
 
 
 def write_report(metrics: Mapping, path: PathLike, train_summary: Optional[PathLike] = None) -> Path:
@@ -124,10 +171,15 @@ def plot_f1_by_rarity(metrics: Mapping, path: PathLike) -> Path:
     width = 0.8 / len(systems)
     fig, ax = plt.subplots(figsize=(7, 4))
     for j, (name, scores) in enumerate(systems.items()):
-        values = [100 * (scores["buckets"][b]["f"] if not math.isnan(scores["buckets"][b]["f"]) else 0)
-                  for b in BUCKETS]
-        ax.bar([i + (j - (len(systems) - 1) / 2) * width for i in range(len(BUCKETS))], values, width,
-               label=LABELS.get(name, name))
+        values = [
+            100 * (scores["buckets"][b]["f"] if not math.isnan(scores["buckets"][b]["f"]) else 0) for b in BUCKETS
+        ]
+        ax.bar(
+            [i + (j - (len(systems) - 1) / 2) * width for i in range(len(BUCKETS))],
+            values,
+            width,
+            label=LABELS.get(name, name),
+        )
     ax.set_xticks(range(len(BUCKETS)), [f"{b}\n(n={first[b]['n_gold']})" for b in BUCKETS])
     ax.set_ylabel("entity F1 (%)")
     ax.set_title("NER F1 by entity rarity (tokens the bertram component calls rare)")

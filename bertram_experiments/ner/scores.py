@@ -10,6 +10,7 @@ same subset as its gold entity: an entity "contains a rare token" when one of it
 tokens is among the row's `rare` indices (the ones the `bertram` component calls
 rare). Buckets split the entities by how many rare tokens they contain.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -44,8 +45,9 @@ def as_spans(spans: Sequence[Sequence[object]]) -> List[Span]:
     return [(int(s[0]), int(s[1]), str(s[2])) for s in spans]
 
 
-def count(gold: Sequence[Span], pred: Sequence[Span], rare: frozenset = frozenset(),
-          keep: Keep = SUBSETS["all"]) -> Tuple[int, int, int]:
+def count(
+    gold: Sequence[Span], pred: Sequence[Span], rare: frozenset = frozenset(), keep: Keep = SUBSETS["all"]
+) -> Tuple[int, int, int]:
     """(TP, FP, FN) of one text on the entities `keep` selects."""
     g = {s for s in gold if keep(s, rare)}
     p = {s for s in pred if keep(s, rare)}
@@ -82,6 +84,7 @@ def type_test(label: str) -> Keep:
 
 def score_system(rows: Sequence[Mapping], system: str, types: Optional[Sequence[str]] = None) -> Dict[str, object]:
     """P/R/F1 of one system: overall, rare / other, buckets and per type."""
+
     def total(keep: Keep) -> Dict[str, float]:
         tp, fp, fn = (int(x) for x in count_matrix(rows, system, keep).sum(axis=0))
         return prf(tp, fp, fn)
@@ -94,5 +97,16 @@ def score_system(rows: Sequence[Mapping], system: str, types: Optional[Sequence[
     }
 
 
-__all__ = ["BUCKETS", "BUCKET_TESTS", "COUNTS", "SUBSETS", "as_spans", "count", "count_matrix", "f1", "prf",
-           "rare_in", "score_system"]
+__all__ = [
+    "BUCKETS",
+    "BUCKET_TESTS",
+    "COUNTS",
+    "SUBSETS",
+    "as_spans",
+    "count",
+    "count_matrix",
+    "f1",
+    "prf",
+    "rare_in",
+    "score_system",
+]

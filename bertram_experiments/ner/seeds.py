@@ -17,6 +17,7 @@ A resample draws the same seeds for every system: the stock and bertram runs of
 one seed are independent draws, so pairing them costs nothing, and the
 test-time-only system really shares its seed's stock model.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Mapping, Sequence
@@ -44,18 +45,26 @@ def count_tensor(runs: Sequence[Rows], system: str, subset: str) -> np.ndarray:
     return np.stack([count_matrix(rows, system, SUBSETS[subset]) for rows in runs], axis=1)
 
 
-def seeded_delta_f1(runs: Sequence[Rows], systems: Sequence[str], baseline: str = "stock",
-                    subsets: Sequence[str] = ("all", "rare"), n_resamples: int = DEFAULT_RESAMPLES,
-                    seed: int = 0) -> Dict[str, Dict[str, dict]]:
+def seeded_delta_f1(
+    runs: Sequence[Rows],
+    systems: Sequence[str],
+    baseline: str = "stock",
+    subsets: Sequence[str] = ("all", "rare"),
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Dict[str, Dict[str, dict]]:
     """{system: {subset: {"estimate", "per_seed": [...], "texts": CI, "texts_and_seeds": CI}}}."""
     assert runs and runs[0], "no runs to compare"
     check_aligned(runs)
     pairs = comparison_pairs(systems, baseline, subsets)
     k = len(pairs)
-    counts = np.concatenate([count_tensor(runs, s, sub) for s, sub in pairs]
-                            + [count_tensor(runs, baseline, sub) for _, sub in pairs], axis=2).astype(float)
-    result = runs_bootstrap(counts, [row["fold"] for row in runs[0]], lambda sums: delta_from_sums(sums, k),
-                            n_resamples, seed)
+    counts = np.concatenate(
+        [count_tensor(runs, s, sub) for s, sub in pairs] + [count_tensor(runs, baseline, sub) for _, sub in pairs],
+        axis=2,
+    ).astype(float)
+    result = runs_bootstrap(
+        counts, [row["fold"] for row in runs[0]], lambda sums: delta_from_sums(sums, k), n_resamples, seed
+    )
     out: Dict[str, Dict[str, dict]] = {}
     for j, (system, subset) in enumerate(pairs):
         out.setdefault(system, {})[subset] = result.column(j)

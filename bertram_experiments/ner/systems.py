@@ -21,6 +21,7 @@ hash and the component's default rare-word rule) equals the current one was
 trained to the end with them and is skipped, so a killed `ner-train` resumes and
 a changed setting retrains.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -83,13 +84,18 @@ def read_json(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf8")) if path.is_file() else None
 
 
-def run_settings(settings: NerTraining, config: str, paths: Dict[str, str], folds_dir: PathLike,
-                 fold: int) -> Dict[str, object]:
+def run_settings(
+    settings: NerTraining, config: str, paths: Dict[str, str], folds_dir: PathLike, fold: int
+) -> Dict[str, object]:
     """What one training depends on: a rerun with anything else retrains instead of skipping."""
     data = fold_dir(folds_dir, fold)
     wanted: Dict[str, object] = {
-        "settings": asdict(settings), "config": config, "config_md5": md5_of(Path(config)), "paths": paths,
-        "data_md5": [md5_of(data / f"{part}.spacy") for part in ("train", "dev")]}
+        "settings": asdict(settings),
+        "config": config,
+        "config_md5": md5_of(Path(config)),
+        "paths": paths,
+        "data_md5": [md5_of(data / f"{part}.spacy") for part in ("train", "dev")],
+    }
     if "bertram" in paths:
         wanted["bertram"] = component_identity(paths["bertram"])
     return json.loads(json.dumps(wanted))  # as the marker file reads back (tuples as lists)
@@ -136,11 +142,20 @@ def train_run(run: FoldRun, settings: NerTraining, torch_threads: int = 0) -> Di
         torch.set_num_threads(torch_threads)
     data = Path(run.data)
     return train_baseline(
-        data / "train.spacy", data / "dev.spacy", run.out, base_config=run.config,
-        base_model=settings.base_model, gpu_id=settings.gpu_id, seed=settings.seed,
-        max_steps=settings.max_steps, eval_frequency=settings.eval_frequency,
-        batch_size=settings.batch_size, learn_rate=settings.learn_rate, paths=run.paths or None,
-        freeze=settings.freeze, checkpoints=settings.checkpoints,
+        data / "train.spacy",
+        data / "dev.spacy",
+        run.out,
+        base_config=run.config,
+        base_model=settings.base_model,
+        gpu_id=settings.gpu_id,
+        seed=settings.seed,
+        max_steps=settings.max_steps,
+        eval_frequency=settings.eval_frequency,
+        batch_size=settings.batch_size,
+        learn_rate=settings.learn_rate,
+        paths=run.paths or None,
+        freeze=settings.freeze,
+        checkpoints=settings.checkpoints,
         force=True,  # fold-I/SYSTEM is this command's own output
     )
 
@@ -148,13 +163,26 @@ def train_run(run: FoldRun, settings: NerTraining, torch_threads: int = 0) -> Di
 def on_cluster(run: FoldRun) -> FoldRun:
     """The run with absolute paths, so a worker started elsewhere finds the same files (a shared filesystem)."""
     absolute = {key: str(Path(value).resolve()) for key, value in run.paths.items()}
-    return FoldRun(run.fold, run.system, str(Path(run.data).resolve()), str(Path(run.out).resolve()),
-                   str(Path(run.config).resolve()), absolute)
+    return FoldRun(
+        run.fold,
+        run.system,
+        str(Path(run.data).resolve()),
+        str(Path(run.out).resolve()),
+        str(Path(run.config).resolve()),
+        absolute,
+    )
 
 
-def train_folds(folds_dir: PathLike, training_dir: PathLike, bertram: PathLike,
-                context_store: Optional[PathLike], settings: NerTraining, force: bool = False,
-                client: Any = None, torch_threads: int = 0) -> Dict[str, object]:
+def train_folds(
+    folds_dir: PathLike,
+    training_dir: PathLike,
+    bertram: PathLike,
+    context_store: Optional[PathLike],
+    settings: NerTraining,
+    force: bool = False,
+    client: Any = None,
+    torch_threads: int = 0,
+) -> Dict[str, object]:
     """Train stock and bertram NER on every fold (finished folds are skipped); writes train.json.
 
     With a Dask `client` the runs train at once on its workers, each marked done as it

@@ -20,6 +20,7 @@ fit the fine-tuned encoder.
   embeddings equal the pretrained encoder's.
 - `augment_tokens` / `augment_examples`: that augmentation, on tokens and on records.
 """
+
 from __future__ import annotations
 
 import json
@@ -149,9 +150,7 @@ def make_splits(
     """
     start = time.time()
     records, n_empty = load_dataset(dataset, assets)
-    records = [
-        Record(truncate_words(r.text, max_words), r.label, r.id, r.split) for r in records
-    ]
+    records = [Record(truncate_words(r.text, max_words), r.label, r.id, r.split) for r in records]
     train, dev, test = split_records(records, dev_fraction=dev_fraction, seed=seed)
     train = stratified_sample(train, max_train, seed)
     dev = stratified_sample(dev, max_dev, seed + 1)
@@ -171,19 +170,34 @@ def make_splits(
         return [t.text for t in nlp.make_doc(text) if not t.is_space]
 
     augmented = augment_examples(
-        train, seed=seed, tokenize=tokenize, copies=augment_copies,
-        mask_rate=mask_rate, duplicate_rate=duplicate_rate, duplicate_mask_rate=duplicate_mask_rate,
+        train,
+        seed=seed,
+        tokenize=tokenize,
+        copies=augment_copies,
+        mask_rate=mask_rate,
+        duplicate_rate=duplicate_rate,
+        duplicate_mask_rate=duplicate_mask_rate,
     )
     write_docbin(out / "train.spacy", augmented, labels, nlp)
     write_docbin(out / "dev.spacy", dev, labels, nlp)
     n_words = [len(r.text.split()) for r in records]
     info = {
-        "dataset": dataset, "labels": labels, "seed": seed, "max_words": max_words,
-        "train": len(train), "dev": len(dev), "test_candidates": len(test),
-        "augmented_train": len(augmented), "skipped_empty": n_empty,
+        "dataset": dataset,
+        "labels": labels,
+        "seed": seed,
+        "max_words": max_words,
+        "train": len(train),
+        "dev": len(dev),
+        "test_candidates": len(test),
+        "augmented_train": len(augmented),
+        "skipped_empty": n_empty,
         "mean_words": round(sum(n_words) / max(1, len(n_words)), 1),
-        "augmentation": {"mask_rate": mask_rate, "duplicate_rate": duplicate_rate,
-                         "duplicate_mask_rate": duplicate_mask_rate, "copies": augment_copies},
+        "augmentation": {
+            "mask_rate": mask_rate,
+            "duplicate_rate": duplicate_rate,
+            "duplicate_mask_rate": duplicate_mask_rate,
+            "copies": augment_copies,
+        },
         "seconds": round(time.time() - start, 2),
     }
     _write_json(out / "splits.json", info)
@@ -243,8 +257,12 @@ def baseline_config(
     if checkpoints:
         steps = check_checkpoint_steps(checkpoints, int(eval_frequency), int(max_steps))
         assert checkpoint_dir is not None, "checkpoints need a directory"
-        training["logger"] = {"@loggers": CHECKPOINT_LOGGER, "steps": list(steps), "directory": str(checkpoint_dir),
-                              "progress_bar": False}
+        training["logger"] = {
+            "@loggers": CHECKPOINT_LOGGER,
+            "steps": list(steps),
+            "directory": str(checkpoint_dir),
+            "progress_bar": False,
+        }
     return config
 
 
@@ -286,9 +304,19 @@ def train_baseline(
     use_device(gpu_id)  # a named error for a bad id or a missing CuPy, before spaCy's own
     start = time.time()
     with atomic_directory(output_dir, BASELINE_OUTPUTS) as tmp:
-        config = baseline_config(base_config, base_model, seed, max_steps, eval_frequency, batch_size,
-                                 learn_rate, freeze=freeze, checkpoints=checkpoints,
-                                 checkpoint_dir=tmp / CHECKPOINTS_DIR, patience=patience)
+        config = baseline_config(
+            base_config,
+            base_model,
+            seed,
+            max_steps,
+            eval_frequency,
+            batch_size,
+            learn_rate,
+            freeze=freeze,
+            checkpoints=checkpoints,
+            checkpoint_dir=tmp / CHECKPOINTS_DIR,
+            patience=patience,
+        )
         config["paths"]["train"] = str(train_path)
         config["paths"]["dev"] = str(dev_path)
         for key, value in (paths or {}).items():
@@ -299,9 +327,16 @@ def train_baseline(
         config.to_disk(config_path)
         spacy_train(config_path, tmp, use_gpu=gpu_id)
         info: Dict[str, object] = {
-            "base_config": str(base_config), "base_model": base_model, "gpu_id": gpu_id, "seed": seed,
-            "max_steps": max_steps, "batch_size": batch_size, "learn_rate": learn_rate,
-            "frozen_embeddings": freeze, "checkpoints": list(checkpoints), "patience": patience,
+            "base_config": str(base_config),
+            "base_model": base_model,
+            "gpu_id": gpu_id,
+            "seed": seed,
+            "max_steps": max_steps,
+            "batch_size": batch_size,
+            "learn_rate": learn_rate,
+            "frozen_embeddings": freeze,
+            "checkpoints": list(checkpoints),
+            "patience": patience,
         }
         best = tmp / "model-best"
         meta = json.loads((best / "meta.json").read_text(encoding="utf8"))

@@ -3,6 +3,7 @@
 Commands of `python -m bertram_experiments`, registered on its `app.app`; each imports its step when it runs, so
 `--help` stays fast.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,8 +38,9 @@ def split_cmd(
     max_train: Optional[int] = typer.Option(None, min=1, help="at most N training texts (stratified)"),
     max_dev: Optional[int] = typer.Option(None, min=1, help="at most N dev texts"),
     max_test: Optional[int] = typer.Option(None, min=1, help="at most N test candidates"),
-    dev_fraction: float = typer.Option(0.1, parser=number_in(0, 1, high_open=True),
-                                       help="share of the training part used as dev"),
+    dev_fraction: float = typer.Option(
+        0.1, parser=number_in(0, 1, high_open=True), help="share of the training part used as dev"
+    ),
     seed: int = typer.Option(0, help="seed of the split, the sampling and the augmentation"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
@@ -46,9 +48,20 @@ def split_cmd(
     run_checked(check_output_dir, output_dir, SPLIT_OUTPUTS, command="split", force=force)
     from .baseline import make_splits
 
-    echo_json(run_checked(make_splits, dataset, output_dir, assets=assets, max_words=max_words,
-                            max_train=max_train, max_dev=max_dev, max_test=max_test,
-                            dev_fraction=dev_fraction, seed=seed))
+    echo_json(
+        run_checked(
+            make_splits,
+            dataset,
+            output_dir,
+            assets=assets,
+            max_words=max_words,
+            max_train=max_train,
+            max_dev=max_dev,
+            max_test=max_test,
+            dev_fraction=dev_fraction,
+            seed=seed,
+        )
+    )
 
 
 @app.command("train-baseline")
@@ -107,8 +120,9 @@ def rarify_cmd(
     ),
     max_candidates: Optional[int] = typer.Option(None, min=1, help="at most N test candidates"),
     max_masks: int = typer.Option(5, min=1, help="words masked per item at most"),
-    misspelling_rate: float = typer.Option(0.1, parser=number_in(0, 1),
-                                           help="share of substitutions that are misspellings"),
+    misspelling_rate: float = typer.Option(
+        0.1, parser=number_in(0, 1), help="share of substitutions that are misspellings"
+    ),
     seed: str = typer.Option(
         "0",
         help="rarification seed(s), comma-separated (0,1,2): they share one masking "

@@ -19,6 +19,7 @@ loads too: give its path instead of a name.
 Bad input: a record whose text is empty or blank is skipped with a warning
 (and counted); a record without a label raises a ValueError naming its line.
 """
+
 from __future__ import annotations
 
 import csv
@@ -43,9 +44,20 @@ EMBEDDED = {"bbc": "bbc.jsonl", "rotten_tomatoes": "rotten_tomatoes.jsonl"}
 #: Name -> (archive under <assets>/datasets/, members, label names or None).
 AG_NEWS_LABELS = ("World", "Sports", "Business", "Sci/Tech")
 DBPEDIA_LABELS = (
-    "Company", "EducationalInstitution", "Artist", "Athlete", "OfficeHolder",
-    "MeanOfTransportation", "Building", "NaturalPlace", "Village", "Animal", "Plant",
-    "Album", "Film", "WrittenWork",
+    "Company",
+    "EducationalInstitution",
+    "Artist",
+    "Athlete",
+    "OfficeHolder",
+    "MeanOfTransportation",
+    "Building",
+    "NaturalPlace",
+    "Village",
+    "Animal",
+    "Plant",
+    "Album",
+    "Film",
+    "WrittenWork",
 )
 OPTIONAL = {
     "ag_news": ("ag_news_csv.tgz", {"train": "train.csv", "test": "test.csv"}, AG_NEWS_LABELS),
@@ -102,8 +114,7 @@ def read_jsonl_records(lines: Iterable[str], source: str = "dataset") -> Iterato
         if text is not None and not isinstance(text, str):
             raise DatasetError(Errors.E315.format(source=source, n=n))
         split = data.get("split")
-        yield Record(text or "", str(data["label"]), str(data.get("id", f"{n - 1}")),
-                     str(split) if split else None)
+        yield Record(text or "", str(data["label"]), str(data.get("id", f"{n - 1}")), str(split) if split else None)
 
 
 def _csv_records(data: bytes, labels: Sequence[str], split: str, prefix: str) -> Iterator[Record]:
@@ -198,7 +209,7 @@ def truncate_words(text: str, max_words: int) -> str:
         if _SENTENCE_END.search(text[start:stop]):
             end = stop
             break
-    return text[: end].strip()
+    return text[:end].strip()
 
 
 def labels_of(records: Iterable[Record]) -> List[str]:
@@ -264,7 +275,16 @@ def read_records(path: PathLike) -> List[Record]:
 
 
 __all__ = [
-    "DATASET_NAMES", "DatasetError", "Record", "dataset_path", "iter_records", "labels_of",
-    "load_dataset", "read_records", "split_records", "stratified_sample", "truncate_words",
+    "DATASET_NAMES",
+    "DatasetError",
+    "Record",
+    "dataset_path",
+    "iter_records",
+    "labels_of",
+    "load_dataset",
+    "read_records",
+    "split_records",
+    "stratified_sample",
+    "truncate_words",
     "write_records",
 ]

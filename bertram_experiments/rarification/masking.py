@@ -7,6 +7,7 @@ call per candidate word and masking round). The seed only picks the rare synonym
 or misspelling for each masked word: `substitute_masked` does that, cheaply, for
 any number of seeds. `rarify` is the two in a row.
 """
+
 from __future__ import annotations
 
 import random
@@ -107,13 +108,15 @@ def mask_candidates(
         if not candidates:
             result.skipped_no_candidates += 1
             continue
-        masked, p_masked = greedy_mask(tokens, candidates, index[ex.label], classify, len(label_list),
-                                       max_masks, mask_token)
+        masked, p_masked = greedy_mask(
+            tokens, candidates, index[ex.label], classify, len(label_list), max_masks, mask_token
+        )
         if not masked:
             result.not_flipped += 1
             continue
-        result.items.append(MaskedItem(str(ex.id), ex.label, ex.text, list(tokens), masked, p_original,
-                                       float(p_masked)))
+        result.items.append(
+            MaskedItem(str(ex.id), ex.label, ex.text, list(tokens), masked, p_original, float(p_masked))
+        )
     return result
 
 

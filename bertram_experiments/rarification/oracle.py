@@ -11,6 +11,7 @@ vectors are the limit.
 The `spacy_bertram_oracle` component sets `doc._.bertram` for the substituted
 tokens of the items it is given (`set_items`), looked up by the doc's text.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Mapping, Sequence, Tuple

@@ -30,6 +30,7 @@ type and its label checks and DocBin writer (`records.py`), the baseline's
 augmentation (`baseline.py`), and the procedure itself (`masking.py`: the seed-free
 masking pass, the seeded substitution, and `rarify`, the two in a row).
 """
+
 from __future__ import annotations
 
 import io
@@ -195,9 +196,7 @@ def greedy_mask(
     for _ in range(max_masks):
         if not remaining:
             break
-        texts = [
-            detokenize(tokens, {i: mask_token for i in masked + [c]}) for c in remaining
-        ]
+        texts = [detokenize(tokens, {i: mask_token for i in masked + [c]}) for c in remaining]
         probs = _probabilities(classify, texts, n_labels)
         best = int(np.argmin(probs[:, label_index]))
         masked.append(remaining.pop(best))
@@ -267,8 +266,19 @@ def substitution_kinds(item: Union[RarifiedItem, Mapping]) -> Set[str]:
 
 
 __all__ = [
-    "CandidateCounts", "Classifier", "RarificationResult", "RarifiedItem", "Substitution",
+    "CandidateCounts",
+    "Classifier",
+    "RarificationResult",
+    "RarifiedItem",
+    "Substitution",
     "TaggedToken",
-    "detokenize", "greedy_mask", "load_spacy_tagger_pipeline", "read_substitutions_jsonl",
-    "spacy_tagger", "substitute", "substitution_kinds", "write_rarified_dataset", "write_substitutions_jsonl",
+    "detokenize",
+    "greedy_mask",
+    "load_spacy_tagger_pipeline",
+    "read_substitutions_jsonl",
+    "spacy_tagger",
+    "substitute",
+    "substitution_kinds",
+    "write_rarified_dataset",
+    "write_substitutions_jsonl",
 ]

@@ -9,6 +9,7 @@ train/dev/test.spacy and test.jsonl (`rarify.write_rarified_dataset`) plus
 rarify.json with the counts of what was kept and skipped; further seeds' test
 sets in OUTPUT/seed-N (`seed_sets`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -123,8 +124,9 @@ def mask_in_chunks(
         if path.is_file():
             result = MaskingResult.from_dict(json.loads(path.read_text(encoding="utf8")))
         else:
-            result = mask_candidates(list(chunk), classify, labels, subs,
-                                     tagger=tagger, max_masks=max_masks, batch_size=batch_size)
+            result = mask_candidates(
+                list(chunk), classify, labels, subs, tagger=tagger, max_masks=max_masks, batch_size=batch_size
+            )
             write_json_atomic(path, result.to_dict(), indent=None)
         total.extend(result)
         bar.update(len(chunk))
@@ -168,15 +170,31 @@ def run_rarification(
     nlp = load_textcat(model_dir)
     labels = textcat_labels(nlp)
     tokenizer = pipeline_tokenizer(nlp)
-    rarity = substitute_rarity(max_zipf, table if table.counts else None,
-                               lambda word: word_piece_ids(tokenizer, word), tokenizer.unk_token_id)
+    rarity = substitute_rarity(
+        max_zipf, table if table.counts else None, lambda word: word_piece_ids(tokenizer, word), tokenizer.unk_token_id
+    )
     subs = SubstitutionDictionary(table, wordnet=wordnet, rarity=rarity)
     # No seed in the key: masking is seed-free, so every seed reuses the same chunks.
-    settings = {"format": "masking-2", "model": directory_fingerprint(model_dir), "max_zipf": max_zipf,
-                "max_masks": max_masks, "counts": directory_fingerprint(counts),
-                "candidates": hashlib.sha1(json.dumps([r.to_dict() for r in candidates]).encode("utf8")).hexdigest()}
-    masking = mask_in_chunks(candidates, make_classifier(nlp, batch_size), labels, subs, spacy_tagger(),
-                             out / ".partial" / _settings_key(settings), chunk_size, max_masks, batch_size, progress)
+    settings = {
+        "format": "masking-2",
+        "model": directory_fingerprint(model_dir),
+        "max_zipf": max_zipf,
+        "max_masks": max_masks,
+        "counts": directory_fingerprint(counts),
+        "candidates": hashlib.sha1(json.dumps([r.to_dict() for r in candidates]).encode("utf8")).hexdigest(),
+    }
+    masking = mask_in_chunks(
+        candidates,
+        make_classifier(nlp, batch_size),
+        labels,
+        subs,
+        spacy_tagger(),
+        out / ".partial" / _settings_key(settings),
+        chunk_size,
+        max_masks,
+        batch_size,
+        progress,
+    )
     if not masking.items:
         raise ValueError(Errors.E367.format(n_candidates=len(candidates), counts=masking.counts()))
     masking_seconds = round(time.time() - start, 2)
@@ -192,20 +210,32 @@ def run_rarification(
             write_docbin(target / "test.spacy", [Record(it.text, it.label, it.id) for it in total.items], labels)
             write_substitutions_jsonl(target / "test.jsonl", total.items)
         kinds = [sub.kind for it in total.items for sub in it.substitutions]
-        summaries.append((target, {
-            **total.summary(), "labels": labels, "max_zipf": max_zipf, "max_masks": max_masks,
-            "misspelling_rate": misspelling_rate, "seed": s, "gpu_id": gpu_id,
-            "substitutions": len(kinds), "synonyms": kinds.count("synonym"),
-            "misspellings": kinds.count("misspelling"),
-            "mean_masks": round(len(kinds) / len(total.items), 2),
-            "substitutes": substitute_statistics(total.items, table),
-            "seconds_substitution": round(time.time() - t0, 2),
-        }))
+        summaries.append(
+            (
+                target,
+                {
+                    **total.summary(),
+                    "labels": labels,
+                    "max_zipf": max_zipf,
+                    "max_masks": max_masks,
+                    "misspelling_rate": misspelling_rate,
+                    "seed": s,
+                    "gpu_id": gpu_id,
+                    "substitutions": len(kinds),
+                    "synonyms": kinds.count("synonym"),
+                    "misspellings": kinds.count("misspelling"),
+                    "mean_masks": round(len(kinds) / len(total.items), 2),
+                    "substitutes": substitute_statistics(total.items, table),
+                    "seconds_substitution": round(time.time() - t0, 2),
+                },
+            )
+        )
     remove_unlisted(out, extra, RARIFY_OUTPUTS)
     for k, (target, summary) in enumerate(summaries):
         if k == 0:  # the first set carries the whole step's time and lists the others
-            summary.update(seeds=seeds, seed_sets=extra, seconds_masking=masking_seconds,
-                           seconds=round(time.time() - start, 2))
+            summary.update(
+                seeds=seeds, seed_sets=extra, seconds_masking=masking_seconds, seconds=round(time.time() - start, 2)
+            )
         write_json_atomic(target / "rarify.json", summary)
     return summaries[0][1]
 

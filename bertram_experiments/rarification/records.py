@@ -4,6 +4,7 @@
 produce, and what rarification takes and writes (as spaCy `DocBin`s with
 `doc.cats` one-hot over the labels).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -63,9 +64,7 @@ def drop_empty(examples: Sequence[Record], what: str = "examples") -> Tuple[List
     return kept, n_empty
 
 
-def make_docbin(
-    examples: Iterable[RecordLike], labels: Sequence[str], nlp=None
-):
+def make_docbin(examples: Iterable[RecordLike], labels: Sequence[str], nlp=None):
     """A DocBin with `doc.cats` one-hot over `labels` and the id in user_data."""
     import spacy
     from spacy.tokens import DocBin

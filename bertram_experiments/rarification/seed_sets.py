@@ -7,6 +7,7 @@ rarify.json lists them under "seed_sets". `evaluate` mirrors the layout
 `pool` reads. Listing, not globbing: a directory left over from an earlier run
 with other seeds is never picked up.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,7 @@ PREFIX = "seed-"
 
 
 def parse_seeds(value: Union[int, str, Sequence[int]]) -> List[int]:
-    """"0,1,2" / 3 / [0, 1] -> a list of distinct ints, in order."""
+    """ "0,1,2" / 3 / [0, 1] -> a list of distinct ints, in order."""
     if isinstance(value, int):
         seeds = [value]
     elif isinstance(value, str):

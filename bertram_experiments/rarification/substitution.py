@@ -1,6 +1,7 @@
 """The substitution dictionary of rarification: rare same-POS WordNet synonyms
 (most frequent sense, inflected like the original) and keyboard misspellings.
 """
+
 from __future__ import annotations
 
 import random
@@ -16,7 +17,6 @@ from spacy_bertram import (
     WorldFrequencies,
     load_wordnet,
 )
-
 
 
 # ---------------------------------------------------------------------------
@@ -108,8 +108,12 @@ def substitute_rarity(
     encoder's tokenizer (`word_pieces`; without it the wordpiece test is off).
     No BERTRAM model is needed: a substitute only has to be rare to the encoder."""
     rule = RareWordRule(max_zipf=max_zipf, min_wordpieces=DEFAULT_MIN_WORDPIECES if word_pieces is not None else 1)
-    return RareWordFinder.build(rule, WorldFrequencies(WordfreqFrequencies(lang), counts),
-                                word_pieces if word_pieces is not None else (lambda word: [word]), unk_id=unk_id)
+    return RareWordFinder.build(
+        rule,
+        WorldFrequencies(WordfreqFrequencies(lang), counts),
+        word_pieces if word_pieces is not None else (lambda word: [word]),
+        unk_id=unk_id,
+    )
 
 
 class SubstitutionDictionary:
@@ -170,10 +174,7 @@ class SubstitutionDictionary:
         """Synonyms that are rare to the encoder (the component's rule)."""
         key = (word, tag, lemma)
         if key not in self._cache:
-            self._cache[key] = [
-                s for s in self.synonyms(word, tag, lemma)
-                if self.rarity.is_rare_word(s)
-            ]
+            self._cache[key] = [s for s in self.synonyms(word, tag, lemma) if self.rarity.is_rare_word(s)]
         return self._cache[key]
 
     def describe(self, word: str) -> Tuple[float, Optional[float], Optional[int]]:

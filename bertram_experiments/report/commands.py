@@ -3,6 +3,7 @@
 Commands of `python -m bertram_experiments`, registered on its `app.app`; each imports its step when it runs, so
 `--help` stays fast.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -11,6 +11,7 @@ the `ner` and `ner-full` workflows' reports (metrics/ner/report.md, metrics/ner-
 are sections.
 Missing pieces are reported as missing, never invented.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,9 +46,15 @@ def accuracy_table(metrics: Dict[str, Any]) -> List[str]:
     base = acc["baseline"]["All"]["accuracy"]
     paired = metrics.get("vs_baseline") or {}
     n = {k: acc["baseline"][k]["n"] for k in ("All", "WN", "Msp")}
-    header = ["system", f"All (n={n['All']})", f"WN (n={n['WN']})", f"Msp (n={n['Msp']})", "Δ All", "McNemar p (All)",
-              "wins / losses vs baseline"] + (["Δ All [95% CI]", "mean log p(gold)", "Δ log p(gold) [95% CI]"]
-                                              if paired else [])
+    header = [
+        "system",
+        f"All (n={n['All']})",
+        f"WN (n={n['WN']})",
+        f"Msp (n={n['Msp']})",
+        "Δ All",
+        "McNemar p (All)",
+        "wins / losses vs baseline",
+    ] + (["Δ All [95% CI]", "mean log p(gold)", "Δ log p(gold) [95% CI]"] if paired else [])
     rows = []
     for system in metrics["systems"]:
         row = acc[system]
@@ -60,9 +67,11 @@ def accuracy_table(metrics: Dict[str, Any]) -> List[str]:
         cells = [system_title(system), *(percent(row[k]["accuracy"]) for k in ("All", "WN", "Msp")), delta, p, wl]
         if paired:
             figures = paired.get(system, {})
-            cells += [format_ci(figures.get("accuracy_diff"), 100, 1),
-                      f"{figures['mean_log_prob']:.3f}" if "mean_log_prob" in figures else "",
-                      format_ci(figures.get("log_prob_diff"), 1, 3)]
+            cells += [
+                format_ci(figures.get("accuracy_diff"), 100, 1),
+                f"{figures['mean_log_prob']:.3f}" if "mean_log_prob" in figures else "",
+                format_ci(figures.get("log_prob_diff"), 1, 3),
+            ]
         rows.append(cells)
     return markdown_table(header, rows)
 
@@ -78,11 +87,17 @@ def synonym_section(path: PathLike) -> List[str]:
     metrics = _load(path)
     if metrics is None:
         return lines + [f"No synonym-recovery results at {path}: the synonyms step has not run.", ""]
-    return lines + [
-        "The oracle rows put the replaced word's own input embedding at the rare substitute. Each system's vector "
-        "for a rare word is compared here with that embedding (the replaced word is one wordpiece): the cosine, "
-        "and the replaced word's rank among the vocabulary by cosine to the vector.", "",
-    ] + synonym_markdown(metrics) + [""]
+    return (
+        lines
+        + [
+            "The oracle rows put the replaced word's own input embedding at the rare substitute. Each system's vector "
+            "for a rare word is compared here with that embedding (the replaced word is one wordpiece): the cosine, "
+            "and the replaced word's rank among the vocabulary by cosine to the vector.",
+            "",
+        ]
+        + synonym_markdown(metrics)
+        + [""]
+    )
 
 
 VARIANT_RE = re.compile(r"(.+)-(zipf[\d.]+|\d+)")
@@ -98,13 +113,22 @@ class DatasetDirs:
     metrics: Path
 
     @classmethod
-    def layout(cls, name: str, corpus_dir: PathLike = "corpus", training_dir: PathLike = "training",
-               metrics_dir: PathLike = "metrics") -> "DatasetDirs":
+    def layout(
+        cls,
+        name: str,
+        corpus_dir: PathLike = "corpus",
+        training_dir: PathLike = "training",
+        metrics_dir: PathLike = "metrics",
+    ) -> "DatasetDirs":
         """`NAME` or `NAME-VARIANT` (e.g. bbc-zipf3: the same splits and baseline, rarified-zipf3)."""
         variant = VARIANT_RE.fullmatch(name)
         base, rarified = (variant.group(1), f"rarified-{variant.group(2)}") if variant else (name, "rarified")
-        return cls(Path(corpus_dir) / base / "splits", Path(training_dir) / base / "baseline",
-                   Path(corpus_dir) / base / rarified, Path(metrics_dir) / name)
+        return cls(
+            Path(corpus_dir) / base / "splits",
+            Path(training_dir) / base / "baseline",
+            Path(corpus_dir) / base / rarified,
+            Path(metrics_dir) / name,
+        )
 
 
 def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]:
@@ -120,8 +144,12 @@ def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]
     out.append(
         "Accuracy in %. Δ All: points over the baseline. McNemar: exact two-sided test on the items "
         "where exactly one of the two systems is right (wins = system right and baseline wrong)."
-        + (" CIs: paired bootstrap over items; log p(gold): natural log of the textcat's gold-label "
-           "probability, clipped at 1e-6." if metrics.get("vs_baseline") else "")
+        + (
+            " CIs: paired bootstrap over items; log p(gold): natural log of the textcat's gold-label "
+            "probability, clipped at 1e-6."
+            if metrics.get("vs_baseline")
+            else ""
+        )
     )
     verdicts = []
     for system in metrics["systems"]:
@@ -135,33 +163,43 @@ def dataset_section(name: str, dirs: DatasetDirs, report_dir: Path) -> List[str]
         out.append("On All: " + "; ".join(verdicts) + ".")
     cov = metrics.get("substitute_coverage") or {}
     if cov:
-        out.append("Share of substituted words that got a BERTRAM vector: "
-                   + ", ".join(f"{system_title(k)} {100 * v:.0f}%" for k, v in cov.items()) + ".")
+        out.append(
+            "Share of substituted words that got a BERTRAM vector: "
+            + ", ".join(f"{system_title(k)} {100 * v:.0f}%" for k, v in cov.items())
+            + "."
+        )
     if metrics.get("seed_sets"):
-        out.append(f"Further rarification seeds evaluated: {', '.join(metrics['seed_sets'])} "
-                   "(rows in the pooled section).")
+        out.append(
+            f"Further rarification seeds evaluated: {', '.join(metrics['seed_sets'])} (rows in the pooled section)."
+        )
     png = dirs.metrics / "accuracy_by_frequency.png"
     if png.is_file():
         out += ["", f"![accuracy by frequency]({os.path.relpath(png, report_dir)})"]
     out.append("")
     facts = []
     if splits:
-        facts.append(f"data: {splits['train']} train / {splits['dev']} dev / {splits['test_candidates']} test "
-                     f"candidates, texts cut to {splits['max_words']} words (mean {splits['mean_words']}), "
-                     f"{splits['skipped_empty']} empty texts skipped")
+        facts.append(
+            f"data: {splits['train']} train / {splits['dev']} dev / {splits['test_candidates']} test "
+            f"candidates, texts cut to {splits['max_words']} words (mean {splits['mean_words']}), "
+            f"{splits['skipped_empty']} empty texts skipped"
+        )
     if baseline:
         dev = baseline.get("dev", {})
         score = dev.get("cats_macro_f", dev.get("cats_score"))
-        facts.append(f"baseline: {baseline['max_steps']} steps, dev macro F "
-                     f"{percent(score) if score is not None else 'n/a'}, embedding drift "
-                     f"{baseline.get('embedding_drift', 'n/a')} (0 = frozen)")
+        facts.append(
+            f"baseline: {baseline['max_steps']} steps, dev macro F "
+            f"{percent(score) if score is not None else 'n/a'}, embedding drift "
+            f"{baseline.get('embedding_drift', 'n/a')} (0 = frozen)"
+        )
     if rarified:
-        facts.append(f"rarification: {rarified['n_candidates']} candidates, {rarified['n_correct']} correct, "
-                     f"{rarified['n_items']} rarified items ({rarified['not_flipped']} did not flip within "
-                     f"{rarified['max_masks']} masks, {rarified['skipped_no_candidates']} had no word with a rare "
-                     f"synonym); {rarified['synonyms']} synonym and {rarified['misspellings']} misspelling "
-                     f"substitutions, {rarified['mean_masks']} per item; substitutes below Zipf "
-                     f"{rarified.get('max_zipf', 'n/a')} with 2+ wordpieces")
+        facts.append(
+            f"rarification: {rarified['n_candidates']} candidates, {rarified['n_correct']} correct, "
+            f"{rarified['n_items']} rarified items ({rarified['not_flipped']} did not flip within "
+            f"{rarified['max_masks']} masks, {rarified['skipped_no_candidates']} had no word with a rare "
+            f"synonym); {rarified['synonyms']} synonym and {rarified['misspellings']} misspelling "
+            f"substitutions, {rarified['mean_masks']} per item; substitutes below Zipf "
+            f"{rarified.get('max_zipf', 'n/a')} with 2+ wordpieces"
+        )
         stats = rarified.get("substitutes")
         if stats:
             facts.append(

@@ -4,6 +4,7 @@ word's embedding.
 Commands of `python -m bertram_experiments`, registered on its `app.app`; each imports its step when it runs, so
 `--help` stays fast.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -59,7 +60,8 @@ def synonym_recovery_cmd(
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     wordnet_dir: Optional[Path] = typer.Option(None, help="directory with the WordNet 3.0 dict files"),
     context_window: Optional[int] = typer.Option(
-        None, min=1,
+        None,
+        min=1,
         help="words on each side of the rare word in its text (the "
         "text systems; default: the component's context_window)",
     ),

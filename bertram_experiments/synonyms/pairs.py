@@ -19,6 +19,7 @@ than `max_pairs` is cut to a seeded sample, and a fold (`rare_word_folds.py`) ke
 of one share of the rare words, so that a choice made on one fold is confirmed on
 words it never saw.
 """
+
 from __future__ import annotations
 
 import random
@@ -72,10 +73,18 @@ def read_substitutions(directories: Sequence[PathLike]) -> List[SynonymPair]:
                 for sub in item.get("substitutions", []):
                     missing = [name for name in SUBSTITUTION_FIELDS if sub.get(name) is None]
                     if missing:
-                        raise ValueError(Errors.E396.format(path=Path(path) / "test.jsonl", id=item.get("id"),
-                                                            missing=missing))
-                    pairs.append(SynonymPair(str(sub["substitute"]), str(sub["original"]), str(sub["kind"]),
-                                             str(item["text"]), int(sub["index"])))
+                        raise ValueError(
+                            Errors.E396.format(path=Path(path) / "test.jsonl", id=item.get("id"), missing=missing)
+                        )
+                    pairs.append(
+                        SynonymPair(
+                            str(sub["substitute"]),
+                            str(sub["original"]),
+                            str(sub["kind"]),
+                            str(item["text"]),
+                            int(sub["index"]),
+                        )
+                    )
     return pairs
 
 
@@ -87,8 +96,9 @@ def one_piece(finder: RareWordFinder, word: str) -> bool:
     return len(pieces) == 1 and pieces[0] != finder.unk_id
 
 
-def distinct_pairs(subs: Sequence[SynonymPair], finder: RareWordFinder,
-                   key: Key) -> Tuple[List[SynonymPair], Dict[str, int]]:
+def distinct_pairs(
+    subs: Sequence[SynonymPair], finder: RareWordFinder, key: Key
+) -> Tuple[List[SynonymPair], Dict[str, int]]:
     """The distinct (S, O) of the substitutions whose O is one wordpiece, each with its first text,
     and how many substitutions were dropped, and why."""
     kept: Dict[Tuple[str, str], SynonymPair] = {}
@@ -143,8 +153,13 @@ def rule_says_rare(finder: RareWordFinder, make_doc: Callable[[str], Doc]) -> Ca
     return is_rare
 
 
-def wordnet_pairs(wordnet, finder: RareWordFinder, make_doc: Callable[[str], Doc],
-                  exclude: Iterable[Tuple[str, str]] = (), key: Key = str) -> List[SynonymPair]:
+def wordnet_pairs(
+    wordnet,
+    finder: RareWordFinder,
+    make_doc: Callable[[str], Doc],
+    exclude: Iterable[Tuple[str, str]] = (),
+    key: Key = str,
+) -> List[SynonymPair]:
     """Sorted distinct (S, O) of one synset: S rare by the component's rule (`rule_says_rare`),
     O one wordpiece and at least the rule's max_zipf; pairs in `exclude` ((key S, key O)) left out."""
     is_rare = rule_says_rare(finder, make_doc)
@@ -161,8 +176,9 @@ def wordnet_pairs(wordnet, finder: RareWordFinder, make_doc: Callable[[str], Doc
         if not originals or not rare:
             continue
         names = set(synonym_names(wordnet, pos, offset))
-        pairs.update((s, o) for s in rare for o in originals
-                     if s in names and o in names and (key(s), key(o)) not in skip)
+        pairs.update(
+            (s, o) for s in rare for o in originals if s in names and o in names and (key(s), key(o)) not in skip
+        )
     return [SynonymPair(s, o, WORDNET) for s, o in sorted(pairs)]
 
 
@@ -183,5 +199,16 @@ def select_fold(pairs: Sequence[SynonymPair], fold_of: Tuple[int, int], key: Key
     return [p for p in pairs if key(p.substitute) in members]
 
 
-__all__ = ["SOURCES", "SynonymPair", "WORDNET", "distinct_pairs", "one_piece", "read_substitutions",
-           "rule_says_rare", "sample_pairs", "select_fold", "synonym_names", "wordnet_pairs"]
+__all__ = [
+    "SOURCES",
+    "SynonymPair",
+    "WORDNET",
+    "distinct_pairs",
+    "one_piece",
+    "read_substitutions",
+    "rule_says_rare",
+    "sample_pairs",
+    "select_fold",
+    "synonym_names",
+    "wordnet_pairs",
+]

@@ -23,6 +23,7 @@ This module owns the measure and its table (numpy only, so the report can read i
 pairs come from `synonym_pairs`, the systems' vectors and the command's run from
 `synonym_systems`.
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
@@ -40,8 +41,11 @@ CONFIDENCE = 0.95
 #: Pairs per block of the vocabulary product, so (block x vocabulary) similarities stay small.
 RANK_BLOCK = 512
 #: Row titles of the subsets (pair sources, `synonym_pairs.SOURCES`).
-SUBSET_TITLES = {"synonym": "rarified: synonyms", "misspelling": "rarified: misspellings",
-                 "wordnet": "WordNet synonyms"}
+SUBSET_TITLES = {
+    "synonym": "rarified: synonyms",
+    "misspelling": "rarified: misspellings",
+    "wordnet": "WordNet synonyms",
+}
 
 Scores = Tuple[np.ndarray, np.ndarray]  # (cosine, rank) per pair
 
@@ -53,8 +57,9 @@ def unit_rows(matrix: np.ndarray) -> np.ndarray:
     return np.divide(rows, norm, out=np.zeros_like(rows), where=norm > 0)
 
 
-def ranks(vectors: np.ndarray, vocabulary: np.ndarray, targets: Sequence[int],
-          excluded: Sequence[Sequence[int]]) -> np.ndarray:
+def ranks(
+    vectors: np.ndarray, vocabulary: np.ndarray, targets: Sequence[int], excluded: Sequence[Sequence[int]]
+) -> np.ndarray:
     """Rank of each pair's target row of `vocabulary` (unit rows) by cosine to its vector.
 
     1 + the rows other than the target that are at least as close (ties count against
@@ -76,8 +81,9 @@ def ranks(vectors: np.ndarray, vocabulary: np.ndarray, targets: Sequence[int],
     return out
 
 
-def score(vectors: np.ndarray, vocabulary: np.ndarray, targets: Sequence[int],
-          excluded: Sequence[Sequence[int]]) -> Scores:
+def score(
+    vectors: np.ndarray, vocabulary: np.ndarray, targets: Sequence[int], excluded: Sequence[Sequence[int]]
+) -> Scores:
     """(cosine to the target row, rank of the target row) of each pair."""
     cosine = cosine_rows(np.asarray(vectors, dtype=float), np.asarray(vocabulary, dtype=float)[np.asarray(targets)])
     return cosine, ranks(vectors, vocabulary, targets, excluded)
@@ -85,13 +91,18 @@ def score(vectors: np.ndarray, vocabulary: np.ndarray, targets: Sequence[int],
 
 def summary(cosine: np.ndarray, rank: np.ndarray) -> Dict[str, Any]:
     """n, mean cosine, hits@10 (a share), median rank, mean reciprocal rank."""
-    return {"n": int(len(cosine)), "mean_cosine": float(np.mean(cosine)),
-            "hits_at_10": float(np.mean(rank <= HITS_AT)), "median_rank": float(np.median(rank)),
-            "mrr": float(np.mean(1.0 / rank))}
+    return {
+        "n": int(len(cosine)),
+        "mean_cosine": float(np.mean(cosine)),
+        "hits_at_10": float(np.mean(rank <= HITS_AT)),
+        "median_rank": float(np.median(rank)),
+        "mrr": float(np.mean(1.0 / rank)),
+    }
 
 
-def compare(scores: Mapping[str, Scores], clusters: Sequence[str], n_resamples: int, seed: int,
-            baseline: str = BASELINE) -> Dict[str, Any]:
+def compare(
+    scores: Mapping[str, Scores], clusters: Sequence[str], n_resamples: int, seed: int, baseline: str = BASELINE
+) -> Dict[str, Any]:
     """Per system its summary and, vs `baseline` (the subword mean), CIs of the mean-cosine gain
     and the hits@10 difference, from one paired bootstrap over `clusters` (the original words)."""
     out: Dict[str, Any] = {name: summary(*figures) for name, figures in scores.items()}
@@ -100,8 +111,9 @@ def compare(scores: Mapping[str, Scores], clusters: Sequence[str], n_resamples: 
         return out
     base_cosine, base_rank = scores[baseline]
     hits = lambda rank: (rank <= HITS_AT).astype(float)  # noqa: E731
-    diffs = np.stack([scores[s][0] - base_cosine for s in others]
-                     + [hits(scores[s][1]) - hits(base_rank) for s in others], axis=1)
+    diffs = np.stack(
+        [scores[s][0] - base_cosine for s in others] + [hits(scores[s][1]) - hits(base_rank) for s in others], axis=1
+    )
     inverse, sizes, _ = _units(np.asarray(clusters, dtype=object), None)
     sums = np.zeros((len(sizes), diffs.shape[1]))
     np.add.at(sums, inverse, diffs)
@@ -113,8 +125,16 @@ def compare(scores: Mapping[str, Scores], clusters: Sequence[str], n_resamples: 
 
 # -- the table --------------------------------------------------------------------------------------
 
-HEADER = ("pairs", "system", "n", "mean cosine", "gain [95% CI]", "hits@10 %", "Δ hits@10, points [95% CI]",
-          "median rank")
+HEADER = (
+    "pairs",
+    "system",
+    "n",
+    "mean cosine",
+    "gain [95% CI]",
+    "hits@10 %",
+    "Δ hits@10, points [95% CI]",
+    "median rank",
+)
 
 
 def table_rows(subset: str, cell: Mapping[str, Any]) -> List[List[Any]]:
@@ -122,23 +142,36 @@ def table_rows(subset: str, cell: Mapping[str, Any]) -> List[List[Any]]:
     title = SUBSET_TITLES.get(subset, subset)
     if not cell.get("systems"):
         return [[title, "-", cell.get("n", 0), "no pairs", "", "", "", ""]]
-    return [[title, name, figures["n"], f"{figures['mean_cosine']:.3f}",
-             format_ci(figures.get("gain"), 1, 3, star=True), f"{100 * figures['hits_at_10']:.1f}",
-             format_ci(figures.get("hits_gain"), 100, 1, star=True), f"{figures['median_rank']:g}"]
-            for name, figures in cell["systems"].items()]
+    return [
+        [
+            title,
+            name,
+            figures["n"],
+            f"{figures['mean_cosine']:.3f}",
+            format_ci(figures.get("gain"), 1, 3, star=True),
+            f"{100 * figures['hits_at_10']:.1f}",
+            format_ci(figures.get("hits_gain"), 100, 1, star=True),
+            f"{figures['median_rank']:g}",
+        ]
+        for name, figures in cell["systems"].items()
+    ]
 
 
 def format_markdown(metrics: Mapping[str, Any]) -> List[str]:
     """The table of every subset and system, and a note on how it was measured."""
-    lines = markdown_table(HEADER, (row for subset, cell in metrics["subsets"].items()
-                                    for row in table_rows(subset, cell)), text_columns=2)
+    lines = markdown_table(
+        HEADER, (row for subset, cell in metrics["subsets"].items() for row in table_rows(subset, cell)), text_columns=2
+    )
     clusters = ", ".join(f"{SUBSET_TITLES.get(s, s)} {c.get('clusters', 0)}" for s, c in metrics["subsets"].items())
     fold = f" Fold {metrics['fold']} of the rare words." if metrics.get("fold") else ""
-    lines += ["", f"Cosine of each system's vector for the rare word to the original word's input embedding; "
-                  f"rank of the original among {metrics.get('vocabulary')} one-wordpiece alphabetic vocabulary entries "
-                  f"(the rare word's own wordpieces left out); gain and Δ: system - {BASELINE}. 95% CIs: paired "
-                  f"bootstrap, {metrics.get('bootstrap')} resamples of original words with all their pairs "
-                  f"({clusters} original words), seed {metrics.get('seed')}; * = the CI excludes 0.{fold}"]
+    lines += [
+        "",
+        f"Cosine of each system's vector for the rare word to the original word's input embedding; "
+        f"rank of the original among {metrics.get('vocabulary')} one-wordpiece alphabetic vocabulary entries "
+        f"(the rare word's own wordpieces left out); gain and Δ: system - {BASELINE}. 95% CIs: paired "
+        f"bootstrap, {metrics.get('bootstrap')} resamples of original words with all their pairs "
+        f"({clusters} original words), seed {metrics.get('seed')}; * = the CI excludes 0.{fold}",
+    ]
     return lines
 
 

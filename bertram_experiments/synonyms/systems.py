@@ -12,6 +12,7 @@ The text systems score the rarified pairs, the store systems need `store`. Conte
 their number (the component's default contexts_per_word) and the word form BERTRAM
 reads (`word_key_function`) are the component's own (`WordSources`).
 """
+
 from __future__ import annotations
 
 import logging
@@ -42,8 +43,7 @@ from spacy_bertram import (
 from ..rare_word_folds import parse_fold
 from ..intrinsic.intrinsic import fed_context_window, fed_contexts_per_word
 from ..intrinsic.similarity import SubwordMean
-from .pairs import (SOURCES, SynonymPair, distinct_pairs, read_substitutions, sample_pairs,
-                            select_fold, wordnet_pairs)
+from .pairs import SOURCES, SynonymPair, distinct_pairs, read_substitutions, sample_pairs, select_fold, wordnet_pairs
 from .recovery import BASELINE, HITS_AT, CONFIDENCE, compare, score, unit_rows
 
 logger = logging.getLogger(__name__)
@@ -61,8 +61,9 @@ CONTEXT_SETTINGS = {"bertram_text": "doc", "bertram_text_store": "doc+store", "b
 DEFAULT_MAX_PAIRS = 2000
 
 
-def context_sources(rule: RareWordRule, lang: str, store: Optional[PathLike],
-                    context_window: int) -> Dict[str, WordSources]:
+def context_sources(
+    rule: RareWordRule, lang: str, store: Optional[PathLike], context_window: int
+) -> Dict[str, WordSources]:
     """The component's context gathering for each BERTRAM system with contexts (store ones only with
     `store`, which is opened here, so that a bad store fails before the model loads), the text read in
     windows of `context_window` tokens on each side of the word."""
@@ -70,8 +71,14 @@ def context_sources(rule: RareWordRule, lang: str, store: Optional[PathLike],
     for system, setting in CONTEXT_SETTINGS.items():
         if "store" in setting and store is None:
             continue
-        sources[system] = WordSources(rule, lang, contexts=setting, context_store=None if store is None else str(store),
-                                      contexts_per_word=fed_contexts_per_word(), context_window=context_window)
+        sources[system] = WordSources(
+            rule,
+            lang,
+            contexts=setting,
+            context_store=None if store is None else str(store),
+            contexts_per_word=fed_contexts_per_word(),
+            context_window=context_window,
+        )
         sources[system].open_stores()
     return sources
 
@@ -88,8 +95,9 @@ def locate(doc: Doc, index: Optional[int], word: str) -> Optional[int]:
     return next((token.i for token in doc if token.text == word), None)
 
 
-def bertram_items(pairs: Sequence[SynonymPair], sources: Mapping[str, WordSources], make_doc,
-                  key) -> Dict[str, List[Tuple[int, str, List[str]]]]:
+def bertram_items(
+    pairs: Sequence[SynonymPair], sources: Mapping[str, WordSources], make_doc, key
+) -> Dict[str, List[Tuple[int, str, List[str]]]]:
     """system -> (pair index, word form, contexts) for every pair the system scores."""
     items: Dict[str, List[Tuple[int, str, List[str]]]] = {"bertram_form": []}
     items.update({system: [] for system in sources})
@@ -104,8 +112,9 @@ def bertram_items(pairs: Sequence[SynonymPair], sources: Mapping[str, WordSource
     return items
 
 
-def system_vectors(network, subword: SubwordMean, pairs: Sequence[SynonymPair],
-                   sources: Mapping[str, WordSources], make_doc, key) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
+def system_vectors(
+    network, subword: SubwordMean, pairs: Sequence[SynonymPair], sources: Mapping[str, WordSources], make_doc, key
+) -> Dict[str, Tuple[np.ndarray, np.ndarray]]:
     """system -> (indices of the pairs it scores, their vectors); one `infer` call for every distinct
     (word, contexts) of all systems (a word without store contexts gets its form vector once)."""
     out = {BASELINE: (np.arange(len(pairs)), subword([(p.substitute, []) for p in pairs]))}
@@ -126,12 +135,14 @@ def system_vectors(network, subword: SubwordMean, pairs: Sequence[SynonymPair],
 def whole_word_ids(tokenizer, pieces) -> List[int]:
     """The whole-word tokens (the plugin's `word_start_tokens`) that are alphabetic words the encoder
     spells with exactly this one piece."""
-    return sorted(i for i, word in word_start_tokens(tokenizer).items()
-                  if is_alphabetic(word) and list(pieces(word)) == [i])
+    return sorted(
+        i for i, word in word_start_tokens(tokenizer).items() if is_alphabetic(word) and list(pieces(word)) == [i]
+    )
 
 
-def pair_scores(pairs: Sequence[SynonymPair], vectors: Mapping[str, Tuple[np.ndarray, np.ndarray]],
-                subword: SubwordMean, finder) -> Tuple[Dict[str, Tuple[np.ndarray, np.ndarray]], int]:
+def pair_scores(
+    pairs: Sequence[SynonymPair], vectors: Mapping[str, Tuple[np.ndarray, np.ndarray]], subword: SubwordMean, finder
+) -> Tuple[Dict[str, Tuple[np.ndarray, np.ndarray]], int]:
     """system -> (cosine, rank) per pair (NaN / 0 where it does not score the pair), and the vocabulary size."""
     targets = [finder.word_pieces(p.original)[0] for p in pairs]
     ids = sorted(set(whole_word_ids(subword.tokenizer, finder.word_pieces)) | set(targets))
@@ -143,15 +154,21 @@ def pair_scores(pairs: Sequence[SynonymPair], vectors: Mapping[str, Tuple[np.nda
     for system, (indices, rows) in vectors.items():
         cosine, rank = np.full(len(pairs), np.nan), np.zeros(len(pairs), dtype=int)
         if len(indices):
-            cosine[indices], rank[indices] = score(rows, vocabulary, target_columns[indices],
-                                                   [excluded[i] for i in indices])
+            cosine[indices], rank[indices] = score(
+                rows, vocabulary, target_columns[indices], [excluded[i] for i in indices]
+            )
         out[system] = (cosine, rank)
     return out, len(ids)
 
 
-def score_subsets(pairs: Sequence[SynonymPair], scores: Mapping[str, Tuple[np.ndarray, np.ndarray]],
-                  vectors: Mapping[str, Tuple[np.ndarray, np.ndarray]], key, n_resamples: int,
-                  seed: int) -> Dict[str, Any]:
+def score_subsets(
+    pairs: Sequence[SynonymPair],
+    scores: Mapping[str, Tuple[np.ndarray, np.ndarray]],
+    vectors: Mapping[str, Tuple[np.ndarray, np.ndarray]],
+    key,
+    n_resamples: int,
+    seed: int,
+) -> Dict[str, Any]:
     """Per pair source: n, original words (the bootstrap's clusters) and every system that scores all its pairs."""
     subsets: Dict[str, Any] = {}
     for source in SOURCES:
@@ -160,8 +177,13 @@ def score_subsets(pairs: Sequence[SynonymPair], scores: Mapping[str, Tuple[np.nd
             continue
         clusters = [key(pairs[i].original) for i in idx]
         systems = [s for s, (indices, _) in vectors.items() if np.isin(idx, indices).all()]
-        subsets[source] = {"n": int(len(idx)), "clusters": len(set(clusters)), "systems": compare(
-            {s: (scores[s][0][idx], scores[s][1][idx]) for s in systems}, clusters, n_resamples, seed)}
+        subsets[source] = {
+            "n": int(len(idx)),
+            "clusters": len(set(clusters)),
+            "systems": compare(
+                {s: (scores[s][0][idx], scores[s][1][idx]) for s in systems}, clusters, n_resamples, seed
+            ),
+        }
     return subsets
 
 
@@ -170,9 +192,16 @@ def pair_rows(pairs: Sequence[SynonymPair], scores: Mapping[str, Tuple[np.ndarra
     rows = []
     for i, p in enumerate(pairs):
         scored = [s for s, (cosine, _) in scores.items() if not np.isnan(cosine[i])]
-        rows.append({"substitute": p.substitute, "original": p.original, "source": p.source,
-                     "occurrences": p.occurrences, "cosine": {s: round(float(scores[s][0][i]), 5) for s in scored},
-                     "rank": {s: int(scores[s][1][i]) for s in scored}})
+        rows.append(
+            {
+                "substitute": p.substitute,
+                "original": p.original,
+                "source": p.source,
+                "occurrences": p.occurrences,
+                "cosine": {s: round(float(scores[s][0][i]), 5) for s in scored},
+                "rank": {s: int(scores[s][1][i]) for s in scored},
+            }
+        )
     return rows
 
 
@@ -219,11 +248,21 @@ def evaluate_synonym_recovery(
     key = word_key_function(network)
     make_doc = spacy.blank(lang).make_doc
     distinct, dropped = distinct_pairs(substitutions, finder, key)
-    candidates = [] if reader is None else wordnet_pairs(
-        reader, finder, make_doc, exclude=[(key(p.substitute), key(p.original)) for p in distinct], key=key)
+    candidates = (
+        []
+        if reader is None
+        else wordnet_pairs(
+            reader, finder, make_doc, exclude=[(key(p.substitute), key(p.original)) for p in distinct], key=key
+        )
+    )
     pairs = sample_pairs(distinct, max_pairs, seed) + sample_pairs(candidates, max_pairs, seed)
-    counts = {"substitutions": len(substitutions), "dropped": dropped, "rarified_pairs": len(distinct),
-              "wordnet_pairs": len(candidates), "sampled": len(pairs)}
+    counts = {
+        "substitutions": len(substitutions),
+        "dropped": dropped,
+        "rarified_pairs": len(distinct),
+        "wordnet_pairs": len(candidates),
+        "sampled": len(pairs),
+    }
     if fold_of is not None:
         pairs = select_fold(pairs, fold_of, key)
         counts["in_fold"] = len(pairs)
@@ -233,12 +272,25 @@ def evaluate_synonym_recovery(
     vectors = system_vectors(network, subword, pairs, sources, make_doc, key)
     scores, vocabulary = pair_scores(pairs, vectors, subword, finder)
     metrics: Dict[str, Any] = {
-        "model": str(model_path), "base_model": network.config.base_model, "mode": network.config.mode,
-        "rarified": [str(d) for d in rarified], "wordnet": wordnet, "store": None if store is None else str(store),
-        "max_zipf": max_zipf, "contexts_per_word": fed_contexts_per_word(), "context_window": window,
-        "max_pairs": max_pairs, "fold": fold, "int8_encoder": int8_encoder,
-        "bootstrap": n_resamples, "seed": seed, "confidence": CONFIDENCE, "hits_at": HITS_AT,
-        "vocabulary": vocabulary, "pairs_read": counts, "systems": {s: SYSTEMS[s] for s in vectors},
+        "model": str(model_path),
+        "base_model": network.config.base_model,
+        "mode": network.config.mode,
+        "rarified": [str(d) for d in rarified],
+        "wordnet": wordnet,
+        "store": None if store is None else str(store),
+        "max_zipf": max_zipf,
+        "contexts_per_word": fed_contexts_per_word(),
+        "context_window": window,
+        "max_pairs": max_pairs,
+        "fold": fold,
+        "int8_encoder": int8_encoder,
+        "bootstrap": n_resamples,
+        "seed": seed,
+        "confidence": CONFIDENCE,
+        "hits_at": HITS_AT,
+        "vocabulary": vocabulary,
+        "pairs_read": counts,
+        "systems": {s: SYSTEMS[s] for s in vectors},
         "subsets": score_subsets(pairs, scores, vectors, key, n_resamples, seed),
         "pairs": pair_rows(pairs, scores),
     }

@@ -6,6 +6,7 @@ interleaved, one from each source in turn ("gcide+wordnet": GCIDE's first,
 WordNet's first, GCIDE's second, ...), so that a component reading only the
 first few gets both dictionaries' main senses.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,7 +35,7 @@ DEFAULT_MAX_PER_SOURCE = 16
 
 
 def parse_sources(text: str) -> List[str]:
-    """"gcide,wordnet" -> ["gcide", "wordnet"]; ValueError naming an unknown one."""
+    """ "gcide,wordnet" -> ["gcide", "wordnet"]; ValueError naming an unknown one."""
     names = [name.strip() for name in text.replace("+", ",").split(",") if name.strip()]
     unknown = [name for name in names if name not in SOURCES]
     if unknown or not names:
@@ -108,14 +109,21 @@ def build_dictionary_store(
                 logger.info("WordNet: %d lemmas", len(per_source["wordnet"]))
     words = sorted(set().union(*(entries.keys() for entries in per_source.values())))
     merged = {word: interleave([per_source[s].get(word, []) for s in sources]) for word in words}
-    meta = {"sources": json.dumps(sources), "gcide_wordnet_derived": str(gcide_wordnet_derived),
-            "max_per_source": str(max_per_source)}
+    meta = {
+        "sources": json.dumps(sources),
+        "gcide_wordnet_derived": str(gcide_wordnet_derived),
+        "max_per_source": str(max_per_source),
+    }
     write_definition_store(output, merged, inflections, meta)
     return {
-        "store": str(output), "sources": sources, "headwords": len(merged),
+        "store": str(output),
+        "sources": sources,
+        "headwords": len(merged),
         "headwords_per_source": {s: len(entries) for s, entries in per_source.items()},
-        "contexts": sum(len(v) for v in merged.values()), "irregular_forms": len(inflections),
-        "gcide_wordnet_derived": gcide_wordnet_derived, "bytes": output.stat().st_size,
+        "contexts": sum(len(v) for v in merged.values()),
+        "irregular_forms": len(inflections),
+        "gcide_wordnet_derived": gcide_wordnet_derived,
+        "bytes": output.stat().st_size,
         "seconds": round(time.perf_counter() - started, 1),
     }
 

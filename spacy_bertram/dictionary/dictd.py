@@ -7,6 +7,7 @@ header's "RA" extra field lists the compressed size of each fixed-size chunk,
 each chunk a raw deflate stream that can be inflated on its own. So an entry
 is read by inflating only the chunks that hold it, never the whole file.
 """
+
 from __future__ import annotations
 
 import struct

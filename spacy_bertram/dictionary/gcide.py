@@ -10,6 +10,7 @@ BERTRAM should learn what a word means now. GCIDE took some senses from
 WordNet 1.5 (tagged "[WordNet 1.5]"); `wordnet_derived` marks them, so a
 GCIDE-only store can leave them out where WordNet must not leak in.
 """
+
 from __future__ import annotations
 
 import re
@@ -115,13 +116,14 @@ def definitions(entry: str) -> List[Definition]:
         return []
     found: List[Definition] = []
     seen = set()
-    for paragraph in _paragraphs(lines[_split_header(lines):]):
+    for paragraph in _paragraphs(lines[_split_header(lines) :]):
         first = paragraph[0]
         indent = len(first) - len(first.lstrip())
         if indent > MAX_INDENT or first.lstrip().startswith(_SKIP_STARTS):
             continue
-        text = "\n".join(line for line in paragraph
-                         if len(line) - len(line.lstrip()) <= MAX_INDENT + 3)  # drop indented quotations
+        text = "\n".join(
+            line for line in paragraph if len(line) - len(line.lstrip()) <= MAX_INDENT + 3
+        )  # drop indented quotations
         tags = _tags_and_text(_CHAR_MARKUP.sub(_char, text))[0]
         if any(tag.strip().startswith("Obs") for tag in tags):
             continue

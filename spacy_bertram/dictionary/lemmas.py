@@ -7,16 +7,31 @@ rules, plus undoing a doubled final consonant ("running" -> "runn" -> "run").
 The caller keeps the candidates its dictionary has as headwords, so a rule
 that makes a non-word ("bus" -> "bu") costs one failed lookup and nothing else.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Iterable, List, Optional
 
 #: morphy's detachment rules (suffix, replacement), nouns, verbs, then adjectives.
 SUFFIX_RULES = (
-    ("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
-    ("men", "man"), ("ies", "y"),
-    ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", ""),
-    ("er", ""), ("est", ""), ("er", "e"), ("est", "e"),
+    ("s", ""),
+    ("ses", "s"),
+    ("xes", "x"),
+    ("zes", "z"),
+    ("ches", "ch"),
+    ("shes", "sh"),
+    ("men", "man"),
+    ("ies", "y"),
+    ("es", "e"),
+    ("es", ""),
+    ("ed", "e"),
+    ("ed", ""),
+    ("ing", "e"),
+    ("ing", ""),
+    ("er", ""),
+    ("est", ""),
+    ("er", "e"),
+    ("est", "e"),
 )
 _VOWELS = set("aeiou")
 
@@ -33,9 +48,7 @@ def rule_lemmas(form: str) -> List[str]:
     return list(dict.fromkeys(lemma for lemma in found if lemma != form))
 
 
-def candidate_lemmas(
-    word: str, exceptions: Callable[[str], Iterable[str]], lemma: Optional[str] = None
-) -> List[str]:
+def candidate_lemmas(word: str, exceptions: Callable[[str], Iterable[str]], lemma: Optional[str] = None) -> List[str]:
     """Lowercased candidates in the order they are tried: the form, a tagger's lemma, irregular, regular."""
     form = word.lower()
     ordered = [form]

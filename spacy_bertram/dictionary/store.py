@@ -10,6 +10,7 @@ spell the word as it stands in the sentence. WordNet's irregular forms
 ("geese goose") are stored too, so an inflected form finds its entry with
 no lemmatiser in the pipeline (`lemmas.py`).
 """
+
 from __future__ import annotations
 
 import json
@@ -70,8 +71,15 @@ class DefinitionStore:
             raise ValueError(Errors.E509.format(WHAT=WHAT, err=err, path=path)) from None
         if meta.get("format") != FORMAT_NAME or meta.get("version") != str(FORMAT_VERSION):
             conn.close()
-            raise ValueError(Errors.E510.format(FORMAT_NAME=FORMAT_NAME, FORMAT_VERSION=FORMAT_VERSION, path=path,
-                                                found_format=meta.get("format"), found_version=meta.get("version")))
+            raise ValueError(
+                Errors.E510.format(
+                    FORMAT_NAME=FORMAT_NAME,
+                    FORMAT_VERSION=FORMAT_VERSION,
+                    path=path,
+                    found_format=meta.get("format"),
+                    found_version=meta.get("version"),
+                )
+            )
         return cls(path, conn, meta)
 
     def __reduce__(self):
@@ -79,21 +87,29 @@ class DefinitionStore:
         return (DefinitionStore.open, (str(self.path),))
 
     def __contains__(self, word: object) -> bool:
-        return isinstance(word, str) and self._conn.execute(
-            "SELECT 1 FROM headwords WHERE word = ?", (word.lower(),)).fetchone() is not None
+        return (
+            isinstance(word, str)
+            and self._conn.execute("SELECT 1 FROM headwords WHERE word = ?", (word.lower(),)).fetchone() is not None
+        )
 
     def __len__(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM headwords").fetchone()[0]
 
     def context_spans(self, headword: str, limit: Optional[int] = None) -> List[Context]:
         """Up to `limit` stored (text, start, end) of one headword (lowercased), in stored order."""
-        sql = ("SELECT c.text, c.start, c.end FROM headwords h JOIN contexts c ON c.word_id = h.id "
-               "WHERE h.word = ? ORDER BY c.slot LIMIT ?")
+        sql = (
+            "SELECT c.text, c.start, c.end FROM headwords h JOIN contexts c ON c.word_id = h.id "
+            "WHERE h.word = ? ORDER BY c.slot LIMIT ?"
+        )
         return list(self._conn.execute(sql, (headword.lower(), -1 if limit is None else int(limit))))
 
     def irregular_lemmas(self, form: str) -> List[str]:
-        return [row[0] for row in self._conn.execute(
-            "SELECT lemma FROM inflections WHERE form = ? ORDER BY lemma", (form.lower(),))]
+        return [
+            row[0]
+            for row in self._conn.execute(
+                "SELECT lemma FROM inflections WHERE form = ? ORDER BY lemma", (form.lower(),)
+            )
+        ]
 
     def headwords_for(self, word: str, lemma: Optional[str] = None) -> List[str]:
         """The headwords an occurrence of `word` may be: the form itself, then its lemmas."""
@@ -135,10 +151,14 @@ def write_definition_store(
             conn.executemany("INSERT INTO meta VALUES (?, ?)", info.items())
             for word_id, (headword, contexts) in enumerate(sorted(entries.items())):
                 conn.execute("INSERT INTO headwords VALUES (?, ?)", (word_id, headword.lower()))
-                conn.executemany("INSERT INTO contexts VALUES (?, ?, ?, ?, ?, ?)",
-                                 [(word_id, slot, *context) for slot, context in enumerate(contexts)])
-            conn.executemany("INSERT OR IGNORE INTO inflections VALUES (?, ?)",
-                             [(form.lower(), lemma.lower()) for form, lemma in inflections])
+                conn.executemany(
+                    "INSERT INTO contexts VALUES (?, ?, ?, ?, ?, ?)",
+                    [(word_id, slot, *context) for slot, context in enumerate(contexts)],
+                )
+            conn.executemany(
+                "INSERT OR IGNORE INTO inflections VALUES (?, ?)",
+                [(form.lower(), lemma.lower()) for form, lemma in inflections],
+            )
             conn.commit()
             conn.execute("VACUUM")
         finally:

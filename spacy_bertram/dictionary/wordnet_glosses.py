@@ -7,6 +7,7 @@ irregular forms (its `*.exc` exception lists, "geese goose") go into the
 store so that inflected forms find their lemma. WordNet is located and
 copied for NLTK (`dictionary/wordnet.py`, which rarification reads too).
 """
+
 from __future__ import annotations
 
 import re

@@ -11,6 +11,7 @@
 - `mapping.py`: the outputs gathered back onto the stock wordpiece layout;
 - `frozen_embeddings.py`: the transformer's embedding layer, frozen so that it stays in BERTRAM's space.
 """
+
 from ..types import INJECTION_MODES, check_injection
 from .lengthening import convert_lengthened_inputs, convert_lengthened_outputs
 from .model import BertramTransformerModel, forward

@@ -9,6 +9,7 @@
 Nothing here depends on the mode, so the builders and the planner share these types
 without importing each other.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -9,6 +9,7 @@ it adds per word, and the planner looks the mode up there once per batch.
 - recentre: the word's wordpiece embeddings move so that their mean is the vector
   (nothing added or removed).
 """
+
 from __future__ import annotations
 
 import weakref

@@ -5,6 +5,7 @@ transformer fine-tunes that layer moves the wordpieces away from the vectors; fr
 (`spacy-bertram.freeze_embeddings.v1`, an `[initialize.after_init]` callback) keeps them together.
 Thinc's PyTorch shim skips parameters without gradients, so frozen ones never change.
 """
+
 from __future__ import annotations
 
 import logging
@@ -12,7 +13,7 @@ from typing import List, Tuple
 
 from spacy.language import Language
 
-from ..encoder import resolve_base_model
+from ..model.encoder import resolve_base_model
 from ..errors import Errors
 
 logger = logging.getLogger("spacy_bertram")
@@ -71,9 +72,7 @@ def freeze_transformer_embeddings(nlp: Language) -> int:
 def embeddings_frozen(nlp: Language) -> bool:
     """True if every transformer's embedding parameters have requires_grad False."""
     models = transformer_models(nlp)
-    return bool(models) and all(
-        not p.requires_grad for _, hf in models for _, p in embedding_parameters(hf)
-    )
+    return bool(models) and all(not p.requires_grad for _, hf in models for _, p in embedding_parameters(hf))
 
 
 def embedding_drift(nlp: Language, base_model: str) -> float:

@@ -6,6 +6,7 @@ ours to run as we like, since its outputs are mapped back to the stock layout ro
 row (`mapping.py`), so it runs in groups of rows of similar length when the padding
 saved outweighs the extra calls. Outputs equal one call's to float rounding (~1e-6).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple

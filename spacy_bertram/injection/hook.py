@@ -10,6 +10,7 @@ A hook left behind by a call that raised would put stale vectors into the next c
 that encoder: at most one hook is pending per embedding module, and installing one or
 calling `clear_pending` removes the earlier one.
 """
+
 from __future__ import annotations
 
 import weakref

@@ -12,6 +12,7 @@ output conversions are our own (`convert_lengthened_inputs` / `convert_lengthene
 equal to the stock ones for a plain `WordpieceBatch` (a batch without vectors, and the layer's
 initialization). The vectors enter through the embedding hook (`hook.py`).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, List, Tuple, Union
@@ -51,9 +52,7 @@ def lengthening_forward(
     hf_model = model.transformer
     plan = None
     if has_vectors(docs):
-        plan = make_injection_plan(
-            inputs.flat_spans, wordpieces, inputs.align, injection, model.tokenizer, hf_model
-        )
+        plan = make_injection_plan(inputs.flat_spans, wordpieces, inputs.align, injection, model.tokenizer, hf_model)
     if plan is None:
         model_output, bp_tensors = transformer(wordpieces, is_train)
     else:

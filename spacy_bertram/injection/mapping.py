@@ -10,6 +10,7 @@
   shape (batch, new_length, ...); `pooler_output` and other per-sequence outputs
   are kept as computed (they see the injected vectors).
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict
@@ -38,18 +39,14 @@ def map_outputs_to_stock(model_output: ModelOutput, plan: InjectionPlan) -> Mode
     return model_output.__class__(**mapped)
 
 
-def _map_tensor(
-    key: str, tensor: torch.Tensor, plan: InjectionPlan, n_seq: int, new_length: int
-) -> torch.Tensor:
+def _map_tensor(key: str, tensor: torch.Tensor, plan: InjectionPlan, n_seq: int, new_length: int) -> torch.Tensor:
     if tensor.ndim < 2 or tensor.shape[0] != n_seq:
         return tensor
     index = plan.on_device(tensor.device)
     if key in _PAIRWISE_KEYS and tensor.ndim == 4 and tensor.shape[-1] == new_length:
         tensor = _gather_axis(tensor, index.src, index.keep, axis=2)
         return _gather_axis(tensor, index.src, index.keep, axis=3)
-    if key in ("last_hidden_state", "hidden_states") or (
-        tensor.ndim >= 3 and tensor.shape[1] == new_length
-    ):
+    if key in ("last_hidden_state", "hidden_states") or (tensor.ndim >= 3 and tensor.shape[1] == new_length):
         return _select_positions(tensor, index)
     return tensor
 
@@ -66,9 +63,7 @@ def _select_positions(tensor: torch.Tensor, index: "PlanTensors") -> torch.Tenso
     return out.masked_fill_(index.drop.view(n_seq, length, *([1] * len(rest))), 0)
 
 
-def _gather_axis(
-    tensor: torch.Tensor, src: torch.Tensor, keep: torch.Tensor, axis: int
-) -> torch.Tensor:
+def _gather_axis(tensor: torch.Tensor, src: torch.Tensor, keep: torch.Tensor, axis: int) -> torch.Tensor:
     """tensor[b, ..., src[b, k], ...] along `axis`, zero where not `keep` (differentiable)."""
     n_seq, length = src.shape
     view = [n_seq] + [1] * (tensor.ndim - 1)

@@ -75,8 +75,10 @@ class BertramTransformerModel(TransformerModel):
         )
         layer = self.layers[0]
         # The stock HF-layer conversions, as the stock model set them: recentre and none run with these.
-        self._stock_conversions: Tuple[Callable, Callable] = (layer.attrs["convert_inputs"],
-                                                              layer.attrs["convert_outputs"])
+        self._stock_conversions: Tuple[Callable, Callable] = (
+            layer.attrs["convert_inputs"],
+            layer.attrs["convert_outputs"],
+        )
         self.replace_callbacks(forward, init=self.init)
         self.attrs["replace_listener_cfg"] = replace_listener_cfg
         self.injection = injection
@@ -115,9 +117,10 @@ def replace_listener_cfg(tok2vec_model_cfg: Dict[str, Any], listener_model_cfg: 
     """The config `nlp.replace_listeners` gives a listener of this transformer: our Tok2VecTransformer (so
     `injection` is kept), with the listener's pooling and grad_factor, as spacy-transformers does for its own."""
     result = dict(tok2vec_model_cfg)
-    if "TransformerModel" in tok2vec_model_cfg["@architectures"] and "TransformerListener" in listener_model_cfg[
-        "@architectures"
-    ]:
+    if (
+        "TransformerModel" in tok2vec_model_cfg["@architectures"]
+        and "TransformerListener" in listener_model_cfg["@architectures"]
+    ):
         result["@architectures"] = TOK2VEC_ARCHITECTURE
         for key in ("pooling", "grad_factor"):
             if key in listener_model_cfg and key not in result:
@@ -144,8 +147,9 @@ def recentre_forward(
     """
     inputs = stock_inputs(model, docs)
     hf_model = model.transformer
-    plan = make_injection_plan(inputs.flat_spans, inputs.wordpieces, inputs.align, "recentre", model.tokenizer,
-                               hf_model)
+    plan = make_injection_plan(
+        inputs.flat_spans, inputs.wordpieces, inputs.align, "recentre", model.tokenizer, hf_model
+    )
     if plan is None:
         return stock_forward(model, docs, is_train)
     hook = EmbeddingHook(hf_model, plan, check_ids=True)

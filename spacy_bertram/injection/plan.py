@@ -21,6 +21,7 @@ Policies:
 - Bad vectors (not 1-d, wrong width, non-finite) or token indices outside the doc
   raise ValueError: a wrong vector is never used silently.
 """
+
 from __future__ import annotations
 
 import logging
@@ -163,7 +164,10 @@ def _word_groups(
 
 
 def _choose_groups(
-    rows: numpy.ndarray, starts: numpy.ndarray, stops: numpy.ndarray, end: numpy.ndarray,
+    rows: numpy.ndarray,
+    starts: numpy.ndarray,
+    stops: numpy.ndarray,
+    end: numpy.ndarray,
     room: Optional[numpy.ndarray],
 ) -> Tuple[numpy.ndarray, numpy.ndarray, int]:
     """Which groups are injected: none in padding, no overlaps (the first by position

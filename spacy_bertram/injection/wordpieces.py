@@ -6,6 +6,7 @@ the tokenizer gives one), `truncate_oversize_splits`. The injection plans on thi
 recentre then runs the stock forward, which makes the same batch again, and the
 embedding hook checks that it did (`hook.py`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

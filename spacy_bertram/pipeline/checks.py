@@ -11,6 +11,7 @@ The vectors must also live in the transformer's own input-embedding space:
 same width, same wordpiece vocabulary, and embedding rows that point the same
 way (fine-tuning keeps them close, an unrelated model of the same shape does not).
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -23,8 +24,8 @@ from thinc.api import Model
 
 from ..errors import Errors
 from ..injection import BertramTransformerModel
-from ..layers import BertramShim
-from ..network import BertramNetwork
+from ..model.layers import BertramShim
+from ..model.network import BertramNetwork
 
 #: Mean cosine between sampled embedding rows of BERTRAM's encoder and the
 #: pipeline transformer's below which they are different embedding spaces

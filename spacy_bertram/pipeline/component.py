@@ -35,6 +35,7 @@ Fallbacks, all documented and none silent about a wrong vector:
   another encoder, a transformer that would never read the vectors
   (`checks.py`), or non-finite vectors raise ValueError.
 """
+
 from __future__ import annotations
 
 import logging
@@ -51,13 +52,12 @@ from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
-from .. import architectures  # noqa: F401  (registers what the default config names)
-from ..encoder import quiet_tokenizers_in_forked_workers
+from ..model.encoder import quiet_tokenizers_in_forked_workers
 from ..errors import Errors
 from ..extension import install_extension
-from ..frequencies import DEFAULT_MAX_ZIPF, CountTable
-from ..layers import Weights, bertram_shim, checked_subword_share, infer_vectors
-from ..rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
+from ..rarity.frequencies import DEFAULT_MAX_ZIPF, CountTable
+from ..model.layers import Weights, bertram_shim, checked_subword_share, infer_vectors
+from ..rarity.rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
 from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MIN_WORDPIECES, DOC_EXTENSION
 from . import serialization
 from .checks import check_pipeline, check_placement
@@ -155,10 +155,21 @@ def make_bertram(
         than by saving the model again.
     """
     return BertramComponent(
-        nlp.vocab, model, rare_words, name=name, nlp=nlp, contexts=contexts, context_store=context_store,
-        contexts_per_word=contexts_per_word, context_window=context_window, cache_size=cache_size,
-        save_cache=save_cache, vector_table=vector_table, infer_missing=infer_missing,
-        dictionary_store=dictionary_store, subword_share=subword_share,
+        nlp.vocab,
+        model,
+        rare_words,
+        name=name,
+        nlp=nlp,
+        contexts=contexts,
+        context_store=context_store,
+        contexts_per_word=contexts_per_word,
+        context_window=context_window,
+        cache_size=cache_size,
+        save_cache=save_cache,
+        vector_table=vector_table,
+        infer_missing=infer_missing,
+        dictionary_store=dictionary_store,
+        subword_share=subword_share,
     )
 
 
@@ -246,10 +257,16 @@ class BertramComponent(Pipe):
         sources, derived = self.word_sources, shim.derived
         derived.get("store paths", (sources.rule, sources.context_store, sources.dictionary_store), sources.check_paths)
         if self.vectors is not None:
-            derived.get("vector table", (self.vectors, shim.weights, shim.subword_share), partial(
-                self.vectors.check_network, self.cfg["model_id"], shim.network, shim.subword_share, self.name))
-        return derived.get("finder", (shim.weights, shim.counts, sources.rule, sources.context_store),
-                           lambda: sources.finder(shim.network, shim.counts))
+            derived.get(
+                "vector table",
+                (self.vectors, shim.weights, shim.subword_share),
+                partial(self.vectors.check_network, self.cfg["model_id"], shim.network, shim.subword_share, self.name),
+            )
+        return derived.get(
+            "finder",
+            (shim.weights, shim.counts, sources.rule, sources.context_store),
+            lambda: sources.finder(shim.network, shim.counts),
+        )
 
     # -- processing --------------------------------------------------------------------
 
@@ -397,8 +414,9 @@ class BertramComponent(Pipe):
         _, readers = self._parts()
         serialization.unpack(bytes_data, {name: partial(found.__setitem__, name) for name in [CFG, *readers]}, exclude)
         where = "the serialized component's {!r}".format
-        cfg, values = serialization.read_parts(found.get, readers, exclude, where, strings=CFG_STRINGS,
-                                               unlisted=UNLISTED_NEEDS)
+        cfg, values = serialization.read_parts(
+            found.get, readers, exclude, where, strings=CFG_STRINGS, unlisted=UNLISTED_NEEDS
+        )
         bertram_shim(self.model).restore(cfg, values, exclude, self.name)
         self.vectors = values.get("vector_table", self.vectors)
         self.word_sources.open_stores()
@@ -416,8 +434,14 @@ class BertramComponent(Pipe):
         path, exclude, found = util.ensure_path(path), set(exclude), {}
         _, readers = self._parts()
         util.from_disk(path, {name: partial(serialization.read_file, found) for name in [CFG, *readers]}, exclude)
-        cfg, values = serialization.read_parts(found.get, readers, exclude, lambda name: repr(str(path / name)),
-                                               strings=CFG_STRINGS, unlisted=UNLISTED_NEEDS)
+        cfg, values = serialization.read_parts(
+            found.get,
+            readers,
+            exclude,
+            lambda name: repr(str(path / name)),
+            strings=CFG_STRINGS,
+            unlisted=UNLISTED_NEEDS,
+        )
         self.word_sources.relocate_store(path.parent, cfg)
         bertram_shim(self.model).restore(cfg, values, exclude, self.name)
         self.vectors = values.get("vector_table", self.vectors)

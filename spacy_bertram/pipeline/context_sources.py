@@ -30,6 +30,7 @@ are read in order; each adds its contexts (skipping any already taken) until it 
 (default: contexts_per_word) or the word has contexts_per_word in all.
 "both" is the older name of "doc+store".
 """
+
 from __future__ import annotations
 
 import os
@@ -115,8 +116,9 @@ class LazyStore:
             return open_context_store(self._path)
         except ValueError as err:
             saved = f" (the saved pipeline had it {self.hint})" if self.hint else ""
-            raise ValueError(Errors.E153.format(path=self._path, setting=self.setting, err=err, saved=saved,
-                                                name=self.owner)) from err
+            raise ValueError(
+                Errors.E153.format(path=self._path, setting=self.setting, err=err, saved=saved, name=self.owner)
+            ) from err
 
 
 # -- the built-in sources --------------------------------------------------------------------
@@ -264,8 +266,13 @@ def _key(name: str, limit: Optional[int]) -> str:
 # -- the string shorthand ------------------------------------------------------------------
 
 
-def contexts_from_spec(spec: str, *, context_store: Optional[str] = None, dictionary_store: Optional[str] = None,
-                       window: int = DEFAULT_DOC_WINDOW) -> ChainedContexts:
+def contexts_from_spec(
+    spec: str,
+    *,
+    context_store: Optional[str] = None,
+    dictionary_store: Optional[str] = None,
+    window: int = DEFAULT_DOC_WINDOW,
+) -> ChainedContexts:
     """The string shorthand's parser: "doc+store:2" -> the chain of the built-in sources it names, each holding
     its own settings (`window` for "doc", the store paths for "store" and "dictionary", its limit), exactly as
     the registered `spacy-bertram.*_contexts.v1` build them. The paths and the window are read here and
@@ -279,8 +286,9 @@ def contexts_from_spec(spec: str, *, context_store: Optional[str] = None, dictio
     build = {
         "doc": lambda limit: DocContexts(window, limit),
         "store": lambda limit: StoreContexts(LazyStore(context_store, "context", "context_store"), limit),
-        "dictionary": lambda limit: DictionaryContexts(LazyStore(dictionary_store, "dictionary", "dictionary_store"),
-                                                       limit),
+        "dictionary": lambda limit: DictionaryContexts(
+            LazyStore(dictionary_store, "dictionary", "dictionary_store"), limit
+        ),
     }
     sources: List[ContextSource] = []
     named: Set[str] = set()

@@ -21,6 +21,7 @@ component's own objects write (safetensors, JSON, msgpack), never a pickle.
 leaves a pipeline that does not load. `save_pipeline` saves the whole
 pipeline beside its target and swaps it in with one rename.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -112,8 +113,7 @@ def parse_cfg(data: bytes, where: str, names: Collection[str], strings: Iterable
             raise ValueError(Errors.E141.format(where=where, key=key, value=cfg[key]))
     parts = cfg.get("parts")
     if parts is not None and (
-        not isinstance(parts, dict)
-        or not all(k in names and isinstance(v, str) for k, v in parts.items())
+        not isinstance(parts, dict) or not all(k in names and isinstance(v, str) for k, v in parts.items())
     ):
         raise ValueError(Errors.E142.format(where=where, names=sorted(names), parts=parts))
     return cfg
@@ -212,12 +212,20 @@ def check_pipeline_target(target: Path, components: Iterable[str], overwrite: bo
     pipeline save (config.cfg and meta.json) and holds something, or a file, is refused unless
     `overwrite`; files beside a save's own entries stay where they are. The target must be writable anyway."""
     written = pipeline_entries(components, target) if saved_components(target) is not None else []
-    check_output_dir(target, pipeline_entries(components, target), command="save_pipeline", force=overwrite,
-                     replaces=True, written=written, force_hint="overwrite=True")
+    check_output_dir(
+        target,
+        pipeline_entries(components, target),
+        command="save_pipeline",
+        force=overwrite,
+        replaces=True,
+        written=written,
+        force_hint="overwrite=True",
+    )
 
 
-def save_pipeline(nlp: Any, path: Union[str, Path], *, exclude: Iterable[str] = tuple(),
-                  overwrite: bool = False) -> Path:
+def save_pipeline(
+    nlp: Any, path: Union[str, Path], *, exclude: Iterable[str] = tuple(), overwrite: bool = False
+) -> Path:
     """`nlp.to_disk` into a temp directory beside `path`, then one rename over it.
 
     A save that fails or is killed leaves the previous pipeline at `path`

@@ -28,6 +28,7 @@ whatever their source; the source in the key keeps a saved cache honest
 when the setting changes, and its statistics readable. Nothing is pickled:
 keys go to msgpack, vectors to safetensors.
 """
+
 from __future__ import annotations
 
 import hashlib

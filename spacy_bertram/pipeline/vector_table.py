@@ -18,6 +18,7 @@ shard, so a killed run resumes with the shards it has (`training/shards.py`:
 only `vectors` writes them). The finished table replaces the directory in one
 rename, shards and all.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -108,8 +109,12 @@ class VectorTable:
         bad = [key for key in ENCODER_KEYS if ours.get(key) != encoder.get(key)]
         if bad:
             raise ValueError(
-                Errors.E131.format(source=source, table_encoder=ours.get("base_model"), differences=", ".join(bad),
-                                   model_encoder=encoder.get("base_model"))
+                Errors.E131.format(
+                    source=source,
+                    table_encoder=ours.get("base_model"),
+                    differences=", ".join(bad),
+                    model_encoder=encoder.get("base_model"),
+                )
             )
 
     def check_network(self, model_id: Optional[str], network: Any, share: Optional[float], name: str) -> None:

@@ -12,6 +12,7 @@ store there again. What a load can replace (the network, the model's counts)
 is passed in, never read from the component.
 `word_key_function` says which form of a word decides its vector.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,14 +24,29 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 from spacy.tokens import Doc
 
 from ..errors import Errors, Warnings
-from ..frequencies import (CountTable, Frequencies, StoreFrequencies, WordfreqFrequencies, WorldFrequencies,
-                           wordfreq_has_language)
-from ..network import BertramNetwork
-from ..inputs import UNK_ID
-from ..rare_words import RareWordFinder, RareWordRule
+from ..rarity.frequencies import (
+    CountTable,
+    Frequencies,
+    StoreFrequencies,
+    WordfreqFrequencies,
+    WorldFrequencies,
+    wordfreq_has_language,
+)
+from ..model.network import BertramNetwork
+from ..model.inputs import UNK_ID
+from ..rarity.rare_words import RareWordFinder, RareWordRule
 from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD
-from .context_sources import (DEFAULT_DOC_WINDOW, ContextSource, DocContexts, LazyStore, check_at_least_one,
-                              checked_texts, contexts_from_spec, leaves, source_key)
+from .context_sources import (
+    DEFAULT_DOC_WINDOW,
+    ContextSource,
+    DocContexts,
+    LazyStore,
+    check_at_least_one,
+    checked_texts,
+    contexts_from_spec,
+    leaves,
+    source_key,
+)
 
 #: Key of the component's saved cfg: the context store's path relative to the pipeline directory.
 STORE_KEY = "context_store_relative"
@@ -77,14 +93,16 @@ class WordSources:
         self.contexts_per_word = int(contexts_per_word)
         if isinstance(contexts, str):  # the shorthand: its parser is the one reader of the paths and the window
             self.contexts: ContextSource = contexts_from_spec(
-                contexts, context_store=context_store, dictionary_store=dictionary_store, window=context_window)
+                contexts, context_store=context_store, dictionary_store=dictionary_store, window=context_window
+            )
         elif callable(contexts):
             self.contexts = contexts
         else:
             raise ValueError(Errors.E165.format(source=contexts))
         # The context store: the first one a source reads, else `context_store` for the rule's store counts alone.
-        self._main_store = next(self._stores_of("context"), None) or LazyStore(context_store, "context",
-                                                                                "context_store")
+        self._main_store = next(self._stores_of("context"), None) or LazyStore(
+            context_store, "context", "context_store"
+        )
         self.source = source_key(self.contexts)  # in the cache key
         self.spec = contexts if isinstance(contexts, str) else self.source  # as the user wrote it: messages quote it
         for store in self.stores():
@@ -144,8 +162,13 @@ class WordSources:
     def finder(self, network: BertramNetwork, table: Optional[CountTable]) -> RareWordFinder:
         """The rare-word rule with these frequencies (`table`: the model's counts) and `network`'s encoder, and
         the frequencies' table of forms at or above max_zipf where they have one (wordfreq's)."""
-        return RareWordFinder.build(self.rule, self.frequencies(table), partial(word_pieces, network),
-                                    unk_id=network.tokenizer.unk_token_id, has_signal=partial(has_signal, network))
+        return RareWordFinder.build(
+            self.rule,
+            self.frequencies(table),
+            partial(word_pieces, network),
+            unk_id=network.tokenizer.unk_token_id,
+            has_signal=partial(has_signal, network),
+        )
 
     def frequencies(self, table: Optional[CountTable]) -> Frequencies:
         source = self.rule.frequencies
@@ -172,8 +195,9 @@ class WordSources:
         max_zipf or a larger corpus helps (W016)."""
         if self.rule.max_zipf > resolution:
             return
-        values = dict(setting=self.rule.frequencies, what=what, lang=self.lang, resolution=resolution,
-                      max_zipf=self.rule.max_zipf)
+        values = dict(
+            setting=self.rule.frequencies, what=what, lang=self.lang, resolution=resolution, max_zipf=self.rule.max_zipf
+        )
         if wordfreq_has_language(self.lang):
             warnings.warn(Warnings.W003.format(**values), stacklevel=2)
         else:

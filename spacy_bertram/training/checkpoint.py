@@ -6,6 +6,7 @@ states) and `trainer.json` (epoch, step, optimizer hyper-parameters, the numpy
 sampling RNG). Restoring all of it makes a resumed run continue bit for bit
 where the killed one stopped.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,8 @@ from safetensors.torch import load_file, save_file
 
 from ..errors import Errors
 from ..fileio import atomic_directory, write_json_atomic
-from ..network import BertramNetwork
-from ..storage import read_weights, write_model_dir
+from ..model.network import BertramNetwork
+from ..model.storage import read_weights, write_model_dir
 from ..types import PathLike
 
 STATE_FILE = "state.safetensors"
@@ -95,16 +96,18 @@ def load_checkpoint(
     try:
         tensors = load_file(str(directory / STATE_FILE))
     except (SafetensorError, OSError) as err:
-        raise ValueError(Errors.E203.format(path=str(directory / STATE_FILE), err=err,
-                                            directory=str(directory))) from err
+        raise ValueError(
+            Errors.E203.format(path=str(directory / STATE_FILE), err=err, directory=str(directory))
+        ) from err
     try:
         with open(directory / TRAINER_FILE, encoding="utf8") as file_:
             trainer = json.load(file_)
         if not isinstance(trainer, dict) or not {"param_groups", "numpy_rng", "epoch", "history"} <= set(trainer):
             raise ValueError(Errors.E204.format(fields="param_groups, numpy_rng, epoch and history"))
     except (OSError, ValueError) as err:
-        raise ValueError(Errors.E203.format(path=str(directory / TRAINER_FILE), err=err,
-                                            directory=str(directory))) from err
+        raise ValueError(
+            Errors.E203.format(path=str(directory / TRAINER_FILE), err=err, directory=str(directory))
+        ) from err
     state: Dict[int, Dict[str, torch.Tensor]] = {}
     for key, value in tensors.items():
         if key.startswith("optimizer."):
@@ -145,6 +148,10 @@ def _check_device(directory: Path, network: BertramNetwork) -> None:
     saved = record.get("device", "cpu")
     if saved != network.device.type:
         raise ValueError(
-            Errors.E205.format(directory=str(directory), saved=saved, device=network.device.type,
-                               gpu_id="-1" if saved == "cpu" else "N")
+            Errors.E205.format(
+                directory=str(directory),
+                saved=saved,
+                device=network.device.type,
+                gpu_id="-1" if saved == "cpu" else "N",
+            )
         )

@@ -17,6 +17,7 @@ letters/digits, joined by inner hyphens or apostrophes ("e-mail", "don't",
 Punctuation is not a word; contexts keep it because they are cut from the raw
 line, not rebuilt from tokens.
 """
+
 from __future__ import annotations
 
 import bz2

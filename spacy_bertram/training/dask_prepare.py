@@ -20,6 +20,7 @@ All tokenising and context cutting runs on the workers; the driver's part is
 numpy over integer pairs plus a loop over the occurrences that take a slot. Corpus files must be at the same path on
 every worker.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -129,8 +130,9 @@ def replay_file(
     numpy.add.at(seen, wids, 1)
     positions = numpy.flatnonzero(draws)
     rand = sample.random
-    slots = (numpy.fromiter((rand() for _ in range(len(positions))), float, len(positions))
-             * seen_at[positions]).astype(numpy.int64)
+    slots = (
+        numpy.fromiter((rand() for _ in range(len(positions))), float, len(positions)) * seen_at[positions]
+    ).astype(numpy.int64)
     keep = slots < caps[wids[positions]]
     for j, slot in zip(positions[keep].tolist(), slots[keep].tolist()):
         k = int(wids[j])
@@ -192,9 +194,10 @@ def build_context_store_dask(
     def fill(sample: _Reservoirs) -> None:
         winners = array("q", [-1]) * sample.offsets[-1]
         offsets, caps = sample.offsets, numpy.asarray(sample.caps, dtype=numpy.int64)
-        for index, future in enumerate(progress_bar(futures, progress=progress, desc="Sampling contexts",
-                                                    unit=" files")):
-            (wids, digests), = future.result()
+        for index, future in enumerate(
+            progress_bar(futures, progress=progress, desc="Sampling contexts", unit=" files")
+        ):
+            ((wids, digests),) = future.result()
             future.release()
             replay_file(sample, caps, wids, digests, index << FILE_SHIFT, winners)
         wanted: Dict[int, List[Tuple[int, int, int]]] = {}
@@ -204,10 +207,13 @@ def build_context_store_dask(
                 occurrence = winners[offsets[k] + slot]
                 wanted.setdefault(occurrence >> FILE_SHIFT, []).append((occurrence & mask, k, slot))
         slots = client.scatter(plan.slot_of, broadcast=True)
-        jobs = [client.submit(file_contexts, names[i], lowercase, window, slots, items, pure=False)
-                for i, items in sorted(wanted.items())]
-        for future in progress_bar(as_completed(jobs), progress=progress, total=len(jobs), desc="Cutting contexts",
-                                   unit=" files"):
+        jobs = [
+            client.submit(file_contexts, names[i], lowercase, window, slots, items, pure=False)
+            for i, items in sorted(wanted.items())
+        ]
+        for future in progress_bar(
+            as_completed(jobs), progress=progress, total=len(jobs), desc="Cutting contexts", unit=" files"
+        ):
             for k, slot, context in future.result():
                 sample.add(k, slot, context)
             future.release()

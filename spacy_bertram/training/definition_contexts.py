@@ -8,6 +8,7 @@ up to `per_word` of its definitions (then its corpus contexts, the pool size
 unchanged), so the contexts sampled for a step include definitions as often
 as they make up the pool.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, List, Optional, Tuple

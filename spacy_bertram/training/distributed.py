@@ -12,6 +12,7 @@ path on every worker, and spacy-bertram installed there), a LocalCluster of
 processes (default: one per core, cores shared out as torch threads), or
 dask-cuda's LocalCUDACluster with one worker per GPU.
 """
+
 from __future__ import annotations
 
 import logging
@@ -75,7 +76,10 @@ def open_client(
     else:
         n_workers = workers or os.cpu_count() or 1
         cluster = LocalCluster(
-            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
             silence_logs=logging.ERROR,
         )
     client = Client(cluster)
@@ -110,8 +114,11 @@ def local_cuda_cluster(gpu_ids: Sequence[int]) -> Any:
     if not torch.cuda.is_available():
         raise ValueError(Errors.E222.format(gpu_ids=",".join(map(str, gpu_ids)), torch_version=torch.__version__))
     return LocalCUDACluster(
-        CUDA_VISIBLE_DEVICES=",".join(str(i) for i in gpu_ids), n_workers=len(gpu_ids),
-        threads_per_worker=1, dashboard_address=None, silence_logs=logging.ERROR,
+        CUDA_VISIBLE_DEVICES=",".join(str(i) for i in gpu_ids),
+        n_workers=len(gpu_ids),
+        threads_per_worker=1,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
     )
 
 
@@ -128,13 +135,23 @@ def run_on_dask(
             raise ValueError(Errors.E223.format(model_path=job.model_path, fingerprint=fingerprint, model_id=model_id))
         shards.write(todo[position], vectors)
 
-    run_tasks(client, infer_shard, [(shards.shard_words(index), job) for index in todo],
-              [f"bertram-shard-{index}-{model_id[:8]}" for index in todo], write, progress)
+    run_tasks(
+        client,
+        infer_shard,
+        [(shards.shard_words(index), job) for index in todo],
+        [f"bertram-shard-{index}-{model_id[:8]}" for index in todo],
+        write,
+        progress,
+    )
 
 
 def run_tasks(
-    client: Any, task: Callable[..., Any], arguments: Sequence[Tuple[Any, ...]], keys: Sequence[str],
-    on_result: Callable[[int, Any], None], progress: bool = True,
+    client: Any,
+    task: Callable[..., Any],
+    arguments: Sequence[Tuple[Any, ...]],
+    keys: Sequence[str],
+    on_result: Callable[[int, Any], None],
+    progress: bool = True,
 ) -> None:
     """`task(*arguments[i])` for every i on the cluster; `on_result(i, result)` here as each one finishes.
 

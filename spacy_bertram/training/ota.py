@@ -13,6 +13,7 @@ chunk of words draws its own neighbours (`chunk_seed`), so chunks can also run
 as Dask tasks (`ota_on_dask`, each worker loading the encoder once) and give the
 vectors of one process.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ import numpy
 import torch
 from torch import Tensor
 
-from ..encoder import load_encoder, word_start_tokens
+from ..model.encoder import load_encoder, word_start_tokens
 from ..errors import Errors
 from .distributed import local_threads, run_tasks
 from .progress import progress_bar
@@ -97,8 +98,13 @@ class OneTokenApproximation:
     def _approx_states(self, vectors: Tensor, left: Tensor, right: Tensor) -> List[Tensor]:
         n, k = left.shape
         ids = torch.cat(
-            [torch.full((n, 1), self.cls_id), left, torch.full((n, 1), self.pad_id), right,
-             torch.full((n, 1), self.sep_id)],
+            [
+                torch.full((n, 1), self.cls_id),
+                left,
+                torch.full((n, 1), self.pad_id),
+                right,
+                torch.full((n, 1), self.sep_id),
+            ],
             dim=1,
         ).to(self.device)
         embeds = self.table[ids]
@@ -190,8 +196,10 @@ def one_token_approximation(
 
 # -- on a Dask cluster ------------------------------------------------------------------------------
 
-def ota_task(base_model: str, settings: OTASettings, chunk: List[List[int]], index: int,
-             threads: int) -> Tuple[numpy.ndarray, float, float]:
+
+def ota_task(
+    base_model: str, settings: OTASettings, chunk: List[List[int]], index: int, threads: int
+) -> Tuple[numpy.ndarray, float, float]:
     """A Dask task: one chunk's vectors and summed losses (the encoder loaded once per worker process)."""
 
     def make() -> OneTokenApproximation:
@@ -202,8 +210,13 @@ def ota_task(base_model: str, settings: OTASettings, chunk: List[List[int]], ind
     return vectors.numpy(), before, after
 
 
-def ota_on_dask(client: Any, base_model: Optional[str], settings: OTASettings, chunks: Sequence[List[List[int]]],
-                progress: bool = True) -> List[Tuple[Tensor, float, float]]:
+def ota_on_dask(
+    client: Any,
+    base_model: Optional[str],
+    settings: OTASettings,
+    chunks: Sequence[List[List[int]]],
+    progress: bool = True,
+) -> List[Tuple[Tensor, float, float]]:
     """Every chunk's (vectors, before, after) from the cluster's workers, in chunk order (the encoder named
     `base_model` must be at the same path on every worker)."""
     assert base_model, "OTA on Dask names the encoder its workers load"
@@ -213,6 +226,12 @@ def ota_on_dask(client: Any, base_model: Optional[str], settings: OTASettings, c
     def keep(position: int, result: Tuple[numpy.ndarray, float, float]) -> None:
         results[position] = (torch.from_numpy(result[0]), result[1], result[2])
 
-    run_tasks(client, ota_task, [(base_model, settings, chunk, index, threads) for index, chunk in enumerate(chunks)],
-              [f"bertram-ota-{run_id}-{index}" for index in range(len(chunks))], keep, progress)
+    run_tasks(
+        client,
+        ota_task,
+        [(base_model, settings, chunk, index, threads) for index, chunk in enumerate(chunks)],
+        [f"bertram-ota-{run_id}-{index}" for index in range(len(chunks))],
+        keep,
+        progress,
+    )
     return results

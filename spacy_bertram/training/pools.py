@@ -12,6 +12,7 @@ row of its pieces alone. Inference reads exactly one of three combinations
 each word's rows as one of those paths, so every path the component takes is
 trained as it is asked, instead of a mix of kinds that inference never reads.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,7 +22,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy
 import torch
 
-from ..inputs import EncodedContext, InputBuilder
+from ..model.inputs import EncodedContext, InputBuilder
 
 #: Row kinds in an inplace pool.
 SPELLED, MASKED, BARE = 0, 1, 2
@@ -40,7 +41,11 @@ class ContextPools:
 
     @classmethod
     def build(
-        cls, builder: InputBuilder, words: Sequence[str], contexts: Sequence[Sequence[str]], pool: int,
+        cls,
+        builder: InputBuilder,
+        words: Sequence[str],
+        contexts: Sequence[Sequence[str]],
+        pool: int,
         pieces: Optional[Sequence[Sequence[int]]] = None,
         mask_fraction: float = 0.0,
         seed: int = 0,
@@ -69,7 +74,11 @@ class ContextPools:
         return self.ends - self.starts
 
     def sample(
-        self, words: Sequence[int], rng: numpy.random.Generator, min_k: int, max_k: int,
+        self,
+        words: Sequence[int],
+        rng: numpy.random.Generator,
+        min_k: int,
+        max_k: int,
         path_mix: Optional[Sequence[float]] = None,
     ) -> Tuple[numpy.ndarray, torch.Tensor]:
         """Row ids drawn for each word, and each row's position in `words`.

@@ -11,6 +11,7 @@ into `output_dir`:
 Each file is written to a temp file and renamed, so a failure leaves none of
 them behind (earlier outputs from a previous run stay as they were).
 """
+
 from __future__ import annotations
 
 import json
@@ -33,7 +34,7 @@ from .corpus import Corpus
 from .dask_prepare import build_context_store_dask, count_words_dask
 from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES, check_prepare_settings
 from ..fileio import atomic_path
-from ..frequencies import write_counts as write_word_counts
+from ..rarity.frequencies import write_counts as write_word_counts
 from ..types import PathLike
 
 logger = logging.getLogger(__name__)
@@ -87,8 +88,13 @@ def prepare(
     reaching `min_count`. With a Dask `client`, both passes run on its cluster
     (`dask_prepare.py`) and give the same store for the same files and seed.
     """
-    check_prepare_settings(min_count=min_count, max_contexts=max_contexts, context_words=context_words,
-                           rare_max_contexts=rare_max_contexts, max_rare_words=max_rare_words)
+    check_prepare_settings(
+        min_count=min_count,
+        max_contexts=max_contexts,
+        context_words=context_words,
+        rare_max_contexts=rare_max_contexts,
+        max_rare_words=max_rare_words,
+    )
     start = time.time()
     if client is not None:
         files, counts, n_lines = count_words_dask(client, corpus_paths, lowercase, errors)
@@ -98,40 +104,81 @@ def prepare(
         logger.info("Corpus: %d files, %.1f MB", len(corpus.files), corpus.size_bytes / 1e6)
         counts, n_lines = count_words(corpus, progress=progress)
     caps = select_words(
-        counts, min_count, max_contexts, rare_max_contexts,
-        max_rare_words=max_rare_words, include=[w.lower() if lowercase else w for w in include_words],
+        counts,
+        min_count,
+        max_contexts,
+        rare_max_contexts,
+        max_rare_words=max_rare_words,
+        include=[w.lower() if lowercase else w for w in include_words],
     )
     n_training = sum(1 for n in counts.values() if n >= min_count)
     if n_training < min_training_words:
         raise ValueError(
-            Errors.E227.format(n_training=n_training, min_count=min_count, n_words=sum(counts.values()),
-                               min_training_words=min_training_words)
+            Errors.E227.format(
+                n_training=n_training,
+                min_count=min_count,
+                n_words=sum(counts.values()),
+                min_training_words=min_training_words,
+            )
         )
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     settings = {
-        "min_count": min_count, "max_contexts": max_contexts, "rare_max_contexts": rare_max_contexts,
-        "max_rare_words": max_rare_words, "context_words": context_words, "lowercase": lowercase,
+        "min_count": min_count,
+        "max_contexts": max_contexts,
+        "rare_max_contexts": rare_max_contexts,
+        "max_rare_words": max_rare_words,
+        "context_words": context_words,
+        "lowercase": lowercase,
         "seed": seed,
     }
     extra_meta = {k: v for k, v in settings.items() if v is not None}
     if client is not None:
-        build_context_store_dask(client, corpus.files, out / STORE_NAME, counts, caps, lowercase, context_words,
-                                 seed=seed, extra_meta=extra_meta, progress=progress)
+        build_context_store_dask(
+            client,
+            corpus.files,
+            out / STORE_NAME,
+            counts,
+            caps,
+            lowercase,
+            context_words,
+            seed=seed,
+            extra_meta=extra_meta,
+            progress=progress,
+        )
     else:
         build_context_store(
-            corpus, out / STORE_NAME, counts, caps, window=context_words, n_lines=n_lines, seed=seed,
-            extra_meta=extra_meta, progress=progress,
+            corpus,
+            out / STORE_NAME,
+            counts,
+            caps,
+            window=context_words,
+            n_lines=n_lines,
+            seed=seed,
+            extra_meta=extra_meta,
+            progress=progress,
         )
     write_counts(out / COUNTS_NAME, counts)
     result = PrepareResult(
-        store=str(out / STORE_NAME), counts=str(out / COUNTS_NAME), info=str(out / INFO_NAME),
-        files=len(corpus.files), lines=n_lines, total_words=sum(counts.values()), vocab_size=len(counts),
-        training_words=n_training, words_with_contexts=len(caps), seconds=round(time.time() - start, 2),
+        store=str(out / STORE_NAME),
+        counts=str(out / COUNTS_NAME),
+        info=str(out / INFO_NAME),
+        files=len(corpus.files),
+        lines=n_lines,
+        total_words=sum(counts.values()),
+        vocab_size=len(counts),
+        training_words=n_training,
+        words_with_contexts=len(caps),
+        seconds=round(time.time() - start, 2),
     )
     info = {"settings": settings, "corpus": [str(p) for p in corpus.files], **asdict(result)}
     with atomic_path(out / INFO_NAME) as tmp:
         tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf8")
-    logger.info("Prepared %s: %d words, vocabulary %d, %d training words", out, result.total_words,
-                result.vocab_size, n_training)
+    logger.info(
+        "Prepared %s: %d words, vocabulary %d, %d training words",
+        out,
+        result.total_words,
+        result.vocab_size,
+        n_training,
+    )
     return result

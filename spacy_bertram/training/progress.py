@@ -4,6 +4,7 @@ spaCy's commands pass tqdm `disable=None` when progress is asked for: tqdm then 
 terminal and nothing where its stream is not one, so a log redirected to a file does not fill with
 a redrawn bar per update. `progress=False` turns the bars off everywhere.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional

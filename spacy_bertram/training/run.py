@@ -6,6 +6,7 @@ Everything then goes under one output directory; running the same command
 again resumes a killed run (finished stages are loaded, the current stage
 continues from its last epoch checkpoint).
 """
+
 from __future__ import annotations
 
 import json
@@ -14,25 +15,38 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
-from ..encoder import load_encoder
+from ..model.encoder import load_encoder
 from ..errors import Errors
 from ..device import make_deterministic, select_device
 from ..fileio import clean_stale_temps, mark_json, remove_written, write_json_atomic
-from ..model_files import MODEL_DIR_ENTRIES
-from ..storage import write_model_dir
+from ..model.files import MODEL_DIR_ENTRIES
+from ..model.storage import write_model_dir
 from .definition_contexts import WithDefinitions
 from .ota import OTASettings
 from ..context_store import open_context_store
 from .sources import ContextSource
 from .stages import StageResult, TrainingRun, combined_init, plan_stages
 from .checkpoint import CHECKPOINT_ENTRIES
-from .settings import (CACHE_DIR, CACHE_FILES, CHECKPOINTS_DIR, METRICS_FILE, MODEL_DIR, PROGRESS_FILE, TARGET_FILES,
-                       TARGETS_DIR, UNRECORDED_DEFAULTS, RunOptions, TrainingData, TrainSettings,
-                       check_encoder_settings, check_train_output, model_dirs)
+from .settings import (
+    CACHE_DIR,
+    CACHE_FILES,
+    CHECKPOINTS_DIR,
+    METRICS_FILE,
+    MODEL_DIR,
+    PROGRESS_FILE,
+    TARGET_FILES,
+    TARGETS_DIR,
+    UNRECORDED_DEFAULTS,
+    RunOptions,
+    TrainingData,
+    TrainSettings,
+    check_encoder_settings,
+    check_train_output,
+    model_dirs,
+)
 from .targets import TargetSet, build_targets
 from .validation import format_table
 from ..types import PathLike
-
 
 
 def _variant_label(mode: str, subword_mean: bool) -> str:
@@ -69,8 +83,6 @@ def own_vector_row(run: TrainingRun, final: StageResult) -> tuple:
     return (f"{final.spec.mode.upper()}, BERTRAM's own vector (share 0)", scores["cosine"], scores["mrr"])
 
 
-
-
 def _clear_run(output: Path, log: Callable[[str], None]) -> None:
     """Remove what a finished or killed run wrote so that a run with new settings starts over; files of
     others in its directories stay (and so do those directories)."""
@@ -87,8 +99,9 @@ def _clear_run(output: Path, log: Callable[[str], None]) -> None:
     log(f"{output}: the previous run had other settings; starting over (--restart)")
 
 
-def _check_resume(output: Path, run_info: Dict[str, Any], restart: bool = False,
-                  log: Callable[[str], None] = print) -> None:
+def _check_resume(
+    output: Path, run_info: Dict[str, Any], restart: bool = False, log: Callable[[str], None] = print
+) -> None:
     progress = output / "progress.json"
     if progress.is_file():
         try:
@@ -103,8 +116,9 @@ def _check_resume(output: Path, run_info: Dict[str, Any], restart: bool = False,
                 _clear_run(output, log)
                 return
             if isinstance(recorded_run, dict) and recorded_run["device"] != run_info["device"]:
-                raise ValueError(Errors.E276.format(output=str(output), recorded=recorded_run["device"],
-                                                    device=run_info["device"]))
+                raise ValueError(
+                    Errors.E276.format(output=str(output), recorded=recorded_run["device"], device=run_info["device"])
+                )
             raise ValueError(Errors.E277.format(output=str(output), changed=changed_settings(recorded_run, run_info)))
 
 
@@ -176,9 +190,15 @@ def train(
     encoder, tokenizer = load_encoder(base_model, device=device)  # the cached copy for the device
     width = int(encoder.get_input_embeddings().weight.shape[1])
     output = Path(output_dir)
-    run_info = {"base_model": base_model, "settings": settings.to_dict(), "min_count": data.min_count,
-                "max_words": data.max_words, "held_out_fraction": data.held_out_fraction,
-                "targets": str(data.targets) if data.targets else None, "device": device.type}
+    run_info = {
+        "base_model": base_model,
+        "settings": settings.to_dict(),
+        "min_count": data.min_count,
+        "max_words": data.max_words,
+        "held_out_fraction": data.held_out_fraction,
+        "targets": str(data.targets) if data.targets else None,
+        "device": device.type,
+    }
     if output.is_dir():
         clean_stale_temps(output)  # a killed run's temp files (checkpoints/.stage1-*.tmp, ...)
     if data.multi_piece_words:  # recorded only when used, so runs without them resume as before
@@ -194,17 +214,40 @@ def train(
         target_set = TargetSet.load(output / TARGETS_DIR, expected_width=width)
     else:
         target_set = build_targets(
-            source, encoder, tokenizer, base_model, data.min_count, data.max_words, data.held_out_fraction,
-            settings.seed, data.ota or OTASettings(seed=settings.seed), device, options.progress,
-            data.multi_piece_words, data.multi_piece_min_zipf, options.client,
+            source,
+            encoder,
+            tokenizer,
+            base_model,
+            data.min_count,
+            data.max_words,
+            data.held_out_fraction,
+            settings.seed,
+            data.ota or OTASettings(seed=settings.seed),
+            device,
+            options.progress,
+            data.multi_piece_words,
+            data.multi_piece_min_zipf,
+            options.client,
         )
         target_set.save(output / TARGETS_DIR)
     n_held = sum(target_set.held_out)
     log(f"targets: {len(target_set)} words ({target_set.kinds.count('ota')} by OTA), {n_held} held out")
-    word_contexts = pooled_contexts(source, target_set.words, settings.pool_contexts, data.definitions,
-                                    data.definitions_per_word)
-    run = TrainingRun(target_set, word_contexts, encoder, tokenizer, settings, output,
-                      device, options.progress, options.on_epoch_end, log, options.client)
+    word_contexts = pooled_contexts(
+        source, target_set.words, settings.pool_contexts, data.definitions, data.definitions_per_word
+    )
+    run = TrainingRun(
+        target_set,
+        word_contexts,
+        encoder,
+        tokenizer,
+        settings,
+        output,
+        device,
+        options.progress,
+        options.on_epoch_end,
+        log,
+        options.client,
+    )
     resumed = (["targets loaded"] if own_targets else []) + run.resumed()
     if resumed:  # once, before the stages: what is loaded rather than computed again
         log(f"resuming the run in {output}: " + "; ".join(resumed))

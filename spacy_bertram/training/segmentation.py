@@ -13,6 +13,7 @@ were missing from the vocabulary:
 - Anything else: the tokenizer's own segmentation (logged once), which leaks
   the target for one-piece words.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,7 @@ import warnings
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..errors import Warnings
-from ..inputs import InputBuilder
+from ..model.inputs import InputBuilder
 
 
 class WordPieceSegmenter:

@@ -4,6 +4,7 @@
 needs neither torch nor transformers; `stages.py`, `ota.py`, `targets.py`
 and `store_builder.py` import them from here.
 """
+
 from __future__ import annotations
 
 import math
@@ -11,13 +12,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..config import MODE_TRAITS, BertramConfig, check_read_layer
-from ..encoder import check_base_model, encoder_layer_count
-from ..frequencies import DEFAULT_MAX_ZIPF, check_max_zipf
+from ..model.config import MODE_TRAITS, BertramConfig, check_read_layer
+from ..model.encoder import check_base_model, encoder_layer_count
+from ..rarity.frequencies import DEFAULT_MAX_ZIPF, check_max_zipf
 from ..errors import Errors
 from ..context_store import STORE_FILE
 from ..fileio import check_output_dir
-from ..model_files import check_model_dir
+from ..model.files import check_model_dir
 from ..types import DEFAULT_TOKEN_BUDGET, PathLike
 
 #: Training words occur at least this often (prepare and targets).
@@ -74,8 +75,9 @@ def check_word_limits(min_count: int, max_words: Optional[int], held_out_fractio
 def check_multi_piece_words(multi_piece_words: int, multi_piece_min_zipf: float) -> None:
     """The extra multi-piece words: a count and a threshold on wordfreq's Zipf scale."""
     if multi_piece_words < 0:
-        raise ValueError(Errors.E052.format(setting="--multi-piece-words", bounds="at least 0",
-                                            value=multi_piece_words))
+        raise ValueError(
+            Errors.E052.format(setting="--multi-piece-words", bounds="at least 0", value=multi_piece_words)
+        )
     check_max_zipf(multi_piece_min_zipf, "--multi-piece-min-zipf")
 
 
@@ -85,8 +87,9 @@ def check_prepare_settings(**values: Optional[int]) -> None:
     least = {"min_count": 1, "max_contexts": 1, "context_words": 1, "rare_max_contexts": 0, "max_rare_words": 0}
     for name, value in values.items():
         if value is not None and value < least[name]:
-            raise ValueError(Errors.E052.format(setting="--" + name.replace("_", "-"), bounds=f"at least {least[name]}",
-                                                 value=value))
+            raise ValueError(
+                Errors.E052.format(setting="--" + name.replace("_", "-"), bounds=f"at least {least[name]}", value=value)
+            )
 
 
 def read_word_list(path: PathLike) -> List[str]:
@@ -102,8 +105,14 @@ def read_word_list(path: PathLike) -> List[str]:
     return words
 
 
-def check_vector_settings(min_count: int, max_count: Optional[int], max_contexts: int, token_budget: int,
-                          shard_size: int, workers: Optional[int]) -> None:
+def check_vector_settings(
+    min_count: int,
+    max_count: Optional[int],
+    max_contexts: int,
+    token_budget: int,
+    shard_size: int,
+    workers: Optional[int],
+) -> None:
     """`vectors`' settings, before the model is loaded (the command checks them before importing torch)."""
     if max_count is not None and max_count <= min_count:
         raise ValueError(Errors.E261.format(max_count=max_count, min_count=min_count))
@@ -133,8 +142,14 @@ class OTASettings:
 
 #: BertramConfig fields that are not training settings: the encoder is the run's `base_model`
 #: (recorded beside the settings), its widths are read from it, and the rest describe the file.
-NOT_TRAINING_SETTINGS = ("base_model", "encoder_embedding_width", "encoder_hidden_width", "encoder_vocab_size",
-                         "format_version", "extra")
+NOT_TRAINING_SETTINGS = (
+    "base_model",
+    "encoder_embedding_width",
+    "encoder_hidden_width",
+    "encoder_vocab_size",
+    "format_version",
+    "extra",
+)
 NETWORK_KEYS = tuple(f.name for f in fields(BertramConfig))
 
 
@@ -164,10 +179,16 @@ def check_stage_epochs(epochs: Sequence[int], mode: str) -> None:
     started from stages 1 and 2 as they are, a stage left to the combined one, or inplace's unused values."""
     n_stages = stage_count(mode)
     if not any(epochs[:n_stages]):
-        stages = {1: "stage 1 alone: the first value", 2: "stages 1 and 2: the first two values",
-                  3: "stages 1, 2 and 3"}[n_stages]
-        raise ValueError(Errors.E294.format(epochs=" ".join(map(str, epochs)), mode=mode, stages=stages,
-                                            default=" ".join(map(str, DEFAULT_EPOCHS))))
+        stages = {
+            1: "stage 1 alone: the first value",
+            2: "stages 1 and 2: the first two values",
+            3: "stages 1, 2 and 3",
+        }[n_stages]
+        raise ValueError(
+            Errors.E294.format(
+                epochs=" ".join(map(str, epochs)), mode=mode, stages=stages, default=" ".join(map(str, DEFAULT_EPOCHS))
+            )
+        )
 
 
 #: Shares of the spelling, contexts and both paths per training step (`TrainSettings.path_mix`).
@@ -235,8 +256,11 @@ class TrainSettings:
         if not 1 <= self.min_contexts <= self.network.max_contexts <= self.pool_contexts:
             raise ValueError(Errors.E272)
         if not 0.0 <= self.inplace_mask_fraction < 1.0:
-            raise ValueError(Errors.E052.format(setting="inplace_mask_fraction", bounds="in [0, 1)",
-                                                 value=self.inplace_mask_fraction))
+            raise ValueError(
+                Errors.E052.format(
+                    setting="inplace_mask_fraction", bounds="in [0, 1)", value=self.inplace_mask_fraction
+                )
+            )
         if not 0.0 <= self.warmup < 1.0:
             raise ValueError(Errors.E274.format(warmup=self.warmup))
         if self.path_mix is not None:
@@ -244,8 +268,11 @@ class TrainSettings:
             if len(self.path_mix) != 3 or min(self.path_mix) < 0 or not math.isclose(sum(self.path_mix), 1.0):
                 raise ValueError(Errors.E288.format(path_mix=self.path_mix))
         if not (self.rank_weight >= 0 and self.rank_temperature > 0 and self.rank_negatives >= 1):
-            raise ValueError(Errors.E289.format(weight=self.rank_weight, temperature=self.rank_temperature,
-                                                negatives=self.rank_negatives))
+            raise ValueError(
+                Errors.E289.format(
+                    weight=self.rank_weight, temperature=self.rank_temperature, negatives=self.rank_negatives
+                )
+            )
 
     def path_mix_at(self, progress: float) -> Optional[Tuple[float, float, float]]:
         """The path shares of the step `progress` (0 to 1) of the way through its stage."""
@@ -269,8 +296,13 @@ class TrainSettings:
 
 
 #: Settings added after runs were first recorded, at their defaults: the values those runs trained with.
-UNRECORDED_DEFAULTS = {"path_mix": None, "path_phases": False, "rank_weight": 0.0, "rank_temperature": 0.1,
-                       "rank_negatives": 64}
+UNRECORDED_DEFAULTS = {
+    "path_mix": None,
+    "path_phases": False,
+    "rank_weight": 0.0,
+    "rank_temperature": 0.1,
+    "rank_negatives": 64,
+}
 
 
 @dataclass
@@ -300,8 +332,11 @@ class TrainingData:
         check_word_limits(self.min_count, self.max_words, self.held_out_fraction)
         check_multi_piece_words(self.multi_piece_words, self.multi_piece_min_zipf)
         if self.definitions_per_word < 1:
-            raise ValueError(Errors.E052.format(setting="--definitions-per-word", bounds="at least 1",
-                                                 value=self.definitions_per_word))
+            raise ValueError(
+                Errors.E052.format(
+                    setting="--definitions-per-word", bounds="at least 1", value=self.definitions_per_word
+                )
+            )
 
 
 @dataclass
@@ -339,16 +374,48 @@ def check_train_output(output: PathLike, force: bool = False) -> None:
     finished stage's directory is read, not written, when the run resumes: a damaged file there is named by
     the load (`model_files.verify_digests`)."""
     check_output_dir(output, TRAIN_OUTPUTS, command="train", force=force, marked=[METRICS_FILE])
-    check_model_dir(Path(output) / MODEL_DIR, command="train", force=force, own_directory=True,
-                    force_hint="pass --force")
+    check_model_dir(
+        Path(output) / MODEL_DIR, command="train", force=force, own_directory=True, force_hint="pass --force"
+    )
 
 
-__all__ = ["METRICS_FILE", "MODEL_DIR", "PREPARE_FILES", "RUN_FILES", "TARGETS_DIR", "TARGET_FILES",
-           "TRAIN_OUTPUTS", "UNRECORDED_DEFAULTS", "DEFAULT_PATH_MIX", "VECTORS_OUTPUTS", "MIN_TRAINING_WORDS",
-           "check_multi_piece_words", "check_vector_settings", "check_word_limits", "check_workers",
-           "DEFAULT_EPOCHS", "check_encoder_settings", "check_prepare_settings", "check_stage_epochs",
-           "read_word_list", "stage_count",
-           "DEFAULT_HELD_OUT", "DEFAULT_MAX_CONTEXTS", "DEFAULT_MIN_COUNT", "DEFAULT_RARE_MAX_CONTEXTS",
-           "NETWORK_KEYS", "NOT_TRAINING_SETTINGS", "OTASettings", "RunOptions", "TrainingData", "TrainSettings",
-           "CACHE_DIR", "CACHE_FILES", "CHECKPOINTS_DIR", "MODEL_DIRS", "PROGRESS_FILE", "check_train_output",
-           "model_dirs"]
+__all__ = [
+    "METRICS_FILE",
+    "MODEL_DIR",
+    "PREPARE_FILES",
+    "RUN_FILES",
+    "TARGETS_DIR",
+    "TARGET_FILES",
+    "TRAIN_OUTPUTS",
+    "UNRECORDED_DEFAULTS",
+    "DEFAULT_PATH_MIX",
+    "VECTORS_OUTPUTS",
+    "MIN_TRAINING_WORDS",
+    "check_multi_piece_words",
+    "check_vector_settings",
+    "check_word_limits",
+    "check_workers",
+    "DEFAULT_EPOCHS",
+    "check_encoder_settings",
+    "check_prepare_settings",
+    "check_stage_epochs",
+    "read_word_list",
+    "stage_count",
+    "DEFAULT_HELD_OUT",
+    "DEFAULT_MAX_CONTEXTS",
+    "DEFAULT_MIN_COUNT",
+    "DEFAULT_RARE_MAX_CONTEXTS",
+    "NETWORK_KEYS",
+    "NOT_TRAINING_SETTINGS",
+    "OTASettings",
+    "RunOptions",
+    "TrainingData",
+    "TrainSettings",
+    "CACHE_DIR",
+    "CACHE_FILES",
+    "CHECKPOINTS_DIR",
+    "MODEL_DIRS",
+    "PROGRESS_FILE",
+    "check_train_output",
+    "model_dirs",
+]

@@ -7,6 +7,7 @@ and store that `worker_state` loads once per process (`JobSettings` says which).
 Only `vectors` computes tables, so this lives in training/ and the runtime, which
 reads finished tables (`pipeline/vector_table.py`), never imports it.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,10 +21,10 @@ from safetensors.numpy import save_file
 
 from ..errors import Errors
 from ..fileio import atomic_path, write_json_atomic
-from ..network import BertramNetwork, default_token_budget
+from ..model.network import BertramNetwork, default_token_budget
 from ..context_store import ContextStore, open_context_store
 from ..pipeline.vector_table import FORMAT_NAME, SHARDS_DIR, VectorTable
-from ..storage import load_bertram, model_fingerprint
+from ..model.storage import load_bertram, model_fingerprint
 from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike
 from .worker_objects import once_per_process
 
@@ -152,4 +153,3 @@ def infer_words(
     """Rows for `words` from their store contexts: the single-process reference."""
     budget = token_budget or default_token_budget(network.device)
     return network.infer(store_items(store, words, max_contexts), token_budget=budget)
-

@@ -5,6 +5,7 @@ frequent, and a few contexts of a word. `ContextStore` (the SQLite store that
 `prepare` builds) answers them; `MemoryContexts` answers them from a list of
 lines, for tests and small experiments.
 """
+
 from __future__ import annotations
 
 import re
@@ -53,4 +54,3 @@ class MemoryContexts:
     def contexts(self, word: str, limit: Optional[int] = None) -> List[str]:
         found = self._contexts.get(word, [])
         return list(found if limit is None else found[:limit])
-

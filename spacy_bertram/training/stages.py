@@ -17,6 +17,7 @@ checkpoint after every epoch and resumes from it bit for bit. Where encoder
 states depend on no trained parameter (stage 1; stage 3 for ADD and SHALLOW)
 they are computed once (state_cache.py) and reused every epoch.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,12 +31,12 @@ import numpy
 import torch
 from torch import Tensor
 
-from ..config import MODE_TRAITS, ContextRows, Mode, ModeTraits
+from ..model.config import MODE_TRAITS, ContextRows, Mode, ModeTraits
 from ..errors import Errors
 from ..fileio import remove_written, write_json_atomic
-from ..inputs import PAD_ID, InputBuilder, NgramVocab
-from ..network import BertramNetwork, pad_ids
-from ..storage import write_model_dir
+from ..model.inputs import PAD_ID, InputBuilder, NgramVocab
+from ..model.network import BertramNetwork, pad_ids
+from ..model.storage import write_model_dir
 from .checkpoint import CHECKPOINT_ENTRIES, load_checkpoint, load_weights, save_checkpoint, saved_epoch
 from .ota import neighbour_ids
 from .pools import ContextPools
@@ -147,8 +148,9 @@ class TrainingRun:
         self.ngram_ids = pad_ids([self.ngrams.encode(w) for w in targets.words], PAD_ID).to(self.device)
         self.subword_ids = pad_ids(targets.rare_like, -1).to(self.device)
         self.vectors = targets.vectors.float().to(self.device)
-        self.ranking = (RankingTerm.build(encoder, tokenizer, self.vectors, settings) if settings.rank_weight > 0
-                        else None)
+        self.ranking = (
+            RankingTerm.build(encoder, tokenizer, self.vectors, settings) if settings.rank_weight > 0 else None
+        )
         self._pools: Dict[Optional[ContextRows], ContextPools] = {}
         self.validator: Optional[Validator] = None
         self.progress_file = self.output_dir / "progress.json" if self.output_dir else None
@@ -164,7 +166,9 @@ class TrainingRun:
         torch.manual_seed(self.settings.seed * 1000 + seed_offset)
         network_settings = self.settings.network
         config = replace(
-            network_settings, mode=mode, use_subword_mean=use_subword_mean,
+            network_settings,
+            mode=mode,
+            use_subword_mean=use_subword_mean,
             read_layer=network_settings.read_layer if MODE_TRAITS[mode].one_stage else -1,
         )
         network = BertramNetwork(config, self.ngrams, self.encoder, self.tokenizer).to(self.device)
@@ -181,8 +185,13 @@ class TrainingRun:
             spelled = self.targets.rare_like if spelled_rows else None
             masked = self.settings.inplace_mask_fraction if spelled_rows else 0.0
             pools = ContextPools.build(
-                network.inputs, self.targets.words, contexts, self.settings.pool_contexts, spelled,
-                masked, self.settings.seed,
+                network.inputs,
+                self.targets.words,
+                contexts,
+                self.settings.pool_contexts,
+                spelled,
+                masked,
+                self.settings.seed,
             )
             self._pools[key] = pools
         return self._pools[key]
@@ -201,13 +210,24 @@ class TrainingRun:
                 slots = network.form_vectors(self.ngram_ids, self.subword_ids)
         directory = self.output_dir / "cache" if self.output_dir else None
         return StateCache.build(
-            network, self.pools(network).rows, slots, directory,
-            self.settings.cache_memory_mb, self.settings.token_budget, self.progress, self.client,
+            network,
+            self.pools(network).rows,
+            slots,
+            directory,
+            self.settings.cache_memory_mb,
+            self.settings.token_budget,
+            self.progress,
+            self.client,
         )
 
     def _loss(
-        self, network: BertramNetwork, spec: StageSpec, batch: numpy.ndarray,
-        rng: numpy.random.Generator, cache: Optional[StateCache], progress: float,
+        self,
+        network: BertramNetwork,
+        spec: StageSpec,
+        batch: numpy.ndarray,
+        rng: numpy.random.Generator,
+        cache: Optional[StateCache],
+        progress: float,
     ) -> Tensor:
         """The loss of one step, `progress` (0 to 1) of the way through its stage."""
         index = torch.from_numpy(batch).to(self.device)  # one small copy per step
@@ -293,8 +313,12 @@ class TrainingRun:
         return self.validator.baseline()
 
     def _train(
-        self, network: BertramNetwork, spec: StageSpec, name: str,
-        words: Optional[List[int]] = None, checkpoints: bool = True,
+        self,
+        network: BertramNetwork,
+        spec: StageSpec,
+        name: str,
+        words: Optional[List[int]] = None,
+        checkpoints: bool = True,
     ) -> Dict[str, Any]:
         s = self.settings
         trainable = {id(p) for g in spec.groups for p in network.parameter_groups()[g]}
@@ -326,8 +350,12 @@ class TrainingRun:
                 network.ngram_form.eval()  # frozen form: no dropout, fixed slot vectors
             order = rng.permutation(numpy.asarray(words, dtype=numpy.int64))
             losses: List[Tensor] = []  # on the device: no host sync per step
-            bar = progress_bar(progress=self.progress, total=steps_per_epoch,
-                               desc=f"{name} epoch {epoch + 1}/{spec.epochs}", leave=False)
+            bar = progress_bar(
+                progress=self.progress,
+                total=steps_per_epoch,
+                desc=f"{name} epoch {epoch + 1}/{spec.epochs}",
+                leave=False,
+            )
             for step in range(steps_per_epoch):
                 global_step = epoch * steps_per_epoch + step
                 factor = lr_factor(global_step, total, s.warmup)
@@ -385,8 +413,12 @@ class RankingTerm:
         vocabulary = torch.nn.functional.normalize(table[ids], dim=-1).to(targets.device)
         unit_targets = torch.nn.functional.normalize(targets, dim=-1)
         k = min(settings.rank_negatives + 1, vocabulary.shape[0])  # + the target's own row, masked in `loss`
-        nearest = torch.cat([(unit_targets[i : i + block] @ vocabulary.T).topk(k, dim=1).indices
-                             for i in range(0, len(unit_targets), block)])
+        nearest = torch.cat(
+            [
+                (unit_targets[i : i + block] @ vocabulary.T).topk(k, dim=1).indices
+                for i in range(0, len(unit_targets), block)
+            ]
+        )
         return cls(vocabulary, unit_targets, nearest, settings.rank_temperature)
 
     def loss(self, vectors: Tensor, index: Tensor, rng: numpy.random.Generator) -> Tensor:

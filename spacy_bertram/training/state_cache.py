@@ -21,6 +21,7 @@ Dask tasks (`encode_on_dask`, each worker loading the encoder once): the same
 states as one process, to float rounding (a worker's thread count may round a
 matrix product differently).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -40,10 +41,10 @@ from torch import Tensor
 
 from ..errors import Errors
 from ..fileio import write_json_atomic
-from ..config import BertramConfig
-from ..encoder import load_encoder
-from ..inputs import EncodedContext, NgramVocab
-from ..network import BertramNetwork
+from ..model.config import BertramConfig
+from ..model.encoder import load_encoder
+from ..model.inputs import EncodedContext, NgramVocab
+from ..model.network import BertramNetwork
 from ..types import DEFAULT_TOKEN_BUDGET
 from .distributed import local_threads, run_tasks
 from .progress import progress_bar
@@ -162,8 +163,9 @@ class StateCache:
         try:
             array = numpy.load(str(path), mmap_mode="r")
             if array.shape != (len(rows), hidden) or array.dtype != numpy.float32:
-                raise ValueError(Errors.E243.format(shape=array.shape, dtype=array.dtype, n_rows=len(rows),
-                                                    hidden=hidden))
+                raise ValueError(
+                    Errors.E243.format(shape=array.shape, dtype=array.dtype, n_rows=len(rows), hidden=hidden)
+                )
         except (OSError, ValueError, EOFError) as err:
             raise ValueError(Errors.E244.format(path=str(path), err=err)) from err
         if fits:
@@ -184,8 +186,9 @@ def encode_into(
     """Write each row's state into `out` (rows in order), here or on a Dask `client`'s workers; the seconds it took."""
     start = time.perf_counter()
     if client is not None:
-        encode_on_dask(client, network, list(length_batches(rows, token_budget)), rows, slot_vectors, out,
-                       token_budget, progress)
+        encode_on_dask(
+            client, network, list(length_batches(rows, token_budget)), rows, slot_vectors, out, token_budget, progress
+        )
         return time.perf_counter() - start
     was_training = network.training
     network.eval()
@@ -201,8 +204,14 @@ def encode_into(
     return time.perf_counter() - start
 
 
-def encode_task(base_model: str, config: BertramConfig, rows: List[EncodedContext],
-                slot_vectors: Optional[numpy.ndarray], token_budget: int, threads: int) -> numpy.ndarray:
+def encode_task(
+    base_model: str,
+    config: BertramConfig,
+    rows: List[EncodedContext],
+    slot_vectors: Optional[numpy.ndarray],
+    token_budget: int,
+    threads: int,
+) -> numpy.ndarray:
     """A Dask task: the states at the mask for `rows`, as `encode_into` computes them in one process."""
 
     def make() -> BertramNetwork:  # encode_contexts reads the encoder and the config, not the n-grams
@@ -217,9 +226,16 @@ def encode_task(base_model: str, config: BertramConfig, rows: List[EncodedContex
     return out
 
 
-def encode_on_dask(client: Any, network: BertramNetwork, batches: Sequence[List[int]],
-                   rows: Sequence[EncodedContext], slot_vectors: Optional[Tensor], out: numpy.ndarray,
-                   token_budget: int, progress: bool = True) -> None:
+def encode_on_dask(
+    client: Any,
+    network: BertramNetwork,
+    batches: Sequence[List[int]],
+    rows: Sequence[EncodedContext],
+    slot_vectors: Optional[Tensor],
+    out: numpy.ndarray,
+    token_budget: int,
+    progress: bool = True,
+) -> None:
     """Fill `out` (rows in order) with the states the cluster's workers compute, the batches grouped into tasks
     of about TASK_TOKENS positions; each task's rows are written as it finishes."""
     tasks: List[List[int]] = [[]]
@@ -231,20 +247,28 @@ def encode_on_dask(client: Any, network: BertramNetwork, batches: Sequence[List[
             tokens = 0
         tasks[-1].extend(batch)
         tokens += size
-    slots = None if slot_vectors is None else client.scatter(slot_vectors.detach().float().cpu().numpy(),
-                                                             broadcast=True)
+    slots = (
+        None if slot_vectors is None else client.scatter(slot_vectors.detach().float().cpu().numpy(), broadcast=True)
+    )
     threads, run_id = local_threads(client), uuid.uuid4().hex[:12]
     config = network.config
 
     def write(position: int, states: numpy.ndarray) -> None:
         out[numpy.asarray(tasks[position])] = states
 
-    run_tasks(client, encode_task,
-              [(config.base_model, config, [rows[i] for i in task], slots, token_budget, threads) for task in tasks],
-              [f"bertram-states-{run_id}-{position}" for position in range(len(tasks))], write, progress)
+    run_tasks(
+        client,
+        encode_task,
+        [(config.base_model, config, [rows[i] for i in task], slots, token_budget, threads) for task in tasks],
+        [f"bertram-states-{run_id}-{position}" for position in range(len(tasks))],
+        write,
+        progress,
+    )
 
 
 def describe(cache: StateCache) -> dict:
-    return {"rows": len(cache), "encode_seconds": round(cache.seconds, 2),
-            "file": str(cache.path) if cache.path else None}
-
+    return {
+        "rows": len(cache),
+        "encode_seconds": round(cache.seconds, 2),
+        "file": str(cache.path) if cache.path else None,
+    }

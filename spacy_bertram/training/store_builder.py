@@ -10,6 +10,7 @@
 
 The store is read by `context_store.py` (`ContextStore`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,7 +32,6 @@ from .progress import progress_bar
 from .settings import DEFAULT_MAX_CONTEXTS, DEFAULT_RARE_MAX_CONTEXTS
 
 logger = logging.getLogger(__name__)
-
 
 
 def count_words(corpus: Corpus, progress: bool = True) -> Tuple[Counter, int]:
@@ -102,7 +102,11 @@ class _Reservoirs:
     """
 
     def __init__(
-        self, conn: Optional[sqlite3.Connection], caps: Sequence[int], seed: int, batch_size: int,
+        self,
+        conn: Optional[sqlite3.Connection],
+        caps: Sequence[int],
+        seed: int,
+        batch_size: int,
         word_ids: Optional[Sequence[int]] = None,
     ) -> None:
         self.conn = conn
@@ -200,8 +204,9 @@ def build_context_store(
 
     def fill(sample: _Reservoirs) -> None:
         slot_of = plan.slot_of
-        lines = progress_bar(corpus.lines(), progress=progress, desc="Collecting contexts", unit=" lines",
-                             total=n_lines)
+        lines = progress_bar(
+            corpus.lines(), progress=progress, desc="Collecting contexts", unit=" lines", total=n_lines
+        )
         for line in lines:
             spans = tokenize_spans(line, lowercase)
             for i, span in enumerate(spans):
@@ -262,6 +267,9 @@ def write_context_store(
             conn.close()
     logger.info(
         "Context store %s: %s words, %s with contexts, %s contexts",
-        path, meta["vocab_size"], meta["words_with_contexts"], meta["total_contexts"],
+        path,
+        meta["vocab_size"],
+        meta["words_with_contexts"],
+        meta["total_contexts"],
     )
     return path

@@ -19,6 +19,7 @@ On disk a target set is a directory: `targets.safetensors` (the vectors) and
 `targets.json` (words, counts, kinds, held-out flags, rare-like pieces, the
 base model), written together atomically.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,7 @@ from ..errors import Errors
 from ..fileio import atomic_directory, write_json_atomic
 from .ota import OTASettings, one_token_approximation
 from .segmentation import RareLikeSegmenter
-from ..frequencies import DEFAULT_MAX_ZIPF, wordfreq_band
+from ..rarity.frequencies import DEFAULT_MAX_ZIPF, wordfreq_band
 from .settings import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT, MIN_TRAINING_WORDS, TARGET_FILES, check_word_limits
 from .sources import ContextSource
 from ..types import PathLike
@@ -65,8 +66,14 @@ class TargetSet:
 
     def __post_init__(self) -> None:
         n = len(self.words)
-        sizes = {len(self.counts), len(self.kinds), len(self.pieces), len(self.rare_like), len(self.held_out),
-                 int(self.vectors.shape[0])}
+        sizes = {
+            len(self.counts),
+            len(self.kinds),
+            len(self.pieces),
+            len(self.rare_like),
+            len(self.held_out),
+            int(self.vectors.shape[0]),
+        }
         assert sizes == {n}, f"inconsistent target set: {n} words but field sizes {sorted(sizes)}"
 
     def __len__(self) -> int:
@@ -121,24 +128,38 @@ class TargetSet:
                 taken[from_corpus] += 1
             keep.append(i)
         n_ota = sum(1 for i in keep if self.kinds[i] == "ota")
-        info = {**self.info, "n_corpus": sum(1 for i in keep if i < n_corpus), "n_row": len(keep) - n_ota,
-                "n_ota": n_ota, "multi_piece_share": round(n_ota / len(keep), 4),
-                "selected": {"from_words": len(self), "max_corpus_words": max_corpus_words,
-                             "max_multi_piece_words": max_multi_piece_words}}
+        info = {
+            **self.info,
+            "n_corpus": sum(1 for i in keep if i < n_corpus),
+            "n_row": len(keep) - n_ota,
+            "n_ota": n_ota,
+            "multi_piece_share": round(n_ota / len(keep), 4),
+            "selected": {
+                "from_words": len(self),
+                "max_corpus_words": max_corpus_words,
+                "max_multi_piece_words": max_multi_piece_words,
+            },
+        }
         info.pop("n_with_contexts", None)  # not known without the store
         return TargetSet(
-            words=[self.words[i] for i in keep], counts=[self.counts[i] for i in keep],
-            vectors=self.vectors[keep], kinds=[self.kinds[i] for i in keep], pieces=[self.pieces[i] for i in keep],
-            rare_like=[self.rare_like[i] for i in keep], held_out=[self.held_out[i] for i in keep],
-            base_model=self.base_model, info=info,
+            words=[self.words[i] for i in keep],
+            counts=[self.counts[i] for i in keep],
+            vectors=self.vectors[keep],
+            kinds=[self.kinds[i] for i in keep],
+            pieces=[self.pieces[i] for i in keep],
+            rare_like=[self.rare_like[i] for i in keep],
+            held_out=[self.held_out[i] for i in keep],
+            base_model=self.base_model,
+            info=info,
         )
 
     @classmethod
     def load(cls, path: PathLike, expected_width: Optional[int] = None) -> "TargetSet":
         directory = Path(path)
         if not (directory / VECTORS_FILE).is_file() or not (directory / INDEX_FILE).is_file():
-            raise ValueError(Errors.E251.format(directory=str(directory), VECTORS_FILE=VECTORS_FILE,
-                                                INDEX_FILE=INDEX_FILE))
+            raise ValueError(
+                Errors.E251.format(directory=str(directory), VECTORS_FILE=VECTORS_FILE, INDEX_FILE=INDEX_FILE)
+            )
         try:
             vectors = load_file(str(directory / VECTORS_FILE))["vectors"]
         except (SafetensorError, OSError, KeyError) as err:
@@ -267,8 +288,9 @@ def build_targets(
         rows = torch.as_tensor([pieces[i][0] for i in single], device=table.device)
         vectors[single] = table[rows].float().cpu()
     ota = ota or OTASettings(seed=seed)
-    result = one_token_approximation(encoder, tokenizer, [pieces[i] for i in multi], ota, device, progress,
-                                     client=client, base_model=base_model)
+    result = one_token_approximation(
+        encoder, tokenizer, [pieces[i] for i in multi], ota, device, progress, client=client, base_model=base_model
+    )
     if multi:
         vectors[multi] = result.vectors
         logger.info("OTA for %d words: loss %.5f -> %.5f", len(multi), result.loss_before, result.loss_after)

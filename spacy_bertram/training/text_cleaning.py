@@ -1,6 +1,7 @@
 """Cleaning the registry corpora's raw text: Wikipedia wikitext to paragraphs, and
 speeches to lines (used by scripts/registry_data.py when it builds the embedded corpus).
 """
+
 from __future__ import annotations
 
 import bz2
@@ -17,16 +18,29 @@ def normalise_space(text: str) -> str:
 
 
 _WIKI_DROP_SECTIONS = {
-    "see also", "references", "notes", "external links", "further reading", "bibliography",
-    "sources", "citations", "footnotes", "notes and references", "works cited",
+    "see also",
+    "references",
+    "notes",
+    "external links",
+    "further reading",
+    "bibliography",
+    "sources",
+    "citations",
+    "footnotes",
+    "notes and references",
+    "works cited",
 }
 _LINK_NAMESPACES = {"file", "image", "category", "media", "template", "help", "portal", "wikipedia", "wp"}
 _WIKI_SUBS = [
     (re.compile(r"<!--.*?-->", re.S), ""),
     (re.compile(r"<ref[^>/]*/>", re.I), ""),
     (re.compile(r"<ref[^>]*>.*?</ref>", re.I | re.S), ""),
-    (re.compile(r"<(math|gallery|timeline|source|syntaxhighlight|pre|score|chem|imagemap|table)\b.*?</\1>",
-                re.I | re.S), ""),
+    (
+        re.compile(
+            r"<(math|gallery|timeline|source|syntaxhighlight|pre|score|chem|imagemap|table)\b.*?</\1>", re.I | re.S
+        ),
+        "",
+    ),
     (re.compile(r"<[^<>]{0,300}>"), ""),
 ]
 _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}")

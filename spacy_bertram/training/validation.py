@@ -6,6 +6,7 @@ the target against every non-special single-wordpiece row of the encoder's
 input embeddings (by cosine to the inferred vector); a one-piece word's own
 row is the target and is not counted twice.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Sequence
@@ -13,8 +14,8 @@ from typing import Dict, List, Sequence
 import torch
 from torch import Tensor
 
-from ..encoder import text_tokens
-from ..network import BertramNetwork, pad_ids
+from ..model.encoder import text_tokens
+from ..model.network import BertramNetwork, pad_ids
 from .targets import TargetSet
 
 Scores = Dict[str, float]
@@ -57,9 +58,13 @@ class Validator:
         for kind in ("row", "ota"):
             mask = torch.as_tensor([k == kind for k in self.kinds], dtype=torch.bool)
             if bool(mask.any()):
-                scores.update({f"cosine_{kind}": float(cos[mask].mean()),
-                               f"mrr_{kind}": float((1.0 / ranks[mask].float()).mean()),
-                               f"words_{kind}": int(mask.sum())})
+                scores.update(
+                    {
+                        f"cosine_{kind}": float(cos[mask].mean()),
+                        f"mrr_{kind}": float((1.0 / ranks[mask].float()).mean()),
+                        f"words_{kind}": int(mask.sum()),
+                    }
+                )
         return scores
 
     def subword_mean(self) -> Tensor:

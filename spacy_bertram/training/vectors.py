@@ -7,6 +7,7 @@ Dask cluster (`distributed.py`, one model per worker). Every row is what the
 `bertram` component would infer for the word with `contexts="store"`: the
 word's first `max_contexts` store contexts through `BertramNetwork.infer`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -21,7 +22,7 @@ from ..fileio import check_output_dir, remove_written
 from ..context_store import ContextStore, open_context_store
 from ..pipeline.vector_table import META_FILE, VectorTable, encoder_identity
 from ..pipeline.word_sources import word_key_function
-from ..storage import load_bertram, model_fingerprint
+from ..model.storage import load_bertram, model_fingerprint
 from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike
 from .distributed import describe_client, local_threads, open_client, run_on_dask
 from .progress import progress_bar
@@ -96,8 +97,10 @@ def run_in_process(shards: ShardStore, todo: Sequence[int], job: JobSettings, pr
     """Fill the shards one after the other here (no Dask): for one device or debugging."""
     state = worker_state(job)
     for index in progress_bar(todo, progress=progress, desc="Shards", unit=" shards"):
-        shards.write(index, infer_words(state.network, state.store, shards.shard_words(index),
-                                        job.max_contexts, job.token_budget))
+        shards.write(
+            index,
+            infer_words(state.network, state.store, shards.shard_words(index), job.max_contexts, job.token_budget),
+        )
 
 
 def build_vector_table(
@@ -142,8 +145,13 @@ def build_vector_table(
     words = select_words(store, key_fn, min_count, max_count, listed, min_contexts)
     if not words:
         raise ValueError(
-            Errors.E265.format(store_path=str(store_path), min_count=min_count, max_count=max_count,
-                               min_contexts=min_contexts, listed=", from the word list" if listed is not None else "")
+            Errors.E265.format(
+                store_path=str(store_path),
+                min_count=min_count,
+                max_count=max_count,
+                min_contexts=min_contexts,
+                listed=", from the word list" if listed is not None else "",
+            )
         )
     device = "cuda" if gpu_ids else "cpu"
     job = JobSettings(str(model_path), str(store_path), max_contexts, token_budget, device)
@@ -180,9 +188,15 @@ def build_vector_table(
     table.to_disk(out)
     computed = sum(len(shards.shard_words(i)) for i in todo)
     return {
-        "output": str(out), "words": len(table), "width": table.width, "shards": shards.n_shards,
-        "computed_shards": len(todo), "resumed_shards": shards.n_shards - len(todo), "computed_words": computed,
-        "on": where, "compute_seconds": round(compute_seconds, 2),
+        "output": str(out),
+        "words": len(table),
+        "width": table.width,
+        "shards": shards.n_shards,
+        "computed_shards": len(todo),
+        "resumed_shards": shards.n_shards - len(todo),
+        "computed_words": computed,
+        "on": where,
+        "compute_seconds": round(compute_seconds, 2),
         "words_per_s": round(computed / compute_seconds, 1) if computed and compute_seconds > 0 else None,
         "seconds": round(time.perf_counter() - start, 2),
     }

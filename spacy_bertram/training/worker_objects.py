@@ -4,6 +4,7 @@ Tasks of `vectors`, `train` and `targets` run many times in one worker process; 
 or an encoder per task would cost more than the task. Each is made on first use, under one lock
 (a worker may run tasks in threads), keyed by what it is made from.
 """
+
 from __future__ import annotations
 
 import threading

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
-from spacy_bertram.storage import check_finite, model_fingerprint
+from spacy_bertram.model.storage import check_finite, model_fingerprint
 from spacy_bertram.training.checkpoint import load_weights
 
 ITEMS = [("kumquat", ["the farmer sold a kumquat at the market", "a sweet kumquat"]), ("lemons", [])]
@@ -191,7 +191,7 @@ def test_a_saved_models_subword_share_changes_without_training_again(tiny_bert_p
     the vectors move by the mix formula, (1 - s) unit(v) + s unit(subword mean) at the subword mean's norm."""
     from dataclasses import replace
 
-    from spacy_bertram.frequencies import CountTable
+    from spacy_bertram.rarity.frequencies import CountTable
 
     torch.manual_seed(0)
     vocab = NgramVocab.from_words(["kumquat", "garden"], min_count=1)
@@ -221,8 +221,11 @@ def test_save_bertram_never_deletes_or_replaces_a_file_it_did_not_write(network,
     userdir.mkdir()
     (userdir / "notes.txt").write_text("mine")
     (userdir / "config.json").write_text('{"my": "settings"}')
-    with pytest.raises(ValueError, match=r"\[E007\] save_bertram: .*userdir' holds config.json \(not written by "
-                                         r"save_bertram, or changed since\), which save_bertram would .*force=True"):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E007\] save_bertram: .*userdir' holds config.json \(not written by "
+        r"save_bertram, or changed since\), which save_bertram would .*force=True",
+    ):
         save_bertram(network, userdir)
     assert sorted(p.name for p in userdir.iterdir()) == ["config.json", "notes.txt"]
     assert (userdir / "config.json").read_text() == '{"my": "settings"}' and not list(tmp_path.glob(".userdir*"))

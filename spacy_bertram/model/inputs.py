@@ -15,6 +15,7 @@ symbol on both sides and cut into all n-grams with n in [min_n, max_n]. N-grams
 seen fewer than `min_count` times in the training vocabulary map to UNK, so rare
 spellings still get a vector.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,8 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Seque
 
 from .config import MODE_TRAITS, ContextRows
 from .encoder import is_bpe_tokenizer, text_ids, texts_ids, word_piece_ids
-from .errors import Errors, Warnings
-from .fileio import write_json_atomic
+from ..errors import Errors, Warnings
+from ..fileio import write_json_atomic
 
 # Characters kept on each side of the first occurrence before tokenising: a
 # generous bound (16 characters per wordpiece) that keeps 10,000-word contexts cheap.
@@ -285,7 +286,10 @@ class InputBuilder:
         return [row for rows in kept for row in rows]
 
     def _encode_one_by_one(
-        self, words: Sequence[str], contexts: Sequence[Sequence[str]], max_contexts: int,
+        self,
+        words: Sequence[str],
+        contexts: Sequence[Sequence[str]],
+        max_contexts: int,
         pieces: Optional[Sequence[Sequence[int]]],
     ) -> List[EncodedContext]:
         """`encode_many` with one tokenizer call per context (`batched_tokenising = False`): the
@@ -312,8 +316,10 @@ class InputBuilder:
 def _warn_skipped(skipped: Mapping[str, int]) -> None:
     if skipped:
         sample = ", ".join(f"{w!r} ({n})" for w, n in list(skipped.items())[:5])
-        warnings.warn(Warnings.W001.format(n=sum(skipped.values()), sample=sample,
-                                           more=" ..." if len(skipped) > 5 else ""), stacklevel=3)
+        warnings.warn(
+            Warnings.W001.format(n=sum(skipped.values()), sample=sample, more=" ..." if len(skipped) > 5 else ""),
+            stacklevel=3,
+        )
 
 
 def check_token_budget(token_budget: Any, setting: str = "token_budget") -> None:
@@ -369,7 +375,7 @@ def batch_by_token_budget(
     order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
     lengths = [len(rows[i]) for i in order]
     start = 0
-    for end in (length_cuts(lengths, call_cost) if call_cost is not None else [len(order)]):
+    for end in length_cuts(lengths, call_cost) if call_cost is not None else [len(order)]:
         batch: List[int] = []
         for position in range(start, end):  # sorted: the row added is the longest of its call
             if batch and lengths[position] * (len(batch) + 1) > token_budget:

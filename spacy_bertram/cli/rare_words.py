@@ -3,6 +3,7 @@
 A command of `python -m spacy_bertram`, registered on `app.app`; it imports spaCy and the model only when it
 runs (`explain.py`), so `--help` stays fast.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,8 +13,8 @@ import click
 import typer
 
 from .app import app, check_lang, check_model, check_utf8_argument, run_checked, utf8_text
-from .errors import Errors
-from .frequencies import check_max_zipf
+from ..errors import Errors
+from ..rarity.frequencies import check_max_zipf
 
 #: The one text that means "read the texts from stdin", as `cat -` does.
 STDIN = "-"
@@ -44,8 +45,10 @@ def read_texts(texts: List[str], file: Optional[Path]) -> List[str]:
 @app.command("rare-words")
 def rare_words_cmd(
     model: str = typer.Argument(
-        ..., metavar="MODEL", help="a spaCy pipeline with a bertram component (an installed package's name or a "
-        "saved pipeline directory: what spacy.load takes), or a BERTRAM model directory (the output of train)"
+        ...,
+        metavar="MODEL",
+        help="a spaCy pipeline with a bertram component (an installed package's name or a "
+        "saved pipeline directory: what spacy.load takes), or a BERTRAM model directory (the output of train)",
     ),
     texts: Optional[List[str]] = typer.Argument(
         None, help="texts to inspect; - as the only text reads them from stdin, one per line"
@@ -69,7 +72,7 @@ def rare_words_cmd(
     run_checked(check_lang, lang)
     run_checked(check_model, model, pipeline=True)
     inputs = run_checked(read_texts, list(texts or []), file)
-    from .explain import explain_texts, format_decisions, rule_pipeline
+    from ..explain import explain_texts, format_decisions, rule_pipeline
 
     nlp, pipe = run_checked(rule_pipeline, model, max_zipf=max_zipf, lang=lang)
     rows = run_checked(explain_texts, nlp, pipe, inputs)

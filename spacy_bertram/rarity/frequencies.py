@@ -7,6 +7,7 @@ a context store. A corpus of N words cannot tell frequencies below one
 occurrence in N (`CountTable.resolution_zipf`), so corpus counts are a second
 estimate, for the words wordfreq does not list (`WorldFrequencies`).
 """
+
 from __future__ import annotations
 
 import math
@@ -16,9 +17,9 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Protocol, T
 
 import srsly
 
-from .errors import Errors
-from .fileio import atomic_path
-from .types import PathLike
+from ..errors import Errors
+from ..fileio import atomic_path
+from ..types import PathLike
 
 
 #: The file of a BERTRAM model directory that holds its training word counts
@@ -236,7 +237,7 @@ class FrequentForms:
     most forms of new text without a wordfreq call (about 23 us each) or a tokenizer call.
 
     Only ASCII-alphabetic forms are looked up, lowercased: for those wordfreq's own lookup folds the case
-    and reads the same list entry, so the Zipf is exactly `zipf_frequency`'s (tests/test_frequencies.py checks
+    and reads the same list entry, so the Zipf is exactly `zipf_frequency`'s (tests/test_rarity_frequencies.py checks
     every entry). Anything else (accents, digits, apostrophes) and every form below the threshold answers
     None: its frequency comes from the source itself.
     """
@@ -311,6 +312,19 @@ class WorldFrequencies:
         return self.world.frequent_forms(min_zipf)
 
 
-__all__ = ["COUNTS_FILE", "CountTable", "DEFAULT_MAX_ZIPF", "Frequencies", "FrequentForms", "check_max_zipf",
-           "frequent_wordfreq_forms", "StoreFrequencies", "WordfreqFrequencies", "WorldFrequencies",
-           "wordfreq_band", "wordfreq_has_language", "write_counts", "zipf_from_count"]
+__all__ = [
+    "COUNTS_FILE",
+    "CountTable",
+    "DEFAULT_MAX_ZIPF",
+    "Frequencies",
+    "FrequentForms",
+    "check_max_zipf",
+    "frequent_wordfreq_forms",
+    "StoreFrequencies",
+    "WordfreqFrequencies",
+    "WorldFrequencies",
+    "wordfreq_band",
+    "wordfreq_has_language",
+    "write_counts",
+    "zipf_from_count",
+]

@@ -1,4 +1,5 @@
 """The settings that define one BERTRAM model, saved as config.json beside its weights."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Union
 
-from .errors import Errors
+from ..errors import Errors
 
 #: How form and context combine (see `BertramConfig.mode`); MODES lists them in this order.
 Mode = Literal["form", "context", "shallow", "replace", "add", "inplace"]
@@ -72,14 +73,16 @@ class ModeTraits:
         return self.rows is not None and self.rows.prefix_slot
 
 
-MODE_TRAITS: Mapping[str, ModeTraits] = MappingProxyType({
-    "form": ModeTraits(rows=None),
-    "context": ModeTraits(rows=ContextRows()),
-    "shallow": ModeTraits(rows=ContextRows(), gate_per_context=True, combined_groups=("form", "context", "gate")),
-    "replace": ModeTraits(rows=ContextRows(mask_slot=True), combined_groups=("form", "context")),
-    "add": ModeTraits(rows=ContextRows(prefix_slot=True), combined_groups=("context",)),
-    "inplace": ModeTraits(rows=ContextRows(spelled=True), one_stage=True),
-})
+MODE_TRAITS: Mapping[str, ModeTraits] = MappingProxyType(
+    {
+        "form": ModeTraits(rows=None),
+        "context": ModeTraits(rows=ContextRows()),
+        "shallow": ModeTraits(rows=ContextRows(), gate_per_context=True, combined_groups=("form", "context", "gate")),
+        "replace": ModeTraits(rows=ContextRows(mask_slot=True), combined_groups=("form", "context")),
+        "add": ModeTraits(rows=ContextRows(prefix_slot=True), combined_groups=("context",)),
+        "inplace": ModeTraits(rows=ContextRows(spelled=True), one_stage=True),
+    }
+)
 #: The modes that read contexts (all but "form"), and those that write the form vector into
 #: a slot of each context row ("add": a prefix, "replace": in place of the mask).
 CONTEXT_MODES: Tuple[Mode, ...] = tuple(mode for mode in MODES if MODE_TRAITS[mode].reads_contexts)
@@ -89,9 +92,14 @@ FORMAT_VERSION = 1
 #: These were the defaults before training's became BertramConfig's, so they are also what a key
 #: missing from a saved config.json means: every file written since names each key, and a key
 #: not listed here has kept its default.
-PAPER_SETTINGS: Mapping[str, Any] = MappingProxyType({
-    "mode": "add", "read_layer": -1, "subword_share": 0.0, "own_embedding_for_one_piece": False,
-})
+PAPER_SETTINGS: Mapping[str, Any] = MappingProxyType(
+    {
+        "mode": "add",
+        "read_layer": -1,
+        "subword_share": 0.0,
+        "own_embedding_for_one_piece": False,
+    }
+)
 
 
 @dataclass
@@ -154,15 +162,21 @@ class BertramConfig:
         if not 0.0 <= self.ngram_dropout < 1.0:
             raise ValueError(Errors.E052.format(setting="ngram_dropout", bounds="in [0, 1)", value=self.ngram_dropout))
         if self.max_seq_length < 8:
-            raise ValueError(Errors.E052.format(setting="max_seq_length", bounds="at least 8",
-                                                value=self.max_seq_length))
+            raise ValueError(
+                Errors.E052.format(setting="max_seq_length", bounds="at least 8", value=self.max_seq_length)
+            )
         if not 0.0 <= float(self.subword_share) <= 1.0:
             raise ValueError(Errors.E052.format(setting="subword_share", bounds="in [0, 1]", value=self.subword_share))
         if self.max_contexts < 1:
             raise ValueError(Errors.E052.format(setting="max_contexts", bounds="at least 1", value=self.max_contexts))
         if self.max_word_pieces < 1:
-            raise ValueError(Errors.E052.format(setting="max_word_pieces", value=self.max_word_pieces,
-                                                bounds="at least 1 (the subword mean's wordpiece cap)"))
+            raise ValueError(
+                Errors.E052.format(
+                    setting="max_word_pieces",
+                    value=self.max_word_pieces,
+                    bounds="at least 1 (the subword mean's wordpiece cap)",
+                )
+            )
 
     @property
     def traits(self) -> ModeTraits:
@@ -212,12 +226,26 @@ def check_read_layer(read_layer: int, n_layers: Optional[int], base_model: str, 
     """Refuse a `read_layer` the encoder's hidden states do not have (else an IndexError deep in
     a forward pass): with n layers they are the embeddings' output and each layer's, -(n+1)..n."""
     if n_layers is not None and not -(n_layers + 1) <= read_layer <= n_layers:
-        raise ValueError(Errors.E068.format(read_layer=read_layer, source=source, base_model=base_model,
-                                            n_layers=n_layers, low=-(n_layers + 1), high=n_layers))
+        raise ValueError(
+            Errors.E068.format(
+                read_layer=read_layer,
+                source=source,
+                base_model=base_model,
+                n_layers=n_layers,
+                low=-(n_layers + 1),
+                high=n_layers,
+            )
+        )
 
 
-_TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
-               dict: "an object", type(None): "null"}
+_TYPE_NAMES = {
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    str: "a string",
+    dict: "an object",
+    type(None): "null",
+}
 
 
 def _expected(hint: Any) -> tuple:
@@ -252,5 +280,6 @@ def check_types(config: "BertramConfig") -> None:
         if wrong_bool or not isinstance(value, allowed):
             shown = [t for t in allowed if not (t is int and float in allowed)]  # a float field takes 1
             names = " or ".join(sorted({_TYPE_NAMES.get(t, t.__name__) for t in shown}))
-            raise ValueError(Errors.E058.format(key=item.name, names=names, value_type=type(value).__name__,
-                                                value=value))
+            raise ValueError(
+                Errors.E058.format(key=item.name, names=names, value_type=type(value).__name__, value=value)
+            )

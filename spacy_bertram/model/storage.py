@@ -11,6 +11,7 @@ weights file records the config.json fields its weights depend on beyond their
 shapes (`RECORDED_FIELDS`): loading refuses a damaged or edited file by name,
 and non-finite weights by tensor, instead of serving wrong vectors.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,14 +27,22 @@ from safetensors.torch import save, save_file
 
 from .config import BertramConfig, check_read_layer
 from .encoder import layer_count, load_encoder
-from .errors import Errors
-from .fileio import atomic_directory, write_json_atomic
+from ..errors import Errors
+from ..fileio import atomic_directory, write_json_atomic
 from .inputs import NgramVocab
 from .network import BertramNetwork
-from .frequencies import COUNTS_FILE, write_counts
-from .model_files import (DIGEST_ALGORITHM, DIGESTED_FILES, DIGESTS_FILE, MODEL_DIR_ENTRIES, check_model_dir,
-                          hash_file, sha256_of, verify_digests)
-from .types import MODEL_FILES, PathLike
+from ..rarity.frequencies import COUNTS_FILE, write_counts
+from .files import (
+    DIGEST_ALGORITHM,
+    DIGESTED_FILES,
+    DIGESTS_FILE,
+    MODEL_DIR_ENTRIES,
+    check_model_dir,
+    hash_file,
+    sha256_of,
+    verify_digests,
+)
+from ..types import MODEL_FILES, PathLike
 
 CONFIG_FILE, NGRAMS_FILE, WEIGHTS_FILE = MODEL_FILES
 #: config.json fields the weights depend on beyond their shapes (every mode has weights of the
@@ -43,8 +52,14 @@ CONFIG_FILE, NGRAMS_FILE, WEIGHTS_FILE = MODEL_FILES
 #: network must give the same bytes (its model_fingerprint). Files saved before have
 #: {"format": "spacy-bertram"} instead.
 RECORDED_KEY = "spacy-bertram"
-RECORDED_FIELDS = ("mode", "use_subword_mean", "read_layer", "encoder_embedding_width", "encoder_hidden_width",
-                   "encoder_vocab_size")
+RECORDED_FIELDS = (
+    "mode",
+    "use_subword_mean",
+    "read_layer",
+    "encoder_embedding_width",
+    "encoder_hidden_width",
+    "encoder_vocab_size",
+)
 
 
 def create_bertram(
@@ -76,14 +91,16 @@ def _recorded_fields(metadata: Mapping[str, str], path: Path) -> Dict[str, Any]:
     except ValueError:
         recorded = None
     if not isinstance(recorded, dict):
-        err = Errors.E204.format(fields=f"the config fields {', '.join(RECORDED_FIELDS)} (as its "
-                                        f"{RECORDED_KEY!r} metadata)")
+        err = Errors.E204.format(
+            fields=f"the config fields {', '.join(RECORDED_FIELDS)} (as its {RECORDED_KEY!r} metadata)"
+        )
         raise ValueError(Errors.E046.format(path=str(path), err=err))
     return recorded
 
 
-def save_bertram(network: BertramNetwork, path: PathLike, counts: Optional[Mapping[str, int]] = None, *,
-                 force: bool = False) -> Path:
+def save_bertram(
+    network: BertramNetwork, path: PathLike, counts: Optional[Mapping[str, int]] = None, *, force: bool = False
+) -> Path:
     """Write the model directory atomically: a crash leaves the old one intact.
 
     `counts` (word -> count in the training corpus) go to counts.tsv. digests.json is
@@ -124,8 +141,9 @@ def check_finite(state: Mapping[str, torch.Tensor], source: str) -> None:
             continue
         n_nan, n_inf = int(torch.isnan(tensor).sum()), int(torch.isinf(tensor).sum())
         if n_nan or n_inf:
-            raise ValueError(Errors.E065.format(key=key, source=source, n_nan=n_nan, n_inf=n_inf,
-                                                n_values=tensor.numel()))
+            raise ValueError(
+                Errors.E065.format(key=key, source=source, n_nan=n_nan, n_inf=n_inf, n_values=tensor.numel())
+            )
 
 
 def read_weights(directory: PathLike) -> Tuple[Dict[str, torch.Tensor], Dict[str, Any]]:
@@ -161,8 +179,16 @@ def check_config_against_weights(
     widths = (("encoder_embedding_width", projection.shape[0]), ("encoder_hidden_width", projection.shape[1]))
     for key, actual in widths:
         if settings[key] is not None and settings[key] != actual:
-            raise ValueError(Errors.E067.format(key=key, value=settings[key], actual=actual, tensor="projection.weight",
-                                                shape=tuple(projection.shape), **paths))
+            raise ValueError(
+                Errors.E067.format(
+                    key=key,
+                    value=settings[key],
+                    actual=actual,
+                    tensor="projection.weight",
+                    shape=tuple(projection.shape),
+                    **paths,
+                )
+            )
 
 
 def _load_weights(network: BertramNetwork, state: Dict[str, torch.Tensor], source: str) -> None:
@@ -174,15 +200,14 @@ def _load_weights(network: BertramNetwork, state: Dict[str, torch.Tensor], sourc
     for key, tensor in state.items():
         if tuple(tensor.shape) != tuple(expected[key].shape):
             raise ValueError(
-                Errors.E042.format(key=key, source=source, shape=tuple(tensor.shape),
-                                   expected=tuple(expected[key].shape))
+                Errors.E042.format(
+                    key=key, source=source, shape=tuple(tensor.shape), expected=tuple(expected[key].shape)
+                )
             )
     network.load_state_dict(state, strict=False)
 
 
-def load_bertram(
-    path: PathLike, base_model: Optional[str] = None, device: Optional[str] = None
-) -> BertramNetwork:
+def load_bertram(path: PathLike, base_model: Optional[str] = None, device: Optional[str] = None) -> BertramNetwork:
     """Load a model directory; `base_model` overrides the recorded encoder location.
 
     `device` (None: the CPU) is where the network and the encoder copy it reads go.
@@ -203,8 +228,9 @@ def load_bertram(
         config.base_model = base_model
     encoder, tokenizer = load_encoder(config.base_model)
     # read_layer against the encoder first: a layer it lacks is the clearer message.
-    check_read_layer(config.read_layer, layer_count(encoder.config), config.base_model,
-                     repr(str(directory / CONFIG_FILE)))
+    check_read_layer(
+        config.read_layer, layer_count(encoder.config), config.base_model, repr(str(directory / CONFIG_FILE))
+    )
     check_config_against_weights(config, recorded, state, directory)
     network = BertramNetwork(config, ngrams, encoder, tokenizer)
     _load_weights(network, state, str(directory / WEIGHTS_FILE))

@@ -19,6 +19,7 @@ component injects are rare on one scale.
 The rule is a registered function (`spacy-bertram.RareWords.v1`) so that a
 pipeline config states it in full and users can register their own.
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -27,9 +28,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 from spacy.tokens import Doc, Token
 
-from .errors import Errors
+from ..errors import Errors
 from .frequencies import DEFAULT_MAX_ZIPF, Frequencies, FrequentForms, check_max_zipf
-from .types import DEFAULT_MIN_WORDPIECES
+from ..types import DEFAULT_MIN_WORDPIECES
 
 
 FREQUENCY_SOURCES = ("auto", "model", "wordfreq", "store")
@@ -72,8 +73,11 @@ class RareWordRule:
 
     def __post_init__(self) -> None:
         if self.frequencies not in FREQUENCY_SOURCES:
-            raise ValueError(Errors.E156.format(setting="rare_words.frequencies", choices=", ".join(FREQUENCY_SOURCES),
-                                                 value=self.frequencies))
+            raise ValueError(
+                Errors.E156.format(
+                    setting="rare_words.frequencies", choices=", ".join(FREQUENCY_SOURCES), value=self.frequencies
+                )
+            )
         check_max_zipf(self.max_zipf)
         if self.min_wordpieces < 1 or self.min_length < 1:
             raise ValueError(Errors.E040)
@@ -140,8 +144,13 @@ class RareDecision:
     wordpieces: Optional[int] = None
 
     def to_dict(self) -> dict:
-        return {"text": self.text, "rare": self.rare, "reason": self.reason,
-                "zipf": None if self.zipf is None else round(self.zipf, 2), "wordpieces": self.wordpieces}
+        return {
+            "text": self.text,
+            "rare": self.rare,
+            "reason": self.reason,
+            "zipf": None if self.zipf is None else round(self.zipf, 2),
+            "wordpieces": self.wordpieces,
+        }
 
 
 def _always(word: str) -> bool:
@@ -191,8 +200,14 @@ class RareWordFinder:
         frequencies' table of forms at or above max_zipf where they have one (wordfreq's), and, without
         `has_signal`, every word seen as having some signal (a rule that needs no BERTRAM model)."""
         frequent_forms = getattr(frequencies, "frequent_forms", None)
-        return cls(rule, frequencies, word_pieces, has_signal if has_signal is not None else _always,
-                   unk_id=unk_id, frequent=frequent_forms(rule.max_zipf) if frequent_forms is not None else None)
+        return cls(
+            rule,
+            frequencies,
+            word_pieces,
+            has_signal if has_signal is not None else _always,
+            unk_id=unk_id,
+            frequent=frequent_forms(rule.max_zipf) if frequent_forms is not None else None,
+        )
 
     def forget(self) -> None:
         """Drop the memoised decisions: the next doc pays the rule in full, as text never seen does."""

@@ -1,4 +1,5 @@
 """`python -m spacy_bertram dictionary`: a store from the command line, one-line errors."""
+
 from __future__ import annotations
 
 import json
@@ -9,14 +10,16 @@ from spacy_bertram.dictionary.store import DefinitionStore
 
 
 def test_the_command_writes_a_gcide_store(tmp_path, tiny_gcide):
-    result = invoke("dictionary", tmp_path / "defs.sqlite", "--sources", "gcide", "--gcide", tiny_gcide,
-                    "--no-gcide-wordnet-senses")
+    result = invoke(
+        "dictionary", tmp_path / "defs.sqlite", "--sources", "gcide", "--gcide", tiny_gcide, "--no-gcide-wordnet-senses"
+    )
     assert result.exit_code == 0, result.output
-    stats = json.loads(result.output[result.output.index("{"):])
+    stats = json.loads(result.output[result.output.index("{") :])
     assert stats["headwords"] == 2 and stats["gcide_wordnet_derived"] is False
     with DefinitionStore.open(tmp_path / "defs.sqlite") as store:
-        assert store.contexts("goose", limit=8) == ["goose: (Zool.) Any large web-footed bird of the subfamily "
-                                                    "Anserinae."]
+        assert store.contexts("goose", limit=8) == [
+            "goose: (Zool.) Any large web-footed bird of the subfamily Anserinae."
+        ]
 
 
 def test_a_corrupt_dictionary_ends_with_a_one_line_error(tmp_path, tiny_gcide):
@@ -45,8 +48,10 @@ def test_the_command_replaces_only_a_store_it_wrote(tmp_path, tiny_gcide):
     contexts = tmp_path / "prepared" / "contexts.sqlite"
     before = contexts.read_bytes()
     gcide = ["--sources", "gcide", "--gcide", tiny_gcide, "--no-gcide-wordnet-senses"]
-    for path, found in ((notes, "carries no mark"), (contexts, "is marked 'spacy-bertram-contexts', not "
-                                                               "'spacy-bertram-definitions'")):
+    for path, found in (
+        (notes, "carries no mark"),
+        (contexts, "is marked 'spacy-bertram-contexts', not 'spacy-bertram-definitions'"),
+    ):
         result = invoke("dictionary", path, *gcide)
         assert result.exit_code == 1 and "[E071] dictionary: " in result.output, result.output
         assert found in " ".join(result.output.split()) and "--force" in result.output

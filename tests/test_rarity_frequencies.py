@@ -1,10 +1,16 @@
 """frequencies.py: count tables, their resolution, wordfreq, and the world scale with counts as a fallback."""
+
 from __future__ import annotations
 
 import pytest
 
-from spacy_bertram.frequencies import (CountTable, WordfreqFrequencies, WorldFrequencies, check_max_zipf,
-                                     zipf_from_count)
+from spacy_bertram.rarity.frequencies import (
+    CountTable,
+    WordfreqFrequencies,
+    WorldFrequencies,
+    check_max_zipf,
+    zipf_from_count,
+)
 
 
 def test_count_table_zipf_and_casing(tmp_path):
@@ -49,7 +55,7 @@ def test_the_frequent_form_table_gives_wordfreqs_own_zipf_for_every_form_it_hold
     for wordfreq, it does not approximate it. Forms below the threshold and non-ASCII forms are not answered."""
     from wordfreq import zipf_frequency
 
-    from spacy_bertram.frequencies import frequent_wordfreq_forms
+    from spacy_bertram.rarity.frequencies import frequent_wordfreq_forms
 
     table = WordfreqFrequencies("en").frequent_forms(3.0)
     assert table is frequent_wordfreq_forms("en", 3.0)  # built once per process

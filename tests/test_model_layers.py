@@ -1,4 +1,5 @@
 """The registered Thinc layer: predict, update, and exact serialisation round trips."""
+
 import numpy
 import pytest
 import torch
@@ -7,8 +8,8 @@ from thinc.api import Adam
 
 import spacy_bertram  # noqa: F401  (registers the architecture)
 from spacy_bertram import NgramVocab, get_bertram_network, save_bertram, set_bertram_network
-from spacy_bertram.layers import Derived, Weights, bertram_shim
-from spacy_bertram.storage import create_bertram, model_fingerprint
+from spacy_bertram.model.layers import Derived, Weights, bertram_shim
+from spacy_bertram.model.storage import create_bertram, model_fingerprint
 
 X = [("kumquat", ["the farmer sold a kumquat", "a kumquat is small"]), ("tasty", ["tasty fruit"]), ("sea", [])]
 
@@ -87,7 +88,7 @@ def test_model_path_loads_a_trained_directory_at_init(tiny_bert_path, tmp_path):
 
 
 def test_a_missing_model_path_fails_at_init_not_construction(tiny_bert_path, tmp_path, monkeypatch):
-    from spacy_bertram import storage
+    from spacy_bertram.model import storage
 
     monkeypatch.setattr(storage, "load_encoder", lambda name: pytest.fail("no encoder before init"))
     layer = build(tiny_bert_path, model_path=str(tmp_path / "nowhere"))  # the deferral: nothing is read
@@ -155,8 +156,9 @@ def test_int8_encoder_is_the_layers_own_setting_and_survives_a_save(tiny_bert_pa
     from .util import make_bertram_dir, make_nlp
 
     model_dir = make_bertram_dir(tmp_path / "model", tiny_bert_path)
-    nlp = make_nlp(model_dir, tiny_bert_path, model={"base_model": tiny_bert_path, "model_path": model_dir,
-                                                        "int8_encoder": True})
+    nlp = make_nlp(
+        model_dir, tiny_bert_path, model={"base_model": tiny_bert_path, "model_path": model_dir, "int8_encoder": True}
+    )
     assert get_bertram_network(nlp.get_pipe("bertram").model).int8_encoder is True
     nlp.to_disk(tmp_path / "pipeline")
     loaded = spacy.load(tmp_path / "pipeline")

@@ -1,4 +1,5 @@
 """training/commands.py: the train and targets commands, their shared options, training from a store."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ from safetensors.numpy import load_file
 from typer.testing import CliRunner
 
 from spacy_bertram.cli import app
-from spacy_bertram.config import BertramConfig
+from spacy_bertram.model.config import BertramConfig
 from spacy_bertram.training.settings import TrainingData, TrainSettings
 
 from tests.util import context_store_of, corpus_lines, invoke
@@ -23,10 +24,36 @@ def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(corpus_lines(300, seed=1)) + "\n", encoding="utf8")
     prepare([corpus], tmp_path / "store", min_count=20, progress=False)
-    args = ["train", str(tmp_path / "store"), str(tmp_path / "out"), "--base-model", tiny_bert_path,
-            "--min-count", "20", "--held-out", "0.1", "--epochs", "1", "1", "1", "--batch-words", "8", "8", "8",
-            "--min-contexts", "2", "--max-contexts", "4", "--pool-contexts", "4", "--ota-steps", "2", "--no-progress",
-            "--mode", "add"]
+    args = [
+        "train",
+        str(tmp_path / "store"),
+        str(tmp_path / "out"),
+        "--base-model",
+        tiny_bert_path,
+        "--min-count",
+        "20",
+        "--held-out",
+        "0.1",
+        "--epochs",
+        "1",
+        "1",
+        "1",
+        "--batch-words",
+        "8",
+        "8",
+        "8",
+        "--min-contexts",
+        "2",
+        "--max-contexts",
+        "4",
+        "--pool-contexts",
+        "4",
+        "--ota-steps",
+        "2",
+        "--no-progress",
+        "--mode",
+        "add",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
@@ -35,13 +62,14 @@ def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
     assert (tmp_path / "out" / "ablation-stage3-add").is_dir()
     # The corpus counts go into the model, so the component's "auto" rule uses them.
     from spacy_bertram.context_store import ContextStore
-    from spacy_bertram.frequencies import CountTable
+    from spacy_bertram.rarity.frequencies import CountTable
 
     with ContextStore.open(tmp_path / "store" / "contexts.sqlite") as store:
         expected = dict(store.counts())
     assert CountTable.from_model_dir(summary["model"]).counts == expected
-    result = CliRunner().invoke(app, ["train", str(tmp_path / "nothing"), str(tmp_path / "out2"),
-                                      "--base-model", tiny_bert_path])
+    result = CliRunner().invoke(
+        app, ["train", str(tmp_path / "nothing"), str(tmp_path / "out2"), "--base-model", tiny_bert_path]
+    )
     assert result.exit_code == 1
     assert "error:" in result.stderr and not (tmp_path / "out2").exists()
 
@@ -62,13 +90,17 @@ def test_train_refuses_epochs_that_train_no_stage_before_any_work(tmp_path):
     """`train --epochs 0 0 0` ran for minutes and wrote the untrained network as its model, exit 0; inplace
     trains stage 1 alone, so its 0 there is the same. The refusal names --epochs and what to give."""
     store = context_store_of(tmp_path, ["a kumquat grew in the garden"] * 3)
-    for epochs, mode, stages in [(["0", "0", "0"], "add", "stages 1, 2 and 3"),
-                                 (["0", "20", "30"], "inplace", "stage 1 alone: the first value")]:
+    for epochs, mode, stages in [
+        (["0", "0", "0"], "add", "stages 1, 2 and 3"),
+        (["0", "20", "30"], "inplace", "stage 1 alone: the first value"),
+    ]:
         result = invoke("train", store, tmp_path / "out", "--epochs", *epochs, "--mode", mode, "--no-progress")
         assert result.exit_code == 1 and "Traceback" not in result.output, result.output
-        assert (f"[E294] --epochs {' '.join(epochs)} trains none of the stages the '{mode}' mode runs ({stages}), "
-                "so the model would be the untrained network: give one of them 1 or more epochs (the default: "
-                "--epochs 100 20 30)") in " ".join(result.output.split()), result.output
+        assert (
+            f"[E294] --epochs {' '.join(epochs)} trains none of the stages the '{mode}' mode runs ({stages}), "
+            "so the model would be the untrained network: give one of them 1 or more epochs (the default: "
+            "--epochs 100 20 30)"
+        ) in " ".join(result.output.split()), result.output
         assert not (tmp_path / "out").exists()
 
 
@@ -85,10 +117,34 @@ def test_targets_and_train_share_their_word_options(monkeypatch, tmp_path):
     assert {"scheduler", "workers"} <= {name for name, _ in shared}
     seen = []
     monkeypatch.setattr(run, "train", lambda *a: seen.extend(a) or {"baseline": 1, "final": 2, "model": "m"})
-    result = invoke("train", "c.sqlite", "out", "--min-count", "7", "--held-out", "0.25", "--seed", "3",
-                    "--ota-steps", "11", "--ota-neighbours", "2", "--no-progress", "--epochs", "1", "2", "3",
-                    "--base-model", "an-encoder", "--max-contexts", "5", "--multi-piece-words", "40",
-                    "--multi-piece-min-zipf", "3.5")
+    result = invoke(
+        "train",
+        "c.sqlite",
+        "out",
+        "--min-count",
+        "7",
+        "--held-out",
+        "0.25",
+        "--seed",
+        "3",
+        "--ota-steps",
+        "11",
+        "--ota-neighbours",
+        "2",
+        "--no-progress",
+        "--epochs",
+        "1",
+        "2",
+        "3",
+        "--base-model",
+        "an-encoder",
+        "--max-contexts",
+        "5",
+        "--multi-piece-words",
+        "40",
+        "--multi-piece-min-zipf",
+        "3.5",
+    )
     assert result.exit_code == 0, result.output
     contexts, output, settings, data, options = seen
     assert (contexts, output) == (Path("c.sqlite"), Path("out")) and data.min_count == 7
@@ -118,16 +174,25 @@ def test_train_options_default_to_the_network_settings_defaults():
     """One default per setting: `train --help` shows BertramConfig's and TrainSettings' own."""
     params = {p.name: p.default for p in typer.main.get_command(app).commands["train"].params}
     network, settings = BertramConfig(), TrainSettings()
-    for name in ("mode", "read_layer", "subword_share", "own_embedding_for_one_piece", "max_contexts",
-                 "max_seq_length"):
+    for name in (
+        "mode",
+        "read_layer",
+        "subword_share",
+        "own_embedding_for_one_piece",
+        "max_contexts",
+        "max_seq_length",
+    ):
         assert params[name] == getattr(network, name), name
     assert (params["mode"], params["read_layer"], params["subword_share"]) == ("inplace", -2, 0.3)
     assert tuple(params["epochs"]) == settings.epochs and params["inplace_mask_fraction"] == 0.5
     assert tuple(params["path_mix"]) == settings.path_mix and params["rank_weight"] == settings.rank_weight
     assert params["path_phases"] is settings.path_phases is False
     data = TrainingData()
-    assert (params["min_count"], params["held_out"], params["definitions_per_word"]) == \
-        (data.min_count, data.held_out_fraction, data.definitions_per_word)
+    assert (params["min_count"], params["held_out"], params["definitions_per_word"]) == (
+        data.min_count,
+        data.held_out_fraction,
+        data.definitions_per_word,
+    )
 
 
 def test_targets_from_targets_writes_a_smaller_set_without_recomputing(bertram_assets, tiny_bert_path, tmp_path):
@@ -135,13 +200,34 @@ def test_targets_from_targets_writes_a_smaller_set_without_recomputing(bertram_a
 
     store = str(bertram_assets["store"])
     whole = tmp_path / "whole"
-    result = invoke("targets", store, str(whole), "--base-model", tiny_bert_path, "--min-count", "2",
-                    "--multi-piece-words", "30", "--ota-steps", "1", "--no-progress")
+    result = invoke(
+        "targets",
+        store,
+        str(whole),
+        "--base-model",
+        tiny_bert_path,
+        "--min-count",
+        "2",
+        "--multi-piece-words",
+        "30",
+        "--ota-steps",
+        "1",
+        "--no-progress",
+    )
     assert result.exit_code == 0, result.output
     built = TargetSet.load(whole)
     assert built.info["multi_piece_words"] == 30 and built.info["n_ota"] >= 30
-    result = invoke("targets", store, str(tmp_path / "small"), "--from-targets", str(whole), "--max-words", "20",
-                    "--multi-piece-words", "4")
+    result = invoke(
+        "targets",
+        store,
+        str(tmp_path / "small"),
+        "--from-targets",
+        str(whole),
+        "--max-words",
+        "20",
+        "--multi-piece-words",
+        "4",
+    )
     assert result.exit_code == 0, result.output
     small = TargetSet.load(tmp_path / "small")
     assert (
@@ -157,8 +243,20 @@ def test_targets_on_a_local_cluster_of_processes_give_the_one_process_targets(ti
     """`targets --workers 2`: worker processes (the arguments pickled, the encoder loaded there) give the same
     OTA targets as one process; with --gpu-id it is a named error before anything is written."""
     store = context_store_of(tmp_path, corpus_lines())
-    common = [str(store), "--base-model", tiny_bert_path, "--min-count", "20", "--multi-piece-words", "12",
-              "--ota-steps", "3", "--ota-batch", "4", "--no-progress"]
+    common = [
+        str(store),
+        "--base-model",
+        tiny_bert_path,
+        "--min-count",
+        "20",
+        "--multi-piece-words",
+        "12",
+        "--ota-steps",
+        "3",
+        "--ota-batch",
+        "4",
+        "--no-progress",
+    ]
     runner = CliRunner()
     alone = runner.invoke(app, ["targets", str(store), str(tmp_path / "alone"), *common[1:]])
     assert alone.exit_code == 0, alone.output
@@ -168,6 +266,7 @@ def test_targets_on_a_local_cluster_of_processes_give_the_one_process_targets(ti
     infos = [json.loads((tmp_path / run / "targets.json").read_text())["info"] for run in ("alone", "dask")]
     assert infos[0]["n_ota"] >= 12 and infos[1]["ota"] == infos[0]["ota"]  # the same OTA words, fit and losses
     assert numpy.abs(vectors[0] - vectors[1]).max() < 1e-5
-    refused = runner.invoke(app, ["targets", str(store), str(tmp_path / "gpu"), *common[1:], "--workers", "2",
-                                  "--gpu-id", "0"])
+    refused = runner.invoke(
+        app, ["targets", str(store), str(tmp_path / "gpu"), *common[1:], "--workers", "2", "--gpu-id", "0"]
+    )
     assert refused.exit_code == 1 and "[E290]" in refused.output and not (tmp_path / "gpu").exists()

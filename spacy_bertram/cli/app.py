@@ -1,9 +1,10 @@
 """`python -m spacy_bertram COMMAND` (console script: `spacy-bertram COMMAND`).
 
-The commands make and inspect a model and are defined beside what they run, registered on `app`:
-corpus and BERTRAM in `training/commands.py` (prepare, targets, train, vectors), definition stores in
-`dictionary/commands.py`, the rule's decisions in `explain_command.py` (rare-words). `cli.py` imports
-them and runs `app`; the command modules import `app` from here, so there is no import cycle. The
+The commands make and inspect a model and live beside this module in `cli/`, registered on `app`:
+corpus and BERTRAM in `training.py` (prepare, targets, train, vectors), definition stores in
+`dictionary.py`, the rule's decisions in `rare_words.py` (rare-words). The package's `__init__` imports
+them and runs `app`; the command modules import `app` from here, and the steps they run live in the
+folders below `cli/` (training/, dictionary/, explain), so no import points up. The
 paper's experiments are not part of the package: the project runs them (`python -m bertram_experiments`),
 with this module's help layout and checks.
 
@@ -23,6 +24,7 @@ step (the options' ranges in typer's `min=` and `number_in`, `check_lang`, `chec
 check that imports torch): a bad value costs a fraction of a second, not the
 imports' 8-13 s, and nothing is written.
 """
+
 import ast
 import importlib.metadata
 import importlib.util
@@ -37,10 +39,10 @@ from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Unio
 import typer
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
-from .dictionary.wordnet import WordNetMissingError
-from .errors import Errors
-from .torch_build import CUDA_EXTRA, cpu_only_reason, cpu_only_torch
-from .types import MODEL_FILES
+from ..dictionary.wordnet import WordNetMissingError
+from ..errors import Errors
+from ..torch_build import CUDA_EXTRA, cpu_only_reason, cpu_only_torch
+from ..types import MODEL_FILES
 
 
 def summary(help_text: Optional[str]) -> str:
@@ -53,8 +55,11 @@ class SummaryGroup(TyperGroup):
 
     def format_commands(self, ctx: typer.Context, formatter: Any) -> None:  # formatter: click's HelpFormatter
         commands = [(name, self.get_command(ctx, name)) for name in self.list_commands(ctx)]
-        rows = [(name, summary(command.short_help or command.help))
-                for name, command in commands if command is not None and not command.hidden]
+        rows = [
+            (name, summary(command.short_help or command.help))
+            for name, command in commands
+            if command is not None and not command.hidden
+        ]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
@@ -79,7 +84,7 @@ app = command_line("spacy-bertram", __doc__.split("\n\n")[0] + "\n\nBERTRAM for 
 def print_version(value: bool) -> None:
     """--version: the package's version alone (for scripts and bug reports), from its light __init__, at once."""
     if value:
-        from . import __version__
+        from .. import __version__
 
         typer.echo(__version__)
         raise typer.Exit()
@@ -87,8 +92,9 @@ def print_version(value: bool) -> None:
 
 @app.callback()
 def app_options(
-    version: bool = typer.Option(False, "--version", is_eager=True, callback=print_version,
-                                 help="print spacy-bertram's version and exit"),
+    version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=print_version, help="print spacy-bertram's version and exit"
+    ),
 ) -> None:
     """The options of `python -m spacy_bertram` itself, before a command (typer's group callback)."""
 
@@ -97,8 +103,10 @@ GPU_HELP = "GPU id (spaCy's --gpu-id); -1 for the CPU"
 INT8_ENCODER_HELP = "run BERTRAM's context encoder with int8 linear layers on the CPU (faster, not exact)"
 FORCE_HELP = "write into OUTPUT even if it is not empty and holds nothing this command wrote (what it replaces is lost)"
 FORCE_FILE_HELP = "replace the output file even if this command did not write it"
-MAX_ZIPF_HELP = ("the bertram component's rule: rare = wordfreq Zipf below this and 2+ wordpieces "
-                 "of the encoder (3.0: about once per million words)")
+MAX_ZIPF_HELP = (
+    "the bertram component's rule: rare = wordfreq Zipf below this and 2+ wordpieces "
+    "of the encoder (3.0: about once per million words)"
+)
 
 
 class MultiValueCommand(TyperCommand):
@@ -121,7 +129,10 @@ class MultiValueCommand(TyperCommand):
                     after = f" before {values[len(given)]}" if len(given) < len(values) else ""
                     raise typer.BadParameter(
                         f"{word} takes {param.nargs} values ({param.help}), got {len(given)}"
-                        f"{' (' + ' '.join(given) + ')' if given else ''}{after}", ctx=ctx, param=param)
+                        f"{' (' + ' '.join(given) + ')' if given else ''}{after}",
+                        ctx=ctx,
+                        param=param,
+                    )
         return super().parse_args(ctx, args)
 
 
@@ -149,8 +160,9 @@ def run_checked(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 # -- the arguments, checked before any heavy import and before any work ------------------------
 
 
-def number_in(low: Optional[float] = None, high: Optional[float] = None, *, low_open: bool = False,
-              high_open: bool = False) -> Callable[[str], float]:
+def number_in(
+    low: Optional[float] = None, high: Optional[float] = None, *, low_open: bool = False, high_open: bool = False
+) -> Callable[[str], float]:
     """The parser of a float option with a range (typer's `parser=`; whole-number options use typer's
     `min=`): a value out of range is typer's usage error naming the option, before any work.
 
@@ -280,7 +292,7 @@ def check_store(path: Path, argument: str, words: bool = False) -> None:
     """A context store, opened and closed with sqlite3 alone (the format, the tables, a file cut short):
     the error names the argument, not a pipeline setting. `words`: it must hold some (a step that reads
     its words: nothing to do in an empty one)."""
-    from .context_store import open_context_store  # sqlite3 and this package's errors only
+    from ..context_store import open_context_store  # sqlite3 and this package's errors only
 
     try:
         with open_context_store(path) as store:
@@ -300,9 +312,10 @@ def check_gpu(*gpu_ids: int, what: str = "--gpu-id") -> None:
         return
     version = cpu_only_torch() if "torch" not in sys.modules else None  # a loaded torch is asked (tests fake CUDA)
     if version is not None:
-        raise ValueError(Errors.E117.format(what=what, gpu_id=wanted[0], why=cpu_only_reason(version),
-                                            CUDA_EXTRA=CUDA_EXTRA))
-    from .device import check_device
+        raise ValueError(
+            Errors.E117.format(what=what, gpu_id=wanted[0], why=cpu_only_reason(version), CUDA_EXTRA=CUDA_EXTRA)
+        )
+    from ..device import check_device
 
     for gpu_id in wanted:
         check_device(gpu_id, what)

@@ -1,4 +1,5 @@
 """BertramConfig: settings checked in Python as they are in config.json."""
+
 from __future__ import annotations
 
 import json
@@ -7,7 +8,7 @@ import typing
 import pytest
 
 from spacy_bertram import BertramConfig
-from spacy_bertram.config import CONTEXT_MODES, MODE_TRAITS, MODES, PAPER_SETTINGS, SLOT_MODES, Mode
+from spacy_bertram.model.config import CONTEXT_MODES, MODE_TRAITS, MODES, PAPER_SETTINGS, SLOT_MODES, Mode
 
 
 def test_config_values_are_checked_in_python_too():
@@ -35,19 +36,38 @@ def test_modes_are_declared_once_and_checked():
 
 def test_the_defaults_are_what_train_makes_and_the_paper_is_one_name_away():
     config = BertramConfig()
-    assert (config.mode, config.read_layer, config.subword_share, config.own_embedding_for_one_piece) == \
-        ("inplace", -2, 0.3, True)
+    assert (config.mode, config.read_layer, config.subword_share, config.own_embedding_for_one_piece) == (
+        "inplace",
+        -2,
+        0.3,
+        True,
+    )
     paper = BertramConfig(**PAPER_SETTINGS)
-    assert (paper.mode, paper.read_layer, paper.subword_share, paper.own_embedding_for_one_piece) == \
-        ("add", -1, 0.0, False)
+    assert (paper.mode, paper.read_layer, paper.subword_share, paper.own_embedding_for_one_piece) == (
+        "add",
+        -1,
+        0.0,
+        False,
+    )
 
 
 def test_a_key_an_old_config_json_lacks_keeps_the_meaning_it_had(tmp_path):
     """Models saved before read_layer, subword_share and own_embedding_for_one_piece were written
     read the last layer, did not mix and gave every word its form vector: they still do."""
-    old = {"base_model": "default", "mode": "add", "use_subword_mean": True, "ngram_dropout": 0.1,
-           "max_seq_length": 96, "max_contexts": 32, "max_word_pieces": 32, "encoder_embedding_width": 384,
-           "encoder_hidden_width": 384, "encoder_vocab_size": 30522, "format_version": 1, "extra": {}}
+    old = {
+        "base_model": "default",
+        "mode": "add",
+        "use_subword_mean": True,
+        "ngram_dropout": 0.1,
+        "max_seq_length": 96,
+        "max_contexts": 32,
+        "max_word_pieces": 32,
+        "encoder_embedding_width": 384,
+        "encoder_hidden_width": 384,
+        "encoder_vocab_size": 30522,
+        "format_version": 1,
+        "extra": {},
+    }
     (tmp_path / "config.json").write_text(json.dumps(old), encoding="utf8")
     loaded = BertramConfig.from_disk(tmp_path / "config.json")
     assert (loaded.read_layer, loaded.subword_share, loaded.own_embedding_for_one_piece) == (-1, 0.0, False)
@@ -64,7 +84,7 @@ def test_behaviour_follows_the_mode_table_not_the_modes_names():
     import ast
     from pathlib import Path
 
-    from spacy_bertram.config import MODE_TRAITS
+    from spacy_bertram.model.config import MODE_TRAITS
 
     assert set(MODE_TRAITS) == set(MODES)
     assert [m for m in MODES if MODE_TRAITS[m].one_stage] == ["inplace"]

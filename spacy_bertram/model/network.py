@@ -4,6 +4,7 @@ Only the small BERTRAM parts are trainable; the encoder is frozen and shared.
 A forward pass takes a `PreparedBatch` (see `prepare`) so that tokenising,
 which needs no gradients, stays outside the autograd graph and can be cached.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,10 +17,18 @@ from torch import Tensor, nn
 
 from .config import BertramConfig, check_read_layer
 from .encoder import describe_encoder, encoder_device, encoder_on, encoder_up_to, int8_encoder, layer_count
-from .errors import Errors
-from .inputs import (CALL_COST_POSITIONS, PAD_ID, EncodedContext, InputBuilder, NgramVocab, batch_by_token_budget,
-                     split_items, validate_word)
-from .types import DEFAULT_TOKEN_BUDGET
+from ..errors import Errors
+from .inputs import (
+    CALL_COST_POSITIONS,
+    PAD_ID,
+    EncodedContext,
+    InputBuilder,
+    NgramVocab,
+    batch_by_token_budget,
+    split_items,
+    validate_word,
+)
+from ..types import DEFAULT_TOKEN_BUDGET
 
 #: Encoder tokens per call per device type: on a 2-core CPU 8192 measured fastest
 #: (benchmarks/infer.py --sweep 2048,4096,8192); on an H100 every budget from 4096 to 131072
@@ -122,15 +131,16 @@ class BertramNetwork(nn.Module):
         check_encoder_matches(config, info.embedding_width, info.hidden_width, info.vocab_size)
         check_read_layer(config.read_layer, layer_count(encoder.config), config.base_model, "the BERTRAM config")
         config = replace(
-            config, encoder_embedding_width=info.embedding_width, encoder_hidden_width=info.hidden_width,
-            encoder_vocab_size=info.vocab_size, extra=dict(config.extra),
+            config,
+            encoder_embedding_width=info.embedding_width,
+            encoder_hidden_width=info.hidden_width,
+            encoder_vocab_size=info.vocab_size,
+            extra=dict(config.extra),
         )
         self.config = config
         self.ngram_vocab = ngram_vocab
         self.tokenizer = tokenizer
-        self.inputs = InputBuilder(
-            tokenizer, config.mode, config.max_seq_length, config.max_word_pieces
-        )
+        self.inputs = InputBuilder(tokenizer, config.mode, config.max_seq_length, config.max_word_pieces)
         # Not a submodule: the frozen encoder is shared between networks, so `.to()`,
         # `.cuda()` and `state_dict()` see only BERTRAM's own weights, and `encoder`
         # gives the copy on this network's device (`encoder_on`, one per device).
@@ -356,8 +366,13 @@ class BertramNetwork(nn.Module):
         has_context = (counts > 0).unsqueeze(-1).to(self.device)
         return torch.where(has_context, v_ctx, v_form), rho
 
-    def forward(self, batch: PreparedBatch, token_budget: int = DEFAULT_TOKEN_BUDGET, use_form: bool = True,
-                subword_share: Optional[float] = None) -> Tensor:
+    def forward(
+        self,
+        batch: PreparedBatch,
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        use_form: bool = True,
+        subword_share: Optional[float] = None,
+    ) -> Tensor:
         """One vector per word. `use_form=False` zeroes the form vector (n-gram form
         and subword mean) and skips the output mix with the subword mean: for a
         nonce word whose spelling means nothing, the vector then comes from the

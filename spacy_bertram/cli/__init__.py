@@ -1,16 +1,17 @@
-"""The command line: `app` (spacy_bertram/app.py) with every command registered on it.
+"""The command line: `app` (spacy_bertram/cli/app.py) with every command registered on it.
 
 `python -m spacy_bertram COMMAND` and the console script `spacy-bertram COMMAND`
 both run `main`. See app.py for the commands and what they share.
 """
+
 import sys
 from pathlib import Path
 from typing import List, Optional
 
 from .app import app
-from .training import commands as _training_commands  # noqa: F401  (registers its commands on app)
-from . import explain_command as _explain_command  # noqa: F401  (registers rare-words on app)
-from .dictionary import commands as _dictionary_commands  # noqa: F401  (registers its commands on app)
+from . import training as _training_commands  # noqa: F401  (registers its commands on app)
+from . import rare_words as _explain_command  # noqa: F401  (registers rare-words on app)
+from . import dictionary as _dictionary_commands  # noqa: F401  (registers its commands on app)
 
 __all__ = ["app", "main"]
 

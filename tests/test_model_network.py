@@ -1,4 +1,5 @@
 """network.py: the BERTRAM network on a tiny encoder: modes, attentive mimicking, batching, bad words and contexts."""
+
 from __future__ import annotations
 
 from typing import List
@@ -8,12 +9,12 @@ import pytest
 import torch
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
-from spacy_bertram.config import MODES, PAPER_SETTINGS, BertramConfig
-from spacy_bertram.encoder import load_encoder
-from spacy_bertram.network import AttentiveMimicking, BertramNetwork
+from spacy_bertram.model.config import MODES, PAPER_SETTINGS, BertramConfig
+from spacy_bertram.model.encoder import load_encoder
+from spacy_bertram.model.network import AttentiveMimicking, BertramNetwork
 
 
-@pytest.mark.parametrize("word", ["!!!", "...", "\U0001F600", "\U0001F34A\U0001F34A", "\u6c34\u679c"])
+@pytest.mark.parametrize("word", ["!!!", "...", "\U0001f600", "\U0001f34a\U0001f34a", "\u6c34\u679c"])
 def test_punctuation_emoji_and_unknown_script_words_get_vectors(network, word):
     out = network.infer([(word, [f"she ate a {word} today", "no match"])])
     assert out.shape == (1, network.width) and numpy.isfinite(out).all()
@@ -37,10 +38,18 @@ def test_word_whose_ngrams_are_all_unknown(network):
     out = network.infer([("zzqqxxj", ["a zzqqxxj here"])])
     assert numpy.isfinite(out).all() and numpy.abs(out).sum() > 0
 
+
 WORDS = ["kumquat", "kumquats", "farmer", "garden", "tasty", "orange"]
 ITEMS = [
-    ("kumquat", ["the farmer sold a kumquat at the market", "a kumquat is a small sour fruit",
-                 "she ate a kumquat", "kumquat trees grow in the garden"]),
+    (
+        "kumquat",
+        [
+            "the farmer sold a kumquat at the market",
+            "a kumquat is a small sour fruit",
+            "she ate a kumquat",
+            "kumquat trees grow in the garden",
+        ],
+    ),
     ("garden", ["the old garden", "a garden with a tree and a bird"]),
     ("tasty", ["tasty food", "the tasty orange was sweet", "he liked tasty fruit"]),
     ("orange", []),
@@ -293,7 +302,7 @@ def plain_and_shortcut_vectors(network, items):
 @pytest.mark.parametrize("n_layers", [0, 1, 2])
 @pytest.mark.parametrize("kind", ["bert", "roberta"])
 def test_a_view_of_the_first_layers_gives_that_hidden_state_with_the_same_parameters(request, kind, n_layers):
-    from spacy_bertram.encoder import encoder_up_to
+    from spacy_bertram.model.encoder import encoder_up_to
 
     encoder, tokenizer = load_encoder(request.getfixturevalue(f"tiny_{kind}_path"))
     ids = torch.as_tensor([tokenizer("the farmer sold a kumquat")["input_ids"]])
@@ -336,7 +345,7 @@ def test_rows_with_the_same_input_are_encoded_once(tiny_bert_path, monkeypatch):
 def test_the_int8_encoder_quantizes_every_linear_layer_and_shares_the_rest(tiny_bert_path):
     from torch import nn
     from torch.ao.nn.quantized.dynamic import Linear as Int8Linear
-    from spacy_bertram.encoder import int8_encoder
+    from spacy_bertram.model.encoder import int8_encoder
 
     encoder, _ = load_encoder(tiny_bert_path)
     quantized = int8_encoder(encoder)

