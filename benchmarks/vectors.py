@@ -17,7 +17,7 @@ holding every rare word of the texts (so nothing is inferred), with slash and
 replace injection, in paired rounds as in benchmarks/pipeline.py: the
 overhead is the median of the per-round time ratios minus 1 (wall time, and
 CPU time of this process, which load from other processes disturbs less).
-The injected batches run the encoder in length groups (spacy_bertram/injection.py),
+Slash's and replace's batches run the encoder in length groups (spacy_bertram/injection/groups.py),
 which saves the padding the stock transformer spends; "slash in one call" runs
 the same pipeline with one padded call per batch, as stock does, so the cost of
 slash's two extra positions per rare word shows on its own.
