@@ -392,9 +392,10 @@ def _carry_foreign_entries(old: Path, new: Path, owned: Sequence[str]) -> None:
             _link_or_copy(str(source), str(destination))
 
 
-def remove_written(path: PathLike, owned: Sequence[str]) -> None:
+def remove_written(path: PathLike, owned: Sequence[str], keep_directory: bool = False) -> None:
     """Remove the entries of directory `path` that match `owned` (what a writer wrote there), and the
-    directory itself once nothing else is in it: a file someone else put there stays, with its directory."""
+    directory itself once nothing else is in it (unless `keep_directory`: a writer's output directory that
+    it goes on writing): a file someone else put there stays, with its directory."""
     directory = Path(path)
     if not directory.is_dir() or directory.is_symlink():
         return
@@ -403,7 +404,7 @@ def remove_written(path: PathLike, owned: Sequence[str]) -> None:
             _remove(directory / name)
     for name in [p.name for p in directory.iterdir() if _is_temp(p.name)]:
         _remove(directory / name)
-    if not any(directory.iterdir()):
+    if not keep_directory and not any(directory.iterdir()):
         directory.rmdir()
 
 

@@ -166,6 +166,10 @@ def test_removing_what_a_writer_wrote_leaves_the_rest_and_its_directory(tmp_path
     remove_written(tmp_path / "cache", ["states-*"])
     assert [p.name for p in (tmp_path / "cache").iterdir()] == ["mine.txt"]
     remove_written(tmp_path / "missing", ["states-*"])  # nothing to do
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "progress.json").write_text("{}")
+    remove_written(tmp_path / "run", ["progress.json"], keep_directory=True)  # an output it goes on writing
+    assert (tmp_path / "run").is_dir() and not any((tmp_path / "run").iterdir())
 
 
 def test_stale_temps_are_removed_and_a_half_swapped_directory_is_put_back(tmp_path):
@@ -275,11 +279,8 @@ def test_an_unwritable_output_is_refused_and_nothing_is_left(unwritable_dir):
 #: The only places outside fileio.py that remove or rename files, each its writer's own: a temp file it made,
 #: or a file at a name it writes that the output rule has let it replace.
 OWN_REMOVALS = {
-    "spacy_bertram/training/run.py": "progress.json and metrics.json (marked) of a run started over",
     "spacy_bertram/training/state_cache.py": "its temp .npy renamed into place",
-    "spacy_bertram/pipeline/serialization.py": "a part of the component's own the new save leaves out",
-    "spacy_bertram/dictionary/wordnet.py": "its own download cache, swapped through a temp directory",
-    "bertram_experiments/label_curve/runs.py": "the unit's run.json (its own) before the unit is redone",
+    "spacy_bertram/dictionary/wordnet.py": "the package's own WordNet cache, swapped through a temp directory",
     "scripts/registry_data.py": "the corpus parts it built, in its own asset folders",
     "benchmarks/train_scaling.py": "its own temp corpus",
 }

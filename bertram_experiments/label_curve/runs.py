@@ -224,7 +224,7 @@ def run_curve(
             unit.size,
             unit.seed,
         )
-        (directory / RUN_FILE).unlink(missing_ok=True)
+        remove_written(directory, [RUN_FILE], keep_directory=True)
         infos = train_unit(settings, unit, subset, fold, directory)
         pipelines = {system: spacy.load(directory / system / "model-best") for system in SYSTEMS}
         share_vector_caches(pipelines.values(), caches)

@@ -33,7 +33,7 @@ import srsly
 from spacy import util
 
 from ..errors import Errors
-from ..fileio import atomic_directory, check_output_dir, clean_stale_temps, staged_files
+from ..fileio import atomic_directory, check_output_dir, clean_stale_temps, remove_written, staged_files
 
 CFG = "cfg"
 #: A part's bytes when saved (None: nothing to save).
@@ -75,9 +75,8 @@ def staged_parts(path: Path, names: Iterable[str], exclude: Collection[str]) -> 
             written.append(file_path.name)
 
         yield stage
-    for name in names:  # parts this save left out on purpose: no stale copies
-        if name not in written and name not in exclude and (path / name).is_file():
-            (path / name).unlink()
+    # parts this save left out on purpose: no stale copies
+    remove_written(path, [name for name in names if name not in written and name not in exclude], keep_directory=True)
 
 
 def read_file(found: Dict[str, bytes], file_path: Path) -> None:

@@ -86,8 +86,7 @@ def own_vector_row(run: TrainingRun, final: StageResult) -> tuple:
 def _clear_run(output: Path, log: Callable[[str], None]) -> None:
     """Remove what a finished or killed run wrote so that a run with new settings starts over; files of
     others in its directories stay (and so do those directories)."""
-    for name in (PROGRESS_FILE, METRICS_FILE):
-        (output / name).unlink(missing_ok=True)
+    remove_written(output, (PROGRESS_FILE, METRICS_FILE), keep_directory=True)
     for directory in model_dirs(output):
         remove_written(directory, MODEL_DIR_ENTRIES)
     remove_written(output / TARGETS_DIR, TARGET_FILES)
