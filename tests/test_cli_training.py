@@ -15,7 +15,7 @@ from spacy_bertram.cli import app
 from spacy_bertram.model.config import BertramConfig
 from spacy_bertram.training.settings import TrainingData, TrainSettings
 
-from tests.util import context_store_of, corpus_lines, invoke
+from tests.util import context_store_of, corpus_lines, invoke, tiny_train_argv
 
 
 def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
@@ -24,36 +24,7 @@ def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(corpus_lines(300, seed=1)) + "\n", encoding="utf8")
     prepare([corpus], tmp_path / "store", min_count=20, progress=False)
-    args = [
-        "train",
-        str(tmp_path / "store"),
-        str(tmp_path / "out"),
-        "--base-model",
-        tiny_bert_path,
-        "--min-count",
-        "20",
-        "--held-out",
-        "0.1",
-        "--epochs",
-        "1",
-        "1",
-        "1",
-        "--batch-words",
-        "8",
-        "8",
-        "8",
-        "--min-contexts",
-        "2",
-        "--max-contexts",
-        "4",
-        "--pool-contexts",
-        "4",
-        "--ota-steps",
-        "2",
-        "--no-progress",
-        "--mode",
-        "add",
-    ]
+    args = tiny_train_argv(tmp_path / "store", tmp_path / "out", tiny_bert_path)
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])

@@ -48,7 +48,19 @@ from tests.fault_cases import (
     bad_inputs_tried,
     corrupt_cases,
 )
-from tests.util import SMALL, TEXT, Killed, _train, corpus_lines, invoke, make_bertram_dir, make_nlp, same_vectors
+from tests.util import (
+    SMALL,
+    TEXT,
+    TINY_CLI_DATA,
+    Killed,
+    _train,
+    corpus_lines,
+    invoke,
+    make_bertram_dir,
+    make_nlp,
+    same_vectors,
+    tiny_train_argv,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 ITEMS = [("kumquat", ["the farmer sold a kumquat at the market"]), ("quokka", [])]
@@ -335,39 +347,17 @@ def test_a_users_file_in_every_output_directory_survives_every_writer(tiny_bert_
     (tmp_path / "corpus").mkdir()
     (tmp_path / "corpus" / "c.txt").write_text("\n".join(corpus_lines(300, seed=1)) + "\n", encoding="utf8")
     store, targets, run, table = tmp_path / "store", tmp_path / "targets", tmp_path / "run", tmp_path / "table"
-    small = ["--min-count", "20", "--held-out", "0.1", "--ota-steps", "2", "--no-progress"]
 
     def train_args(first_epochs: int) -> list:
         return [
-            "train",
-            store,
-            run,
-            "--base-model",
-            tiny_bert_path,
-            *small,
-            "--epochs",
-            str(first_epochs),
-            "1",
-            "1",
-            "--batch-words",
-            "8",
-            "8",
-            "8",
-            "--min-contexts",
-            "2",
-            "--max-contexts",
-            "4",
-            "--pool-contexts",
-            "4",
-            "--mode",
-            "add",
+            *tiny_train_argv(store, run, tiny_bert_path, epochs=(first_epochs, 1, 1)),
             "--no-ablation",
             "--keep-cache",
         ]
 
     commands = {
         "prepare": ["prepare", tmp_path / "corpus", store, "--min-count", "2"],
-        "targets": ["targets", store, targets, "--base-model", tiny_bert_path, *small],
+        "targets": ["targets", store, targets, "--base-model", tiny_bert_path, *TINY_CLI_DATA],
         "train": train_args(1),
         "vectors": ["vectors", run / "model", store, table, "--workers", "0", "--no-progress"],
     }

@@ -230,6 +230,36 @@ class Killed(Exception):
     pass
 
 
+#: `train`'s and `targets`' command-line options for a tiny run on `corpus_lines(300)` (the CLI's SMALL).
+TINY_CLI_DATA = ["--min-count", "20", "--held-out", "0.1", "--ota-steps", "2", "--no-progress"]
+
+
+def tiny_train_argv(store, out, tiny, epochs=(1, 1, 1), mode: str = "add") -> list:
+    """`train STORE OUT` on the tiny encoder, a few steps of each stage."""
+    return [
+        "train",
+        str(store),
+        str(out),
+        "--base-model",
+        tiny,
+        *TINY_CLI_DATA,
+        "--epochs",
+        *map(str, epochs),
+        "--batch-words",
+        "8",
+        "8",
+        "8",
+        "--min-contexts",
+        "2",
+        "--max-contexts",
+        "4",
+        "--pool-contexts",
+        "4",
+        "--mode",
+        mode,
+    ]
+
+
 def _train(source, out, tiny, settings=(), data=(), **options):
     data = TrainingData(**{"min_count": 20, "held_out_fraction": 0.1, "ota": OTASettings(steps=2), **dict(data)})
     return train(
