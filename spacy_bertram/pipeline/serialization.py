@@ -206,20 +206,23 @@ def pipeline_entries(components: Iterable[str], target: Path) -> List[str]:
     return [*PIPELINE_FILES, *(entry for name in names for entry in _component_entries(name))]
 
 
-def check_pipeline_target(target: Path, components: Iterable[str], overwrite: bool = False) -> None:
+def check_pipeline_target(target: Path, components: Iterable[str], overwrite: bool = False) -> List[str]:
     """The output rule (`fileio.check_output_dir`) for `save_pipeline`: a directory that is not a previous
     pipeline save (config.cfg and meta.json) and holds something, or a file, is refused unless
-    `overwrite`; files beside a save's own entries stay where they are. The target must be writable anyway."""
-    written = pipeline_entries(components, target) if saved_components(target) is not None else []
+    `overwrite`; files beside a save's own entries stay where they are. The target must be writable anyway.
+    Returns the entries the save owns at `target` (`pipeline_entries`)."""
+    owned = pipeline_entries(components, target)
+    written = owned if saved_components(target) is not None else []
     check_output_dir(
         target,
-        pipeline_entries(components, target),
+        owned,
         command="save_pipeline",
         force=overwrite,
         replaces=True,
         written=written,
         force_hint="overwrite=True",
     )
+    return owned
 
 
 def save_pipeline(
@@ -235,9 +238,9 @@ def save_pipeline(
     anything is written unless `overwrite`.
     """
     target = Path(path)
-    check_pipeline_target(target, nlp.component_names, overwrite)
+    owned = check_pipeline_target(target, nlp.component_names, overwrite)
     if target.parent.is_dir():
         clean_stale_temps(target.parent, target=target.name)
-    with atomic_directory(target, pipeline_entries(nlp.component_names, target)) as tmp:
+    with atomic_directory(target, owned) as tmp:
         nlp.to_disk(tmp, exclude=exclude)
     return target
