@@ -34,9 +34,14 @@ untrained network of the trained shape is used (n-grams from the texts).
 `--vector-table` gives the component a table from `python -m spacy_bertram
 vectors` (for `--bertram`): its words are looked up, so a cold run infers only
 the rare words outside it ("vectors_inferred" says how many that left).
+`--contexts memory` (or "doc+memory", "memory:4+store", also in `--against`) runs
+the context memory: cold empties the vector cache, not the memory, so each round's
+new texts find the rare words of the rounds before, as a stream would; what the
+memory holds at the end (words, contexts, bytes of text) is reported as "memory".
 
     python benchmarks/pipeline.py            # 2,000 snippets, 200 articles and 2,000 tweets
     python benchmarks/pipeline.py --quick    # 50 snippets, 5 articles, 50 tweets (memory: snippets), under a minute
+    python benchmarks/pipeline.py --quick --contexts doc+memory   # the context memory, its size reported
 """
 
 from __future__ import annotations
@@ -236,6 +241,18 @@ def instrument(nlp: spacy.Language) -> PartTimer:
     return timer
 
 
+def memory_stats(nlp: spacy.Language) -> Optional[Dict[str, int]]:
+    """What the bertram component's context memories hold (words, contexts, bytes of text); None without one."""
+    memories = nlp.get_pipe("bertram").word_sources.memories()
+    if not memories:
+        return None
+    totals: Dict[str, int] = defaultdict(int)
+    for memory in memories:
+        for key, value in memory.stats().items():
+            totals[key] += value
+    return dict(totals)
+
+
 def paired_median(rounds: Sequence[Dict[str, Tuple[float, float]]], name: str, base: str = "stock") -> float:
     return statistics.median(r[name][0] / r[base][0] for r in rounds)
 
@@ -418,6 +435,8 @@ def measure_pipelines(
         "cpu_ms_per_vector": {p: round(1000.0 * parts_cpu.get(p, 0.0) / max(1, n_inferred), 2) for p in PARTS},
         "rounds": len(rounds),
     }
+    if memory_stats(with_bertram) is not None:
+        result["memory"] = memory_stats(with_bertram)
     if against is not None:
         inferred_against = counts["_against"]["inferred"]
         result["against"] = {
@@ -431,6 +450,8 @@ def measure_pipelines(
             "warm_over_against": round(paired_median(rounds, "warm", "warm_against"), 3),
             "vector_cosine": describe_cosines(agreement),
         }
+        if memory_stats(against) is not None:
+            result["against"]["memory"] = memory_stats(against)
     if args.compare_paths:
         result["plain_cold_over_stock"] = round(paired_median(rounds, "cold_plain"), 3)
         result["shortcut_speedup"] = round(statistics.median(r["cold_plain"][0] / r["cold"][0] for r in rounds), 3)
@@ -593,6 +614,12 @@ def report(kind: str, result: Dict[str, Any], rss: Optional[Tuple[float, float]]
             f"cold {result['shortcut_speedup']:.2f}x faster (the context encoder alone "
             f"{result['encoder_wall_speedup']}x)"
         )
+    for label, held in (("", result.get("memory")), ("--against's ", result.get("against", {}).get("memory"))):
+        if held:
+            print(
+                f"  {label}context memory: {held['words']} words, {held['contexts']} contexts, "
+                f"{held['bytes'] / 1e3:.1f} kB of text"
+            )
     parts = ", ".join(f"{p} {ms:.2f}" for p, ms in result["cpu_ms_per_vector"].items())
     print(f"  CPU ms per inferred vector: {parts}")
     for label, walls in result.get("wall_ms_per_vector", {}).items():
@@ -712,6 +739,8 @@ def main() -> None:
         "vectors_per_s": {k: r["vectors_per_s"] for k, r in results.items()},
         "skipped": sorted(skipped),
     }
+    if any("memory" in r for r in results.values()):
+        headline["memory"] = {k: r.get("memory") for k, r in results.items()}
     if args.against:
         headline["against"] = {
             "settings": args.against,

@@ -88,6 +88,8 @@ class Errors(PluginErrors):
     E374 = "Repeated seeds in {seeds}."
     E375 = "{path}: line {n} needs word, rare word and score (tab-separated)."
     E376 = "{path}: line {n}: score {score!r} is not a number."
+    E377 = ("System kind {kind!r} reads the evaluated set's own texts as a store, and none was built for this "
+            "set; run it through evaluate_systems, which builds one per set.")
     E378 = "Spearman's rho needs at least two pairs."
     E379 = "The tokenizer gives no wordpieces for {word!r}."
     E380 = "No contexts at {source!r}: expected a directory of <word>.txt files or contexts.sqlite."

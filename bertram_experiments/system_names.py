@@ -12,7 +12,15 @@ FIXED = {
     "original": "original texts (ceiling)",
     "masked": "masked texts (floor)",
 }
-CONTEXTS = {"form": "form only", "doc": "doc contexts", "store": "store contexts", "gcide": "GCIDE definitions"}
+CONTEXTS = {
+    "form": "form only",
+    "doc": "doc contexts",
+    "store": "store contexts",
+    "gcide": "GCIDE definitions",
+    "indomain": "in-domain store",
+    "stores": "in-domain + general store",
+    "memory": "doc + streaming memory",
+}
 
 
 def system_title(name: str) -> str:

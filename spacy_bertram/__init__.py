@@ -80,6 +80,8 @@ _EXPORTS: Dict[str, str] = {
     "ContextStore": ".context_store",
     "open_context_store": ".context_store",
     "STORE_FILE": ".context_store",
+    "add_texts": ".training.text_store",
+    "read_texts": ".training.text_store",
     "DocContexts": ".pipeline.context_sources",
     "chain_contexts": ".pipeline.context_sources",
     "DefinitionStore": ".dictionary.store",

@@ -12,13 +12,13 @@ spaCy's own factories are.
 - callbacks: `spacy-bertram.freeze_embeddings.v1`;
 - loggers: `spacy-bertram.CheckpointLogger.v1` (the pipeline saved at chosen steps: learning curves);
 - context sources: `spacy-bertram.doc_contexts.v1`, `spacy-bertram.store_contexts.v1`,
-  `spacy-bertram.dictionary_contexts.v1`, `spacy-bertram.chained_contexts.v1`.
+  `spacy-bertram.dictionary_contexts.v1`, `spacy-bertram.memory_contexts.v1`, `spacy-bertram.chained_contexts.v1`.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Sequence
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -38,6 +38,12 @@ from .model.inputs import check_token_budget
 from .model.layers import NETWORK_SETTINGS, BertramInput, BertramShim, convert_inputs, convert_outputs, init
 from .model.network import BertramNetwork
 from .model.storage import create_bertram
+from .pipeline.context_memory import (
+    DEFAULT_MAX_PER_WORD,
+    DEFAULT_MAX_WORDS,
+    DEFAULT_RECOMPUTE_AT,
+    MemoryContexts,
+)
 from .pipeline.context_sources import (
     DEFAULT_DOC_WINDOW,
     ChainedContexts,
@@ -223,6 +229,20 @@ def store_contexts(path: str, limit: Optional[int] = None) -> StoreContexts:
 def dictionary_contexts(path: str, limit: Optional[int] = None) -> DictionaryContexts:
     """The word's definitions from a definition store (`python -m spacy_bertram dictionary`)."""
     return DictionaryContexts(LazyStore(path, "dictionary", "contexts.path"), limit)
+
+
+@registry.context_sources("spacy-bertram.memory_contexts.v1")  # type: ignore[attr-defined]
+def memory_contexts(
+    window: int = DEFAULT_DOC_WINDOW,
+    limit: Optional[int] = None,
+    max_per_word: int = DEFAULT_MAX_PER_WORD,
+    max_words: int = DEFAULT_MAX_WORDS,
+    recompute_at: Sequence[int] = DEFAULT_RECOMPUTE_AT,
+    path: Optional[str] = None,
+) -> MemoryContexts:
+    """The doc's sentences of the word and those of the docs seen before (`pipeline/context_memory.py`), kept in
+    the process or, with `path`, in that SQLite file; never in a saved pipeline."""
+    return MemoryContexts(window, limit, max_per_word, max_words, recompute_at, path)
 
 
 @registry.context_sources("spacy-bertram.chained_contexts.v1")  # type: ignore[attr-defined]

@@ -5,7 +5,8 @@ BERTRAM needs, for any word, its corpus frequency and a handful of contexts
 `ContextStore` keeps both in one SQLite file (stdlib only), clustered by word
 so that one word's contexts are one index range read, never a scan.
 `open_context_store` is the one way to open one, from its file or from the
-directory `prepare` wrote. The store is built by `training/store_builder.py`.
+directory `prepare` wrote. The store is built by `training/store_builder.py` (`prepare`, from a corpus)
+or `training/text_store.py` (`texts-store`, from a user's own texts, grown in place).
 
 A context is the raw line cut from `window` words before the occurrence to
 `window` words after it (punctuation and spacing kept, so a subword tokenizer

@@ -121,6 +121,28 @@ class Errors(metaclass=ErrorsWithCodes):
     E070 = "{command}: cannot write {target!r}: {directory!r} is not writable ({err}); fix that or write elsewhere"
     E071 = "{command}: {target!r} exists and {found}: give another path, or --force to replace it."
     E072 = "{command}: the output {target!r} is a directory, not a file: give the path of a file."
+    E080 = ('{path}, line {line}: a .jsonl file of texts needs a "text" string on every line, found {found}. Give '
+            'each line {{"text": "..."}} (other fields are ignored), or write the texts to a .txt file, one per line.')
+    E081 = ('{path}, line {line}: not a JSON object ({err}). A .jsonl file of texts holds one JSON object per line, '
+            'with the text in its "text" field.')
+    E082 = ("{path}: not a kind of text file texts-store reads ({suffix}). It reads {kinds}, and directories of "
+            "them; - reads stdin's lines. Rename the file if it is one of these, or convert it.")
+    E083 = ("{path}: cannot read it as a spaCy DocBin (.spacy) ({err}). Give a file written by DocBin.to_disk, or "
+            "the texts as .txt or .jsonl.")
+    E084 = ("Cannot add texts to {path}: {err}. --add grows a store that texts-store wrote; build one first "
+            "(the same command without --add).")
+    E085 = ("{path} was built with {setting} {stored}, but {asked} was asked: texts added to a store keep the store's "
+            "own {setting} (its words and contexts are sampled with it). Leave the setting out to use the store's, "
+            "or build a new store.")
+    E086 = ("Cannot add texts to {path}: it was built by `prepare` from a corpus (source {source!r}), whose contexts "
+            "are sampled for its training words with other caps. Build a store of your texts with `python -m "
+            "spacy_bertram texts-store` and chain it before this one in the component's contexts "
+            "(docs/configuration.md).")
+    E087 = ("texts-store: {target!r} is a store of your texts already. --add adds these texts to it; --force "
+            "rebuilds it from these texts alone (what was added before is lost).")
+    E088 = "No texts in {paths}: every input was empty or blank. Give files that hold text."
+    E089 = ("texts-store needs the texts and the store file, got only {path!r}: `texts-store TEXTS... OUTPUT.sqlite` "
+            "(TEXTS: .txt, .jsonl, .spacy files, directories of them, or - for stdin).")
 
     # E1xx: the bertram pipeline component and the injecting transformer (pipeline/, injection/)
     E101 = ("The bertram vector width {width} does not match the input embeddings of '{where}' (width "
@@ -236,6 +258,15 @@ class Errors(metaclass=ErrorsWithCodes):
     E178 = ("The encoder {model!r} ran without calling its input embeddings (get_input_embeddings()), so no "
             "BERTRAM vector went in: it cannot take injected vectors. Set injection = \"none\" in the "
             "spacy-bertram.TransformerModel.v1 block.")
+    E179 = ("recompute_at of spacy-bertram.memory_contexts.v1 must be increasing whole numbers of at least 1 (the "
+            "counts of remembered contexts at which a word's vector is computed again), the first at most "
+            "max_per_word ({max_per_word}), e.g. [1, 2, 4, 8]; got {value!r}")
+    E180 = ("The context memory file {path!r} {why}: a memory writes only a file that a memory made. Give a path "
+            "that does not exist yet (the memory creates it) or a memory file, or leave path unset to keep the "
+            "memory in the process.")
+    E181 = ("Cannot open the context memory file {path!r}: {err}. Give a path in a directory this process can "
+            "write, on a local file system (SQLite's WAL mode needs shared memory), or leave path unset to keep "
+            "the memory in the process.")
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."
@@ -415,6 +446,7 @@ class Warnings(metaclass=ErrorsWithCodes):
             "table's rows are the model's, mixed at the model's own {model_share}: a rare word in the table gets "
             "another mix than a word inferred. Leave subword_share null, or build the table (`python -m "
             "spacy_bertram vectors`) from a model saved with subword_share {share}.")
+    W019 = "Skipping {n} file(s) under {directory} that texts-store does not read (it reads {kinds}): {files}"
 
 
 # fmt: on

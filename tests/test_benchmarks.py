@@ -113,7 +113,8 @@ def test_every_script_has_a_test_here():
 
 
 def test_pipeline(data):
-    """The default kinds on what `all` leaves: tweets (WNUT-16, not fetched by `all`) skipped with a note."""
+    """The default kinds on what `all` leaves: tweets (WNUT-16, not fetched by `all`) skipped with a note; the
+    contexts of the doc and of the context memory, whose size it reports."""
     # --no-memory: the peak-RSS children (one MiniLM process per pipeline and kind) would double the time.
     result = run_script(
         "pipeline.py",
@@ -127,11 +128,14 @@ def test_pipeline(data):
         4,
         "--no-memory",
         "--contexts",
-        "doc",
+        "doc+memory",
         "--against",
         "batched_tokenising=off",
     )
     figures = headline(result)
+    held = figures["memory"]["short"]  # the context memory's size: each of its rare words, a context or more
+    assert 0 < held["words"] <= held["contexts"] <= 8 * held["words"] and held["bytes"] > 10 * held["contexts"]
+    assert "context memory:" in result.stdout
     assert "--against, cold cache" in result.stdout  # contexts tokenised one call each, in the same rounds
     assert figures["against"]["vector_cosine_mean"]["short"] > 1 - 1e-6  # an exact path: the same vectors
     assert "skipped tweets:" in result.stdout and figures["skipped"] == ["tweets"]

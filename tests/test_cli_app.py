@@ -253,6 +253,7 @@ COMMANDS = sorted({*typer.main.get_command(app).commands, *EXPERIMENT_COMMANDS})
 #: output, a directory (E007) or, for the commands that write one file, a file (E071).
 WRITERS = {
     "prepare": ["x", "{out}"],
+    "texts-store": ["x", "{out}"],
     "targets": ["x", "{out}"],
     "train": ["x", "{out}"],
     "vectors": ["x", "x", "{out}", "--workers", "0"],
@@ -282,6 +283,7 @@ ONE_FILE = {
     "intrinsic": "m.json",
     "report": "r.md",
     "dictionary": "d.sqlite",
+    "texts-store": "t.sqlite",
     "synonym-recovery": "s.json",
 }
 

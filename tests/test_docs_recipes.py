@@ -1,14 +1,30 @@
 """What the README and docs/configuration.md show a user, run as written in fresh processes."""
 
+import ast
 import json
+import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from spacy.util import registry
 from thinc.api import Config
 
-from tests.util import GLOSSARY, config_of_own_source, make_bertram_dir, markdown_blocks, recipe_of_own_source
+import spacy_bertram.architectures  # noqa: F401  (registers spacy-bertram.memory_contexts.v1 in this process)
+
+from spacy_bertram import ContextStore
+from tests.util import (
+    GLOSSARY,
+    config_of_own_source,
+    context_store_of,
+    make_bertram_dir,
+    make_nlp,
+    markdown_blocks,
+    recipe_of_own_source,
+)
 
 ROOT = Path(__file__).parent.parent
 
@@ -57,6 +73,37 @@ print(json.dumps([sources.source, sources.contexts_for(nlp.make_doc("A kumquat."
     key, texts = json.loads(result.stdout.strip().splitlines()[-1])
     assert key == "glossary:glossary.tsv"
     assert texts == ["A kumquat is a small orange citrus fruit.", "Kumquats are eaten whole."]
+
+
+def test_the_documented_memory_recipe_runs_as_written(tmp_path, bertram_dir):
+    """docs/configuration.md's two passes with "memory", in a fresh interpreter, on the tiny model at the path the
+    recipe names; and its config block builds the source it describes (nothing opened: no file written)."""
+    doc = ROOT / "docs" / "configuration.md"
+    (recipe,) = [block for block in markdown_blocks(doc, "python") if '"contexts": "memory"' in block]
+    shutil.copytree(bertram_dir, tmp_path / "training" / "bertram" / "model")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-c", recipe], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    remembered, stats, same = result.stdout.strip().splitlines()[-3:]
+    sentences = [
+        "We ate a kumquat at the market.",
+        "The kumquat tree grew in the garden.",
+        "A kumquat is a small orange fruit.",
+        "She sold one kumquat.",
+    ]
+    assert ast.literal_eval(remembered) == sentences and same == "True"
+    held = len("kumquat") + sum(len(sentence) for sentence in sentences)
+    assert ast.literal_eval(stats) == {"words": 1, "contexts": 4, "bytes": held}
+    (block,) = [block for block in markdown_blocks(doc, "ini") if "memory_contexts.v1" in block]
+    contexts = Config().from_str("[components]\n[components.bertram]\n" + block)["components"]["bertram"]["contexts"]
+    source = registry.resolve({"contexts": contexts})["contexts"]
+    assert (source.window, source.max_per_word, source.max_words, source.recompute_at, source.path) == (
+        10,
+        8,
+        10000,
+        (1, 2, 4, 8),
+        "memory.sqlite",
+    )
 
 
 def test_spacy_cli_creates_the_context_source_registry_for_code_files(tmp_path):
@@ -128,3 +175,39 @@ def test_every_example_config_fills_and_debugs(tmp_path):
     assert len(names) == 4 and "Config is valid" in result.stdout
     for name in names:
         assert Config().from_disk(tmp_path / name, interpolate=False)["nlp"]["pipeline"]
+
+
+def json_objects(text: str) -> list:
+    """The JSON objects printed one after another (each command's indented summary)."""
+    decoder, found, at = json.JSONDecoder(), [], 0
+    while text[at:].strip():
+        at += len(text[at:]) - len(text[at:].lstrip())
+        value, at = decoder.raw_decode(text, at)
+        found.append(value)
+    return found
+
+
+def test_the_own_texts_recipe_builds_grows_and_chains_a_store(tmp_path, monkeypatch, bertram_dir, tiny_bert_path):
+    """docs/configuration.md's "Your own texts as contexts": its bash block as written (`python` is this
+    interpreter), then its config with the store it built before a general one."""
+    (block,) = [b for b in markdown_blocks(ROOT / "docs" / "configuration.md", "bash") if "texts-store" in b]
+    script = f'set -euo pipefail\npython() {{ {shlex.quote(sys.executable)} "$@"; }}\n{block}'
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    built, added = json_objects(result.stdout)
+    assert built["created"] and built["texts"] == 3 and not added["created"] and added["total_texts"] == 4
+    with ContextStore.open(tmp_path / "my_texts.sqlite") as store:
+        assert store.count("quokka") == 4 and len(store.contexts("quokka")) == 4 and store.meta["adds"] == "2"
+
+    (ini,) = [b for b in markdown_blocks(ROOT / "docs" / "configuration.md", "ini") if "my_texts.sqlite" in b]
+    contexts = Config().from_str("[components]\n[components.bertram]\n" + ini)["components"]["bertram"]["contexts"]
+    (tmp_path / "general").mkdir()
+    general = context_store_of(tmp_path / "general", [f"a quokka and a wallaby, day {i}" for i in range(6)])
+    (tmp_path / "corpus" / "bertram").mkdir(parents=True)
+    general.rename(tmp_path / "corpus" / "bertram" / "contexts.sqlite")
+    monkeypatch.chdir(tmp_path)  # the config's paths are the recipe's, relative
+    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts=contexts)
+    texts = nlp.get_pipe("bertram").word_sources.contexts_for(nlp.make_doc("A quokka."), "quokka", [1])
+    assert len(texts) == 8 and all("Rottnest" in t or "sandwich" in t for t in texts[:4])
+    assert all("wallaby, day" in t for t in texts[4:])

@@ -152,3 +152,46 @@ def test_a_system_with_definitions_from_a_dictionary(trained, bertram_assets, tm
     )
     assert metrics["dictionary_store"] == str(store)
     assert metrics["mean_injected_per_doc"]["bertram_slash_gcide"] > 0
+
+
+def test_each_set_gets_its_own_texts_as_a_store_and_a_fresh_memory(trained, bertram_assets, tmp_path):
+    """The paper's INDOMAIN per evaluated set: the set's texts (no labels) as a store, alone or before the general
+    store; the streaming memory starts empty for every set and system."""
+    from spacy_bertram import open_context_store
+    from bertram_experiments.downstream.downstream import build_set_stores, evaluate_systems, set_contexts
+
+    items = _write_rarified(tmp_path / "rarified")
+    sets = {"": [{"text": it.text} for it in items], "seed-1": [{"text": "the kumquat and the kumquat tree"}]}
+    stores = build_set_stores(sets, tmp_path, max_contexts=4)
+    with open_context_store(stores[""]) as store:
+        assert store.count("kumquat") == 1 and store.count("the") == 4  # every word of the set's own texts
+        assert store.contexts("kumquat") == ["the kumquat was good"]
+    with open_context_store(stores["seed-1"]) as store:
+        assert store.count("kumquat") == 2 and store.count("dgo") == 0  # the other set's texts are not in it
+    assert set_contexts("indomain", stores[""], "general.sqlite")["path"] == str(stores[""])
+    both = set_contexts("stores", stores[""], "general.sqlite")["*"]
+    assert list(both) == ["indomain", "general"] and both["general"]["path"] == "general.sqlite"
+    assert set_contexts("memory", None, None) == "doc+memory"
+    with pytest.raises(ValueError, match=r"\[E377\]"):
+        set_contexts("indomain", None, "general.sqlite")
+
+    systems = ["bertram_slash_indomain", "bertram_recentre_stores", "bertram_slash_memory", "bertram_slash_doc"]
+    metrics = evaluate_systems(
+        trained["model"],
+        tmp_path / "rarified",
+        tmp_path / "m",
+        bertram_path=bertram_assets["model"],
+        context_store=bertram_assets["store"],
+        systems=systems,
+        max_zipf=3.0,
+        contexts_per_word=4,
+        progress=False,
+        n_resamples=50,
+    )
+    assert metrics["systems"] == ["baseline", *systems]
+    for system in systems:  # the rare substitutes get vectors whatever the contexts
+        assert metrics["substitute_coverage"][system] == 0.5
+    # one text per rare word here: the set's store and the memory give each word its own sentence, as doc does
+    p_gold = {s: metrics["vs_baseline"][s]["mean_log_prob"] for s in systems}
+    assert p_gold["bertram_slash_indomain"] == pytest.approx(p_gold["bertram_slash_doc"], abs=1e-6)
+    assert p_gold["bertram_slash_memory"] == pytest.approx(p_gold["bertram_slash_doc"], abs=1e-6)

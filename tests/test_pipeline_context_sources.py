@@ -13,6 +13,7 @@ from spacy.vocab import Vocab
 from spacy_bertram.pipeline.context_sources import LazyStore, StoreContexts, chain_contexts, contexts_from_spec
 from spacy_bertram.pipeline.word_sources import WordSources
 from spacy_bertram.rarity.rare_words import RareWordRule
+from spacy_bertram.training.text_store import add_texts
 
 from tests.util import context_store_of, make_nlp
 
@@ -224,3 +225,48 @@ def test_bad_source_arguments_and_results_are_named(bertram_dir, tiny_bert_path)
         .word_sources.contexts_for(Doc(Vocab(), ["a"]), "kumquat", [0])
         == []
     )
+
+
+def test_an_in_domain_store_of_texts_comes_before_a_general_store(bertram_dir, tiny_bert_path, tmp_path):
+    """Two stores of texts (`texts-store`) chained: the user's own contexts first, each store within its own
+    limit, the general store filling up to contexts_per_word, a context both hold taken once."""
+    shared = "We bought a kumquat and a durian at the market."
+    indomain = [f"Our lab note {i}: the kumquat sample {i} was sour." for i in range(5)] + [shared]
+    general = [f"A general text {i} on the kumquat and the durian." for i in range(6)] + [shared]
+    general += [f"The quince {i} is a hard fruit." for i in range(4)]
+    add_texts(tmp_path / "indomain.sqlite", indomain, progress=False)
+    add_texts(tmp_path / "general.sqlite", general, progress=False)
+
+    def store(name: str, limit):
+        source = {"@context_sources": "spacy-bertram.store_contexts.v1", "path": str(tmp_path / f"{name}.sqlite")}
+        return {**source, "limit": limit} if limit else source
+
+    def contexts_of(limits, per_word):
+        chain = {
+            "@context_sources": "spacy-bertram.chained_contexts.v1",
+            "*": {"indomain": store("indomain", limits[0]), "general": store("general", limits[1])},
+        }
+        nlp = make_nlp(bertram_dir, tiny_bert_path, contexts=chain, contexts_per_word=per_word)
+        sources = nlp.get_pipe("bertram").word_sources
+        assert nlp.get_pipe("bertram").context_store == str(tmp_path / "indomain.sqlite")  # the first store read
+        doc = spacy.blank("en")("A kumquat, a durian and a quince.")
+        return {
+            word: sources.contexts_for(doc, word, [i]) for i, word in [(1, "kumquat"), (4, "durian"), (7, "quince")]
+        }
+
+    def own(text: str) -> bool:  # a context is cut from word to word: no final full stop
+        return any(text in line for line in indomain)
+
+    def other(text: str) -> bool:
+        return any(text in line for line in general)
+
+    got = contexts_of((3, 3), 8)
+    assert [own(text) for text in got["kumquat"]] == [True] * 3 + [False] * 3  # 3 of 6 own, then 3 of 7 general
+    assert all(other(text) for text in got["kumquat"][3:])
+    assert got["durian"][0] == shared[:-1] and len(got["durian"]) == 4  # its one own context, then 3 general ones
+    assert got["durian"].count(shared[:-1]) == 1 and all(other(text) for text in got["durian"])
+    assert len(got["quince"]) == 3 and all(text.startswith("The quince") for text in got["quince"])
+    got = contexts_of((3, None), 5)  # the general store without a limit of its own fills up to contexts_per_word
+    assert [own(text) for text in got["kumquat"]] == [True] * 3 + [False] * 2
+    assert len(got["durian"]) == 5 and got["durian"][0] == shared[:-1]
+    assert len(got["quince"]) == 4  # all it has

@@ -57,7 +57,8 @@ def evaluate_cmd(
     systems: str = typer.Option(
         "all",
         help="comma-separated systems, or 'all': baseline, original, masked, "
-        "oracle_INJ, bertram_INJ_CTX (INJ: replace, slash, recentre; CTX: form, doc, store)",
+        "oracle_INJ, bertram_INJ_CTX (INJ: replace, slash, recentre; CTX: form, doc, store; for slash and recentre "
+        "also indomain (the set's own texts as a store), stores (indomain, then the general store), memory)",
     ),
     max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, min=1, help=CONTEXTS_PER_WORD_HELP),

@@ -15,6 +15,10 @@ Steps (each a `python -m bertram_experiments` command, see cli.py and project.ym
     bertram_INJ_CTX          BERTRAM vectors through injection INJ (replace, slash,
                              recentre) from the word's form alone (CTX form), the
                              doc's own sentences (doc) or the context store (store);
+                             for slash and recentre also: the set's own texts (no
+                             labels) as a store (indomain: the paper's INDOMAIN), that
+                             store before the general one (stores), and the doc with
+                             the streaming memory of the set's earlier texts (memory);
     bertram_slash_gcide      slash, with dictionary definitions as contexts (give a
                              GCIDE-only definition store: rarification takes its
                              synonyms from WordNet, so WordNet glosses would flatter
@@ -38,6 +42,7 @@ Steps (each a `python -m bertram_experiments` command, see cli.py and project.ym
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -48,7 +53,7 @@ import numpy as np
 
 from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors, Warnings
-from spacy_bertram import DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MAX_ZIPF, PathLike, use_device
+from spacy_bertram import DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MAX_ZIPF, PathLike, add_texts, use_device
 from ..outputs import SET_OUTPUTS
 from ..rarification.datasets import read_records
 from ..rarification.oracle import ORACLE_FACTORY, add_oracle
@@ -63,6 +68,12 @@ logger = logging.getLogger("spacy_bertram")
 INJECTIONS = ("replace", "slash", "recentre")
 #: BERTRAM's context sources in the system names -> the component's `contexts` value.
 CONTEXT_SETTINGS = {"form": "none", "doc": "doc", "store": "store"}
+#: Context sources that depend on the evaluated set, for the injections that pay (recentre, slash): the set's own
+#: texts (no labels) as a store, alone ("indomain") or before the general store ("stores"), the paper's INDOMAIN;
+#: and the streaming memory ("memory": the doc and what the component remembered from the set's earlier texts,
+#: read in their order, starting empty). Each set gets its own component, so nothing carries over between sets.
+SET_CONTEXTS = ("indomain", "stores", "memory")
+SET_CONTEXT_INJECTIONS = ("slash", "recentre")
 
 
 @dataclass(frozen=True)
@@ -84,6 +95,7 @@ SYSTEMS: Dict[str, System] = {
     **{f"oracle_{inj}": System(inj, "oracle") for inj in INJECTIONS},
     # grouped by context source: systems with the same vectors share one component and its cache
     **{f"bertram_{inj}_{ctx}": System(inj, source) for ctx, source in CONTEXT_SETTINGS.items() for inj in INJECTIONS},
+    **{f"bertram_{inj}_{ctx}": System(inj, ctx) for ctx in SET_CONTEXTS for inj in SET_CONTEXT_INJECTIONS},
 }
 DEFAULT_SYSTEMS = tuple(SYSTEMS)
 SYSTEMS["bertram_slash_gcide"] = System("slash", "dictionary")  # needs a definition store: not a default
@@ -154,7 +166,7 @@ def checked_systems(
     if dictionary_store is None and any("dictionary" in str(SYSTEMS[s].vectors) for s in needs_bertram):
         raise ValueError(Errors.E324)
     if context_store is None:
-        dropped = [s for s in needs_bertram if SYSTEMS[s].vectors in ("store", "both")]
+        dropped = [s for s in needs_bertram if SYSTEMS[s].vectors in ("store", "both", "stores")]
         if dropped:
             warnings.warn(Warnings.W010.format(systems=dropped))
             chosen = [s for s in chosen if s not in dropped]
@@ -184,10 +196,13 @@ def predict_sets(
     progress: bool,
     dictionary_store: Optional[PathLike] = None,
     int8_encoder: bool = False,
+    set_stores: Optional[Dict[str, Path]] = None,
 ) -> Tuple[Dict[str, SetPredictions], Dict[str, float]]:
     """Every system over every set with the trained textcat, loaded once (its labels
     checked against the items'); systems with the same vectors share one component (and
-    its vector cache). Returns the predictions per set and the seconds per system."""
+    its vector cache), but those whose contexts depend on the set (`SET_CONTEXTS`) get a
+    fresh component per set (`set_stores`: each set's own texts as a store). Returns the
+    predictions per set and the seconds per system."""
     use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
     nlp = load_textcat(model_dir, injection="none")
     labels = textcat_labels(nlp)
@@ -198,11 +213,12 @@ def predict_sets(
     for system in systems:
         t0 = time.time()
         spec = SYSTEMS[system]
-        if spec.vectors != current:
+        per_set = spec.vectors in SET_CONTEXTS
+        if spec.vectors != current or per_set:
             for pipe in ("bertram", ORACLE_FACTORY):
                 if pipe in nlp.pipe_names:
                     nlp.remove_pipe(pipe)
-            if spec.vectors not in (None, "oracle"):
+            if spec.vectors not in (None, "oracle") and not per_set:
                 add_bertram(
                     nlp,
                     bertram_path,
@@ -220,6 +236,11 @@ def predict_sets(
                 if ORACLE_FACTORY in nlp.pipe_names:
                     nlp.remove_pipe(ORACLE_FACTORY)
                 add_oracle(nlp, items)
+            if per_set:  # a fresh component: its own set's store, an empty memory
+                if "bertram" in nlp.pipe_names:
+                    nlp.remove_pipe("bertram")
+                contexts = set_contexts(str(spec.vectors), (set_stores or {}).get(name), context_store)
+                add_bertram(nlp, bertram_path, contexts, context_store, max_zipf, contexts_per_word)  # type: ignore[arg-type]
             if progress:
                 logger.info("evaluating %s on %d items%s", system, len(items), f" ({name})" if name else "")
             predicted, probabilities, counts = predict_labels(nlp, [it[spec.text] for it in items], batch_size)
@@ -231,6 +252,30 @@ def predict_sets(
                 result.coverage[system] = substitute_coverage(nlp, items)
         seconds[system] = round(time.time() - t0, 2)
     return results, seconds
+
+
+def set_contexts(kind: str, set_store: Optional[Path], general_store: Optional[PathLike]) -> Any:
+    """The component's `contexts` for a set-dependent system (`SET_CONTEXTS`): the registered sources, as a user
+    configures them (docs/configuration.md)."""
+    if kind == "memory":
+        return "doc+memory"
+    if set_store is None:
+        raise ValueError(Errors.E377.format(kind=kind))
+    own = {"@context_sources": "spacy-bertram.store_contexts.v1", "path": str(set_store)}
+    if kind == "indomain":
+        return own
+    general = {"@context_sources": "spacy-bertram.store_contexts.v1", "path": str(general_store)}
+    return {"@context_sources": "spacy-bertram.chained_contexts.v1", "*": {"indomain": own, "general": general}}
+
+
+def build_set_stores(sets: Dict[str, List[dict]], directory: Path, max_contexts: int) -> Dict[str, Path]:
+    """Each set's own texts (no labels) as a context store: the paper's INDOMAIN for that set."""
+    stores: Dict[str, Path] = {}
+    for name, items in sets.items():
+        path = directory / f"{name.replace('/', '-') or 'set'}.sqlite"
+        add_texts(path, [it["text"] for it in items], max_contexts=max_contexts, lowercase=True, progress=False)
+        stores[name] = path
+    return stores
 
 
 def check_item_labels(items: Sequence[dict], labels: Sequence[str]) -> None:
@@ -266,20 +311,24 @@ def evaluate_systems(
     systems = checked_systems(systems, bertram_path, context_store, dictionary_store)
     dirs = listed_sets(rarified_dir, "rarify.json") if seed_sets else {"": Path(rarified_dir)}
     sets = {name: read_test_items(path) for name, path in dirs.items()}
-    results, seconds = predict_sets(
-        model_dir,
-        gpu_id,
-        sets,
-        systems,
-        bertram_path,
-        context_store,
-        max_zipf,
-        contexts_per_word,
-        batch_size,
-        progress,
-        dictionary_store,
-        int8_encoder,
-    )
+    with tempfile.TemporaryDirectory(prefix="indomain-") as scratch:
+        needs_stores = any(SYSTEMS[s].vectors in ("indomain", "stores") for s in systems)
+        set_stores = build_set_stores(sets, Path(scratch), contexts_per_word) if needs_stores else None
+        results, seconds = predict_sets(
+            model_dir,
+            gpu_id,
+            sets,
+            systems,
+            bertram_path,
+            context_store,
+            max_zipf,
+            contexts_per_word,
+            batch_size,
+            progress,
+            dictionary_store,
+            int8_encoder,
+            set_stores,
+        )
     out = Path(output_dir)
     settings = {
         "max_zipf": max_zipf,

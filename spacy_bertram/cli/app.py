@@ -1,7 +1,7 @@
 """`python -m spacy_bertram COMMAND` (console script: `spacy-bertram COMMAND`).
 
 The commands make and inspect a model and live beside this module in `cli/`, registered on `app`:
-corpus and BERTRAM in `training.py` (prepare, targets, train, vectors), definition stores in
+corpus and BERTRAM in `training.py` (prepare, texts-store, targets, train, vectors), definition stores in
 `dictionary.py`, the rule's decisions in `rare_words.py` (rare-words). The package's `__init__` imports
 them and runs `app`; the command modules import `app` from here, and the steps they run live in the
 folders below `cli/` (training/, dictionary/, explain), so no import points up. The

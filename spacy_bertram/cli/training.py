@@ -1,6 +1,7 @@
 """The corpus and BERTRAM commands of `python -m spacy_bertram` (registered on `app.app`).
 
   prepare   corpus -> word counts + SQLite context store
+  texts-store  your own texts -> a context store for the component, grown later with --add
   targets   training words and their targets (embedding rows / OTA)
   train     the BERTRAM training stages -> a model directory
   vectors   a vector table: BERTRAM vectors for a whole vocabulary, on a Dask cluster
@@ -18,6 +19,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import typer
 
 from .app import (
+    FORCE_FILE_HELP,
     FORCE_HELP,
     GPU_HELP,
     MultiValueCommand,
@@ -138,6 +140,56 @@ def prepare_cmd(
             client=client,
         )
     echo_json(asdict(result))
+
+
+@app.command("texts-store")
+def texts_store_cmd(
+    paths: List[Path] = typer.Argument(
+        ...,
+        help='your texts: .txt (one text per line), .jsonl (a "text" field per line), .spacy (DocBin), '
+        ".txt/.jsonl compressed (.gz, .bz2, .xz), directories of them, or - for stdin's lines; then the store "
+        "file (OUTPUT.sqlite)",
+    ),
+    add: bool = typer.Option(
+        False, "--add", help="add the texts to the store OUTPUT (it must exist): counts grow, contexts stay a sample"
+    ),
+    max_contexts: Optional[int] = typer.Option(
+        None, min=1, help="contexts kept per word (a new store: 16; --add: the store's)"
+    ),
+    context_words: Optional[int] = typer.Option(
+        None,
+        min=1,
+        help=f"words kept on each side of an occurrence (a new store: {DEFAULT_WINDOW}; --add: the store's)",
+    ),
+    cased: bool = typer.Option(False, "--cased", help="keep case (for cased encoders; --add: the store's casing)"),
+    seed: int = typer.Option(0, help="seed of the context sampling"),
+    force: bool = typer.Option(
+        False, "--force", help=FORCE_FILE_HELP + " (without --add; a store of your texts is rebuilt from these alone)"
+    ),
+) -> None:
+    """A context store of your own texts (no labels) for the bertram component; --add grows it in place.
+
+    Every word is counted and keeps a uniform sample of its distinct contexts over all texts added so far;
+    chain the store before a general one in the component's contexts (docs/configuration.md).
+    """
+    *texts, output = paths
+    if not texts:
+        fail(ValueError(Errors.E089.format(path=str(output))))
+    from ..training.text_store import add_texts, check_store_output, read_texts  # light: sqlite3 and tqdm
+
+    run_checked(check_store_output, output, add=add, force=force)
+    stream = run_checked(read_texts, texts)
+    result = run_checked(
+        add_texts,
+        output,
+        stream,
+        max_contexts=max_contexts,
+        window=context_words,
+        lowercase=False if cased else (None if add else True),
+        seed=seed,
+        replace=not add,
+    )
+    echo_json(result)
 
 
 def _with_options(shared: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

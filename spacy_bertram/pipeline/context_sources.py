@@ -21,14 +21,16 @@ without one is named by its function). The built-in sources (registered in `arch
     limit = 2
 
 The string shorthand is a parser of those same objects (`contexts_from_spec`): sources joined by
-"+", each with an optional limit after ":" ("doc", "store", "dictionary", "doc+dictionary",
-"store:4+dictionary:2"; "none" for the form alone), given the component's `context_store`,
+"+", each with an optional limit after ":" ("doc", "store", "dictionary", "memory", "doc+dictionary",
+"store:4+dictionary:2", "doc+memory"; "none" for the form alone), given the component's `context_store`,
 `dictionary_store` and `context_window` settings, which nothing else reads: once built, each source
 holds its own window, store and limit, and setting the component's `context_window` sets the window of
 its doc sources, registered or not (a component without one refuses it: nothing would read it). Sources
 are read in order; each adds its contexts (skipping any already taken) until it has given its own limit
 (default: contexts_per_word) or the word has contexts_per_word in all.
-"both" is the older name of "doc+store".
+"both" is the older name of "doc+store". "memory" (`context_memory.MemoryContexts`: the doc's sentences of the
+word and those of the docs seen before) is built through its registered name, `spacy-bertram.memory_contexts.v1`:
+it builds on `DocContexts`, so this module cannot import it.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, 
 
 from spacy.tokens import Doc
 
-from .. import registries  # noqa: F401  (spacy.registry.context_sources, which architectures.py fills)
+from .. import registries  # spacy.registry.context_sources, which architectures.py fills
 from ..dictionary.store import open_definition_store
 from ..errors import Errors
 from ..context_store import open_context_store
@@ -47,6 +49,8 @@ ContextSource = Callable[[Doc, str, Sequence[int], int], List[str]]
 
 #: The shorthand's older names.
 ALIASES = {"both": "doc+store"}
+#: The registered source the shorthand's "memory" builds (`context_memory.py`, registered in `architectures.py`).
+MEMORY_SOURCE = "spacy-bertram.memory_contexts.v1"
 
 
 def chain_contexts(groups: Iterable[Tuple[Iterable[str], Optional[int]]], total: Optional[int] = None) -> List[str]:
@@ -274,11 +278,11 @@ def contexts_from_spec(
     window: int = DEFAULT_DOC_WINDOW,
 ) -> ChainedContexts:
     """The string shorthand's parser: "doc+store:2" -> the chain of the built-in sources it names, each holding
-    its own settings (`window` for "doc", the store paths for "store" and "dictionary", its limit), exactly as
-    the registered `spacy-bertram.*_contexts.v1` build them. The paths and the window are read here and
-    nowhere else; a path left empty is named when the stores are checked (`WordSources.check_paths`), so a
+    its own settings (`window` for "doc" and "memory", the store paths for "store" and "dictionary", its limit),
+    exactly as the registered `spacy-bertram.*_contexts.v1` build them. The paths and the window are read here
+    and nowhere else; a path left empty is named when the stores are checked (`WordSources.check_paths`), so a
     config with a null `${paths...}` still fills and validates. ValueError names a bad part."""
-    example = 'e.g. "doc", "store", "dictionary", "doc+dictionary", "store:4+dictionary:2" or "none"'
+    example = 'e.g. "doc", "store", "dictionary", "memory", "doc+dictionary", "store:4+dictionary:2" or "none"'
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(Errors.E104.format(example=example, spec=spec))
     if spec.strip() == "none":
@@ -289,6 +293,7 @@ def contexts_from_spec(
         "dictionary": lambda limit: DictionaryContexts(
             LazyStore(dictionary_store, "dictionary", "dictionary_store"), limit
         ),
+        "memory": lambda limit: registries.context_sources.get(MEMORY_SOURCE)(window=window, limit=limit),
     }
     sources: List[ContextSource] = []
     named: Set[str] = set()

@@ -6,10 +6,11 @@ frequency table the rare-word rule reads: the model's counts, wordfreq, or the
 context store's corpus), whether BERTRAM can see anything of it (known n-grams
 or wordpieces), and which contexts it gets (the doc's own sentences, the
 context store, dictionary definitions, in the order and with the limits of
-`contexts`: `context_sources.py`). It opens the stores once per process and
-records the context store's path relative to a saved pipeline, to find the
-store there again. What a load can replace (the network, the model's counts)
-is passed in, never read from the component.
+`contexts`: `context_sources.py`; the docs seen before: `context_memory.py`).
+It opens the stores once per process and records the context store's path
+relative to a saved pipeline, to find the store there again. What a load can
+replace (the network, the model's counts) is passed in, never read from the
+component.
 `word_key_function` says which form of a word decides its vector.
 """
 
@@ -36,6 +37,7 @@ from ..model.network import BertramNetwork
 from ..model.inputs import UNK_ID
 from ..rarity.rare_words import RareWordFinder, RareWordRule
 from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD
+from .context_memory import MemoryContexts
 from .context_sources import (
     DEFAULT_DOC_WINDOW,
     ContextSource,
@@ -61,14 +63,14 @@ class WordSources:
     contexts: a context source (`context_sources.py`: registered ones such as
         `spacy-bertram.store_contexts.v1`, or your own), or its string shorthand:
         "doc" (the doc's sentences), "store" (`context_store`), "dictionary"
-        (`dictionary_store`), or a mix read in order, with optional limits:
-        "doc+dictionary", "store:6+dictionary:2"; "none": the form alone.
+        (`dictionary_store`), "memory" (the sentences of the docs seen before), or a mix read in order, with
+        optional limits: "doc+dictionary", "store:6+dictionary:2", "doc+memory"; "none": the form alone.
     context_store: a context store from `python -m spacy_bertram prepare` (the shorthand's
         "store", and the counts of rare_words.frequencies = "store").
     dictionary_store: a definition store from `python -m spacy_bertram dictionary` (the shorthand's "dictionary").
     contexts_per_word: contexts gathered per rare word, from all sources
         together; the network reads at most its own max_contexts of them.
-    context_window: the shorthand's "doc": tokens on each side of the word when the doc has no
+    context_window: the shorthand's "doc" and "memory": tokens on each side of the word when the doc has no
         sentence boundaries (or the sentence is longer than twice this). Set later, it is the window of every
         doc source; with none (contexts = "none", "store", ...) it would apply to nothing: E168.
     """
@@ -109,6 +111,7 @@ class WordSources:
             store.owner = name
 
     def _doc_sources(self) -> Iterator[DocContexts]:
+        """Every source that reads the doc: a memory holds one (its `sources`), so its window is set here too."""
         return (source for source in leaves(self.contexts) if isinstance(source, DocContexts))
 
     def _stores_of(self, kind: str) -> Iterator[LazyStore]:
@@ -152,6 +155,10 @@ class WordSources:
             raise ValueError(Errors.E168.format(name=self.name, spec=self.spec, window=window))
         for source in doc_sources:
             source.window = int(window)
+
+    def memories(self) -> List[MemoryContexts]:
+        """The context memories the sources hold (`context_memory.py`): what they remember, their `stats()`."""
+        return [source for source in leaves(self.contexts) if isinstance(source, MemoryContexts)]
 
     @property
     def store_hint(self) -> Optional[str]:
@@ -225,10 +232,13 @@ class WordSources:
                 raise ValueError(Errors.E109.format(source=self.spec, setting=store.setting))
 
     def open_stores(self) -> None:
-        """Open the stores the settings use now: a bad store fails here, not at a doc."""
+        """Open the stores the settings use now, and the memory files: a bad store fails here, not at a doc."""
         self.check_paths()
         for store in self.stores():
             store.get()
+        for source in leaves(self.contexts):
+            if isinstance(source, MemoryContexts):
+                source.open()
 
     def store(self) -> Any:
         """The context store, opened lazily and once per process."""

@@ -110,7 +110,7 @@ class _Reservoirs:
         word_ids: Optional[Sequence[int]] = None,
     ) -> None:
         self.conn = conn
-        self.caps = caps
+        self.caps = list(caps)
         self.word_ids = list(word_ids) if word_ids is not None else list(range(len(caps)))
         self.offsets = array("q", [0])
         for cap in caps:
@@ -121,6 +121,19 @@ class _Reservoirs:
         self.random = random.Random(seed).random
         self.batch_size = batch_size
         self.pending: Dict[Tuple[int, int], Context] = {}
+
+    def add_word(self, word_id: int, cap: int, seen: int = 0, digests: Sequence[int] = ()) -> int:
+        """Sample one more word, resuming Algorithm R where an earlier run left it (a store grown in place,
+        `text_store.py`): `seen` occurrences so far, and the digests of its stored contexts by slot. Returns
+        the word's index here."""
+        self.caps.append(cap)
+        self.word_ids.append(word_id)
+        self.offsets.append(self.offsets[-1] + cap)
+        self.hashes.extend(digests)
+        self.hashes.extend(array("q", bytes(8 * (cap - len(digests)))))
+        self.seen.append(seen)
+        self.stored.append(len(digests))
+        return len(self.caps) - 1
 
     def choose(self, wid: int) -> Optional[int]:
         """Algorithm R: the slot this occurrence of word `wid` would take, or None."""
