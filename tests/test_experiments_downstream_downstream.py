@@ -175,6 +175,8 @@ def test_each_set_gets_its_own_texts_as_a_store_and_a_fresh_memory(trained, bert
     with pytest.raises(ValueError, match=r"\[E377\]"):
         set_contexts("indomain", None, "general.sqlite")
 
+    _write_rarified(tmp_path / "rarified" / "seed-1")  # a second set: the component switches to its store
+    (tmp_path / "rarified" / "rarify.json").write_text(json.dumps({"seeds": [0, 1], "seed_sets": ["seed-1"]}))
     systems = ["bertram_slash_indomain", "bertram_recentre_stores", "bertram_slash_memory", "bertram_slash_doc"]
     metrics = evaluate_systems(
         trained["model"],
@@ -195,3 +197,8 @@ def test_each_set_gets_its_own_texts_as_a_store_and_a_fresh_memory(trained, bert
     p_gold = {s: metrics["vs_baseline"][s]["mean_log_prob"] for s in systems}
     assert p_gold["bertram_slash_indomain"] == pytest.approx(p_gold["bertram_slash_doc"], abs=1e-6)
     assert p_gold["bertram_slash_memory"] == pytest.approx(p_gold["bertram_slash_doc"], abs=1e-6)
+    seed_1 = json.loads((tmp_path / "m" / "seed-1" / "metrics.json").read_text())
+    assert seed_1["accuracy"] == metrics["accuracy"]  # the same texts: the same store, a memory empty again
+    assert seed_1["vs_baseline"]["bertram_slash_memory"]["mean_log_prob"] == pytest.approx(
+        p_gold["bertram_slash_memory"], abs=1e-6
+    )

@@ -236,7 +236,11 @@ def predict_sets(
                 if ORACLE_FACTORY in nlp.pipe_names:
                     nlp.remove_pipe(ORACLE_FACTORY)
                 add_oracle(nlp, items)
-            if per_set:  # a fresh component: its own set's store, an empty memory
+            if per_set and spec.vectors != "memory" and "bertram" in nlp.pipe_names:
+                # the next set's own store: the component's store setting names the first store its sources read
+                # (the in-domain one); its cache keys hold the contexts, so no vector of another set is served
+                nlp.get_pipe("bertram").context_store = str((set_stores or {})[name])
+            elif per_set:  # a fresh component: the first set's store, or an empty memory for every set
                 if "bertram" in nlp.pipe_names:
                     nlp.remove_pipe("bertram")
                 contexts = set_contexts(str(spec.vectors), (set_stores or {}).get(name), context_store)
