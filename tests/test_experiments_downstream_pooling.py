@@ -84,3 +84,33 @@ def test_the_contexts_are_compared_with_the_spelling_alone_on_the_same_items():
 
     text = "\n".join(pooled_markdown(result))
     assert "What the contexts add to the spelling alone" in text and "+25.0" in text
+
+
+def test_the_memory_is_compared_with_the_doc_by_the_texts_seen_before():
+    """Doc + memory against doc alone in bins of an item's position in its set: two sets of 30 items, the memory
+    winning only past the 25th item of each set."""
+    from bertram_experiments.downstream.pooling import memory_by_position, positions_in_sets, pooled_markdown
+
+    sets = np.array(["a"] * 30 + ["b"] * 30)
+    assert list(positions_in_sets(np.array(["a", "b", "a", "a", "b"]))) == [0, 0, 1, 2, 1]
+    doc = np.zeros(60, dtype=bool)
+    memory = doc.copy()
+    memory[[26, 28, 57]] = True  # positions 26, 28 of set a and 27 of set b
+    toy = ItemTable(
+        ["baseline", "bertram_slash_doc", "bertram_slash_memory", "bertram_recentre_memory"],
+        sets,
+        np.array([f"t{i}" for i in range(60)]),
+        {"baseline": doc, "bertram_slash_doc": doc, "bertram_slash_memory": memory, "bertram_recentre_memory": memory},
+        {
+            s: np.full(60, 0.5)
+            for s in ("baseline", "bertram_slash_doc", "bertram_slash_memory", "bertram_recentre_memory")
+        },
+    )
+    result = memory_by_position(toy, np.array(["a"] * 60, dtype=object), n_resamples=200)
+    assert set(result) == {"bertram_slash_memory"}  # recentre has no doc system here
+    bins = result["bertram_slash_memory"]["bins"]
+    assert list(bins) == ["0-24", "25-99"]  # no item at 100 or more
+    assert bins["0-24"]["n"] == 50 and bins["0-24"]["accuracy_diff"]["estimate"] == 0
+    assert bins["25-99"]["n"] == 10 and bins["25-99"]["accuracy_diff"]["estimate"] == pytest.approx(3 / 10)
+    text = "\n".join(pooled_markdown(pool_tables({"a": toy.subset(sets == "a"), "b": toy.subset(sets == "b")}, 200)))
+    assert "The streaming memory over a stream" in text and "| 25-99 | 10 |" in text

@@ -91,6 +91,7 @@ def pool_tables(tables: Mapping[str, ItemTable], n_resamples: int = DEFAULT_RESA
         "pooled": compare_to_baseline(pooled, n_resamples=n_resamples, seed=seed, strata=strata),
         "per_set": {name: compare_to_baseline(t, n_resamples=n_resamples, seed=seed) for name, t in tables.items()},
         "contexts_over_form": contexts_over_form(pooled, strata, n_resamples, seed),
+        "memory_by_position": memory_by_position(pooled, strata, n_resamples, seed),
         "n_resamples": n_resamples,
         "seed": seed,
     }
@@ -116,6 +117,54 @@ def contexts_over_form(
         )
         compared = compare_to_baseline(table, baseline=form, n_resamples=n_resamples, seed=seed, strata=strata)
         out[form] = {s: compared[s] for s in with_contexts}
+    return out
+
+
+#: Bins of an item's position in its set (the texts a streaming memory has seen before it), for
+#: `memory_by_position`: [start, end) of the index in the set's order.
+POSITION_BINS = ((0, 25), (25, 100), (100, None))
+
+
+def positions_in_sets(sets: np.ndarray) -> np.ndarray:
+    """Per item, its index among its set's items in their order: how many texts of its set came before it."""
+    seen: Dict[str, int] = {}
+    out = np.empty(len(sets), dtype=int)
+    for i, set_name in enumerate(sets):
+        out[i] = seen.get(set_name, 0)
+        seen[set_name] = out[i] + 1
+    return out
+
+
+def memory_by_position(
+    pooled: ItemTable, strata: np.ndarray, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> Dict[str, Dict[str, Any]]:
+    """The streaming memory over a stream: per injection, the doc + memory system against the same injection's
+    doc system on the items at each position bin of their set (the memory starts empty for every set, so an
+    item's position is the number of texts it may have remembered contexts from). {} without both systems."""
+    out: Dict[str, Dict[str, Any]] = {}
+    position = positions_in_sets(pooled.sets)
+    for memory in (s for s in pooled.systems if s.startswith("bertram_") and s.endswith("_memory")):
+        doc = memory[: -len("memory")] + "doc"
+        if doc not in pooled.systems:
+            continue
+        pair = ItemTable(
+            [doc, memory],
+            pooled.sets,
+            pooled.clusters,
+            {s: pooled.correct[s] for s in (doc, memory)},
+            {s: pooled.p_gold[s] for s in (doc, memory)},
+        )
+        bins: Dict[str, Any] = {}
+        for start, end in POSITION_BINS:
+            mask = (position >= start) & (position < (end if end is not None else np.inf))
+            if mask.sum() < 2:
+                continue
+            label = f"{start}-{end - 1}" if end is not None else f"{start}+"
+            compared = compare_to_baseline(
+                pair.subset(mask), baseline=doc, n_resamples=n_resamples, seed=seed, strata=strata[mask]
+            )
+            bins[label] = compared[memory]
+        out[memory] = {"against": doc, "bins": bins}
     return out
 
 
@@ -194,6 +243,22 @@ def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str
                     [name(s), name(form), *comparison_cells(figures)]
                     for form, systems in result["contexts_over_form"].items()
                     for s, figures in systems.items()
+                ),
+                text_columns=2,
+            ),
+        ]
+    if result.get("memory_by_position"):
+        lines += [
+            "",
+            "The streaming memory over a stream: doc + memory against doc alone, by how many texts of its set "
+            "came before the item (the memory starts empty for each set and system):",
+            "",
+            *markdown_table(
+                ("system", "texts seen before", *HEADER),
+                (
+                    [name(s), label, *comparison_cells(figures)]
+                    for s, entry in result["memory_by_position"].items()
+                    for label, figures in entry["bins"].items()
                 ),
                 text_columns=2,
             ),
