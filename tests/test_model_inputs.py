@@ -295,3 +295,19 @@ def test_another_boundary_symbol_is_refused():
     data["boundary"] = "#"
     with pytest.raises(ValueError, match=r"\[E031\].*boundary"):
         NgramVocab.from_dict(data)
+
+
+@pytest.mark.parametrize("mode", ["inplace", "add", "replace", "context"])
+def test_context_ids_are_the_context_words_only(tokenizer, mode):
+    """What the context mean averages: no [CLS]/[SEP], no ADD prefix, no occurrence of the word (spelled
+    with its pieces inplace, masked otherwise), and a bare row of the word's pieces has none."""
+    builder = InputBuilder(tokenizer, mode, max_length=64)
+    pieces = tokenizer.convert_tokens_to_ids(["kum", "##qua", "##t"])
+    row = builder.encode(0, "kumquat", "a kumquat, the kumquat tree", pieces)
+    expected = tokenizer.convert_tokens_to_ids(["a", ",", "the", "tree"])
+    assert builder.context_ids(row, pieces if mode == "inplace" else ()) == expected
+    assert builder.context_ids(builder.bare(0, pieces), pieces) == []
+    if mode == "inplace":  # without the pieces only the first occurrence is known: the second stays
+        assert builder.context_ids(row) == tokenizer.convert_tokens_to_ids(
+            ["a", ",", "the", *["kum", "##qua", "##t"], "tree"]
+        )

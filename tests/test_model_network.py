@@ -370,3 +370,80 @@ def test_int8_vectors_are_near_the_float_ones_and_the_setting_is_the_networks(ti
     cosines = (exact * quantized).sum(1) / (numpy.linalg.norm(exact, axis=1) * numpy.linalg.norm(quantized, axis=1))
     assert cosines.min() > 0.95 and numpy.abs(exact - quantized).max() > 1e-5  # close, and not the same path
     assert numpy.array_equal(network.infer(items), exact)  # off again: the float encoder
+
+
+# -- the context mean's share: mixed in where a word has contexts -----------------------------
+
+
+@pytest.mark.parametrize("mode", ["inplace", "add"])
+@pytest.mark.parametrize("use_form", [True, False])
+def test_context_mean_share_zero_is_the_old_output_bit_for_bit(tiny_bert_path, monkeypatch, mode, use_form):
+    network = make_network(tiny_bert_path, mode, subword_share=0.3).eval()
+    batch = network.prepare([w for w, _ in ITEMS], [c for _, c in ITEMS], use_form=use_form)
+    with torch.no_grad():
+        ours = network(batch, use_form=use_form)
+        monkeypatch.setattr(network, "mix_context_mean", lambda vectors, *args, **kwargs: vectors)
+        old = network(batch, use_form=use_form)
+    assert torch.equal(ours, old)
+
+
+@pytest.mark.parametrize("mode", ["inplace", "add"])
+@pytest.mark.parametrize("use_form", [True, False])
+def test_the_context_mean_moves_words_with_contexts_only(tiny_bert_path, mode, use_form):
+    """A word without a usable context keeps its vector bit for bit; one with contexts gets
+    (1 - s) unit(v) + s unit(context mean) at v's norm, the share of its path (spelling or not)."""
+    own = make_network(tiny_bert_path, mode).eval()  # the paper's network: no subword mean's mix after it
+    mixed = make_network(tiny_bert_path, mode, context_mean_share=0.4, context_mean_share_with_form=0.2).eval()
+    share = mixed.context_mean_share_for(use_form)
+    assert share == (0.2 if use_form else 0.4)
+    items = [*ITEMS, ("kumquat", ["no such word"])]
+    alone = [3, 5]  # orange (no contexts) and kumquat (no usable one)
+    v, ours = own.infer(items, use_form=use_form), mixed.infer(items, use_form=use_form)
+    assert numpy.array_equal(ours[alone], v[alone])
+    batch = own.prepare([w for w, _ in items], [c for _, c in items], use_form=use_form)
+    assert batch.has_contexts.tolist() == [i not in alone for i in range(len(items))]
+    with torch.no_grad():
+        mean = own.context_mean(batch, use_form).numpy()
+    for i in sorted(set(range(len(items))) - set(alone)):
+        unit = v[i] / numpy.linalg.norm(v[i]), mean[i] / numpy.linalg.norm(mean[i])
+        expected = numpy.linalg.norm(v[i]) * ((1 - share) * unit[0] + share * unit[1])
+        numpy.testing.assert_allclose(ours[i], expected, atol=1e-5)
+        assert numpy.abs(ours[i] - v[i]).max() > 1e-4
+
+
+@pytest.mark.parametrize("mode, use_form", [("inplace", True), ("inplace", False), ("add", True), ("context", True)])
+def test_the_context_mean_is_the_hand_computed_mean_of_the_context_words(tiny_bert_path, mode, use_form):
+    """Pooled over a word's contexts, without the word's own pieces (every occurrence), the special tokens,
+    the ADD prefix or the padding of a shorter row; a word without contexts gets zeros."""
+    network = make_network(tiny_bert_path, mode).eval()
+    contexts = ["the farmer sold a kumquat at the market", "a kumquat and a kumquat tree"]
+    batch = network.prepare(["kumquat", "garden"], [contexts, []], use_form=use_form)
+    assert len({len(r) for r in batch.rows if r.word_index == 0}) == 2  # rows of two lengths: padding
+    table = network.embedding_matrix().detach()
+    words = "the farmer sold a at the market a and a tree".split()
+    ids = network.tokenizer.convert_tokens_to_ids(words)
+    assert network.tokenizer.unk_token_id not in ids
+    with torch.no_grad():
+        mean = network.context_mean(batch, use_form)
+    torch.testing.assert_close(mean[0], table[ids].mean(dim=0), atol=1e-6, rtol=0)
+    assert not mean[1].any()
+    if mode == "inplace" and use_form:
+        assert len(network.inputs.word_pieces("kumquat")) > 1  # several pieces, each occurrence left out
+
+
+def test_the_context_mean_shares_round_trip_and_old_models_keep_none(tiny_bert_path, tmp_path):
+    network = make_network(tiny_bert_path, "inplace", context_mean_share=0.5, context_mean_share_with_form=0.25)
+    save_bertram(network, tmp_path / "m")
+    loaded = load_bertram(tmp_path / "m")
+    assert (loaded.config.context_mean_share, loaded.config.context_mean_share_with_form) == (0.5, 0.25)
+    assert loaded.config == network.config
+    numpy.testing.assert_array_equal(loaded.infer(ITEMS, use_form=False), network.eval().infer(ITEMS, use_form=False))
+    assert (BertramConfig().context_mean_share, BertramConfig().context_mean_share_with_form) == (0.5, 0.0)
+    old = {k: v for k, v in network.config.to_dict().items() if not k.startswith("context_mean_share")}
+    assert (
+        BertramConfig.from_dict(old).context_mean_share
+        == BertramConfig.from_dict(old).context_mean_share_with_form
+        == 0.0
+    )
+    with pytest.raises(ValueError, match=r"\[E052\] context_mean_share must be in \[0, 1\], got -0.1"):
+        BertramConfig(context_mean_share=-0.1)

@@ -98,6 +98,8 @@ PAPER_SETTINGS: Mapping[str, Any] = MappingProxyType(
         "read_layer": -1,
         "subword_share": 0.0,
         "own_embedding_for_one_piece": False,
+        "context_mean_share": 0.0,
+        "context_mean_share_with_form": 0.0,
     }
 )
 
@@ -135,6 +137,16 @@ class BertramConfig:
         the encoder's embedding of that very piece was trained on every one of
         its occurrences: reading the piece again cannot know more (the default;
         False: the paper, which gives every word its form vector).
+    context_mean_share: for a word read from its contexts alone (`use_form=False`:
+        a nonce word whose spelling means nothing), weight of the context mean (the
+        mean input embedding of the context words, a la carte's additive vector) in
+        a mix of unit vectors scaled to BERTRAM's norm, for words with contexts only:
+        0 is BERTRAM's own vector; 0.5 the default, measured on the Chimeras' dev
+        half, where BERTRAM alone fell below the context mean on some folds. Like
+        `subword_share` it is inference's: changing it needs no training.
+    context_mean_share_with_form: the same for a word read from its spelling and
+        contexts (before the subword mean's mix); 0 the default: on CRW no share
+        above 0 helped on both folds.
     encoder_*: recorded from the base model so that a mismatched encoder is
         detected at load time instead of producing silently wrong vectors.
     """
@@ -149,6 +161,8 @@ class BertramConfig:
     read_layer: int = -2
     subword_share: float = 0.3
     own_embedding_for_one_piece: bool = True
+    context_mean_share: float = 0.5
+    context_mean_share_with_form: float = 0.0
     encoder_embedding_width: Optional[int] = None
     encoder_hidden_width: Optional[int] = None
     encoder_vocab_size: Optional[int] = None
@@ -165,8 +179,9 @@ class BertramConfig:
             raise ValueError(
                 Errors.E052.format(setting="max_seq_length", bounds="at least 8", value=self.max_seq_length)
             )
-        if not 0.0 <= float(self.subword_share) <= 1.0:
-            raise ValueError(Errors.E052.format(setting="subword_share", bounds="in [0, 1]", value=self.subword_share))
+        for setting in ("subword_share", "context_mean_share", "context_mean_share_with_form"):
+            if not 0.0 <= float(getattr(self, setting)) <= 1.0:
+                raise ValueError(Errors.E052.format(setting=setting, bounds="in [0, 1]", value=getattr(self, setting)))
         if self.max_contexts < 1:
             raise ValueError(Errors.E052.format(setting="max_contexts", bounds="at least 1", value=self.max_contexts))
         if self.max_word_pieces < 1:

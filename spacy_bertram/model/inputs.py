@@ -201,6 +201,30 @@ class InputBuilder:
         start = max(0, min(first - (budget - len(pieces)) // 2, len(ids) - budget))
         return ids[start : start + budget], first - start
 
+    def context_ids(self, row: EncodedContext, pieces: Sequence[int] = ()) -> List[int]:
+        """The ids of `row` that are context words: no special token, no ADD prefix, and no occurrence
+        of the word (its first one at `mask_position`, every other spelled as `pieces` or masked).
+
+        What the context-mean baseline averages (a la carte's additive vector), read from the ids the
+        encoder gets, so the network can mix it in without tokenising again; a bare row has none.
+        Any run of `pieces` counts as an occurrence (also the start of a longer word spelled with them).
+        """
+        ids = row.input_ids
+        special = {self.cls_id, self.sep_id, self.pad_id, self.mask_id}
+        start = row.slot_position + 1 + len(self.prefix_right) if self.rows.prefix_slot else 0
+        skip = set(range(row.mask_position, row.mask_position + row.span))
+        spelled = list(pieces)
+        kept: List[int] = []
+        position = start
+        while position < len(ids):
+            if spelled and list(ids[position : position + len(spelled)]) == spelled:
+                position += len(spelled)
+                continue
+            if position not in skip and ids[position] not in special:
+                kept.append(ids[position])
+            position += 1
+        return kept
+
     def bare(self, word_index: int, pieces: Sequence[int]) -> EncodedContext:
         """The word's pieces on their own: the inplace row of a word without contexts."""
         pieces = list(pieces)[: self.max_length - 2]

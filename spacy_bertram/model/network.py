@@ -336,6 +336,44 @@ class BertramNetwork(nn.Module):
         unit = torch.nn.functional.normalize
         return sub.norm(dim=-1, keepdim=True) * ((1.0 - share) * unit(vectors, dim=-1) + share * unit(sub, dim=-1))
 
+    def context_mean(self, batch: PreparedBatch, use_form: bool = True) -> Tensor:
+        """Each word's mean input embedding of its context words ([n_words, width]; zero without any):
+        the a la carte baseline, from the ids of the batch's rows (`InputBuilder.context_ids`: no special
+        token, prefix or occurrence of the word), pooled over all of a word's contexts."""
+        if not batch.words:
+            return torch.zeros(0, self.width, device=self.device, dtype=self.embedding_matrix().dtype)
+        spell = self.config.traits.spelled and use_form
+        pieces = [[int(i) for i in row if i >= 0] for row in batch.subword_ids.tolist()] if spell else None
+        bags: List[List[int]] = [[] for _ in batch.words]
+        for row in batch.rows:
+            bags[row.word_index] += self.inputs.context_ids(row, pieces[row.word_index] if pieces else ())
+        table = self.embedding_matrix().detach()
+        flat = torch.as_tensor([i for bag in bags for i in bag], dtype=torch.long, device=self.device)
+        offsets = torch.as_tensor([0, *numpy.cumsum([len(bag) for bag in bags])[:-1]], dtype=torch.long)
+        return nn.functional.embedding_bag(flat, table, offsets.to(self.device), mode="mean")
+
+    def context_mean_share_for(self, use_form: bool) -> float:
+        """The config's share of the context mean for a word with contexts, on this path."""
+        return float(self.config.context_mean_share_with_form if use_form else self.config.context_mean_share)
+
+    def mix_context_mean(
+        self, vectors: Tensor, batch: PreparedBatch, use_form: bool = True, share: Optional[float] = None
+    ) -> Tensor:
+        """(1 - s) unit(v) + s unit(context mean), scaled to v's norm, for each word with context words
+        (s = `share`, None: the config's for the path, `context_mean_share_for`). Words without contexts
+        keep `vectors` as they are, and s = 0 returns them untouched: the mix is inference's, as the
+        subword mean's is, so a trained model's share can be changed without training again."""
+        share = self.context_mean_share_for(use_form) if share is None else float(share)
+        if share <= 0.0 or batch.has_contexts is None or not bool(batch.has_contexts.any()):
+            return vectors
+        mean = self.context_mean(batch, use_form).to(vectors.dtype)
+        unit = torch.nn.functional.normalize
+        mixed = vectors.norm(dim=-1, keepdim=True) * (
+            (1.0 - share) * unit(vectors, dim=-1) + share * unit(mean, dim=-1)
+        )
+        chosen = batch.has_contexts.to(self.device).unsqueeze(-1) & (mean.norm(dim=-1, keepdim=True) > 0)
+        return torch.where(chosen, mixed, vectors)
+
     def combine(self, states: Tensor, word_index: Tensor, v_form: Tensor) -> Tuple[Tensor, Tensor]:
         """Attentive mimicking over each word's contexts. Returns (vectors, rho)."""
         n_words = v_form.shape[0]
@@ -372,6 +410,7 @@ class BertramNetwork(nn.Module):
         token_budget: int = DEFAULT_TOKEN_BUDGET,
         use_form: bool = True,
         subword_share: Optional[float] = None,
+        context_mean_share: Optional[float] = None,
     ) -> Tensor:
         """One vector per word. `use_form=False` zeroes the form vector (n-gram form
         and subword mean) and skips the output mix with the subword mean: for a
@@ -379,7 +418,9 @@ class BertramNetwork(nn.Module):
         contexts alone (in ADD mode the zero vector fills the prefix slot; inplace
         rows spell the word as the mask token, see `prepare`; a word without a
         usable context gets the zero vector). `subword_share`: the output mix's
-        share instead of the config's (the `bertram` component's setting)."""
+        share instead of the config's (the `bertram` component's setting);
+        `context_mean_share`: the context mean's share instead of the config's for
+        the path (`mix_context_mean`, applied before the subword mean's mix)."""
         v_form = self.form_vectors(batch.ngram_ids, batch.subword_ids)
         if not use_form:
             v_form = torch.zeros_like(v_form)
@@ -390,6 +431,7 @@ class BertramNetwork(nn.Module):
             states = self.encode_contexts(batch.rows, slots, token_budget)
             word_index = torch.as_tensor([r.word_index for r in batch.rows], dtype=torch.long)
             vectors, _ = self.combine(states, word_index, v_form)
+            vectors = self.mix_context_mean(vectors, batch, use_form, context_mean_share)
         if not use_form:
             return vectors
         return self.keep_own_embeddings(self.mix_subword_mean(vectors, batch.subword_ids, subword_share), batch)

@@ -141,9 +141,12 @@ class OTASettings:
 
 
 #: BertramConfig fields that are not training settings: the encoder is the run's `base_model`
-#: (recorded beside the settings), its widths are read from it, and the rest describe the file.
+#: (recorded beside the settings), its widths are read from it, the context mean's shares are
+#: inference's alone (training never reads them), and the rest describe the file.
 NOT_TRAINING_SETTINGS = (
     "base_model",
+    "context_mean_share",
+    "context_mean_share_with_form",
     "encoder_embedding_width",
     "encoder_hidden_width",
     "encoder_vocab_size",
