@@ -283,6 +283,7 @@ OWN_REMOVALS = {
     "spacy_bertram/dictionary/wordnet.py": "the package's own WordNet cache, swapped through a temp directory",
     "scripts/registry_data.py": "the corpus parts it built, in its own asset folders",
     "benchmarks/train_scaling.py": "its own temp corpus",
+    "spacy_bertram/pipeline/context_memory.py": "its own temp memory file, linked into place only where none is",
 }
 
 
