@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import glob
 import json
 import os
 import shutil
@@ -340,6 +341,29 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
     finally:
         if tmp.exists():
             _remove(tmp)
+
+
+@contextlib.contextmanager
+def new_file(path: PathLike) -> Iterator[Path]:
+    """Yield a temp file beside `path`; on success it is linked into place where `path` is still free, never
+    over a file (one that another process made meanwhile is kept, and is the file). The temp, and the files
+    named after it (SQLite's `-wal`, `-shm`), are removed in every case: nothing but `path` is left."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_beside(target, is_dir=False)
+    try:
+        yield tmp
+        apply_umask(tmp)
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not target.exists():
+                os.replace(tmp, target)
+    finally:
+        for leftover in (tmp, *tmp.parent.glob(glob.escape(tmp.name) + "-*")):
+            _remove(leftover)
 
 
 @contextlib.contextmanager

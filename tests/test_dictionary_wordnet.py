@@ -47,3 +47,20 @@ def test_prepare_wordnet_copies_files_and_writes_lexnames(tmp_path: Path):
     assert lines[0] == "00\tadj.all\t3" and lines[44] == "44\tadj.ppl\t3"
     assert prepare_wordnet(src, tmp_path / "cache") == root  # reused
     assert [p.name for p in (root / "corpora").iterdir()] == ["wordnet"]
+
+
+def test_an_incomplete_cache_is_replaced_and_a_users_file_in_it_survives(tmp_path: Path):
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in REQUIRED_FILES:
+        (src / name).write_text(f"{name}\n")
+    (src / "index.sense").write_text("")
+    target = tmp_path / "cache" / "corpora" / "wordnet"
+    target.mkdir(parents=True)
+    (target / REQUIRED_FILES[0]).write_text("half a copy")  # an older, incomplete copy
+    (target / "notes.txt").write_text("mine")
+    prepare_wordnet(src, tmp_path / "cache")
+    assert (target / REQUIRED_FILES[0]).read_text() == f"{REQUIRED_FILES[0]}\n"
+    assert all((target / name).is_file() for name in REQUIRED_FILES)
+    assert (target / "notes.txt").read_text() == "mine"
+    assert [p.name for p in (tmp_path / "cache" / "corpora").iterdir()] == ["wordnet"]

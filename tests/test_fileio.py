@@ -280,10 +280,8 @@ def test_an_unwritable_output_is_refused_and_nothing_is_left(unwritable_dir):
 #: or a file at a name it writes that the output rule has let it replace.
 OWN_REMOVALS = {
     "spacy_bertram/training/state_cache.py": "its temp .npy renamed into place",
-    "spacy_bertram/dictionary/wordnet.py": "the package's own WordNet cache, swapped through a temp directory",
     "scripts/registry_data.py": "the corpus parts it built, in its own asset folders",
     "benchmarks/train_scaling.py": "its own temp corpus",
-    "spacy_bertram/pipeline/context_memory.py": "its own temp memory file, linked into place only where none is",
 }
 
 
@@ -299,3 +297,20 @@ def test_no_writer_removes_files_but_through_the_output_rule():
             if name != "spacy_bertram/fileio.py" and pattern.search(path.read_text(encoding="utf8")):
                 found.add(name)
     assert found == set(OWN_REMOVALS)
+
+
+def test_a_new_file_is_linked_into_place_never_over_one_and_leaves_nothing_else(tmp_path):
+    from spacy_bertram.fileio import new_file
+
+    target = tmp_path / "memory.sqlite"
+    with new_file(target) as temp:
+        temp.write_bytes(b"mine")
+        (tmp_path / f"{temp.name}-wal").write_bytes(b"sidecar")
+    assert target.read_bytes() == b"mine" and sorted(p.name for p in tmp_path.iterdir()) == ["memory.sqlite"]
+    with new_file(target) as temp:  # another process made it meanwhile: that one is kept
+        temp.write_bytes(b"late")
+    assert target.read_bytes() == b"mine" and sorted(p.name for p in tmp_path.iterdir()) == ["memory.sqlite"]
+    with pytest.raises(RuntimeError), new_file(tmp_path / "other.sqlite") as temp:
+        temp.write_bytes(b"half")
+        raise RuntimeError
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.sqlite"]

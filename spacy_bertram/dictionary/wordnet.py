@@ -14,12 +14,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 import threading
 import warnings
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 from ..errors import Errors
+from ..fileio import atomic_directory
 from ..types import PathLike
 
 
@@ -120,8 +120,12 @@ def find_wordnet_source(wordnet_dir: Optional[PathLike] = None) -> Path:
     raise WordNetMissingError(Errors.E388.format(env=WORDNET_DIR_ENV, tried=", ".join(tried)))
 
 
+#: Every file `_copy_layout` writes: what the cache's swap replaces.
+LAYOUT_FILES = (*REQUIRED_FILES, *OPTIONAL_FILES, "lexnames", "index.sense")
+
+
 def _copy_layout(source: Path, target: Path, nltk_root: Path) -> None:
-    target.mkdir(parents=True)
+    target.mkdir(parents=True, exist_ok=True)
     for name in REQUIRED_FILES + OPTIONAL_FILES:
         src = source / name
         if src.is_file():
@@ -195,7 +199,7 @@ def _write_index_sense(directory: Path, nltk_root: Path) -> None:
 def prepare_wordnet(wordnet_dir: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None) -> Path:
     """Build `<cache_dir>/corpora/wordnet/` for NLTK and return `<cache_dir>`.
 
-    The copy is made in a temporary sibling directory and renamed into place,
+    The copy is made in a temporary sibling directory and swapped into place,
     so a reader never sees a partial layout; an existing complete layout is
     reused. `cache_dir` defaults to `default_cache_dir()`.
     """
@@ -208,20 +212,10 @@ def prepare_wordnet(wordnet_dir: Optional[PathLike] = None, cache_dir: Optional[
         return root
     if source is None:
         source = find_wordnet_source()
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".wordnet-", dir=final.parent))
-    try:
-        _copy_layout(source, tmp / "wordnet", root)
-        if final.exists() and not _is_complete_layout(final):
-            os.rename(final, tmp / "stale")  # an older, incomplete copy
-        try:
-            os.rename(tmp / "wordnet", final)
-        except OSError:
-            # Another process won the race: its complete copy is as good as ours.
-            if not _is_complete_layout(final):
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    # The copy is swapped in whole (`fileio.atomic_directory`): an older, incomplete copy goes, and anything
+    # else found in the folder (not a file of this layout) is carried over, never deleted.
+    with atomic_directory(final, LAYOUT_FILES) as tmp:
+        _copy_layout(source, tmp, root)
     return root
 
 

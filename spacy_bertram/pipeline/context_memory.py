@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import tempfile
 import threading
 import weakref
 from collections import OrderedDict
@@ -32,7 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from spacy.tokens import Doc
 
 from ..errors import Errors
-from ..fileio import apply_umask
+from ..fileio import new_file
 from .context_sources import DEFAULT_DOC_WINDOW, DocContexts, _checked_limit, _key, _within, check_at_least_one
 
 #: The `meta` table's mark of a memory file: a file without it is never written.
@@ -322,37 +321,19 @@ def check_memory_file(path: Path) -> None:
 
 
 def create_memory_file(path: Path) -> None:
-    """Write an empty memory beside `path` and link it into place: never over a file, so two processes that
-    create it at once both open the one that won (the other's copy is removed)."""
+    """Write an empty memory beside `path` and link it into place (`fileio.new_file`): never over a file, so two
+    processes that create it at once both open the one that won."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-    except OSError as err:
-        raise ValueError(Errors.E181.format(path=str(path), err=err)) from err
-    temp = Path(name)
-    try:
-        conn = sqlite3.connect(str(temp), isolation_level=None)
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.executescript(SCHEMA)
-            conn.executemany(
-                "INSERT INTO meta (key, value) VALUES (?, ?)",
-                [("format", FORMAT_NAME), ("version", str(FORMAT_VERSION))],
-            )
-        finally:
-            conn.close()
-        apply_umask(temp)
-        try:
-            os.link(temp, path)
-        except FileExistsError:
-            pass  # another process created it first: that one is the memory
-        except OSError:  # a file system without hard links
-            if not path.exists():
-                os.replace(temp, path)
+        with new_file(path) as temp:
+            conn = sqlite3.connect(str(temp), isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.executescript(SCHEMA)
+                conn.executemany(
+                    "INSERT INTO meta (key, value) VALUES (?, ?)",
+                    [("format", FORMAT_NAME), ("version", str(FORMAT_VERSION))],
+                )
+            finally:
+                conn.close()
     except (OSError, sqlite3.Error) as err:
         raise ValueError(Errors.E181.format(path=str(path), err=err)) from err
-    finally:
-        for leftover in (temp, Path(f"{temp}-wal"), Path(f"{temp}-shm")):
-            if leftover.exists():
-                leftover.unlink()
