@@ -93,6 +93,8 @@ class Errors(PluginErrors):
     E378 = "Spearman's rho needs at least two pairs."
     E379 = "The tokenizer gives no wordpieces for {word!r}."
     E380 = "No contexts at {source!r}: expected a directory of <word>.txt files or contexts.sqlite."
+    E381 = ("Test candidates come from {known}, not {value!r}: 'test' is the dataset's test split, 'unused-train' the "
+            "training texts that train and dev did not draw.")
     E382 = "{pairs_path!r} has {n_pairs} usable pair(s); Spearman's rho needs at least two."
     E383 = ("{path}: line {n} has {n_row} tab-separated fields; expected 4 (subset, relation, keyword, targets), 5 "
             "(id first) or a header line.")

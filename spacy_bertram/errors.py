@@ -143,6 +143,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E088 = "No texts in {paths}: every input was empty or blank. Give files that hold text."
     E089 = ("texts-store needs the texts and the store file, got only {path!r}: `texts-store TEXTS... OUTPUT.sqlite` "
             "(TEXTS: .txt, .jsonl, .spacy files, directories of them, or - for stdin).")
+    E090 = ("vectors: {options} set the rare-word rule of --rare-only, which is not given, so nothing would read "
+            "them. Add --rare-only to keep only the words the bertram component calls rare, or leave {options} out.")
 
     # E1xx: the bertram pipeline component and the injecting transformer (pipeline/, injection/)
     E101 = ("The bertram vector width {width} does not match the input embeddings of '{where}' (width "

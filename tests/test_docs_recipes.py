@@ -187,13 +187,18 @@ def json_objects(text: str) -> list:
     return found
 
 
+def run_bash(block: str, cwd: Path) -> subprocess.CompletedProcess:
+    """A docs bash block as written, `python` being this interpreter, this checkout importable."""
+    script = f'set -euo pipefail\npython() {{ {shlex.quote(sys.executable)} "$@"; }}\n{block}'
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=cwd, env=env)
+
+
 def test_the_own_texts_recipe_builds_grows_and_chains_a_store(tmp_path, monkeypatch, bertram_dir, tiny_bert_path):
     """docs/configuration.md's "Your own texts as contexts": its bash block as written (`python` is this
     interpreter), then its config with the store it built before a general one."""
-    (block,) = [b for b in markdown_blocks(ROOT / "docs" / "configuration.md", "bash") if "texts-store" in b]
-    script = f'set -euo pipefail\npython() {{ {shlex.quote(sys.executable)} "$@"; }}\n{block}'
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env)
+    (block,) = [b for b in markdown_blocks(ROOT / "docs" / "configuration.md", "bash") if "my_texts.jsonl" in b]
+    result = run_bash(block, tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     built, added = json_objects(result.stdout)
     assert built["created"] and built["texts"] == 3 and not added["created"] and added["total_texts"] == 4
@@ -211,3 +216,31 @@ def test_the_own_texts_recipe_builds_grows_and_chains_a_store(tmp_path, monkeypa
     texts = nlp.get_pipe("bertram").word_sources.contexts_for(nlp.make_doc("A quokka."), "quokka", [1])
     assert len(texts) == 8 and all("Rottnest" in t or "sandwich" in t for t in texts[:4])
     assert all("wallaby, day" in t for t in texts[4:])
+
+
+def test_the_configuration_recipe_precomputes_the_rare_words_of_own_texts(tmp_path, tiny_bert_path):
+    """docs/configuration.md's `vectors --rare-only` on a store of your texts, as written: the table holds
+    exactly the words the component calls rare in those texts, and says how many others it left out."""
+    from spacy_bertram import VectorTable
+    from spacy_bertram.explain import rule_pipeline
+
+    (block,) = [b for b in markdown_blocks(ROOT / "docs" / "configuration.md", "bash") if "--rare-only" in b]
+    texts = [
+        "The quokka smiled at the camera on Rottnest Island.",
+        "A quokka is a small wallaby that lives on Rottnest Island.",
+        "Rottnest ferries were full of people hoping to see a quokka.",
+    ]
+    (tmp_path / "my_texts").mkdir()
+    (tmp_path / "my_texts" / "island.txt").write_text("\n".join(texts) + "\n", encoding="utf8")
+    model = make_bertram_dir(tmp_path / "training" / "bertram" / "model", tiny_bert_path)
+    result = run_bash(block, tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    built, summary = json_objects(result.stdout)
+    table = VectorTable.from_disk(tmp_path / "indomain_vectors")
+    nlp, pipe = rule_pipeline(model)
+    called = {doc[i].text.lower() for doc in map(nlp.make_doc, texts) for i in pipe.rare_tokens(doc)}
+    assert {"quokka", "rottnest", "wallaby"} <= called and "the" not in called
+    assert set(table.words) == called and summary["words"] == len(called)
+    with ContextStore.open(tmp_path / "indomain.sqlite") as store:
+        stored = [word for word, _ in store.counts()]
+    assert "the" in stored and summary["not_rare"] == len(stored) - len(called) == table.meta["rare_only"]["not_rare"]

@@ -73,6 +73,30 @@ def test_make_splits_augments_training_docs_only(tmp_path):
     assert set(train[0].cats) == {"animal", "food"}
 
 
+def test_make_splits_can_take_candidates_from_the_unused_training_texts(tmp_path):
+    data = tiny_dataset(tmp_path / "d.jsonl", n=200)
+    test_split = make_splits(str(data), tmp_path / "test", max_words=20, max_train=60, max_dev=10, seed=0)
+    unused = make_splits(
+        str(data), tmp_path / "unused", max_words=20, max_train=60, max_dev=10, seed=0, candidates_from="unused-train"
+    )
+    # the same train and dev, so the classifier trained on them is the same one
+    for name in ("train.jsonl", "dev.jsonl", "train.spacy", "dev.spacy"):
+        assert (tmp_path / "test" / name).read_bytes() == (tmp_path / "unused" / name).read_bytes()
+
+    def ids(directory, name):
+        return {json.loads(line)["id"] for line in open(tmp_path / directory / name)}
+
+    candidates = ids("unused", "test_candidates.jsonl")
+    # 160 training texts (every fifth of 200 is in the test split), 70 drawn: the other 90 are candidates
+    assert test_split["test_candidates"] == 40 and unused["test_candidates"] == 90 == len(candidates)
+    assert unused["candidates_from"] == "unused-train" and test_split["candidates_from"] == "test"
+    assert not candidates & (ids("unused", "train.jsonl") | ids("unused", "dev.jsonl"))
+    assert not candidates & ids("test", "test_candidates.jsonl")
+    with pytest.raises(ValueError, match=r"\[E381\].*'test' or 'unused-train', not 'dev'"):
+        make_splits(str(data), tmp_path / "bad", candidates_from="dev")
+    assert not (tmp_path / "bad").exists()
+
+
 def test_make_splits_rejects_a_test_label_never_seen_in_training(tmp_path):
     extra = [{"text": "the moon was big", "label": "space", "id": "odd", "split": "test"}]
     data = tiny_dataset(tmp_path / "d.jsonl", extra=extra)

@@ -254,3 +254,86 @@ def test_the_command_checks_the_names_a_table_is_written_under():
     from spacy_bertram.training.settings import VECTORS_OUTPUTS
 
     assert VECTORS_OUTPUTS == (META_FILE, VECTORS_FILE, SHARDS_DIR)
+
+
+@pytest.mark.filterwarnings(r"ignore:.*\[W002\]")  # the fixture's model ships no counts.tsv
+def test_rare_only_keeps_the_words_the_component_calls_rare(model_dir, store_dir, tmp_path):
+    """--rare-only asks the component's own rule (as `rare-words` builds it): frequent words and one-piece words
+    of the store get no row, the rare multi-piece ones do, and the summary and table.json count those dropped."""
+    from spacy_bertram.explain import rule_pipeline
+
+    store_path = store_dir / "contexts.sqlite"
+    with ContextStore.open(store_path) as store:
+        every = select_words(store, word_key_function(load_bertram(model_dir)))
+    assert {"the", "near", "farmer", *RARE} <= set(every) and len(every) == 22
+    out = tmp_path / "table"
+    settings = dict(rare_only=True, max_contexts=3, shard_size=2, workers=0, progress=False)
+    with pytest.warns(UserWarning, match=r"\[W002\]"):  # the component's own warning: the model has no counts.tsv
+        summary = build_vector_table(model_dir, store_path, out, **settings)
+    table = VectorTable.from_disk(out)
+    # "the" (one wordpiece, frequent), "near" (4 wordpieces, but Zipf 5.3) and the other 15 frequent words: no row
+    assert sorted(table.words) == sorted(RARE) and summary["words"] == 5
+    assert summary["not_rare"] == len(every) - 5 == 17
+    assert table.meta["rare_only"] == {"max_zipf": 3.0, "lang": "en", "not_rare": 17}
+    assert json.loads((out / "table.json").read_text(encoding="utf8"))["rare_only"]["not_rare"] == 17
+    assert numpy.allclose(table.vectors, reference(model_dir, store_dir, table.words, 3), atol=1e-5)
+    # The component, on the corpus's own sentences, calls exactly the table's words rare.
+    nlp, pipe = rule_pipeline(model_dir)
+    called = {doc[i].text for doc in map(nlp.make_doc, LINES) for i in pipe.rare_tokens(doc)}
+    assert called == set(table.words)
+    again = build_vector_table(model_dir, store_path, out, **settings)
+    assert again["already_done"] and again["not_rare"] == 17
+
+
+@pytest.mark.filterwarnings(r"ignore:.*\[W002\]")  # the fixture's model ships no counts.tsv
+def test_rare_only_combines_with_the_count_range_the_word_list_and_max_zipf(model_dir, store_dir, tmp_path):
+    store_path = store_dir / "contexts.sqlite"
+    settings = dict(rare_only=True, max_contexts=2, workers=0, progress=False)
+    ranged = build_vector_table(model_dir, store_path, tmp_path / "ranged", max_count=30, **settings)
+    assert ranged["words"] == 5 and ranged["not_rare"] == 10  # 15 words counted below 30, "the" (120) not among them
+    (tmp_path / "words.txt").write_text("kumquat\nthe\nquokka\nmarket\n", encoding="utf8")
+    listed = build_vector_table(
+        model_dir, store_path, tmp_path / "listed", word_list=tmp_path / "words.txt", **settings
+    )
+    assert VectorTable.from_disk(tmp_path / "listed").words == ["kumquat", "quokka"] and listed["not_rare"] == 2
+    # max_zipf 1.6: quokka (Zipf 1.50) and zorbing (1.51) stay rare; kumquats (1.67), kumquat (1.86) and
+    # tarantula (2.72) are not rare any more.
+    strict = build_vector_table(model_dir, store_path, tmp_path / "strict", max_zipf=1.6, **settings)
+    table = VectorTable.from_disk(tmp_path / "strict")
+    assert sorted(table.words) == ["quokka", "zorbing"] and strict["not_rare"] == 20
+    assert table.meta["rare_only"]["max_zipf"] == 1.6
+    (tmp_path / "frequent.txt").write_text("the\nmarket\n", encoding="utf8")
+    with pytest.raises(
+        ValueError, match=r"\[E265\].*rare to the component's rule at max_zipf 3.0: 2 word\(s\) were not"
+    ):
+        build_vector_table(model_dir, store_path, tmp_path / "none", word_list=tmp_path / "frequent.txt", **settings)
+    assert not (tmp_path / "none").exists()
+    with pytest.raises(ValueError, match=r"\[E090\] vectors: --max-zipf set the rare-word rule of --rare-only"):
+        build_vector_table(model_dir, store_path, tmp_path / "off", max_zipf=4.0, workers=0, progress=False)
+    assert not (tmp_path / "off").exists()
+
+
+@pytest.mark.filterwarnings(r"ignore:.*\[W002\]")  # the fixture's model ships no counts.tsv
+def test_vectors_cli_rare_only(model_dir, store_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from spacy_bertram.cli import app
+
+    def cli(*args):
+        return CliRunner().invoke(app, ["vectors", *map(str, args)])
+
+    assert all(option in cli("--help").output for option in ("--rare-only", "--max-zipf", "--lang"))
+    args = (model_dir, store_dir / "contexts.sqlite")
+    ok = cli(*args, tmp_path / "t", "--max-count", "30", "--rare-only", "--workers", "0", "--no-progress")
+    assert ok.exit_code == 0, ok.output
+    summary = json.loads(ok.output[ok.output.index("{") :])
+    assert summary["not_rare"] == 10 and summary["words"] == 5
+    assert sorted(VectorTable.from_disk(tmp_path / "t").words) == sorted(RARE)
+    strict = cli(*args, tmp_path / "s", "--rare-only", "--max-zipf", "1.6", "--workers", "0", "--no-progress")
+    assert strict.exit_code == 0, strict.output
+    assert sorted(VectorTable.from_disk(tmp_path / "s").words) == ["quokka", "zorbing"]
+    off = cli(*args, tmp_path / "o", "--max-zipf", "4", "--lang", "de", "--workers", "0")
+    assert off.exit_code == 1 and "[E090] vectors: --max-zipf and --lang set the rare-word rule" in off.output
+    bad = cli(*args, tmp_path / "o", "--rare-only", "--max-zipf", "0", "--workers", "0")
+    assert bad.exit_code == 1 and "[E039]" in bad.output and "--max-zipf" in bad.output
+    assert not (tmp_path / "o").exists()

@@ -129,6 +129,13 @@ def augment_examples(
 # Splits and the augmented training data
 
 
+#: Where `make_splits` takes test candidates from: the dataset's test split, or the training
+#: part's texts that neither train nor dev drew (unseen by the classifier; for BBC and Rotten
+#: Tomatoes they are in the BERTRAM corpus in their original wording, which holds the word a
+#: substitute replaces, not the substitute).
+CANDIDATE_SOURCES = ("test", "unused-train")
+
+
 def make_splits(
     dataset: str,
     output_dir: PathLike,
@@ -139,6 +146,7 @@ def make_splits(
     max_test: Optional[int] = None,
     dev_fraction: float = 0.1,
     seed: int = 0,
+    candidates_from: str = "test",
     augment_copies: int = 1,
     mask_rate: float = 0.05,
     duplicate_rate: float = 0.10,
@@ -147,13 +155,21 @@ def make_splits(
     """Write train/dev/test_candidates.jsonl, train.spacy (augmented) and dev.spacy.
 
     A test candidate whose label never occurs in training raises UnknownLabelError.
+    `candidates_from="unused-train"` takes the test candidates from the training part's texts
+    that train and dev did not draw instead of the test split: the same train and dev (so the
+    same classifier), several times the candidates where `max_train` leaves most texts unused.
     """
+    if candidates_from not in CANDIDATE_SOURCES:
+        raise ValueError(Errors.E381.format(known=" or ".join(map(repr, CANDIDATE_SOURCES)), value=candidates_from))
     start = time.time()
     records, n_empty = load_dataset(dataset, assets)
     records = [Record(truncate_words(r.text, max_words), r.label, r.id, r.split) for r in records]
-    train, dev, test = split_records(records, dev_fraction=dev_fraction, seed=seed)
-    train = stratified_sample(train, max_train, seed)
-    dev = stratified_sample(dev, max_dev, seed + 1)
+    train_part, dev_part, test = split_records(records, dev_fraction=dev_fraction, seed=seed)
+    train = stratified_sample(train_part, max_train, seed)
+    dev = stratified_sample(dev_part, max_dev, seed + 1)
+    if candidates_from == "unused-train":
+        drawn = {id(r) for r in train + dev}
+        test = [r for r in train_part + dev_part if id(r) not in drawn]
     test = stratified_sample(test, max_test, seed + 2)
     labels = labels_of(train)
     check_labels(dev, labels)
@@ -189,6 +205,7 @@ def make_splits(
         "train": len(train),
         "dev": len(dev),
         "test_candidates": len(test),
+        "candidates_from": candidates_from,
         "augmented_train": len(augmented),
         "skipped_empty": n_empty,
         "mean_words": round(sum(n_words) / max(1, len(n_words)), 1),

@@ -42,6 +42,11 @@ def split_cmd(
         0.1, parser=number_in(0, 1, high_open=True), help="share of the training part used as dev"
     ),
     seed: int = typer.Option(0, help="seed of the split, the sampling and the augmentation"),
+    candidates_from: str = typer.Option(
+        "test",
+        help="test candidates from the dataset's test split ('test') or from the training texts that train and "
+        "dev did not draw ('unused-train': same train and dev, so the same classifier; many more candidates)",
+    ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Split a dataset; the training DocBin gets the baseline's mask / "w / w" augmentation."""
@@ -60,6 +65,7 @@ def split_cmd(
             max_test=max_test,
             dev_fraction=dev_fraction,
             seed=seed,
+            candidates_from=candidates_from,
         )
     )
 

@@ -25,6 +25,7 @@ from .app import (
     MultiValueCommand,
     app,
     check_gpu,
+    check_lang,
     check_model,
     check_store,
     number_in,
@@ -55,6 +56,7 @@ from ..training.settings import (
     check_multi_piece_words,
     check_prepare_settings,
     check_train_output,
+    check_rare_settings,
     check_vector_settings,
     check_word_limits,
     check_workers,
@@ -519,7 +521,9 @@ def train_cmd(
 @app.command("vectors")
 def vectors_cmd(
     model: Path = typer.Argument(..., help="trained BERTRAM model directory"),
-    store: Path = typer.Argument(..., help="contexts.sqlite from `prepare` (its counts select the words)"),
+    store: Path = typer.Argument(
+        ..., help="a context store from `prepare` or `texts-store` (its counts select the words)"
+    ),
     output: Path = typer.Argument(..., help="the vector table directory (table.json + vectors.safetensors)"),
     min_count: int = typer.Option(1, help="words with at least this many corpus occurrences"),
     max_count: Optional[int] = typer.Option(
@@ -530,6 +534,16 @@ def vectors_cmd(
     ),
     min_contexts: int = typer.Option(
         1, help="skip words with fewer store contexts (the component infers those from the doc)"
+    ),
+    rare_only: bool = typer.Option(
+        False,
+        "--rare-only",
+        help="keep only the selected words the bertram component's default rare-word rule calls rare (what "
+        "rare-words says): the component looks up no others. The summary's not_rare counts the words dropped",
+    ),
+    max_zipf: Optional[float] = typer.Option(None, help="with --rare-only: override the rule's max_zipf (default 3.0)"),
+    lang: Optional[str] = typer.Option(
+        None, help="with --rare-only: the pipeline's language, whose wordfreq frequencies the rule reads (default en)"
     ),
     max_contexts: int = typer.Option(
         DEFAULT_CONTEXTS_PER_WORD, min=1, help="store contexts per word (as the component's contexts_per_word)"
@@ -555,6 +569,9 @@ def vectors_cmd(
     Runs on Dask distributed; a killed run resumes where it stopped when re-run.
     """
     run_checked(check_vector_settings, min_count, max_count, max_contexts, token_budget, shard_size, workers)
+    run_checked(check_rare_settings, rare_only, max_zipf, lang)
+    if lang is not None:
+        run_checked(check_lang, lang)
     try:
         gpu_ids = [int(g) for g in gpu_id.split(",") if g.strip() and int(g) >= 0]
     except ValueError:
@@ -579,6 +596,9 @@ def vectors_cmd(
             max_count=max_count,
             word_list=words,
             min_contexts=min_contexts,
+            rare_only=rare_only,
+            max_zipf=max_zipf,
+            lang=lang,
             max_contexts=max_contexts,
             shard_size=shard_size,
             workers=workers,

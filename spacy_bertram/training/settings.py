@@ -125,6 +125,15 @@ def check_vector_settings(
     check_workers(workers)
 
 
+def check_rare_settings(rare_only: bool, max_zipf: Optional[float], lang: Optional[str]) -> None:
+    """The rule's settings mean something only with `rare_only`: given without it, they would be dropped unread."""
+    given = [name for name, value in (("--max-zipf", max_zipf), ("--lang", lang)) if value is not None]
+    if given and not rare_only:
+        raise ValueError(Errors.E090.format(options=" and ".join(given)))
+    if max_zipf is not None:
+        check_max_zipf(max_zipf, "--max-zipf")
+
+
 @dataclass
 class OTASettings:
     """steps: Adam steps per word (keep modest on CPU); neighbours: random tokens per side;

@@ -1,7 +1,8 @@
 """`python -m spacy_bertram vectors`: BERTRAM vectors for a whole vocabulary, once.
 
 The driver: it picks the words (a count range in the context store, a word
-list, or both), plans the table's shards (`shards.ShardStore`), and
+list, or both; with `rare_only`, only those the component's rare-word rule
+calls rare), plans the table's shards (`shards.ShardStore`), and
 fills the shards still missing, either in this process (`workers=0`) or on a
 Dask cluster (`distributed.py`, one model per worker). Every row is what the
 `bertram` component would infer for the word with `contexts="store"`: the
@@ -15,9 +16,10 @@ import time
 import warnings
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import Errors, Warnings
+from ..explain import rule_pipeline
 from ..fileio import check_output_dir, remove_written
 from ..context_store import ContextStore, open_context_store
 from ..pipeline.vector_table import META_FILE, VectorTable, encoder_identity
@@ -26,12 +28,14 @@ from ..model.storage import load_bertram, model_fingerprint
 from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike
 from .distributed import describe_client, local_threads, open_client, run_on_dask
 from .progress import progress_bar
-from .settings import VECTORS_OUTPUTS, check_vector_settings, read_word_list
+from .settings import VECTORS_OUTPUTS, check_rare_settings, check_vector_settings, read_word_list
 from .shards import JobSettings, ShardStore, infer_words, worker_state
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_SHARD_SIZE = 256
+#: The language of the blank pipeline the rare-word rule is built in (wordfreq's frequencies), as `rare-words`.
+DEFAULT_LANG = "en"
 
 
 def select_words(
@@ -81,6 +85,32 @@ def select_words(
     return words
 
 
+def rare_words_of(
+    model_path: PathLike,
+    words: Sequence[str],
+    max_zipf: Optional[float] = None,
+    lang: Optional[str] = None,
+    progress: bool = True,
+) -> Tuple[List[str], float]:
+    """(the words the `bertram` component calls rare, in order; the rule's max_zipf).
+
+    The rule is the component's own, built as `rare-words` builds it around a
+    BERTRAM model directory (`explain.rule_pipeline`: the default rule, this
+    model's encoder and counts, `lang`'s wordfreq), asked of each word as a
+    token on its own, so a table never holds a row the component would not
+    look up. A word spaCy splits into several tokens is no token the
+    component sees: not rare.
+    """
+    nlp, pipe = rule_pipeline(model_path, max_zipf=max_zipf, lang=lang or DEFAULT_LANG)
+    finder = pipe.finder
+    rare: List[str] = []
+    for word in progress_bar(words, progress=progress, desc="Rare words", unit=" words"):
+        doc = nlp.make_doc(word)
+        if len(doc) == 1 and finder.find(doc) == [0]:
+            rare.append(word)
+    return rare, finder.rule.max_zipf
+
+
 def table_meta(
     model_id: str, encoder: Dict[str, Any], job: JobSettings, store: ContextStore, key: str
 ) -> Dict[str, Any]:
@@ -112,6 +142,9 @@ def build_vector_table(
     max_count: Optional[int] = None,
     word_list: Optional[PathLike] = None,
     min_contexts: int = 1,
+    rare_only: bool = False,
+    max_zipf: Optional[float] = None,
+    lang: Optional[str] = None,
     max_contexts: int = DEFAULT_CONTEXTS_PER_WORD,
     shard_size: int = DEFAULT_SHARD_SIZE,
     workers: Optional[int] = None,
@@ -129,10 +162,16 @@ def build_vector_table(
     per core), or a LocalCUDACluster with one worker per id in `gpu_ids`.
     Every setting is checked before anything is written; an `output` that
     holds other files than a table or an unfinished run is refused unless
-    `force` (the finished table replaces the directory).
+    `force` (the finished table replaces the directory). `rare_only` keeps
+    only the selected words the component's rare-word rule calls rare
+    (`max_zipf` overrides its threshold, `lang` is wordfreq's language,
+    "en" by default): a store of the user's own texts holds every word of
+    them, and the component only ever looks up rare ones. The summary and
+    table.json's `rare_only` say how many it dropped (`not_rare`).
     """
     start = time.perf_counter()
     check_vector_settings(min_count, max_count, max_contexts, token_budget, shard_size, workers)
+    check_rare_settings(rare_only, max_zipf, lang)
     check_output_dir(output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
     model_path, store_path = Path(model_path).resolve(), Path(store_path).resolve()
     network = load_bertram(model_path)  # here for the word key and the encoder identity
@@ -143,6 +182,13 @@ def build_vector_table(
     store = open_context_store(store_path)
     listed = read_word_list(word_list) if word_list is not None else None
     words = select_words(store, key_fn, min_count, max_count, listed, min_contexts)
+    selection = ", from the word list" if listed is not None else ""
+    rare: Dict[str, Any] = {}
+    if rare_only and words:
+        kept, rule_max_zipf = rare_words_of(model_path, words, max_zipf, lang, progress)
+        rare = {"max_zipf": rule_max_zipf, "lang": lang or DEFAULT_LANG, "not_rare": len(words) - len(kept)}
+        selection += f", rare to the component's rule at max_zipf {rule_max_zipf}: {rare['not_rare']} word(s) were not"
+        words = kept
     if not words:
         raise ValueError(
             Errors.E265.format(
@@ -150,17 +196,20 @@ def build_vector_table(
                 min_count=min_count,
                 max_count=max_count,
                 min_contexts=min_contexts,
-                listed=", from the word list" if listed is not None else "",
+                listed=selection,
             )
         )
     device = "cuda" if gpu_ids else "cpu"
     job = JobSettings(str(model_path), str(store_path), max_contexts, token_budget, device)
     meta = table_meta(model_id, encoder, job, store, key)
+    if rare:
+        meta["rare_only"] = rare
+    said = {"not_rare": rare["not_rare"]} if rare else {}
     out = Path(output)
     if (out / META_FILE).is_file():
         done = VectorTable.from_disk(out)
         if done.words == words and {k: done.meta.get(k) for k in meta} == meta:
-            return {"output": str(out), "words": len(done), "computed_shards": 0, "already_done": True}
+            return {"output": str(out), "words": len(done), **said, "computed_shards": 0, "already_done": True}
         if not force:
             raise ValueError(Errors.E266.format(out=str(out)))
         remove_written(out, VECTORS_OUTPUTS)  # another job's table and shards; others' files stay
@@ -190,6 +239,7 @@ def build_vector_table(
     return {
         "output": str(out),
         "words": len(table),
+        **said,
         "width": table.width,
         "shards": shards.n_shards,
         "computed_shards": len(todo),
