@@ -175,6 +175,8 @@ class Warnings(PluginWarnings):
     W009 = ("The model uses at most {max_contexts} contexts per word (config.json max_contexts): bertram_32 gets no "
             "more than that.")
     W010 = "No context store (--context-store): systems {systems} are not run."
+    W017 = ("pool: {systems} left out of the pooled figures: not in every set ({missing}). A set evaluated before a "
+            "system existed lacks it: run `evaluate` on that set again to pool it.")
 
 
 # fmt: on

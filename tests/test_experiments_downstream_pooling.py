@@ -114,3 +114,25 @@ def test_the_memory_is_compared_with_the_doc_by_the_texts_seen_before():
     assert bins["25-99"]["n"] == 10 and bins["25-99"]["accuracy_diff"]["estimate"] == pytest.approx(3 / 10)
     text = "\n".join(pooled_markdown(pool_tables({"a": toy.subset(sets == "a"), "b": toy.subset(sets == "b")}, 200)))
     assert "The streaming memory over a stream" in text and "| 25-99 | 10 |" in text
+
+
+def test_a_system_some_sets_lack_is_left_out_by_name_not_silently(tmp_path: Path):
+    """A set evaluated before a system existed lacks its column: pooling keeps the systems every set has, warns
+    with the system and the sets lacking it, and says so in pooled.json and pooled.md."""
+    from bertram_experiments.downstream.pooling import pooled_markdown
+
+    old = table("old", ["c1", "c2"], [1, 0], [1, 1], [0.9, 0.2], [0.9, 0.8])
+    new = table("new", ["c3", "c4"], [0, 1], [1, 1], [0.3, 0.9], [0.7, 0.9])
+    new.systems.append("bertram_recentre_indomain")
+    new.correct["bertram_recentre_indomain"] = np.array([1, 1], bool)
+    new.p_gold["bertram_recentre_indomain"] = np.array([0.8, 0.95], float)
+    with pytest.warns(UserWarning, match=r"\[W017\].*bertram_recentre_indomain left out.*: old\)"):
+        result = pool_tables({"old": old, "new": new}, n_resamples=100)
+    assert result["systems"] == ["baseline", "bertram_slash"]
+    assert result["systems_left_out"] == {"bertram_recentre_indomain": ["old"]}
+    assert result["pooled"]["bertram_slash"]["n"] == 4
+    text = "\n".join(pooled_markdown(result))
+    assert "Left out, not in every set" in text and "(missing in old)" in text
+    # the same sets without the extra column: nothing left out, no such line
+    plain = pool_tables({"old": old, "new": table("new", ["c3"], [0], [1], [0.3], [0.7])}, n_resamples=100)
+    assert plain["systems_left_out"] == {} and "Left out" not in "\n".join(pooled_markdown(plain))

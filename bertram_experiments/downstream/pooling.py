@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from spacy_bertram import PathLike, atomic_path, write_json_atomic
 from ..rarification.seed_sets import listed_sets
 from .paired import DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_predictions
@@ -77,6 +78,10 @@ def strata_of(table: ItemTable) -> np.ndarray:
 def pool_tables(tables: Mapping[str, ItemTable], n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> Dict[str, Any]:
     """Pooled figures (clusters resampled within strata) and per-set figures."""
     pooled = ItemTable.concat(list(tables.values()))
+    left_out = systems_left_out(tables, pooled.systems)
+    if left_out:
+        missing = "; ".join(f"{system}: {', '.join(sets)}" for system, sets in left_out.items())
+        warnings.warn(Warnings.W017.format(systems=", ".join(left_out), missing=missing))
     strata = strata_of(pooled)
     groups: Dict[str, List[str]] = {}
     for set_name, stratum in zip(pooled.sets, strata):
@@ -86,6 +91,7 @@ def pool_tables(tables: Mapping[str, ItemTable], n_resamples: int = DEFAULT_RESA
         "sets": {name: len(t) for name, t in tables.items()},
         "strata": groups,
         "systems": pooled.systems,
+        "systems_left_out": left_out,
         "n_items": len(pooled),
         "n_clusters": int(len(np.unique(pooled.clusters.astype(str)))),
         "pooled": compare_to_baseline(pooled, n_resamples=n_resamples, seed=seed, strata=strata),
@@ -95,6 +101,14 @@ def pool_tables(tables: Mapping[str, ItemTable], n_resamples: int = DEFAULT_RESA
         "n_resamples": n_resamples,
         "seed": seed,
     }
+
+
+def systems_left_out(tables: Mapping[str, ItemTable], pooled_systems: Sequence[str]) -> Dict[str, List[str]]:
+    """Systems some sets have and others lack, each with the sets lacking it: pooling keeps only the systems every
+    set has, and says which it left out rather than dropping rows unseen."""
+    every = [s for t in tables.values() for s in t.systems]
+    extra = [s for s in dict.fromkeys(every) if s not in pooled_systems]
+    return {s: [name for name, t in tables.items() if s not in t.systems] for s in extra}
 
 
 def contexts_over_form(
@@ -231,6 +245,14 @@ def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str
         "excludes 0. The McNemar p treats pooled items as independent (optimistic across seeds). Log p(gold) "
         "is natural log, p clipped at 1e-6.",
     ]
+    left_out = result.get("systems_left_out") or {}
+    if left_out:
+        lines += [
+            "",
+            "Left out, not in every set (evaluate those sets again to pool them): "
+            + "; ".join(f"{name(system)} (missing in {', '.join(sets)})" for system, sets in left_out.items())
+            + ".",
+        ]
     if result.get("contexts_over_form"):
         lines += [
             "",
