@@ -329,29 +329,36 @@ def clean_stale_temps(directory: PathLike, target: Optional[str] = None) -> List
 
 
 @contextlib.contextmanager
-def atomic_path(path: PathLike) -> Iterator[Path]:
-    """Yield a temp file path beside `path`; on success it replaces `path` in one rename."""
-    target = Path(path)
+def _temp_file_beside(target: Path) -> Iterator[Path]:
+    """A fresh temp file name beside `target` (its folder made); on the way out, whatever is still under that
+    name is removed, with the files named after it (SQLite's `-wal`, `-shm`): the writers below put the temp
+    into place first, and nothing of it is left either way."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_beside(target, is_dir=False)
     try:
         yield tmp
+    finally:
+        for leftover in (tmp, *tmp.parent.glob(glob.escape(tmp.name) + "-*")):
+            _remove(leftover)
+
+
+@contextlib.contextmanager
+def atomic_path(path: PathLike) -> Iterator[Path]:
+    """Yield a temp file path beside `path`; on success it replaces `path` in one rename."""
+    target = Path(path)
+    with _temp_file_beside(target) as tmp:
+        yield tmp
         apply_umask(tmp)
         os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            _remove(tmp)
 
 
 @contextlib.contextmanager
 def new_file(path: PathLike) -> Iterator[Path]:
     """Yield a temp file beside `path`; on success it is linked into place where `path` is still free, never
     over a file (one that another process made meanwhile is kept, and is the file). The temp, and the files
-    named after it (SQLite's `-wal`, `-shm`), are removed in every case: nothing but `path` is left."""
+    named after it, are removed in every case: nothing but `path` is left."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_beside(target, is_dir=False)
-    try:
+    with _temp_file_beside(target) as tmp:
         yield tmp
         apply_umask(tmp)
         try:
@@ -361,9 +368,6 @@ def new_file(path: PathLike) -> Iterator[Path]:
         except OSError:  # a file system without hard links
             if not target.exists():
                 os.replace(tmp, target)
-    finally:
-        for leftover in (tmp, *tmp.parent.glob(glob.escape(tmp.name) + "-*")):
-            _remove(leftover)
 
 
 @contextlib.contextmanager
@@ -466,8 +470,7 @@ class StagedFiles:
 
     def discard(self) -> None:
         for tmp, _ in self._staged:
-            if tmp.exists():
-                tmp.unlink()
+            _remove(tmp)
         self._staged.clear()
 
 

@@ -314,3 +314,24 @@ def test_a_new_file_is_linked_into_place_never_over_one_and_leaves_nothing_else(
         temp.write_bytes(b"half")
         raise RuntimeError
     assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.sqlite"]
+
+
+def test_an_atomic_file_replaces_its_target_and_leaves_nothing_of_its_temp(tmp_path):
+    """`atomic_path` and `new_file` share one temp: what a writer made beside it (a database's `-wal`) goes too,
+    on success and on failure, and the user's file beside the target is never touched."""
+    from spacy_bertram.fileio import atomic_path
+
+    target = tmp_path / "store.sqlite"
+    target.write_bytes(b"old")
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf8")
+    with atomic_path(target) as temp:
+        temp.write_bytes(b"new")
+        (tmp_path / f"{temp.name}-wal").write_bytes(b"sidecar")
+    assert target.read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "store.sqlite"]
+    with pytest.raises(RuntimeError), atomic_path(target) as temp:
+        temp.write_bytes(b"half")
+        (tmp_path / f"{temp.name}-journal").write_bytes(b"sidecar")
+        raise RuntimeError
+    assert target.read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "store.sqlite"]
