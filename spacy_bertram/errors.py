@@ -449,6 +449,10 @@ class Warnings(metaclass=ErrorsWithCodes):
             "another mix than a word inferred. Leave subword_share null, or build the table (`python -m "
             "spacy_bertram vectors`) from a model saved with subword_share {share}.")
     W019 = "Skipping {n} file(s) under {directory} that texts-store does not read (it reads {kinds}): {files}"
+    W020 = ("the BERTRAM network weighs its context mean's words by the model's training counts "
+            "(context_mean_smoothing = {smoothing}), but it has none (no counts.tsv beside the model): the context "
+            "mean is the plain mean. Load the model with `load_bertram` from a directory that has its counts.tsv, "
+            "or set context_mean_smoothing = 0 in its config.json to ask for the plain mean.")
 
 
 # fmt: on

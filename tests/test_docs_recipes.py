@@ -1,4 +1,4 @@
-"""What the README and docs/configuration.md show a user, run as written in fresh processes."""
+"""What the README and the docs show a user, run as written in fresh processes."""
 
 import ast
 import json
@@ -15,7 +15,7 @@ from thinc.api import Config
 
 import spacy_bertram.architectures  # noqa: F401  (registers spacy-bertram.memory_contexts.v1 in this process)
 
-from spacy_bertram import ContextStore
+from spacy_bertram import ContextStore, load_bertram
 from tests.util import (
     GLOSSARY,
     config_of_own_source,
@@ -244,3 +244,19 @@ def test_the_configuration_recipe_precomputes_the_rare_words_of_own_texts(tmp_pa
     with ContextStore.open(tmp_path / "indomain.sqlite") as store:
         stored = [word for word, _ in store.counts()]
     assert "the" in stored and summary["not_rare"] == len(stored) - len(called) == table.meta["rare_only"]["not_rare"]
+
+
+def test_the_documented_resave_with_the_weighted_context_mean_runs_as_written(tmp_path, tiny_bert_path):
+    """docs/evaluation.md's snippet that gives a saved model the context mean's defaults: run as written, the
+    copy has them and keeps its counts (which weigh the context mean), and the original is untouched."""
+    (recipe,) = [b for b in markdown_blocks(ROOT / "docs" / "evaluation.md", "python") if "context_mean_smoothing" in b]
+    source = tmp_path / "training" / "bertram" / "model"
+    make_bertram_dir(source, tiny_bert_path, counts={"the": 50, "market": 3})
+    before = (source / "config.json").read_bytes()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-c", recipe], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (source / "config.json").read_bytes() == before
+    saved = load_bertram(tmp_path / "training" / "bertram" / "model-weighted")
+    assert (saved.config.context_mean_share, saved.config.context_mean_smoothing) == (0.7, 1e-4)
+    assert saved.context_word_counts.counts == {"the": 50, "market": 3}

@@ -177,6 +177,7 @@ def test_the_counts_load_with_the_weights_and_a_new_network_is_a_new_record(tiny
     assert shim.counts is None  # nothing is read before init
     layer.initialize()
     assert shim.counts.count("kumquat") == 7 and shim.weights.trained
+    assert get_bertram_network(layer).context_word_counts is shim.counts  # they weigh its context mean too
     before = shim.weights
     set_bertram_network(layer, get_bertram_network(layer))  # the same network, given again
     assert shim.weights is not before and shim.weights == Weights()  # a new record: what was derived is stale

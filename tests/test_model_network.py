@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import List
 
 import numpy
 import pytest
 import torch
 
-from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
+from spacy_bertram import CountTable, NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.model.config import MODES, PAPER_SETTINGS, BertramConfig
 from spacy_bertram.model.encoder import load_encoder
 from spacy_bertram.model.network import AttentiveMimicking, BertramNetwork
@@ -438,12 +439,81 @@ def test_the_context_mean_shares_round_trip_and_old_models_keep_none(tiny_bert_p
     assert (loaded.config.context_mean_share, loaded.config.context_mean_share_with_form) == (0.5, 0.25)
     assert loaded.config == network.config
     numpy.testing.assert_array_equal(loaded.infer(ITEMS, use_form=False), network.eval().infer(ITEMS, use_form=False))
-    assert (BertramConfig().context_mean_share, BertramConfig().context_mean_share_with_form) == (0.5, 0.0)
-    old = {k: v for k, v in network.config.to_dict().items() if not k.startswith("context_mean_share")}
+    defaults = BertramConfig()
+    assert (defaults.context_mean_share, defaults.context_mean_share_with_form, defaults.context_mean_smoothing) == (
+        0.7,
+        0.0,
+        1e-4,
+    )
+    old = {k: v for k, v in network.config.to_dict().items() if not k.startswith("context_mean_")}
+    restored = BertramConfig.from_dict(old)
     assert (
-        BertramConfig.from_dict(old).context_mean_share
-        == BertramConfig.from_dict(old).context_mean_share_with_form
-        == 0.0
+        restored.context_mean_share == restored.context_mean_share_with_form == restored.context_mean_smoothing == 0.0
     )
     with pytest.raises(ValueError, match=r"\[E052\] context_mean_share must be in \[0, 1\], got -0.1"):
         BertramConfig(context_mean_share=-0.1)
+    for bad in (-0.1, 1.0):
+        with pytest.raises(ValueError, match=r"\[E052\] context_mean_smoothing must be in \[0, 1\)"):
+            BertramConfig(context_mean_smoothing=bad)
+
+
+# -- the context mean's weights: frequent words count for little --------------------------------------
+
+
+def _weighted_network(path, smoothing=0.01):
+    network = make_network(path, "inplace", context_mean_smoothing=smoothing).eval()
+    network.context_word_counts = CountTable({"the": 500, "a": 300, "market": 5, "farmer": 1}, total=1000)
+    return network
+
+
+def test_the_context_mean_weighs_each_context_word_by_its_training_count(tiny_bert_path):
+    """a / (a + p): p a word's share of the counts; a continuation piece or an uncounted word weighs 1."""
+    network = _weighted_network(tiny_bert_path)
+    tokenizer = network.tokenizer
+    weights = network.context_piece_weights()
+    expected = {"the": 0.01 / 0.51, "a": 0.01 / 0.31, "market": 0.01 / 0.015, "farmer": 0.01 / 0.011, "sold": 1.0}
+    for word, weight in expected.items():
+        assert float(weights[tokenizer.convert_tokens_to_ids(word)]) == pytest.approx(weight, rel=1e-6)
+    continuation = next(i for t, i in tokenizer.get_vocab().items() if t.startswith("##"))
+    assert float(weights[continuation]) == 1.0
+    batch = network.prepare(["kumquat", "garden"], [["the farmer sold a kumquat at the market"], []])
+    words = "the farmer sold a at the market".split()
+    ids = tokenizer.convert_tokens_to_ids(words)
+    table = network.embedding_matrix().detach()
+    w = torch.as_tensor([expected.get(word, 1.0) for word in words], dtype=table.dtype)
+    with torch.no_grad():
+        mean = network.context_mean(batch)
+    torch.testing.assert_close(mean[0], (table[ids] * w[:, None]).sum(0) / w.sum(), atol=1e-6, rtol=0)
+    assert not mean[1].any()  # no contexts: zeros, not a division by zero
+    plain = table[ids].mean(0)
+    assert float(torch.linalg.vector_norm(mean[0] - plain)) > 1e-3
+
+
+def test_without_counts_or_smoothing_the_context_mean_is_the_plain_mean(tiny_bert_path):
+    batch_of = lambda net: net.prepare(["kumquat"], [["the farmer sold a kumquat at the market"]])  # noqa: E731
+    plain = make_network(tiny_bert_path, "inplace").eval()  # smoothing 0 (a model saved before it existed)
+    assert plain.context_piece_weights() is None
+    unweighted = _weighted_network(tiny_bert_path, smoothing=0.0)
+    assert unweighted.context_piece_weights() is None
+    countless = make_network(tiny_bert_path, "inplace", context_mean_smoothing=1e-4).eval()
+    with pytest.warns(UserWarning, match=r"\[W020\].*no counts.tsv"):
+        assert countless.context_piece_weights() is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once
+        assert countless.context_piece_weights() is None
+    with torch.no_grad():
+        expected = plain.context_mean(batch_of(plain))
+        for network in (unweighted, countless):
+            assert torch.equal(network.context_mean(batch_of(network)), expected)
+
+
+def test_load_bertram_gives_the_network_its_counts(tiny_bert_path, tmp_path):
+    network = make_network(tiny_bert_path, "inplace", context_mean_smoothing=0.01, context_mean_share=0.7)
+    save_bertram(network, tmp_path / "with", counts={"the": 500, "a": 300, "market": 5})
+    save_bertram(network, tmp_path / "without")
+    loaded = load_bertram(tmp_path / "with")
+    assert loaded.context_word_counts.count("the") == 500
+    assert load_bertram(tmp_path / "without").context_word_counts is None
+    items = [("kumquat", ["the farmer sold a kumquat at the market", "a kumquat tree"])]
+    network.eval().context_word_counts = CountTable({"the": 500, "a": 300, "market": 5})
+    numpy.testing.assert_array_equal(loaded.infer(items, use_form=False), network.infer(items, use_form=False))

@@ -74,6 +74,7 @@ Tables = Dict[str, Dict[str, np.ndarray]]  # system -> word -> vector
 
 BASELINE = "subword_mean"
 CHIMERA_BASELINE = "context_mean"
+WEIGHTED_CONTEXT_MEAN = "context_mean_weighted"
 CONTEXT_COUNTS = (4, 16, 32)
 MIX_CONTEXTS = 16
 MIN_CELL = 3  # pairs (items) below which a subset gets its n only
@@ -91,6 +92,8 @@ SYSTEMS = {
     "fed_window": "fed, each context cut to context_window tokens on each side of the word (the component's doc "
     "contexts rule)",
     "context_mean": "Chimeras baseline: mean input embedding of the passage's wordpieces, nonce left out",
+    WEIGHTED_CONTEXT_MEAN: "Chimeras: context_mean with each wordpiece weighted as the network weighs it "
+    "(context_mean_smoothing over the model's counts); absent where the network takes the plain mean",
     "bertram_contexts": "Chimeras: BERTRAM on all sentences of the passage, contexts only (use_form=False)",
     **D.SYSTEMS,
 }
@@ -191,12 +194,21 @@ def rare_word_tables(
 
 
 def chimera_vectors(network, subword: SubwordMean, items: Sequence[ChimeraItem]) -> Dict[str, np.ndarray]:
-    """Nonce vectors per item: the context-word mean and BERTRAM on the contexts alone."""
-    context_mean = np.stack([subword.embeddings[subword.piece_ids(item.context_text)].mean(axis=0) for item in items])
+    """Nonce vectors per item: the context-word mean, the same weighted as the network weighs it (where
+    it does), and BERTRAM on the contexts alone."""
+    pieces = [subword.piece_ids(item.context_text) for item in items]
+    vectors = {CHIMERA_BASELINE: np.stack([subword.embeddings[ids].mean(axis=0) for ids in pieces])}
+    weights = network.context_piece_weights()
+    if weights is not None:
+        w = weights.detach().cpu().numpy().astype(float)
+        vectors[WEIGHTED_CONTEXT_MEAN] = np.stack(
+            [(subword.embeddings[ids] * w[ids, None]).sum(axis=0) / w[ids].sum() for ids in pieces]
+        )
     started = time.perf_counter()
     bertram = network.infer([(NONCE, item.sentences) for item in items], use_form=False)
     logger.info("bertram_contexts: %d chimeras in %.1f s", len(items), time.perf_counter() - started)
-    return {CHIMERA_BASELINE: context_mean, "bertram_contexts": np.asarray(bertram, dtype=float)}
+    vectors["bertram_contexts"] = np.asarray(bertram, dtype=float)
+    return vectors
 
 
 # -- scoring ---------------------------------------------------------------------------

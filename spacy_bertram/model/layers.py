@@ -153,12 +153,11 @@ class BertramShim(PyTorchShim):
         path = self.model_path
         try:
             network = load_bertram(path, device=str(get_torch_default_device()))
-            counts = CountTable.from_model_dir(path)
         except ValueError as err:
             raise ValueError(Errors.E034.format(path=path, err=err)) from err
         check_settings(self.requested, network, repr(path))
         self.set_network(network, Weights(model_fingerprint(path), path))
-        self.counts = counts
+        self.counts = network.context_word_counts
         return network
 
     def rearm(self) -> bool:
@@ -200,6 +199,8 @@ class BertramShim(PyTorchShim):
         was saved (an override at `spacy.load`, an edited config.cfg), which then wins, as a config does."""
         if "frequencies" not in exclude:
             self.counts = parts.get("frequencies")
+        if self._model is not None:
+            self._model.context_word_counts = self.counts  # they weigh its context mean, as load_bertram's do
         if "model" in parts:
             saved = cfg or {}
             self.weights = Weights(saved.get("model_id"), saved.get("model_source"))  # whose weights were read

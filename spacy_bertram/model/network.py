@@ -8,16 +8,25 @@ which needs no gradients, stays outside the autograd graph and can be cached.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import torch
 from torch import Tensor, nn
 
 from .config import BertramConfig, check_read_layer
-from .encoder import describe_encoder, encoder_device, encoder_on, encoder_up_to, int8_encoder, layer_count
-from ..errors import Errors
+from .encoder import (
+    describe_encoder,
+    encoder_device,
+    encoder_on,
+    encoder_up_to,
+    int8_encoder,
+    layer_count,
+    word_start_tokens,
+)
+from ..errors import Errors, Warnings
 from .inputs import (
     CALL_COST_POSITIONS,
     PAD_ID,
@@ -29,6 +38,9 @@ from .inputs import (
     validate_word,
 )
 from ..types import DEFAULT_TOKEN_BUDGET
+
+if TYPE_CHECKING:
+    from ..rarity.frequencies import CountTable
 
 #: Encoder tokens per call per device type: on a 2-core CPU 8192 measured fastest
 #: (benchmarks/infer.py --sweep 2048,4096,8192); on an H100 every budget from 4096 to 131072
@@ -154,6 +166,10 @@ class BertramNetwork(nn.Module):
         # Not exact: the context encoder's linear layers in int8 on the CPU (`encoder.int8_encoder`),
         # set by the layer's `int8_encoder`; off unless asked for.
         self.int8_encoder = False
+        # The word counts of the model's training corpus (its counts.tsv), which weigh the context mean's
+        # words (`context_piece_weights`); set by whoever loads the model with its counts.
+        self.context_word_counts: Optional["CountTable"] = None
+        self._piece_weights: Optional[Tuple[tuple, Tensor]] = None
         width, hidden = info.embedding_width, info.hidden_width
         self.width = width
         self.ngram_form = NgramForm(len(ngram_vocab), width, config.ngram_dropout)
@@ -337,9 +353,10 @@ class BertramNetwork(nn.Module):
         return sub.norm(dim=-1, keepdim=True) * ((1.0 - share) * unit(vectors, dim=-1) + share * unit(sub, dim=-1))
 
     def context_mean(self, batch: PreparedBatch, use_form: bool = True) -> Tensor:
-        """Each word's mean input embedding of its context words ([n_words, width]; zero without any):
-        the a la carte baseline, from the ids of the batch's rows (`InputBuilder.context_ids`: no special
-        token, prefix or occurrence of the word), pooled over all of a word's contexts."""
+        """Each word's mean input embedding of its context words ([n_words, width]; zero without any),
+        weighted by `context_piece_weights` (the plain mean, a la carte's additive vector, without them),
+        from the ids of the batch's rows (`InputBuilder.context_ids`: no special token, prefix or
+        occurrence of the word), pooled over all of a word's contexts."""
         if not batch.words:
             return torch.zeros(0, self.width, device=self.device, dtype=self.embedding_matrix().dtype)
         spell = self.config.traits.spelled and use_form
@@ -349,8 +366,41 @@ class BertramNetwork(nn.Module):
             bags[row.word_index] += self.inputs.context_ids(row, pieces[row.word_index] if pieces else ())
         table = self.embedding_matrix().detach()
         flat = torch.as_tensor([i for bag in bags for i in bag], dtype=torch.long, device=self.device)
-        offsets = torch.as_tensor([0, *numpy.cumsum([len(bag) for bag in bags])[:-1]], dtype=torch.long)
-        return nn.functional.embedding_bag(flat, table, offsets.to(self.device), mode="mean")
+        lengths = torch.as_tensor([len(bag) for bag in bags], dtype=torch.long)
+        offsets = (torch.cumsum(lengths, 0) - lengths).to(self.device)
+        weights = self.context_piece_weights()
+        if weights is None:
+            return nn.functional.embedding_bag(flat, table, offsets, mode="mean")
+        weight = weights[flat].to(table.dtype)
+        sums = nn.functional.embedding_bag(flat, table, offsets, mode="sum", per_sample_weights=weight)
+        bag_of = torch.repeat_interleave(torch.arange(len(bags), device=self.device), lengths.to(self.device))
+        totals = torch.zeros(len(bags), device=self.device, dtype=table.dtype).index_add_(0, bag_of, weight)
+        return sums / totals.clamp_min(torch.finfo(table.dtype).tiny).unsqueeze(-1)
+
+    def context_piece_weights(self) -> Optional[Tensor]:
+        """Each vocabulary row's weight in the context mean: a / (a + p), a the config's
+        `context_mean_smoothing` and p the share of the training counts of the word the row spells
+        (`word_start_tokens`; a continuation piece or an uncounted word weighs 1). None: the plain mean
+        (smoothing 0, or no counts: W020 says so once). Frequent words say least about an unknown one."""
+        smoothing = float(self.config.context_mean_smoothing)
+        counts = self.context_word_counts
+        if smoothing <= 0.0:
+            return None
+        if counts is None:
+            if self._piece_weights is None:
+                warnings.warn(Warnings.W020.format(smoothing=smoothing))
+                self._piece_weights = ((), torch.empty(0))
+            return None
+        key = (id(counts), counts.total, len(counts.counts), smoothing, str(self.device))
+        if self._piece_weights is None or self._piece_weights[0] != key:
+            rows = self.embedding_matrix().shape[0]
+            share = numpy.zeros(rows, dtype=numpy.float64)
+            for index, word in word_start_tokens(self.tokenizer).items():
+                if index < rows:
+                    share[index] = counts.count(word) / counts.total
+            weights = torch.as_tensor(smoothing / (smoothing + share), dtype=torch.float32, device=self.device)
+            self._piece_weights = (key, weights)
+        return self._piece_weights[1]
 
     def context_mean_share_for(self, use_form: bool) -> float:
         """The config's share of the context mean for a word with contexts, on this path."""

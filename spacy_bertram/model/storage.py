@@ -31,7 +31,7 @@ from ..errors import Errors
 from ..fileio import atomic_directory, write_json_atomic
 from .inputs import NgramVocab
 from .network import BertramNetwork
-from ..rarity.frequencies import COUNTS_FILE, write_counts
+from ..rarity.frequencies import COUNTS_FILE, CountTable, write_counts
 from .files import (
     DIGEST_ALGORITHM,
     DIGESTED_FILES,
@@ -208,7 +208,8 @@ def _load_weights(network: BertramNetwork, state: Dict[str, torch.Tensor], sourc
 
 
 def load_bertram(path: PathLike, base_model: Optional[str] = None, device: Optional[str] = None) -> BertramNetwork:
-    """Load a model directory; `base_model` overrides the recorded encoder location.
+    """Load a model directory and its counts.tsv, if any (`context_word_counts`); `base_model` overrides the
+    recorded encoder location.
 
     `device` (None: the CPU) is where the network and the encoder copy it reads go.
     """
@@ -234,6 +235,7 @@ def load_bertram(path: PathLike, base_model: Optional[str] = None, device: Optio
     check_config_against_weights(config, recorded, state, directory)
     network = BertramNetwork(config, ngrams, encoder, tokenizer)
     _load_weights(network, state, str(directory / WEIGHTS_FILE))
+    network.context_word_counts = CountTable.from_model_dir(directory)
     if device is not None:
         network.to(device)
     return network

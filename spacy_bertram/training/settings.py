@@ -150,12 +150,13 @@ class OTASettings:
 
 
 #: BertramConfig fields that are not training settings: the encoder is the run's `base_model`
-#: (recorded beside the settings), its widths are read from it, the context mean's shares are
+#: (recorded beside the settings), its widths are read from it, the context mean's shares and smoothing are
 #: inference's alone (training never reads them), and the rest describe the file.
 NOT_TRAINING_SETTINGS = (
     "base_model",
     "context_mean_share",
     "context_mean_share_with_form",
+    "context_mean_smoothing",
     "encoder_embedding_width",
     "encoder_hidden_width",
     "encoder_vocab_size",
