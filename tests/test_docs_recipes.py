@@ -9,13 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy
 import pytest
 from spacy.util import registry
 from thinc.api import Config
 
 import spacy_bertram.architectures  # noqa: F401  (registers spacy-bertram.memory_contexts.v1 in this process)
 
-from spacy_bertram import ContextStore, load_bertram
+from spacy_bertram import ContextStore, add_texts, load_bertram
 from tests.util import (
     GLOSSARY,
     config_of_own_source,
@@ -224,7 +225,11 @@ def test_the_configuration_recipe_precomputes_the_rare_words_of_own_texts(tmp_pa
     from spacy_bertram import VectorTable
     from spacy_bertram.explain import rule_pipeline
 
-    (block,) = [b for b in markdown_blocks(ROOT / "docs" / "configuration.md", "bash") if "--rare-only" in b]
+    (block,) = [
+        b
+        for b in markdown_blocks(ROOT / "docs" / "configuration.md", "bash")
+        if "--rare-only" in b and "--then-store" not in b
+    ]
     texts = [
         "The quokka smiled at the camera on Rottnest Island.",
         "A quokka is a small wallaby that lives on Rottnest Island.",
@@ -244,6 +249,16 @@ def test_the_configuration_recipe_precomputes_the_rare_words_of_own_texts(tmp_pa
     with ContextStore.open(tmp_path / "indomain.sqlite") as store:
         stored = [word for word, _ in store.counts()]
     assert "the" in stored and summary["not_rare"] == len(stored) - len(called) == table.meta["rare_only"]["not_rare"]
+    (chained_block,) = [b for b in markdown_blocks(ROOT / "docs" / "configuration.md", "bash") if "--then-store" in b]
+    general = ["A quokka slept under the bush at noon.", "Wallaby and quokka share the island."]
+    (tmp_path / "corpus" / "bertram").mkdir(parents=True)
+    add_texts(tmp_path / "corpus" / "bertram" / "contexts.sqlite", general, progress=False)
+    result = run_bash(chained_block, tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    chained = VectorTable.from_disk(tmp_path / "chained_vectors")
+    assert chained.words == table.words and int(chained.meta["then_stores"][0]["total_words"]) > 0
+    quokka = table.words.index("quokka")  # 3 contexts in the texts, 2 more behind them: another vector
+    assert numpy.abs(chained.vectors[quokka] - table.vectors[quokka]).max() > 1e-4
 
 
 def test_the_documented_resave_with_the_weighted_context_mean_runs_as_written(tmp_path, tiny_bert_path):

@@ -337,3 +337,58 @@ def test_vectors_cli_rare_only(model_dir, store_dir, tmp_path):
     bad = cli(*args, tmp_path / "o", "--rare-only", "--max-zipf", "0", "--workers", "0")
     assert bad.exit_code == 1 and "[E039]" in bad.output and "--max-zipf" in bad.output
     assert not (tmp_path / "o").exists()
+    assert "--then-store" in cli("--help").output
+    (tmp_path / "notes.txt").write_text("not a store")
+    then = cli(*args, tmp_path / "o", "--then-store", tmp_path / "notes.txt", "--workers", "0")
+    assert then.exit_code == 1 and "[E286] --then-store" in then.output, then.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_then_store_fills_a_words_contexts_as_the_components_chained_stores_do(
+    model_dir, store_dir, tiny_bert_path, tmp_path
+):
+    """The words come from the first store; each word's contexts from it first, then from the next store for
+    what it lacks (distinct texts, up to max_contexts): the contexts the component's chain of the two stores
+    gives, so the table's row is what the component infers with them."""
+    from spacy_bertram import add_texts
+    from spacy_bertram.pipeline.context_sources import chain_contexts
+
+    from tests.util import make_nlp
+
+    own = tmp_path / "own.sqlite"
+    add_texts(own, ["my kumquat was sour today", "a quokka and a kumquat met"], progress=False)
+    general = store_dir / "contexts.sqlite"
+    out = tmp_path / "table"
+    summary = build_vector_table(model_dir, own, out, then_stores=[general], max_contexts=3, workers=0, progress=False)
+    table = VectorTable.from_disk(out)
+    with ContextStore.open(own) as first, ContextStore.open(general) as second:
+        assert set(table.words) == {word for word, _ in first.counts()}  # the words: the first store's alone
+        chained = {
+            w: chain_contexts([(first.contexts(w, 3), None), (second.contexts(w, 3), None)], 3) for w in table.words
+        }
+        assert len(first.contexts("kumquat", 3)) == 2 and len(chained["kumquat"]) == 3
+        assert chained["kumquat"][:2] == first.contexts("kumquat", 3)
+        assert table.meta["then_stores"][0]["total_words"] == second.meta["total_words"]
+    expected = load_bertram(model_dir).infer([(w, chained[w]) for w in table.words])
+    assert numpy.allclose(table.vectors, expected, atol=1e-5) and summary["words"] == len(table)
+    again = build_vector_table(model_dir, own, out, then_stores=[general], max_contexts=3, workers=0, progress=False)
+    assert again["already_done"]
+    with pytest.raises(ValueError, match=r"\[E266\]"):  # the same words from the first store alone: another table
+        build_vector_table(model_dir, own, out, max_contexts=3, workers=0, progress=False)
+    alone = build_vector_table(model_dir, own, tmp_path / "alone", max_contexts=3, workers=0, progress=False)
+    assert alone["words"] == len(table) and "then_stores" not in VectorTable.from_disk(tmp_path / "alone").meta
+    row = table.words.index("kumquat")
+    assert numpy.abs(VectorTable.from_disk(tmp_path / "alone").vectors[row] - table.vectors[row]).max() > 1e-4
+    stores = {
+        name: {"@context_sources": "spacy-bertram.store_contexts.v1", "path": str(path)}
+        for name, path in (("indomain", own), ("general", general))
+    }
+    nlp = make_nlp(
+        model_dir,
+        tiny_bert_path,
+        contexts={"@context_sources": "spacy-bertram.chained_contexts.v1", "*": stores},
+        contexts_per_word=3,
+    )
+    nlp.initialize()
+    doc = nlp.make_doc("A kumquat.")
+    assert nlp.get_pipe("bertram").word_sources.contexts_for(doc, "kumquat", [1]) == chained["kumquat"]

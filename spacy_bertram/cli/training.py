@@ -525,6 +525,13 @@ def vectors_cmd(
         ..., help="a context store from `prepare` or `texts-store` (its counts select the words)"
     ),
     output: Path = typer.Argument(..., help="the vector table directory (table.json + vectors.safetensors)"),
+    then_store: Optional[List[Path]] = typer.Option(
+        None,
+        "--then-store",
+        help="a store read after STORE for the contexts a word lacks there (repeat for more, in order), as the "
+        "component's chained store sources: your texts' store as STORE, a general one here; the words still come "
+        "from STORE",
+    ),
     min_count: int = typer.Option(1, help="words with at least this many corpus occurrences"),
     max_count: Optional[int] = typer.Option(
         None, help="and fewer than this many (e.g. the rare-word threshold); default: no bound"
@@ -579,6 +586,9 @@ def vectors_cmd(
     run_checked(check_output_dir, output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
     run_checked(check_model, model)
     run_checked(check_store, store, "STORE", words=True)
+    then_store = list(then_store or [])
+    for path in then_store:
+        run_checked(check_store, path, "--then-store")
     if words is not None:  # read again by the step: a list is small
         run_checked(read_word_list, words)
     if scheduler is None or workers == 0:  # a scheduler's workers have their own GPUs; the others are here
@@ -592,6 +602,7 @@ def vectors_cmd(
             model,
             store,
             output,
+            then_stores=then_store,
             min_count=min_count,
             max_count=max_count,
             word_list=words,

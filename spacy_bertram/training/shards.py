@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, List, Mapping, Sequence, Tuple
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 import numpy
 from safetensors import SafetensorError, safe_open
@@ -23,6 +23,7 @@ from ..errors import Errors
 from ..fileio import atomic_path, write_json_atomic
 from ..model.network import BertramNetwork, default_token_budget
 from ..context_store import ContextStore, open_context_store
+from ..pipeline.context_sources import chain_contexts
 from ..pipeline.vector_table import FORMAT_NAME, SHARDS_DIR, VectorTable
 from ..model.storage import load_bertram, model_fingerprint
 from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike
@@ -122,6 +123,7 @@ class JobSettings:
     token_budget: int = 0  # 0: the device's default budget
     device: str = "cpu"
     torch_threads: int = 0  # 0: torch's own default
+    then_store_paths: Tuple[str, ...] = ()  # read after store_path for the contexts it lacks (`StoreChain`)
 
 
 @dataclass
@@ -138,12 +140,37 @@ def worker_state(job: JobSettings) -> WorkerState:
 
     def make() -> WorkerState:
         network = load_bertram(job.model_path, device=job.device).eval()
-        return WorkerState(network, open_context_store(job.store_path), model_fingerprint(job.model_path))
+        return WorkerState(network, open_stores(job), model_fingerprint(job.model_path))
 
     return once_per_process(("vectors", job), make, job.torch_threads)
 
 
-def store_items(store: ContextStore, words: Sequence[str], max_contexts: int) -> List[Tuple[str, List[str]]]:
+class StoreChain:
+    """Context stores read in order for a word (`chain_contexts`, the component's rule for chained sources:
+    each adds the texts not taken yet until the word has its limit), so that a table of the user's own
+    texts gets the general store's contexts where their texts have too few, as the component's chained
+    store sources give them."""
+
+    def __init__(self, stores: Sequence[ContextStore]) -> None:
+        self.stores = list(stores)
+
+    def contexts(self, word: str, limit: Optional[int] = None) -> List[str]:
+        return chain_contexts(((store.contexts(word, limit=limit), None) for store in self.stores), limit)
+
+    def close(self) -> None:
+        for store in self.stores:
+            store.close()
+
+
+def open_stores(job: JobSettings) -> Any:
+    """The job's store, or its stores chained when it has more (`then_store_paths`)."""
+    first = open_context_store(job.store_path)
+    if not job.then_store_paths:
+        return first
+    return StoreChain([first, *(open_context_store(path) for path in job.then_store_paths)])
+
+
+def store_items(store: Any, words: Sequence[str], max_contexts: int) -> List[Tuple[str, List[str]]]:
     return [(word, store.contexts(word, limit=max_contexts)) for word in words]
 
 

@@ -119,8 +119,18 @@ def table_meta(
         "encoder": encoder,
         "word_key": key,
         "max_contexts": job.max_contexts,
-        "store": {k: store.meta.get(k) for k in ("total_words", "vocab_size", "seed", "window", "lowercase")},
+        "store": store_summary(store),
     }
+
+
+def store_summary(store: ContextStore) -> Dict[str, Any]:
+    """What a table records of a store it read: enough to tell another store apart."""
+    return {k: store.meta.get(k) for k in ("total_words", "vocab_size", "seed", "window", "lowercase")}
+
+
+def summary_of_store(path: PathLike) -> Dict[str, Any]:
+    with open_context_store(path) as store:
+        return store_summary(store)
 
 
 def run_in_process(shards: ShardStore, todo: Sequence[int], job: JobSettings, progress: bool = True) -> None:
@@ -138,6 +148,7 @@ def build_vector_table(
     store_path: PathLike,
     output: PathLike,
     *,
+    then_stores: Sequence[PathLike] = (),
     min_count: int = 1,
     max_count: Optional[int] = None,
     word_list: Optional[PathLike] = None,
@@ -168,18 +179,23 @@ def build_vector_table(
     "en" by default): a store of the user's own texts holds every word of
     them, and the component only ever looks up rare ones. The summary and
     table.json's `rare_only` say how many it dropped (`not_rare`).
+    `then_stores` are read after `store_path` for the contexts a word lacks
+    there (the component's chained store sources: the user's texts first, a
+    general store behind); the words still come from `store_path` alone.
     """
     start = time.perf_counter()
     check_vector_settings(min_count, max_count, max_contexts, token_budget, shard_size, workers)
     check_rare_settings(rare_only, max_zipf, lang)
     check_output_dir(output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
     model_path, store_path = Path(model_path).resolve(), Path(store_path).resolve()
+    then_paths = tuple(str(Path(path).resolve()) for path in then_stores)
     network = load_bertram(model_path)  # here for the word key and the encoder identity
     model_id = model_fingerprint(model_path)
     encoder = encoder_identity(network)
     key_fn = word_key_function(network)
     key = "lower" if key_fn is str.lower else "cased"
     store = open_context_store(store_path)
+    then_meta = [summary_of_store(path) for path in then_paths]  # each opened now: a bad one fails before any work
     listed = read_word_list(word_list) if word_list is not None else None
     words = select_words(store, key_fn, min_count, max_count, listed, min_contexts)
     selection = ", from the word list" if listed is not None else ""
@@ -200,15 +216,18 @@ def build_vector_table(
             )
         )
     device = "cuda" if gpu_ids else "cpu"
-    job = JobSettings(str(model_path), str(store_path), max_contexts, token_budget, device)
+    job = JobSettings(str(model_path), str(store_path), max_contexts, token_budget, device, then_store_paths=then_paths)
     meta = table_meta(model_id, encoder, job, store, key)
+    if then_paths:
+        meta["then_stores"] = then_meta
     if rare:
         meta["rare_only"] = rare
     said = {"not_rare": rare["not_rare"]} if rare else {}
     out = Path(output)
     if (out / META_FILE).is_file():
         done = VectorTable.from_disk(out)
-        if done.words == words and {k: done.meta.get(k) for k in meta} == meta:
+        same_stores = done.meta.get("then_stores") == meta.get("then_stores")  # a table without them has none
+        if done.words == words and same_stores and {k: done.meta.get(k) for k in meta} == meta:
             return {"output": str(out), "words": len(done), **said, "computed_shards": 0, "already_done": True}
         if not force:
             raise ValueError(Errors.E266.format(out=str(out)))
