@@ -154,18 +154,23 @@ class Errors(PluginErrors):
             "step first or point DATA_DIR at its output.")
     E427 = ("label-curve-report: {path} has no {file}; give the output directories of label-curve runs "
             "that have finished.")
-    # E428-E432: compare-runs (two runs of one evaluation, paired)
-    E428 = ("compare-runs: {path} is neither a synonym-recovery or intrinsic output (their JSON files) nor an "
-            "evaluate output directory (with predictions.jsonl); give the outputs of two runs of one of them.")
+    # E428-E434: compare-runs (two runs of one evaluation, paired)
+    E428 = ("compare-runs: {path} is neither a synonym-recovery or intrinsic output (their JSON files), an "
+            "evaluate output directory (with predictions.jsonl) nor a label-curve training directory (finished "
+            "runs under fold-*/draw-*/n-*/seed-*); give the outputs of two runs of one of them.")
     E429 = ("compare-runs: --before and --after mix kinds of output ({kinds}); compare synonym-recovery files "
             "with synonym-recovery files, intrinsic files with intrinsic files and evaluate directories with "
             "evaluate directories.")
     E430 = ("compare-runs: {before} and {after} share no item (pair or test item); give two runs on the same "
             "data (the same rarified sets, folds and seeds).")
-    E431 = ("compare-runs: synonym-recovery and intrinsic runs are compared one file against one file; got "
-            "{before} --before and {after} --after files.")
+    E431 = ("compare-runs: synonym-recovery and intrinsic runs, and label curves, are compared one against one; "
+            "got {before} --before and {after} --after.")
     E432 = ("compare-runs: {path} has no item rows for its {set} set (it was written before `intrinsic` kept "
             "them); run `python -m bertram_experiments intrinsic` again for this model.")
+    E433 = ("compare-runs: the label-curve runs under {path} are of {tasks}, not of one task; give the training "
+            "directory of one label-curve run (its TRAINING_DIR).")
+    E434 = ("compare-runs: the runs {unit} (fold, draw, size, seed) of {before} and {after} predicted other test "
+            "texts; compare curves on the same folds (the same data directory and --folds).")
 
 
 class Warnings(PluginWarnings):

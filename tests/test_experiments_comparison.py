@@ -125,7 +125,7 @@ def test_compare_runs_writes_both_files_and_refuses_mixed_or_unknown_runs(tmp_pa
         app,
         ["compare-runs", "--before", str(a), "--before", str(a), "--after", str(b), "--output", str(tmp_path / "out2")],
     )
-    assert two.exit_code == 1 and "one file against one file" in two.output
+    assert two.exit_code == 1 and "are compared one against one" in two.output
 
 
 def intrinsic_file(path: Path, cosines, chimera_rhos, without_items=False) -> Path:
@@ -198,3 +198,60 @@ def test_intrinsic_runs_differ_in_rho_on_the_shared_pairs_and_items(tmp_path):
     old = intrinsic_file(tmp_path / "old.json", {"fed": [0.1, 0.2]}, {"bertram_contexts": [0.1]}, without_items=True)
     with pytest.raises(ValueError, match="run `python -m bertram_experiments intrinsic` again"):
         compare_intrinsic_runs(old, after)
+
+
+def curve_runs(directory: Path, bertram_hits, task: str = "ner", ids=None) -> Path:
+    """A label-curve training directory: 2 folds x sizes 10, 20 x seeds 0, 1, each run 4 test tweets with one gold
+    entity each; stock finds the entity of tweet 0 only, bertram those `bertram_hits(fold, size, seed)` names."""
+    for fold in (0, 1):
+        for size in (10, 20):
+            for seed in (0, 1):
+                run = directory / f"fold-{fold}" / "draw-0" / f"n-{size}" / f"seed-{seed}"
+                run.mkdir(parents=True)
+                record = {"identity": {"task": task}, "fold": fold, "draw": 0, "size": size, "seed": seed}
+                (run / "run.json").write_text(json.dumps(record), encoding="utf8")
+                hits = bertram_hits(fold, size, seed)
+                rows = [
+                    {
+                        "id": f"{fold}-{i}" if ids is None else ids[i],
+                        "gold": [[0, 1, "person"]],
+                        "rare": [0] if i < 2 else [],
+                        "pred": {
+                            "stock": [[0, 1, "person"]] if i == 0 else [],
+                            "bertram": [[0, 1, "person"]] if i in hits else [],
+                        },
+                    }
+                    for i in range(4)
+                ]
+                (run / "predictions.jsonl").write_text("\n".join(map(json.dumps, rows)) + "\n", encoding="utf8")
+    return directory
+
+
+def test_two_label_curves_are_paired_run_by_run_and_text_by_text(tmp_path):
+    """F1 from TP / FP / FN summed over texts and runs: stock finds 1 entity of 4 in both curves (Δ 0), the
+    with-bertram arm 1 before and 2 after at size 10 (F1 0.4 -> 2/3), the same at size 20."""
+    from bertram_experiments.label_curve.compare import compare_curve_runs
+
+    before = curve_runs(tmp_path / "general", lambda fold, size, seed: {0})
+    after = curve_runs(tmp_path / "indomain", lambda fold, size, seed: {0, 1} if size == 10 else {0})
+    assert run_kind([before, after]) == "label-curve"
+    result = compare_curve_runs(before, after, n_resamples=200)
+    assert result["runs_shared"] == 8 and [p["size"] for p in result["points"]] == [10, 20]
+    small, large = result["points"]
+    assert small["all"]["stock"]["delta"]["estimate"] == 0.0 and small["all"]["stock"]["n"] == 8
+    assert small["all"]["bertram"]["before"] == pytest.approx(0.4)  # TP 1, FN 3 per run
+    assert small["all"]["bertram"]["after"] == pytest.approx(2 / 3)  # TP 2, FN 2
+    assert small["all"]["bertram"]["delta"]["estimate"] == pytest.approx(2 / 3 - 0.4)
+    assert small["rare"]["bertram"]["after"] == pytest.approx(1.0) and small["rare"]["bertram"]["n"] == 4
+    assert large["all"]["bertram"]["delta"]["estimate"] == 0.0
+    runner = CliRunner()
+    args = ["compare-runs", "--before", str(before), "--after", str(after), "--output", str(tmp_path / "out")]
+    result = runner.invoke(app, [*args, "--bootstrap-resamples", "50"])
+    assert result.exit_code == 0, result.output
+    assert "| 10 | all | bertram | 8 | 40.0 | 66.7 |" in (tmp_path / "out" / "comparison.md").read_text()
+    other = curve_runs(tmp_path / "other", lambda fold, size, seed: {0}, ids=["a", "b", "c", "d"])
+    with pytest.raises(ValueError, match=r"\[E434\].*predicted other test texts"):
+        compare_curve_runs(before, other)
+    textcat = curve_runs(tmp_path / "textcat", lambda fold, size, seed: {0}, task="textcat")
+    with pytest.raises(ValueError, match=r"\[E429\].*a ner curve and a textcat curve"):
+        compare_curve_runs(before, textcat)

@@ -31,8 +31,8 @@ def compare_runs_cmd(
     before: List[Path] = typer.Option(
         ...,
         help="the reference run: a synonym-recovery or intrinsic JSON "
-        "file, or evaluate output directories (repeat the option; pooled as "
-        "`pool` pools them)",
+        "file, a label-curve training directory, or evaluate output directories "
+        "(repeat the option; pooled as `pool` pools them)",
     ),
     after: List[Path] = typer.Option(..., help="the run compared with it, of the same kind and on the same data"),
     output: Path = typer.Option(..., help="directory for comparison.json and comparison.md"),
@@ -43,6 +43,7 @@ def compare_runs_cmd(
     """After - before on the items both runs scored, with paired bootstrap CIs (the same items, the
     same resamples): what tells two models, or a setting, apart where their CIs against stock overlap."""
     run_checked(check_output_dir, output, COMPARE_OUTPUTS, command="compare-runs", force=force)
+    from ..label_curve.compare import compare_curve_runs
     from .runs import (
         compare_downstream_runs,
         compare_intrinsic_runs,
@@ -52,11 +53,15 @@ def compare_runs_cmd(
     )
 
     kind = run_checked(run_kind, [*before, *after])
-    if kind in ("synonyms", "intrinsic"):
+    one_against_one = {
+        "synonyms": compare_synonym_runs,
+        "intrinsic": compare_intrinsic_runs,
+        "label-curve": compare_curve_runs,
+    }
+    if kind in one_against_one:
         if len(before) != 1 or len(after) != 1:
             fail(ValueError(Errors.E431.format(before=len(before), after=len(after))))
-        compare = compare_synonym_runs if kind == "synonyms" else compare_intrinsic_runs
-        result = run_checked(compare, before[0], after[0], bootstrap_resamples, seed)
+        result = run_checked(one_against_one[kind], before[0], after[0], bootstrap_resamples, seed)
     else:
         result = run_checked(compare_downstream_runs, before, after, bootstrap_resamples, seed)
     lines = comparison_markdown(result)

@@ -32,6 +32,7 @@ from ..downstream.pooling import comparison_cells, discover_sets, strata_of
 from ..bootstrap import paired_difference
 from ..errors import Errors
 from ..intrinsic.intrinsic import item_key, item_statistic, item_systems
+from ..label_curve.compare import is_curve_runs
 from ..synonyms.recovery import compare as compare_synonym_scores
 from ..system_names import system_title
 from ..tables import format_ci, markdown_table
@@ -41,7 +42,7 @@ BEFORE, AFTER = "before", "after"
 
 def run_kind(paths: Sequence[PathLike]) -> str:
     """ "synonyms" for `synonym-recovery` JSON files, "intrinsic" for `intrinsic` JSON files, "downstream" for
-    `evaluate` output directories."""
+    `evaluate` output directories, "label-curve" for `label-curve` training directories."""
     kinds = set()
     for path in map(Path, paths):
         if path.is_dir() and (path / "predictions.jsonl").is_file():
@@ -50,6 +51,8 @@ def run_kind(paths: Sequence[PathLike]) -> str:
             kinds.add("synonyms")
         elif path.is_file() and output_mark(path) == "intrinsic":
             kinds.add("intrinsic")
+        elif is_curve_runs(path):
+            kinds.add("label-curve")
         else:
             raise ValueError(Errors.E428.format(path=path))
     if len(kinds) != 1:
@@ -246,6 +249,42 @@ def compare_downstream_runs(
 # -- the table ------------------------------------------------------------------------------------------
 
 
+def curve_comparison_markdown(result: Mapping[str, Any]) -> List[str]:
+    """One row per size, subset and system: the measure before and after, and after - before with both CIs."""
+    rows = [
+        [
+            point["size"],
+            subset,
+            system,
+            figures["n"],
+            f"{100 * figures[BEFORE]:.1f}",
+            f"{100 * figures[AFTER]:.1f}",
+            format_ci(figures["delta"]["texts"], 100, 1, star=True),
+            format_ci(figures["delta"]["texts_and_seeds"], 100, 1, star=True),
+        ]
+        for point in result["points"]
+        for subset in ("all", "rare")
+        for system, figures in point[subset].items()
+    ]
+    measure = result["measure"]
+    header = (
+        "labelled texts",
+        "subset",
+        "system",
+        "n",
+        f"{measure} before",
+        "after",
+        "Δ, points [95% CI over texts]",
+        "Δ [95% CI over texts and runs]",
+    )
+    note = (
+        f"{result['runs_shared']} runs (fold, draw, size, seed) finished in both curves; test texts drawn within their "
+        f"fold, and with them each fold's runs ({result['n_resamples']} resamples). rare: the entities (texts) with a "
+        "token the pipeline calls rare."
+    )
+    return [*markdown_table(header, rows, text_columns=3), "", note + " * = the CI excludes 0."]
+
+
 def comparison_markdown(result: Mapping[str, Any]) -> List[str]:
     """One row per system (and pair source): before, after, and after - before with its CI."""
     if result["kind"] == "synonyms":
@@ -280,6 +319,8 @@ def comparison_markdown(result: Mapping[str, Any]) -> List[str]:
             f"({result['n_resamples']} resamples)."
         )
         return [*markdown_table(header, rows, text_columns=2), "", note + " * = the CI excludes 0."]
+    if result["kind"] == "label-curve":
+        return curve_comparison_markdown(result)
     if result["kind"] == "intrinsic":
         rows = [
             [
@@ -325,6 +366,7 @@ __all__ = [
     "compare_intrinsic_runs",
     "compare_synonym_runs",
     "comparison_markdown",
+    "curve_comparison_markdown",
     "paired_system_difference",
     "run_kind",
     "scores_of_pairs",
