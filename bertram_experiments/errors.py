@@ -23,6 +23,8 @@ class Errors(PluginErrors):
     E234 = "The wheel of {name}=={version} has no member {member}"
 
     # E3xx: evaluation (datasets, rarification, baselines, scores, report)
+    E300 = ("{base_config} has no [components.bertram]: --contexts sets the bertram component's contexts, so give "
+            "a with-bertram config (configs/*_bertram.cfg) as --bertram-config.")
     E303 = "{path} does not exist"
     E304 = "{base_config} has no [paths] {key}; known: {config}."
     E305 = ("The embedding layer changed during training (max |diff| {drift:.3g}); the freezing callback did not "

@@ -13,13 +13,13 @@ import spacy
 from bertram_experiments.label_curve.curve import curves_report, label_curve
 from bertram_experiments.label_curve.data import CurveFold, load_folds
 from bertram_experiments.label_curve.report import curve_table, plot_curve, plot_curves
-from bertram_experiments.label_curve.runs import CurveSettings, subsets_of
+from bertram_experiments.label_curve.runs import CurveSettings, Unit, subsets_of, unit_identity
 from bertram_experiments.label_curve.schedule import CurveSchedule
 from bertram_experiments.label_curve.subsets import check_sizes, nested_order, nested_subsets, parse_sizes
 from bertram_experiments.label_curve.summary import summarise_point
 from bertram_experiments.ner.data import parse_iob, tagged_doc
 from bertram_experiments.ner.folds import write_folds
-from bertram_experiments.rarification.baseline import make_splits
+from bertram_experiments.rarification.baseline import make_splits, train_baseline
 from tests.util import tiny_dataset, tiny_iob
 
 ROOT = Path(__file__).parent.parent
@@ -220,6 +220,35 @@ def test_a_textcat_curve_trains_nested_runs_resumes_and_reports(tmp_path, tiny_b
     report = curves_report([tmp_path / "out"], tmp_path / "report")
     assert "### tiny (textcat)" in report.read_text(encoding="utf8") and (tmp_path / "report" / "tiny.png").is_file()
     assert (tmp_path / "report" / "curves.png").stat().st_size > 5000
+
+
+@pytest.mark.slow
+def test_contexts_sets_the_with_bertram_arms_contexts_and_names_the_runs(tmp_path, tiny_bert_path, bertram_assets):
+    """--contexts: the bertram pipeline reads "both" (the text, then the store) instead of its config's "none"; the
+    stock one is untouched; a run's identity names the setting (a curve without it keeps the identity it had)."""
+    make_splits(str(tiny_dataset(tmp_path / "tiny.jsonl")), tmp_path / "splits", max_words=20, seed=0)
+    settings = tiny_settings("textcat", tiny_bert_path, bertram_assets, sizes=(4,), seeds=(0,), contexts="both")
+    label_curve("tiny", tmp_path / "splits", tmp_path / "runs", tmp_path / "out", settings, keep_models=True)
+    run = tmp_path / "runs" / "fold-0" / "draw-0" / "n-4" / "seed-0"
+    assert json.loads((run / "run.json").read_text())["identity"]["contexts"] == "both"
+    with_bertram = spacy.load(run / "bertram" / "model-best")
+    assert with_bertram.config["components"]["bertram"]["contexts"] == "both"
+    assert "bertram" not in spacy.load(run / "stock" / "model-best").pipe_names
+    plain = tiny_settings("textcat", tiny_bert_path, bertram_assets, sizes=(4,), seeds=(0,))
+    fold = load_folds("textcat", tmp_path / "splits")[0]
+    unit = Unit(0, 0, 4, 0)
+    bertram = {"model": "m"}
+    assert "contexts" not in unit_identity(plain, unit, fold.pool[:4], fold, bertram)
+    with pytest.raises(ValueError, match=r"\[E300\].*has no \[components.bertram\]"):
+        train_baseline(
+            run / "train.spacy",
+            fold.dev,
+            tmp_path / "stock-as-bertram",
+            base_config=ROOT / "configs" / "textcat_minilm.cfg",
+            base_model=tiny_bert_path,
+            bertram_contexts="both",
+        )
+    assert not (tmp_path / "stock-as-bertram").exists()  # nothing left half-written
 
 
 @pytest.mark.slow

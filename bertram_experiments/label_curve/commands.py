@@ -39,6 +39,11 @@ def label_curve_cmd(
     context_store: Optional[Path] = typer.Option(
         None, help="contexts.sqlite from `prepare` (a bertram config reading store contexts needs it)"
     ),
+    contexts: Optional[str] = typer.Option(
+        None,
+        help="the with-bertram pipeline's contexts (the component's shorthand: none, doc, store, both...) instead "
+        "of its config's",
+    ),
     stock_config: Path = typer.Option(..., help="the stock pipeline's training config"),
     bertram_config: Path = typer.Option(..., help="the same pipeline with bertram before the transformer"),
     base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
@@ -100,6 +105,7 @@ def label_curve_cmd(
             patience_evals=patience,
             learn_rate=learn_rate,
         ),
+        contexts,
     )
     curve = run_checked(
         label_curve,

@@ -62,6 +62,8 @@ class CurveSettings:
     seeds: Tuple[int, ...] = (0, 1)
     draws: int = 1
     schedule: CurveSchedule = field(default_factory=CurveSchedule)
+    #: the with-bertram arm's [components.bertram] contexts instead of its config's (None: the config's)
+    contexts: Optional[str] = None
 
     def config_of(self, system: str) -> str:
         return self.stock_config if system == STOCK else self.bertram_config
@@ -127,6 +129,8 @@ def unit_identity(
         "bertram": bertram,
         "context_store": settings.context_store,
     }
+    if settings.contexts is not None:  # only when set: a run made before the option keeps its identity
+        wanted["contexts"] = settings.contexts
     return json.loads(json.dumps(wanted))
 
 
@@ -160,6 +164,7 @@ def train_unit(
             check_frozen=False,
             paths=settings.paths_of(system) or None,
             force=True,
+            bertram_contexts=settings.contexts if system == BERTRAM else None,
         )
         infos[system] = {**info, **asdict(steps)}
     return infos

@@ -301,12 +301,14 @@ def train_baseline(
     force: bool = False,
     checkpoints: Sequence[int] = (),
     patience: int = 0,
+    bertram_contexts: Optional[str] = None,
 ) -> Dict[str, object]:
     """`spacy train` on the augmented split; output_dir/model-best and model-last
     (and output_dir/checkpoints/step-N for each of `checkpoints`).
 
     `paths` fills the config's other [paths] (a bertram config's `bertram` and
-    `context_store`). Trains into a temp directory beside `output_dir` and renames
+    `context_store`); `bertram_contexts` replaces its [components.bertram] `contexts`
+    (the shorthand: "doc", "store", "both"...). Trains into a temp directory beside `output_dir` and renames
     it into place at the end, so a killed run never leaves a half-written model
     that looks finished. Only what it writes is replaced (other files in
     `output_dir` stay); a directory holding only others' files is refused unless `force`.
@@ -340,6 +342,10 @@ def train_baseline(
             if key not in config["paths"]:
                 raise ValueError(Errors.E304.format(base_config=base_config, key=key, config=sorted(config["paths"])))
             config["paths"][key] = str(value)
+        if bertram_contexts is not None:
+            if "bertram" not in config.get("components", {}):
+                raise ValueError(Errors.E300.format(base_config=base_config))
+            config["components"]["bertram"]["contexts"] = str(bertram_contexts)
         config_path = tmp / "config.cfg"
         config.to_disk(config_path)
         spacy_train(config_path, tmp, use_gpu=gpu_id)
