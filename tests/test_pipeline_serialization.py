@@ -17,6 +17,7 @@ from spacy.lang.en import English
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
 from spacy_bertram.pipeline.serialization import CFG, digest, read_file, read_parts, seal, staged_parts, unpack
+from spacy_bertram.model.layers import get_bertram_network
 
 from tests.util import TEXT, context_store_of, make_bertram_dir, make_nlp, same_vectors
 
@@ -141,7 +142,7 @@ def test_the_saved_layout_keeps_its_part_names_and_cfg_keys(bertram_dir, tiny_be
 
 
 def test_a_saved_pipeline_never_reads_its_model_path_again(tiny_bert_path, tmp_path):
-    model = make_bertram_dir(tmp_path / "m", tiny_bert_path, seed=7)
+    model = make_bertram_dir(tmp_path / "m", tiny_bert_path, counts={"the": 40, "kumquat": 2}, seed=7)
     nlp = make_nlp(model, tiny_bert_path)
     doc = nlp(TEXT)
     nlp.to_disk(tmp_path / "p")
@@ -155,6 +156,8 @@ def test_a_saved_pipeline_never_reads_its_model_path_again(tiny_bert_path, tmp_p
     for other in (loaded, from_bytes):
         pipe = other.get_pipe("bertram")
         assert pipe.cfg["model_id"] == nlp.get_pipe("bertram").cfg["model_id"]
+        # the counts come with the weights, and weigh the network's context mean as load_bertram's do
+        assert get_bertram_network(pipe.model).context_word_counts.counts == {"the": 40, "kumquat": 2}
         pipe.cache.clear()
         assert same_vectors(other(TEXT), doc)
 
