@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy
@@ -249,6 +250,11 @@ def test_two_label_curves_are_paired_run_by_run_and_text_by_text(tmp_path):
     result = runner.invoke(app, [*args, "--bootstrap-resamples", "50"])
     assert result.exit_code == 0, result.output
     assert "| 10 | all | bertram | 8 | 40.0 | 66.7 |" in (tmp_path / "out" / "comparison.md").read_text()
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(after, unfinished)
+    shutil.rmtree(unfinished / "fold-1" / "draw-0" / "n-20" / "seed-1")  # a curve still running
+    partial = compare_curve_runs(before, unfinished, n_resamples=50)
+    assert [p["size"] for p in partial["points"]] == [10] and partial["sizes_left_out"] == [20]
     other = curve_runs(tmp_path / "other", lambda fold, size, seed: {0}, ids=["a", "b", "c", "d"])
     with pytest.raises(ValueError, match=r"\[E434\].*predicted other test texts"):
         compare_curve_runs(before, other)

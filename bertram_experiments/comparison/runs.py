@@ -282,6 +282,9 @@ def curve_comparison_markdown(result: Mapping[str, Any]) -> List[str]:
         f"fold, and with them each fold's runs ({result['n_resamples']} resamples). rare: the entities (texts) with a "
         "token the pipeline calls rare."
     )
+    if result.get("sizes_left_out"):
+        sizes = ", ".join(map(str, result["sizes_left_out"]))
+        note += f" Left out: {sizes} labelled texts, whose folds do not both have the same finished runs."
     return [*markdown_table(header, rows, text_columns=3), "", note + " * = the CI excludes 0."]
 
 

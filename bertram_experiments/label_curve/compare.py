@@ -72,8 +72,14 @@ def compare_curve_runs(
     by_size: Dict[int, List[UnitKey]] = defaultdict(list)
     for key in shared:
         by_size[key[2]].append(key)
-    points = []
+    points, left_out = [], []
     for size in sorted(by_size):
+        per_fold = defaultdict(int)
+        for key in by_size[size]:
+            per_fold[key[0]] += 1
+        if len(set(per_fold.values())) > 1:  # a curve still running: its folds are not paired run for run yet
+            left_out.append(size)
+            continue
         records = [first_records[key] for key in by_size[size]]
         texts, n_runs = aligned_runs(records, first_rows)
         later, _ = aligned_runs(records, second_rows)
@@ -111,6 +117,7 @@ def compare_curve_runs(
         "runs_after": len(second_rows),
         "runs_shared": len(shared),
         "points": points,
+        "sizes_left_out": left_out,
         "n_resamples": n_resamples,
         "seed": seed,
     }
