@@ -23,7 +23,7 @@ from ..bootstrap import DEFAULT_RESAMPLES, runs_bootstrap
 from ..errors import Errors
 from ..ner.predict import read_rows
 from .runs import PREDICTIONS_FILE, RUN_FILE, SYSTEMS, Unit
-from .summary import CURVE_SUBSETS, MEASURES, aligned_runs, counted
+from .summary import CURVE_SUBSETS, MEASURES, aligned_runs, counted, run_counts
 
 UnitKey = Tuple[int, int, int, int]
 #: How a label-curve training directory lays out its runs (`Unit.directory`).
@@ -68,7 +68,7 @@ def compare_curve_runs(
             raise ValueError(Errors.E434.format(before=before, after=after, unit=key))
     if not shared:
         raise ValueError(Errors.E430.format(before=before, after=after))
-    count_rows, width, score, measure = MEASURES[task]
+    _, width, score, measure = MEASURES[task]
     by_size: Dict[int, List[UnitKey]] = defaultdict(list)
     for key in shared:
         by_size[key[2]].append(key)
@@ -88,10 +88,7 @@ def compare_curve_runs(
         for subset in CURVE_SUBSETS:
             cell = {}
             for system in SYSTEMS:
-                tensors = [
-                    np.stack([count_rows([t["rows"][r] for t in side], system, subset) for r in range(n_runs)], axis=1)
-                    for side in (texts, later)
-                ]
+                tensors = [run_counts(task, side, n_runs, system, subset) for side in (texts, later)]
                 result = runs_bootstrap(
                     np.concatenate([tensors[1], tensors[0]], axis=2),
                     folds,

@@ -79,6 +79,12 @@ def aligned_runs(records: Sequence[Mapping], rows_of: Mapping[Tuple, Rows]) -> T
     return texts, n_runs.pop()
 
 
+def run_counts(task: str, texts: Sequence[Mapping], n_runs: int, system: str, subset: str) -> np.ndarray:
+    """(n_texts, n_runs, width): each run's counts of each text (`aligned_runs`' texts) for one system."""
+    count_rows = MEASURES[task][0]
+    return np.stack([count_rows([text["rows"][r] for text in texts], system, subset) for r in range(n_runs)], axis=1)
+
+
 def seconds_ratio(records: Sequence[Mapping], stage: str) -> Optional[float]:
     """The with-bertram runs' seconds over stock's, summed over `records` (None for no records)."""
     stock = sum(r[f"{stage}_seconds"][STOCK] for r in records)
@@ -102,15 +108,12 @@ def summarise_point(
     seed: int = 0,
 ) -> Dict[str, object]:
     """One point: per subset, stock and bertram pooled scores, n, Δ with both intervals; the cost ratios."""
-    count_rows, width, score, _ = MEASURES[task]
+    _, width, score, _ = MEASURES[task]
     texts, n_runs = aligned_runs(records, rows_of)
     fold_labels = [text["fold"] for text in texts]
     out: Dict[str, object] = {"size": records[0]["size"], "runs": len(records), "texts": len(texts)}
     for subset in CURVE_SUBSETS:
-        tensors = {}
-        for system in (BERTRAM, STOCK):
-            per_run = [count_rows([text["rows"][r] for text in texts], system, subset) for r in range(n_runs)]
-            tensors[system] = np.stack(per_run, axis=1)  # (n_texts, n_runs, width)
+        tensors = {system: run_counts(task, texts, n_runs, system, subset) for system in (BERTRAM, STOCK)}
         counts = np.concatenate([tensors[BERTRAM], tensors[STOCK]], axis=2)
         result = runs_bootstrap(
             counts,

@@ -169,7 +169,8 @@ class BertramNetwork(nn.Module):
         # The word counts of the model's training corpus (its counts.tsv), which weigh the context mean's
         # words (`context_piece_weights`); set by whoever loads the model with its counts.
         self.context_word_counts: Optional["CountTable"] = None
-        self._piece_weights: Optional[Tuple[tuple, Tensor]] = None
+        self._piece_weights: Optional[Tuple[tuple, Tensor]] = None  # (what they were computed from, weights)
+        self._said_no_counts = False
         width, hidden = info.embedding_width, info.hidden_width
         self.width = width
         self.ngram_form = NgramForm(len(ngram_vocab), width, config.ngram_dropout)
@@ -387,9 +388,9 @@ class BertramNetwork(nn.Module):
         if smoothing <= 0.0:
             return None
         if counts is None:
-            if self._piece_weights is None:
+            if not self._said_no_counts:
                 warnings.warn(Warnings.W020.format(smoothing=smoothing))
-                self._piece_weights = ((), torch.empty(0))
+                self._said_no_counts = True
             return None
         key = (id(counts), counts.total, len(counts.counts), smoothing, str(self.device))
         if self._piece_weights is None or self._piece_weights[0] != key:
