@@ -82,6 +82,7 @@ _EXPORTS: Dict[str, str] = {
     "STORE_FILE": ".context_store",
     "add_texts": ".training.text_store",
     "read_texts": ".training.text_store",
+    "tokenize": ".training.corpus",
     "DocContexts": ".pipeline.context_sources",
     "chain_contexts": ".pipeline.context_sources",
     "DefinitionStore": ".dictionary.store",

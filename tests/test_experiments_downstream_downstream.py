@@ -154,6 +154,26 @@ def test_a_system_with_definitions_from_a_dictionary(trained, bertram_assets, tm
     assert metrics["mean_injected_per_doc"]["bertram_slash_gcide"] > 0
 
 
+def test_a_substitute_recurs_where_other_texts_of_its_set_hold_it_in_a_stores_words():
+    """How many other texts of the set hold an item's most recurring substitute: case and punctuation as a store
+    reads them, the item's own text not counted, a substitute of two words only where a text holds both."""
+    from bertram_experiments.downstream.downstream import substitute_recurrence
+
+    def item(text, *substitutes):
+        return {"text": text, "substitutions": [{"substitute": s} for s in substitutes]}
+
+    items = [
+        item("A cypher, redeeming it.", "cypher"),
+        item("cypher and cypher again", "cypher"),  # twice in one text: one text
+        item("Nothing humdrum but CYPHER!", "humdrum", "cypher"),  # the most recurring of its two substitutes
+        item("a humdrum day", "humdrum"),
+        item("take it off now", "take off"),
+        item("take a seat", "take off"),  # "off" missing: not a text holding "take off"
+        item("no substitute here"),
+    ]
+    assert substitute_recurrence(items) == [2, 2, 2, 1, 0, 1, 0]
+
+
 def test_each_set_gets_its_own_texts_as_a_store_and_a_fresh_memory(trained, bertram_assets, tmp_path):
     """The paper's INDOMAIN per evaluated set: the set's texts (no labels) as a store, alone or before the general
     store; the streaming memory starts empty for every set and system."""
@@ -199,6 +219,8 @@ def test_each_set_gets_its_own_texts_as_a_store_and_a_fresh_memory(trained, bert
     assert p_gold["bertram_slash_memory"] == pytest.approx(p_gold["bertram_slash_doc"], abs=1e-6)
     seed_1 = json.loads((tmp_path / "m" / "seed-1" / "metrics.json").read_text())
     assert seed_1["accuracy"] == metrics["accuracy"]  # the same texts: the same store, a memory empty again
+    rows = [json.loads(line) for line in (tmp_path / "m" / "predictions.jsonl").read_text().splitlines()]
+    assert [r["substitute_other_texts"] for r in rows] == [0, 0, 0, 0]  # each substitute in its own text only
     assert seed_1["vs_baseline"]["bertram_slash_memory"]["mean_log_prob"] == pytest.approx(
         p_gold["bertram_slash_memory"], abs=1e-6
     )

@@ -116,6 +116,56 @@ def test_the_memory_is_compared_with_the_doc_by_the_texts_seen_before():
     assert "The streaming memory over a stream" in text and "| 25-99 | 10 |" in text
 
 
+def test_the_contexts_are_split_by_how_many_other_texts_hold_the_substitute(tmp_path: Path):
+    """Each context system against the spelling alone, in bins of the items' substitute recurrence (0, 1-2, 3+),
+    read from predictions.jsonl; files without the count give no such table."""
+    from bertram_experiments.downstream.paired import RECURRENCE_KEY, read_predictions, table_from_rows
+    from bertram_experiments.downstream.pooling import pooled_markdown
+
+    recurrence = np.array([0] * 10 + [1, 2] * 5 + [3, 7] * 5)
+    form = np.zeros(30, dtype=bool)
+    indomain = form.copy()
+    indomain[[20, 21, 22, 23, 24, 25]] = True  # wins only where the substitute recurs in 3+ other texts
+    store = form.copy()
+    store[[0, 10, 20]] = True  # one win in every bin
+    correct = {"baseline": form, "bertram_recentre_form": form, "bertram_recentre_indomain": indomain}
+    correct["bertram_recentre_store"] = store
+    toy = ItemTable(
+        list(correct),
+        np.array(["a"] * 30, dtype=object),
+        np.array([f"t{i}" for i in range(30)], dtype=object),
+        correct,
+        {s: np.full(30, 0.5) for s in correct},
+        recurrence,
+    )
+    result = pool_tables({"a": toy}, n_resamples=200)
+    split = result["contexts_by_recurrence"]["bertram_recentre_form"]
+    assert list(split) == ["bertram_recentre_indomain", "bertram_recentre_store"]
+    assert list(split["bertram_recentre_indomain"]) == ["0", "1-2", "3+"]
+    assert [split["bertram_recentre_indomain"][b]["n"] for b in ("0", "1-2", "3+")] == [10, 10, 10]
+    assert [split["bertram_recentre_indomain"][b]["accuracy_diff"]["estimate"] for b in ("0", "1-2", "3+")] == [
+        0,
+        0,
+        pytest.approx(0.6),
+    ]
+    assert [split["bertram_recentre_store"][b]["accuracy_diff"]["estimate"] for b in ("0", "1-2", "3+")] == [
+        pytest.approx(0.1)
+    ] * 3
+    text = "\n".join(pooled_markdown(result))
+    assert "by how many other texts of its set hold" in text and "| 3+ | 10 |" in text
+    # the count travels through predictions.jsonl; a file from before it gives no split
+    rows = [{"id": f"i{i}", "label": "x", "p_gold": {"baseline": 0.5}, "correct": {"baseline": True}} for i in range(3)]
+    assert table_from_rows(rows, "old").recurrence is None
+    for i, row in enumerate(rows):
+        row[RECURRENCE_KEY] = i
+    path = tmp_path / "predictions.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert read_predictions(path).recurrence.tolist() == [0, 1, 2]
+    older = toy.subset(np.arange(30) < 30)
+    older.recurrence = None
+    assert pool_tables({"a": toy, "b": older}, n_resamples=50)["contexts_by_recurrence"] == {}
+
+
 def test_a_system_some_sets_lack_is_left_out_by_name_not_silently(tmp_path: Path):
     """A set evaluated before a system existed lacks its column: pooling keeps the systems every set has, warns
     with the system and the sets lacking it, and says so in pooled.json and pooled.md."""

@@ -53,7 +53,7 @@ import numpy as np
 
 from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors, Warnings
-from spacy_bertram import DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MAX_ZIPF, PathLike, add_texts, use_device
+from spacy_bertram import DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MAX_ZIPF, PathLike, add_texts, tokenize, use_device
 from ..outputs import SET_OUTPUTS
 from ..rarification.datasets import read_records
 from ..rarification.oracle import ORACLE_FACTORY, add_oracle
@@ -61,6 +61,7 @@ from ..pipelines import add_bertram, load_textcat, set_injection, textcat_labels
 from ..rarification.rarify import read_substitutions_jsonl
 from ..rarification.records import UnknownLabelError
 from ..rarification.seed_sets import listed_sets, remove_unlisted
+from .paired import RECURRENCE_KEY
 from .set_outputs import gold_probabilities, write_set_outputs
 
 logger = logging.getLogger("spacy_bertram")
@@ -282,6 +283,28 @@ def build_set_stores(sets: Dict[str, List[dict]], directory: Path, max_contexts:
     return stores
 
 
+def substitute_recurrence(items: Sequence[dict]) -> List[int]:
+    """Per item, how many other texts of its set hold one of its substitutes (the most recurring one; a substitute
+    of several words counts where a text holds all of them), in the words a store reads (`tokenize`, lowercased):
+    the contexts the set's own texts can give a substitute beyond its own text."""
+    words_of = [set(tokenize(str(it["text"]), lowercase=True)) for it in items]
+    texts_with: Dict[str, set] = {}
+    for index, words in enumerate(words_of):
+        for word in words:
+            texts_with.setdefault(word, set()).add(index)
+    counts = []
+    for index, it in enumerate(items):
+        best = 0
+        for substitution in it.get("substitutions", []):
+            words = tokenize(str(substitution["substitute"]), lowercase=True)
+            if not words:
+                continue
+            holding = set.intersection(*(texts_with.get(w, set()) for w in words))
+            best = max(best, len(holding - {index}))
+        counts.append(best)
+    return counts
+
+
 def check_item_labels(items: Sequence[dict], labels: Sequence[str]) -> None:
     for it in items:
         if it["label"] not in labels:
@@ -315,6 +338,9 @@ def evaluate_systems(
     systems = checked_systems(systems, bertram_path, context_store, dictionary_store)
     dirs = listed_sets(rarified_dir, "rarify.json") if seed_sets else {"": Path(rarified_dir)}
     sets = {name: read_test_items(path) for name, path in dirs.items()}
+    for items in sets.values():
+        for item, other_texts in zip(items, substitute_recurrence(items)):
+            item[RECURRENCE_KEY] = other_texts
     with tempfile.TemporaryDirectory(prefix="indomain-") as scratch:
         needs_stores = any(SYSTEMS[s].vectors in ("indomain", "stores") for s in systems)
         set_stores = build_set_stores(sets, Path(scratch), contexts_per_word) if needs_stores else None
@@ -419,4 +445,5 @@ __all__ = [
     "evaluate_systems",
     "predict_labels",
     "read_test_items",
+    "substitute_recurrence",
 ]

@@ -31,6 +31,9 @@ from .metrics import mcnemar_exact
 #: gold-label probabilities are clipped to [EPS, 1] before the log.
 EPS = 1e-6
 BASELINE = "baseline"
+#: predictions.jsonl's per-item count of the other texts of its set that hold one of its substitutes (what the
+#: set's own texts can give it as contexts); `pool` splits the contexts rows by it. Absent in older files.
+RECURRENCE_KEY = "substitute_other_texts"
 
 
 def gold_log_prob(p_gold: Sequence[float], eps: float = EPS) -> np.ndarray:
@@ -52,6 +55,7 @@ class ItemTable:
     clusters: np.ndarray  # cluster key per item
     correct: Dict[str, np.ndarray] = field(default_factory=dict)  # system -> bool per item
     p_gold: Dict[str, np.ndarray] = field(default_factory=dict)  # system -> p(gold) per item
+    recurrence: Optional[np.ndarray] = None  # RECURRENCE_KEY per item, where every item has it
 
     def __len__(self) -> int:
         return len(self.sets)
@@ -63,6 +67,18 @@ class ItemTable:
             self.clusters[mask],
             {s: v[mask] for s, v in self.correct.items()},
             {s: v[mask] for s, v in self.p_gold.items()},
+            None if self.recurrence is None else self.recurrence[mask],
+        )
+
+    def with_systems(self, systems: Sequence[str]) -> "ItemTable":
+        """The same items with only `systems` (in that order)."""
+        return ItemTable(
+            list(systems),
+            self.sets,
+            self.clusters,
+            {s: self.correct[s] for s in systems},
+            {s: self.p_gold[s] for s in systems},
+            self.recurrence,
         )
 
     @classmethod
@@ -77,6 +93,7 @@ class ItemTable:
             cat("clusters"),
             {s: np.concatenate([t.correct[s] for t in tables]) for s in systems},
             {s: np.concatenate([t.p_gold[s] for t in tables]) for s in systems},
+            None if any(t.recurrence is None for t in tables) else cat("recurrence"),
         )
 
 
@@ -93,6 +110,8 @@ def prediction_rows(
         row.update({s: predictions[s][i] for s in predictions})
         row["p_gold"] = {s: float(p_gold[s][i]) for s in predictions}
         row["correct"] = {s: predictions[s][i] == it["label"] for s in predictions}
+        if RECURRENCE_KEY in it:
+            row[RECURRENCE_KEY] = int(it[RECURRENCE_KEY])
         rows.append(row)
     return rows
 
@@ -112,6 +131,7 @@ def table_from_rows(rows: Sequence[Mapping], set_name: str) -> ItemTable:
         np.array([r.get("candidate", r["id"]) for r in rows], dtype=object),
         {s: np.array([bool(r["correct"][s]) for r in rows]) for s in systems},
         {s: np.array([float(r["p_gold"][s]) for r in rows]) for s in systems},
+        np.array([int(r[RECURRENCE_KEY]) for r in rows]) if all(RECURRENCE_KEY in r for r in rows) else None,
     )
 
 
@@ -187,6 +207,7 @@ def compare_to_baseline(
 
 __all__ = [
     "EPS",
+    "RECURRENCE_KEY",
     "ItemTable",
     "candidate_key",
     "compare_to_baseline",

@@ -22,7 +22,7 @@ import json
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -98,6 +98,7 @@ def pool_tables(tables: Mapping[str, ItemTable], n_resamples: int = DEFAULT_RESA
         "per_set": {name: compare_to_baseline(t, n_resamples=n_resamples, seed=seed) for name, t in tables.items()},
         "contexts_over_form": contexts_over_form(pooled, strata, n_resamples, seed),
         "memory_by_position": memory_by_position(pooled, strata, n_resamples, seed),
+        "contexts_by_recurrence": contexts_by_recurrence(pooled, strata, n_resamples, seed),
         "n_resamples": n_resamples,
         "seed": seed,
     }
@@ -111,24 +112,25 @@ def systems_left_out(tables: Mapping[str, ItemTable], pooled_systems: Sequence[s
     return {s: [name for name, t in tables.items() if s not in t.systems] for s in extra}
 
 
+def context_systems(systems: Sequence[str]) -> Dict[str, List[str]]:
+    """Per injection's form-only system, the same injection's systems with contexts (doc, store, ...)."""
+    out: Dict[str, List[str]] = {}
+    for form in (s for s in systems if s.startswith("bertram_") and s.endswith("_form")):
+        prefix = form[: -len("form")]
+        with_contexts = [s for s in systems if s.startswith(prefix) and s != form]
+        if with_contexts:
+            out[form] = with_contexts
+    return out
+
+
 def contexts_over_form(
     pooled: ItemTable, strata: np.ndarray, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
 ) -> Dict[str, Dict[str, Any]]:
     """What the contexts add to the spelling alone: per injection, each context system (doc, store)
     against the same injection's form-only system, on the same items and resamples as the pool."""
     out: Dict[str, Dict[str, Any]] = {}
-    for form in (s for s in pooled.systems if s.startswith("bertram_") and s.endswith("_form")):
-        prefix = form[: -len("form")]
-        with_contexts = [s for s in pooled.systems if s.startswith(prefix) and s != form]
-        if not with_contexts:
-            continue
-        table = ItemTable(
-            [form, *with_contexts],
-            pooled.sets,
-            pooled.clusters,
-            {s: pooled.correct[s] for s in (form, *with_contexts)},
-            {s: pooled.p_gold[s] for s in (form, *with_contexts)},
-        )
+    for form, with_contexts in context_systems(pooled.systems).items():
+        table = pooled.with_systems([form, *with_contexts])
         compared = compare_to_baseline(table, baseline=form, n_resamples=n_resamples, seed=seed, strata=strata)
         out[form] = {s: compared[s] for s in with_contexts}
     return out
@@ -149,6 +151,35 @@ def positions_in_sets(sets: np.ndarray) -> np.ndarray:
     return out
 
 
+def bin_label(start: int, end: Optional[int]) -> str:
+    """[start, end) of counts as a reader reads it: "0", "1-2", "3+"."""
+    if end is None:
+        return f"{start}+"
+    return str(start) if end == start + 1 else f"{start}-{end - 1}"
+
+
+def compare_in_bins(
+    table: ItemTable,
+    values: np.ndarray,
+    bins: Sequence[Tuple[int, Optional[int]]],
+    baseline: str,
+    strata: np.ndarray,
+    n_resamples: int,
+    seed: int,
+) -> Dict[str, Dict[str, Any]]:
+    """`compare_to_baseline` on the items whose value falls in each bin ([start, end), end None for no end), with
+    the pool's strata; a bin of fewer than two items is left out."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for start, end in bins:
+        mask = (values >= start) & (values < (end if end is not None else np.inf))
+        if mask.sum() < 2:
+            continue
+        out[bin_label(start, end)] = compare_to_baseline(
+            table.subset(mask), baseline=baseline, n_resamples=n_resamples, seed=seed, strata=strata[mask]
+        )
+    return out
+
+
 def memory_by_position(
     pooled: ItemTable, strata: np.ndarray, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
 ) -> Dict[str, Dict[str, Any]]:
@@ -161,24 +192,32 @@ def memory_by_position(
         doc = memory[: -len("memory")] + "doc"
         if doc not in pooled.systems:
             continue
-        pair = ItemTable(
-            [doc, memory],
-            pooled.sets,
-            pooled.clusters,
-            {s: pooled.correct[s] for s in (doc, memory)},
-            {s: pooled.p_gold[s] for s in (doc, memory)},
-        )
-        bins: Dict[str, Any] = {}
-        for start, end in POSITION_BINS:
-            mask = (position >= start) & (position < (end if end is not None else np.inf))
-            if mask.sum() < 2:
-                continue
-            label = f"{start}-{end - 1}" if end is not None else f"{start}+"
-            compared = compare_to_baseline(
-                pair.subset(mask), baseline=doc, n_resamples=n_resamples, seed=seed, strata=strata[mask]
-            )
-            bins[label] = compared[memory]
+        pair = pooled.with_systems([doc, memory])
+        by_bin = compare_in_bins(pair, position, POSITION_BINS, doc, strata, n_resamples, seed)
+        bins = {label: figures[memory] for label, figures in by_bin.items()}
         out[memory] = {"against": doc, "bins": bins}
+    return out
+
+
+#: Bins of how many other texts of its set hold one of an item's substitutes (`RECURRENCE_KEY`), for
+#: `contexts_by_recurrence`: [start, end) of the count.
+RECURRENCE_BINS = ((0, 1), (1, 3), (3, None))
+
+
+def contexts_by_recurrence(
+    pooled: ItemTable, strata: np.ndarray, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> Dict[str, Dict[str, Any]]:
+    """What the contexts add to the spelling alone, split by whether an item's substitute recurs in other texts of
+    its set: the set's own texts (in-domain, memory) can only give a word the contexts its set holds, a general
+    store gives them either way. Per form-only system, each context system against it in each bin. {} where the
+    files predate the per-item count."""
+    if pooled.recurrence is None:
+        return {}
+    out: Dict[str, Dict[str, Any]] = {}
+    for form, entry in context_systems(pooled.systems).items():
+        table = pooled.with_systems([form, *entry])
+        bins = compare_in_bins(table, pooled.recurrence, RECURRENCE_BINS, form, strata, n_resamples, seed)
+        out[form] = {s: {label: figures[s] for label, figures in bins.items()} for s in entry}
     return out
 
 
@@ -283,6 +322,23 @@ def pooled_markdown(result: Mapping[str, Any], per_set: bool = True) -> List[str
                     for label, figures in entry["bins"].items()
                 ),
                 text_columns=2,
+            ),
+        ]
+    if result.get("contexts_by_recurrence"):
+        lines += [
+            "",
+            "What the contexts add to the spelling alone, by how many other texts of its set hold one of the "
+            "item's substitutes (what the set's own texts can give a substitute beyond its own text):",
+            "",
+            *markdown_table(
+                ("system", "against", "other texts", *HEADER),
+                (
+                    [name(s), name(form), label, *comparison_cells(figures)]
+                    for form, systems in result["contexts_by_recurrence"].items()
+                    for s, by_bin in systems.items()
+                    for label, figures in by_bin.items()
+                ),
+                text_columns=3,
             ),
         ]
     if per_set:
