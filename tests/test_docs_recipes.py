@@ -275,3 +275,28 @@ def test_the_documented_resave_with_the_weighted_context_mean_runs_as_written(tm
     saved = load_bertram(tmp_path / "training" / "bertram" / "model-weighted")
     assert (saved.config.context_mean_share, saved.config.context_mean_smoothing) == (0.7, 1e-4)
     assert saved.context_word_counts.counts == {"the": 50, "market": 3}
+
+
+def test_the_documented_count_of_substitutes_without_store_contexts_runs_as_written(tmp_path):
+    """docs/evaluation.md's count of the rarified sets' synonym substitutes by their contexts in the general store,
+    run as written in a project-like checkout: every seed's set is read, misspellings are not counted."""
+    (recipe,) = [b for b in markdown_blocks(ROOT / "docs" / "evaluation.md", "python") if "open_context_store" in b]
+
+    def item(*substitutions):
+        subs = [{"substitute": word, "kind": kind} for word, kind in substitutions]
+        return json.dumps({"id": "x", "text": "t", "substitutions": subs}) + "\n"
+
+    for directory, lines in {
+        "corpus/bbc/rarified": [item(("Quokka", "synonym"), ("teh", "misspelling"))],
+        "corpus/bbc/rarified/seed-1": [item(("wombat", "synonym")), item(("numbat", "synonym"))],
+        "corpus/rotten_tomatoes/rarified-zipf3": [item(("quokka", "synonym"))],
+    }.items():
+        (tmp_path / directory).mkdir(parents=True)
+        (tmp_path / directory / "test.jsonl").write_text("".join(lines), encoding="utf8")
+    store = tmp_path / "corpus" / "bertram-eval" / "contexts.sqlite"
+    store.parent.mkdir(parents=True)
+    add_texts(store, ["a quokka here", "the quokka there", "one wombat"], progress=False)
+    result = run_python(recipe, tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    # quokka twice (2 contexts each), wombat once (1), numbat never (0); the misspelling is not a synonym
+    assert result.stdout.strip() == "4 [(0, 1), (1, 1), (2, 2)]"
