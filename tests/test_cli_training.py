@@ -154,7 +154,7 @@ def test_train_options_default_to_the_network_settings_defaults():
         "max_seq_length",
     ):
         assert params[name] == getattr(network, name), name
-    assert (params["mode"], params["read_layer"], params["subword_share"]) == ("inplace", -2, 0.3)
+    assert (params["mode"], params["read_layer"], params["subword_share"]) == ("inplace", -2, 0.15)
     assert tuple(params["epochs"]) == settings.epochs and params["inplace_mask_fraction"] == 0.5
     assert tuple(params["path_mix"]) == settings.path_mix and params["rank_weight"] == settings.rank_weight
     assert params["path_phases"] is settings.path_phases is False

@@ -39,7 +39,7 @@ def test_the_defaults_are_what_train_makes_and_the_paper_is_one_name_away():
     assert (config.mode, config.read_layer, config.subword_share, config.own_embedding_for_one_piece) == (
         "inplace",
         -2,
-        0.3,
+        0.15,
         True,
     )
     paper = BertramConfig(**PAPER_SETTINGS)

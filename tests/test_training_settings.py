@@ -67,7 +67,7 @@ def test_the_record_keeps_its_layout_and_reads_back():
         "max_word_pieces": 32,
         **UNRECORDED_DEFAULTS,
         "path_mix": [0.25, 0.25, 0.5],
-        "subword_share": 0.3,
+        "subword_share": 0.15,
     }
     assert TrainSettings().path_mix == DEFAULT_PATH_MIX
     settings = TrainSettings(

@@ -128,7 +128,7 @@ class BertramConfig:
         mode only: the paper's modes train on the last layer).
     subword_share: weight of the subword mean in the output, as a mix of unit
         vectors scaled to the subword mean's norm: 0 is BERTRAM's own vector
-        (the paper); 0.3 the default. On real rare words the subword mean and
+        (the paper); 0.15 the default. On real rare words the subword mean and
         BERTRAM's vector are complementary: the mix beats either alone. The mix
         is applied at inference only (training fits BERTRAM's own vector), so a
         trained model's share can be changed without training again.
@@ -167,7 +167,7 @@ class BertramConfig:
     max_contexts: int = 32
     max_word_pieces: int = 32
     read_layer: int = -2
-    subword_share: float = 0.3
+    subword_share: float = 0.15
     own_embedding_for_one_piece: bool = True
     context_mean_share: float = 0.7
     context_mean_share_with_form: float = 0.0
