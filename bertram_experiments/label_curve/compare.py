@@ -16,14 +16,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Tuple
 
-import numpy as np
 
 from spacy_bertram import PathLike
-from ..bootstrap import DEFAULT_RESAMPLES, runs_bootstrap
+from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors
 from ..ner.predict import read_rows
 from .runs import PREDICTIONS_FILE, RUN_FILE, SYSTEMS, Unit
-from .summary import CURVE_SUBSETS, MEASURES, aligned_runs, counted, run_counts
+from .summary import CURVE_SUBSETS, MEASURES, aligned_runs, paired_counts_difference, run_counts
 
 UnitKey = Tuple[int, int, int, int]
 #: How a label-curve training directory lays out its runs (`Unit.directory`).
@@ -68,7 +67,7 @@ def compare_curve_runs(
             raise ValueError(Errors.E434.format(before=before, after=after, unit=key))
     if not shared:
         raise ValueError(Errors.E430.format(before=before, after=after))
-    _, width, score, measure = MEASURES[task]
+    measure = MEASURES[task][3]
     by_size: Dict[int, List[UnitKey]] = defaultdict(list)
     for key in shared:
         by_size[key[2]].append(key)
@@ -88,20 +87,11 @@ def compare_curve_runs(
         for subset in CURVE_SUBSETS:
             cell = {}
             for system in SYSTEMS:
-                tensors = [run_counts(task, side, n_runs, system, subset) for side in (texts, later)]
-                result = runs_bootstrap(
-                    np.concatenate([tensors[1], tensors[0]], axis=2),
-                    folds,
-                    lambda sums: (score(sums[:, :width]) - score(sums[:, width:]))[:, None],
-                    n_resamples,
-                    seed,
+                first, second = (run_counts(task, side, n_runs, system, subset) for side in (texts, later))
+                score_before, score_after, n, delta = paired_counts_difference(
+                    task, first, second, folds, n_resamples, seed
                 )
-                cell[system] = {
-                    "before": float(score(tensors[0].sum(axis=(0, 1)))),
-                    "after": float(score(tensors[1].sum(axis=(0, 1)))),
-                    "n": counted(task, tensors[0][:, 0]),
-                    "delta": result.column(0),
-                }
+                cell[system] = {"before": score_before, "after": score_after, "n": n, "delta": delta}
             point[subset] = cell
         points.append(point)
     return {

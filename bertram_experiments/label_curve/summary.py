@@ -85,6 +85,23 @@ def run_counts(task: str, texts: Sequence[Mapping], n_runs: int, system: str, su
     return np.stack([count_rows([text["rows"][r] for text in texts], system, subset) for r in range(n_runs)], axis=1)
 
 
+def paired_counts_difference(
+    task: str, before: np.ndarray, after: np.ndarray, folds: Sequence, n_resamples: int, seed: int
+) -> Tuple[float, float, int, Dict[str, object]]:
+    """Two systems' `run_counts` of the same texts and runs: each one's pooled score, the n counted (from
+    `before`), and after - before with `runs_bootstrap`'s two intervals."""
+    _, width, score, _ = MEASURES[task]
+    result = runs_bootstrap(
+        np.concatenate([after, before], axis=2),
+        folds,
+        lambda sums: (score(sums[:, :width]) - score(sums[:, width:]))[:, None],
+        n_resamples,
+        seed,
+    )
+    pooled = [float(score(counts.sum(axis=(0, 1)))) for counts in (before, after)]
+    return pooled[0], pooled[1], counted(task, before[:, 0]), result.column(0)
+
+
 def seconds_ratio(records: Sequence[Mapping], stage: str) -> Optional[float]:
     """The with-bertram runs' seconds over stock's, summed over `records` (None for no records)."""
     stock = sum(r[f"{stage}_seconds"][STOCK] for r in records)
@@ -108,22 +125,15 @@ def summarise_point(
     seed: int = 0,
 ) -> Dict[str, object]:
     """One point: per subset, stock and bertram pooled scores, n, Δ with both intervals; the cost ratios."""
-    _, width, score, _ = MEASURES[task]
     texts, n_runs = aligned_runs(records, rows_of)
     fold_labels = [text["fold"] for text in texts]
     out: Dict[str, object] = {"size": records[0]["size"], "runs": len(records), "texts": len(texts)}
     for subset in CURVE_SUBSETS:
-        tensors = {system: run_counts(task, texts, n_runs, system, subset) for system in (BERTRAM, STOCK)}
-        counts = np.concatenate([tensors[BERTRAM], tensors[STOCK]], axis=2)
-        result = runs_bootstrap(
-            counts,
-            fold_labels,
-            lambda sums: (score(sums[:, :width]) - score(sums[:, width:]))[:, None],
-            n_resamples,
-            seed,
+        stock, bertram = (run_counts(task, texts, n_runs, system, subset) for system in (STOCK, BERTRAM))
+        stock_score, bertram_score, n, delta = paired_counts_difference(
+            task, stock, bertram, fold_labels, n_resamples, seed
         )
-        pooled = {system: float(score(tensors[system].sum(axis=(0, 1)))) for system in (STOCK, BERTRAM)}
-        out[subset] = {**pooled, "n": counted(task, tensors[STOCK][:, 0]), "delta": result.column(0)}
+        out[subset] = {STOCK: stock_score, BERTRAM: bertram_score, "n": n, "delta": delta}
     out["cost"] = point_cost(records)
     return out
 
