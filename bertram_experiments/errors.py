@@ -42,8 +42,8 @@ class Errors(PluginErrors):
     E321 = "{path}: items with an empty text: {empty}"
     E322 = "Unknown systems {unknown}; choose from {SYSTEMS}"
     E323 = "Systems {needs_bertram} need a trained BERTRAM model (--bertram)."
-    E324 = ("bertram_slash_gcide needs a definition store (--dictionary-store; build a GCIDE-only one with "
-            "`dictionary OUT --sources gcide --no-gcide-wordnet-senses`).")
+    E324 = ("Systems {systems} read dictionary definitions and need a definition store (--dictionary-store; build "
+            "a GCIDE-only one with `dictionary OUT --sources gcide --no-gcide-wordnet-senses`).")
     E325 = "Test item {item_id} has label {label!r}, which the trained textcat never saw (it knows {labels})."
     E326 = "{splits_dir}: no test candidates with a text; run the split step first."
     E327 = "--fold {text!r}: write I/K with K >= 2 folds and 0 <= I < K, e.g. 0/2"
@@ -156,7 +156,7 @@ class Errors(PluginErrors):
             "step first or point DATA_DIR at its output.")
     E427 = ("label-curve-report: {path} has no {file}; give the output directories of label-curve runs "
             "that have finished.")
-    # E428-E434: compare-runs (two runs of one evaluation, paired)
+    # E428-E436: compare-runs (two runs of one evaluation, paired)
     E428 = ("compare-runs: {path} is neither a synonym-recovery or intrinsic output (their JSON files), an "
             "evaluate output directory (with predictions.jsonl) nor a label-curve training directory (finished "
             "runs under fold-*/draw-*/n-*/seed-*); give the outputs of two runs of one of them.")
@@ -173,6 +173,10 @@ class Errors(PluginErrors):
             "directory of one label-curve run (its TRAINING_DIR).")
     E434 = ("compare-runs: the runs {unit} (fold, draw, size, seed) of {before} and {after} predicted other test "
             "texts; compare curves on the same folds (the same data directory and --folds).")
+    E435 = ("compare-runs --pair {pairs}: write BEFORE_SYSTEM:AFTER_SYSTEM with a system of the --before run "
+            "({before}) and one of the --after run ({after}).")
+    E436 = ("compare-runs --pair compares two systems of evaluate outputs; these runs are {kind} outputs, whose "
+            "systems are compared by name: leave --pair out.")
 
 
 class Warnings(PluginWarnings):

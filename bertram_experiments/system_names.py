@@ -19,6 +19,7 @@ CONTEXTS = {
     "gcide": "GCIDE definitions",
     "indomain": "in-domain store",
     "stores": "in-domain + general store",
+    "storesgcide": "in-domain + general store + GCIDE definitions",
     "memory": "doc + streaming memory",
 }
 

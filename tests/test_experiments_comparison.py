@@ -95,6 +95,35 @@ def test_downstream_runs_are_paired_item_by_item_over_the_seed_sets(tmp_path):
     assert form["after"]["mcnemar"]["only_a"] == 2 and form["after"]["mcnemar"]["only_b"] == 0
 
 
+def test_two_systems_of_two_runs_are_paired_as_one_system_of_each(tmp_path):
+    """--pair BEFORE:AFTER: one kind of contexts against another, each from its own run, on the same items; a
+    system a run lacks, or a pair given for runs that are not evaluate outputs, is named."""
+    before = evaluate_dir(tmp_path / "before", lambda s, i: i < 3, lambda s, i: 0.5)
+    after = evaluate_dir(tmp_path / "after", lambda s, i: i < 2 if s == "baseline" else i < 5, lambda s, i: 0.25)
+    result = compare_downstream_runs(
+        [before], [after], n_resamples=200, system_pairs=[("baseline", "bertram_recentre_form")]
+    )
+    assert list(result["systems"]) == ["baseline:bertram_recentre_form"]
+    paired = result["systems"]["baseline:bertram_recentre_form"]["after"]
+    assert paired["accuracy_diff"]["estimate"] == pytest.approx(2 / 6)  # items 3 and 4: the after system's
+    assert paired["mcnemar"]["only_a"] == 2 and paired["mcnemar"]["only_b"] == 0
+    with pytest.raises(ValueError, match=r"\[E435\].*'baseline:bertram_slash_doc'"):
+        compare_downstream_runs([before], [after], n_resamples=20, system_pairs=[("baseline", "bertram_slash_doc")])
+    runner = CliRunner()
+    out = tmp_path / "out"
+    command = ["compare-runs", "--before", str(before), "--after", str(after), "--output", str(out)]
+    written = runner.invoke(app, [*command, "--pair", "baseline:bertram_recentre_form", "--bootstrap-resamples", "50"])
+    assert written.exit_code == 0, written.output
+    assert "+BERTRAM (recentre, form only) against baseline (stock textcat)" in (out / "comparison.md").read_text()
+    malformed = runner.invoke(app, [*command, "--force", "--pair", "baseline"])
+    assert malformed.exit_code == 1 and "[E435]" in malformed.output
+    a = synonym_file(tmp_path / "a.json", [("wordnet", "x", "y", {"subword_mean": (0.1, 3)})])
+    synonyms = runner.invoke(
+        app, ["compare-runs", "--before", str(a), "--after", str(a), "--output", str(tmp_path / "s"), "--pair", "x:y"]
+    )
+    assert synonyms.exit_code == 1 and "[E436]" in synonyms.output
+
+
 def test_compare_runs_writes_both_files_and_refuses_mixed_or_unknown_runs(tmp_path):
     a = synonym_file(tmp_path / "a.json", [("wordnet", "x", "y", {"subword_mean": (0.1, 3)})])
     b = synonym_file(tmp_path / "b.json", [("wordnet", "x", "y", {"subword_mean": (0.2, 30)})])

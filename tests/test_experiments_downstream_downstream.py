@@ -130,7 +130,7 @@ def test_a_system_with_definitions_from_a_dictionary(trained, bertram_assets, tm
 
     _write_rarified(tmp_path / "rarified")
     systems = ["baseline", "bertram_slash_gcide"]
-    with pytest.raises(ValueError, match=r"\[E324\].*needs a definition store"):
+    with pytest.raises(ValueError, match=r"\[E324\].*bertram_slash_gcide.*need a definition store"):
         evaluate_systems(
             trained["model"],
             tmp_path / "rarified",
@@ -154,6 +154,58 @@ def test_a_system_with_definitions_from_a_dictionary(trained, bertram_assets, tm
     assert metrics["mean_injected_per_doc"]["bertram_slash_gcide"] > 0
 
 
+def test_definitions_after_the_two_stores_fill_only_what_the_stores_leave(trained, bertram_assets, tmp_path):
+    """`storesgcide`: the set's own texts, the general store, then at most `definitions_per_word` definitions; a
+    word without an entry is read exactly as `stores` reads it, and a missing definition store is named."""
+    from typer.testing import CliRunner
+    from spacy_bertram.dictionary.store import write_definition_store
+    from bertram_experiments.app import app
+    from bertram_experiments.downstream.downstream import build_set_stores, set_contexts
+    from bertram_experiments.pipelines import add_bertram, load_textcat
+
+    chain = set_contexts("storesgcide", tmp_path / "own.sqlite", "general.sqlite", "gcide.sqlite", 1)["*"]
+    assert list(chain) == ["indomain", "general", "definitions"]
+    assert chain["definitions"] == {
+        "@context_sources": "spacy-bertram.dictionary_contexts.v1",
+        "path": "gcide.sqlite",
+        "limit": 1,
+    }
+    with pytest.raises(ValueError, match=r"\[E324\].*storesgcide"):
+        set_contexts("storesgcide", tmp_path / "own.sqlite", "general.sqlite")
+
+    items = _write_rarified(tmp_path / "rarified")
+    systems = ["bertram_recentre_stores", "bertram_recentre_storesgcide"]
+    unrelated = write_definition_store(tmp_path / "zebra.sqlite", {"zebra": [("gcide", "Zebra: a horse.", 0, 5)]})
+    metrics = evaluate_with_stores(
+        trained, bertram_assets, tmp_path, systems, dictionary_store=unrelated, seed_sets=False
+    )
+    assert metrics["definitions_per_word"] == 2 and metrics["systems"] == ["baseline", *systems]
+    p_gold = {s: metrics["vs_baseline"][s]["mean_log_prob"] for s in systems}
+    assert p_gold["bertram_recentre_storesgcide"] == pytest.approx(p_gold["bertram_recentre_stores"], abs=1e-9)
+    argv = ["evaluate", str(trained["model"]), str(tmp_path / "rarified"), str(tmp_path / "cli")]
+    argv += ["--bertram", str(bertram_assets["model"]), "--context-store", str(bertram_assets["store"])]
+    argv += ["--systems", "bertram_slash_storesgcide", "--dictionary-store", str(unrelated)]
+    result = CliRunner().invoke(app, [*argv, "--definitions-per-word", "1", "--no-seed-sets", "--max-zipf", "3"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "cli" / "metrics.json").read_text())["definitions_per_word"] == 1
+
+    # the kumquat's definitions change its vector, and a second one changes it again
+    definitions = {"kumquat": [("gcide", f"Kumquat: a small citrus fruit of kind {i}.", 0, 7) for i in range(3)]}
+    gcide = write_definition_store(tmp_path / "gcide.sqlite", definitions)
+    own = build_set_stores({"": [{"text": it.text} for it in items]}, tmp_path, max_contexts=4)[""]
+
+    def kumquat_vector(contexts):
+        nlp = load_textcat(trained["model"], injection="none")
+        add_bertram(nlp, bertram_assets["model"], contexts, bertram_assets["store"], 3.0, 8)
+        doc = nlp("the kumquat was good")
+        return next(v for i, v in doc._.bertram.items() if doc[i].text == "kumquat")
+
+    stores = kumquat_vector(set_contexts("stores", own, bertram_assets["store"]))
+    one = kumquat_vector(set_contexts("storesgcide", own, bertram_assets["store"], gcide, 1))
+    two = kumquat_vector(set_contexts("storesgcide", own, bertram_assets["store"], gcide, 2))
+    assert np.abs(one - stores).max() > 1e-4 and np.abs(two - one).max() > 1e-4
+
+
 def test_a_substitute_recurs_where_other_texts_of_its_set_hold_it_in_a_stores_words():
     """How many other texts of the set hold an item's most recurring substitute: case and punctuation as a store
     reads them, the item's own text not counted, a substitute of two words only where a text holds both."""
@@ -174,11 +226,30 @@ def test_a_substitute_recurs_where_other_texts_of_its_set_hold_it_in_a_stores_wo
     assert substitute_recurrence(items) == [2, 2, 2, 1, 0, 1, 0]
 
 
+def evaluate_with_stores(trained, bertram_assets, tmp_path, systems, **settings):
+    """`evaluate_systems` on tmp_path/rarified into tmp_path/m, with the fixture's model and general store."""
+    from bertram_experiments.downstream.downstream import evaluate_systems
+
+    return evaluate_systems(
+        trained["model"],
+        tmp_path / "rarified",
+        tmp_path / "m",
+        bertram_path=bertram_assets["model"],
+        context_store=bertram_assets["store"],
+        systems=systems,
+        max_zipf=3.0,
+        contexts_per_word=4,
+        progress=False,
+        n_resamples=50,
+        **settings,
+    )
+
+
 def test_each_set_gets_its_own_texts_as_a_store_and_a_fresh_memory(trained, bertram_assets, tmp_path):
     """The paper's INDOMAIN per evaluated set: the set's texts (no labels) as a store, alone or before the general
     store; the streaming memory starts empty for every set and system."""
     from spacy_bertram import open_context_store
-    from bertram_experiments.downstream.downstream import build_set_stores, evaluate_systems, set_contexts
+    from bertram_experiments.downstream.downstream import build_set_stores, set_contexts
 
     items = _write_rarified(tmp_path / "rarified")
     sets = {"": [{"text": it.text} for it in items], "seed-1": [{"text": "the kumquat and the kumquat tree"}]}
@@ -198,18 +269,7 @@ def test_each_set_gets_its_own_texts_as_a_store_and_a_fresh_memory(trained, bert
     _write_rarified(tmp_path / "rarified" / "seed-1")  # a second set: the component switches to its store
     (tmp_path / "rarified" / "rarify.json").write_text(json.dumps({"seeds": [0, 1], "seed_sets": ["seed-1"]}))
     systems = ["bertram_slash_indomain", "bertram_recentre_stores", "bertram_slash_memory", "bertram_slash_doc"]
-    metrics = evaluate_systems(
-        trained["model"],
-        tmp_path / "rarified",
-        tmp_path / "m",
-        bertram_path=bertram_assets["model"],
-        context_store=bertram_assets["store"],
-        systems=systems,
-        max_zipf=3.0,
-        contexts_per_word=4,
-        progress=False,
-        n_resamples=50,
-    )
+    metrics = evaluate_with_stores(trained, bertram_assets, tmp_path, systems)
     assert metrics["systems"] == ["baseline", *systems]
     for system in systems:  # the rare substitutes get vectors whatever the contexts
         assert metrics["substitute_coverage"][system] == 0.5

@@ -6,7 +6,7 @@ A command of `python -m bertram_experiments`, registered on its `app.app`; it im
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import typer
 
@@ -38,6 +38,11 @@ def compare_runs_cmd(
     output: Path = typer.Option(..., help="directory for comparison.json and comparison.md"),
     bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
     seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
+    pair: Optional[List[str]] = typer.Option(
+        None,
+        help="evaluate outputs only: BEFORE_SYSTEM:AFTER_SYSTEM, a system of the --before run against one of the "
+        "--after run (repeat the option; default: every system both runs have, by name)",
+    ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """After - before on the items both runs scored, with paired bootstrap CIs (the same items, the
@@ -53,6 +58,9 @@ def compare_runs_cmd(
     )
 
     kind = run_checked(run_kind, [*before, *after])
+    if pair and kind != "downstream":
+        fail(ValueError(Errors.E436.format(kind=kind)))
+    pairs = [tuple(p.split(":", 1)) if p.count(":") == 1 else (p, "") for p in pair or []]
     one_against_one = {
         "synonyms": compare_synonym_runs,
         "intrinsic": compare_intrinsic_runs,
@@ -63,7 +71,7 @@ def compare_runs_cmd(
             fail(ValueError(Errors.E431.format(before=len(before), after=len(after))))
         result = run_checked(one_against_one[kind], before[0], after[0], bootstrap_resamples, seed)
     else:
-        result = run_checked(compare_downstream_runs, before, after, bootstrap_resamples, seed)
+        result = run_checked(compare_downstream_runs, before, after, bootstrap_resamples, seed, pairs)
     lines = comparison_markdown(result)
     write_json_atomic(output / "comparison.json", mark_json(result, "compare-runs"))
     with atomic_path(output / "comparison.md") as tmp:

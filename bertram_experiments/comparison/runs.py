@@ -208,9 +208,15 @@ def pooled_items(metrics_dirs: Sequence[PathLike]) -> Tuple[ItemTable, List[str]
 
 
 def compare_downstream_runs(
-    before: Sequence[PathLike], after: Sequence[PathLike], n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+    before: Sequence[PathLike],
+    after: Sequence[PathLike],
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    system_pairs: Sequence[Tuple[str, str]] = (),
 ) -> Dict[str, Any]:
-    """Per system both runs have: after - before in accuracy and log p(gold) on the items both predicted."""
+    """Per system both runs have (or per (before system, after system) of `system_pairs`, to compare two systems of two
+    runs, such as one kind of contexts with another): after - before in accuracy and log p(gold) on the items both
+    predicted."""
     (first, first_ids), (second, second_ids) = pooled_items(before), pooled_items(after)
     position = {item: i for i, item in enumerate(second_ids)}
     pairs = [(i, position[item]) for i, item in enumerate(first_ids) if item in position]
@@ -219,19 +225,23 @@ def compare_downstream_runs(
     a_rows, b_rows = (np.asarray(index) for index in zip(*pairs))
     first, second = first.subset(a_rows), second.subset(b_rows)
     strata = strata_of(first)
-    systems = [s for s in first.systems if s in second.systems]
+    unknown = [f"{a}:{b}" for a, b in system_pairs if a not in first.systems or b not in second.systems]
+    if unknown:
+        raise ValueError(Errors.E435.format(pairs=unknown, before=first.systems, after=second.systems))
+    compared_pairs = list(system_pairs) or [(s, s) for s in first.systems if s in second.systems]
     per_system = {}
-    for system in systems:
-        names = (f"{BEFORE}:{system}", f"{AFTER}:{system}")
+    for system_before, system_after in compared_pairs:
+        names = (f"{BEFORE}:{system_before}", f"{AFTER}:{system_after}")
         table = ItemTable(
             list(names),
             first.sets,
             first.clusters,
-            dict(zip(names, (first.correct[system], second.correct[system]))),
-            dict(zip(names, (first.p_gold[system], second.p_gold[system]))),
+            dict(zip(names, (first.correct[system_before], second.correct[system_after]))),
+            dict(zip(names, (first.p_gold[system_before], second.p_gold[system_after]))),
         )
         compared = compare_to_baseline(table, baseline=names[0], n_resamples=n_resamples, seed=seed, strata=strata)
-        per_system[system] = {BEFORE: compared[names[0]], AFTER: compared[names[1]]}
+        key = system_after if system_before == system_after else f"{system_before}:{system_after}"
+        per_system[key] = {BEFORE: compared[names[0]], AFTER: compared[names[1]]}
     return {
         "kind": "downstream",
         BEFORE: [str(p) for p in before],
@@ -286,6 +296,14 @@ def curve_comparison_markdown(result: Mapping[str, Any]) -> List[str]:
         sizes = ", ".join(map(str, result["sizes_left_out"]))
         note += f" Left out: {sizes} labelled texts, whose folds do not both have the same finished runs."
     return [*markdown_table(header, rows, text_columns=3), "", note + " * = the CI excludes 0."]
+
+
+def pair_title(key: str) -> str:
+    """A system both runs have, or "BEFORE:AFTER" for two systems compared: "after's title against before's"."""
+    system_before, _, system_after = key.rpartition(":")
+    if not system_before:
+        return system_title(key)
+    return f"{system_title(system_after)} against {system_title(system_before)}"
 
 
 def comparison_markdown(result: Mapping[str, Any]) -> List[str]:
@@ -344,7 +362,7 @@ def comparison_markdown(result: Mapping[str, Any]) -> List[str]:
         )
         return [*markdown_table(header, rows, text_columns=2), "", note + " * = the CI excludes 0."]
     rows = [
-        [system_title(system), *comparison_cells(figures[AFTER]), f"{100 * figures[BEFORE]['accuracy']:.1f}"]
+        [pair_title(system), *comparison_cells(figures[AFTER]), f"{100 * figures[BEFORE]['accuracy']:.1f}"]
         for system, figures in result["systems"].items()
     ]
     header = (

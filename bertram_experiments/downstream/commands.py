@@ -58,7 +58,8 @@ def evaluate_cmd(
         "all",
         help="comma-separated systems, or 'all': baseline, original, masked, "
         "oracle_INJ, bertram_INJ_CTX (INJ: replace, slash, recentre; CTX: form, doc, store; for slash and recentre "
-        "also indomain (the set's own texts as a store), stores (indomain, then the general store), memory)",
+        "also indomain (the set's own texts as a store), stores (indomain, then the general store), memory, and with "
+        "--dictionary-store storesgcide (stores, then definitions))",
     ),
     max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
     contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, min=1, help=CONTEXTS_PER_WORD_HELP),
@@ -72,8 +73,11 @@ def evaluate_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     dictionary_store: Optional[Path] = typer.Option(
         None,
-        help="definition store for bertram_slash_gcide (GCIDE "
+        help="definition store for bertram_slash_gcide and bertram_INJ_storesgcide (GCIDE "
         "only: `dictionary OUT --sources gcide --no-gcide-wordnet-senses`)",
+    ),
+    definitions_per_word: Optional[int] = typer.Option(
+        None, min=1, help="definitions bertram_INJ_storesgcide adds after the two stores at most (default: 2)"
     ),
     int8_encoder: bool = typer.Option(False, "--int8-encoder", help=INT8_ENCODER_HELP),
 ) -> None:
@@ -105,6 +109,7 @@ def evaluate_cmd(
         n_resamples=bootstrap_resamples,
         dictionary_store=dictionary_store,
         int8_encoder=int8_encoder,
+        **({} if definitions_per_word is None else {"definitions_per_word": definitions_per_word}),
     )
     echo_json(
         {

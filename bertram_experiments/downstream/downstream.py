@@ -19,6 +19,9 @@ Steps (each a `python -m bertram_experiments` command, see cli.py and project.ym
                              labels) as a store (indomain: the paper's INDOMAIN), that
                              store before the general one (stores), and the doc with
                              the streaming memory of the set's earlier texts (memory);
+                             and, given a definition store, the in-domain and general
+                             stores followed by the word's dictionary definitions
+                             (storesgcide), not among the default systems;
     bertram_slash_gcide      slash, with dictionary definitions as contexts (give a
                              GCIDE-only definition store: rarification takes its
                              synonyms from WordNet, so WordNet glosses would flatter
@@ -74,6 +77,11 @@ CONTEXT_SETTINGS = {"form": "none", "doc": "doc", "store": "store"}
 #: and the streaming memory ("memory": the doc and what the component remembered from the set's earlier texts,
 #: read in their order, starting empty). Each set gets its own component, so nothing carries over between sets.
 SET_CONTEXTS = ("indomain", "stores", "memory")
+#: The in-domain and general stores, then up to `definitions_per_word` dictionary definitions (a GCIDE-only store):
+#: definitions for the rare words that neither store holds.
+DEFINITION_CHAIN = "storesgcide"
+#: Definitions a word gets at most after the two stores: two of eight places, as docs/dictionary.md suggests.
+DEFAULT_DEFINITIONS_PER_WORD = 2
 SET_CONTEXT_INJECTIONS = ("slash", "recentre")
 
 
@@ -99,7 +107,13 @@ SYSTEMS: Dict[str, System] = {
     **{f"bertram_{inj}_{ctx}": System(inj, ctx) for ctx in SET_CONTEXTS for inj in SET_CONTEXT_INJECTIONS},
 }
 DEFAULT_SYSTEMS = tuple(SYSTEMS)
-SYSTEMS["bertram_slash_gcide"] = System("slash", "dictionary")  # needs a definition store: not a default
+# these need a definition store: not defaults
+SYSTEMS["bertram_slash_gcide"] = System("slash", "dictionary")
+SYSTEMS.update({f"bertram_{inj}_{DEFINITION_CHAIN}": System(inj, DEFINITION_CHAIN) for inj in SET_CONTEXT_INJECTIONS})
+#: The system kinds whose contexts include a definition store.
+DEFINITION_KINDS = ("dictionary", DEFINITION_CHAIN)
+#: The system kinds that read each set's own texts as a store.
+SET_STORE_KINDS = ("indomain", "stores", DEFINITION_CHAIN)
 #: The do-no-harm comparison on original texts: the stock pipeline against each injection
 #: with the component's default contexts (the doc's own sentences).
 ORIGINAL_TEXT_SYSTEMS = ("baseline", *(f"bertram_{inj}_doc" for inj in INJECTIONS))
@@ -164,10 +178,11 @@ def checked_systems(
     needs_bertram = [s for s in chosen if SYSTEMS[s].vectors not in (None, "oracle")]
     if needs_bertram and bertram_path is None:
         raise ValueError(Errors.E323.format(needs_bertram=needs_bertram))
-    if dictionary_store is None and any("dictionary" in str(SYSTEMS[s].vectors) for s in needs_bertram):
-        raise ValueError(Errors.E324)
+    needs_definitions = [s for s in needs_bertram if SYSTEMS[s].vectors in DEFINITION_KINDS]
+    if dictionary_store is None and needs_definitions:
+        raise ValueError(Errors.E324.format(systems=needs_definitions))
     if context_store is None:
-        dropped = [s for s in needs_bertram if SYSTEMS[s].vectors in ("store", "both", "stores")]
+        dropped = [s for s in needs_bertram if SYSTEMS[s].vectors in ("store", "both", "stores", DEFINITION_CHAIN)]
         if dropped:
             warnings.warn(Warnings.W010.format(systems=dropped))
             chosen = [s for s in chosen if s not in dropped]
@@ -198,6 +213,7 @@ def predict_sets(
     dictionary_store: Optional[PathLike] = None,
     int8_encoder: bool = False,
     set_stores: Optional[Dict[str, Path]] = None,
+    definitions_per_word: int = DEFAULT_DEFINITIONS_PER_WORD,
 ) -> Tuple[Dict[str, SetPredictions], Dict[str, float]]:
     """Every system over every set with the trained textcat, loaded once (its labels
     checked against the items'); systems with the same vectors share one component (and
@@ -214,7 +230,7 @@ def predict_sets(
     for system in systems:
         t0 = time.time()
         spec = SYSTEMS[system]
-        per_set = spec.vectors in SET_CONTEXTS
+        per_set = spec.vectors in (*SET_CONTEXTS, DEFINITION_CHAIN)
         if spec.vectors != current or per_set:
             for pipe in ("bertram", ORACLE_FACTORY):
                 if pipe in nlp.pipe_names:
@@ -244,7 +260,13 @@ def predict_sets(
             elif per_set:  # a fresh component: the first set's store, or an empty memory for every set
                 if "bertram" in nlp.pipe_names:
                     nlp.remove_pipe("bertram")
-                contexts = set_contexts(str(spec.vectors), (set_stores or {}).get(name), context_store)
+                contexts = set_contexts(
+                    str(spec.vectors),
+                    (set_stores or {}).get(name),
+                    context_store,
+                    dictionary_store,
+                    definitions_per_word,
+                )
                 add_bertram(nlp, bertram_path, contexts, context_store, max_zipf, contexts_per_word)  # type: ignore[arg-type]
             if progress:
                 logger.info("evaluating %s on %d items%s", system, len(items), f" ({name})" if name else "")
@@ -259,9 +281,15 @@ def predict_sets(
     return results, seconds
 
 
-def set_contexts(kind: str, set_store: Optional[Path], general_store: Optional[PathLike]) -> Any:
-    """The component's `contexts` for a set-dependent system (`SET_CONTEXTS`): the registered sources, as a user
-    configures them (docs/configuration.md)."""
+def set_contexts(
+    kind: str,
+    set_store: Optional[Path],
+    general_store: Optional[PathLike],
+    dictionary_store: Optional[PathLike] = None,
+    definitions_per_word: int = DEFAULT_DEFINITIONS_PER_WORD,
+) -> Any:
+    """The component's `contexts` for a set-dependent system (`SET_CONTEXTS`, `DEFINITION_CHAIN`): the registered
+    sources, as a user configures them (docs/configuration.md)."""
     if kind == "memory":
         return "doc+memory"
     if set_store is None:
@@ -270,7 +298,16 @@ def set_contexts(kind: str, set_store: Optional[Path], general_store: Optional[P
     if kind == "indomain":
         return own
     general = {"@context_sources": "spacy-bertram.store_contexts.v1", "path": str(general_store)}
-    return {"@context_sources": "spacy-bertram.chained_contexts.v1", "*": {"indomain": own, "general": general}}
+    chain = {"indomain": own, "general": general}
+    if kind == DEFINITION_CHAIN:
+        if dictionary_store is None:
+            raise ValueError(Errors.E324.format(systems=[kind]))
+        chain["definitions"] = {
+            "@context_sources": "spacy-bertram.dictionary_contexts.v1",
+            "path": str(dictionary_store),
+            "limit": definitions_per_word,
+        }
+    return {"@context_sources": "spacy-bertram.chained_contexts.v1", "*": chain}
 
 
 def build_set_stores(sets: Dict[str, List[dict]], directory: Path, max_contexts: int) -> Dict[str, Path]:
@@ -327,6 +364,7 @@ def evaluate_systems(
     n_resamples: int = DEFAULT_RESAMPLES,
     dictionary_store: Optional[PathLike] = None,
     int8_encoder: bool = False,
+    definitions_per_word: int = DEFAULT_DEFINITIONS_PER_WORD,
 ) -> Dict[str, Any]:
     """Predict the rarified test set with each system; metrics.json, predictions.jsonl, PNG.
 
@@ -342,7 +380,7 @@ def evaluate_systems(
         for item, other_texts in zip(items, substitute_recurrence(items)):
             item[RECURRENCE_KEY] = other_texts
     with tempfile.TemporaryDirectory(prefix="indomain-") as scratch:
-        needs_stores = any(SYSTEMS[s].vectors in ("indomain", "stores") for s in systems)
+        needs_stores = any(SYSTEMS[s].vectors in SET_STORE_KINDS for s in systems)
         set_stores = build_set_stores(sets, Path(scratch), contexts_per_word) if needs_stores else None
         results, seconds = predict_sets(
             model_dir,
@@ -358,6 +396,7 @@ def evaluate_systems(
             dictionary_store,
             int8_encoder,
             set_stores,
+            definitions_per_word,
         )
     out = Path(output_dir)
     settings = {
@@ -367,6 +406,7 @@ def evaluate_systems(
         "bertram": str(bertram_path) if bertram_path else None,
         "context_store": str(context_store) if context_store else None,
         "dictionary_store": str(dictionary_store) if dictionary_store else None,
+        "definitions_per_word": definitions_per_word if dictionary_store else None,
         "int8_encoder": int8_encoder,
     }
     for name in reversed(list(sets)):  # the first set last: its metrics carry the run's time
