@@ -160,7 +160,7 @@ def test_definitions_after_the_two_stores_fill_only_what_the_stores_leave(traine
     from typer.testing import CliRunner
     from spacy_bertram.dictionary.store import write_definition_store
     from bertram_experiments.app import app
-    from bertram_experiments.downstream.downstream import build_set_stores, set_contexts
+    from bertram_experiments.downstream.downstream import DEFAULT_DEFINITIONS_PER_WORD, build_set_stores, set_contexts
     from bertram_experiments.pipelines import add_bertram, load_textcat
 
     chain = set_contexts("storesgcide", tmp_path / "own.sqlite", "general.sqlite", "gcide.sqlite", 1)["*"]
@@ -188,6 +188,8 @@ def test_definitions_after_the_two_stores_fill_only_what_the_stores_leave(traine
     result = CliRunner().invoke(app, [*argv, "--definitions-per-word", "1", "--no-seed-sets", "--max-zipf", "3"])
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "cli" / "metrics.json").read_text())["definitions_per_word"] == 1
+    help_text = " ".join(CliRunner().invoke(app, ["evaluate", "--help"], env={"COLUMNS": "200"}).output.split())
+    assert f"(default: {DEFAULT_DEFINITIONS_PER_WORD})" in help_text  # the help's default is the evaluation's
 
     # the kumquat's definitions change its vector, and a second one changes it again
     definitions = {"kumquat": [("gcide", f"Kumquat: a small citrus fruit of kind {i}.", 0, 7) for i in range(3)]}

@@ -60,7 +60,7 @@ def compare_runs_cmd(
     kind = run_checked(run_kind, [*before, *after])
     if pair and kind != "downstream":
         fail(ValueError(Errors.E436.format(kind=kind)))
-    pairs = [tuple(p.split(":", 1)) if p.count(":") == 1 else (p, "") for p in pair or []]
+    pairs = [(system_before, system_after) for system_before, _, system_after in (p.partition(":") for p in pair or [])]
     one_against_one = {
         "synonyms": compare_synonym_runs,
         "intrinsic": compare_intrinsic_runs,

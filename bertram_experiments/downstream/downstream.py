@@ -112,8 +112,12 @@ SYSTEMS["bertram_slash_gcide"] = System("slash", "dictionary")
 SYSTEMS.update({f"bertram_{inj}_{DEFINITION_CHAIN}": System(inj, DEFINITION_CHAIN) for inj in SET_CONTEXT_INJECTIONS})
 #: The system kinds whose contexts include a definition store.
 DEFINITION_KINDS = ("dictionary", DEFINITION_CHAIN)
-#: The system kinds that read each set's own texts as a store.
-SET_STORE_KINDS = ("indomain", "stores", DEFINITION_CHAIN)
+#: The system kinds whose contexts depend on the evaluated set: a fresh component (or store) per set.
+PER_SET_KINDS = (*SET_CONTEXTS, DEFINITION_CHAIN)
+#: Of those, the kinds that read each set's own texts as a store (all but the memory, which starts empty).
+SET_STORE_KINDS = tuple(kind for kind in PER_SET_KINDS if kind != "memory")
+#: The system kinds that read the general context store: dropped without one.
+GENERAL_STORE_KINDS = ("store", "both", "stores", DEFINITION_CHAIN)
 #: The do-no-harm comparison on original texts: the stock pipeline against each injection
 #: with the component's default contexts (the doc's own sentences).
 ORIGINAL_TEXT_SYSTEMS = ("baseline", *(f"bertram_{inj}_doc" for inj in INJECTIONS))
@@ -182,7 +186,7 @@ def checked_systems(
     if dictionary_store is None and needs_definitions:
         raise ValueError(Errors.E324.format(systems=needs_definitions))
     if context_store is None:
-        dropped = [s for s in needs_bertram if SYSTEMS[s].vectors in ("store", "both", "stores", DEFINITION_CHAIN)]
+        dropped = [s for s in needs_bertram if SYSTEMS[s].vectors in GENERAL_STORE_KINDS]
         if dropped:
             warnings.warn(Warnings.W010.format(systems=dropped))
             chosen = [s for s in chosen if s not in dropped]
@@ -230,7 +234,7 @@ def predict_sets(
     for system in systems:
         t0 = time.time()
         spec = SYSTEMS[system]
-        per_set = spec.vectors in (*SET_CONTEXTS, DEFINITION_CHAIN)
+        per_set = spec.vectors in PER_SET_KINDS
         if spec.vectors != current or per_set:
             for pipe in ("bertram", ORACLE_FACTORY):
                 if pipe in nlp.pipe_names:
@@ -288,7 +292,7 @@ def set_contexts(
     dictionary_store: Optional[PathLike] = None,
     definitions_per_word: int = DEFAULT_DEFINITIONS_PER_WORD,
 ) -> Any:
-    """The component's `contexts` for a set-dependent system (`SET_CONTEXTS`, `DEFINITION_CHAIN`): the registered
+    """The component's `contexts` for a set-dependent system (`PER_SET_KINDS`): the registered
     sources, as a user configures them (docs/configuration.md)."""
     if kind == "memory":
         return "doc+memory"
