@@ -16,7 +16,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Tuple
 
-
 from spacy_bertram import PathLike
 from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors
