@@ -69,7 +69,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E028 = "{key!r} must be an integer, got {value!r}"
     E029 = "'lowercase' must be true or false, got {lowercase!r}"
     E030 = "'ngrams' must be a list of strings"
-    E031 = "N-gram vocabulary uses a different boundary symbol"
+    E031 = ("N-gram vocabulary uses a boundary symbol or style this package does not read: its ngrams.json's "
+            "'boundary' is '\u2581' (this package's tables) or '<S>' (the reference implementation's)")
     E032 = "Bad n-gram vocabulary file {path!r}: {err}"
     E033 = "{problem}: initialize it before saving"
     E034 = "Cannot load the BERTRAM model at {path!r} ([components.bertram.model] model_path): {err}"
@@ -145,6 +146,12 @@ class Errors(metaclass=ErrorsWithCodes):
             "(TEXTS: .txt, .jsonl, .spacy files, directories of them, or - for stdin).")
     E090 = ("vectors: {options} set the rare-word rule of --rare-only, which is not given, so nothing would read "
             "them. Add --rare-only to keep only the words the bertram component calls rare, or leave {options} out.")
+    E097 = "The BERTRAM config's {setting} must be one of {allowed}, got {value!r}."
+    E098 = ("{path} is not a BERTRAM checkpoint of the reference implementation's that this package reads: {problem}. "
+            "A reference checkpoint directory holds bertram_config.json, input_processor.json, "
+            "input_processor.json.vocab, config.json and pytorch_model.bin, as its training script saves them.")
+    E099 = ("The reference checkpoint {path} does not fit {what}: {problem}. Give the encoder the checkpoint was "
+            "trained for (--base-model, or the component's base model), or a checkpoint made for this one.")
 
     # E1xx: the bertram pipeline component and the injecting transformer (pipeline/, injection/)
     E101 = ("The bertram vector width {width} does not match the input embeddings of '{where}' (width "

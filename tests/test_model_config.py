@@ -49,6 +49,19 @@ def test_the_defaults_are_what_train_makes_and_the_paper_is_one_name_away():
         0.0,
         False,
     )
+    # the reference implementation's formula, rows and gate; no subword mean in the form
+    assert (paper.mimicking, paper.context_rows, paper.shallow_gate, paper.use_subword_mean) == (
+        "linear",
+        "reference",
+        "after",
+        False,
+    )
+
+
+@pytest.mark.parametrize("setting", ["mimicking", "context_rows", "shallow_gate"])
+def test_a_reference_setting_outside_its_choices_is_refused_by_name(setting):
+    with pytest.raises(ValueError, match=rf"\[E097\] The BERTRAM config's {setting} must be one of"):
+        BertramConfig(**{setting: "paper"})
 
 
 def test_a_key_an_old_config_json_lacks_keeps_the_meaning_it_had(tmp_path):

@@ -8,6 +8,7 @@ import json
 import pytest
 from transformers import AutoTokenizer
 
+from spacy_bertram.model.encoder import word_piece_ids
 from spacy_bertram.model.inputs import (
     BOUNDARY,
     PAD_ID,
@@ -170,22 +171,60 @@ def test_bare_pieces_and_contexts_go_in_separate_calls_when_padding_outweighs_a_
     assert len(list(batch_by_token_budget(rows, token_budget=8192, call_cost=10_000))) == 1
 
 
-def test_add_mode_wraps_form_slot_in_quotes_for_bpe(tiny_roberta_path):
+@pytest.mark.parametrize("add_quotes", [False, True])
+def test_add_prefix_for_bpe_is_the_references(tiny_roberta_path, add_quotes):
+    """`<s> v :` (the reference's "add", ':' the vocabulary's bare token) or `<s> Ġ" v Ġ" :` ("add-quotes")."""
     tokenizer = AutoTokenizer.from_pretrained(tiny_roberta_path)
-    builder = InputBuilder(tokenizer, "add", max_length=64)
+    builder = InputBuilder(tokenizer, "add", max_length=64, add_quotes=add_quotes)
     assert builder.is_bpe
-    row = builder.encode(0, "kumquat", "the farmer sold a kumquat at the market")
+    sentence = "the farmer sold a kumquat at the market"
+    row = builder.encode(0, "kumquat", sentence)
     toks = tokenizer.convert_ids_to_tokens(list(row.input_ids))
-    # <s> " <form slot> " : context </s>
-    assert toks[0] == "<s>" and toks[-1] == "</s>"
-    assert tokenizer.convert_tokens_to_string(toks[1:2]).strip() == '"'
-    assert row.slot_position == 2
-    after = tokenizer.convert_tokens_to_string(toks[3 : 3 + len(builder.prefix_right)])
-    assert after.split() == ['"', ":"]
+    slot = toks[row.slot_position]  # any token: the form vector replaces its embedding
+    prefix = ["<s>", "\u0120\"", slot, "\u0120\"", ":"] if add_quotes else ["<s>", slot, ":"]
+    assert toks[: len(prefix)] == prefix and toks[-1] == "</s>"
+    assert row.slot_position == (2 if add_quotes else 1)
     assert toks[row.mask_position] == "<mask>"
-    context = [t.lstrip("\u0120") for t in toks[3 + len(builder.prefix_right) : -1]]
-    assert "".join(context) == "thefarmersolda<mask>atthemarket"
-    assert context.count("<mask>") == 1
+    natural = tokenizer.convert_ids_to_tokens(tokenizer(" " + sentence, add_special_tokens=False)["input_ids"])
+    pieces = tokenizer.convert_ids_to_tokens(word_piece_ids(tokenizer, "kumquat"))
+    assert toks[len(prefix) : -1] == _with_marker(natural, pieces, "<mask>")
+
+
+def _with_marker(tokens, pieces, marker):
+    """`tokens` with every run of `pieces` replaced by `marker`."""
+    out, i = [], 0
+    while i < len(tokens):
+        if tokens[i : i + len(pieces)] == pieces:
+            out.append(marker)
+            i += len(pieces)
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "the farmer sold a kumquat at the market",
+        "kumquat trees grow in the garden",
+        "the farmer sold a kumquat.",
+        "a kumquat, then   another kumquat (sweet) at the  market",
+        "  the\tfarmer\n sold a kumquat  ",
+    ],
+)
+@pytest.mark.parametrize("mode", ["replace", "context"])
+def test_bpe_rows_have_the_tokens_of_the_unmasked_sentence_outside_the_word(tiny_roberta_path, sentence, mode):
+    """No lone 'Ġ' beside the mask: outside the word a row has the tokens of the sentence as natural
+    text (whitespace runs as one space) tokenised whole."""
+    tokenizer = AutoTokenizer.from_pretrained(tiny_roberta_path)
+    builder = InputBuilder(tokenizer, mode, max_length=64)
+    row = builder.encode(0, "kumquat", sentence)
+    toks = tokenizer.convert_ids_to_tokens(list(row.input_ids))
+    natural = " " + " ".join(sentence.split())
+    expected = tokenizer.convert_ids_to_tokens(tokenizer(natural, add_special_tokens=False)["input_ids"])
+    pieces = tokenizer.convert_ids_to_tokens(word_piece_ids(tokenizer, "kumquat"))
+    assert toks[1:-1] == _with_marker(expected, pieces, "<mask>")
 
 
 def test_inplace_spells_every_occurrence_and_keeps_the_first_in_the_window(tokenizer):

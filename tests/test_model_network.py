@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from spacy_bertram import CountTable, NgramVocab, create_bertram, load_bertram, save_bertram
-from spacy_bertram.model.config import MODES, PAPER_SETTINGS, BertramConfig
+from spacy_bertram.model.config import MISSING_KEY_MEANINGS, MODES, BertramConfig
 from spacy_bertram.model.encoder import load_encoder
 from spacy_bertram.model.network import AttentiveMimicking, BertramNetwork
 
@@ -59,9 +59,10 @@ ITEMS = [
 
 
 def make_network(path, mode, seed=0, **settings):
-    """The paper's network (no output mix, form vectors for every word) in `mode`, unless `settings` say otherwise."""
+    """The network without the defaults' mixes (no output mix, form vectors for every word) in `mode`, unless
+    `settings` say otherwise."""
     vocab = NgramVocab.from_words(WORDS, min_count=1)
-    network = create_bertram(path, ngram_vocab=vocab, **{**PAPER_SETTINGS, "mode": mode, **settings})
+    network = create_bertram(path, ngram_vocab=vocab, **{**MISSING_KEY_MEANINGS, "mode": mode, **settings})
     torch.manual_seed(seed)
     with torch.no_grad():  # move away from the identity/zero init so every part matters
         for name, param in network.bertram_state_dict().items():

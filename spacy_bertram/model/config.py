@@ -88,11 +88,9 @@ MODE_TRAITS: Mapping[str, ModeTraits] = MappingProxyType(
 CONTEXT_MODES: Tuple[Mode, ...] = tuple(mode for mode in MODES if MODE_TRAITS[mode].reads_contexts)
 SLOT_MODES: Tuple[Mode, ...] = tuple(mode for mode in MODES if MODE_TRAITS[mode].fills_slot)
 FORMAT_VERSION = 1
-#: The paper's network where the defaults differ from it: `BertramConfig(**PAPER_SETTINGS)`.
-#: These were the defaults before training's became BertramConfig's, so they are also what a key
-#: missing from a saved config.json means: every file written since names each key, and a key
-#: not listed here has kept its default.
-PAPER_SETTINGS: Mapping[str, Any] = MappingProxyType(
+#: What a key missing from a saved config.json means: the value the network had before the key
+#: existed (every file written since names each key, and a key not listed here has kept its default).
+MISSING_KEY_MEANINGS: Mapping[str, Any] = MappingProxyType(
     {
         "mode": "add",
         "read_layer": -1,
@@ -103,6 +101,31 @@ PAPER_SETTINGS: Mapping[str, Any] = MappingProxyType(
         "context_mean_smoothing": 0.0,
     }
 )
+#: The reference implementation's network (github timoschick/bertram, the paper's code), every
+#: setting where the defaults differ from it: `BertramConfig(**PAPER_SETTINGS)`, with an n-gram table
+#: built as it builds one (`NgramVocab.from_words(..., style="reference")`). Its vectors equal the
+#: reference's own within 1e-5 (tests/test_reference_network.py holds them to vectors it inferred).
+PAPER_SETTINGS: Mapping[str, Any] = MappingProxyType(
+    {
+        "mode": "add",
+        "use_subword_mean": False,
+        "read_layer": -1,
+        "subword_share": 0.0,
+        "own_embedding_for_one_piece": False,
+        "context_mean_share": 0.0,
+        "context_mean_share_with_form": 0.0,
+        "context_mean_smoothing": 0.0,
+        "mimicking": "linear",
+        "context_rows": "reference",
+        "shallow_gate": "after",
+    }
+)
+#: How attentive mimicking turns the contexts' similarities into weights (`BertramConfig.mimicking`).
+Mimicking = Literal["softmax", "linear"]
+#: How a context becomes an encoder row (`BertramConfig.context_rows`).
+ContextRowStyle = Literal["matched", "reference"]
+#: Where the shallow mode's gate sits (`BertramConfig.shallow_gate`).
+ShallowGate = Literal["per_context", "after"]
 
 
 @dataclass
@@ -155,6 +178,27 @@ class BertramConfig:
         little and the words that say what a nonce is count most; 0 (or a model
         without counts) is the plain mean; 1e-4 the default, measured on the
         Chimeras' dev half. Inference's too.
+    mimicking: how a word's contexts are weighed: "softmax" (the default) sums
+        each context's similarities with the word's other contexts and takes a
+        softmax; "linear" (the reference implementation's) sums every similarity,
+        a context's with itself included, and divides each sum by their total, then
+        projects the weighted mean of the states (not each state).
+    context_rows: how a context becomes an encoder row: "matched" (the default)
+        finds the word case-insensitively between word boundaries in the normalised
+        text ("kumquat." is the word), masks every occurrence and centres the window
+        on the first; "reference" as the reference implementation does: the
+        whitespace-separated tokens equal to the word (case-sensitive) are masked,
+        the text is re-joined with single spaces, each stretch between masks is
+        tokenised on its own (byte-level BPE: with a leading space), the window drops
+        a token from the longer side until it fits one position short of
+        `max_seq_length`, a word without a usable context is read from the context
+        "word ." and ADD's prefix is `[CLS] v :` (`add_quotes`: `[CLS] " v " :`).
+    add_quotes: ADD wraps the form vector in double quotes (the reference's
+        "add-quotes" mode, for RoBERTa: `<s> Ġ" v Ġ" :`).
+    shallow_gate: where "shallow" gates the form against the contexts: "per_context"
+        (the default) gates each context's projected state before attentive
+        mimicking; "after" (the reference's) gates once, the mimicked context vector
+        against the form vector: a = sigmoid(w . [v_ctx; v_form] + b).
     encoder_*: recorded from the base model so that a mismatched encoder is
         detected at load time instead of producing silently wrong vectors.
     """
@@ -172,6 +216,10 @@ class BertramConfig:
     context_mean_share: float = 0.7
     context_mean_share_with_form: float = 0.0
     context_mean_smoothing: float = 1e-4
+    mimicking: Mimicking = "softmax"
+    context_rows: ContextRowStyle = "matched"
+    add_quotes: bool = False
+    shallow_gate: ShallowGate = "per_context"
     encoder_embedding_width: Optional[int] = None
     encoder_hidden_width: Optional[int] = None
     encoder_vocab_size: Optional[int] = None
@@ -182,6 +230,13 @@ class BertramConfig:
         check_types(self)
         if self.mode not in MODES:
             raise ValueError(Errors.E050.format(mode=self.mode, MODES=MODES))
+        for setting, allowed in (
+            ("mimicking", typing.get_args(Mimicking)),
+            ("context_rows", typing.get_args(ContextRowStyle)),
+            ("shallow_gate", typing.get_args(ShallowGate)),
+        ):
+            if getattr(self, setting) not in allowed:
+                raise ValueError(Errors.E097.format(setting=setting, value=getattr(self, setting), allowed=allowed))
         if not 0.0 <= self.ngram_dropout < 1.0:
             raise ValueError(Errors.E052.format(setting="ngram_dropout", bounds="in [0, 1)", value=self.ngram_dropout))
         if self.max_seq_length < 8:
@@ -229,7 +284,7 @@ class BertramConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "BertramConfig":
         """Read a saved config; a key it lacks means what it meant when the file was written
-        (PAPER_SETTINGS), not today's default."""
+        (MISSING_KEY_MEANINGS), not today's default."""
         if not isinstance(data, Mapping):
             raise ValueError(Errors.E054.format(data_type=type(data).__name__))
         known = {f.name for f in fields(cls)}
@@ -241,7 +296,7 @@ class BertramConfig:
             raise ValueError(Errors.E028.format(key="format_version", value=version))
         if version > FORMAT_VERSION:
             raise ValueError(Errors.E056.format(version=version, FORMAT_VERSION=FORMAT_VERSION))
-        return cls(**{**PAPER_SETTINGS, **data})
+        return cls(**{**MISSING_KEY_MEANINGS, **data})
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "BertramConfig":

@@ -24,7 +24,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 from .config import MODE_TRAITS, ContextRows
 from .encoder import is_bpe_tokenizer, text_ids, texts_ids, word_piece_ids
@@ -87,11 +87,26 @@ def validate_word(word: object) -> str:
 
 
 class InputBuilder:
-    """Turns words and contexts into encoder rows for one BERTRAM mode."""
+    """Turns words and contexts into encoder rows for one BERTRAM mode.
 
-    def __init__(self, tokenizer, mode: str, max_length: int, max_word_pieces: int = 32) -> None:
+    `context_rows` "matched" or "reference" (`BertramConfig.context_rows`: how the word is found,
+    the text tokenised and the window cut); `add_quotes`: ADD's prefix wraps the form vector in
+    double quotes.
+    """
+
+    def __init__(
+        self,
+        tokenizer,
+        mode: str,
+        max_length: int,
+        max_word_pieces: int = 32,
+        context_rows: str = "matched",
+        add_quotes: bool = False,
+    ) -> None:
         self.tokenizer = tokenizer
         self.mode = mode
+        self.reference_rows = context_rows == "reference"
+        self.add_quotes = add_quotes
         self.rows = MODE_TRAITS[mode].rows or ContextRows()
         self.max_length = min(max_length, self._model_max_length(tokenizer))
         self.max_word_pieces = max_word_pieces
@@ -106,6 +121,10 @@ class InputBuilder:
         self.prefix_left, self.prefix_right = self._add_prefix()
         # ADD mode spends positions on the prefix: the slot plus its tokens.
         self.prefix_length = len(self.prefix_left) + 1 + len(self.prefix_right) if self.rows.prefix_slot else 0
+        # The context's positions in a row: specials and prefix aside; the reference keeps one spare.
+        self.window_budget = self.max_length - 2 - self.prefix_length - (1 if self.reference_rows else 0)
+        # The id the slot holds until the form vector fills it (never read): the reference's [SEP].
+        self.slot_id = self.sep_id if self.reference_rows else self.mask_id
         backend = tokenizer.backend_tokenizer
         self._normalizer = backend.normalizer
 
@@ -117,17 +136,23 @@ class InputBuilder:
     def _ids(self, text: str) -> List[int]:
         return text_ids(self.tokenizer, text)
 
-    def _add_prefix(self) -> Tuple[List[int], List[int]]:
-        """Token ids around the form-vector slot in ADD mode.
+    def _token_id(self, token: str) -> List[int]:
+        """The vocabulary's own token `token` (as the reference's convert_tokens_to_ids takes it), else
+        the ids of the text."""
+        vocab = self.tokenizer.get_vocab()
+        return [vocab[token]] if token in vocab else self._ids(token)
 
-        WordPiece: `[CLS] v :`; byte-level BPE wraps the vector in quotes as
-        the paper does for RoBERTa: `<s> " v " :`.
-        """
+    def _add_prefix(self) -> Tuple[List[int], List[int]]:
+        """Token ids around the form-vector slot in ADD mode, as the reference builds them:
+        `[CLS] v :`, or with `add_quotes` `[CLS] " v " :` (byte-level BPE: the quote token with
+        its leading space, 'Ġ"'); ':' is the vocabulary's own token (RoBERTa's bare ':')."""
         if not self.rows.prefix_slot:
             return [], []
-        if self.is_bpe:
-            return self._ids('"'), self._ids('" :')
-        return [], self._ids(":")
+        colon = self._token_id(":")
+        if not self.add_quotes:
+            return [], colon
+        quote = self._token_id("\u0120\"" if self.is_bpe else '"')
+        return quote, [*quote, *colon]
 
     def normalize(self, text: str) -> str:
         return self._normalizer.normalize_str(text) if self._normalizer is not None else text
@@ -154,7 +179,13 @@ class InputBuilder:
 
     def masked_text(self, word: str, context: str) -> Optional[str]:
         """The normalised context around the word's first occurrence, every occurrence in it replaced
-        by the mask token (None: the word does not occur): the text the tokenizer reads."""
+        by the mask token (None: the word does not occur): the text the tokenizer reads.
+
+        Byte-level BPE: whitespace runs become one space and the mask takes the place of the word
+        and the space before it, as the word's first piece ('Ġkum') does, so every token outside the
+        word is the one the unmasked sentence has (no lone 'Ġ' beside the mask)."""
+        if self.reference_rows:
+            return self._reference_masked_text(word, context)
         text, spans = self.find_occurrences(word, context)
         if not spans:
             return None
@@ -167,22 +198,74 @@ class InputBuilder:
         for start, end in spans:
             if start < lo or end > hi:
                 continue
-            pieces.append(text[cursor:start])
-            pieces.append(f" {self.mask_token} ")
+            if self.is_bpe:
+                pieces.append(_single_spaced(text[cursor:start]).rstrip())
+                pieces.append(self.mask_token)
+            else:
+                pieces.append(text[cursor:start])
+                pieces.append(f" {self.mask_token} ")
             cursor = end
-        pieces.append(text[cursor:hi])
-        masked = "".join(pieces)
-        return " " + masked if self.is_bpe else masked
+        if not self.is_bpe:
+            pieces.append(text[cursor:hi])
+            return "".join(pieces)
+        pieces.append(_single_spaced(text[cursor:hi]))
+        masked = "".join(pieces).strip()
+        return masked if masked.startswith(self.mask_token) else " " + masked
+
+    def _reference_masked_text(self, word: str, context: str) -> Optional[str]:
+        """The reference's masking: the whitespace tokens equal to the word (case-sensitive) become
+        the mask token, and the tokens are joined with single spaces (None: no token is the word)."""
+        tokens = context.split()
+        if word not in tokens:
+            return None
+        return " ".join(self.mask_token if token == word else token for token in tokens)
+
+    def tokenize_masked(self, texts: Sequence[str]) -> List[List[int]]:
+        """Token ids of masked texts (no special tokens), in one tokenizer call.
+
+        Reference rows: each stretch between masks is tokenised on its own, stripped, and with a
+        leading space for byte-level BPE (the reference's split on special tokens, then its GPT-2
+        tokenizer's add_prefix_space); the masks go between as the mask id."""
+        if not self.reference_rows:
+            return texts_ids(self.tokenizer, texts)
+        layouts = [[chunk.strip() for chunk in text.split(self.mask_token)] for text in texts]
+        stretches = [chunk for layout in layouts for chunk in layout if chunk]
+        encoded = iter(texts_ids(self.tokenizer, [" " + c if self.is_bpe else c for c in stretches]))
+        out: List[List[int]] = []
+        for layout in layouts:
+            ids: List[int] = []
+            for n, chunk in enumerate(layout):
+                if n:
+                    ids.append(self.mask_id)
+                if chunk:
+                    ids.extend(next(encoded))
+            out.append(ids)
+        return out
 
     def _window(self, ids: List[int]) -> Optional[Tuple[List[int], int]]:
-        """The masked text's ids cut to the window around the first mask, and that mask's index."""
-        budget = self.max_length - 2 - self.prefix_length
+        """The masked text's ids cut to the window around the first mask, and that mask's index.
+
+        Reference rows: one token off the longer side of the first mask at a time (the side after it
+        when both are as long) until the window fits, as the reference's `_truncate` does."""
+        budget = self.window_budget
         try:
             first = ids.index(self.mask_id)
         except ValueError:  # the mask token got merged away: nothing usable
             return None
+        if self.reference_rows:
+            before, after = first, len(ids) - 1 - first
+            while before + after + 1 > budget:
+                if before > after:
+                    before -= 1
+                else:
+                    after -= 1
+            return ids[first - before : first + after + 1], before
         start = max(0, min(first - budget // 2, len(ids) - budget))
         return ids[start : start + budget], first - start
+
+    def fallback_row(self, word_index: int, word: str) -> Optional[EncodedContext]:
+        """The reference's row for a word without a usable context: the context "word ."."""
+        return self.encode(word_index, word, f"{word} .")
 
     def _spelled(self, masked: List[int], pieces: Sequence[int]) -> Optional[Tuple[List[int], int]]:
         """The masked window with every mask spelled as `pieces`, cut to the window again, and the
@@ -234,7 +317,7 @@ class InputBuilder:
         self, word_index: int, word: str, context: str, pieces: Optional[Sequence[int]] = None
     ) -> Optional[EncodedContext]:
         text = self.masked_text(word, context)
-        return None if text is None else self._row(word_index, word, self._ids(text), pieces)
+        return None if text is None else self._row(word_index, word, self.tokenize_masked([text])[0], pieces)
 
     def _row(
         self, word_index: int, word: str, masked_ids: List[int], pieces: Optional[Sequence[int]]
@@ -254,7 +337,7 @@ class InputBuilder:
         if self.rows.prefix_slot:
             head = [self.cls_id, *self.prefix_left]
             slot = len(head)
-            ids = [*head, self.mask_id, *self.prefix_right, *window, self.sep_id]
+            ids = [*head, self.slot_id, *self.prefix_right, *window, self.sep_id]
             offset = slot + 1 + len(self.prefix_right)
             return EncodedContext(word_index, tuple(ids), offset + first, slot)
         ids = [self.cls_id, *window, self.sep_id]
@@ -298,7 +381,7 @@ class InputBuilder:
                         continue
                     batch.append((index, text))
                     wanted -= 1
-            for (index, _), ids in zip(batch, texts_ids(self.tokenizer, [text for _, text in batch])):
+            for (index, _), ids in zip(batch, self.tokenize_masked([text for _, text in batch])):
                 word = words[index]
                 row = self._row(index, word, ids, pieces[index] if pieces is not None else None)
                 if row is None:
@@ -335,6 +418,11 @@ class InputBuilder:
                 used += 1
         _warn_skipped(skipped)
         return rows
+
+
+def _single_spaced(text: str) -> str:
+    """Every run of whitespace as one space: the text as natural text spells it."""
+    return re.sub(r"\s+", " ", text)
 
 
 def _warn_skipped(skipped: Mapping[str, int]) -> None:
@@ -418,6 +506,14 @@ UNK = "<unk>"
 PAD_ID = 0
 UNK_ID = 1
 BOUNDARY = "\u2581"  # a symbol that does not occur inside ordinary words
+#: How an n-gram table is built and numbered: "ours" pads a word with BOUNDARY, lists n-grams seen
+#: `min_count` times sorted by count then text, PAD 0 and UNK 1; "reference" as the reference
+#: implementation does: "<S>" (one symbol) at both ends, n-grams in `Counter.most_common()` order of
+#: the vocabulary file, UNK 0 and PAD 1, so that its embedding tables load row for row.
+NgramStyle = Literal["ours", "reference"]
+NGRAM_STYLES: Tuple[str, ...] = ("ours", "reference")
+REFERENCE_BOUNDARY = "<S>"
+REFERENCE_SPECIALS = ("UNK", "PAD")  # ids 0 and 1
 
 
 def word_ngrams(word: str, min_n: int = 3, max_n: int = 5, boundary: str = BOUNDARY) -> List[str]:
@@ -432,6 +528,16 @@ def word_ngrams(word: str, min_n: int = 3, max_n: int = 5, boundary: str = BOUND
     return grams
 
 
+def reference_ngrams(word: str, min_n: int = 3, max_n: int = 5) -> List[str]:
+    """The reference's n-grams: "<S>" counts as one character at each end, n-grams by start, then
+    length; none at all is ["UNK"] (its mean is then the UNK row)."""
+    letters = [REFERENCE_BOUNDARY, *word, REFERENCE_BOUNDARY]
+    grams = [
+        "".join(letters[i:j]) for i in range(len(letters)) for j in range(i + min_n, min(len(letters), i + max_n) + 1)
+    ]
+    return grams or [REFERENCE_SPECIALS[0]]
+
+
 class NgramVocab:
     """Maps character n-grams to row ids of the form embedding table."""
 
@@ -442,15 +548,21 @@ class NgramVocab:
         max_n: int = 5,
         min_count: int = 3,
         lowercase: bool = False,
+        style: NgramStyle = "ours",
     ) -> None:
         if not 1 <= min_n <= max_n:
             raise ValueError(Errors.E025.format(min_n=min_n, max_n=max_n))
+        if style not in NGRAM_STYLES:
+            raise ValueError(Errors.E031)
         self.min_n = min_n
         self.max_n = max_n
         self.min_count = min_count
         self.lowercase = lowercase
-        self.itos: List[str] = [PAD, UNK]
-        self.stoi: Dict[str, int] = {PAD: PAD_ID, UNK: UNK_ID}
+        self.style = style
+        self.itos: List[str] = list(REFERENCE_SPECIALS) if style == "reference" else [PAD, UNK]
+        self.stoi: Dict[str, int] = {gram: i for i, gram in enumerate(self.itos)}
+        self.pad_id = self.stoi[REFERENCE_SPECIALS[1]] if style == "reference" else PAD_ID
+        self.unk_id = self.stoi[REFERENCE_SPECIALS[0]] if style == "reference" else UNK_ID
         for gram in ngrams:
             self.add(gram)
 
@@ -467,11 +579,14 @@ class NgramVocab:
         return self.stoi[gram]
 
     def ngrams(self, word: str) -> List[str]:
-        return word_ngrams(word.lower() if self.lowercase else word, self.min_n, self.max_n)
+        word = word.lower() if self.lowercase else word
+        if self.style == "reference":
+            return reference_ngrams(word, self.min_n, self.max_n)
+        return word_ngrams(word, self.min_n, self.max_n)
 
     def encode(self, word: str) -> List[int]:
         """N-gram ids of `word`; unseen n-grams become UNK."""
-        return [self.stoi.get(gram, UNK_ID) for gram in self.ngrams(word)]
+        return [self.stoi.get(gram, self.unk_id) for gram in self.ngrams(word)]
 
     @classmethod
     def from_words(
@@ -481,13 +596,16 @@ class NgramVocab:
         max_n: int = 5,
         min_count: int = 3,
         lowercase: bool = False,
+        style: NgramStyle = "ours",
     ) -> "NgramVocab":
-        """Count n-grams over a word list (or word->frequency map, counting each word once)."""
-        vocab = cls(min_n=min_n, max_n=max_n, min_count=min_count, lowercase=lowercase)
+        """Count n-grams over a word list (or word->frequency map, counting each word once); the
+        "reference" style keeps them in `Counter.most_common()` order (ties: first seen first)."""
+        vocab = cls(min_n=min_n, max_n=max_n, min_count=min_count, lowercase=lowercase, style=style)
         counts: Counter = Counter()
         for word in words:
             counts.update(vocab.ngrams(word))
-        for gram, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        ranked = counts.most_common() if style == "reference" else sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        for gram, count in ranked:
             if count >= min_count:
                 vocab.add(gram)
         return vocab
@@ -498,7 +616,7 @@ class NgramVocab:
             "max_n": self.max_n,
             "min_count": self.min_count,
             "lowercase": self.lowercase,
-            "boundary": BOUNDARY,
+            "boundary": REFERENCE_BOUNDARY if self.style == "reference" else BOUNDARY,
             "ngrams": self.itos[2:],
         }
 
@@ -520,7 +638,8 @@ class NgramVocab:
         ngrams = data.get("ngrams", [])
         if not isinstance(ngrams, list) or not all(isinstance(g, str) for g in ngrams):
             raise ValueError(Errors.E030)
-        if data.get("boundary", BOUNDARY) != BOUNDARY:
+        boundaries = {BOUNDARY: "ours", REFERENCE_BOUNDARY: "reference"}
+        if data.get("boundary", BOUNDARY) not in boundaries:
             raise ValueError(Errors.E031)
         return cls(
             ngrams=ngrams,
@@ -528,6 +647,7 @@ class NgramVocab:
             max_n=data["max_n"],
             min_count=data.get("min_count", 1),
             lowercase=lowercase,
+            style=boundaries[data.get("boundary", BOUNDARY)],
         )
 
     def to_disk(self, path: Union[str, Path]) -> None:

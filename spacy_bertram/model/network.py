@@ -63,7 +63,7 @@ class PreparedBatch:
     """Tensors and encoder rows for a batch of words, ready for the network."""
 
     words: List[str]
-    ngram_ids: Tensor  # [n_words, max_ngrams], PAD_ID padded
+    ngram_ids: Tensor  # [n_words, max_ngrams], padded with the n-gram table's pad id
     subword_ids: Tensor  # [n_words, max_pieces], -1 padded
     rows: List[EncodedContext] = field(default_factory=list)
     has_contexts: Optional[Tensor] = None  # [n_words] bool: a row from a context (not the bare pieces)
@@ -84,16 +84,17 @@ def pad_ids(sequences: Sequence[Sequence[int]], pad: int) -> Tensor:
 class NgramForm(nn.Module):
     """Mean of learned character n-gram embeddings, with n-gram dropout in training."""
 
-    def __init__(self, n_ngrams: int, width: int, dropout: float) -> None:
+    def __init__(self, n_ngrams: int, width: int, dropout: float, pad_id: int = PAD_ID) -> None:
         super().__init__()
         self.dropout = dropout
-        self.embeddings = nn.Embedding(n_ngrams, width, padding_idx=PAD_ID)
+        self.pad_id = pad_id
+        self.embeddings = nn.Embedding(n_ngrams, width, padding_idx=pad_id)
         nn.init.normal_(self.embeddings.weight, std=0.02)
         with torch.no_grad():
-            self.embeddings.weight[PAD_ID].zero_()
+            self.embeddings.weight[pad_id].zero_()
 
     def forward(self, ngram_ids: Tensor) -> Tensor:
-        present = ngram_ids != PAD_ID
+        present = ngram_ids != self.pad_id
         keep = present
         if self.training and self.dropout > 0:
             keep = present & (torch.rand(ngram_ids.shape, device=ngram_ids.device) >= self.dropout)
@@ -107,15 +108,17 @@ class NgramForm(nn.Module):
 class AttentiveMimicking(nn.Module):
     """Weights each context by its agreement with the other contexts of the word.
 
-    q_i = M h_i + m0, s_ij = q_i . q_j / sqrt(d); a context's score is the sum
-    of s_ij over the word's other contexts, and the weights rho are a softmax
-    of the scores over the word's contexts: positive and summing to 1. This is
-    the paper's exp(score_i) / sum_k exp(score_k), computed as a softmax so
-    that large scores cannot overflow.
+    q_i = M h_i + m0, s_ij = q_i . q_j / sqrt(d). `formula` "softmax" (the default): a
+    context's score is the sum of s_ij over the word's other contexts, and the weights rho
+    are a softmax of the scores over the word's contexts (positive, summing to 1, never
+    overflowing). "linear" (the reference implementation's `ReliabilityMeasure`): r_i sums
+    s_ij over every context, j = i included, and rho_i = r_i / (sum_k r_k + 1e-12), which
+    may be negative or large when the similarities nearly cancel.
     """
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, formula: str = "softmax") -> None:
         super().__init__()
+        self.formula = formula
         self.query = nn.Linear(width, width)
         nn.init.eye_(self.query.weight)
         nn.init.zeros_(self.query.bias)
@@ -125,6 +128,9 @@ class AttentiveMimicking(nn.Module):
         q = self.query(states)
         scores = q @ q.transpose(1, 2) / math.sqrt(states.shape[-1])
         pair = mask.unsqueeze(1) & mask.unsqueeze(2)
+        if self.formula == "linear":
+            summed = scores.masked_fill(~pair, 0.0).sum(dim=2)
+            return summed / (summed.sum(dim=1, keepdim=True) + 1e-12)
         eye = torch.eye(mask.shape[1], dtype=torch.bool, device=mask.device).unsqueeze(0)
         summed = scores.masked_fill(~pair | eye, 0.0).sum(dim=2)
         summed = summed.masked_fill(~mask, float("-inf"))
@@ -152,7 +158,14 @@ class BertramNetwork(nn.Module):
         self.config = config
         self.ngram_vocab = ngram_vocab
         self.tokenizer = tokenizer
-        self.inputs = InputBuilder(tokenizer, config.mode, config.max_seq_length, config.max_word_pieces)
+        self.inputs = InputBuilder(
+            tokenizer,
+            config.mode,
+            config.max_seq_length,
+            config.max_word_pieces,
+            context_rows=config.context_rows,
+            add_quotes=config.add_quotes,
+        )
         # Not a submodule: the frozen encoder is shared between networks, so `.to()`,
         # `.cuda()` and `state_dict()` see only BERTRAM's own weights, and `encoder`
         # gives the copy on this network's device (`encoder_on`, one per device).
@@ -173,11 +186,11 @@ class BertramNetwork(nn.Module):
         self._said_no_counts = False
         width, hidden = info.embedding_width, info.hidden_width
         self.width = width
-        self.ngram_form = NgramForm(len(ngram_vocab), width, config.ngram_dropout)
+        self.ngram_form = NgramForm(len(ngram_vocab), width, config.ngram_dropout, ngram_vocab.pad_id)
         self.form_gate = nn.Linear(2 * width, 1)
         nn.init.zeros_(self.form_gate.weight)
         nn.init.zeros_(self.form_gate.bias)
-        self.mimicking = AttentiveMimicking(hidden)
+        self.mimicking = AttentiveMimicking(hidden, config.mimicking)
         self.projection = nn.Linear(hidden, width)
         if hidden == width:
             nn.init.eye_(self.projection.weight)
@@ -185,6 +198,12 @@ class BertramNetwork(nn.Module):
         self.context_gate = nn.Linear(width + hidden, 1)
         nn.init.zeros_(self.context_gate.weight)
         nn.init.zeros_(self.context_gate.bias)
+        # The reference's shallow gate, once after attentive mimicking: [v_ctx; v_form] -> a.
+        gate_after = config.traits.gate_per_context and config.shallow_gate == "after"
+        self.shallow_combination = nn.Linear(2 * width, 1) if gate_after else None
+        if self.shallow_combination is not None:
+            nn.init.zeros_(self.shallow_combination.weight)
+            nn.init.zeros_(self.shallow_combination.bias)
         encoder.eval()
         # The network lives where the encoder it was given lives (initialised on the CPU first,
         # so a seed gives the same weights on every device).
@@ -209,7 +228,10 @@ class BertramNetwork(nn.Module):
         return {
             "form": [*self.ngram_form.parameters(), *self.form_gate.parameters()],
             "context": [*self.mimicking.parameters(), *self.projection.parameters()],
-            "gate": [*self.context_gate.parameters()],
+            "gate": [
+                *self.context_gate.parameters(),
+                *(self.shallow_combination.parameters() if self.shallow_combination is not None else ()),
+            ],
         }
 
     def bertram_state_dict(self) -> Dict[str, Tensor]:
@@ -244,19 +266,25 @@ class BertramNetwork(nn.Module):
         as the mask token and a word without a usable context gets no row.
         """
         clean = [validate_word(word) for word in words]
-        ngram_ids = pad_ids([self.ngram_vocab.encode(w) for w in clean], PAD_ID)
+        ngram_ids = pad_ids([self.ngram_vocab.encode(w) for w in clean], self.ngram_vocab.pad_id)
         if subword_ids is None:
             subword_ids = [self.inputs.word_pieces(w) for w in clean]
         assert len(subword_ids) == len(clean), f"{len(subword_ids)} subword lists for {len(clean)} words"
         pieces = pad_ids(subword_ids, -1)
         rows: List[EncodedContext] = []
         inplace = self.config.traits.spelled
+        reference = self.config.uses_contexts and self.inputs.reference_rows
+        if reference and contexts is None:
+            contexts = [[] for _ in clean]
         if self.config.uses_contexts and contexts is not None:
             assert len(contexts) == len(clean), f"{len(contexts)} context lists for {len(clean)} words"
             spelled = (subword_ids if use_form else [[self.inputs.mask_id]] * len(clean)) if inplace else None
             rows = self.inputs.encode_many(clean, contexts, self.config.max_contexts, spelled)
         has_contexts = torch.zeros(len(clean), dtype=torch.bool)
         has_contexts[[r.word_index for r in rows]] = True
+        if reference:  # the reference reads a word without a usable context from "word ."
+            fallbacks = [self.inputs.fallback_row(i, w) for i, w in enumerate(clean) if not has_contexts[i]]
+            rows = sorted(rows + [row for row in fallbacks if row is not None], key=lambda r: r.word_index)
         if inplace and use_form:  # every word is also read from its pieces alone
             rows += [self.inputs.bare(i, subword_ids[i]) for i in range(len(clean))]
             rows.sort(key=lambda r: r.word_index)
@@ -446,12 +474,21 @@ class BertramNetwork(nn.Module):
         mask = torch.zeros(n_words, m, dtype=torch.bool, device=self.device)
         mask[sorted_words, slots] = True
         rho = self.mimicking(grid, mask)
-        per_context = self.projection(grid)
-        if self.config.traits.gate_per_context:
-            form = v_form.unsqueeze(1).expand(-1, m, -1)
-            alpha = torch.sigmoid(self.context_gate(torch.cat([form, grid], dim=-1)))
-            per_context = alpha * per_context + (1.0 - alpha) * form
-        v_ctx = (rho.unsqueeze(-1) * per_context).sum(dim=1)
+        gate_per_context = self.config.traits.gate_per_context and self.shallow_combination is None
+        if self.config.mimicking == "linear" and not gate_per_context:
+            # As the reference computes it: the weighted states, then one projection (its weights
+            # need not sum to 1, so the order matters).
+            v_ctx = self.projection((rho.unsqueeze(-1) * grid).sum(dim=1))
+        else:
+            per_context = self.projection(grid)
+            if gate_per_context:
+                form = v_form.unsqueeze(1).expand(-1, m, -1)
+                alpha = torch.sigmoid(self.context_gate(torch.cat([form, grid], dim=-1)))
+                per_context = alpha * per_context + (1.0 - alpha) * form
+            v_ctx = (rho.unsqueeze(-1) * per_context).sum(dim=1)
+        if self.shallow_combination is not None:
+            alpha = torch.sigmoid(self.shallow_combination(torch.cat([v_ctx, v_form], dim=-1)))
+            v_ctx = alpha * v_ctx + (1.0 - alpha) * v_form
         has_context = (counts > 0).unsqueeze(-1).to(self.device)
         return torch.where(has_context, v_ctx, v_form), rho
 

@@ -34,7 +34,6 @@ from ..rarity.frequencies import (
     wordfreq_has_language,
 )
 from ..model.network import BertramNetwork
-from ..model.inputs import UNK_ID
 from ..rarity.rare_words import RareWordFinder, RareWordRule
 from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD
 from .context_memory import MemoryContexts
@@ -292,7 +291,7 @@ def word_pieces(network: BertramNetwork, word: str) -> List[int]:
 
 def has_signal(network: BertramNetwork, word: str) -> bool:
     """Whether BERTRAM sees anything of `word`: a known character n-gram or a known wordpiece."""
-    if any(i != UNK_ID for i in network.ngram_vocab.encode(word)):
+    if any(i != network.ngram_vocab.unk_id for i in network.ngram_vocab.encode(word)):
         return True
     unk = network.tokenizer.unk_token_id
     try:

@@ -34,7 +34,7 @@ from torch import Tensor
 from ..model.config import MODE_TRAITS, ContextRows, Mode, ModeTraits
 from ..errors import Errors
 from ..fileio import remove_written, write_json_atomic
-from ..model.inputs import PAD_ID, InputBuilder, NgramVocab
+from ..model.inputs import InputBuilder, NgramVocab
 from ..model.network import BertramNetwork, pad_ids
 from ..model.storage import write_model_dir
 from .checkpoint import CHECKPOINT_ENTRIES, load_checkpoint, load_weights, save_checkpoint, saved_epoch
@@ -145,7 +145,7 @@ class TrainingRun:
         train_words = [targets.words[i] for i in self.train_ids]
         self.ngrams = NgramVocab.from_words(train_words, min_count=settings.ngram_min_count, lowercase=lowercase)
         # Id tables and targets go to the device once, not every step.
-        self.ngram_ids = pad_ids([self.ngrams.encode(w) for w in targets.words], PAD_ID).to(self.device)
+        self.ngram_ids = pad_ids([self.ngrams.encode(w) for w in targets.words], self.ngrams.pad_id).to(self.device)
         self.subword_ids = pad_ids(targets.rare_like, -1).to(self.device)
         self.vectors = targets.vectors.float().to(self.device)
         self.ranking = (
