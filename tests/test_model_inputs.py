@@ -181,7 +181,7 @@ def test_add_prefix_for_bpe_is_the_references(tiny_roberta_path, add_quotes):
     row = builder.encode(0, "kumquat", sentence)
     toks = tokenizer.convert_ids_to_tokens(list(row.input_ids))
     slot = toks[row.slot_position]  # any token: the form vector replaces its embedding
-    prefix = ["<s>", "\u0120\"", slot, "\u0120\"", ":"] if add_quotes else ["<s>", slot, ":"]
+    prefix = ["<s>", '\u0120"', slot, '\u0120"', ":"] if add_quotes else ["<s>", slot, ":"]
     assert toks[: len(prefix)] == prefix and toks[-1] == "</s>"
     assert row.slot_position == (2 if add_quotes else 1)
     assert toks[row.mask_position] == "<mask>"

@@ -151,7 +151,7 @@ class InputBuilder:
         colon = self._token_id(":")
         if not self.add_quotes:
             return [], colon
-        quote = self._token_id("\u0120\"" if self.is_bpe else '"')
+        quote = self._token_id('\u0120"' if self.is_bpe else '"')
         return quote, [*quote, *colon]
 
     def normalize(self, text: str) -> str:
@@ -604,7 +604,9 @@ class NgramVocab:
         counts: Counter = Counter()
         for word in words:
             counts.update(vocab.ngrams(word))
-        ranked = counts.most_common() if style == "reference" else sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        ranked = (
+            counts.most_common() if style == "reference" else sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
         for gram, count in ranked:
             if count >= min_count:
                 vocab.add(gram)
