@@ -12,6 +12,18 @@ from spacy_bertram import Errors as PluginErrors, Warnings as PluginWarnings
 
 # fmt: off
 class Errors(PluginErrors):
+    # E1xx: the fixtures made by the paper's reference implementation (scripts/reference_fixtures.py)
+    E196 = ("{reference} is not a checkout of github.com/timoschick/bertram: it lacks {missing}. Clone that "
+            "repository (git clone https://github.com/timoschick/bertram) and pass its directory as --reference.")
+    E197 = ("Cannot run {python!r}: the reference's environment is made from Python 3.11 (the Python that "
+            "transformers 2.1.1 and the pinned torch build install on). Install it, or pass its path as --python.")
+    E198 = ("Making the reference's environment in {venv} failed (exit {returncode}): {command}\n{tail}\nThe "
+            "package registry must hold the pinned torch, transformers, jsonpickle and numpy for that Python; "
+            "nothing was written to {venv}.")
+    E199 = ("The reference's runner failed on the checkout {reference} (exit {returncode}): {command}\n{tail}\nIt "
+            "runs the 2020 code of github.com/timoschick/bertram (commit a579313); check out that commit. The "
+            "fixtures were left as they were.")
+
     # E2xx: the project's data from registry packages (scripts/registry_data.py, scripts/fetch_wnut16.py)
     E228 = "Cannot fetch {what}: command {cmd!r} not found"
     E229 = "Fetching {what} failed (exit {returncode}): {command}\n{tail}"

@@ -227,6 +227,7 @@ PACKAGE_WIDE_TESTS = {
     "test_package_fault_injection.py",  # a damaged file of every kind the package reads, killed runs
     "test_minilm_smoke.py",  # the real MiniLM end to end
     "test_scripts_registry_data.py",  # scripts/registry_data.py: the project side that fetches registry data
+    "test_scripts_reference_fixtures.py",  # scripts/reference_fixtures.py and the fixtures the reference made
     "test_docs_recipes.py",  # what the README and docs/configuration.md show, run as written
     "test_benchmarks.py",  # every script in benchmarks/ on a small setting
 }
