@@ -122,6 +122,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E070 = "{command}: cannot write {target!r}: {directory!r} is not writable ({err}); fix that or write elsewhere"
     E071 = "{command}: {target!r} exists and {found}: give another path, or --force to replace it."
     E072 = "{command}: the output {target!r} is a directory, not a file: give the path of a file."
+    E074 = ("The reference checkpoint {path} was trained with an encoder other than the base model {base_model!r} (its "
+            "encoder weights differ: the reference's training fine-tunes them), so it cannot be read with that "
+            "encoder. Convert it, which writes its own encoder beside the model: python -m spacy_bertram "
+            "convert-reference {path} OUTPUT --base-model {base_model}, then use OUTPUT as the model path.")
     E080 = ('{path}, line {line}: a .jsonl file of texts needs a "text" string on every line, found {found}. Give '
             'each line {{"text": "..."}} (other fields are ignored), or write the texts to a .txt file, one per line.')
     E081 = ('{path}, line {line}: not a JSON object ({err}). A .jsonl file of texts holds one JSON object per line, '

@@ -256,6 +256,7 @@ WRITERS = {
     "texts-store": ["x", "{out}"],
     "targets": ["x", "{out}"],
     "train": ["x", "{out}"],
+    "convert-reference": ["x", "{out}"],
     "vectors": ["x", "x", "{out}", "--workers", "0"],
     "split": ["x", "{out}"],
     "train-baseline": ["x", "{out}"],

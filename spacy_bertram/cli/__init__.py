@@ -12,6 +12,7 @@ from .app import app
 from . import training as _training_commands  # noqa: F401  (registers its commands on app)
 from . import rare_words as _explain_command  # noqa: F401  (registers rare-words on app)
 from . import dictionary as _dictionary_commands  # noqa: F401  (registers its commands on app)
+from . import convert as _convert_command  # noqa: F401  (registers convert-reference on app)
 
 __all__ = ["app", "main"]
 

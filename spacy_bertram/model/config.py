@@ -59,6 +59,11 @@ class ModeTraits:
         return self.rows is not None
 
     @property
+    def reads_form(self) -> bool:
+        """The n-gram form is part of the vector (all modes but "context", which reads contexts alone)."""
+        return not self.reads_contexts or self.fills_slot or self.gate_per_context or self.spelled
+
+    @property
     def fills_slot(self) -> bool:
         """The form vector goes into a slot of each context row."""
         return self.rows is not None and self.rows.fills_slot
@@ -104,7 +109,7 @@ MISSING_KEY_MEANINGS: Mapping[str, Any] = MappingProxyType(
 #: The reference implementation's network (github timoschick/bertram, the paper's code), every
 #: setting where the defaults differ from it: `BertramConfig(**PAPER_SETTINGS)`, with an n-gram table
 #: built as it builds one (`NgramVocab.from_words(..., style="reference")`). Its vectors equal the
-#: reference's own within 1e-5 (tests/test_reference_network.py holds them to vectors it inferred).
+#: reference's own within 1e-5 (tests/test_model_reference.py holds them to vectors it inferred).
 PAPER_SETTINGS: Mapping[str, Any] = MappingProxyType(
     {
         "mode": "add",
@@ -191,10 +196,15 @@ class BertramConfig:
         the text is re-joined with single spaces, each stretch between masks is
         tokenised on its own (byte-level BPE: with a leading space), the window drops
         a token from the longer side until it fits one position short of
-        `max_seq_length`, a word without a usable context is read from the context
-        "word ." and ADD's prefix is `[CLS] v :` (`add_quotes`: `[CLS] " v " :`).
+        `max_seq_length`. ADD's prefix is `[CLS] v :` (`add_quotes`: `[CLS] " v " :`)
+        in both styles; a word without a usable context gets its form vector in both.
     add_quotes: ADD wraps the form vector in double quotes (the reference's
         "add-quotes" mode, for RoBERTa: `<s> Ġ" v Ġ" :`).
+    prefix_tokens: ADD's rows hold the prefix tokens (`[CLS] v : context`); false is
+        what a model of the reference's own training script reads: that script never
+        records ADD in its input processor, whose rows are then `[CLS] context [SEP]`
+        with the form vector over the token at the slot's index (the first context
+        token), and a checkpoint's `input_processor.json` says so (`"mode": null`).
     shallow_gate: where "shallow" gates the form against the contexts: "per_context"
         (the default) gates each context's projected state before attentive
         mimicking; "after" (the reference's) gates once, the mimicked context vector
@@ -219,6 +229,7 @@ class BertramConfig:
     mimicking: Mimicking = "softmax"
     context_rows: ContextRowStyle = "matched"
     add_quotes: bool = False
+    prefix_tokens: bool = True
     shallow_gate: ShallowGate = "per_context"
     encoder_embedding_width: Optional[int] = None
     encoder_hidden_width: Optional[int] = None

@@ -102,11 +102,13 @@ class InputBuilder:
         max_word_pieces: int = 32,
         context_rows: str = "matched",
         add_quotes: bool = False,
+        prefix_tokens: bool = True,
     ) -> None:
         self.tokenizer = tokenizer
         self.mode = mode
         self.reference_rows = context_rows == "reference"
         self.add_quotes = add_quotes
+        self.prefix_tokens = prefix_tokens
         self.rows = MODE_TRAITS[mode].rows or ContextRows()
         self.max_length = min(max_length, self._model_max_length(tokenizer))
         self.max_word_pieces = max_word_pieces
@@ -120,7 +122,8 @@ class InputBuilder:
         self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
         self.prefix_left, self.prefix_right = self._add_prefix()
         # ADD mode spends positions on the prefix: the slot plus its tokens.
-        self.prefix_length = len(self.prefix_left) + 1 + len(self.prefix_right) if self.rows.prefix_slot else 0
+        with_prefix = self.rows.prefix_slot and self.prefix_tokens
+        self.prefix_length = len(self.prefix_left) + 1 + len(self.prefix_right) if with_prefix else 0
         # The context's positions in a row: specials and prefix aside; the reference keeps one spare.
         self.window_budget = self.max_length - 2 - self.prefix_length - (1 if self.reference_rows else 0)
         # The id the slot holds until the form vector fills it (never read): the reference's [SEP].
@@ -146,7 +149,7 @@ class InputBuilder:
         """Token ids around the form-vector slot in ADD mode, as the reference builds them:
         `[CLS] v :`, or with `add_quotes` `[CLS] " v " :` (byte-level BPE: the quote token with
         its leading space, 'Ġ"'); ':' is the vocabulary's own token (RoBERTa's bare ':')."""
-        if not self.rows.prefix_slot:
+        if not self.rows.prefix_slot or not self.prefix_tokens:
             return [], []
         colon = self._token_id(":")
         if not self.add_quotes:
@@ -263,10 +266,6 @@ class InputBuilder:
         start = max(0, min(first - budget // 2, len(ids) - budget))
         return ids[start : start + budget], first - start
 
-    def fallback_row(self, word_index: int, word: str) -> Optional[EncodedContext]:
-        """The reference's row for a word without a usable context: the context "word ."."""
-        return self.encode(word_index, word, f"{word} .")
-
     def _spelled(self, masked: List[int], pieces: Sequence[int]) -> Optional[Tuple[List[int], int]]:
         """The masked window with every mask spelled as `pieces`, cut to the window again, and the
         index of the first occurrence's first piece."""
@@ -294,7 +293,7 @@ class InputBuilder:
         """
         ids = row.input_ids
         special = {self.cls_id, self.sep_id, self.pad_id, self.mask_id}
-        start = row.slot_position + 1 + len(self.prefix_right) if self.rows.prefix_slot else 0
+        start = row.slot_position + 1 + len(self.prefix_right) if self.rows.prefix_slot and self.prefix_tokens else 0
         skip = set(range(row.mask_position, row.mask_position + row.span))
         spelled = list(pieces)
         kept: List[int] = []
@@ -334,6 +333,9 @@ class InputBuilder:
                 return None
             window, first = spelled
             return EncodedContext(word_index, (self.cls_id, *window, self.sep_id), 1 + first, -1, len(pieces))
+        if self.rows.prefix_slot and not self.prefix_tokens:  # the slot over a context token, as the reference's
+            ids = [self.cls_id, *window, self.sep_id]  # script-trained models read ADD
+            return EncodedContext(word_index, tuple(ids), 1 + first, min(2 if self.add_quotes else 1, len(ids) - 1))
         if self.rows.prefix_slot:
             head = [self.cls_id, *self.prefix_left]
             slot = len(head)

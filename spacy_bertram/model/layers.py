@@ -20,6 +20,7 @@ from ..errors import Errors, Warnings
 from ..rarity.frequencies import CountTable
 from .inputs import split_items
 from .network import BertramNetwork
+from .reference import is_reference_checkpoint
 from .storage import load_bertram, model_fingerprint, network_from_bytes, network_to_bytes
 
 WordWithContexts = Tuple[str, Sequence[str]]
@@ -151,8 +152,10 @@ class BertramShim(PyTorchShim):
         if not self.pending:
             return None
         path = self.model_path
+        # A reference checkpoint names no encoder of its own that loads here: the config's base_model is it.
+        base_model = self.requested.get("base_model") if is_reference_checkpoint(path) else None
         try:
-            network = load_bertram(path, device=str(get_torch_default_device()))
+            network = load_bertram(path, base_model=base_model, device=str(get_torch_default_device()))
         except ValueError as err:
             raise ValueError(Errors.E034.format(path=path, err=err)) from err
         check_settings(self.requested, network, repr(path))

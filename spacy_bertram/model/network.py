@@ -165,6 +165,7 @@ class BertramNetwork(nn.Module):
             config.max_word_pieces,
             context_rows=config.context_rows,
             add_quotes=config.add_quotes,
+            prefix_tokens=config.prefix_tokens,
         )
         # Not a submodule: the frozen encoder is shared between networks, so `.to()`,
         # `.cuda()` and `state_dict()` see only BERTRAM's own weights, and `encoder`
@@ -273,18 +274,12 @@ class BertramNetwork(nn.Module):
         pieces = pad_ids(subword_ids, -1)
         rows: List[EncodedContext] = []
         inplace = self.config.traits.spelled
-        reference = self.config.uses_contexts and self.inputs.reference_rows
-        if reference and contexts is None:
-            contexts = [[] for _ in clean]
         if self.config.uses_contexts and contexts is not None:
             assert len(contexts) == len(clean), f"{len(contexts)} context lists for {len(clean)} words"
             spelled = (subword_ids if use_form else [[self.inputs.mask_id]] * len(clean)) if inplace else None
             rows = self.inputs.encode_many(clean, contexts, self.config.max_contexts, spelled)
         has_contexts = torch.zeros(len(clean), dtype=torch.bool)
         has_contexts[[r.word_index for r in rows]] = True
-        if reference:  # the reference reads a word without a usable context from "word ."
-            fallbacks = [self.inputs.fallback_row(i, w) for i, w in enumerate(clean) if not has_contexts[i]]
-            rows = sorted(rows + [row for row in fallbacks if row is not None], key=lambda r: r.word_index)
         if inplace and use_form:  # every word is also read from its pieces alone
             rows += [self.inputs.bare(i, subword_ids[i]) for i in range(len(clean))]
             rows.sort(key=lambda r: r.word_index)

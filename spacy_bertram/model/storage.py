@@ -25,12 +25,24 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load as load_safetensors_bytes
 from safetensors.torch import save, save_file
 
-from .config import BertramConfig, check_read_layer
+from .config import MODE_TRAITS, PAPER_SETTINGS, BertramConfig, check_read_layer
 from .encoder import layer_count, load_encoder
 from ..errors import Errors
 from ..fileio import atomic_directory, write_json_atomic
 from .inputs import NgramVocab
 from .network import BertramNetwork
+from .reference import (
+    REFERENCE_FILES,
+    check_output_size,
+    checkpoint_encoder,
+    encoder_differs,
+    is_reference_checkpoint,
+    read_reference_settings,
+    read_reference_vocab,
+    read_reference_weights,
+    reference_state,
+    split_weights,
+)
 from ..rarity.frequencies import COUNTS_FILE, CountTable, write_counts
 from .files import (
     DIGEST_ALGORITHM,
@@ -128,6 +140,69 @@ def write_model_dir(network: BertramNetwork, path: PathLike, counts: Optional[Ma
     return target
 
 
+def load_reference(
+    path: PathLike, base_model: Optional[str] = None, device: Optional[str] = None
+) -> Tuple[BertramNetwork, Any]:
+    """A BERTRAM network from a reference checkpoint (`reference.py`), for the encoder `base_model` (None:
+    the one its input processor names, which must be a local directory or a name in the Hugging Face cache).
+
+    Returns (network, own_encoder): `own_encoder` is the checkpoint's encoder where its weights differ from
+    the base model's (the network reads contexts with it), else None."""
+    directory = Path(path)
+    settings = read_reference_settings(directory)
+    vocab = read_reference_vocab(directory, settings)
+    encoder_weights, bertram_weights = split_weights(read_reference_weights(directory), settings)
+    name = base_model or settings.base_model
+    encoder, tokenizer = load_encoder(name)
+    check_output_size(directory, settings, encoder, name)
+    own_encoder = None
+    if MODE_TRAITS[settings.mode].reads_contexts and encoder_weights and encoder_differs(encoder, encoder_weights):
+        own_encoder = checkpoint_encoder(directory, settings, encoder_weights)
+    config = BertramConfig(
+        **{
+            **PAPER_SETTINGS,
+            "base_model": str(name),
+            "mode": settings.mode,
+            "add_quotes": settings.add_quotes,
+            "prefix_tokens": settings.prefix_tokens,
+            "max_seq_length": settings.max_seq_length,
+            "ngram_dropout": 0.0,
+            # The reference reads every context it is given; keep a generous number of them.
+            "max_contexts": 64,
+        }
+    )
+    network = BertramNetwork(config, vocab, own_encoder or encoder, tokenizer)
+    state = reference_state(directory, settings, bertram_weights, network.bertram_state_dict())
+    check_finite(state, repr(str(directory / "pytorch_model.bin")))
+    network.load_state_dict(state, strict=False)
+    if device is not None:
+        network.to(device)
+    return network, own_encoder
+
+
+#: Where `convert_reference` writes a reference checkpoint's own encoder, inside the model directory.
+REFERENCE_ENCODER_DIR = "encoder"
+
+
+def convert_reference(
+    source: PathLike, output: PathLike, base_model: Optional[str] = None, *, force: bool = False
+) -> Path:
+    """Write a model directory of this package's from a reference checkpoint (`load_reference`),
+    for the encoder `base_model`. A checkpoint whose encoder was fine-tuned gets that encoder written
+    to OUTPUT/encoder (safetensors and the base model's tokenizer), which its config.json names as the
+    encoder to read contexts with."""
+    check_model_dir(output, command="convert-reference", force=force, force_hint="--force")
+    network, own_encoder = load_reference(source, base_model)
+    target = Path(output)
+    if own_encoder is not None:
+        encoder_dir = target / REFERENCE_ENCODER_DIR
+        with atomic_directory(encoder_dir, ("*",)) as tmp:
+            own_encoder.save_pretrained(str(tmp), safe_serialization=True)
+            network.tokenizer.save_pretrained(str(tmp))
+        network.config.base_model = str(encoder_dir.resolve())
+    return write_model_dir(network, target)
+
+
 def check_finite(state: Mapping[str, torch.Tensor], source: str) -> None:
     """Refuse NaN or infinite weights by tensor: they would give NaN vectors at the first doc.
 
@@ -209,13 +284,16 @@ def _load_weights(network: BertramNetwork, state: Dict[str, torch.Tensor], sourc
 
 def load_bertram(path: PathLike, base_model: Optional[str] = None, device: Optional[str] = None) -> BertramNetwork:
     """Load a model directory and its counts.tsv, if any (`context_word_counts`); `base_model` overrides the
-    recorded encoder location.
+    recorded encoder location. A checkpoint of the reference implementation (`reference.py`) loads too,
+    as the paper's network, for `base_model` (None: the encoder its input processor names).
 
     `device` (None: the CPU) is where the network and the encoder copy it reads go.
     """
     directory = Path(path)
     if not directory.is_dir():
         raise ValueError(Errors.E043.format(directory=str(directory)))
+    if is_reference_checkpoint(directory) and not (directory / NGRAMS_FILE).exists():
+        return _load_reference_for_encoder(directory, base_model, device)
     missing = [name for name in MODEL_FILES if not (directory / name).is_file()]
     if missing:
         raise ValueError(Errors.E044.format(directory=str(directory), missing=", ".join(missing)))
@@ -238,6 +316,15 @@ def load_bertram(path: PathLike, base_model: Optional[str] = None, device: Optio
     network.context_word_counts = CountTable.from_model_dir(directory)
     if device is not None:
         network.to(device)
+    return network
+
+
+def _load_reference_for_encoder(directory: Path, base_model: Optional[str], device: Optional[str]) -> BertramNetwork:
+    """A reference checkpoint whose encoder is the base model's (else E074: it needs converting, which
+    writes the checkpoint's own encoder beside the model)."""
+    network, own_encoder = load_reference(directory, base_model, device)
+    if own_encoder is not None:
+        raise ValueError(Errors.E074.format(path=str(directory), base_model=network.config.base_model))
     return network
 
 
@@ -291,6 +378,7 @@ def model_fingerprint(path: PathLike) -> str:
     fingerprint it had (and the caches bound to it), and saving the same files again gives the same one.
     """
     digest = hashlib.blake2b(digest_size=16)
-    for name in MODEL_FILES:
+    reference = is_reference_checkpoint(path) and not (Path(path) / NGRAMS_FILE).exists()
+    for name in REFERENCE_FILES if reference else MODEL_FILES:
         hash_file(Path(path) / name, digest)
     return digest.hexdigest()
