@@ -13,6 +13,7 @@ import typer
 
 from .app import FORCE_HELP, app, echo_json, run_checked
 from ..model.files import check_model_dir
+from ..model.reference import MAX_CONTEXTS_BOUND, REFERENCE_MAX_CONTEXTS, read_reference_settings
 
 
 @app.command("convert-reference")
@@ -32,6 +33,12 @@ def convert_reference_cmd(
         help="the encoder the checkpoint was trained for, a local Hugging Face directory or a cached name (none: the "
         "one its input_processor.json names)",
     ),
+    max_contexts: int = typer.Option(
+        REFERENCE_MAX_CONTEXTS,
+        min=1,
+        max=MAX_CONTEXTS_BOUND,
+        help="the most contexts per word the model reads at inference (the reference reads every context it is given)",
+    ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Convert a reference checkpoint into a model directory of this package's (the paper's network).
@@ -41,12 +48,10 @@ def convert_reference_cmd(
     base model's, that encoder is written to OUTPUT/encoder and reads the contexts. Prints a JSON summary.
     """
     run_checked(check_model_dir, output, command="convert-reference", force=force, force_hint="--force")
-    from ..model.reference import read_reference_settings
-
     settings = run_checked(read_reference_settings, checkpoint)
     from ..model.storage import convert_reference
 
-    target = run_checked(convert_reference, checkpoint, output, base_model, force=force)
+    target = run_checked(convert_reference, checkpoint, output, base_model, max_contexts=max_contexts, force=force)
     from ..model.config import BertramConfig
 
     config = BertramConfig.from_disk(target / "config.json")

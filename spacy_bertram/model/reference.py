@@ -24,8 +24,6 @@ from typing import Any, Dict, Mapping, Tuple
 
 import pickle
 
-import torch
-
 from ..errors import Errors
 from ..types import PathLike
 from .config import MODE_TRAITS
@@ -57,6 +55,10 @@ WEIGHT_NAMES: Mapping[str, str] = {
     "shallow_combination.linear.weight": "shallow_combination.weight",
     "shallow_combination.linear.bias": "shallow_combination.bias",
 }
+#: The most contexts per word a converted model reads (the reference reads every one it is given), and the
+#: most `convert-reference --max-contexts` takes.
+REFERENCE_MAX_CONTEXTS = 64
+MAX_CONTEXTS_BOUND = 4096
 #: This network's parameters the reference's settings never read (the subword-mean gate, the per-context gate).
 UNREAD_WEIGHTS = ("form_gate.", "context_gate.")
 
@@ -179,6 +181,8 @@ def read_reference_vocab(path: PathLike, settings: ReferenceSettings):
 
 def read_reference_weights(path: PathLike) -> Dict[str, Any]:
     """pytorch_model.bin's tensors, loaded with `weights_only=True` (no object of the file's choosing is built)."""
+    import torch  # here: the command line reads this module's settings before it imports torch
+
     directory = Path(path)
     try:
         state = torch.load(str(directory / WEIGHTS_FILE), map_location="cpu", weights_only=True)
@@ -205,6 +209,8 @@ def split_weights(stored: Mapping[str, Any], settings: ReferenceSettings) -> Tup
 
 def encoder_differs(encoder: Any, stored: Mapping[str, Any]) -> bool:
     """Whether the checkpoint's encoder weights are other than `encoder`'s (a key of one the other lacks counts)."""
+    import torch
+
     own = {k: v for k, v in encoder.state_dict().items() if not k.endswith("position_ids")}
     stored = {k: v for k, v in stored.items() if not k.endswith("position_ids")}
     if set(own) != set(stored):

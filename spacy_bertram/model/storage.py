@@ -33,6 +33,7 @@ from .inputs import NgramVocab
 from .network import BertramNetwork
 from .reference import (
     REFERENCE_FILES,
+    REFERENCE_MAX_CONTEXTS,
     check_output_size,
     checkpoint_encoder,
     encoder_differs,
@@ -141,7 +142,10 @@ def write_model_dir(network: BertramNetwork, path: PathLike, counts: Optional[Ma
 
 
 def load_reference(
-    path: PathLike, base_model: Optional[str] = None, device: Optional[str] = None
+    path: PathLike,
+    base_model: Optional[str] = None,
+    device: Optional[str] = None,
+    max_contexts: int = REFERENCE_MAX_CONTEXTS,
 ) -> Tuple[BertramNetwork, Any]:
     """A BERTRAM network from a reference checkpoint (`reference.py`), for the encoder `base_model` (None:
     the one its input processor names, which must be a local directory or a name in the Hugging Face cache).
@@ -167,8 +171,7 @@ def load_reference(
             "prefix_tokens": settings.prefix_tokens,
             "max_seq_length": settings.max_seq_length,
             "ngram_dropout": 0.0,
-            # The reference reads every context it is given; keep a generous number of them.
-            "max_contexts": 64,
+            "max_contexts": max_contexts,
         }
     )
     network = BertramNetwork(config, vocab, own_encoder or encoder, tokenizer)
@@ -185,14 +188,19 @@ REFERENCE_ENCODER_DIR = "encoder"
 
 
 def convert_reference(
-    source: PathLike, output: PathLike, base_model: Optional[str] = None, *, force: bool = False
+    source: PathLike,
+    output: PathLike,
+    base_model: Optional[str] = None,
+    *,
+    max_contexts: int = REFERENCE_MAX_CONTEXTS,
+    force: bool = False,
 ) -> Path:
     """Write a model directory of this package's from a reference checkpoint (`load_reference`),
     for the encoder `base_model`. A checkpoint whose encoder was fine-tuned gets that encoder written
     to OUTPUT/encoder (safetensors and the base model's tokenizer), which its config.json names as the
     encoder to read contexts with."""
     check_model_dir(output, command="convert-reference", force=force, force_hint="--force")
-    network, own_encoder = load_reference(source, base_model)
+    network, own_encoder = load_reference(source, base_model, max_contexts=max_contexts)
     target = Path(output)
     if own_encoder is not None:
         encoder_dir = target / REFERENCE_ENCODER_DIR
