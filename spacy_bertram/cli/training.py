@@ -72,7 +72,9 @@ OTA = OTASettings()
 @app.command("prepare")
 def prepare_cmd(
     paths: List[Path] = typer.Argument(
-        ..., help="corpus files/directories, then the output directory (the embedded corpus: assets/corpus OUTPUT)"
+        ...,
+        help="corpus files/directories (.jsonl: a \"text\" field per line, .spacy: a DocBin, other files: one text "
+        "per line; .gz/.bz2/.xz read), then the output directory (the embedded corpus: assets/corpus OUTPUT)",
     ),
     min_count: int = typer.Option(DEFAULT_MIN_COUNT, help="training words: at least this many occurrences"),
     max_contexts: int = typer.Option(DEFAULT_MAX_CONTEXTS, min=1, help="contexts kept per training word"),

@@ -22,8 +22,6 @@ each copy the old store, and the later rename wins.
 from __future__ import annotations
 
 import hashlib
-import json
-import lzma
 import shutil
 import sqlite3
 import sys
@@ -36,7 +34,7 @@ from ..context_store import DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, SCHEMA,
 from ..errors import Errors, Warnings
 from ..fileio import atomic_path, check_output_file, check_writable, output_mark
 from ..types import PathLike
-from .corpus import _OPENERS, _open_binary, check_corpus_paths, expand_paths, iter_lines, tokenize_spans
+from .corpus import check_corpus_paths, decoded, expand_paths, file_texts, text_kind, tokenize_spans
 from .progress import progress_bar
 from .store_builder import _Reservoirs, context_digest
 
@@ -47,26 +45,13 @@ SOURCE = "texts"
 DEFAULT_TEXT_MAX_CONTEXTS = 16
 #: The one text that means "read the texts from stdin", as `cat -` does.
 STDIN = "-"
-#: The kinds of text file read, by suffix (.txt and .jsonl also compressed: .gz, .bz2, .xz).
-TEXT_SUFFIXES = (".txt", ".jsonl")
-DOCBIN_SUFFIX = ".spacy"
+#: The kinds of text file read (`corpus.text_kind`), as messages name them.
 KINDS = '.txt (one text per line), .jsonl (a "text" field per line), .spacy (DocBin), .txt/.jsonl + .gz/.bz2/.xz'
 
 TextSource = Union[Path, str]
 
 
 # -- reading the texts ---------------------------------------------------------------------------
-
-
-def text_kind(path: Path) -> Optional[str]:
-    """The kind of text file `path` is, by its suffix (a compressed one by the suffix before): ".txt", ".jsonl"
-    or ".spacy"; None for a kind not read, which a user must hear of rather than see read as lines."""
-    suffixes = [suffix.lower() for suffix in path.suffixes]
-    if suffixes and suffixes[-1] == DOCBIN_SUFFIX:
-        return DOCBIN_SUFFIX
-    if suffixes and suffixes[-1] in _OPENERS:
-        suffixes = suffixes[:-1]
-    return suffixes[-1] if suffixes and suffixes[-1] in TEXT_SUFFIXES else None
 
 
 def text_files(paths: Union[PathLike, Iterable[PathLike]]) -> List[TextSource]:
@@ -105,14 +90,7 @@ class TextStream:
 
     def __iter__(self) -> Iterator[str]:
         for source in self.sources:
-            if source == STDIN:
-                yield from _stdin_texts()
-            elif text_kind(Path(source)) == DOCBIN_SUFFIX:
-                yield from _docbin_texts(Path(source))
-            elif text_kind(Path(source)) == ".jsonl":
-                yield from _jsonl_texts(Path(source))
-            else:
-                yield from _txt_texts(Path(source))
+            yield from _stdin_texts() if source == STDIN else file_texts(Path(source))
 
 
 def read_texts(paths: Union[PathLike, Iterable[PathLike]]) -> TextStream:
@@ -126,61 +104,9 @@ def read_texts(paths: Union[PathLike, Iterable[PathLike]]) -> TextStream:
 def _stdin_texts() -> Iterator[str]:
     stream: IO[Any] = getattr(sys.stdin, "buffer", sys.stdin)
     for number, line in enumerate(stream, 1):
-        text = _decoded(line, "stdin", number)
+        text = decoded(line, "stdin", number)
         if text.strip():
             yield text.rstrip("\r\n")
-
-
-def _decoded(line: Union[bytes, str], path: Union[Path, str], number: int) -> str:
-    if isinstance(line, str):
-        return line
-    try:
-        return line.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(Errors.E211.format(where=f" (line {number})", path=path)) from None
-
-
-def _txt_texts(path: Path) -> Iterator[str]:
-    try:
-        yield from iter_lines([path])
-    except (OSError, EOFError, lzma.LZMAError) as err:  # a damaged .gz/.bz2/.xz
-        raise ValueError(Errors.E212.format(err=err, path=path)) from None
-
-
-def _jsonl_texts(path: Path) -> Iterator[str]:
-    try:
-        with _open_binary(path) as raw:
-            for number, line in enumerate(raw, 1):
-                decoded = _decoded(line, path, number)
-                if not decoded.strip():
-                    continue
-                try:
-                    record = json.loads(decoded)
-                except ValueError as err:
-                    raise ValueError(Errors.E081.format(path=path, line=number, err=err)) from None
-                if not isinstance(record, dict):
-                    raise ValueError(Errors.E081.format(path=path, line=number, err=f"a {type(record).__name__}"))
-                text = record.get("text")
-                if not isinstance(text, str):
-                    found = 'no "text" field' if "text" not in record else f'"text": {json.dumps(text)[:60]}'
-                    raise ValueError(Errors.E080.format(path=path, line=number, found=found))
-                if text.strip():
-                    yield text
-    except (OSError, EOFError, lzma.LZMAError) as err:
-        raise ValueError(Errors.E212.format(err=err, path=path)) from None
-
-
-def _docbin_texts(path: Path) -> Iterator[str]:
-    from spacy.tokens import DocBin  # spaCy only where a DocBin is read
-    from spacy.vocab import Vocab
-
-    try:
-        docs = list(DocBin().from_disk(path).get_docs(Vocab()))
-    except Exception as err:  # zlib, msgpack and spaCy each raise their own on a file that is no DocBin
-        raise ValueError(Errors.E083.format(path=path, err=err)) from None
-    for doc in docs:
-        if doc.text.strip():
-            yield doc.text
 
 
 # -- the store's settings --------------------------------------------------------------------------
