@@ -329,8 +329,9 @@ class Errors(metaclass=ErrorsWithCodes):
             "contexts{listed})")
     E266 = ("{out!r} holds a vector table of another model, words or settings: give a new output directory, or pass "
             "--force to replace it")
-    E267 = ("The vectors command runs on Dask distributed: pip install 'spacy-bertram[distributed]' (or dask and "
-            "distributed from requirements-project.txt), or use --workers 0 to run in this process.")
+    E267 = ("--scheduler and --workers N (and vectors without --workers 0) run on Dask distributed, which is not "
+            "installed: pip install 'spacy-bertram[dask]' (or dask and distributed from requirements-project.txt), "
+            "or give --workers 0 to run in this process.")
     E268 = "--workers must be 0 or more (0: no Dask cluster, in this process), got {workers}"
     E269 = "network must be a BertramConfig, got {network_type}"
     E270 = "epochs, lr and batch_words need one value per stage (3)"

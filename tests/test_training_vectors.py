@@ -392,3 +392,41 @@ def test_then_store_fills_a_words_contexts_as_the_components_chained_stores_do(
     nlp.initialize()
     doc = nlp.make_doc("A kumquat.")
     assert nlp.get_pipe("bertram").word_sources.contexts_for(doc, "kumquat", [1]) == chained["kumquat"]
+
+
+def test_commands_that_need_dask_refuse_before_any_work_when_it_is_not_installed(
+    model_dir, store_dir, tmp_path, monkeypatch
+):
+    """With `pip install .` alone, `vectors --workers 2` counted its shards, then failed with E267 after 7 s and left
+    an empty shards/ behind. Every run on Dask (vectors but with --workers 0; --workers N or --scheduler of
+    prepare, targets and train) is refused first, naming the extra, and writes nothing; --workers 0 still runs."""
+    import sys
+
+    from spacy_bertram.training.settings import check_workers
+
+    from tests.util import invoke
+
+    for name in ("dask", "distributed"):  # as if not installed: find_spec answers None, an import fails
+        monkeypatch.setitem(sys.modules, name, None)
+    store = store_dir / "contexts.sqlite"
+    extra = "pip install 'spacy-bertram[dask]'"
+    for run in (
+        ("vectors", model_dir, store, tmp_path / "table", "--workers", "2", "--no-progress"),
+        ("vectors", model_dir, store, tmp_path / "table", "--no-progress"),  # one worker per core, by default
+        ("vectors", model_dir, store, tmp_path / "table", "--scheduler", "tcp://127.0.0.1:1", "--no-progress"),
+        ("prepare", store_dir.parent / "corpus.txt", tmp_path / "prepared", "--workers", "2"),
+        ("targets", store, tmp_path / "targets", "--workers", "2", "--no-progress"),
+        ("train", store, tmp_path / "run", "--scheduler", "tcp://127.0.0.1:1", "--no-progress"),
+    ):
+        result = invoke(*run)
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert sorted(path.name for path in tmp_path.iterdir()) == []  # nothing written, not even an empty shards/
+        said = " ".join(result.output.split())
+        assert "[E267]" in said and extra in said and "--workers 0" in said, said
+    with pytest.raises(ValueError, match=r"\[E267\]"):
+        build_vector_table(model_dir, store, tmp_path / "api", workers=2, progress=False)
+    assert not (tmp_path / "api").exists()
+    check_workers(0, dask_by_default=True)  # in this process: no Dask needed
+    check_workers(None)  # prepare, targets and train without --workers: one process
+    summary = build_vector_table(model_dir, store, tmp_path / "here", workers=0, max_count=30, progress=False)
+    assert summary["words"] == 15 and VectorTable.from_disk(tmp_path / "here").words

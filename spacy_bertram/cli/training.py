@@ -109,7 +109,7 @@ def prepare_cmd(
             (str(output), f"{output.stem or 'corpus'}_prepared") if output.exists() else ("assets/corpus", str(output))
         )
         fail(ValueError(Errors.E206.format(path=str(output), corpus=example[0], output=example[1])))
-    run_checked(check_workers, workers)
+    run_checked(check_workers, workers, scheduler)
     run_checked(
         check_prepare_settings,
         min_count=min_count,
@@ -303,7 +303,7 @@ def _check_words_and_targets(args: WordsAndTargets) -> None:
     """The shared options' values: what `targets` and `train` check first, before importing torch."""
     check_word_limits(args.min_count, args.max_words, args.held_out)
     check_multi_piece_words(args.multi_piece_words, args.multi_piece_min_zipf)
-    check_workers(args.workers)
+    check_workers(args.workers, args.scheduler)
     if (args.scheduler or args.workers) and args.gpu_id >= 0:
         raise ValueError(Errors.E290.format(gpu_id=args.gpu_id))
 
@@ -577,7 +577,9 @@ def vectors_cmd(
 
     Runs on Dask distributed; a killed run resumes where it stopped when re-run.
     """
-    run_checked(check_vector_settings, min_count, max_count, max_contexts, token_budget, shard_size, workers)
+    run_checked(
+        check_vector_settings, min_count, max_count, max_contexts, token_budget, shard_size, workers, scheduler
+    )
     run_checked(check_rare_settings, rare_only, max_zipf, lang)
     if lang is not None:
         run_checked(check_lang, lang)

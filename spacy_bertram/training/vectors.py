@@ -184,7 +184,7 @@ def build_vector_table(
     general store behind); the words still come from `store_path` alone.
     """
     start = time.perf_counter()
-    check_vector_settings(min_count, max_count, max_contexts, token_budget, shard_size, workers)
+    check_vector_settings(min_count, max_count, max_contexts, token_budget, shard_size, workers, scheduler)
     check_rare_settings(rare_only, max_zipf, lang)
     check_output_dir(output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
     model_path, store_path = Path(model_path).resolve(), Path(store_path).resolve()
