@@ -378,7 +378,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "variable {env}. Without root: `apt-get download wordnet-base && dpkg -x wordnet-base_*.deb DIR`, then "
             "use DIR/usr/share/wordnet.\n"
             "(Looked in: {tried})")
-    E389 = "Rarification needs NLTK to read WordNet: pip install 'nltk>=3.10,<3.11'"
+    E389 = ("{command} needs NLTK to read WordNet, and it is not installed: pip install 'spacy-bertram[dictionary]' "
+            "(NLTK 3.10, 'nltk>=3.10,<3.11').")
 
 
     # E4xx: checkpoints during training (checkpoint_logger.py)
@@ -433,7 +434,8 @@ class Warnings(metaclass=ErrorsWithCodes):
             "row: {words}")
     W012 = ("Rare-like segmentation is not implemented for {kind} tokenizers; using the tokenizer's own segmentation "
             "(one-piece words then see their target).")
-    W013 = "WordNet not found: the store gets no irregular forms (regular ones still match)."
+    W013 = ("WordNet not found, or NLTK to read it not installed (pip install 'spacy-bertram[dictionary]'): the "
+            "store gets no irregular forms (regular ones still match).")
     W014 = ("the {name!r} component is saved before initialize: a save loads nothing, so the pipeline holds no "
             "BERTRAM weights and loads model_path {model_path!r} when it is used. Call nlp.initialize() before "
             "saving to ship the weights inside the pipeline.")
