@@ -73,7 +73,7 @@ OTA = OTASettings()
 def prepare_cmd(
     paths: List[Path] = typer.Argument(
         ...,
-        help="corpus files/directories (.jsonl: a \"text\" field per line, .spacy: a DocBin, other files: one text "
+        help='corpus files/directories (.jsonl: a "text" field per line, .spacy: a DocBin, other files: one text '
         "per line; .gz/.bz2/.xz read), then the output directory (the embedded corpus: assets/corpus OUTPUT)",
     ),
     min_count: int = typer.Option(DEFAULT_MIN_COUNT, help="training words: at least this many occurrences"),
@@ -577,9 +577,7 @@ def vectors_cmd(
 
     Runs on Dask distributed; a killed run resumes where it stopped when re-run.
     """
-    run_checked(
-        check_vector_settings, min_count, max_count, max_contexts, token_budget, shard_size, workers, scheduler
-    )
+    run_checked(check_vector_settings, min_count, max_count, max_contexts, token_budget, shard_size, workers, scheduler)
     run_checked(check_rare_settings, rare_only, max_zipf, lang)
     if lang is not None:
         run_checked(check_lang, lang)
