@@ -84,7 +84,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E041 = "BERTRAM weights in {source} do not fit this network: missing {missing}, unexpected {unexpected}"
     E042 = ("BERTRAM weight {key!r} in {source} has shape {shape}, expected {expected} (n-gram vocab or encoder "
             "mismatch?)")
-    E043 = "BERTRAM model path {directory!r} is not a directory"
+    E043 = ("BERTRAM model path {directory!r} is not a directory. A BERTRAM model is the model/ directory that "
+            "`python -m spacy_bertram train CONTEXTS OUTPUT` writes (OUTPUT/model; in the project, `python -m spacy "
+            "project run all` writes training/bertram/model and `demo` a tiny one, training/demo/bertram/model): "
+            "train one (docs/training.md), or give the path of one.")
     E044 = "{directory!r} is not a BERTRAM model directory: missing {missing}"
     E045 = "Corrupt BERTRAM config or n-gram file: {err}"
     E046 = "Corrupt BERTRAM weights file {path!r}: {err}"
