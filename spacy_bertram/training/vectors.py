@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from ..errors import Errors, Warnings
 from ..explain import rule_pipeline
 from ..fileio import check_output_dir, remove_written
-from ..context_store import ContextStore, open_context_store
+from ..context_store import ContextStore, check_casing, open_context_store
 from ..pipeline.vector_table import META_FILE, VectorTable, encoder_identity
 from ..pipeline.word_sources import word_key_function
 from ..model.storage import load_bertram, model_fingerprint
@@ -128,8 +128,9 @@ def store_summary(store: ContextStore) -> Dict[str, Any]:
     return {k: store.meta.get(k) for k in ("total_words", "vocab_size", "seed", "window", "lowercase")}
 
 
-def summary_of_store(path: PathLike) -> Dict[str, Any]:
+def summary_of_store(path: PathLike, word_key: Callable[[str], str]) -> Dict[str, Any]:
     with open_context_store(path) as store:
+        check_casing(store, word_key is str.lower, "--then-store")
         return store_summary(store)
 
 
@@ -195,7 +196,8 @@ def build_vector_table(
     key_fn = word_key_function(network)
     key = "lower" if key_fn is str.lower else "cased"
     store = open_context_store(store_path)
-    then_meta = [summary_of_store(path) for path in then_paths]  # each opened now: a bad one fails before any work
+    check_casing(store, key_fn is str.lower, "STORE")  # the component refuses it too: no contexts for "Quokka"
+    then_meta = [summary_of_store(path, key_fn) for path in then_paths]  # each opened now: fails before any work
     listed = read_word_list(word_list) if word_list is not None else None
     words = select_words(store, key_fn, min_count, max_count, listed, min_contexts)
     selection = ", from the word list" if listed is not None else ""
