@@ -430,3 +430,49 @@ def test_commands_that_need_dask_refuse_before_any_work_when_it_is_not_installed
     check_workers(None)  # prepare, targets and train without --workers: one process
     summary = build_vector_table(model_dir, store, tmp_path / "here", workers=0, max_count=30, progress=False)
     assert summary["words"] == 15 and VectorTable.from_disk(tmp_path / "here").words
+
+
+HYPHENATED = [
+    "her twinkly-eyed grin was jaw-droppingly good at the market",
+    "the navel-gazing farmer was self-deprecating about the dumbed-down river",
+    "a twinkly lamp and a quokka sat near the old garden",
+]
+
+
+@pytest.mark.filterwarnings(r"ignore:.*\[W002\]")  # the fixture's model ships no counts.tsv
+def test_rare_only_finds_the_rare_parts_of_hyphenated_words_with_their_contexts(model_dir, tmp_path):
+    """`vectors --rare-only` missed twinkly of twinkly-eyed (and navel, deprecating, dumbed, droppingly): the store
+    held the hyphenated word alone, which spaCy cuts into tokens, so the component met a rare token the table
+    had no row for. The store of the texts counts the parts as words, with the contexts they occur in, and the
+    rare words are the tokens the component's rule picks (`finder.find`): the table holds exactly the tokens the
+    component calls rare in the store's own texts, each row from its store contexts."""
+    from spacy_bertram.explain import rule_pipeline
+    from spacy_bertram.training.text_store import add_texts
+
+    store = tmp_path / "texts.sqlite"
+    add_texts(store, HYPHENATED, progress=False)
+    summary = build_vector_table(model_dir, store, tmp_path / "table", rare_only=True, workers=0, progress=False)
+    table = VectorTable.from_disk(tmp_path / "table")
+    nlp, pipe = rule_pipeline(model_dir)
+    called = {doc[i].text for doc in map(nlp.make_doc, HYPHENATED) for i in pipe.rare_tokens(doc)}
+    assert {"twinkly", "droppingly", "navel", "deprecating", "dumbed", "quokka"} <= called
+    assert set(table.words) == called and summary["words"] == len(called)
+    with ContextStore.open(store) as opened:
+        assert opened.contexts("twinkly") == [HYPHENATED[0], HYPHENATED[2]]  # in twinkly-eyed, and alone
+        assert opened.count("twinkly-eyed") == 1 and opened.count("eyed") == 1 and opened.count("twinkly") == 2
+        span = opened.context_spans("deprecating")[0]
+        assert span[0][span[1] : span[2]] == "deprecating"  # the part itself is the occurrence masked
+        words = [word for word, _ in opened.counts()]
+    assert summary["not_rare"] == len(set(words) - called)  # twinkly-eyed among them: spaCy's tokens are its parts
+    network = load_bertram(model_dir)
+    with ContextStore.open(store) as opened:  # each row from the word's store contexts, the parts' included
+        rows = network.infer([(word, opened.contexts(word, limit=8)) for word in table.words])
+    assert numpy.allclose(table.vectors, rows, atol=1e-5)
+    # A store without the parts (prepare's): a rare token of a word is selected as a word of its own would be, by
+    # its count and contexts there; droppingly, there only inside jaw-droppingly, has neither: the component
+    # infers it at run time (from the doc, with doc contexts), as it did.
+    (tmp_path / "texts.txt").write_text("\n".join(HYPHENATED) + "\n", encoding="utf8")
+    prepared = prepare([tmp_path / "texts.txt"], tmp_path / "prepared", min_count=1, progress=False).store
+    build_vector_table(model_dir, prepared, tmp_path / "general", rare_only=True, workers=0, progress=False)
+    general = set(VectorTable.from_disk(tmp_path / "general").words)
+    assert "droppingly" not in general and {"twinkly", "quokka"} <= general

@@ -547,8 +547,9 @@ def vectors_cmd(
     rare_only: bool = typer.Option(
         False,
         "--rare-only",
-        help="keep only the selected words the bertram component's default rare-word rule calls rare (what "
-        "rare-words says): the component looks up no others. The summary's not_rare counts the words dropped",
+        help="keep only the tokens of the selected words the bertram component's default rare-word rule calls rare "
+        "(what rare-words says; a hyphen-joined word's rare parts): the component looks up no others. The "
+        "summary's not_rare counts the words dropped",
     ),
     max_zipf: Optional[float] = typer.Option(None, help="with --rare-only: override the rule's max_zipf (default 3.0)"),
     lang: Optional[str] = typer.Option(

@@ -69,6 +69,20 @@ def tokenize_spans(text: str, lowercase: bool = False) -> List[Span]:
     return [(m.group(), m.start(), m.end()) for m in WORD_RE.finditer(text)]
 
 
+def hyphen_parts(span: Span) -> List[Span]:
+    """The parts of a hyphen-joined word as (part, start, end), [] for another word: "twinkly-eyed" is one word
+    here, and spaCy's tokenizer cuts it into "twinkly", "-", "eyed", so the component meets the parts as tokens
+    of their own. A store of a user's texts counts and samples them too (`text_store.py`)."""
+    word, start, _ = span
+    if "-" not in word:
+        return []
+    parts: List[Span] = []
+    for piece in word.split("-"):
+        parts.append((piece, start, start + len(piece)))
+        start += len(piece) + 1
+    return parts
+
+
 def _open_binary(path: Path) -> IO[bytes]:
     """Open a file for reading bytes, decompressing .gz/.bz2/.xz transparently."""
     opener = _OPENERS.get(path.suffix.lower())

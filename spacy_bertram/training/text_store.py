@@ -5,7 +5,9 @@ word of their own domain to read their own sentences has a few files of texts, a
 module reads those texts as spaCy users keep them (`read_texts`: .txt, .jsonl, .spacy DocBins,
 compressed .txt/.jsonl, directories of them, stdin) and adds them to a store (`add_texts`) in one
 pass: every word gets its count and a uniform sample of up to `max_contexts` distinct contexts of
-all its occurrences so far, whichever add they came in.
+all its occurrences so far, whichever add they came in. The parts of a hyphen-joined word are words
+too ("twinkly" of "twinkly-eyed", in its context): spaCy's tokenizer cuts them apart, so the component
+meets them, and `vectors --rare-only`, as tokens of their own (`corpus.hyphen_parts`).
 
 The sample is Algorithm R, resumed: the store's `words.count` is exactly how many occurrences the
 sampler has seen, and its contexts are the reservoir (their digests are read back for the words a new
@@ -34,7 +36,7 @@ from ..context_store import DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, SCHEMA,
 from ..errors import Errors, Warnings
 from ..fileio import atomic_path, check_output_file, check_writable, output_mark
 from ..types import PathLike
-from .corpus import check_corpus_paths, decoded, expand_paths, file_texts, text_kind, tokenize_spans
+from .corpus import check_corpus_paths, decoded, expand_paths, file_texts, hyphen_parts, text_kind, tokenize_spans
 from .progress import progress_bar
 from .store_builder import _Reservoirs, context_digest
 
@@ -43,6 +45,9 @@ COMMAND = "texts-store"
 SOURCE = "texts"
 #: Contexts kept per word in a new store (the component reads `contexts_per_word`, 8 by default, of them).
 DEFAULT_TEXT_MAX_CONTEXTS = 16
+#: The meta entry that says which parts of a word a store counts as words too: those of hyphen-joined words.
+PARTS_KEY = "word_parts"
+HYPHEN_PARTS = "hyphens"
 #: The one text that means "read the texts from stdin", as `cat -` does.
 STDIN = "-"
 #: The kinds of text file read (`corpus.text_kind`), as messages name them.
@@ -161,11 +166,14 @@ class _Adder:
     """One add: the words the new texts hold, each resumed from the store (its count, its stored contexts'
     digests) the first time a text holds it, sampled with `_Reservoirs` and written back at the end."""
 
-    def __init__(self, conn: sqlite3.Connection, cap: int, window: int, lowercase: bool, seed: int) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, cap: int, window: int, lowercase: bool, seed: int, parts: bool = True
+    ) -> None:
         self.conn = conn
         self.cap = cap
         self.window = window
         self.lowercase = lowercase
+        self.parts = parts
         self.sample = _Reservoirs(conn, [], seed, batch_size=20_000, word_ids=[])
         self.index: Dict[str, int] = {}  # word -> its index in `sample`
         self.words: List[str] = []
@@ -195,11 +203,13 @@ class _Adder:
         spans = tokenize_spans(text, self.lowercase)
         index, sample, window = self.index, self.sample, self.window
         for i, span in enumerate(spans):
-            k = index.get(span[0])
-            if k is None:
-                k = self._take(span[0])
-            sample.offer(k, text, spans, i, window)
-        self.tokens += len(spans)
+            # The word, then the parts of a hyphen-joined one, each an occurrence in the word's context.
+            for occurrence in [span, *hyphen_parts(span)] if self.parts else [span]:
+                k = index.get(occurrence[0])
+                if k is None:
+                    k = self._take(occurrence[0])
+                sample.offer(k, text, spans, i, window, occurrence)
+                self.tokens += 1
         self.texts += 1
 
     def finish(self) -> None:
@@ -228,7 +238,8 @@ def add_texts(
     """Add `texts` to the store at `store_path`, creating it if it does not exist; returns what was done.
 
     Every word of the texts is counted and stored, rare ones included, with a uniform sample of at most
-    `max_contexts` distinct contexts (`window` words each side) over all its occurrences in every add so far.
+    `max_contexts` distinct contexts (`window` words each side) over all its occurrences in every add so far;
+    so is each part of a hyphen-joined word (in a store built before the parts were, an add keeps to words).
     Unset settings are the store's own (a new store: 16, `DEFAULT_WINDOW`, lowercased as `prepare` is); a
     value that differs from an existing store's is error E085. Contexts are distinct by text, so adding the
     same texts twice stores no context twice, but it does count their words twice: counts are occurrences
@@ -239,6 +250,8 @@ def add_texts(
     started = time.perf_counter()
     existing = path.exists() and not replace
     meta: Dict[str, str] = store_settings(path) if existing else {}
+    # A hyphen-joined word's parts are words of a new store; one built before keeps its own rule (none).
+    parts = not existing or meta.get(PARTS_KEY) == HYPHEN_PARTS
     if existing:
         cap = _checked_setting(path, "max_contexts (--max-contexts)", int(meta["max_contexts"]), max_contexts)
         window = _checked_setting(path, "window (--context-words)", int(meta["window"]), window)
@@ -265,7 +278,7 @@ def add_texts(
             if not existing:
                 conn.executescript(SCHEMA)
                 conn.execute("CREATE INDEX words_by_count ON words (count)")
-            adder = _Adder(conn, cap, window, lowercase, draws)
+            adder = _Adder(conn, cap, window, lowercase, draws, parts)
             for text in progress_bar(texts, progress=progress, desc="Adding texts", unit=" texts"):
                 adder.add(text)
             if adder.texts == 0:
@@ -283,6 +296,7 @@ def add_texts(
                 "lowercase": int(lowercase),
                 "window": window,
                 "max_contexts": cap,
+                PARTS_KEY: HYPHEN_PARTS if parts else "none",
                 "total_words": total_words,
                 "vocab_size": vocab_size,
                 "words_with_contexts": with_contexts,

@@ -70,12 +70,9 @@ def select_words(
         if key in seen:
             continue
         if word_list is not None:
-            count = store.count(key)
-            if count == 0 and key not in missing:
+            if store.count(key) == 0 and key not in missing:
                 missing.append(key)
-            if count < min_count or (max_count is not None and count >= max_count):
-                continue
-            if store.num_contexts(key) < min_contexts:
+            if not selectable(store, key, min_count, max_count, min_contexts):
                 continue
         seen.add(key)
         words.append(key)
@@ -85,6 +82,16 @@ def select_words(
     return words
 
 
+def selectable(
+    store: ContextStore, key: str, min_count: int = 1, max_count: Optional[int] = None, min_contexts: int = 1
+) -> bool:
+    """Whether the store's `key` is in the count range with at least `min_contexts` contexts."""
+    count = store.count(key)
+    if count < min_count or (max_count is not None and count >= max_count):
+        return False
+    return store.num_contexts(key) >= min_contexts
+
+
 def rare_words_of(
     model_path: PathLike,
     words: Sequence[str],
@@ -92,23 +99,23 @@ def rare_words_of(
     lang: Optional[str] = None,
     progress: bool = True,
 ) -> Tuple[List[str], float]:
-    """(the words the `bertram` component calls rare, in order; the rule's max_zipf).
+    """(the tokens of `words` the `bertram` component calls rare, in order, each once; the rule's max_zipf).
 
     The rule is the component's own, built as `rare-words` builds it around a
     BERTRAM model directory (`explain.rule_pipeline`: the default rule, this
     model's encoder and counts, `lang`'s wordfreq), asked of each word as a
-    token on its own, so a table never holds a row the component would not
-    look up. A word spaCy splits into several tokens is no token the
-    component sees: not rare.
+    text of its own (`finder.find`, the one answer to "which tokens of a text
+    are rare"), so a table never holds a row the component would not look
+    up: a word spaCy cuts into tokens ("twinkly-eyed") gives its rare ones
+    ("twinkly"), as the component meets them in the text.
     """
     nlp, pipe = rule_pipeline(model_path, max_zipf=max_zipf, lang=lang or DEFAULT_LANG)
     finder = pipe.finder
-    rare: List[str] = []
+    rare: Dict[str, None] = {}
     for word in progress_bar(words, progress=progress, desc="Rare words", unit=" words"):
         doc = nlp.make_doc(word)
-        if len(doc) == 1 and finder.find(doc) == [0]:
-            rare.append(word)
-    return rare, finder.rule.max_zipf
+        rare.update((doc[i].text, None) for i in finder.find(doc))
+    return list(rare), finder.rule.max_zipf
 
 
 def table_meta(
@@ -203,9 +210,13 @@ def build_vector_table(
     selection = ", from the word list" if listed is not None else ""
     rare: Dict[str, Any] = {}
     if rare_only and words:
-        kept, rule_max_zipf = rare_words_of(model_path, words, max_zipf, lang, progress)
-        rare = {"max_zipf": rule_max_zipf, "lang": lang or DEFAULT_LANG, "not_rare": len(words) - len(kept)}
-        selection += f", rare to the component's rule at max_zipf {rule_max_zipf}: {rare['not_rare']} word(s) were not"
+        tokens, rule_max_zipf = rare_words_of(model_path, words, max_zipf, lang, progress)
+        selected = set(words)
+        # A rare token of a selected word (a part of a hyphen-joined one) is selected as a word of its own would be.
+        kept = [t for t in tokens if t in selected or selectable(store, t, min_count, max_count, min_contexts)]
+        not_rare = len(selected.difference(kept))
+        rare = {"max_zipf": rule_max_zipf, "lang": lang or DEFAULT_LANG, "not_rare": not_rare}
+        selection += f", rare to the component's rule at max_zipf {rule_max_zipf}: {not_rare} word(s) were not"
         words = kept
     if not words:
         raise ValueError(
