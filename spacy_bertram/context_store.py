@@ -167,6 +167,15 @@ def check_complete(path: Path, what: str = "context store") -> None:
         )
 
 
+def check_casing(store: ContextStore, lowercased_words: bool, setting: str) -> None:
+    """A store keeps the casing it was built with, and lowercases a lookup only if it is lowercased itself: a
+    cased store asked by a model that lowercases its words ("quokka") finds none of their capitalised
+    occurrences ("Quokka") and gives no contexts, silently. Refused (E193), for the component and `vectors`
+    alike; a lowercased store serves a cased model (its lookups are lowercased; its contexts are as written)."""
+    if lowercased_words and not store.lowercase:
+        raise ValueError(Errors.E193.format(setting=setting, path=str(store.path)))
+
+
 def open_context_store(path: PathLike) -> ContextStore:
     """A `ContextStore` from its file, or from a `prepare` output directory (its `*.sqlite`)."""
     path = Path(path)

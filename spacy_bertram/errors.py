@@ -85,7 +85,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E041 = "BERTRAM weights in {source} do not fit this network: missing {missing}, unexpected {unexpected}"
     E042 = ("BERTRAM weight {key!r} in {source} has shape {shape}, expected {expected} (n-gram vocab or encoder "
             "mismatch?)")
-    E043 = "BERTRAM model path {directory!r} is not a directory"
+    E043 = ("BERTRAM model path {directory!r} is not a directory. A BERTRAM model is the model/ directory that "
+            "`python -m spacy_bertram train CONTEXTS OUTPUT` writes (OUTPUT/model; in the project, `python -m spacy "
+            "project run all` writes training/bertram/model and `demo` a tiny one, training/demo/bertram/model): "
+            "train one (docs/training.md), or give the path of one.")
     E044 = "{directory!r} is not a BERTRAM model directory: missing {missing}"
     E045 = "Corrupt BERTRAM config or n-gram file: {err}"
     E046 = "Corrupt BERTRAM weights file {path!r}: {err}"
@@ -280,6 +283,10 @@ class Errors(metaclass=ErrorsWithCodes):
     E181 = ("Cannot open the context memory file {path!r}: {err}. Give a path in a directory this process can "
             "write, on a local file system (SQLite's WAL mode needs shared memory), or leave path unset to keep "
             "the memory in the process.")
+    E193 = ("{setting} {path!r} is a cased context store (built with --cased), and the BERTRAM model ignores case: "
+            "its words are looked up lowercased ('quokka'), and the store holds them as written ('Quokka'), so a "
+            "capitalised word would get none of its contexts. Build the store again without --cased (a model that "
+            "ignores case reads a lowercased store), or use a BERTRAM model trained for a cased encoder.")
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."
@@ -340,8 +347,9 @@ class Errors(metaclass=ErrorsWithCodes):
             "contexts{listed})")
     E266 = ("{out!r} holds a vector table of another model, words or settings: give a new output directory, or pass "
             "--force to replace it")
-    E267 = ("The vectors command runs on Dask distributed: pip install 'spacy-bertram[distributed]' (or dask and "
-            "distributed from requirements-project.txt), or use --workers 0 to run in this process.")
+    E267 = ("--scheduler and --workers N (and vectors without --workers 0) run on Dask distributed, which is not "
+            "installed: pip install 'spacy-bertram[dask]' (or dask and distributed from requirements-project.txt), "
+            "or give --workers 0 to run in this process.")
     E268 = "--workers must be 0 or more (0: no Dask cluster, in this process), got {workers}"
     E269 = "network must be a BertramConfig, got {network_type}"
     E270 = "epochs, lr and batch_words need one value per stage (3)"
@@ -388,7 +396,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "variable {env}. Without root: `apt-get download wordnet-base && dpkg -x wordnet-base_*.deb DIR`, then "
             "use DIR/usr/share/wordnet.\n"
             "(Looked in: {tried})")
-    E389 = "Rarification needs NLTK to read WordNet: pip install 'nltk>=3.10,<3.11'"
+    E389 = ("{command} needs NLTK to read WordNet, and it is not installed: pip install 'spacy-bertram[dictionary]' "
+            "(NLTK 3.10, 'nltk>=3.10,<3.11').")
 
 
     # E4xx: checkpoints during training (checkpoint_logger.py)
@@ -443,7 +452,8 @@ class Warnings(metaclass=ErrorsWithCodes):
             "row: {words}")
     W012 = ("Rare-like segmentation is not implemented for {kind} tokenizers; using the tokenizer's own segmentation "
             "(one-piece words then see their target).")
-    W013 = "WordNet not found: the store gets no irregular forms (regular ones still match)."
+    W013 = ("WordNet not found, or NLTK to read it not installed (pip install 'spacy-bertram[dictionary]'): the "
+            "store gets no irregular forms (regular ones still match).")
     W014 = ("the {name!r} component is saved before initialize: a save loads nothing, so the pipeline holds no "
             "BERTRAM weights and loads model_path {model_path!r} when it is used. Call nlp.initialize() before "
             "saving to ship the weights inside the pipeline.")

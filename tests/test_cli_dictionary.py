@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.util import invoke
 
 from spacy_bertram.dictionary.store import DefinitionStore
@@ -70,3 +72,30 @@ def test_an_unwritable_output_is_refused_before_the_dictionaries_are_read(unwrit
     assert result.exit_code == 1
     assert f"[E070] dictionary: cannot write '{unwritable_dir / 'defs.sqlite'}'" in " ".join(result.output.split())
     assert list(unwritable_dir.iterdir()) == []
+
+
+def test_the_wordnet_source_without_nltk_names_the_command_and_the_extra_before_any_work(
+    tmp_path, tiny_gcide, monkeypatch
+):
+    """Without NLTK, `dictionary --sources wordnet` said "Rarification needs NLTK" (another command, and not the
+    [dictionary] extra), after GCIDE was read. Now it names this command and the extra, before GCIDE is read;
+    GCIDE alone still builds (without WordNet's irregular forms, W013)."""
+    import sys
+
+    import spacy_bertram.dictionary.build as build
+
+    monkeypatch.setitem(sys.modules, "nltk", None)  # as if not installed: find_spec answers None, an import fails
+    read = []
+    real_entries = build.gcide_entries
+    monkeypatch.setattr(build, "gcide_entries", lambda *args: read.append(args) or real_entries(*args))
+    for sources in ("wordnet", "gcide,wordnet"):
+        result = invoke("dictionary", tmp_path / "defs.sqlite", "--sources", sources, "--gcide", tiny_gcide)
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        said = " ".join(result.output.split())
+        assert "[E389] dictionary --sources wordnet needs NLTK" in said, said
+        assert "pip install 'spacy-bertram[dictionary]'" in said and "Rarification" not in said
+        assert read == [] and list(tmp_path.iterdir()) == []  # refused before GCIDE was read; nothing written
+    with pytest.warns(UserWarning, match=r"\[W013\].*NLTK.*spacy-bertram\[dictionary\]"):
+        result = invoke("dictionary", tmp_path / "defs.sqlite", "--sources", "gcide", "--gcide", tiny_gcide)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output[result.output.index("{") :])["headwords"] == 2

@@ -3,6 +3,7 @@
 import ast
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import numpy
 import pytest
+import srsly
 from spacy.util import registry
 from thinc.api import Config
 
@@ -37,13 +39,67 @@ def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd)
 
 
-@pytest.mark.slow
-def test_the_readme_python_route_runs_as_written(tmp_path):
-    """The README's Python block on a blank pipeline: the vector, the rare word and the encoder's output."""
+#: The README's Python block names its model and the project command that makes it, and demo's tiny one.
+README_MODEL = re.compile(
+    r'^MODEL = "(?P<path>[^"]+)"\s+# made by `spacy project run (?P<workflow>\w+)`; '
+    r'after `(?P<other>\w+)`: "(?P<other_path>[^"]+)"$',
+    re.MULTILINE,
+)
+
+
+def readme_block_routes() -> list:
+    """(the README's Python block with MODEL set for the route, the workflow, the model path) for the model it
+    names and for the one its comment gives after the other workflow (demo)."""
     blocks = markdown_blocks(ROOT / "README.md", "python")
     assert len(blocks) == 1 and 'nlp.add_pipe("transformer"' in blocks[0]  # the README's one Python block
-    make_bertram_dir(tmp_path / "training" / "bertram" / "model", "default")  # untrained, on the embedded MiniLM
-    result = run_python(blocks[0], tmp_path)
+    (block,) = blocks
+    match = README_MODEL.search(block)
+    assert match, "the README's Python block sets MODEL, naming the command that makes it and demo's"
+    other = block.replace(f'MODEL = "{match["path"]}"', f'MODEL = "{match["other_path"]}"', 1)
+    return [(block, match["workflow"], match["path"]), (other, match["other"], match["other_path"])]
+
+
+def models_written_by(workflow: str) -> set:
+    """The BERTRAM model directories a project workflow writes: OUTPUT/model of each `spacy_bertram train
+    CONTEXTS OUTPUT` in its commands' scripts."""
+    project = srsly.read_yaml(ROOT / "project.yml")
+    scripts = {command["name"]: command["script"] for command in project["commands"]}
+    models = set()
+    for name in project["workflows"][workflow]:
+        for line in scripts[name]:
+            words = shlex.split(line)
+            if words[:4] == ["python", "-m", "spacy_bertram", "train"]:
+                models.add(f"{words[5]}/model")
+    return models
+
+
+def test_the_readme_python_block_reads_the_model_the_command_it_names_writes():
+    """After `spacy project run demo`, which the README calls a few-minute version of `all`, the block read
+    training/bertram/model, which only `all` writes, and failed with E043. The block's MODEL is where the
+    workflow its comment names writes its model, for `all` and for `demo` alike; the README's demo sentence
+    names demo's model; and E043 says how to get a model."""
+    routes = readme_block_routes()
+    assert [workflow for _, workflow, _ in routes] == ["all", "demo"]
+    for _, workflow, path in routes:
+        assert path in models_written_by(workflow), (workflow, path, models_written_by(workflow))
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf8").split())
+    demo_model = routes[1][2]
+    assert "`python -m spacy project run demo` is a few-minute version of `all`" in readme
+    assert f"`{demo_model}`" in readme.split("few-minute version of `all`", 1)[1][:200]
+    with pytest.raises(ValueError, match=r"\[E043\].*spacy_bertram train.*spacy project run all.*demo") as err:
+        load_bertram(ROOT / "no-such-dir" / "training" / "bertram" / "model")
+    assert routes[0][2] in str(err.value) and demo_model in str(err.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("route", [0, 1], ids=["all", "demo"])
+def test_the_readme_python_route_runs_as_written(tmp_path, route):
+    """The README's Python block on a blank pipeline: the vector, the rare word and the encoder's output, with
+    a model where the command its comment names writes it (after `all`, and after `demo` with MODEL set as the
+    comment says)."""
+    block, _, path = readme_block_routes()[route]
+    make_bertram_dir(tmp_path / path, "default")  # untrained, on the embedded MiniLM
+    result = run_python(block, tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     shape, vectors, hidden = result.stdout.strip().splitlines()[-3:]
     assert shape == "(1, 384)"

@@ -16,7 +16,7 @@ from spacy_bertram.pipeline.context_sources import spread
 from spacy_bertram.pipeline.word_sources import STORE_KEY, WordSources
 from spacy_bertram.rarity.rare_words import RareWordRule
 
-from tests.util import TEXT, context_store_of, make_nlp, same_vectors
+from tests.util import TEXT, context_store_of, make_bertram_dir, make_nlp, same_vectors
 
 
 # -- rarity --------------------------------------------------------------------------
@@ -136,6 +136,44 @@ def test_contexts_from_a_store(bertram_dir, tiny_bert_path, tmp_path):
     )
     doc = by_store("the quokka sold tarantulas")  # store counts: quokka rare, "sold" and "the" not
     assert [doc[i].text for i in doc._.bertram] == ["quokka", "tarantulas"]
+
+
+@pytest.mark.filterwarnings(r"ignore:.*\[W002\]")  # the models ship no counts.tsv
+def test_a_cased_store_is_refused_for_a_model_that_ignores_case_and_a_lowercased_one_serves_a_cased_model(
+    tiny_bert_path, tiny_roberta_path, tmp_path
+):
+    """A --cased texts-store read by a model that ignores case (lowercased n-grams, an uncased encoder) silently
+    gave no contexts: the component asks for "quokka", the store holds "Quokka". Refused at initialize and by
+    `vectors`, before any work (E193, naming the store and what to do). The reverse is served: a lowercased store
+    lowercases the lookups of a cased model's "Quokka"."""
+    from spacy_bertram import build_vector_table, load_bertram
+    from spacy_bertram.pipeline.word_sources import word_key_function
+    from spacy_bertram.training.text_store import add_texts
+
+    texts = ["Quokka smiled at the camera.", "Quokka lives on Rottnest Island.", "Quokka stole a sandwich."]
+    cased, lowered = tmp_path / "cased.sqlite", tmp_path / "lowered.sqlite"
+    add_texts(cased, texts, lowercase=False, progress=False)
+    add_texts(lowered, texts, progress=False)
+    uncased_model = make_bertram_dir(tmp_path / "uncased", tiny_bert_path, lowercase=True)
+    cased_model = make_bertram_dir(tmp_path / "cased", tiny_roberta_path)
+    assert word_key_function(load_bertram(uncased_model)) is str.lower
+    assert word_key_function(load_bertram(cased_model)) is str
+    for contexts in ("store", "doc+store"):
+        with pytest.raises(ValueError, match=r"\[E193\] context_store '.*cased\.sqlite' is a cased context store"):
+            make_nlp(uncased_model, tiny_bert_path, contexts=contexts, context_store=str(cased))
+    with pytest.raises(ValueError, match=r"\[E193\] STORE .* Build the store again without --cased"):
+        build_vector_table(uncased_model, cased, tmp_path / "table", workers=0, progress=False)
+    with pytest.raises(ValueError, match=r"\[E193\] --then-store '.*cased\.sqlite'"):
+        build_vector_table(uncased_model, lowered, tmp_path / "table", then_stores=[cased], workers=0, progress=False)
+    assert not (tmp_path / "table").exists()
+    contexts = [text.rstrip(".") for text in texts]  # cut from word to word, as written
+    nlp = make_nlp(uncased_model, tiny_bert_path, contexts="store", context_store=str(lowered))
+    doc = nlp.make_doc("Quokka!")
+    assert nlp.get_pipe("bertram").word_sources.contexts_for(doc, "quokka", [0]) == contexts
+    nlp = make_nlp(cased_model, tiny_roberta_path, contexts="store", context_store=str(lowered))
+    assert nlp.get_pipe("bertram").word_sources.contexts_for(doc, "Quokka", [0]) == contexts
+    nlp = make_nlp(cased_model, tiny_roberta_path, contexts="store", context_store=str(cased))  # cased for cased
+    assert nlp.get_pipe("bertram").word_sources.contexts_for(doc, "Quokka", [0]) == contexts
 
 
 def test_context_store_problems(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811

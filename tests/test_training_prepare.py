@@ -147,3 +147,47 @@ def test_included_rare_word_gets_its_own_contexts(corpus_dir, tmp_path):
     store = ContextStore.open(result.store)
     assert store.contexts("kumquats") == [LINES[0].rstrip(".")]
     assert store.contexts("at") == [] and store.num_contexts("at") == 0  # ranked between, not selected
+
+
+def test_prepare_reads_jsonl_and_docbin_files_as_texts_store_does(corpus_dir, tmp_path):
+    """A .jsonl corpus file was read as plain text: `text` counted as a word, contexts beginning `text": "A
+    quokka`. prepare reads a file's texts as texts-store does (`corpus.file_texts`): the "text" field of each
+    line, other fields ignored; a .spacy DocBin's docs; the same store as the texts written one per line."""
+    import gzip
+
+    import spacy
+    from spacy.tokens import DocBin
+
+    from spacy_bertram.training.text_store import read_texts
+
+    texts = ["A quokka smiled at the camera.", "The quokka is a wallaby of Rottnest."]
+    jsonl = "".join(json.dumps({"id": n, "text": text, "label": "pos"}) + "\n" for n, text in enumerate(texts))
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "texts.txt").write_text("\n".join(texts) + "\n", encoding="utf8")
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "texts.jsonl").write_text(jsonl, encoding="utf8")
+    packed = tmp_path / "packed"
+    packed.mkdir()
+    (packed / "texts.jsonl.gz").write_bytes(gzip.compress(jsonl.encode("utf8")))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    nlp = spacy.blank("en")
+    DocBin(docs=[nlp.make_doc(text) for text in texts]).to_disk(docs / "texts.spacy")
+    expected = prepare(plain, tmp_path / "from_txt", min_count=1, progress=False)
+    with ContextStore.open(expected.store) as store:
+        want = (dict(store.counts()), store.contexts("quokka"))
+    assert "text" not in want[0] and want[1] == [text.rstrip(".") for text in texts]  # cut from word to word
+    for directory in (records, packed, docs):
+        result = prepare(directory, tmp_path / f"from_{directory.name}", min_count=1, progress=False)
+        assert result.lines == 2 and result.total_words == expected.total_words
+        with ContextStore.open(result.store) as store:
+            assert (dict(store.counts()), store.contexts("quokka")) == want, directory.name
+        assert list(read_texts(directory)) == texts  # texts-store reads the same texts
+    (records / "bad.jsonl").write_text('{"text": "one"}\n{"body": "two"}\n', encoding="utf8")
+    with pytest.raises(ValueError, match=r'\[E080\].*bad\.jsonl, line 2.*no "text" field'):
+        prepare(records, tmp_path / "out", min_count=1, progress=False)
+    _assert_nothing_written(tmp_path / "out")
+    with pytest.warns(UserWarning, match=r"bad\.jsonl"):  # --skip-bad-files skips it as a whole, found up front
+        assert prepare(records, tmp_path / "out", min_count=1, errors="skip", progress=False).lines == 2

@@ -128,6 +128,28 @@ def test_a_store_of_texts_opens_as_a_context_store_with_its_settings_recorded(tm
     check_consistent(tmp_path / "s.sqlite", cap=3)
 
 
+def test_the_parts_of_a_hyphen_joined_word_are_words_of_the_store_and_an_older_store_keeps_its_rule(tmp_path):
+    """spaCy cuts "twinkly-eyed" into "twinkly", "-", "eyed", the tokens the component meets: a store of texts
+    counts each part as a word too, in the word's context with the part as its occurrence (the store records the
+    rule, `word_parts`); an add to a store built before (no `word_parts`) keeps to whole words, as it was sampled."""
+    texts = ["Her twinkly-eyed grin was jaw-droppingly good.", "A twinkly lamp glowed."]
+    result = add_texts(tmp_path / "s.sqlite", texts, max_contexts=3, progress=False)
+    assert result["words"] == 6 + 2 + 2 + 4 and result["total_words"] == 14  # the words, then the parts
+    with ContextStore.open(tmp_path / "s.sqlite") as store:
+        assert store.meta["word_parts"] == "hyphens"
+        assert (store.count("twinkly-eyed"), store.count("twinkly"), store.count("eyed")) == (1, 2, 1)
+        assert store.context_spans("droppingly") == [("Her twinkly-eyed grin was jaw-droppingly good", 30, 40)]
+        assert store.contexts("twinkly") == ["Her twinkly-eyed grin was jaw-droppingly good", "A twinkly lamp glowed"]
+    check_consistent(tmp_path / "s.sqlite", cap=3)
+    conn = sqlite3.connect(tmp_path / "s.sqlite")  # as a store built before the parts were words
+    conn.execute("DELETE FROM meta WHERE key = 'word_parts'")
+    conn.commit()
+    conn.close()
+    add_texts(tmp_path / "s.sqlite", ["A zorbing-mad quokka."], progress=False)
+    with ContextStore.open(tmp_path / "s.sqlite") as store:
+        assert store.count("zorbing-mad") == 1 and store.count("zorbing") == 0 and store.meta["word_parts"] == "none"
+
+
 # -- adding -------------------------------------------------------------------------------------
 
 

@@ -392,3 +392,87 @@ def test_then_store_fills_a_words_contexts_as_the_components_chained_stores_do(
     nlp.initialize()
     doc = nlp.make_doc("A kumquat.")
     assert nlp.get_pipe("bertram").word_sources.contexts_for(doc, "kumquat", [1]) == chained["kumquat"]
+
+
+def test_commands_that_need_dask_refuse_before_any_work_when_it_is_not_installed(
+    model_dir, store_dir, tmp_path, monkeypatch
+):
+    """With `pip install .` alone, `vectors --workers 2` counted its shards, then failed with E267 after 7 s and left
+    an empty shards/ behind. Every run on Dask (vectors but with --workers 0; --workers N or --scheduler of
+    prepare, targets and train) is refused first, naming the extra, and writes nothing; --workers 0 still runs."""
+    import sys
+
+    from spacy_bertram.training.settings import check_workers
+
+    from tests.util import invoke
+
+    for name in ("dask", "distributed"):  # as if not installed: find_spec answers None, an import fails
+        monkeypatch.setitem(sys.modules, name, None)
+    store = store_dir / "contexts.sqlite"
+    extra = "pip install 'spacy-bertram[dask]'"
+    for run in (
+        ("vectors", model_dir, store, tmp_path / "table", "--workers", "2", "--no-progress"),
+        ("vectors", model_dir, store, tmp_path / "table", "--no-progress"),  # one worker per core, by default
+        ("vectors", model_dir, store, tmp_path / "table", "--scheduler", "tcp://127.0.0.1:1", "--no-progress"),
+        ("prepare", store_dir.parent / "corpus.txt", tmp_path / "prepared", "--workers", "2"),
+        ("targets", store, tmp_path / "targets", "--workers", "2", "--no-progress"),
+        ("train", store, tmp_path / "run", "--scheduler", "tcp://127.0.0.1:1", "--no-progress"),
+    ):
+        result = invoke(*run)
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert sorted(path.name for path in tmp_path.iterdir()) == []  # nothing written, not even an empty shards/
+        said = " ".join(result.output.split())
+        assert "[E267]" in said and extra in said and "--workers 0" in said, said
+    with pytest.raises(ValueError, match=r"\[E267\]"):
+        build_vector_table(model_dir, store, tmp_path / "api", workers=2, progress=False)
+    assert not (tmp_path / "api").exists()
+    check_workers(0, dask_by_default=True)  # in this process: no Dask needed
+    check_workers(None)  # prepare, targets and train without --workers: one process
+    summary = build_vector_table(model_dir, store, tmp_path / "here", workers=0, max_count=30, progress=False)
+    assert summary["words"] == 15 and VectorTable.from_disk(tmp_path / "here").words
+
+
+HYPHENATED = [
+    "her twinkly-eyed grin was jaw-droppingly good at the market",
+    "the navel-gazing farmer was self-deprecating about the dumbed-down river",
+    "a twinkly lamp and a quokka sat near the old garden",
+]
+
+
+@pytest.mark.filterwarnings(r"ignore:.*\[W002\]")  # the fixture's model ships no counts.tsv
+def test_rare_only_finds_the_rare_parts_of_hyphenated_words_with_their_contexts(model_dir, tmp_path):
+    """`vectors --rare-only` missed twinkly of twinkly-eyed (and navel, deprecating, dumbed, droppingly): the store
+    held the hyphenated word alone, which spaCy cuts into tokens, so the component met a rare token the table
+    had no row for. The store of the texts counts the parts as words, with the contexts they occur in, and the
+    rare words are the tokens the component's rule picks (`finder.find`): the table holds exactly the tokens the
+    component calls rare in the store's own texts, each row from its store contexts."""
+    from spacy_bertram.explain import rule_pipeline
+    from spacy_bertram.training.text_store import add_texts
+
+    store = tmp_path / "texts.sqlite"
+    add_texts(store, HYPHENATED, progress=False)
+    summary = build_vector_table(model_dir, store, tmp_path / "table", rare_only=True, workers=0, progress=False)
+    table = VectorTable.from_disk(tmp_path / "table")
+    nlp, pipe = rule_pipeline(model_dir)
+    called = {doc[i].text for doc in map(nlp.make_doc, HYPHENATED) for i in pipe.rare_tokens(doc)}
+    assert {"twinkly", "droppingly", "navel", "deprecating", "dumbed", "quokka"} <= called
+    assert set(table.words) == called and summary["words"] == len(called)
+    with ContextStore.open(store) as opened:
+        assert opened.contexts("twinkly") == [HYPHENATED[0], HYPHENATED[2]]  # in twinkly-eyed, and alone
+        assert opened.count("twinkly-eyed") == 1 and opened.count("eyed") == 1 and opened.count("twinkly") == 2
+        span = opened.context_spans("deprecating")[0]
+        assert span[0][span[1] : span[2]] == "deprecating"  # the part itself is the occurrence masked
+        words = [word for word, _ in opened.counts()]
+    assert summary["not_rare"] == len(set(words) - called)  # twinkly-eyed among them: spaCy's tokens are its parts
+    network = load_bertram(model_dir)
+    with ContextStore.open(store) as opened:  # each row from the word's store contexts, the parts' included
+        rows = network.infer([(word, opened.contexts(word, limit=8)) for word in table.words])
+    assert numpy.allclose(table.vectors, rows, atol=1e-5)
+    # A store without the parts (prepare's): a rare token of a word is selected as a word of its own would be, by
+    # its count and contexts there; droppingly, there only inside jaw-droppingly, has neither: the component
+    # infers it at run time (from the doc, with doc contexts), as it did.
+    (tmp_path / "texts.txt").write_text("\n".join(HYPHENATED) + "\n", encoding="utf8")
+    prepared = prepare([tmp_path / "texts.txt"], tmp_path / "prepared", min_count=1, progress=False).store
+    build_vector_table(model_dir, prepared, tmp_path / "general", rare_only=True, workers=0, progress=False)
+    general = set(VectorTable.from_disk(tmp_path / "general").words)
+    assert "droppingly" not in general and {"twinkly", "quokka"} <= general

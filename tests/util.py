@@ -132,12 +132,15 @@ EXTRA_WORDS = ["kumquat", "kumquats", "tarantula", "zorbing", "quokka"]
 TEXT = "The kumquat grows in a garden. A farmer sold one kumquat at the market."
 
 
-def make_bertram_dir(path: Path, base_model: str, counts: Optional[Dict[str, int]] = None, seed: int = 0) -> str:
-    """A BERTRAM model directory on `base_model` (random weights: what matters here is plumbing)."""
+def make_bertram_dir(
+    path: Path, base_model: str, counts: Optional[Dict[str, int]] = None, seed: int = 0, lowercase: bool = False
+) -> str:
+    """A BERTRAM model directory on `base_model` (random weights: what matters here is plumbing). `lowercase`:
+    n-grams of the lowercased word, which with an uncased encoder (the tiny BERT) makes a model that ignores case."""
     import torch
 
     torch.manual_seed(seed)
-    ngrams = NgramVocab.from_words(TINY_WORDS + EXTRA_WORDS, min_count=1)
+    ngrams = NgramVocab.from_words(TINY_WORDS + EXTRA_WORDS, min_count=1, lowercase=lowercase)
     network = create_bertram(base_model, ngrams, max_seq_length=32, max_contexts=8)
     save_bertram(network, path, counts=counts)
     return str(path)

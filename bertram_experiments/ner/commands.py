@@ -115,7 +115,7 @@ def ner_train_cmd(
     """Train stock and bertram NER on every fold; finished folds are skipped (a killed run resumes)."""
     run_checked(check_output_dir, training_dir, NER_TRAIN_OUTPUTS, command="ner-train", force=force)
     steps = run_checked(parse_steps, checkpoints, eval_frequency, max_steps)
-    run_checked(check_workers, workers)
+    run_checked(check_workers, workers, scheduler)
     run_checked(check_made_by, folds_dir, "FOLDS_DIR", "ner-folds", FOLDS_FILES)
     run_checked(check_model, bertram, "--bertram")
     if context_store is not None:

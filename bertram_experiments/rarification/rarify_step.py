@@ -166,7 +166,7 @@ def run_rarification(
     use_device(gpu_id)  # spaCy/thinc on the GPU too (a named error for a bad id or a missing CuPy)
     table = load_count_table(counts)
     # WordNet next: its absence is the likeliest set-up problem, say so before any work.
-    wordnet = load_wordnet(wordnet_dir)
+    wordnet = load_wordnet(wordnet_dir, command="rarify")
     nlp = load_textcat(model_dir)
     labels = textcat_labels(nlp)
     tokenizer = pipeline_tokenizer(nlp)

@@ -134,7 +134,7 @@ class SubstitutionDictionary:
         rarity: Optional[RareWordFinder] = None,
     ) -> None:
         if wordnet is None:
-            wordnet = load_wordnet(wordnet_dir)
+            wordnet = load_wordnet(wordnet_dir, command="rarify")
         self.wordnet = wordnet
         self.frequencies = frequencies if frequencies is not None else CountTable.wordfreq_estimates()
         counts = self.frequencies if self.frequencies.counts else None

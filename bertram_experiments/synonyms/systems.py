@@ -237,7 +237,7 @@ def evaluate_synonym_recovery(
             raise ValueError(Errors.E394.format(option=option, value=value))
     fold_of = parse_fold(fold) if fold is not None else None
     substitutions = read_substitutions(rarified)
-    reader = load_wordnet(wordnet_dir) if wordnet else None
+    reader = load_wordnet(wordnet_dir, command="synonym-recovery --wordnet") if wordnet else None
     rule = RareWordRule(max_zipf=max_zipf)
     sources = context_sources(rule, lang, store, window)
     network = load_bertram(model_path)

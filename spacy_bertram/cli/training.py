@@ -72,7 +72,9 @@ OTA = OTASettings()
 @app.command("prepare")
 def prepare_cmd(
     paths: List[Path] = typer.Argument(
-        ..., help="corpus files/directories, then the output directory (the embedded corpus: assets/corpus OUTPUT)"
+        ...,
+        help='corpus files/directories (.jsonl: a "text" field per line, .spacy: a DocBin, other files: one text '
+        "per line; .gz/.bz2/.xz read), then the output directory (the embedded corpus: assets/corpus OUTPUT)",
     ),
     min_count: int = typer.Option(DEFAULT_MIN_COUNT, help="training words: at least this many occurrences"),
     max_contexts: int = typer.Option(DEFAULT_MAX_CONTEXTS, min=1, help="contexts kept per training word"),
@@ -107,7 +109,7 @@ def prepare_cmd(
             (str(output), f"{output.stem or 'corpus'}_prepared") if output.exists() else ("assets/corpus", str(output))
         )
         fail(ValueError(Errors.E206.format(path=str(output), corpus=example[0], output=example[1])))
-    run_checked(check_workers, workers)
+    run_checked(check_workers, workers, scheduler)
     run_checked(
         check_prepare_settings,
         min_count=min_count,
@@ -301,7 +303,7 @@ def _check_words_and_targets(args: WordsAndTargets) -> None:
     """The shared options' values: what `targets` and `train` check first, before importing torch."""
     check_word_limits(args.min_count, args.max_words, args.held_out)
     check_multi_piece_words(args.multi_piece_words, args.multi_piece_min_zipf)
-    check_workers(args.workers)
+    check_workers(args.workers, args.scheduler)
     if (args.scheduler or args.workers) and args.gpu_id >= 0:
         raise ValueError(Errors.E290.format(gpu_id=args.gpu_id))
 
@@ -545,8 +547,9 @@ def vectors_cmd(
     rare_only: bool = typer.Option(
         False,
         "--rare-only",
-        help="keep only the selected words the bertram component's default rare-word rule calls rare (what "
-        "rare-words says): the component looks up no others. The summary's not_rare counts the words dropped",
+        help="keep only the tokens of the selected words the bertram component's default rare-word rule calls rare "
+        "(what rare-words says; a hyphen-joined word's rare parts): the component looks up no others. The "
+        "summary's not_rare counts the words dropped",
     ),
     max_zipf: Optional[float] = typer.Option(None, help="with --rare-only: override the rule's max_zipf (default 3.0)"),
     lang: Optional[str] = typer.Option(
@@ -575,7 +578,7 @@ def vectors_cmd(
 
     Runs on Dask distributed; a killed run resumes where it stopped when re-run.
     """
-    run_checked(check_vector_settings, min_count, max_count, max_contexts, token_budget, shard_size, workers)
+    run_checked(check_vector_settings, min_count, max_count, max_contexts, token_budget, shard_size, workers, scheduler)
     run_checked(check_rare_settings, rare_only, max_zipf, lang)
     if lang is not None:
         run_checked(check_lang, lang)

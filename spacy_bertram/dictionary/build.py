@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import Errors, Warnings
-from .wordnet import WordNetMissingError
+from .wordnet import WordNetMissingError, check_nltk
 from ..types import PathLike
 from .dictd import DictdDatabase
 from .gcide import definitions, headword
 from .store import STORE_FILE, SourcedContext, write_definition_store
-from .wordnet_glosses import irregular_forms, load_reader, wordnet_entries
+from .wordnet_glosses import COMMAND as WORDNET_COMMAND, irregular_forms, load_reader, wordnet_entries
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -93,6 +93,8 @@ def build_dictionary_store(
     sources = list(sources)
     if max_per_source < 1:
         raise ValueError(Errors.E052.format(setting="--max-per-source", bounds="at least 1", value=max_per_source))
+    if "wordnet" in sources:  # before GCIDE is read: NLTK missing was found only after it
+        check_nltk(WORDNET_COMMAND)
     started = time.perf_counter()
     output = store_path(output)
     per_source: Dict[str, Dict[str, List[SourcedContext]]] = {}

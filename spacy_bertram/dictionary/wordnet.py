@@ -11,6 +11,7 @@ copy; `load_wordnet` returns a ready `WordNetCorpusReader`.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -237,15 +238,26 @@ _LOCK = threading.Lock()
 _READERS: dict = {}
 
 
-def load_wordnet(wordnet_dir: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None):
+def check_nltk(command: str = "load_wordnet") -> None:
+    """NLTK, WordNet's reader, is the `[dictionary]` extra: a command that reads WordNet checks it before any work,
+    and the error names that command and the extra (found without importing NLTK, which takes a second)."""
+    try:
+        found = importlib.util.find_spec("nltk") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise WordNetMissingError(Errors.E389.format(command=command))
+
+
+def load_wordnet(
+    wordnet_dir: Optional[PathLike] = None, cache_dir: Optional[PathLike] = None, *, command: str = "load_wordnet"
+):
     """A (cached) NLTK `WordNetCorpusReader` over WordNet 3.0.
 
-    Raises WordNetMissingError with install instructions when WordNet is absent.
+    Raises WordNetMissingError with install instructions when WordNet or NLTK is absent (`command`: who asked,
+    in the message).
     """
-    try:
-        import nltk  # noqa: F401
-    except ImportError as err:  # pragma: no cover - nltk is a dependency
-        raise WordNetMissingError(Errors.E389) from err
+    check_nltk(command)
     key = (str(wordnet_dir), str(cache_dir))
     with _LOCK:
         if key not in _READERS:

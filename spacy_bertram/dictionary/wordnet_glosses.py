@@ -21,9 +21,13 @@ SOURCE = "wordnet"
 EXCEPTION_FILES = ("noun.exc", "verb.exc", "adj.exc", "adv.exc")
 
 
+#: Who reads WordNet's glosses, as its errors name it.
+COMMAND = "dictionary --sources wordnet"
+
+
 def load_reader(wordnet_dir: Optional[PathLike] = None):
     """NLTK's WordNet reader (WordNetMissingError with install instructions when absent)."""
-    return load_wordnet(wordnet_dir)
+    return load_wordnet(wordnet_dir, command=COMMAND)
 
 
 def occurrence(word: str, text: str) -> Optional[Tuple[int, int]]:

@@ -56,7 +56,7 @@ from ..model.encoder import quiet_tokenizers_in_forked_workers
 from ..errors import Errors
 from ..extension import install_extension
 from ..rarity.frequencies import DEFAULT_MAX_ZIPF, CountTable
-from ..model.layers import Weights, bertram_shim, checked_subword_share, infer_vectors
+from ..model.layers import BertramShim, Weights, bertram_shim, checked_subword_share, infer_vectors
 from ..rarity.rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
 from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MIN_WORDPIECES, DOC_EXTENSION
 from . import serialization
@@ -105,6 +105,12 @@ DEFAULT_CONFIG = Config().from_str(DEFAULT_CONFIG_STR)
 
 
 install_extension()
+
+
+def word_key_of(shim: BertramShim) -> Callable[[str], str]:
+    """The form of a word that decides its vector and its lookups (lowercased for a model that ignores case),
+    kept with the weights it was read from."""
+    return shim.derived.get("word key", (shim.weights,), lambda: word_key_function(shim.network))
 
 
 @Language.factory(
@@ -256,6 +262,8 @@ class BertramComponent(Pipe):
             logger.info("bertram: vector cache emptied: it held another model's vectors, or another subword_share's")
         sources, derived = self.word_sources, shim.derived
         derived.get("store paths", (sources.rule, sources.context_store, sources.dictionary_store), sources.check_paths)
+        stores = tuple(store.path for store in sources.stores())
+        derived.get("store casing", (shim.weights, *stores), partial(sources.check_casing, word_key_of(shim)))
         if self.vectors is not None:
             derived.get(
                 "vector table",
@@ -304,7 +312,7 @@ class BertramComponent(Pipe):
         shim = bertram_shim(self.model)
         shim.enter_process(f"'{self.name}'")
         finder = self.finder
-        word_key = shim.derived.get("word key", (shim.weights,), lambda: word_key_function(shim.network))
+        word_key = word_key_of(shim)
         if self._nlp is not None:
             check_pipeline(self._nlp, self, self.name, shim)
         plans: List[List[Tuple[List[int], CacheKey]]] = []

@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 
 from spacy.tokens import Doc
 
+from ..context_store import check_casing
 from ..errors import Errors, Warnings
 from ..rarity.frequencies import (
     CountTable,
@@ -238,6 +239,13 @@ class WordSources:
         for source in leaves(self.contexts):
             if isinstance(source, MemoryContexts):
                 source.open()
+
+    def check_casing(self, word_key: Callable[[str], str]) -> None:
+        """Every context store read, against the model's word key (`word_key_function`): E193 for a cased one
+        where the key lowercases, which would find no contexts for capitalised words."""
+        for store in self.stores():
+            if store.kind == "context":
+                check_casing(store.get(), word_key is str.lower, store.setting)
 
     def store(self) -> Any:
         """The context store, opened lazily and once per process."""

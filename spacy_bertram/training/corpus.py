@@ -1,9 +1,12 @@
 """Reading a plain-text corpus as a stream of lines and words.
 
 BERTRAM's training data and its context store come from corpora that can be far
-larger than memory, so everything here streams: files are read line by line
-(overlong lines in bounded chunks), never whole. A line is the unit of text
-(one paragraph or sentence); contexts never cross a line boundary.
+larger than memory, so everything here streams: files are read text by text,
+never whole. A text is the unit (one paragraph or sentence); contexts never
+cross one. `file_texts` is the one reader of a file's texts, by its kind, for
+`prepare` (one process or Dask) and `texts-store` alike: a .jsonl file's "text"
+fields, a .spacy DocBin's docs, and any other file's lines (overlong lines in
+bounded chunks), compressed files (.gz, .bz2, .xz) by the suffix before.
 
 Bad input is reported before any work is done: `corpus_files` checks every
 file (binary, not UTF-8) and raises a ValueError naming it (errors="raise",
@@ -25,12 +28,13 @@ import codecs
 import fnmatch
 import gzip
 import io
+import json
 import lzma
 import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterable, Iterator, List, Sequence, Tuple, Union
+from typing import IO, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 from ..errors import Errors, Warnings
 from ..types import PathLike
 
@@ -45,6 +49,9 @@ MAX_LINE_CHARS = 1_000_000
 CHUNK_BYTES = 1 << 20
 
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+#: The kinds of text file read by their records rather than as lines, by suffix (.jsonl also compressed).
+TEXT_SUFFIXES = (".txt", ".jsonl")
+DOCBIN_SUFFIX = ".spacy"
 
 Span = Tuple[str, int, int]
 
@@ -60,6 +67,20 @@ def tokenize_spans(text: str, lowercase: bool = False) -> List[Span]:
     if lowercase:
         return [(m.group().lower(), m.start(), m.end()) for m in WORD_RE.finditer(text)]
     return [(m.group(), m.start(), m.end()) for m in WORD_RE.finditer(text)]
+
+
+def hyphen_parts(span: Span) -> List[Span]:
+    """The parts of a hyphen-joined word as (part, start, end), [] for another word: "twinkly-eyed" is one word
+    here, and spaCy's tokenizer cuts it into "twinkly", "-", "eyed", so the component meets the parts as tokens
+    of their own. A store of a user's texts counts and samples them too (`text_store.py`)."""
+    word, start, _ = span
+    if "-" not in word:
+        return []
+    parts: List[Span] = []
+    for piece in word.split("-"):
+        parts.append((piece, start, start + len(piece)))
+        start += len(piece) + 1
+    return parts
 
 
 def _open_binary(path: Path) -> IO[bytes]:
@@ -106,11 +127,16 @@ def exclude_files(paths: Union[PathLike, Iterable[PathLike]], patterns: Sequence
 
 
 def check_file(path: Path) -> None:
-    """Raise ValueError if `path` looks binary (NUL byte) or is not valid UTF-8.
+    """Raise ValueError if `path` cannot be read as texts: a text file that looks binary (NUL byte) or is not
+    valid UTF-8, a .jsonl line that is no JSON object with a "text" string, a .spacy file that is no DocBin.
 
     Streams the file in chunks with an incremental decoder, so it is cheap
     next to tokenizing and never holds the file in memory.
     """
+    kind = text_kind(path)
+    if kind == DOCBIN_SUFFIX:
+        _docbin_docs(path)
+        return
     decoder = codecs.getincrementaldecoder("utf-8")()
     offset = 0
     try:
@@ -125,10 +151,13 @@ def check_file(path: Path) -> None:
                 except UnicodeDecodeError as err:
                     raise ValueError(Errors.E211.format(where=f" (byte {offset + err.start})", path=path)) from None
                 if not chunk:
-                    return
+                    break
                 offset += len(chunk)
     except (OSError, EOFError, lzma.LZMAError) as err:
         raise ValueError(Errors.E212.format(err=err, path=path)) from None
+    if kind == ".jsonl":  # every record, before any work: a bad line found in pass 2 would cost pass 1
+        for _ in _jsonl_texts(path):
+            pass
 
 
 def corpus_files(paths: Union[PathLike, Iterable[PathLike]], errors: str = "raise") -> List[Path]:
@@ -172,9 +201,48 @@ def _bounded_lines(file_: IO[str], limit: int) -> Iterator[str]:
         yield line.rstrip("\r\n")
 
 
+def text_kind(path: Path) -> Optional[str]:
+    """The kind of text file `path` is, by its suffix (a compressed one by the suffix before): ".txt", ".jsonl"
+    or ".spacy"; None for another kind (`prepare` reads it as lines, `texts-store` refuses it)."""
+    suffixes = [suffix.lower() for suffix in path.suffixes]
+    if suffixes and suffixes[-1] == DOCBIN_SUFFIX:
+        return DOCBIN_SUFFIX
+    if suffixes and suffixes[-1] in _OPENERS:
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes and suffixes[-1] in TEXT_SUFFIXES else None
+
+
+def file_texts(path: Path, max_line_chars: int = MAX_LINE_CHARS) -> Iterator[str]:
+    """The non-blank texts of one file, by its kind (`text_kind`): each line's "text" field of a .jsonl file,
+    each doc's text of a .spacy DocBin, else each line. The one reader of a texts file: `prepare` and
+    `texts-store` read a file the same way. A bad line or file raises a ValueError naming it."""
+    kind = text_kind(path)
+    if kind == DOCBIN_SUFFIX:
+        yield from (doc.text for doc in _docbin_docs(path) if doc.text.strip())
+    elif kind == ".jsonl":
+        yield from _jsonl_texts(path)
+    else:
+        yield from _file_lines(path, max_line_chars)
+
+
 def iter_lines(files: Sequence[Path], max_line_chars: int = MAX_LINE_CHARS) -> Iterator[str]:
-    """Stream the non-blank lines of `files` (already checked by `corpus_files`)."""
+    """Stream the non-blank texts of `files` (already checked by `corpus_files`), each read by `file_texts`."""
     for path in files:
+        yield from file_texts(path, max_line_chars)
+
+
+def decoded(line: Union[bytes, str], path: Union[Path, str], number: int) -> str:
+    """A line read as bytes, as UTF-8 text (E211 names the file and the line)."""
+    if isinstance(line, str):
+        return line
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(Errors.E211.format(where=f" (line {number})", path=path)) from None
+
+
+def _file_lines(path: Path, max_line_chars: int) -> Iterator[str]:
+    try:
         with _open_binary(path) as raw, io.TextIOWrapper(raw, encoding="utf-8") as text:
             try:
                 for line in _bounded_lines(text, max_line_chars):
@@ -182,6 +250,41 @@ def iter_lines(files: Sequence[Path], max_line_chars: int = MAX_LINE_CHARS) -> I
                         yield line
             except UnicodeDecodeError:
                 raise ValueError(Errors.E211.format(where="", path=path)) from None
+    except (OSError, EOFError, lzma.LZMAError) as err:  # a damaged .gz/.bz2/.xz
+        raise ValueError(Errors.E212.format(err=err, path=path)) from None
+
+
+def _jsonl_texts(path: Path) -> Iterator[str]:
+    try:
+        with _open_binary(path) as raw:
+            for number, line in enumerate(raw, 1):
+                text = decoded(line, path, number)
+                if not text.strip():
+                    continue
+                try:
+                    record = json.loads(text)
+                except ValueError as err:
+                    raise ValueError(Errors.E081.format(path=path, line=number, err=err)) from None
+                if not isinstance(record, dict):
+                    raise ValueError(Errors.E081.format(path=path, line=number, err=f"a {type(record).__name__}"))
+                text = record.get("text")
+                if not isinstance(text, str):
+                    found = 'no "text" field' if "text" not in record else f'"text": {json.dumps(text)[:60]}'
+                    raise ValueError(Errors.E080.format(path=path, line=number, found=found))
+                if text.strip():
+                    yield text
+    except (OSError, EOFError, lzma.LZMAError) as err:
+        raise ValueError(Errors.E212.format(err=err, path=path)) from None
+
+
+def _docbin_docs(path: Path) -> list:
+    from spacy.tokens import DocBin  # spaCy only where a DocBin is read
+    from spacy.vocab import Vocab
+
+    try:
+        return list(DocBin().from_disk(path).get_docs(Vocab()))
+    except Exception as err:  # zlib, msgpack and spaCy each raise their own on a file that is no DocBin
+        raise ValueError(Errors.E083.format(path=path, err=err)) from None
 
 
 @dataclass

@@ -7,6 +7,7 @@ and `store_builder.py` import them from here.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -51,10 +52,27 @@ PREPARE_FILES = (STORE_FILE, "counts.tsv", "prepare.json")
 VECTORS_OUTPUTS = ("table.json", "vectors.safetensors", "shards")
 
 
-def check_workers(workers: Optional[int]) -> None:
-    """A negative worker count would start a Dask cluster of no workers that waits forever: refuse it."""
+#: The packages Dask's runs import (the `dask` extra: pip install 'spacy-bertram[dask]').
+DASK_PACKAGES = ("dask", "distributed")
+
+
+def check_workers(workers: Optional[int], scheduler: Optional[str] = None, *, dask_by_default: bool = False) -> None:
+    """`--workers` and `--scheduler`, before any work: a negative worker count would start a Dask cluster of no
+    workers that waits forever, and a run that needs Dask (a scheduler, workers; with `dask_by_default`, as
+    `vectors`, anything but `--workers 0`) without the extra installed failed once its work had begun."""
     if workers is not None and workers < 0:
         raise ValueError(Errors.E268.format(workers=workers))
+    needs_dask = workers != 0 if dask_by_default else bool(scheduler or workers)
+    if needs_dask and not dask_installed():
+        raise ValueError(Errors.E267)
+
+
+def dask_installed() -> bool:
+    """Whether Dask distributed can be imported, found without importing it (that takes seconds)."""
+    try:
+        return all(importlib.util.find_spec(name) is not None for name in DASK_PACKAGES)
+    except (ImportError, ValueError):  # a package that hides itself, or one removed from sys.modules
+        return False
 
 
 #: Training needs at least this many training words (the held-out ones among them).
@@ -112,6 +130,7 @@ def check_vector_settings(
     token_budget: int,
     shard_size: int,
     workers: Optional[int],
+    scheduler: Optional[str] = None,
 ) -> None:
     """`vectors`' settings, before the model is loaded (the command checks them before importing torch)."""
     if max_count is not None and max_count <= min_count:
@@ -122,7 +141,7 @@ def check_vector_settings(
         raise ValueError(Errors.E263.format(token_budget=token_budget))
     if shard_size < 1:
         raise ValueError(Errors.E052.format(setting="--shard-size", bounds="at least 1", value=shard_size))
-    check_workers(workers)
+    check_workers(workers, scheduler, dask_by_default=True)  # in this process only with --workers 0
 
 
 def check_rare_settings(rare_only: bool, max_zipf: Optional[float], lang: Optional[str]) -> None:

@@ -80,11 +80,13 @@ def select_words(
     return caps
 
 
-def make_context(line: str, spans: Sequence[Span], i: int, window: int) -> Context:
-    """Cut `line` from `window` words before word i to `window` words after it."""
+def make_context(line: str, spans: Sequence[Span], i: int, window: int, occurrence: Optional[Span] = None) -> Context:
+    """Cut `line` from `window` words before word i to `window` words after it; the occurrence is word i, or
+    `occurrence` within it (a part of a hyphen-joined word)."""
     first = spans[max(0, i - window)][1]
     last = spans[min(len(spans) - 1, i + window)][2]
-    return line[first:last], spans[i][1] - first, spans[i][2] - first
+    _, start, end = spans[i] if occurrence is None else occurrence
+    return line[first:last], start - first, end - first
 
 
 def context_digest(text: str) -> int:
@@ -155,11 +157,13 @@ class _Reservoirs:
             self.stored[wid] = stored + 1
         return True
 
-    def offer(self, wid: int, line: str, spans: Sequence[Span], i: int, window: int) -> None:
+    def offer(
+        self, wid: int, line: str, spans: Sequence[Span], i: int, window: int, occurrence: Optional[Span] = None
+    ) -> None:
         slot = self.choose(wid)
         if slot is None:
             return
-        context = make_context(line, spans, i, window)
+        context = make_context(line, spans, i, window, occurrence)
         if self.place(wid, slot, context_digest(context[0])):
             self.add(wid, slot, context)
 

@@ -5,7 +5,9 @@ word of their own domain to read their own sentences has a few files of texts, a
 module reads those texts as spaCy users keep them (`read_texts`: .txt, .jsonl, .spacy DocBins,
 compressed .txt/.jsonl, directories of them, stdin) and adds them to a store (`add_texts`) in one
 pass: every word gets its count and a uniform sample of up to `max_contexts` distinct contexts of
-all its occurrences so far, whichever add they came in.
+all its occurrences so far, whichever add they came in. The parts of a hyphen-joined word are words
+too ("twinkly" of "twinkly-eyed", in its context): spaCy's tokenizer cuts them apart, so the component
+meets them, and `vectors --rare-only`, as tokens of their own (`corpus.hyphen_parts`).
 
 The sample is Algorithm R, resumed: the store's `words.count` is exactly how many occurrences the
 sampler has seen, and its contexts are the reservoir (their digests are read back for the words a new
@@ -22,8 +24,6 @@ each copy the old store, and the later rename wins.
 from __future__ import annotations
 
 import hashlib
-import json
-import lzma
 import shutil
 import sqlite3
 import sys
@@ -36,7 +36,7 @@ from ..context_store import DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, SCHEMA,
 from ..errors import Errors, Warnings
 from ..fileio import atomic_path, check_output_file, check_writable, output_mark
 from ..types import PathLike
-from .corpus import _OPENERS, _open_binary, check_corpus_paths, expand_paths, iter_lines, tokenize_spans
+from .corpus import check_corpus_paths, decoded, expand_paths, file_texts, hyphen_parts, text_kind, tokenize_spans
 from .progress import progress_bar
 from .store_builder import _Reservoirs, context_digest
 
@@ -45,28 +45,18 @@ COMMAND = "texts-store"
 SOURCE = "texts"
 #: Contexts kept per word in a new store (the component reads `contexts_per_word`, 8 by default, of them).
 DEFAULT_TEXT_MAX_CONTEXTS = 16
+#: The meta entry that says which parts of a word a store counts as words too: those of hyphen-joined words.
+PARTS_KEY = "word_parts"
+HYPHEN_PARTS = "hyphens"
 #: The one text that means "read the texts from stdin", as `cat -` does.
 STDIN = "-"
-#: The kinds of text file read, by suffix (.txt and .jsonl also compressed: .gz, .bz2, .xz).
-TEXT_SUFFIXES = (".txt", ".jsonl")
-DOCBIN_SUFFIX = ".spacy"
+#: The kinds of text file read (`corpus.text_kind`), as messages name them.
 KINDS = '.txt (one text per line), .jsonl (a "text" field per line), .spacy (DocBin), .txt/.jsonl + .gz/.bz2/.xz'
 
 TextSource = Union[Path, str]
 
 
 # -- reading the texts ---------------------------------------------------------------------------
-
-
-def text_kind(path: Path) -> Optional[str]:
-    """The kind of text file `path` is, by its suffix (a compressed one by the suffix before): ".txt", ".jsonl"
-    or ".spacy"; None for a kind not read, which a user must hear of rather than see read as lines."""
-    suffixes = [suffix.lower() for suffix in path.suffixes]
-    if suffixes and suffixes[-1] == DOCBIN_SUFFIX:
-        return DOCBIN_SUFFIX
-    if suffixes and suffixes[-1] in _OPENERS:
-        suffixes = suffixes[:-1]
-    return suffixes[-1] if suffixes and suffixes[-1] in TEXT_SUFFIXES else None
 
 
 def text_files(paths: Union[PathLike, Iterable[PathLike]]) -> List[TextSource]:
@@ -105,14 +95,7 @@ class TextStream:
 
     def __iter__(self) -> Iterator[str]:
         for source in self.sources:
-            if source == STDIN:
-                yield from _stdin_texts()
-            elif text_kind(Path(source)) == DOCBIN_SUFFIX:
-                yield from _docbin_texts(Path(source))
-            elif text_kind(Path(source)) == ".jsonl":
-                yield from _jsonl_texts(Path(source))
-            else:
-                yield from _txt_texts(Path(source))
+            yield from _stdin_texts() if source == STDIN else file_texts(Path(source))
 
 
 def read_texts(paths: Union[PathLike, Iterable[PathLike]]) -> TextStream:
@@ -126,61 +109,9 @@ def read_texts(paths: Union[PathLike, Iterable[PathLike]]) -> TextStream:
 def _stdin_texts() -> Iterator[str]:
     stream: IO[Any] = getattr(sys.stdin, "buffer", sys.stdin)
     for number, line in enumerate(stream, 1):
-        text = _decoded(line, "stdin", number)
+        text = decoded(line, "stdin", number)
         if text.strip():
             yield text.rstrip("\r\n")
-
-
-def _decoded(line: Union[bytes, str], path: Union[Path, str], number: int) -> str:
-    if isinstance(line, str):
-        return line
-    try:
-        return line.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(Errors.E211.format(where=f" (line {number})", path=path)) from None
-
-
-def _txt_texts(path: Path) -> Iterator[str]:
-    try:
-        yield from iter_lines([path])
-    except (OSError, EOFError, lzma.LZMAError) as err:  # a damaged .gz/.bz2/.xz
-        raise ValueError(Errors.E212.format(err=err, path=path)) from None
-
-
-def _jsonl_texts(path: Path) -> Iterator[str]:
-    try:
-        with _open_binary(path) as raw:
-            for number, line in enumerate(raw, 1):
-                decoded = _decoded(line, path, number)
-                if not decoded.strip():
-                    continue
-                try:
-                    record = json.loads(decoded)
-                except ValueError as err:
-                    raise ValueError(Errors.E081.format(path=path, line=number, err=err)) from None
-                if not isinstance(record, dict):
-                    raise ValueError(Errors.E081.format(path=path, line=number, err=f"a {type(record).__name__}"))
-                text = record.get("text")
-                if not isinstance(text, str):
-                    found = 'no "text" field' if "text" not in record else f'"text": {json.dumps(text)[:60]}'
-                    raise ValueError(Errors.E080.format(path=path, line=number, found=found))
-                if text.strip():
-                    yield text
-    except (OSError, EOFError, lzma.LZMAError) as err:
-        raise ValueError(Errors.E212.format(err=err, path=path)) from None
-
-
-def _docbin_texts(path: Path) -> Iterator[str]:
-    from spacy.tokens import DocBin  # spaCy only where a DocBin is read
-    from spacy.vocab import Vocab
-
-    try:
-        docs = list(DocBin().from_disk(path).get_docs(Vocab()))
-    except Exception as err:  # zlib, msgpack and spaCy each raise their own on a file that is no DocBin
-        raise ValueError(Errors.E083.format(path=path, err=err)) from None
-    for doc in docs:
-        if doc.text.strip():
-            yield doc.text
 
 
 # -- the store's settings --------------------------------------------------------------------------
@@ -235,11 +166,14 @@ class _Adder:
     """One add: the words the new texts hold, each resumed from the store (its count, its stored contexts'
     digests) the first time a text holds it, sampled with `_Reservoirs` and written back at the end."""
 
-    def __init__(self, conn: sqlite3.Connection, cap: int, window: int, lowercase: bool, seed: int) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, cap: int, window: int, lowercase: bool, seed: int, parts: bool = True
+    ) -> None:
         self.conn = conn
         self.cap = cap
         self.window = window
         self.lowercase = lowercase
+        self.parts = parts
         self.sample = _Reservoirs(conn, [], seed, batch_size=20_000, word_ids=[])
         self.index: Dict[str, int] = {}  # word -> its index in `sample`
         self.words: List[str] = []
@@ -269,11 +203,13 @@ class _Adder:
         spans = tokenize_spans(text, self.lowercase)
         index, sample, window = self.index, self.sample, self.window
         for i, span in enumerate(spans):
-            k = index.get(span[0])
-            if k is None:
-                k = self._take(span[0])
-            sample.offer(k, text, spans, i, window)
-        self.tokens += len(spans)
+            # The word, then the parts of a hyphen-joined one, each an occurrence in the word's context.
+            for occurrence in [span, *hyphen_parts(span)] if self.parts else [span]:
+                k = index.get(occurrence[0])
+                if k is None:
+                    k = self._take(occurrence[0])
+                sample.offer(k, text, spans, i, window, occurrence)
+                self.tokens += 1
         self.texts += 1
 
     def finish(self) -> None:
@@ -302,7 +238,8 @@ def add_texts(
     """Add `texts` to the store at `store_path`, creating it if it does not exist; returns what was done.
 
     Every word of the texts is counted and stored, rare ones included, with a uniform sample of at most
-    `max_contexts` distinct contexts (`window` words each side) over all its occurrences in every add so far.
+    `max_contexts` distinct contexts (`window` words each side) over all its occurrences in every add so far;
+    so is each part of a hyphen-joined word (in a store built before the parts were, an add keeps to words).
     Unset settings are the store's own (a new store: 16, `DEFAULT_WINDOW`, lowercased as `prepare` is); a
     value that differs from an existing store's is error E085. Contexts are distinct by text, so adding the
     same texts twice stores no context twice, but it does count their words twice: counts are occurrences
@@ -313,6 +250,8 @@ def add_texts(
     started = time.perf_counter()
     existing = path.exists() and not replace
     meta: Dict[str, str] = store_settings(path) if existing else {}
+    # A hyphen-joined word's parts are words of a new store; one built before keeps its own rule (none).
+    parts = not existing or meta.get(PARTS_KEY) == HYPHEN_PARTS
     if existing:
         cap = _checked_setting(path, "max_contexts (--max-contexts)", int(meta["max_contexts"]), max_contexts)
         window = _checked_setting(path, "window (--context-words)", int(meta["window"]), window)
@@ -339,7 +278,7 @@ def add_texts(
             if not existing:
                 conn.executescript(SCHEMA)
                 conn.execute("CREATE INDEX words_by_count ON words (count)")
-            adder = _Adder(conn, cap, window, lowercase, draws)
+            adder = _Adder(conn, cap, window, lowercase, draws, parts)
             for text in progress_bar(texts, progress=progress, desc="Adding texts", unit=" texts"):
                 adder.add(text)
             if adder.texts == 0:
@@ -357,6 +296,7 @@ def add_texts(
                 "lowercase": int(lowercase),
                 "window": window,
                 "max_contexts": cap,
+                PARTS_KEY: HYPHEN_PARTS if parts else "none",
                 "total_words": total_words,
                 "vocab_size": vocab_size,
                 "words_with_contexts": with_contexts,

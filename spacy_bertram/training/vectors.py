@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from ..errors import Errors, Warnings
 from ..explain import rule_pipeline
 from ..fileio import check_output_dir, remove_written
-from ..context_store import ContextStore, open_context_store
+from ..context_store import ContextStore, check_casing, open_context_store
 from ..pipeline.vector_table import META_FILE, VectorTable, encoder_identity
 from ..pipeline.word_sources import word_key_function
 from ..model.storage import load_bertram, model_fingerprint
@@ -70,12 +70,9 @@ def select_words(
         if key in seen:
             continue
         if word_list is not None:
-            count = store.count(key)
-            if count == 0 and key not in missing:
+            if store.count(key) == 0 and key not in missing:
                 missing.append(key)
-            if count < min_count or (max_count is not None and count >= max_count):
-                continue
-            if store.num_contexts(key) < min_contexts:
+            if not selectable(store, key, min_count, max_count, min_contexts):
                 continue
         seen.add(key)
         words.append(key)
@@ -85,6 +82,16 @@ def select_words(
     return words
 
 
+def selectable(
+    store: ContextStore, key: str, min_count: int = 1, max_count: Optional[int] = None, min_contexts: int = 1
+) -> bool:
+    """Whether the store's `key` is in the count range with at least `min_contexts` contexts."""
+    count = store.count(key)
+    if count < min_count or (max_count is not None and count >= max_count):
+        return False
+    return store.num_contexts(key) >= min_contexts
+
+
 def rare_words_of(
     model_path: PathLike,
     words: Sequence[str],
@@ -92,23 +99,23 @@ def rare_words_of(
     lang: Optional[str] = None,
     progress: bool = True,
 ) -> Tuple[List[str], float]:
-    """(the words the `bertram` component calls rare, in order; the rule's max_zipf).
+    """(the tokens of `words` the `bertram` component calls rare, in order, each once; the rule's max_zipf).
 
     The rule is the component's own, built as `rare-words` builds it around a
     BERTRAM model directory (`explain.rule_pipeline`: the default rule, this
     model's encoder and counts, `lang`'s wordfreq), asked of each word as a
-    token on its own, so a table never holds a row the component would not
-    look up. A word spaCy splits into several tokens is no token the
-    component sees: not rare.
+    text of its own (`finder.find`, the one answer to "which tokens of a text
+    are rare"), so a table never holds a row the component would not look
+    up: a word spaCy cuts into tokens ("twinkly-eyed") gives its rare ones
+    ("twinkly"), as the component meets them in the text.
     """
     nlp, pipe = rule_pipeline(model_path, max_zipf=max_zipf, lang=lang or DEFAULT_LANG)
     finder = pipe.finder
-    rare: List[str] = []
+    rare: Dict[str, None] = {}
     for word in progress_bar(words, progress=progress, desc="Rare words", unit=" words"):
         doc = nlp.make_doc(word)
-        if len(doc) == 1 and finder.find(doc) == [0]:
-            rare.append(word)
-    return rare, finder.rule.max_zipf
+        rare.update((doc[i].text, None) for i in finder.find(doc))
+    return list(rare), finder.rule.max_zipf
 
 
 def table_meta(
@@ -128,8 +135,9 @@ def store_summary(store: ContextStore) -> Dict[str, Any]:
     return {k: store.meta.get(k) for k in ("total_words", "vocab_size", "seed", "window", "lowercase")}
 
 
-def summary_of_store(path: PathLike) -> Dict[str, Any]:
+def summary_of_store(path: PathLike, word_key: Callable[[str], str]) -> Dict[str, Any]:
     with open_context_store(path) as store:
+        check_casing(store, word_key is str.lower, "--then-store")
         return store_summary(store)
 
 
@@ -184,7 +192,7 @@ def build_vector_table(
     general store behind); the words still come from `store_path` alone.
     """
     start = time.perf_counter()
-    check_vector_settings(min_count, max_count, max_contexts, token_budget, shard_size, workers)
+    check_vector_settings(min_count, max_count, max_contexts, token_budget, shard_size, workers, scheduler)
     check_rare_settings(rare_only, max_zipf, lang)
     check_output_dir(output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
     model_path, store_path = Path(model_path).resolve(), Path(store_path).resolve()
@@ -195,15 +203,20 @@ def build_vector_table(
     key_fn = word_key_function(network)
     key = "lower" if key_fn is str.lower else "cased"
     store = open_context_store(store_path)
-    then_meta = [summary_of_store(path) for path in then_paths]  # each opened now: a bad one fails before any work
+    check_casing(store, key_fn is str.lower, "STORE")  # the component refuses it too: no contexts for "Quokka"
+    then_meta = [summary_of_store(path, key_fn) for path in then_paths]  # each opened now: fails before any work
     listed = read_word_list(word_list) if word_list is not None else None
     words = select_words(store, key_fn, min_count, max_count, listed, min_contexts)
     selection = ", from the word list" if listed is not None else ""
     rare: Dict[str, Any] = {}
     if rare_only and words:
-        kept, rule_max_zipf = rare_words_of(model_path, words, max_zipf, lang, progress)
-        rare = {"max_zipf": rule_max_zipf, "lang": lang or DEFAULT_LANG, "not_rare": len(words) - len(kept)}
-        selection += f", rare to the component's rule at max_zipf {rule_max_zipf}: {rare['not_rare']} word(s) were not"
+        tokens, rule_max_zipf = rare_words_of(model_path, words, max_zipf, lang, progress)
+        selected = set(words)
+        # A rare token of a selected word (a part of a hyphen-joined one) is selected as a word of its own would be.
+        kept = [t for t in tokens if t in selected or selectable(store, t, min_count, max_count, min_contexts)]
+        not_rare = len(selected.difference(kept))
+        rare = {"max_zipf": rule_max_zipf, "lang": lang or DEFAULT_LANG, "not_rare": not_rare}
+        selection += f", rare to the component's rule at max_zipf {rule_max_zipf}: {not_rare} word(s) were not"
         words = kept
     if not words:
         raise ValueError(
