@@ -382,6 +382,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "directory with a Hugging Face config, weights and tokenizer, a model name that is in your Hugging Face "
             "cache, or 'default' for the embedded MiniLM.")
 
+    E298 = "Training's ngram_style must be one of {allowed}, got {value!r}."
+
     # E3xx: the embedding-freezing callback, the rare-word explainer and WordNet (architectures, explain, dictionary/)
     E301 = ("freeze_embeddings: the pipeline has no initialised transformer component; use it as "
             "[initialize.after_init] of a transformer pipeline.")

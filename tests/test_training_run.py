@@ -201,3 +201,26 @@ def test_training_with_a_client_gives_the_one_process_model(tiny_bert_path, dask
     assert json.loads((tmp_path / "dask" / "metrics.json").read_text())["final"]["cosine"] == pytest.approx(
         alone["final"]["cosine"], abs=1e-4
     )
+
+
+def test_the_reference_implementations_network_trains_and_loads_with_its_settings(tiny_bert_path, source, tmp_path):
+    """PAPER_SETTINGS and the reference's n-gram table through `train`: the saved model keeps them."""
+    from spacy_bertram import load_bertram
+    from spacy_bertram.model.config import PAPER_SETTINGS
+
+    settings = {**PAPER_SETTINGS, "ngram_style": "reference"}
+    _train(source, tmp_path / "paper", tiny_bert_path, settings=settings, ablation=False)
+    model = load_bertram(tmp_path / "paper" / "model")
+    assert (model.config.mimicking, model.config.context_rows, model.config.use_subword_mean) == (
+        "linear",
+        "reference",
+        False,
+    )
+    assert model.ngram_vocab.style == "reference" and model.ngram_vocab.itos[:2] == ["UNK", "PAD"]
+    vectors = model.infer([("kumquat", ["the farmer sold a kumquat at the market"]), ("kumquat", [])])
+    assert numpy.isfinite(vectors).all() and not numpy.allclose(vectors[0], vectors[1])
+
+
+def test_an_unknown_ngram_style_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"\[E298\].*ngram_style"):
+        TrainSettings(ngram_style="fasttext")

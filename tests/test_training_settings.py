@@ -61,11 +61,17 @@ def test_the_record_keeps_its_layout_and_reads_back():
         "rank_weight": 0.0,
         "rank_temperature": 0.1,
         "rank_negatives": 64,
+        "ngram_style": "ours",
     }
     assert record == {
         **FLAT_RECORD,
         "max_word_pieces": 32,
         **UNRECORDED_DEFAULTS,
+        "mimicking": "softmax",
+        "context_rows": "matched",
+        "add_quotes": False,
+        "prefix_tokens": True,
+        "shallow_gate": "per_context",
         "path_mix": [0.25, 0.25, 0.5],
         "subword_share": 0.15,
     }

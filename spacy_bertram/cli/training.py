@@ -409,6 +409,20 @@ def train_cmd(
     ngram_min_count: int = typer.Option(
         TRAIN.ngram_min_count, min=1, help="n-grams seen fewer times share the UNK row"
     ),
+    ngram_style: str = typer.Option(
+        TRAIN.ngram_style,
+        help="the n-gram table: ours, or reference (the reference implementation's: <S> ends, its order)",
+    ),
+    mimicking: str = typer.Option(
+        NETWORK.mimicking, help="attentive mimicking: softmax, or linear (the reference implementation's)"
+    ),
+    context_rows: str = typer.Option(
+        NETWORK.context_rows, help="how a context becomes an encoder row: matched, or reference (the reference's)"
+    ),
+    shallow_gate: str = typer.Option(
+        NETWORK.shallow_gate, help="shallow: per_context, or after (the reference's gate after mimicking)"
+    ),
+    add_quotes: bool = typer.Option(NETWORK.add_quotes, help='add: wrap the form vector in quotes ([CLS] " v " :)'),
     no_reuse: bool = typer.Option(False, "--no-reuse", help="re-encode contexts every epoch (slow; for comparison)"),
     cache_mb: float = typer.Option(
         TRAIN.cache_memory_mb, parser=number_in(0), help="encoder states kept in memory (MB)"
@@ -465,6 +479,10 @@ def train_cmd(
             own_embedding_for_one_piece=own_embedding_for_one_piece,
             max_contexts=max_contexts,
             max_seq_length=max_seq_length,
+            mimicking=mimicking,
+            context_rows=context_rows,
+            shallow_gate=shallow_gate,
+            add_quotes=add_quotes,
         )
         settings = TrainSettings(
             network=network,
@@ -476,6 +494,7 @@ def train_cmd(
             min_contexts=min_contexts,
             pool_contexts=pool_contexts,
             ngram_min_count=ngram_min_count,
+            ngram_style=ngram_style,
             seed=args.seed,
             reuse_states=not no_reuse,
             cache_memory_mb=cache_mb,

@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..model.config import MODE_TRAITS, BertramConfig, check_read_layer
 from ..model.encoder import check_base_model, encoder_layer_count
+from ..model.inputs import NGRAM_STYLES
 from ..rarity.frequencies import DEFAULT_MAX_ZIPF, check_max_zipf
 from ..errors import Errors
 from ..context_store import STORE_FILE
@@ -252,6 +253,8 @@ class TrainSettings:
     path_phases: the paper's three-stage schedule on the one inplace network instead of `path_mix`:
     the stage's steps in thirds, the contexts alone, then the spelling alone, then both
     (`PATH_PHASES`); measured against the mix in docs/evaluation.md, not the default.
+    ngram_style: how the n-gram table is built: "ours" or "reference" (the reference implementation's,
+        `NgramVocab.from_words(style=...)`).
     rank_weight: weight of a ranking term beside the mimicking loss: a softmax at `rank_temperature`
     over cosines that puts each word's target above its `rank_negatives` nearest whole-word
     embeddings and 1,024 random ones per step (0: mimicking alone).
@@ -266,6 +269,7 @@ class TrainSettings:
     min_contexts: int = 4
     pool_contexts: int = 32
     ngram_min_count: int = 3
+    ngram_style: str = "ours"
     seed: int = 0
     reuse_states: bool = True
     token_budget: int = DEFAULT_TOKEN_BUDGET
@@ -285,6 +289,8 @@ class TrainSettings:
         if min(self.epochs) < 0 or min(self.batch_words) < 1 or not all(0 < lr < math.inf for lr in self.lr):
             raise ValueError(Errors.E271.format(lr=self.lr))
         check_stage_epochs(self.epochs, self.network.mode)
+        if self.ngram_style not in NGRAM_STYLES:
+            raise ValueError(Errors.E298.format(value=self.ngram_style, allowed=NGRAM_STYLES))
         if not 1 <= self.min_contexts <= self.network.max_contexts <= self.pool_contexts:
             raise ValueError(Errors.E272)
         if not 0.0 <= self.inplace_mask_fraction < 1.0:
@@ -334,6 +340,7 @@ UNRECORDED_DEFAULTS = {
     "rank_weight": 0.0,
     "rank_temperature": 0.1,
     "rank_negatives": 64,
+    "ngram_style": "ours",
 }
 
 

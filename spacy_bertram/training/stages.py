@@ -143,7 +143,9 @@ class TrainingRun:
         self.train_ids = targets.indices(held_out=False)
         lowercase = InputBuilder(tokenizer, "form", 16).normalize("A") == "a"
         train_words = [targets.words[i] for i in self.train_ids]
-        self.ngrams = NgramVocab.from_words(train_words, min_count=settings.ngram_min_count, lowercase=lowercase)
+        self.ngrams = NgramVocab.from_words(
+            train_words, min_count=settings.ngram_min_count, lowercase=lowercase, style=settings.ngram_style
+        )
         # Id tables and targets go to the device once, not every step.
         self.ngram_ids = pad_ids([self.ngrams.encode(w) for w in targets.words], self.ngrams.pad_id).to(self.device)
         self.subword_ids = pad_ids(targets.rare_like, -1).to(self.device)
