@@ -112,14 +112,8 @@ MISSING_KEY_MEANINGS: Mapping[str, Any] = MappingProxyType(
 #: reference's own within 1e-5 (tests/test_model_reference.py holds them to vectors it inferred).
 PAPER_SETTINGS: Mapping[str, Any] = MappingProxyType(
     {
-        "mode": "add",
+        **MISSING_KEY_MEANINGS,  # the network's values before those keys existed were the reference's
         "use_subword_mean": False,
-        "read_layer": -1,
-        "subword_share": 0.0,
-        "own_embedding_for_one_piece": False,
-        "context_mean_share": 0.0,
-        "context_mean_share_with_form": 0.0,
-        "context_mean_smoothing": 0.0,
         "mimicking": "linear",
         "context_rows": "reference",
         "shallow_gate": "after",
