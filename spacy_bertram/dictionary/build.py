@@ -17,6 +17,7 @@ from itertools import chain, zip_longest
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from ..bounds import check_count
 from ..errors import Errors, Warnings
 from .wordnet import WordNetMissingError
 from ..types import PathLike
@@ -91,8 +92,7 @@ def build_dictionary_store(
 ) -> Dict[str, Any]:
     """Write the store (OUTPUT, or OUTPUT/definitions.sqlite for a directory); returns its statistics."""
     sources = list(sources)
-    if max_per_source < 1:
-        raise ValueError(Errors.E052.format(setting="--max-per-source", bounds="at least 1", value=max_per_source))
+    check_count(max_per_source, "--max-per-source", "contexts")
     started = time.perf_counter()
     output = store_path(output)
     per_source: Dict[str, Dict[str, List[SourcedContext]]] = {}

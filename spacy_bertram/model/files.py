@@ -36,6 +36,18 @@ def hash_file(path: PathLike, digest: Any) -> str:
     return digest.hexdigest()
 
 
+def model_fingerprint(path: PathLike) -> str:
+    """Content hash of a BERTRAM model directory: cache entries are valid for this model only.
+
+    The three model files only, as before digests.json and counts.tsv: a directory keeps the
+    fingerprint it had (and the caches bound to it), and saving the same files again gives the same one.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    for name in MODEL_FILES:
+        hash_file(Path(path) / name, digest)
+    return digest.hexdigest()
+
+
 def sha256_of(path: PathLike) -> str:
     return hash_file(path, hashlib.sha256())
 

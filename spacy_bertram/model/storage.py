@@ -14,7 +14,6 @@ and non-finite weights by tensor, instead of serving wrong vectors.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
@@ -38,7 +37,7 @@ from .files import (
     DIGESTS_FILE,
     MODEL_DIR_ENTRIES,
     check_model_dir,
-    hash_file,
+    model_fingerprint,  # noqa: F401  (the public name, and the callers that import it from here)
     sha256_of,
     verify_digests,
 )
@@ -282,15 +281,3 @@ def network_from_bytes(
     if device is not None:
         network.to(device)
     return network
-
-
-def model_fingerprint(path: PathLike) -> str:
-    """Content hash of a BERTRAM model directory: cache entries are valid for this model only.
-
-    The three model files only, as before digests.json and counts.tsv: a directory keeps the
-    fingerprint it had (and the caches bound to it), and saving the same files again gives the same one.
-    """
-    digest = hashlib.blake2b(digest_size=16)
-    for name in MODEL_FILES:
-        hash_file(Path(path) / name, digest)
-    return digest.hexdigest()
