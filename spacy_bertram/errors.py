@@ -62,7 +62,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E021 = "The base tokenizer needs CLS/SEP (or BOS/EOS) tokens"
     E022 = "The tokenizer turns the word {word!r} into no wordpieces"
     E023 = "Contexts for {word!r} must be strings, got {context_type}"
-    E024 = "{setting} must be a positive number of encoder tokens per call, got {token_budget!r}"
+    E024 = "{setting} must be a number of encoder tokens per call, {bounds}, got {token_budget!r}"
     E025 = "Need 1 <= min_n <= max_n, got min_n={min_n}, max_n={max_n}"
     E026 = "an n-gram vocabulary is a JSON object, got {data_type}"
     E027 = "the n-gram vocabulary has no {key!r}"
@@ -81,7 +81,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E037 = "{problem}: call model.initialize() first"
     E039 = ("{what} must be a Zipf value above 0 and at most 9 (3.0 is once per million words), got "
             "{max_zipf!r}: with it no token, or every token, would be rare")
-    E040 = "rare_words.min_wordpieces and min_length must be at least 1"
+    E040 = "rare_words.min_wordpieces and min_length must each be {bounds}, got {min_wordpieces} and {min_length}"
     E041 = "BERTRAM weights in {source} do not fit this network: missing {missing}, unexpected {unexpected}"
     E042 = ("BERTRAM weight {key!r} in {source} has shape {shape}, expected {expected} (n-gram vocab or encoder "
             "mismatch?)")
@@ -172,7 +172,7 @@ class Errors(metaclass=ErrorsWithCodes):
             "component or retrain BERTRAM for this one.")
     E104 = "contexts must name sources ({example}), got {spec!r}"
     E105 = "contexts={spec!r}: unknown source {name!r}; the sources are {sources} ({example})"
-    E106 = "contexts={spec!r}: the limit of {name!r} must be a whole number of at least 1, got {limit_text!r}"
+    E106 = "contexts={spec!r}: the limit of {name!r} must be {bounds}, got {limit_text!r}"
     E107 = "contexts={spec!r} names {name!r} twice"
     E108 = "rare_words.frequencies='store' needs a context_store path"
     E109 = ("contexts={source!r} reads a store whose path ({setting}) is not given; give it, or drop that source "
@@ -198,7 +198,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E121 = ("{where}: nlp.pipe(n_process > 1) forked this worker after the GPU was in use, and CUDA cannot run in "
             "a forked process. With a GPU use nlp.pipe(..., n_process=1) and a larger batch_size (the GPU batches "
             "the docs itself); n_process > 1 is for the CPU (gpu_id -1).")
-    E122 = "cache_size must be >= 0, got {max_size}"
+    E122 = "cache_size must be {bounds} (0: no cache), got {max_size}"
     E124 = "not a vector cache"
     E125 = "Corrupt BERTRAM vector cache: {err}"
     E126 = "Corrupt BERTRAM vector cache: keys and vectors do not match"
@@ -287,6 +287,16 @@ class Errors(metaclass=ErrorsWithCodes):
             "its words are looked up lowercased ('quokka'), and the store holds them as written ('Quokka'), so a "
             "capitalised word would get none of its contexts. Build the store again without --cased (a model that "
             "ignores case reads a lowercased store), or use a BERTRAM model trained for a cased encoder.")
+    E187 = ("The context store {path} cannot be read whole: SQLite reports {problem!r}. The file changed after it "
+            "was written (a bad copy or download, a disk error, another program writing to it): copy it again, or "
+            "build it again with `python -m spacy_bertram prepare` (a store of your own texts: `texts-store`).")
+    E188 = ("The context memory file {path!r} cannot be read whole: SQLite reports {problem!r}. Delete it (the "
+            "memory starts again, empty) or give another path, or leave path unset to keep the memory in the "
+            "process.")
+    E189 = ("The context memory file {path!r} is a memory, but {what} is read-only: a memory writes what it "
+            "remembers into the file, and SQLite's WAL mode, which lets processes share it, writes {name}-wal and "
+            "{name}-shm beside it. Give a path in a directory this process can write (copy the file there to keep "
+            "what it remembers), or leave path unset to keep the memory in the process.")
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."
@@ -315,8 +325,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E224 = "The tokenizer has no alphabetic whole-word tokens to use as OTA neighbours"
     E227 = ("Too few training words: {n_training} words occur at least min_count={min_count} times in {n_words} "
             "words of text (need {min_training_words}). Use a larger corpus or a lower min_count.")
-    E236 = ("{directory!r} holds shards of a run with other words or settings; delete it to start over, or run the "
-            "same command to resume it.")
+    E236 = ("{directory!r} holds shards of a run with other words or settings ({changed}); delete it to start "
+            "over, or run the same command to resume it.")
     E237 = "Shard {index}: {shape} rows for {n_words} words, or non-finite values"
     E238 = "shard {index} is not computed"
     E239 = "shard {index} is unreadable: {err}"
@@ -345,8 +355,8 @@ class Errors(metaclass=ErrorsWithCodes):
     E263 = "--token-budget must be 0 (the device's default) or a positive number of tokens, got {token_budget}"
     E265 = ("No words selected from {store_path!r} (count range {min_count}..{max_count}, at least {min_contexts} "
             "contexts{listed})")
-    E266 = ("{out!r} holds a vector table of another model, words or settings: give a new output directory, or pass "
-            "--force to replace it")
+    E266 = ("{out!r} holds a vector table of another model, words or settings ({changed}): give a new output "
+            "directory, or pass --force to replace it")
     E267 = ("--scheduler and --workers N (and vectors without --workers 0) run on Dask distributed, which is not "
             "installed: pip install 'spacy-bertram[dask]' (or dask and distributed from requirements-project.txt), "
             "or give --workers 0 to run in this process.")
@@ -419,6 +429,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E512 = ("GCIDE was not found at {path}. Install it with `apt-get install dict-gcide` (Debian/Ubuntu; it puts "
             "gcide.index and gcide.dict.dz in /usr/share/dictd), or give the path of a gcide.index with --gcide, "
             "or build from WordNet alone with --sources wordnet.")
+    E513 = ("The definition store {path} cannot be read whole: SQLite reports {problem!r}. The file changed after "
+            "it was written (a bad copy, a disk error): build it again with `python -m spacy_bertram dictionary "
+            "OUTPUT`.")
 
     # E6xx: the command line's own inputs: a MODEL argument and the texts to inspect (app.py, explain_command.py)
     E601 = ("{argument} {model!r} {why}. Give what `spacy.load` takes, a pipeline with a bertram component: the "

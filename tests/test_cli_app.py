@@ -21,7 +21,7 @@ from spacy_bertram.cli.app import _lang_aliases, check_gpu, check_lang, check_ma
 from spacy_bertram.cli import app
 from spacy_bertram.torch_build import cpu_only_torch
 
-from tests.util import EXPERIMENT_COMMANDS, context_store_of, invoke
+from tests.util import EXPERIMENT_COMMANDS, context_store_of, corpus_lines, damage_middle, invoke
 
 ROOT = Path(__file__).parent.parent
 
@@ -160,6 +160,10 @@ print(json.dumps(results))
 )
 
 
+#: The expected refusal of a value out of its option's range: typer's usage error (exit code 2), not a coded one.
+USAGE = "usage"
+
+
 def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
     """torch, spaCy and transformers took 8-13 s to import before these values were refused;
     now they are refused first, in the command line's own time (about 0.5 s), input paths included:
@@ -175,6 +179,12 @@ def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
         connection.execute("DELETE FROM contexts")
         connection.execute("DELETE FROM words")
         connection.execute("UPDATE meta SET value = '0' WHERE key = 'vocab_size'")
+    (tmp_path / "texts.txt").write_text("a quokka on Rottnest Island\n")
+    (tmp_path / "damaged").mkdir()
+    damaged = context_store_of(tmp_path / "damaged", corpus_lines(600))
+    damage_middle(damaged)
+    (tmp_path / "table").mkdir()  # a table of another model (its record alone: what a rerun compares first)
+    (tmp_path / "table" / "table.json").write_text(json.dumps({"model_id": "another", "max_contexts": 8}))
     cases = [
         (["rare-words", "/nonexistent", "a kumquat"], "E601"),
         (["rare-words", "en_no_such_pipeline", "a kumquat"], "E601"),
@@ -197,16 +207,22 @@ def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
         (["targets", "store", out, "--max-words", "3"], "E256"),
         # refused after torch had loaded (6-22 s): paths, counts and the encoder told from files alone
         (["prepare", "missing-corpus", out], "E209"),
-        (["prepare", "corpus", out, "--min-count", "-5"], "E052"),
+        (["prepare", "corpus", out, "--min-count", "-5"], USAGE),
         (["vectors", bertram_dir, store, out, "--words", "missing.txt"], "E259"),
         (["train", store, out, "--read-layer", "99"], "E068"),
         (["train", store, out, "--base-model", "/nonexistent/enc"], "E295"),
         (["targets", store, out, "--base-model", "/nonexistent/enc"], "E295"),
         (["train", store, out, "--epochs", "0", "0", "0"], "E294"),
-        (["vectors", "model", "store", out, "--shard-size", "0"], "E052"),  # the job's setting, for Python too
+        (["vectors", "model", "store", out, "--shard-size", "0"], USAGE),  # the job's setting, for Python too
         (["evaluate-originals", "model", "missing", out, "--bertram", "model"], "E284"),
         (["train-baseline", "missing", out, "--max-steps", "10"], "E284"),
         (["intrinsic", "model", "--fold", "2/2"], "E327"),
+        # refused after the work (8-10 s), or not at all: a damaged store, a rerun with other settings, a context
+        # store as --definitions
+        (["vectors", bertram_dir, str(damaged), out, "--rare-only", "--workers", "0"], "E286"),
+        (["texts-store", str(tmp_path / "texts.txt"), str(damaged), "--add"], "E187"),
+        (["vectors", bertram_dir, store, str(tmp_path / "table"), "--workers", "0"], "E266"),
+        (["train", store, out, "--definitions", store, "--no-progress"], "E509"),
     ]
     if cpu_only_torch() is not None:  # told without importing torch
         cases.append((["vectors", bertram_dir, store, out, "--workers", "0", "--gpu-id", "0"], "E117"))
@@ -220,10 +236,17 @@ def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
         check=True,
     ).stdout
     for (argv, code), (exit_code, stderr, heavy, seconds) in zip(cases, json.loads(stdout.splitlines()[-1])):
-        assert (exit_code, heavy) == (1, []), (argv, stderr, heavy)
-        assert stderr.startswith(f"error: (spacy-bertram) [{code}] "), (argv, stderr)
+        if code == USAGE:  # the option's own range, refused while typer parses it
+            assert (exit_code, heavy) == (2, []) and "Invalid value for '--" in stderr, (argv, stderr, heavy)
+        else:
+            assert (exit_code, heavy) == (1, []), (argv, stderr, heavy)
+            assert stderr.startswith(f"error: (spacy-bertram) [{code}] "), (argv, stderr)
         assert seconds < 2.0, (argv, seconds)
     assert not (tmp_path / "out").exists()
+    said = {code: stderr for (argv, code), (_, stderr, _, _) in zip(cases, json.loads(stdout.splitlines()[-1]))}
+    assert "[E187] The context store" in said["E286"] and f"{damaged} cannot be read whole" in said["E286"]
+    assert "(model_id: 'another' -> '" in said["E266"]  # the setting that differs, named as train's E277 does
+    assert sorted(p.name for p in (tmp_path / "table").iterdir()) == ["table.json"]
 
 
 def test_version_prints_the_package_version_at_once():

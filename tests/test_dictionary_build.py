@@ -54,5 +54,5 @@ def test_gcide_and_wordnet_in_one_store(tmp_path, tiny_gcide, monkeypatch):
             "geese: (Zool.) Any large web-footed bird of the subfamily Anserinae."
         ]
         assert len(store.contexts("goose", limit=10)) == 4  # 2 per source
-    with pytest.raises(ValueError, match=r"\[E052\] --max-per-source must be at least 1"):
+    with pytest.raises(ValueError, match=r"\[E052\] --max-per-source must be a whole number from 1 to 10,000"):
         B.build_dictionary_store(tmp_path, ["gcide"], gcide_index=tiny_gcide, max_per_source=0)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 import sqlite3
 
 import pytest
 
 from spacy_bertram.dictionary.store import DefinitionStore, open_definition_store, write_definition_store
+
+from tests.util import damage_middle
 
 ENTRIES = {
     "kumquat": [
@@ -75,3 +78,22 @@ def test_a_missing_corrupt_or_foreign_file_is_a_named_error(tmp_path, store_path
         )
     with pytest.raises(ValueError, match=r"\[E510\] Not a spacy-bertram-definitions v1 file.*other.sqlite"):
         DefinitionStore.open(other)
+
+
+def test_a_store_damaged_in_the_middle_is_refused_at_open_and_at_a_read(tmp_path):
+    """Definitions of many headwords, 4 KB overwritten in the middle: E513 naming the file, when it is opened and
+    (damage made after a check in this process, the file's size and time kept) when a read meets it."""
+    entries = {f"word{i}": [("gcide", f"Word{i}: a definition of word number {i}, " * 8, 0, 5)] for i in range(300)}
+    path = write_definition_store(tmp_path / "definitions.sqlite", entries)
+    with DefinitionStore.open(path) as store:
+        assert len(store) == 300
+    stat = path.stat()
+    damage_middle(path)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with DefinitionStore.open(path) as store:  # checked whole once in this process: not read through again
+        with pytest.raises(ValueError, match=r"\[E513\] The definition store .*definitions\.sqlite cannot be read"):
+            for i in range(300):
+                store.contexts(f"word{i}", 2)
+    os.utime(path)  # the file changed since the check: it is read through at the next open
+    with pytest.raises(ValueError, match=r"\[E513\].*python -m spacy_bertram dictionary OUTPUT"):
+        open_definition_store(path)

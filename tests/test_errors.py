@@ -161,8 +161,9 @@ def test_no_inline_error_message_outside_the_catalogue():
 
 
 def test_a_code_reads_as_spacy_does_with_the_package_in_front():
-    assert Errors.E024.format(setting="token_budget", token_budget=0) == (
-        "(spacy-bertram) [E024] token_budget must be a positive number of encoder tokens per call, got 0"
+    assert Errors.E024.format(setting="token_budget", bounds="a whole number from 1 to 10", token_budget=0) == (
+        "(spacy-bertram) [E024] token_budget must be a number of encoder tokens per call, a whole number from 1 to "
+        "10, got 0"
     )
     with pytest.raises(ValueError, match=r"^\(spacy-bertram\) \[E019\] Cannot infer a BERTRAM vector for the empty"):
         validate_word("  ")

@@ -55,7 +55,9 @@ def test_a_string_where_the_list_of_contexts_belongs_is_refused(network):
 def test_a_token_budget_below_one_is_refused(network, budget):
     """(0 is not refused: `infer(token_budget=0)` takes the device's default budget.)"""
     with pytest.raises(
-        ValueError, match=rf"\[E024\] token_budget must be a positive number of encoder tokens per call, got {budget}"
+        ValueError,
+        match=rf"\[E024\] token_budget must be a number of encoder tokens per call, a whole number from 1 "
+        rf"to 10,000,000, got {budget}",
     ):
         network.infer([("kumquat", ["a kumquat here"])], token_budget=budget)
 

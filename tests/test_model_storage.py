@@ -65,7 +65,11 @@ def edited(model_dir, tmp_path, name, change):
     [
         ("max_seq_length", "96", "[E058] 'max_seq_length' must be an integer, got str '96'"),
         ("use_subword_mean", "no", "[E058] 'use_subword_mean' must be true or false, got str 'no'"),
-        ("max_word_pieces", 0, "[E052] max_word_pieces must be at least 1"),
+        (
+            "max_word_pieces",
+            0,
+            "[E052] max_word_pieces (the subword mean's wordpiece cap) must be a whole number from 1",
+        ),
         ("max_contexts", 2.5, "[E058] 'max_contexts' must be an integer"),
         ("ngram_dropout", "0.1", "[E058] 'ngram_dropout' must be a number"),
         ("base_model", 7, "[E058] 'base_model' must be a string"),

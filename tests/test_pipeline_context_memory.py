@@ -4,8 +4,11 @@ all, in the process or in a SQLite file of the user's, across processes, pickles
 
 from __future__ import annotations
 
+import os
 import pickle
+import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 from typing import List, Optional
 
@@ -20,7 +23,7 @@ from spacy_bertram.pipeline.context_sources import contexts_from_spec, leaves
 from spacy_bertram.pipeline.word_sources import WordSources
 from spacy_bertram.rarity.rare_words import RareWordRule
 
-from tests.util import context_store_of, make_nlp
+from tests.util import context_store_of, damage_middle, make_nlp
 
 #: One sentence with "kumquat" per doc (words the tiny encoder knows), each doc ending with a sentence without it.
 SENTENCES = [
@@ -225,6 +228,65 @@ def test_a_file_that_is_not_a_memory_is_refused_and_left_as_it_was(tmp_path, ber
     with pytest.raises(ValueError, match=r"\[E180\]"):  # at initialize, not at the first doc
         make_nlp(bertram_dir, tiny_bert_path, contexts=source)
     assert files_of(tmp_path) == before  # byte for byte, and no journal or WAL file beside them
+
+
+def remembering(path: Path, words: int = 300) -> MemoryContexts:
+    """A memory file that holds `words` words of 8 long contexts each (a file of many pages), closed."""
+    memory = MemoryContexts(path=str(path))
+    for i in range(words):
+        memory.memory.remember(f"word{i}", [f"context {j} of word {i}, " * 12 for j in range(8)], 8, 10_000)
+    memory.memory.close()
+    return memory
+
+
+def test_a_memory_file_damaged_in_the_middle_is_refused_naming_the_file(tmp_path):
+    """4 KB overwritten in the middle of a memory file raised a raw sqlite3.DatabaseError with no code and no
+    file name; now E188 at the open, and where the damage came after the check, at the read that meets it."""
+    path = tmp_path / "memory.sqlite"
+    remembering(path)
+    damage_middle(path)
+    damaged = path.read_bytes()
+    with pytest.raises(ValueError, match=r"\[E188\] The context memory file .*memory\.sqlite.* cannot be read whole"):
+        MemoryContexts(path=str(path)).open()
+    assert path.read_bytes() == damaged
+    later = tmp_path / "later.sqlite"
+    memory = remembering(later)
+    memory.open()
+    damage_middle(later)
+    with pytest.raises(ValueError, match=r"\[E188\] The context memory file .*later\.sqlite.* cannot be read whole"):
+        for i in range(300):
+            memory.remembered(f"word{i}")
+
+
+def test_a_memory_in_a_read_only_directory_is_named_as_such(tmp_path):
+    """A valid memory file in a directory that cannot be written was refused as "an SQLite file without the ...
+    mark" (E180), which is false: it opens from a writable directory. Now E189 says the directory is read-only."""
+    directory = tmp_path / "read-only"
+    directory.mkdir()
+    path = directory / "memory.sqlite"
+    remembering(path, words=3)
+    readable = MemoryContexts(path=str(path))
+    assert readable.remembered("word1")  # a memory, read from its writable directory
+    readable.memory.close()
+    directory.chmod(0o555)
+    immutable = (
+        shutil.which("chattr") is not None
+        and subprocess.run(["chattr", "+i", str(directory)], capture_output=True).returncode == 0
+    )
+    try:
+        if os.access(directory, os.W_OK):
+            pytest.skip("cannot make a directory unwritable here (root, and no chattr +i)")
+        with pytest.raises(
+            ValueError,
+            match=r"\[E189\] The context memory file .*memory\.sqlite' is a memory, but its "
+            r"directory .*read-only' is read-only",
+        ) as err:
+            MemoryContexts(path=str(path)).open()
+        assert "E180" not in str(err.value) and sorted(p.name for p in directory.iterdir()) == ["memory.sqlite"]
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(directory)], check=True)
+        directory.chmod(0o755)
 
 
 def files_of(directory: Path) -> dict:

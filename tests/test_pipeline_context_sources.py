@@ -15,7 +15,7 @@ from spacy_bertram.pipeline.word_sources import WordSources
 from spacy_bertram.rarity.rare_words import RareWordRule
 from spacy_bertram.training.text_store import add_texts
 
-from tests.util import context_store_of, make_nlp
+from tests.util import context_store_of, corpus_lines, damage_middle, make_nlp
 
 
 def kinds(chain) -> list:
@@ -45,7 +45,7 @@ def test_the_shorthand_builds_the_registered_sources_in_order_with_their_setting
         ("web", "unknown source 'web'"),
         ("", "must name sources"),
         ("doc+doc", "names 'doc' twice"),
-        ("dictionary:0", "at least 1, got '0'"),
+        ("dictionary:0", "from 1 to 10,000, got '0'"),
         ("store:x", "got 'x'"),
     ],
 )
@@ -192,7 +192,7 @@ def test_bad_source_arguments_and_results_are_named(bertram_dir, tiny_bert_path)
     with pytest.raises(
         ValueError,
         match=r"\[E052\] the window of spacy-bertram.doc_contexts.v1 must be a whole "
-        r"number of at least 1, got 0",
+        r"number from 1 to 1,000, got 0",
     ):
         make_nlp(
             bertram_dir, tiny_bert_path, contexts={"@context_sources": "spacy-bertram.doc_contexts.v1", "window": 0}
@@ -270,3 +270,13 @@ def test_an_in_domain_store_of_texts_comes_before_a_general_store(bertram_dir, t
     assert [own(text) for text in got["kumquat"]] == [True] * 3 + [False] * 2
     assert len(got["durian"]) == 5 and got["durian"][0] == shared[:-1]
     assert len(got["quince"]) == 4  # all it has
+
+
+def test_a_store_damaged_in_the_middle_is_refused_at_initialize_naming_the_file(bertram_dir, tiny_bert_path, tmp_path):
+    """The component with contexts = "store" on a store with 4 KB overwritten in the middle served vectors, with
+    no warning: now it is refused when the store is opened, the file named, before any doc."""
+    store = context_store_of(tmp_path, corpus_lines(600))
+    damage_middle(store)
+    with pytest.raises(ValueError, match=r"\[E187\] The context store .*c\.sqlite cannot be read whole") as err:
+        make_nlp(bertram_dir, tiny_bert_path, contexts="store", context_store=str(store))
+    assert "E153" not in str(err.value)  # no hint of a moved store: the file is there, and damaged

@@ -55,9 +55,9 @@ def test_word_sources_stand_alone_with_their_declared_settings(tmp_path):
     assert words.source == "doc:2" and words.context_store is None
     assert words.contexts_for(doc, "kumquat", [1, 6, 10]) == ["A kumquat here", "a kumquat again"]
     assert WordSources(RareWordRule(), "en", contexts="none").contexts_for(doc, "kumquat", [1]) == []
-    with pytest.raises(ValueError, match=r"\[E052\] context_window must be a whole number of at least 1, got 0"):
+    with pytest.raises(ValueError, match=r"\[E052\] context_window must be a whole number from 1 to 1,000, got 0"):
         WordSources(RareWordRule(), "en", context_window=0)
-    with pytest.raises(ValueError, match=r"\[E052\] contexts_per_word must be a whole number of at least 1, got -2"):
+    with pytest.raises(ValueError, match=r"\[E052\] contexts_per_word must be a whole number from 1 to 10,000, got -2"):
         WordSources(RareWordRule(), "en", contexts_per_word=-2)
     with pytest.raises(ValueError, match=r"\[E052\] context_window must be .* got 0"):
         words.context_window = 0

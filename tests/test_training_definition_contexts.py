@@ -41,7 +41,7 @@ def test_the_pool_begins_with_definitions_and_keeps_its_size(store):
     assert pooled_contexts(source, ["farmer"], 2, store, 1) == [
         ["farmer: a person who operates a farm", "the farmer sold fruit"]
     ]
-    with pytest.raises(ValueError, match=r"\[E052\] --definitions-per-word must be at least 1, got 0"):
+    with pytest.raises(ValueError, match=r"\[E052\] --definitions-per-word must be a whole number from 1 to 10,000"):
         WithDefinitions(source, store, per_word=0)
 
 

@@ -124,9 +124,9 @@ def test_the_training_data_settings_are_checked_when_made():
         TrainingData(held_out_fraction=float("nan"))
     with pytest.raises(ValueError, match=r"\[E256\] --max-words 5 is below the 20 training words"):
         TrainingData(max_words=5)
-    with pytest.raises(ValueError, match=r"\[E052\] --min-count must be at least 1, got 0"):
+    with pytest.raises(ValueError, match=r"\[E052\] --min-count must be a whole number from 1 to 1,000,000,000,000"):
         TrainingData(min_count=0)
-    with pytest.raises(ValueError, match=r"\[E052\] --definitions-per-word must be at least 1, got 0"):
+    with pytest.raises(ValueError, match=r"\[E052\] --definitions-per-word must be a whole number from 1 to 10,000"):
         TrainingData(definitions_per_word=0)
     assert TrainingData(max_words=20, held_out_fraction=0.25).max_words == 20
 

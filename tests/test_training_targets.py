@@ -128,7 +128,7 @@ def test_targets_report_the_multi_piece_share(tiny_bert_path):
 @pytest.mark.parametrize(
     "words, zipf, match",
     [
-        (-1, 3.0, r"\[E052\] --multi-piece-words must be at least 0, got -1"),
+        (-1, 3.0, r"\[E052\] --multi-piece-words must be a whole number from 0 to 1,000,000,000, got -1"),
         (10, float("nan"), r"\[E039\].*--multi-piece-min-zipf"),
     ],
 )

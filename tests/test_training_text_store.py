@@ -21,7 +21,7 @@ from spacy_bertram.context_store import ContextStore
 from spacy_bertram.training.corpus import tokenize
 from spacy_bertram.training.text_store import add_texts, read_texts
 
-from tests.util import context_store_of, invoke, runner
+from tests.util import context_store_of, damage_middle, invoke, runner
 
 TEXTS = [
     "The quokka smiled at the camera on Rottnest Island.",
@@ -331,3 +331,40 @@ def test_the_command_rebuilds_its_own_store_only_with_force(tmp_path):
     result = invoke("texts-store", tmp_path / "t.txt", tmp_path / "new.sqlite", "--add")
     assert result.exit_code == 1 and "[E084]" in result.output and "[E110]" in result.output
     assert not (tmp_path / "new.sqlite").exists()
+
+
+def test_adding_to_a_store_damaged_in_the_middle_is_refused_before_any_text_is_read(tmp_path):
+    """`--add` on a store with 4 KB overwritten in the middle exited 0 and reported totals."""
+    lines = [f"The quokka number {i} lives on Rottnest Island with word{i} and friend{i % 7} today." for i in range(80)]
+    (tmp_path / "t.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
+    out = tmp_path / "s.sqlite"
+    assert invoke("texts-store", tmp_path / "t.txt", out).exit_code == 0
+    damage_middle(out)
+    damaged = out.read_bytes()
+    result = invoke("texts-store", tmp_path / "t.txt", out, "--add")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    message = " ".join(result.output.split())
+    assert "[E187] The context store" in message and f"{out} cannot be read whole" in message, message
+    assert out.read_bytes() == damaged and sorted(p.name for p in tmp_path.iterdir()) == ["s.sqlite", "t.txt"]
+
+
+def test_a_store_of_the_bound_on_contexts_holds_only_the_contexts_it_stores(tmp_path):
+    """Each new word reserved `max_contexts` slots at once: 100,000,000 grew to 23.6 GB on 40 lines and was killed
+    by the kernel, 3,000,000,000 raised a raw MemoryError and a larger value a raw OverflowError. The slots are
+    taken as they fill now, and a count beyond the bound is E052 before any text is read."""
+    import tracemalloc
+
+    lines = [f"The quokka number {i} lives on Rottnest Island with word{i} and friend{i % 7} today." for i in range(40)]
+    for huge in (3_000_000_000, 99_999_999_999_999_999_999):
+        with pytest.raises(ValueError, match=r"\[E052\] max_contexts \(--max-contexts\) must be a whole number from 1"):
+            add_texts(tmp_path / "huge.sqlite", lines, max_contexts=huge, progress=False)
+    assert not (tmp_path / "huge.sqlite").exists()
+    tracemalloc.start()
+    try:
+        add_texts(tmp_path / "s.sqlite", lines, max_contexts=10_000, progress=False)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4_000_000, peak  # 0.7 MB; 97 words x 10,000 reserved slots x 8 bytes were 7.8 MB
+    check_consistent(tmp_path / "s.sqlite", 10_000)
+    assert counts_of(tmp_path / "s.sqlite")["quokka"] == 40

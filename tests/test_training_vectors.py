@@ -162,6 +162,60 @@ def test_vectors_in_process_equal_single_process_infer(model_dir, store_dir, tmp
     assert (out / "notes.txt").read_text() == "mine"
 
 
+def test_a_rerun_with_other_settings_is_refused_before_the_model_loads_naming_them(
+    model_dir, store_dir, tmp_path, monkeypatch
+):
+    """`vectors` rerun with other options refused with E266 after loading the model and selecting the words (10.4 s
+    with --rare-only), naming no setting. The table records what selected its words, and a rerun compares first."""
+    import spacy_bertram.training.vectors as vectors_mod
+
+    out = tmp_path / "table"
+    args = (model_dir, store_dir / "contexts.sqlite", out)
+    settings = dict(max_count=30, max_contexts=3, shard_size=4, workers=0, progress=False)
+    build_vector_table(*args, **settings)
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded before the refusal")
+
+    monkeypatch.setattr(vectors_mod, "load_bertram", no_model)
+    for change, named in (
+        ({"max_contexts": 2}, r"\(max_contexts: 3 -> 2\)"),
+        ({"min_count": 2}, r"\(selection\.min_count: 1 -> 2\)"),
+        ({"max_count": 20}, r"\(selection\.max_count: 30 -> 20\)"),
+        ({"rare_only": True}, r"\(rare_only: '\(unset\)' -> \{'max_zipf': 3\.0, 'lang': 'en'\}\)"),
+    ):
+        with pytest.raises(
+            ValueError,
+            match=r"\[E266\] .*table' holds a vector table of another model, words or "
+            r"settings " + named + ": give a new output directory, or pass --force",
+        ):
+            build_vector_table(*args, **{**settings, **change})
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
+def test_a_run_that_fails_before_a_shard_is_finished_leaves_nothing(model_dir, store_dir, tmp_path, monkeypatch):
+    """A store read that failed in the first shard (`vectors --rare-only` on a damaged store, after 9 s) left an
+    empty shards/ behind; a run that finished some shards keeps them, for the run that resumes."""
+    import spacy_bertram.training.vectors as vectors_mod
+
+    def unreadable(network, store, words, max_contexts, token_budget=0):
+        raise ValueError("(spacy-bertram) [E187] The context store cannot be read whole")
+
+    monkeypatch.setattr(vectors_mod, "infer_words", unreadable)
+    out = tmp_path / "table"
+    with pytest.raises(ValueError, match=r"\[E187\]"):
+        build_vector_table(model_dir, store_dir / "contexts.sqlite", out, max_count=30, workers=0, progress=False)
+    assert not out.exists()
+    out.mkdir()
+    (out / "notes.txt").write_text("mine", encoding="utf8")
+    with pytest.raises(ValueError, match=r"\[E187\]"):
+        build_vector_table(
+            model_dir, store_dir / "contexts.sqlite", out, max_count=30, workers=0, progress=False, force=True
+        )
+    assert sorted(path.name for path in out.iterdir()) == ["notes.txt"]  # the user's directory and file stay
+
+
 def test_a_killed_run_resumes_with_the_missing_shards(model_dir, store_dir, tmp_path, monkeypatch):
     import spacy_bertram.training.vectors as vectors_mod
 

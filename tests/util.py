@@ -478,6 +478,19 @@ def context_store_of(directory: Path, lines: Sequence[str]) -> Path:
     return build_context_store(corpus, directory / "c.sqlite", counts, select_words(counts, 2), progress=False)
 
 
+def damage_middle(path: Path, size: int = 4096) -> int:
+    """Overwrite `size` bytes at the page boundary nearest the middle of `path`, the file's size unchanged (a bad copy,
+    a disk error): SQLite's header still holds, so only a read of every page finds it. Returns the offset."""
+    length = path.stat().st_size
+    assert length >= 3 * size, f"{path}: {length} bytes, too small to damage in the middle"
+    offset = length // 2 // size * size
+    with open(path, "r+b") as file_:
+        file_.seek(offset)
+        file_.write(b"\xab" * size)
+    assert path.stat().st_size == length
+    return offset
+
+
 def markdown_blocks(path: Path, language: str) -> List[str]:
     """The fenced code blocks of one language in a Markdown file, in order: what the docs show, run verbatim."""
     blocks, current, fence = [], None, "```"

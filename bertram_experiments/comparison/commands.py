@@ -14,6 +14,7 @@ from spacy_bertram import (
     FORCE_HELP,
     atomic_path,
     check_output_dir,
+    count_range,
     fail,
     mark_json,
     run_checked,
@@ -36,8 +37,10 @@ def compare_runs_cmd(
     ),
     after: List[Path] = typer.Option(..., help="the run compared with it, of the same kind and on the same data"),
     output: Path = typer.Option(..., help="directory for comparison.json and comparison.md"),
-    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
-    seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
+    bootstrap_resamples: int = typer.Option(
+        DEFAULT_RESAMPLES, **count_range("resamples"), help="resamples for the paired bootstrap CIs"
+    ),
+    seed: int = typer.Option(0, **count_range("seed"), help="seed of the bootstrap resampling"),
     pair: Optional[List[str]] = typer.Option(
         None,
         help="evaluate outputs only: BEFORE_SYSTEM:AFTER_SYSTEM, a system of the --before run against one of the "

@@ -29,6 +29,7 @@ from spacy_bertram import (
     check_model,
     check_output_dir,
     check_store,
+    count_range,
     echo_json,
     fail,
     run_checked,
@@ -62,14 +63,18 @@ def evaluate_cmd(
         "--dictionary-store storesgcide (stores, then definitions))",
     ),
     max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
-    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, min=1, help=CONTEXTS_PER_WORD_HELP),
+    contexts_per_word: int = typer.Option(
+        DEFAULT_CONTEXTS_PER_WORD, **count_range("contexts"), help=CONTEXTS_PER_WORD_HELP
+    ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     seed_sets: bool = typer.Option(
         True,
         "--seed-sets/--no-seed-sets",
         help="also evaluate the further seeds' sets that RARIFIED_DIR/rarify.json lists (into OUTPUT_DIR/seed-N)",
     ),
-    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(
+        DEFAULT_RESAMPLES, **count_range("resamples"), help="resamples for the paired bootstrap CIs"
+    ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     dictionary_store: Optional[Path] = typer.Option(
         None,
@@ -77,7 +82,9 @@ def evaluate_cmd(
         "only: `dictionary OUT --sources gcide --no-gcide-wordnet-senses`)",
     ),
     definitions_per_word: Optional[int] = typer.Option(
-        None, min=1, help="definitions bertram_INJ_storesgcide adds after the two stores at most (default: 2)"
+        None,
+        **count_range("contexts"),
+        help="definitions bertram_INJ_storesgcide adds after the two stores at most (default: 2)",
     ),
     int8_encoder: bool = typer.Option(False, "--int8-encoder", help=INT8_ENCODER_HELP),
 ) -> None:
@@ -131,9 +138,13 @@ def evaluate_originals_cmd(
         help="comma-separated systems (see evaluate)",
     ),
     max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
-    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, min=1, help=CONTEXTS_PER_WORD_HELP),
+    contexts_per_word: int = typer.Option(
+        DEFAULT_CONTEXTS_PER_WORD, **count_range("contexts"), help=CONTEXTS_PER_WORD_HELP
+    ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
-    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(
+        DEFAULT_RESAMPLES, **count_range("resamples"), help="resamples for the paired bootstrap CIs"
+    ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Do no harm: every original test text, stock vs with bertram (accuracy, log p(gold), paired CIs)."""
@@ -174,8 +185,10 @@ def pool_cmd(
         help="evaluate output dirs (each with predictions.jsonl); the seed sets their metrics.json lists are included",
     ),
     output: Path = typer.Option(Path("metrics/pooled"), help="directory for pooled.json and pooled.md"),
-    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
-    seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
+    bootstrap_resamples: int = typer.Option(
+        DEFAULT_RESAMPLES, **count_range("resamples"), help="resamples for the paired bootstrap CIs"
+    ),
+    seed: int = typer.Option(0, **count_range("seed"), help="seed of the bootstrap resampling"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Pool per-item results of several rarified sets: the same figures as evaluate, with
@@ -196,7 +209,9 @@ def assemble_cmd(
         DEFAULT_INJECTION, help="how the transformer takes the vectors: " + ", ".join(INJECTION_MODES)
     ),
     max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
-    contexts_per_word: int = typer.Option(DEFAULT_CONTEXTS_PER_WORD, min=1, help=CONTEXTS_PER_WORD_HELP),
+    contexts_per_word: int = typer.Option(
+        DEFAULT_CONTEXTS_PER_WORD, **count_range("contexts"), help=CONTEXTS_PER_WORD_HELP
+    ),
     name: str = typer.Option("textcat_bertram", help="the pipeline's meta name"),
     contexts: str = typer.Option(
         DEFAULT_CONTEXTS,

@@ -18,6 +18,7 @@ from spacy_bertram import (
     check_model,
     check_output_file,
     check_store,
+    count_range,
     echo_json,
     run_checked,
     setup_logging,
@@ -35,7 +36,7 @@ def similarity_cmd(
     ),
     bertram: Path = typer.Argument(..., help="trained BERTRAM model directory"),
     output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
-    max_contexts: int = typer.Option(16, min=1, help="contexts per rare word"),
+    max_contexts: int = typer.Option(16, **count_range("contexts"), help="contexts per rare word"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_FILE_HELP),
 ) -> None:
@@ -79,9 +80,11 @@ def intrinsic_cmd(
     ),
     output: Optional[Path] = typer.Option(None, help="write the metrics JSON here"),
     bootstrap: int = typer.Option(
-        2000, min=1, help="paired bootstrap resamples for the 95% CI of each system's difference to the baseline"
+        2000,
+        **count_range("resamples"),
+        help="paired bootstrap resamples for the 95% CI of each system's difference to the baseline",
     ),
-    seed: int = typer.Option(0, help="seed of the bootstrap's random generator"),
+    seed: int = typer.Option(0, **count_range("seed"), help="seed of the bootstrap's random generator"),
     skip_missing: bool = typer.Option(
         False, "--skip-missing", help="skip sets whose path does not exist (and say so) instead of failing"
     ),
@@ -98,7 +101,7 @@ def intrinsic_cmd(
     ),
     context_window: Optional[int] = typer.Option(
         None,
-        min=1,
+        **count_range("window"),
         help="also fed_window: CRW's contexts cut to this many "
         "tokens on each side of the word, as the component cuts a doc's",
     ),

@@ -17,6 +17,7 @@ from spacy_bertram import (
     check_model,
     check_output_dir,
     check_store,
+    count_range,
     echo_json,
     number_in,
     run_checked,
@@ -49,20 +50,28 @@ def label_curve_cmd(
     base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
     sizes: str = typer.Option("50,150,450", help="labelled training texts per point, comma-separated"),
     seeds: str = typer.Option("0,1", help="spaCy training seeds, comma-separated"),
-    draws: int = typer.Option(1, min=1, help="nested subset orders per fold (each its own runs)"),
-    batch_size: int = typer.Option(250, min=1, help="padded words per batch"),
-    epochs: int = typer.Option(8, min=1, help="passes over a subset (within --min-steps, --max-steps)"),
-    min_steps: int = typer.Option(100, min=1, help="fewest updates per run"),
-    max_steps: int = typer.Option(160, min=1, help="most updates per run"),
-    eval_steps: int = typer.Option(20, min=1, help="fewest updates between dev scores (else one pass)"),
-    patience: int = typer.Option(3, min=1, help="dev scores without a better one before training stops"),
+    draws: int = typer.Option(1, **count_range("runs"), help="nested subset orders per fold (each its own runs)"),
+    batch_size: int = typer.Option(250, **count_range("batch"), help="padded words per batch"),
+    epochs: int = typer.Option(
+        8, **count_range("steps"), help="passes over a subset (within --min-steps, --max-steps)"
+    ),
+    min_steps: int = typer.Option(100, **count_range("steps"), help="fewest updates per run"),
+    max_steps: int = typer.Option(160, **count_range("steps"), help="most updates per run"),
+    eval_steps: int = typer.Option(
+        20, **count_range("steps"), help="fewest updates between dev scores (else one pass)"
+    ),
+    patience: int = typer.Option(
+        3, **count_range("runs"), help="dev scores without a better one before training stops"
+    ),
     learn_rate: float = typer.Option(
         2e-4,
         parser=number_in(0, low_open=True),
         help="Adam learning rate (linear warm-up over a tenth of the steps, then decay)",
     ),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
-    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
+    bootstrap_resamples: int = typer.Option(
+        DEFAULT_RESAMPLES, **count_range("resamples"), help="resamples for the paired bootstrap CIs"
+    ),
     keep_models: bool = typer.Option(
         False, "--keep-models", help="keep every trained pipeline (about 100 MB each) after predicting"
     ),

@@ -15,6 +15,8 @@ from typing import Dict, Hashable, List, Optional, Sequence
 
 import numpy as np
 
+from spacy_bertram import check_count
+
 from ..errors import Errors
 
 
@@ -37,9 +39,10 @@ def nested_order(n_texts: int, seed: int, labels: Optional[Sequence[Hashable]] =
 def parse_sizes(text: str) -> List[int]:
     """--sizes "50,100,200" -> [50, 100, 200] (checked against the pool by `check_sizes`)."""
     try:
-        return [int(part) for part in text.replace(" ", "").split(",") if part]
+        sizes = [int(part) for part in text.replace(" ", "").split(",") if part]
     except ValueError:
         raise ValueError(Errors.E425.format(sizes=text, n_texts="the pool's")) from None
+    return [check_count(size, "--sizes", "items") for size in sizes]
 
 
 def check_sizes(sizes: Sequence[int], n_texts: int) -> List[int]:

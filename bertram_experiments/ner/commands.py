@@ -22,6 +22,7 @@ from spacy_bertram import (
     check_output_dir,
     check_store,
     check_workers,
+    count_range,
     echo_json,
     number_in,
     run_checked,
@@ -45,8 +46,8 @@ def ner_folds_cmd(
         "(token<TAB>tag lines, blank line between texts), a .spacy file or a directory of them",
     ),
     output_dir: Path = typer.Argument(..., help="OUT/fold-I/{train,dev,test}.spacy and OUT/folds.json"),
-    folds: int = typer.Option(2, min=2, help="number of folds (every text is tested once)"),
-    seed: int = typer.Option(0, help="seed of the fold assignment"),
+    folds: int = typer.Option(2, **count_range("runs", low=2), help="number of folds (every text is tested once)"),
+    seed: int = typer.Option(0, **count_range("seed"), help="seed of the fold assignment"),
     dev_share: float = typer.Option(
         0.1, parser=number_in(0, 1, high_open=True), help="share of each fold's training texts held out as dev"
     ),
@@ -82,10 +83,10 @@ def ner_train_cmd(
     bertram_config: Path = typer.Option(Path("configs/ner_minilm_bertram.cfg"), help="the NER config with bertram"),
     base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
-    seed: int = typer.Option(0, help="spaCy's training seed"),
-    max_steps: int = typer.Option(100, min=1, help="training steps per fold and system"),
-    eval_frequency: int = typer.Option(50, min=1, help="steps between dev evaluations (model-best)"),
-    batch_size: int = typer.Option(500, min=1, help="padded words per batch"),
+    seed: int = typer.Option(0, **count_range("seed"), help="spaCy's training seed"),
+    max_steps: int = typer.Option(100, **count_range("steps"), help="training steps per fold and system"),
+    eval_frequency: int = typer.Option(50, **count_range("steps"), help="steps between dev evaluations (model-best)"),
+    batch_size: int = typer.Option(500, **count_range("batch"), help="padded words per batch"),
     learn_rate: float = typer.Option(
         2e-4, parser=number_in(0, low_open=True), help="Adam learning rate (linear warm-up over a tenth of the steps)"
     ),
@@ -102,6 +103,7 @@ def ner_train_cmd(
     ),
     workers: Optional[int] = typer.Option(
         None,
+        **count_range("workers"),
         help="train N runs at once on a local Dask cluster of N processes, "
         "the cores shared out among them (default, or 0: one at a time here)",
     ),
@@ -177,8 +179,10 @@ def ner_evaluate_cmd(
     folds_dir: Path = typer.Argument(..., help="output of ner-folds"),
     training_dir: Path = typer.Argument(..., help="output of ner-train"),
     output_dir: Path = typer.Argument(..., help="fold-I.jsonl, metrics.json, report.md, f1_by_rarity.png"),
-    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
-    seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
+    bootstrap_resamples: int = typer.Option(
+        DEFAULT_RESAMPLES, **count_range("resamples"), help="resamples for the paired bootstrap CIs"
+    ),
+    seed: int = typer.Option(0, **count_range("seed"), help="seed of the bootstrap resampling"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
@@ -212,8 +216,10 @@ def ner_full_evaluate_cmd(
         ..., help="ROOT/{frozen,tuned}/seed-S: one ner-train output per variant and seed"
     ),
     output_dir: Path = typer.Argument(..., help="predictions, metrics.json, report.md, learning_curve.png"),
-    bootstrap_resamples: int = typer.Option(DEFAULT_RESAMPLES, min=1, help="resamples for the paired bootstrap CIs"),
-    seed: int = typer.Option(0, help="seed of the bootstrap resampling"),
+    bootstrap_resamples: int = typer.Option(
+        DEFAULT_RESAMPLES, **count_range("resamples"), help="resamples for the paired bootstrap CIs"
+    ),
+    seed: int = typer.Option(0, **count_range("seed"), help="seed of the bootstrap resampling"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:

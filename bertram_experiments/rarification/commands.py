@@ -18,6 +18,7 @@ from spacy_bertram import (
     check_made_by,
     check_max_zipf,
     check_output_dir,
+    count_range,
     echo_json,
     number_in,
     run_checked,
@@ -34,14 +35,16 @@ def split_cmd(
     dataset: str = typer.Argument(..., help="bbc, rotten_tomatoes, ag_news, dbpedia, mnli, or a JSONL path"),
     output_dir: Path = typer.Argument(..., help="where train/dev/test_candidates.jsonl and train/dev.spacy go"),
     assets: Optional[Path] = typer.Option(None, help="assets directory (default: ./assets)"),
-    max_words: int = typer.Option(120, min=0, help="keep the first N words of each text (0: all)"),
-    max_train: Optional[int] = typer.Option(None, min=1, help="at most N training texts (stratified)"),
-    max_dev: Optional[int] = typer.Option(None, min=1, help="at most N dev texts"),
-    max_test: Optional[int] = typer.Option(None, min=1, help="at most N test candidates"),
+    max_words: int = typer.Option(
+        120, **count_range("words", low=0), help="keep the first N words of each text (0: all)"
+    ),
+    max_train: Optional[int] = typer.Option(None, **count_range("items"), help="at most N training texts (stratified)"),
+    max_dev: Optional[int] = typer.Option(None, **count_range("items"), help="at most N dev texts"),
+    max_test: Optional[int] = typer.Option(None, **count_range("items"), help="at most N test candidates"),
     dev_fraction: float = typer.Option(
         0.1, parser=number_in(0, 1, high_open=True), help="share of the training part used as dev"
     ),
-    seed: int = typer.Option(0, help="seed of the split, the sampling and the augmentation"),
+    seed: int = typer.Option(0, **count_range("seed"), help="seed of the split, the sampling and the augmentation"),
     candidates_from: str = typer.Option(
         "test",
         help="test candidates from the dataset's test split ('test') or from the training texts that train and "
@@ -77,10 +80,10 @@ def train_baseline_cmd(
     config: Path = typer.Option(Path("configs/textcat_minilm.cfg"), help="pipeline config to start from"),
     base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
-    seed: int = typer.Option(0, help="spaCy's training seed"),
-    max_steps: int = typer.Option(300, min=1, help="training steps"),
-    eval_frequency: int = typer.Option(100, min=1, help="steps between dev evaluations"),
-    batch_size: int = typer.Option(1000, min=1, help="padded words per batch"),
+    seed: int = typer.Option(0, **count_range("seed"), help="spaCy's training seed"),
+    max_steps: int = typer.Option(300, **count_range("steps"), help="training steps"),
+    eval_frequency: int = typer.Option(100, **count_range("steps"), help="steps between dev evaluations"),
+    batch_size: int = typer.Option(1000, **count_range("batch"), help="padded words per batch"),
     learn_rate: float = typer.Option(1e-4, parser=number_in(0, low_open=True), help="Adam learning rate"),
     no_freeze: bool = typer.Option(
         False, "--no-freeze", help="train the embedding layer too (not the paper's setting)"
@@ -124,8 +127,8 @@ def rarify_cmd(
         help="a substitute is rare below this wordfreq Zipf (2: the paper's "
         "'fewer than 100 in WWC'; 3: its '-1000' variant) and needs 2+ wordpieces",
     ),
-    max_candidates: Optional[int] = typer.Option(None, min=1, help="at most N test candidates"),
-    max_masks: int = typer.Option(5, min=1, help="words masked per item at most"),
+    max_candidates: Optional[int] = typer.Option(None, **count_range("items"), help="at most N test candidates"),
+    max_masks: int = typer.Option(5, **count_range("words"), help="words masked per item at most"),
     misspelling_rate: float = typer.Option(
         0.1, parser=number_in(0, 1), help="share of substitutions that are misspellings"
     ),

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Dict, List, Sequence, Union
 from ..errors import Errors
-from spacy_bertram import PathLike, remove_written
+from spacy_bertram import PathLike, check_count, remove_written
 
 PREFIX = "seed-"
 
@@ -34,7 +34,7 @@ def parse_seeds(value: Union[int, str, Sequence[int]]) -> List[int]:
         raise ValueError(Errors.E373)
     if len(set(seeds)) != len(seeds):
         raise ValueError(Errors.E374.format(seeds=seeds))
-    return seeds
+    return [check_count(seed, "--seed", "seed") for seed in seeds]
 
 
 def seed_set_name(seed: int) -> str:

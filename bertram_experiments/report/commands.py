@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from spacy_bertram import FORCE_FILE_HELP, FORCE_HELP, check_output_dir, check_output_file, run_checked
+from spacy_bertram import FORCE_FILE_HELP, FORCE_HELP, check_output_dir, check_output_file, count_range, run_checked
 
 from ..app import app
 from ..outputs import CURVE_OUTPUTS
@@ -66,8 +66,10 @@ def learning_curve_cmd(
         "is the reference",
     ),
     output: Path = typer.Option(..., help="directory for learning_curve.json, .md and the plots"),
-    bootstrap: int = typer.Option(2000, min=1, help="paired bootstrap resamples for the differences to the reference"),
-    seed: int = typer.Option(0, help="seed of the bootstrap"),
+    bootstrap: int = typer.Option(
+        2000, **count_range("resamples"), help="paired bootstrap resamples for the differences to the reference"
+    ),
+    seed: int = typer.Option(0, **count_range("seed"), help="seed of the bootstrap"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """The measures of several training runs side by side: gains with CIs, differences to the first

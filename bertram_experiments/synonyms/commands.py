@@ -24,6 +24,7 @@ from spacy_bertram import (
     check_model,
     check_output_file,
     check_store,
+    count_range,
     run_checked,
     setup_logging,
 )
@@ -53,15 +54,19 @@ def synonym_recovery_cmd(
     fold: Optional[str] = typer.Option(
         None, help="score one fold of the rare words only, I/K (e.g. 0/2; split by rare word with a fixed seed)"
     ),
-    bootstrap: int = typer.Option(2000, min=1, help="paired bootstrap resamples (of original words) for the 95% CIs"),
-    seed: int = typer.Option(0, help="seed of the pair sample and of the bootstrap"),
-    max_pairs: int = typer.Option(2000, min=1, help="at most N pairs per source (rarified, WordNet): a seeded sample"),
+    bootstrap: int = typer.Option(
+        2000, **count_range("resamples"), help="paired bootstrap resamples (of original words) for the 95% CIs"
+    ),
+    seed: int = typer.Option(0, **count_range("seed"), help="seed of the pair sample and of the bootstrap"),
+    max_pairs: int = typer.Option(
+        2000, **count_range("items"), help="at most N pairs per source (rarified, WordNet): a seeded sample"
+    ),
     max_zipf: float = typer.Option(DEFAULT_MAX_ZIPF, help=MAX_ZIPF_HELP),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     wordnet_dir: Optional[Path] = typer.Option(None, help="directory with the WordNet 3.0 dict files"),
     context_window: Optional[int] = typer.Option(
         None,
-        min=1,
+        **count_range("window"),
         help="words on each side of the rare word in its text (the "
         "text systems; default: the component's context_window)",
     ),

@@ -6,6 +6,7 @@ from typing import Optional
 import typer
 
 from .app import FORCE_FILE_HELP, app, echo_json, run_checked, setup_logging
+from ..bounds import count_range
 from ..fileio import check_output_file
 from ..dictionary.build import (
     DEFAULT_GCIDE_INDEX,
@@ -33,7 +34,9 @@ def dictionary_cmd(
         help="keep the senses GCIDE took from WordNet 1.5 (drop them for a "
         "store free of WordNet, e.g. to evaluate on WordNet-rarified sets)",
     ),
-    max_per_source: int = typer.Option(DEFAULT_MAX_PER_SOURCE, help="contexts kept per headword and source"),
+    max_per_source: int = typer.Option(
+        DEFAULT_MAX_PER_SOURCE, **count_range("contexts"), help="contexts kept per headword and source"
+    ),
     force: bool = typer.Option(
         False, "--force", help=FORCE_FILE_HELP + " (a definition store it wrote is replaced without it)"
     ),

@@ -34,7 +34,8 @@ from .app import (
     run_checked,
     setup_logging,
 )
-from ..model.config import MODES, BertramConfig
+from ..bounds import count_range
+from ..model.config import MIN_SEQ_LENGTH, MODES, BertramConfig
 from ..model.encoder import check_base_model
 from ..errors import Errors
 from ..fileio import check_output_dir
@@ -52,11 +53,13 @@ from ..training.settings import (
     RunOptions,
     TrainingData,
     TrainSettings,
+    VectorSelection,
     check_encoder_settings,
     check_multi_piece_words,
     check_prepare_settings,
     check_train_output,
     check_rare_settings,
+    check_vector_request,
     check_vector_settings,
     check_word_limits,
     check_workers,
@@ -76,13 +79,21 @@ def prepare_cmd(
         help='corpus files/directories (.jsonl: a "text" field per line, .spacy: a DocBin, other files: one text '
         "per line; .gz/.bz2/.xz read), then the output directory (the embedded corpus: assets/corpus OUTPUT)",
     ),
-    min_count: int = typer.Option(DEFAULT_MIN_COUNT, help="training words: at least this many occurrences"),
-    max_contexts: int = typer.Option(DEFAULT_MAX_CONTEXTS, min=1, help="contexts kept per training word"),
-    rare_max_contexts: int = typer.Option(DEFAULT_RARE_MAX_CONTEXTS, help="contexts kept per rarer word"),
-    max_rare_words: Optional[int] = typer.Option(
-        None, help="contexts for at most this many rarer words (default: all)"
+    min_count: int = typer.Option(
+        DEFAULT_MIN_COUNT, **count_range("occurrences"), help="training words: at least this many occurrences"
     ),
-    context_words: int = typer.Option(DEFAULT_WINDOW, help="words kept on each side of an occurrence"),
+    max_contexts: int = typer.Option(
+        DEFAULT_MAX_CONTEXTS, **count_range("contexts"), help="contexts kept per training word"
+    ),
+    rare_max_contexts: int = typer.Option(
+        DEFAULT_RARE_MAX_CONTEXTS, **count_range("contexts", low=0), help="contexts kept per rarer word (0: none)"
+    ),
+    max_rare_words: Optional[int] = typer.Option(
+        None, **count_range("words", low=0), help="contexts for at most this many rarer words (default: all)"
+    ),
+    context_words: int = typer.Option(
+        DEFAULT_WINDOW, **count_range("window"), help="words kept on each side of an occurrence"
+    ),
     cased: bool = typer.Option(False, "--cased", help="keep case (for cased encoders)"),
     skip_bad_files: bool = typer.Option(False, "--skip-bad-files", help="warn and skip binary/non-UTF-8 files"),
     exclude: Optional[List[str]] = typer.Option(
@@ -91,12 +102,14 @@ def prepare_cmd(
         help="leave out the corpus files whose name matches this glob (repeatable), e.g. "
         "--exclude wordnet.txt: a store without WordNet's glosses, for evaluating on items drawn from WordNet",
     ),
-    seed: int = typer.Option(0, help="seed of the context sampling"),
+    seed: int = typer.Option(0, **count_range("seed"), help="seed of the context sampling"),
     scheduler: Optional[str] = typer.Option(
         None, help="run on the Dask cluster at this address (corpus files at the same path on every worker)"
     ),
     workers: Optional[int] = typer.Option(
-        None, help="run on a local Dask cluster of N processes (default, or 0: no Dask, one process)"
+        None,
+        **count_range("workers"),
+        help="run on a local Dask cluster of N processes (default, or 0: no Dask, one process)",
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
@@ -158,15 +171,15 @@ def texts_store_cmd(
         False, "--add", help="add the texts to the store OUTPUT (it must exist): counts grow, contexts stay a sample"
     ),
     max_contexts: Optional[int] = typer.Option(
-        None, min=1, help="contexts kept per word (a new store: 16; --add: the store's)"
+        None, **count_range("contexts"), help="contexts kept per word (a new store: 16; --add: the store's)"
     ),
     context_words: Optional[int] = typer.Option(
         None,
-        min=1,
+        **count_range("window"),
         help=f"words kept on each side of an occurrence (a new store: {DEFAULT_WINDOW}; --add: the store's)",
     ),
     cased: bool = typer.Option(False, "--cased", help="keep case (for cased encoders; --add: the store's casing)"),
-    seed: int = typer.Option(0, help="seed of the context sampling"),
+    seed: int = typer.Option(0, **count_range("seed"), help="seed of the context sampling"),
     force: bool = typer.Option(
         False, "--force", help=FORCE_FILE_HELP + " (without --add; a store of your texts is rebuilt from these alone)"
     ),
@@ -244,10 +257,15 @@ def _words_and_targets(
     contexts: Path = typer.Argument(..., help="context store: contexts.sqlite or the `prepare` output directory"),
     output: Path = typer.Argument(..., help="output directory (train: OUTPUT/model is the trained model)"),
     base_model: str = typer.Option("default", help="encoder name or path ('default': MiniLM)"),
-    min_count: int = typer.Option(DEFAULT_MIN_COUNT, help="training words' minimum frequency"),
-    max_words: Optional[int] = typer.Option(None, help="at most this many (most frequent) training words"),
+    min_count: int = typer.Option(
+        DEFAULT_MIN_COUNT, **count_range("occurrences"), help="training words' minimum frequency"
+    ),
+    max_words: Optional[int] = typer.Option(
+        None, **count_range("words"), help="at most this many (most frequent) training words"
+    ),
     multi_piece_words: int = typer.Option(
         DATA.multi_piece_words,
+        **count_range("words", low=0),
         help="then this many of wordfreq's most "
         "frequent words the encoder cuts into 2+ wordpieces (OTA targets; "
         "corpus contexts where the store has some)",
@@ -261,11 +279,13 @@ def _words_and_targets(
     held_out: float = typer.Option(
         DEFAULT_HELD_OUT, parser=number_in(0, 0.5, low_open=True, high_open=True), help="fraction of words held out"
     ),
-    seed: int = typer.Option(0, help="seed of the word split, OTA and training"),
+    seed: int = typer.Option(0, **count_range("seed"), help="seed of the word split, OTA and training"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
-    ota_steps: int = typer.Option(OTA.steps, min=0, help="OTA: Adam steps per word"),
-    ota_batch: int = typer.Option(OTA.batch_words, min=1, help="OTA: words per batch"),
-    ota_neighbours: int = typer.Option(OTA.neighbours, min=0, help="OTA: random tokens on each side of the word"),
+    ota_steps: int = typer.Option(OTA.steps, **count_range("steps", low=0), help="OTA: Adam steps per word"),
+    ota_batch: int = typer.Option(OTA.batch_words, **count_range("batch"), help="OTA: words per batch"),
+    ota_neighbours: int = typer.Option(
+        OTA.neighbours, **count_range("window", low=0), help="OTA: random tokens on each side of the word"
+    ),
     scheduler: Optional[str] = typer.Option(
         None,
         help="compute OTA targets and the encoder-state cache on the "
@@ -273,7 +293,9 @@ def _words_and_targets(
         "worker); the model is the one process's",
     ),
     workers: Optional[int] = typer.Option(
-        None, help="... on a local Dask cluster of N processes (default, or 0: no Dask, one process)"
+        None,
+        **count_range("workers"),
+        help="... on a local Dask cluster of N processes (default, or 0: no Dask, one process)",
     ),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
@@ -389,25 +411,31 @@ def train_cmd(
     targets: Optional[Path] = typer.Option(None, help="a target directory made by `targets` (else built here)"),
     no_subword_mean: bool = typer.Option(False, "--no-subword-mean", help="paper form: n-grams only"),
     epochs: Tuple[int, int, int] = typer.Option(
-        TRAIN.epochs, min=0, help="epochs of stages 1 2 3 (inplace: the first)"
+        TRAIN.epochs, **count_range("steps", low=0), help="epochs of stages 1 2 3 (inplace: the first)"
     ),
     lr: Tuple[float, float, float] = typer.Option(
         TRAIN.lr, parser=number_in(0, low_open=True), help="learning rate of stages 1 2 3"
     ),
-    batch_words: Tuple[int, int, int] = typer.Option(TRAIN.batch_words, min=1, help="words per batch in stages 1 2 3"),
+    batch_words: Tuple[int, int, int] = typer.Option(
+        TRAIN.batch_words, **count_range("batch"), help="words per batch in stages 1 2 3"
+    ),
     warmup: float = typer.Option(
         TRAIN.warmup, parser=number_in(0, 1, high_open=True), help="share of each stage's steps spent warming up the lr"
     ),
-    min_contexts: int = typer.Option(TRAIN.min_contexts, min=1, help="contexts per word per step, at least"),
-    max_contexts: int = typer.Option(
-        NETWORK.max_contexts, min=1, help="contexts per word per step, at most (and at inference)"
+    min_contexts: int = typer.Option(
+        TRAIN.min_contexts, **count_range("contexts"), help="contexts per word per step, at least"
     ),
-    pool_contexts: int = typer.Option(TRAIN.pool_contexts, min=1, help="contexts kept per word"),
+    max_contexts: int = typer.Option(
+        NETWORK.max_contexts, **count_range("contexts"), help="contexts per word per step, at most (and at inference)"
+    ),
+    pool_contexts: int = typer.Option(TRAIN.pool_contexts, **count_range("contexts"), help="contexts kept per word"),
     max_seq_length: int = typer.Option(
-        NETWORK.max_seq_length, help="encoder window per context (special tokens included)"
+        NETWORK.max_seq_length,
+        **count_range("tokens", low=MIN_SEQ_LENGTH),
+        help="encoder window per context (special tokens included)",
     ),
     ngram_min_count: int = typer.Option(
-        TRAIN.ngram_min_count, min=1, help="n-grams seen fewer times share the UNK row"
+        TRAIN.ngram_min_count, **count_range("occurrences"), help="n-grams seen fewer times share the UNK row"
     ),
     ngram_style: str = typer.Option(
         TRAIN.ngram_style,
@@ -439,7 +467,7 @@ def train_cmd(
         None, help="a definition store from `dictionary`: each training word's context pool begins with its definitions"
     ),
     definitions_per_word: int = typer.Option(
-        DATA.definitions_per_word, min=1, help="with --definitions: definitions per training word"
+        DATA.definitions_per_word, **count_range("contexts"), help="with --definitions: definitions per training word"
     ),
     path_mix: Tuple[float, float, float] = typer.Option(
         TRAIN.path_mix,
@@ -461,7 +489,9 @@ def train_cmd(
         "nearest whole-word embeddings) beside the mimicking loss; 0: off",
     ),
     rank_temperature: float = typer.Option(TRAIN.rank_temperature, help="the ranking term's softmax temperature"),
-    rank_negatives: int = typer.Option(TRAIN.rank_negatives, help="the ranking term's nearest whole words per word"),
+    rank_negatives: int = typer.Option(
+        TRAIN.rank_negatives, **count_range("words"), help="the ranking term's nearest whole words per word"
+    ),
 ) -> None:
     """Train BERTRAM: the training stages, validation and the form ablation (resumes if interrupted)."""
     run_checked(_check_words_and_targets, args)
@@ -520,6 +550,10 @@ def train_cmd(
     settings, data = run_checked(configure)
     run_checked(check_encoder_settings, settings.network, files_here_only=True)
     run_checked(check_store, args.contexts, "CONTEXTS", words=True)
+    if definitions is not None:
+        from ..dictionary.store import check_definition_store  # sqlite3 alone
+
+        run_checked(check_definition_store, definitions)
     run_checked(check_gpu, args.gpu_id)
     from ..training.distributed import optional_client
     from ..training.run import train
@@ -553,15 +587,21 @@ def vectors_cmd(
         "component's chained store sources: your texts' store as STORE, a general one here; the words still come "
         "from STORE",
     ),
-    min_count: int = typer.Option(1, help="words with at least this many corpus occurrences"),
+    min_count: int = typer.Option(
+        1, **count_range("occurrences"), help="words with at least this many corpus occurrences"
+    ),
     max_count: Optional[int] = typer.Option(
-        None, help="and fewer than this many (e.g. the rare-word threshold); default: no bound"
+        None,
+        **count_range("occurrences"),
+        help="and fewer than this many (e.g. the rare-word threshold); default: no bound",
     ),
     words: Optional[Path] = typer.Option(
         None, help="a word list (one per line): only these words (within the count range)"
     ),
     min_contexts: int = typer.Option(
-        1, help="skip words with fewer store contexts (the component infers those from the doc)"
+        1,
+        **count_range("contexts", low=0),
+        help="skip words with fewer store contexts (the component infers those from the doc)",
     ),
     rare_only: bool = typer.Option(
         False,
@@ -575,11 +615,15 @@ def vectors_cmd(
         None, help="with --rare-only: the pipeline's language, whose wordfreq frequencies the rule reads (default en)"
     ),
     max_contexts: int = typer.Option(
-        DEFAULT_CONTEXTS_PER_WORD, min=1, help="store contexts per word (as the component's contexts_per_word)"
+        DEFAULT_CONTEXTS_PER_WORD,
+        **count_range("contexts"),
+        help="store contexts per word (as the component's contexts_per_word)",
     ),
-    shard_size: int = typer.Option(256, help="words per shard: the unit of work, of writing and of resuming"),
+    shard_size: int = typer.Option(
+        256, **count_range("words"), help="words per shard: the unit of work, of writing and of resuming"
+    ),
     workers: Optional[int] = typer.Option(
-        None, help="local Dask workers (default: one per core); 0: no Dask, in this process"
+        None, **count_range("workers"), help="local Dask workers (default: one per core); 0: no Dask, in this process"
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     scheduler: Optional[str] = typer.Option(
@@ -590,14 +634,26 @@ def vectors_cmd(
     gpu_id: str = typer.Option(
         "-1", "--gpu-id", "-g", help="-1: CPU; a GPU id, or ids like 0,1 for one dask-cuda worker per GPU"
     ),
-    token_budget: int = typer.Option(0, help="encoder tokens per call (0: the device's default)"),
+    token_budget: int = typer.Option(
+        0, **count_range("tokens", low=0), help="encoder tokens per call (0: the device's default)"
+    ),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress bars"),
 ) -> None:
     """Infer every selected word's vector from its store contexts into a vector table.
 
     Runs on Dask distributed; a killed run resumes where it stopped when re-run.
     """
-    run_checked(check_vector_settings, min_count, max_count, max_contexts, token_budget, shard_size, workers, scheduler)
+    run_checked(
+        check_vector_settings,
+        min_count,
+        max_count,
+        max_contexts,
+        token_budget,
+        shard_size,
+        workers,
+        scheduler,
+        min_contexts,
+    )
     run_checked(check_rare_settings, rare_only, max_zipf, lang)
     if lang is not None:
         run_checked(check_lang, lang)
@@ -613,6 +669,19 @@ def vectors_cmd(
         run_checked(check_store, path, "--then-store")
     if words is not None:  # read again by the step: a list is small
         run_checked(read_word_list, words)
+    selection = VectorSelection(
+        then_stores=tuple(then_store),
+        min_count=min_count,
+        max_count=max_count,
+        word_list=words,
+        min_contexts=min_contexts,
+        rare_only=rare_only,
+        max_zipf=max_zipf,
+        lang=lang,
+        max_contexts=max_contexts,
+    )
+    request = run_checked(selection.request, model, store)
+    run_checked(check_vector_request, output, request, force)  # other settings than the output's, named
     if scheduler is None or workers == 0:  # a scheduler's workers have their own GPUs; the others are here
         run_checked(check_gpu, *gpu_ids)
     from ..training.vectors import build_vector_table
@@ -624,15 +693,7 @@ def vectors_cmd(
             model,
             store,
             output,
-            then_stores=then_store,
-            min_count=min_count,
-            max_count=max_count,
-            word_list=words,
-            min_contexts=min_contexts,
-            rare_only=rare_only,
-            max_zipf=max_zipf,
-            lang=lang,
-            max_contexts=max_contexts,
+            **asdict(selection),
             shard_size=shard_size,
             workers=workers,
             scheduler=scheduler,

@@ -17,6 +17,7 @@ from itertools import chain, zip_longest
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from ..bounds import check_count
 from ..errors import Errors, Warnings
 from .wordnet import WordNetMissingError, check_nltk
 from ..types import PathLike
@@ -91,8 +92,7 @@ def build_dictionary_store(
 ) -> Dict[str, Any]:
     """Write the store (OUTPUT, or OUTPUT/definitions.sqlite for a directory); returns its statistics."""
     sources = list(sources)
-    if max_per_source < 1:
-        raise ValueError(Errors.E052.format(setting="--max-per-source", bounds="at least 1", value=max_per_source))
+    check_count(max_per_source, "--max-per-source", "contexts")
     if "wordnet" in sources:  # before GCIDE is read: NLTK missing was found only after it
         check_nltk(WORDNET_COMMAND)
     started = time.perf_counter()

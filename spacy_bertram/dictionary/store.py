@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import Errors
 from ..fileio import atomic_path
-from ..context_store import Context, check_complete
+from ..context_store import Context, DamagedFileError, check_complete, sqlite_problem, sqlite_rows
 from ..types import PathLike
 from .lemmas import candidate_lemmas
 
@@ -62,6 +62,10 @@ class DefinitionStore:
             raise ValueError(Errors.E508.format(path=path))
         check_complete(path, WHAT)
         conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+        problem = sqlite_problem(conn, path)
+        if problem is not None:
+            conn.close()
+            raise DamagedFileError(Errors.E513.format(path=str(path), problem=problem))
         try:
             meta = dict(conn.execute("SELECT key, value FROM meta"))
             for table in ("headwords", "contexts", "inflections"):
@@ -86,14 +90,14 @@ class DefinitionStore:
         """Pickle by path, so a pipeline holding a store can go to worker processes."""
         return (DefinitionStore.open, (str(self.path),))
 
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> List[Tuple[Any, ...]]:
+        return sqlite_rows(self._conn, sql, params, self.path, Errors.E513)
+
     def __contains__(self, word: object) -> bool:
-        return (
-            isinstance(word, str)
-            and self._conn.execute("SELECT 1 FROM headwords WHERE word = ?", (word.lower(),)).fetchone() is not None
-        )
+        return isinstance(word, str) and bool(self._rows("SELECT 1 FROM headwords WHERE word = ?", (word.lower(),)))
 
     def __len__(self) -> int:
-        return self._conn.execute("SELECT COUNT(*) FROM headwords").fetchone()[0]
+        return self._rows("SELECT COUNT(*) FROM headwords")[0][0]
 
     def context_spans(self, headword: str, limit: Optional[int] = None) -> List[Context]:
         """Up to `limit` stored (text, start, end) of one headword (lowercased), in stored order."""
@@ -101,15 +105,11 @@ class DefinitionStore:
             "SELECT c.text, c.start, c.end FROM headwords h JOIN contexts c ON c.word_id = h.id "
             "WHERE h.word = ? ORDER BY c.slot LIMIT ?"
         )
-        return list(self._conn.execute(sql, (headword.lower(), -1 if limit is None else int(limit))))
+        return self._rows(sql, (headword.lower(), -1 if limit is None else int(limit)))
 
     def irregular_lemmas(self, form: str) -> List[str]:
-        return [
-            row[0]
-            for row in self._conn.execute(
-                "SELECT lemma FROM inflections WHERE form = ? ORDER BY lemma", (form.lower(),)
-            )
-        ]
+        rows = self._rows("SELECT lemma FROM inflections WHERE form = ? ORDER BY lemma", (form.lower(),))
+        return [row[0] for row in rows]
 
     def headwords_for(self, word: str, lemma: Optional[str] = None) -> List[str]:
         """The headwords an occurrence of `word` may be: the form itself, then its lemmas."""
@@ -166,9 +166,18 @@ def write_definition_store(
     return path
 
 
+def check_definition_store(path: PathLike) -> None:
+    """A definition store that opens (its format, its tables, a file cut short or damaged), checked with sqlite3
+    alone before the work that reads it: `train --definitions` given a context store failed with E509 after its
+    targets were built and saved."""
+    DefinitionStore.open(path).close()
+
+
 def open_definition_store(path: PathLike, setting: str = "dictionary_store") -> DefinitionStore:
     """`DefinitionStore.open` with the setting that named the path in the error."""
     try:
         return DefinitionStore.open(path)
+    except DamagedFileError:
+        raise
     except ValueError as err:
         raise ValueError(Errors.E511.format(setting=setting, path=str(path), err=err)) from err

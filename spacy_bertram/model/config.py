@@ -9,6 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Union
 
+from ..bounds import check_count
 from ..errors import Errors
 
 #: How form and context combine (see `BertramConfig.mode`); MODES lists them in this order.
@@ -93,6 +94,8 @@ MODE_TRAITS: Mapping[str, ModeTraits] = MappingProxyType(
 CONTEXT_MODES: Tuple[Mode, ...] = tuple(mode for mode in MODES if MODE_TRAITS[mode].reads_contexts)
 SLOT_MODES: Tuple[Mode, ...] = tuple(mode for mode in MODES if MODE_TRAITS[mode].fills_slot)
 FORMAT_VERSION = 1
+#: The shortest encoder window per context: the special tokens, the word and a few words around it.
+MIN_SEQ_LENGTH = 8
 #: What a key missing from a saved config.json means: the value the network had before the key
 #: existed (every file written since names each key, and a key not listed here has kept its default).
 MISSING_KEY_MEANINGS: Mapping[str, Any] = MappingProxyType(
@@ -244,10 +247,7 @@ class BertramConfig:
                 raise ValueError(Errors.E097.format(setting=setting, value=getattr(self, setting), allowed=allowed))
         if not 0.0 <= self.ngram_dropout < 1.0:
             raise ValueError(Errors.E052.format(setting="ngram_dropout", bounds="in [0, 1)", value=self.ngram_dropout))
-        if self.max_seq_length < 8:
-            raise ValueError(
-                Errors.E052.format(setting="max_seq_length", bounds="at least 8", value=self.max_seq_length)
-            )
+        check_count(self.max_seq_length, "max_seq_length", "tokens", low=MIN_SEQ_LENGTH)
         for setting in ("subword_share", "context_mean_share", "context_mean_share_with_form"):
             if not 0.0 <= float(getattr(self, setting)) <= 1.0:
                 raise ValueError(Errors.E052.format(setting=setting, bounds="in [0, 1]", value=getattr(self, setting)))
@@ -259,16 +259,8 @@ class BertramConfig:
                     value=self.context_mean_smoothing,
                 )
             )
-        if self.max_contexts < 1:
-            raise ValueError(Errors.E052.format(setting="max_contexts", bounds="at least 1", value=self.max_contexts))
-        if self.max_word_pieces < 1:
-            raise ValueError(
-                Errors.E052.format(
-                    setting="max_word_pieces",
-                    value=self.max_word_pieces,
-                    bounds="at least 1 (the subword mean's wordpiece cap)",
-                )
-            )
+        check_count(self.max_contexts, "max_contexts", "contexts")
+        check_count(self.max_word_pieces, "max_word_pieces (the subword mean's wordpiece cap)", "tokens")
 
     @property
     def traits(self) -> ModeTraits:

@@ -19,6 +19,7 @@ from ..errors import Errors, Warnings
 from ..fileio import check_output_dir
 from ..rarity.frequencies import COUNTS_FILE
 from ..types import MODEL_FILES, PathLike
+from .reference import REFERENCE_FILES, is_reference_checkpoint
 
 #: The files a save writes and vouches for in DIGESTS_FILE (counts.tsv where it was given).
 DIGESTED_FILES = (*MODEL_FILES, COUNTS_FILE)
@@ -33,6 +34,20 @@ def hash_file(path: PathLike, digest: Any) -> str:
     with open(path, "rb") as file_:
         for block in iter(lambda: file_.read(1 << 20), b""):
             digest.update(block)
+    return digest.hexdigest()
+
+
+def model_fingerprint(path: PathLike) -> str:
+    """Content hash of a BERTRAM model directory: cache entries are valid for this model only.
+
+    The three model files only, as before digests.json and counts.tsv: a directory keeps the
+    fingerprint it had (and the caches bound to it), and saving the same files again gives the same one.
+    A checkpoint of the reference implementation's: its five files.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    reference = is_reference_checkpoint(path) and not (Path(path) / MODEL_FILES[1]).exists()
+    for name in REFERENCE_FILES if reference else MODEL_FILES:
+        hash_file(Path(path) / name, digest)
     return digest.hexdigest()
 
 

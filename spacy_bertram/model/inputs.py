@@ -28,6 +28,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Literal, Mapping, Option
 
 from .config import MODE_TRAITS, ContextRows
 from .encoder import is_bpe_tokenizer, text_ids, texts_ids, word_piece_ids
+from ..bounds import describe, is_count
 from ..errors import Errors, Warnings
 from ..fileio import write_json_atomic
 
@@ -437,9 +438,9 @@ def _warn_skipped(skipped: Mapping[str, int]) -> None:
 
 
 def check_token_budget(token_budget: Any, setting: str = "token_budget") -> None:
-    """A token budget is a whole number of encoder tokens per call, at least 1 (E024 names `setting`)."""
-    if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1:
-        raise ValueError(Errors.E024.format(setting=setting, token_budget=token_budget))
+    """A token budget: a whole number of encoder tokens per call within its bounds (E024 names `setting`)."""
+    if not is_count(token_budget, "tokens"):
+        raise ValueError(Errors.E024.format(setting=setting, bounds=describe("tokens"), token_budget=token_budget))
 
 
 #: Padding positions one more encoder call is worth on a CPU (measured on MiniLM's context rows:

@@ -14,7 +14,6 @@ and non-finite weights by tensor, instead of serving wrong vectors.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
@@ -32,7 +31,6 @@ from ..fileio import atomic_directory, write_json_atomic
 from .inputs import NgramVocab
 from .network import BertramNetwork
 from .reference import (
-    REFERENCE_FILES,
     REFERENCE_MAX_CONTEXTS,
     check_output_size,
     checkpoint_encoder,
@@ -51,7 +49,7 @@ from .files import (
     DIGESTS_FILE,
     MODEL_DIR_ENTRIES,
     check_model_dir,
-    hash_file,
+    model_fingerprint,  # noqa: F401  (the public name, and the callers that import it from here)
     sha256_of,
     verify_digests,
 )
@@ -377,16 +375,3 @@ def network_from_bytes(
     if device is not None:
         network.to(device)
     return network
-
-
-def model_fingerprint(path: PathLike) -> str:
-    """Content hash of a BERTRAM model directory: cache entries are valid for this model only.
-
-    The three model files only, as before digests.json and counts.tsv: a directory keeps the
-    fingerprint it had (and the caches bound to it), and saving the same files again gives the same one.
-    """
-    digest = hashlib.blake2b(digest_size=16)
-    reference = is_reference_checkpoint(path) and not (Path(path) / NGRAMS_FILE).exists()
-    for name in REFERENCE_FILES if reference else MODEL_FILES:
-        hash_file(Path(path) / name, digest)
-    return digest.hexdigest()

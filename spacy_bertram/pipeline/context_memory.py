@@ -20,19 +20,22 @@ busy timeout, one connection per process opened on first use). Neither is writte
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
 import weakref
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Doc
 
+from ..context_store import DamagedFileError, sqlite_problem
 from ..errors import Errors
 from ..fileio import new_file
-from .context_sources import DEFAULT_DOC_WINDOW, DocContexts, _checked_limit, _key, _within, check_at_least_one
+from ..bounds import check_count
+from .context_sources import DEFAULT_DOC_WINDOW, DocContexts, _checked_limit, _key, _within
 
 #: The `meta` table's mark of a memory file: a file without it is never written.
 FORMAT_NAME = "spacy-bertram-context-memory"
@@ -82,9 +85,9 @@ class MemoryContexts:
         recompute_at: Sequence[int] = DEFAULT_RECOMPUTE_AT,
         path: Optional[str] = None,
     ) -> None:
-        check_at_least_one(window, f"the window of {SOURCE}")
-        check_at_least_one(max_per_word, f"max_per_word of {SOURCE}")
-        check_at_least_one(max_words, f"max_words of {SOURCE}")
+        check_count(window, f"the window of {SOURCE}", "window")
+        check_count(max_per_word, f"max_per_word of {SOURCE}", "contexts")
+        check_count(max_words, f"max_words of {SOURCE}", "words")
         self.doc_source = DocContexts(window)
         self.limit = _checked_limit(limit, "memory")
         self.key = _key("memory", self.limit)
@@ -106,7 +109,7 @@ class MemoryContexts:
 
     @window.setter
     def window(self, window: int) -> None:
-        check_at_least_one(window, f"the window of {SOURCE}")
+        check_count(window, f"the window of {SOURCE}", "window")
         self.doc_source.window = int(window)
 
     def __call__(self, doc: Doc, word: str, indices: Sequence[int], limit: int) -> List[str]:
@@ -223,7 +226,24 @@ class FileMemory:
     def open(self) -> None:
         self.connection()
 
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """sqlite3's errors while the memory is used as coded ones naming the file: damage the check at open
+        could not see (a page broken since) is E188, another process holding the file past the busy timeout E181."""
+        try:
+            yield
+        except sqlite3.ProgrammingError:  # misuse, not the file
+            raise
+        except sqlite3.DatabaseError as err:
+            if getattr(err, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+                raise ValueError(Errors.E181.format(path=str(self.path), err=err)) from None
+            raise DamagedFileError(Errors.E188.format(path=str(self.path), problem=str(err))) from None
+
     def remember(self, word: str, texts: Sequence[str], max_per_word: int, max_words: int) -> List[str]:
+        with self._reading():
+            return self._remember(word, texts, max_per_word, max_words)
+
+    def _remember(self, word: str, texts: Sequence[str], max_per_word: int, max_words: int) -> List[str]:
         conn = self.connection()
         conn.execute("BEGIN IMMEDIATE")  # one writer at a time, across processes
         try:
@@ -251,17 +271,19 @@ class FileMemory:
         return held
 
     def recall(self, word: str) -> List[str]:
-        rows = self.connection().execute("SELECT text FROM contexts WHERE word = ? ORDER BY id", (word,))
-        return [text for (text,) in rows]
+        with self._reading():
+            rows = self.connection().execute("SELECT text FROM contexts WHERE word = ? ORDER BY id", (word,))
+            return [text for (text,) in rows]
 
     def stats(self) -> Dict[str, int]:
-        conn = self.connection()
-        words, word_bytes = conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(LENGTH(CAST(word AS BLOB))), 0) FROM words"
-        ).fetchone()
-        contexts, text_bytes = conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(LENGTH(CAST(text AS BLOB))), 0) FROM contexts"
-        ).fetchone()
+        with self._reading():
+            conn = self.connection()
+            words, word_bytes = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(LENGTH(CAST(word AS BLOB))), 0) FROM words"
+            ).fetchone()
+            contexts, text_bytes = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(LENGTH(CAST(text AS BLOB))), 0) FROM contexts"
+            ).fetchone()
         return {"words": words, "contexts": contexts, "bytes": word_bytes + text_bytes}
 
     def __getstate__(self) -> Dict[str, Any]:
@@ -284,6 +306,7 @@ def open_memory_file(path: Path) -> sqlite3.Connection:
     if not path.exists():
         create_memory_file(path)
     check_memory_file(path)
+    check_memory_writable(path)
     try:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
@@ -304,20 +327,48 @@ def check_memory_file(path: Path) -> None:
     if head != SQLITE_MAGIC:
         why = "is empty" if not head else "is not an SQLite file"
         raise ValueError(Errors.E180.format(path=str(path), why=why))
-    try:
-        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
-        try:
-            meta = dict(conn.execute("SELECT key, value FROM meta"))
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        meta = {}
+    meta, problem = _memory_meta(path)
+    if problem is not None:
+        raise DamagedFileError(Errors.E188.format(path=str(path), problem=problem))
     if meta.get("format") != FORMAT_NAME:
         why = f"is an SQLite file without the {FORMAT_NAME!r} mark in a meta table"
         raise ValueError(Errors.E180.format(path=str(path), why=why))
     if meta.get("version") != str(FORMAT_VERSION):
         why = f"is a memory of format version {meta.get('version')!r}; this spacy-bertram reads {FORMAT_VERSION}"
         raise ValueError(Errors.E180.format(path=str(path), why=why))
+
+
+def _memory_meta(path: Path) -> Tuple[Dict[str, str], Optional[str]]:
+    """(the file's meta table, {} without one; the first problem quick_check finds in a memory, or None), read
+    only. In a directory that cannot be written the file is read as immutable: a WAL reader makes a shared-memory
+    file beside it, which fails there ("unable to open database file"), and was taken for a file with no mark."""
+    uri = path.resolve().as_uri() + "?mode=ro"
+    for immutable in (False, True):
+        try:
+            conn = sqlite3.connect(uri + ("&immutable=1" if immutable else ""), uri=True, timeout=BUSY_TIMEOUT_S)
+        except sqlite3.Error:
+            return {}, None
+        try:
+            try:
+                meta = dict(conn.execute("SELECT key, value FROM meta"))
+            except sqlite3.OperationalError:  # no meta table, or (read-only directory) no shared memory
+                if not immutable and not os.access(path.parent, os.W_OK):
+                    continue
+                return {}, None
+            except sqlite3.DatabaseError as err:  # a SQLite header over pages that are not a database's
+                return {}, str(err)
+            return meta, sqlite_problem(conn, path) if meta.get("format") == FORMAT_NAME else None
+        finally:
+            conn.close()
+    return {}, None
+
+
+def check_memory_writable(path: Path) -> None:
+    """A memory writes on every doc: a read-only file or directory is refused at open (E189), not met as a raw
+    "attempt to write a readonly database" at the first rare word."""
+    for target, what in ((path, "the file"), (path.parent, f"its directory {str(path.parent)!r}")):
+        if not os.access(target, os.W_OK):
+            raise ValueError(Errors.E189.format(path=str(path), what=what, name=path.name))
 
 
 def create_memory_file(path: Path) -> None:

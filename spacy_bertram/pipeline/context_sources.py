@@ -41,9 +41,10 @@ from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, 
 from spacy.tokens import Doc
 
 from .. import registries  # spacy.registry.context_sources, which architectures.py fills
+from ..bounds import check_count, describe, is_count
 from ..dictionary.store import open_definition_store
 from ..errors import Errors
-from ..context_store import open_context_store
+from ..context_store import DamagedFileError, open_context_store
 
 ContextSource = Callable[[Doc, str, Sequence[int], int], List[str]]
 
@@ -118,6 +119,8 @@ class LazyStore:
             return open_definition_store(self._path, self.setting)
         try:
             return open_context_store(self._path)
+        except DamagedFileError:  # names the file and the fix: no hint of a moved store
+            raise
         except ValueError as err:
             saved = f" (the saved pipeline had it {self.hint})" if self.hint else ""
             raise ValueError(
@@ -139,7 +142,7 @@ class DocContexts:
     side where the doc has no sentence boundaries, or within a sentence longer than twice that)."""
 
     def __init__(self, window: int = DEFAULT_DOC_WINDOW, limit: Optional[int] = None) -> None:
-        check_at_least_one(window, "the window of spacy-bertram.doc_contexts.v1")
+        check_count(window, "the window of spacy-bertram.doc_contexts.v1", "window")
         self.window = int(window)
         self.limit = _checked_limit(limit, "doc")
         self.key = _key("doc", self.limit)
@@ -247,19 +250,16 @@ def checked_texts(source: ContextSource, texts: Any, word: str) -> List[str]:
     raise ValueError(Errors.E167.format(source=source_key(source), value=texts, word=word))
 
 
-def check_at_least_one(value: Any, setting: str) -> None:
-    """A count or window setting: a whole number of at least 1 (E150 names the setting)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(Errors.E052.format(setting=setting, bounds="a whole number of at least 1", value=repr(value)))
-
-
 def _within(own: Optional[int], limit: int) -> int:
     return limit if own is None else min(own, limit)
 
 
-def _checked_limit(limit: Optional[int], name: str) -> Optional[int]:
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError(Errors.E106.format(spec=name, name=name, limit_text=str(limit)))
+def _checked_limit(limit: Optional[int], name: str, spec: Optional[str] = None) -> Optional[int]:
+    """A source's limit: None, or a count of contexts within their bounds (`bounds.COUNT_BOUNDS`)."""
+    if limit is not None and not is_count(limit, "contexts"):
+        raise ValueError(
+            Errors.E106.format(spec=spec or name, name=name, bounds=describe("contexts"), limit_text=str(limit))
+        )
     return limit
 
 
@@ -301,8 +301,11 @@ def contexts_from_spec(
         name, _, limit_text = part.strip().partition(":")
         if name not in build:
             raise ValueError(Errors.E105.format(spec=spec, name=name, sources=", ".join(build), example=example))
-        if limit_text and (not limit_text.isdigit() or int(limit_text) < 1):
-            raise ValueError(Errors.E106.format(spec=spec, name=name, limit_text=limit_text))
+        if limit_text and not limit_text.isdigit():
+            raise ValueError(
+                Errors.E106.format(spec=spec, name=name, bounds=describe("contexts"), limit_text=limit_text)
+            )
+        _checked_limit(int(limit_text) if limit_text else None, name, spec)
         if name in named:
             raise ValueError(Errors.E107.format(spec=spec, name=name))
         named.add(name)

@@ -42,6 +42,7 @@ from safetensors import SafetensorError
 from safetensors.numpy import load as load_arrays
 from safetensors.numpy import save as save_arrays
 
+from ..bounds import describe, is_count
 from ..errors import Errors
 
 CacheKey = Tuple[str, str, str]
@@ -70,8 +71,8 @@ class VectorCache:
     """
 
     def __init__(self, max_size: int = DEFAULT_CACHE_SIZE, fingerprint: str = "") -> None:
-        if max_size < 0:
-            raise ValueError(Errors.E122.format(max_size=max_size))
+        if not is_count(max_size, "words", low=0):
+            raise ValueError(Errors.E122.format(bounds=describe("words", low=0), max_size=max_size))
         self.max_size = int(max_size)
         self.fingerprint = fingerprint
         self._entries: "OrderedDict[CacheKey, numpy.ndarray]" = OrderedDict()

@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Unio
 from spacy.tokens import Doc
 
 from ..context_store import check_casing
+from ..bounds import check_count
 from ..errors import Errors, Warnings
 from ..rarity.frequencies import (
     CountTable,
@@ -43,7 +44,6 @@ from .context_sources import (
     ContextSource,
     DocContexts,
     LazyStore,
-    check_at_least_one,
     checked_texts,
     contexts_from_spec,
     leaves,
@@ -87,8 +87,8 @@ class WordSources:
         contexts_per_word: int = DEFAULT_CONTEXTS_PER_WORD,
         context_window: int = DEFAULT_DOC_WINDOW,
     ) -> None:
-        check_at_least_one(contexts_per_word, "contexts_per_word")
-        check_at_least_one(context_window, "context_window")
+        check_count(contexts_per_word, "contexts_per_word", "contexts")
+        check_count(context_window, "context_window", "window")
         self.rule = rule
         self.lang = lang
         self.name = name
@@ -149,7 +149,7 @@ class WordSources:
     def context_window(self, window: int) -> None:
         """Every doc source reads this window from now on, registered or built from the shorthand. Without a doc
         source nothing would read it, and contexts are not switched on after construction: refused (E168)."""
-        check_at_least_one(window, "context_window")
+        check_count(window, "context_window", "window")
         doc_sources = list(self._doc_sources())
         if not doc_sources:
             raise ValueError(Errors.E168.format(name=self.name, spec=self.spec, window=window))

@@ -28,6 +28,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
 from spacy.tokens import Doc, Token
 
+from ..bounds import describe, is_count
 from ..errors import Errors
 from .frequencies import DEFAULT_MAX_ZIPF, Frequencies, FrequentForms, check_max_zipf
 from ..types import DEFAULT_MIN_WORDPIECES
@@ -79,8 +80,12 @@ class RareWordRule:
                 )
             )
         check_max_zipf(self.max_zipf)
-        if self.min_wordpieces < 1 or self.min_length < 1:
-            raise ValueError(Errors.E040)
+        if not (is_count(self.min_wordpieces, "tokens") and is_count(self.min_length, "tokens")):
+            raise ValueError(
+                Errors.E040.format(
+                    bounds=describe("tokens"), min_wordpieces=self.min_wordpieces, min_length=self.min_length
+                )
+            )
 
     def reject_token(self, token: Token) -> Optional[str]:
         """Why the cheap, table-free part of the rule rejects `token`, or None."""

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional, Tuple
 
+from ..bounds import check_count
 from ..dictionary.store import DefinitionStore
-from ..errors import Errors
 from ..pipeline.context_sources import chain_contexts
 from ..types import PathLike
 from .sources import ContextSource
@@ -26,8 +26,7 @@ class WithDefinitions:
     """A `ContextSource` whose contexts of a word begin with the word's definitions."""
 
     def __init__(self, source: ContextSource, store: PathLike, per_word: int = DEFAULT_PER_WORD) -> None:
-        if per_word < 1:
-            raise ValueError(Errors.E052.format(setting="--definitions-per-word", bounds="at least 1", value=per_word))
+        check_count(per_word, "--definitions-per-word", "contexts")
         self.source = source
         self.per_word = int(per_word)
         self._store = DefinitionStore.open(store)

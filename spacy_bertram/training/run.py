@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 from ..model.encoder import load_encoder
 from ..errors import Errors
 from ..device import make_deterministic, select_device
+from ..dictionary.store import check_definition_store
 from ..fileio import clean_stale_temps, mark_json, remove_written, write_json_atomic
 from ..model.files import MODEL_DIR_ENTRIES
 from ..model.storage import write_model_dir
@@ -41,6 +42,7 @@ from .settings import (
     TrainingData,
     TrainSettings,
     check_encoder_settings,
+    changed_settings,
     check_train_output,
     model_dirs,
 )
@@ -133,21 +135,6 @@ def _in_todays_terms(recorded_run: Any) -> Any:
     return recorded_run
 
 
-def changed_settings(old: Any, new: Dict[str, Any], prefix: str = "") -> str:
-    """The settings that differ, `key: old -> new` (nested keys dotted), instead of the whole record."""
-    if not isinstance(old, dict):
-        return f"recorded: {old!r}"
-    changes = []
-    for key in sorted(set(old) | set(new), key=str):
-        before, after = old.get(key, "(unset)"), new.get(key, "(unset)")
-        if isinstance(before, dict) and isinstance(after, dict):
-            nested = changed_settings(before, after, f"{prefix}{key}.")
-            changes += [nested] if nested else []
-        elif before != after:
-            changes.append(f"{prefix}{key}: {before!r} -> {after!r}")
-    return "; ".join(changes)
-
-
 def pooled_contexts(
     source: ContextSource, words: Sequence[str], pool: int, definitions: Optional[PathLike], per_word: int
 ) -> List[List[str]]:
@@ -183,11 +170,10 @@ def train(
     # TrainingData checked its word limits when it was made; the base model and read_layer are checked
     # from the encoder's files alone, before targets or progress.json are written.
     check_encoder_settings(settings.network)
+    if data.definitions is not None:  # a store that is none fails now, not after the targets (E509)
+        check_definition_store(data.definitions)
     device = select_device(options.gpu_id)
     make_deterministic(device)  # before the first cuBLAS call
-    source = open_context_store(contexts) if isinstance(contexts, (str, Path)) else contexts
-    encoder, tokenizer = load_encoder(base_model, device=device)  # the cached copy for the device
-    width = int(encoder.get_input_embeddings().weight.shape[1])
     output = Path(output_dir)
     run_info = {
         "base_model": base_model,
@@ -204,7 +190,10 @@ def train(
         run_info["multi_piece_words"] = {"words": data.multi_piece_words, "min_zipf": data.multi_piece_min_zipf}
     if data.definitions is not None:  # recorded only when used, so runs without it resume as before
         run_info["definitions"] = {"store": str(data.definitions), "per_word": data.definitions_per_word}
-    _check_resume(output, run_info, options.restart, log)
+    _check_resume(output, run_info, options.restart, log)  # before the store and the encoder load
+    source = open_context_store(contexts) if isinstance(contexts, (str, Path)) else contexts
+    encoder, tokenizer = load_encoder(base_model, device=device)  # the cached copy for the device
+    width = int(encoder.get_input_embeddings().weight.shape[1])
     # a killed run's, taken over (a user's file alone in targets/ is no target set)
     own_targets = data.targets is None and any((output / TARGETS_DIR / name).exists() for name in TARGET_FILES)
     if data.targets is not None:

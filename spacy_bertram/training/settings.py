@@ -8,20 +8,23 @@ and `store_builder.py` import them from here.
 from __future__ import annotations
 
 import importlib.util
+import hashlib
+import json
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ..bounds import check_count
 from ..model.config import MODE_TRAITS, BertramConfig, check_read_layer
 from ..model.encoder import check_base_model, encoder_layer_count
 from ..model.inputs import NGRAM_STYLES
 from ..rarity.frequencies import DEFAULT_MAX_ZIPF, check_max_zipf
 from ..errors import Errors
-from ..context_store import STORE_FILE
+from ..context_store import STORE_FILE, open_context_store
 from ..fileio import check_output_dir
-from ..model.files import check_model_dir
-from ..types import DEFAULT_TOKEN_BUDGET, PathLike
+from ..model.files import check_model_dir, model_fingerprint
+from ..types import DEFAULT_CONTEXTS_PER_WORD, DEFAULT_TOKEN_BUDGET, PathLike
 
 #: Training words occur at least this often (prepare and targets).
 DEFAULT_MIN_COUNT = 100
@@ -51,6 +54,10 @@ PREPARE_FILES = (STORE_FILE, "counts.tsv", "prepare.json")
 #: META_FILE, VECTORS_FILE and SHARDS_DIR, named here so that the command checks its output before
 #: it imports torch (tests/test_training_vectors.py checks that they agree).
 VECTORS_OUTPUTS = ("table.json", "vectors.safetensors", "shards")
+#: The plan of a table being computed, in its shards directory (`shards.ShardStore`).
+PLAN_FILE = "plan.json"
+#: `vectors --rare-only`: the language of the blank pipeline the rule is built in (wordfreq's), as `rare-words`'.
+DEFAULT_LANG = "en"
 
 
 #: The packages Dask's runs import (the `dask` extra: pip install 'spacy-bertram[dask]').
@@ -63,6 +70,8 @@ def check_workers(workers: Optional[int], scheduler: Optional[str] = None, *, da
     `vectors`, anything but `--workers 0`) without the extra installed failed once its work had begun."""
     if workers is not None and workers < 0:
         raise ValueError(Errors.E268.format(workers=workers))
+    if workers is not None:
+        check_count(workers, "--workers", "workers")
     needs_dask = workers != 0 if dask_by_default else bool(scheduler or workers)
     if needs_dask and not dask_installed():
         raise ValueError(Errors.E267)
@@ -83,32 +92,39 @@ MIN_TRAINING_WORDS = 20
 def check_word_limits(min_count: int, max_words: Optional[int], held_out_fraction: float = DEFAULT_HELD_OUT) -> None:
     """The training-word settings, before the store is opened: a cap below what training needs would
     later read as "too few frequent words", and a NaN fraction would pass `fraction >= 0.5`."""
-    if min_count < 1:
-        raise ValueError(Errors.E052.format(setting="--min-count", bounds="at least 1", value=min_count))
+    check_count(min_count, "--min-count", "occurrences")
     if max_words is not None and max_words < MIN_TRAINING_WORDS:
         raise ValueError(Errors.E256.format(max_words=max_words, MIN_TRAINING_WORDS=MIN_TRAINING_WORDS))
+    if max_words is not None:
+        check_count(max_words, "--max-words", "words")
     if not 0.0 < held_out_fraction < 0.5:
         raise ValueError(Errors.E052.format(setting="held_out_fraction", bounds="in (0, 0.5)", value=held_out_fraction))
 
 
 def check_multi_piece_words(multi_piece_words: int, multi_piece_min_zipf: float) -> None:
     """The extra multi-piece words: a count and a threshold on wordfreq's Zipf scale."""
-    if multi_piece_words < 0:
-        raise ValueError(
-            Errors.E052.format(setting="--multi-piece-words", bounds="at least 0", value=multi_piece_words)
-        )
+    check_count(multi_piece_words, "--multi-piece-words", "words", low=0)
     check_max_zipf(multi_piece_min_zipf, "--multi-piece-min-zipf")
+
+
+#: `prepare`'s count settings: their kind of count (`bounds.COUNT_BOUNDS`) and the least value where it is not the
+#: kind's (0: no rarer words' contexts, no cap on the rarer words).
+PREPARE_COUNTS: Dict[str, Tuple[str, Optional[int]]] = {
+    "min_count": ("occurrences", None),
+    "max_contexts": ("contexts", None),
+    "context_words": ("window", None),
+    "rare_max_contexts": ("contexts", 0),
+    "max_rare_words": ("words", 0),
+}
 
 
 def check_prepare_settings(**values: Optional[int]) -> None:
     """`prepare`'s count settings, before the corpus is read and before anything is written (the
     command checks them before it imports its step, which loads torch)."""
-    least = {"min_count": 1, "max_contexts": 1, "context_words": 1, "rare_max_contexts": 0, "max_rare_words": 0}
     for name, value in values.items():
-        if value is not None and value < least[name]:
-            raise ValueError(
-                Errors.E052.format(setting="--" + name.replace("_", "-"), bounds=f"at least {least[name]}", value=value)
-            )
+        if value is not None:
+            kind, low = PREPARE_COUNTS[name]
+            check_count(value, "--" + name.replace("_", "-"), kind, low)
 
 
 def read_word_list(path: PathLike) -> List[str]:
@@ -132,17 +148,140 @@ def check_vector_settings(
     shard_size: int,
     workers: Optional[int],
     scheduler: Optional[str] = None,
+    min_contexts: int = 1,
 ) -> None:
     """`vectors`' settings, before the model is loaded (the command checks them before importing torch)."""
+    check_count(min_contexts, "--min-contexts", "contexts", low=0)
+    check_count(min_count, "--min-count", "occurrences")
+    if max_count is not None:
+        check_count(max_count, "--max-count", "occurrences")
     if max_count is not None and max_count <= min_count:
         raise ValueError(Errors.E261.format(max_count=max_count, min_count=min_count))
-    if max_contexts < 1:
-        raise ValueError(Errors.E052.format(setting="--max-contexts", bounds="at least 1", value=max_contexts))
+    check_count(max_contexts, "--max-contexts", "contexts")
     if token_budget < 0:
         raise ValueError(Errors.E263.format(token_budget=token_budget))
-    if shard_size < 1:
-        raise ValueError(Errors.E052.format(setting="--shard-size", bounds="at least 1", value=shard_size))
+    check_count(token_budget, "--token-budget", "tokens", low=0)
+    check_count(shard_size, "--shard-size", "words")
     check_workers(workers, scheduler, dask_by_default=True)  # in this process only with --workers 0
+
+
+def changed_settings(old: Any, new: Dict[str, Any], prefix: str = "") -> str:
+    """The settings that differ, `key: old -> new` (nested keys dotted), instead of the whole record."""
+    if not isinstance(old, dict):
+        return f"recorded: {old!r}"
+    changes = []
+    for key in sorted(set(old) | set(new), key=str):
+        before, after = old.get(key, "(unset)"), new.get(key, "(unset)")
+        if isinstance(before, dict) and isinstance(after, dict):
+            nested = changed_settings(before, after, f"{prefix}{key}.")
+            changes += [nested] if nested else []
+        elif before != after:
+            changes.append(f"{prefix}{key}: {before!r} -> {after!r}")
+    return "; ".join(changes)
+
+
+def store_summary(store: Any) -> Dict[str, Any]:
+    """What a vector table records of a store it read (a `ContextStore`): enough to tell another store apart."""
+    return {k: store.meta.get(k) for k in ("total_words", "vocab_size", "seed", "window", "lowercase")}
+
+
+def summary_of_store(path: PathLike) -> Dict[str, Any]:
+    with open_context_store(path) as store:
+        return store_summary(store)
+
+
+@dataclass(frozen=True)
+class VectorSelection:
+    """What selects a vector table's words and their contexts: `vectors`' options, as `build_vector_table` takes them
+    (`then_stores`: the stores read after the first for the contexts a word lacks there)."""
+
+    then_stores: Tuple[PathLike, ...] = ()
+    min_count: int = 1
+    max_count: Optional[int] = None
+    word_list: Optional[PathLike] = None
+    min_contexts: int = 1
+    rare_only: bool = False
+    max_zipf: Optional[float] = None
+    lang: Optional[str] = None
+    max_contexts: int = DEFAULT_CONTEXTS_PER_WORD
+
+    def request(self, model: PathLike, store: PathLike) -> Dict[str, Any]:
+        """What the run asks for, as its table records it (table.json, and shards/plan.json's settings), told
+        without torch: the model's fingerprint, the stores, the contexts per word, the rule of `rare_only` and
+        what selects the words. A run compares it with what its output holds before any work
+        (`check_vector_request`)."""
+        listed = None
+        if self.word_list is not None:
+            text = "\n".join(read_word_list(self.word_list))
+            listed = hashlib.blake2b(text.encode("utf8"), digest_size=16).hexdigest()
+        request: Dict[str, Any] = {
+            "model_id": model_fingerprint(model),
+            "max_contexts": self.max_contexts,
+            "store": summary_of_store(store),
+        }
+        if self.then_stores:
+            request["then_stores"] = [summary_of_store(path) for path in self.then_stores]
+        if self.rare_only:
+            max_zipf = DEFAULT_MAX_ZIPF if self.max_zipf is None else self.max_zipf
+            request["rare_only"] = {"max_zipf": max_zipf, "lang": self.lang or DEFAULT_LANG}
+        request["selection"] = {
+            "min_count": self.min_count,
+            "max_count": self.max_count,
+            "min_contexts": self.min_contexts,
+            "word_list": listed,
+        }
+        return request
+
+
+#: What a vector table records of its request since a later version than the rest: a table or plan without it
+#: is compared without it (a killed run of the earlier version still resumes).
+VECTOR_RECORD_ADDED = ("selection",)
+
+
+def vector_request_changes(recorded: Mapping[str, Any], request: Mapping[str, Any]) -> str:
+    """The settings a table (or a plan's settings) records that differ from `request`, as `changed_settings`
+    says them; "" where none does. A table recorded before `selection` was is compared without it (its words
+    are, once they are selected), and of `rare_only` only the rule, not how many words it dropped."""
+    held: Dict[str, Any] = {key: recorded.get(key) for key in ("model_id", "max_contexts", "store")}
+    if recorded.get("then_stores"):
+        held["then_stores"] = recorded["then_stores"]
+    if isinstance(recorded.get("rare_only"), dict):
+        held["rare_only"] = {key: recorded["rare_only"].get(key) for key in ("max_zipf", "lang")}
+    asked = dict(request)
+    for key in VECTOR_RECORD_ADDED:
+        if key in recorded:
+            held[key] = recorded[key]
+        else:
+            asked.pop(key, None)
+    return changed_settings(held, asked)
+
+
+def check_vector_request(output: PathLike, request: Mapping[str, Any], force: bool = False) -> None:
+    """Refuse, before any work, an output holding a table (E266, unless `force`: the table is replaced) or the
+    shards of a run (E236) made with other settings, naming them: the refusal came after the model loaded, the
+    words were selected and, with --rare-only, the rule was asked of each (10 s), and named nothing."""
+    out = Path(output)
+    table = _json_record(out / VECTORS_OUTPUTS[0])
+    if table is not None:
+        changed = vector_request_changes(table, request)
+        if changed and not force:
+            raise ValueError(Errors.E266.format(out=str(out), changed=changed))
+        return  # the same table (the run says it is done), or one --force replaces with its shards
+    plan = _json_record(out / VECTORS_OUTPUTS[2] / PLAN_FILE)
+    if plan is not None:
+        settings = plan.get("settings")
+        changed = vector_request_changes(settings if isinstance(settings, dict) else {}, request)
+        if changed:
+            raise ValueError(Errors.E236.format(directory=str(out / VECTORS_OUTPUTS[2]), changed=changed))
+
+
+def _json_record(path: Path) -> Optional[Dict[str, Any]]:
+    """A JSON object a run recorded, or None where there is none (a damaged one: its own reader names it)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf8")) if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def check_rare_settings(rare_only: bool, max_zipf: Optional[float], lang: Optional[str]) -> None:
@@ -167,6 +306,13 @@ class OTASettings:
     lr: float = 1e-3
     seed: int = 0
     eval_draws: int = 1
+
+    def __post_init__(self) -> None:
+        check_count(self.steps, "OTA steps", "steps", low=0)
+        check_count(self.batch_words, "OTA batch_words", "batch")
+        check_count(self.neighbours, "OTA neighbours", "window", low=0)
+        check_count(self.seed, "OTA seed", "seed")
+        check_count(self.eval_draws, "OTA eval_draws", "runs")
 
 
 #: BertramConfig fields that are not training settings: the encoder is the run's `base_model`
@@ -288,11 +434,18 @@ class TrainSettings:
             raise ValueError(Errors.E270)
         if min(self.epochs) < 0 or min(self.batch_words) < 1 or not all(0 < lr < math.inf for lr in self.lr):
             raise ValueError(Errors.E271.format(lr=self.lr))
+        for epochs, batch_words in zip(self.epochs, self.batch_words):
+            check_count(epochs, "epochs", "steps", low=0)
+            check_count(batch_words, "batch_words", "batch")
         check_stage_epochs(self.epochs, self.network.mode)
         if self.ngram_style not in NGRAM_STYLES:
             raise ValueError(Errors.E298.format(value=self.ngram_style, allowed=NGRAM_STYLES))
         if not 1 <= self.min_contexts <= self.network.max_contexts <= self.pool_contexts:
             raise ValueError(Errors.E272)
+        check_count(self.pool_contexts, "pool_contexts", "contexts")
+        check_count(self.ngram_min_count, "ngram_min_count", "occurrences")
+        check_count(self.seed, "seed", "seed")
+        check_count(self.token_budget, "token_budget", "tokens")
         if not 0.0 <= self.inplace_mask_fraction < 1.0:
             raise ValueError(
                 Errors.E052.format(
@@ -311,6 +464,7 @@ class TrainSettings:
                     weight=self.rank_weight, temperature=self.rank_temperature, negatives=self.rank_negatives
                 )
             )
+        check_count(self.rank_negatives, "rank_negatives", "words")
 
     def path_mix_at(self, progress: float) -> Optional[Tuple[float, float, float]]:
         """The path shares of the step `progress` (0 to 1) of the way through its stage."""
@@ -370,12 +524,7 @@ class TrainingData:
         failed only after the targets were built and saved)."""
         check_word_limits(self.min_count, self.max_words, self.held_out_fraction)
         check_multi_piece_words(self.multi_piece_words, self.multi_piece_min_zipf)
-        if self.definitions_per_word < 1:
-            raise ValueError(
-                Errors.E052.format(
-                    setting="--definitions-per-word", bounds="at least 1", value=self.definitions_per_word
-                )
-            )
+        check_count(self.definitions_per_word, "--definitions-per-word", "contexts")
 
 
 @dataclass
@@ -429,6 +578,15 @@ __all__ = [
     "UNRECORDED_DEFAULTS",
     "DEFAULT_PATH_MIX",
     "VECTORS_OUTPUTS",
+    "PLAN_FILE",
+    "DEFAULT_LANG",
+    "VECTOR_RECORD_ADDED",
+    "changed_settings",
+    "check_vector_request",
+    "store_summary",
+    "summary_of_store",
+    "VectorSelection",
+    "vector_request_changes",
     "MIN_TRAINING_WORDS",
     "check_multi_piece_words",
     "check_vector_settings",

@@ -27,9 +27,21 @@ from ..pipeline.context_sources import chain_contexts
 from ..pipeline.vector_table import FORMAT_NAME, SHARDS_DIR, VectorTable
 from ..model.storage import load_bertram, model_fingerprint
 from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike
+from .settings import PLAN_FILE, VECTOR_RECORD_ADDED, changed_settings
 from .worker_objects import once_per_process
 
-PLAN_FILE = "plan.json"
+
+def plan_changes(old: Any, new: Mapping[str, Any]) -> str:
+    """How two plans differ, in words: the number of words where they differ (not the lists), then the settings."""
+    if not isinstance(old, dict):
+        return f"recorded: {old!r}"
+    changes = []
+    if old.get("words") != new["words"]:
+        changes.append(f"words: {len(old.get('words') or [])} -> {len(new['words'])}")
+    rest = changed_settings(
+        {k: v for k, v in old.items() if k != "words"}, {k: v for k, v in new.items() if k != "words"}
+    )
+    return "; ".join(changes + ([rest] if rest else []))
 
 
 class ShardStore:
@@ -56,8 +68,13 @@ class ShardStore:
         plan_path = store.directory / PLAN_FILE
         if plan_path.is_file():
             old = json.loads(plan_path.read_text(encoding="utf8"))
-            if old != json.loads(json.dumps(plan)):
-                raise ValueError(Errors.E236.format(directory=str(store.directory)))
+            new = json.loads(json.dumps(plan))
+            recorded = old.get("settings") if isinstance(old, dict) else None
+            for key in VECTOR_RECORD_ADDED:  # recorded since that plan was written: not compared
+                if isinstance(recorded, dict) and key not in recorded:
+                    new["settings"].pop(key, None)
+            if old != new:
+                raise ValueError(Errors.E236.format(directory=str(store.directory), changed=plan_changes(old, new)))
         else:
             store.directory.mkdir(parents=True, exist_ok=True)
             write_json_atomic(plan_path, plan, indent=None)

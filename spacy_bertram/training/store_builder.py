@@ -124,19 +124,6 @@ class _Reservoirs:
         self.batch_size = batch_size
         self.pending: Dict[Tuple[int, int], Context] = {}
 
-    def add_word(self, word_id: int, cap: int, seen: int = 0, digests: Sequence[int] = ()) -> int:
-        """Sample one more word, resuming Algorithm R where an earlier run left it (a store grown in place,
-        `text_store.py`): `seen` occurrences so far, and the digests of its stored contexts by slot. Returns
-        the word's index here."""
-        self.caps.append(cap)
-        self.word_ids.append(word_id)
-        self.offsets.append(self.offsets[-1] + cap)
-        self.hashes.extend(digests)
-        self.hashes.extend(array("q", bytes(8 * (cap - len(digests)))))
-        self.seen.append(seen)
-        self.stored.append(len(digests))
-        return len(self.caps) - 1
-
     def choose(self, wid: int) -> Optional[int]:
         """Algorithm R: the slot this occurrence of word `wid` would take, or None."""
         seen = self.seen[wid] + 1
@@ -178,6 +165,38 @@ class _Reservoirs:
         self.conn.executemany("INSERT OR REPLACE INTO contexts VALUES (?, ?, ?, ?, ?)", rows)  # type: ignore[union-attr]
         self.conn.commit()  # type: ignore[union-attr]
         self.pending.clear()
+
+
+class _GrowingReservoirs(_Reservoirs):
+    """Reservoirs for words met one by one (a store grown in place, `text_store.py`), whose slots are taken as
+    they fill: a word seen once holds one digest, not `cap` of them. Reserving every new word's `cap` slots up
+    front, as `prepare` may for words it counted first, made `texts-store --max-contexts 100000000` ask for
+    800 MB per word. The draws are `_Reservoirs`', so the sample is the same."""
+
+    def __init__(self, conn: sqlite3.Connection, seed: int, batch_size: int) -> None:
+        super().__init__(conn, [], seed, batch_size, word_ids=[])
+        self.digests: List[array] = []
+
+    def add_word(self, word_id: int, cap: int, seen: int = 0, digests: Sequence[int] = ()) -> int:
+        """Sample one more word, resuming Algorithm R where an earlier add left it: `seen` occurrences so far,
+        and the digests of its stored contexts by slot. Returns the word's index here."""
+        self.caps.append(cap)
+        self.word_ids.append(word_id)
+        self.digests.append(array("q", digests))
+        self.seen.append(seen)
+        self.stored.append(len(digests))
+        return len(self.caps) - 1
+
+    def place(self, wid: int, slot: int, digest: int) -> bool:
+        held = self.digests[wid]
+        if digest in held:
+            return False
+        if slot == len(held):
+            held.append(digest)
+            self.stored[wid] = slot + 1
+        else:
+            held[slot] = digest
+        return True
 
 
 @dataclass

@@ -32,13 +32,14 @@ import warnings
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
-from ..context_store import DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, SCHEMA, ContextStore
+from ..context_store import DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, SCHEMA, ContextStore, DamagedFileError
+from ..bounds import check_count
 from ..errors import Errors, Warnings
 from ..fileio import atomic_path, check_output_file, check_writable, output_mark
 from ..types import PathLike
 from .corpus import check_corpus_paths, decoded, expand_paths, file_texts, hyphen_parts, text_kind, tokenize_spans
 from .progress import progress_bar
-from .store_builder import _Reservoirs, context_digest
+from .store_builder import _GrowingReservoirs, context_digest
 
 #: The command that writes these stores, and the mark its meta table carries (`source`).
 COMMAND = "texts-store"
@@ -123,6 +124,8 @@ def store_settings(path: PathLike) -> Dict[str, str]:
     try:
         with ContextStore.open(path) as store:
             meta = dict(store.meta)
+    except DamagedFileError:  # names the file and the fix (copy or build it again)
+        raise
     except ValueError as err:
         raise ValueError(Errors.E084.format(path=path, err=str(err).rstrip("."))) from None
     if meta.get("source") != SOURCE:
@@ -164,7 +167,7 @@ def _casing(lowercase: bool) -> str:
 
 class _Adder:
     """One add: the words the new texts hold, each resumed from the store (its count, its stored contexts'
-    digests) the first time a text holds it, sampled with `_Reservoirs` and written back at the end."""
+    digests) the first time a text holds it, sampled with `_GrowingReservoirs` and written back at the end."""
 
     def __init__(
         self, conn: sqlite3.Connection, cap: int, window: int, lowercase: bool, seed: int, parts: bool = True
@@ -174,7 +177,7 @@ class _Adder:
         self.window = window
         self.lowercase = lowercase
         self.parts = parts
-        self.sample = _Reservoirs(conn, [], seed, batch_size=20_000, word_ids=[])
+        self.sample = _GrowingReservoirs(conn, seed, batch_size=20_000)
         self.index: Dict[str, int] = {}  # word -> its index in `sample`
         self.words: List[str] = []
         self.next_id = conn.execute("SELECT COALESCE(MAX(id), -1) + 1 FROM words").fetchone()[0]
@@ -264,6 +267,9 @@ def add_texts(
         raise ValueError(Errors.E246)
     if window < 1:
         raise ValueError(Errors.E248.format(window=window))
+    check_count(cap, "max_contexts (--max-contexts)", "contexts")
+    check_count(window, "window (--context-words)", "window")
+    check_count(seed, "seed (--seed)", "seed")
     before = {key: int(meta.get(key, 0)) for key in ("total_words", "vocab_size", "total_contexts", "texts")}
     # A draw stream of its own per add: the same seed with the store's size so far, so two adds never replay it.
     draws = int.from_bytes(hashlib.blake2b(f"{seed}:{before['total_words']}".encode(), digest_size=8).digest(), "big")

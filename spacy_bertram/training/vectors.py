@@ -22,20 +22,28 @@ from ..errors import Errors, Warnings
 from ..explain import rule_pipeline
 from ..fileio import check_output_dir, remove_written
 from ..context_store import ContextStore, check_casing, open_context_store
-from ..pipeline.vector_table import META_FILE, VectorTable, encoder_identity
+from ..pipeline.vector_table import META_FILE, SHARDS_DIR, VectorTable, encoder_identity
 from ..pipeline.word_sources import word_key_function
-from ..model.storage import load_bertram, model_fingerprint
+from ..model.storage import load_bertram
 from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike
 from .distributed import describe_client, local_threads, open_client, run_on_dask
 from .progress import progress_bar
-from .settings import VECTORS_OUTPUTS, check_rare_settings, check_vector_settings, read_word_list
+from .settings import (
+    DEFAULT_LANG,
+    VECTORS_OUTPUTS,
+    check_rare_settings,
+    check_vector_request,
+    check_vector_settings,
+    read_word_list,
+    VectorSelection,
+    store_summary,
+    vector_request_changes,
+)
 from .shards import JobSettings, ShardStore, infer_words, worker_state
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_SHARD_SIZE = 256
-#: The language of the blank pipeline the rare-word rule is built in (wordfreq's frequencies), as `rare-words`.
-DEFAULT_LANG = "en"
 
 
 def select_words(
@@ -130,17 +138,6 @@ def table_meta(
     }
 
 
-def store_summary(store: ContextStore) -> Dict[str, Any]:
-    """What a table records of a store it read: enough to tell another store apart."""
-    return {k: store.meta.get(k) for k in ("total_words", "vocab_size", "seed", "window", "lowercase")}
-
-
-def summary_of_store(path: PathLike, word_key: Callable[[str], str]) -> Dict[str, Any]:
-    with open_context_store(path) as store:
-        check_casing(store, word_key is str.lower, "--then-store")
-        return store_summary(store)
-
-
 def run_in_process(shards: ShardStore, todo: Sequence[int], job: JobSettings, progress: bool = True) -> None:
     """Fill the shards one after the other here (no Dask): for one device or debugging."""
     state = worker_state(job)
@@ -192,19 +189,28 @@ def build_vector_table(
     general store behind); the words still come from `store_path` alone.
     """
     start = time.perf_counter()
-    check_vector_settings(min_count, max_count, max_contexts, token_budget, shard_size, workers, scheduler)
+    check_vector_settings(
+        min_count, max_count, max_contexts, token_budget, shard_size, workers, scheduler, min_contexts
+    )
     check_rare_settings(rare_only, max_zipf, lang)
     check_output_dir(output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
     model_path, store_path = Path(model_path).resolve(), Path(store_path).resolve()
     then_paths = tuple(str(Path(path).resolve()) for path in then_stores)
+    selection = VectorSelection(
+        then_paths, min_count, max_count, word_list, min_contexts, rare_only, max_zipf, lang, max_contexts
+    )
+    request = selection.request(model_path, store_path)  # every store opened now: a bad one fails before any work
+    check_vector_request(output, request, force)  # other settings than the output's: refused before the work
     network = load_bertram(model_path)  # here for the word key and the encoder identity
-    model_id = model_fingerprint(model_path)
+    model_id = request["model_id"]
     encoder = encoder_identity(network)
     key_fn = word_key_function(network)
     key = "lower" if key_fn is str.lower else "cased"
     store = open_context_store(store_path)
     check_casing(store, key_fn is str.lower, "STORE")  # the component refuses it too: no contexts for "Quokka"
-    then_meta = [summary_of_store(path, key_fn) for path in then_paths]  # each opened now: fails before any work
+    for path in then_paths:  # each checked now: fails before any work
+        with open_context_store(path) as then_store:
+            check_casing(then_store, key_fn is str.lower, "--then-store")
     listed = read_word_list(word_list) if word_list is not None else None
     words = select_words(store, key_fn, min_count, max_count, listed, min_contexts)
     selection = ", from the word list" if listed is not None else ""
@@ -232,53 +238,79 @@ def build_vector_table(
     job = JobSettings(str(model_path), str(store_path), max_contexts, token_budget, device, then_store_paths=then_paths)
     meta = table_meta(model_id, encoder, job, store, key)
     if then_paths:
-        meta["then_stores"] = then_meta
+        meta["then_stores"] = request["then_stores"]
     if rare:
         meta["rare_only"] = rare
+    meta["selection"] = request["selection"]
     said = {"not_rare": rare["not_rare"]} if rare else {}
     out = Path(output)
     if (out / META_FILE).is_file():
         done = VectorTable.from_disk(out)
-        same_stores = done.meta.get("then_stores") == meta.get("then_stores")  # a table without them has none
-        if done.words == words and same_stores and {k: done.meta.get(k) for k in meta} == meta:
+        changed = vector_request_changes(done.meta, request) or _word_changes(done.words, words)
+        if not changed and all(done.meta.get(k) == meta[k] for k in ("encoder", "word_key")):
             return {"output": str(out), "words": len(done), **said, "computed_shards": 0, "already_done": True}
         if not force:
-            raise ValueError(Errors.E266.format(out=str(out)))
+            raise ValueError(Errors.E266.format(out=str(out), changed=changed or "the model's encoder or word key"))
         remove_written(out, VECTORS_OUTPUTS)  # another job's table and shards; others' files stay
-    shards = ShardStore.open(out, words, shard_size, {k: v for k, v in meta.items() if k != "encoder"})
-    todo = shards.missing()
-    logger.info("Vector table %s: %d words in %d shards, %d to compute", out, len(words), shards.n_shards, len(todo))
     del network  # the workers load their own
-    compute_start = time.perf_counter()
-    where = "this process"
-    if todo and workers == 0:
-        if gpu_ids:
-            job = JobSettings(**{**asdict(job), "device": f"cuda:{gpu_ids[0]}"})
-        run_in_process(shards, todo, job, progress)
-    elif todo:
-        client, close = open_client(scheduler, workers, gpu_ids)
-        try:
-            where = describe_client(client)
-            if scheduler is None and not gpu_ids:
-                job = JobSettings(**{**asdict(job), "torch_threads": local_threads(client)})
-            run_on_dask(client, shards, todo, job, model_id, progress)
-        finally:
-            close()
-    compute_seconds = time.perf_counter() - compute_start
-    table = shards.merge(meta)
-    table.to_disk(out)
-    computed = sum(len(shards.shard_words(i)) for i in todo)
-    return {
-        "output": str(out),
-        "words": len(table),
-        **said,
-        "width": table.width,
-        "shards": shards.n_shards,
-        "computed_shards": len(todo),
-        "resumed_shards": shards.n_shards - len(todo),
-        "computed_words": computed,
-        "on": where,
-        "compute_seconds": round(compute_seconds, 2),
-        "words_per_s": round(computed / compute_seconds, 1) if computed and compute_seconds > 0 else None,
-        "seconds": round(time.perf_counter() - start, 2),
-    }
+    new = [path for path in (out, out / SHARDS_DIR) if not path.exists()]
+    try:
+        shards = ShardStore.open(out, words, shard_size, {k: v for k, v in meta.items() if k != "encoder"})
+        todo = shards.missing()
+        logger.info(
+            "Vector table %s: %d words in %d shards, %d to compute", out, len(words), shards.n_shards, len(todo)
+        )
+        compute_start = time.perf_counter()
+        where = "this process"
+        if todo and workers == 0:
+            if gpu_ids:
+                job = JobSettings(**{**asdict(job), "device": f"cuda:{gpu_ids[0]}"})
+            run_in_process(shards, todo, job, progress)
+        elif todo:
+            client, close = open_client(scheduler, workers, gpu_ids)
+            try:
+                where = describe_client(client)
+                if scheduler is None and not gpu_ids:
+                    job = JobSettings(**{**asdict(job), "torch_threads": local_threads(client)})
+                run_on_dask(client, shards, todo, job, model_id, progress)
+            finally:
+                close()
+        compute_seconds = time.perf_counter() - compute_start
+        table = shards.merge(meta)
+        table.to_disk(out)
+        computed = sum(len(shards.shard_words(i)) for i in todo)
+        return {
+            "output": str(out),
+            "words": len(table),
+            **said,
+            "width": table.width,
+            "shards": shards.n_shards,
+            "computed_shards": len(todo),
+            "resumed_shards": shards.n_shards - len(todo),
+            "computed_words": computed,
+            "on": where,
+            "compute_seconds": round(compute_seconds, 2),
+            "words_per_s": round(computed / compute_seconds, 1) if computed and compute_seconds > 0 else None,
+            "seconds": round(time.perf_counter() - start, 2),
+        }
+    except BaseException:
+        _remove_unstarted(out, new)
+        raise
+
+
+def _word_changes(recorded: Sequence[str], selected: Sequence[str]) -> str:
+    """How a table's words differ from those selected now, in words (not the lists)."""
+    if list(recorded) == list(selected):
+        return ""
+    others = " (others)" if len(recorded) == len(selected) else ""
+    return f"words: {len(recorded)} in the table, {len(selected)}{others} selected now"
+
+
+def _remove_unstarted(out: Path, new: Sequence[Path]) -> None:
+    """A run that failed before it finished a shard leaves nothing: the shards directory (its plan alone) and
+    the output directory, where this run created them. Finished shards stay, for the run that resumes them."""
+    shards = out / SHARDS_DIR
+    if shards in new and shards.is_dir() and not any(shards.glob("shard-*.safetensors")):
+        remove_written(out, (SHARDS_DIR,))
+    if out in new and out.is_dir() and not any(out.iterdir()):
+        out.rmdir()
