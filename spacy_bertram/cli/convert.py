@@ -13,7 +13,8 @@ import typer
 
 from .app import FORCE_HELP, app, echo_json, run_checked
 from ..model.files import check_model_dir
-from ..model.reference import MAX_CONTEXTS_BOUND, REFERENCE_MAX_CONTEXTS, read_reference_settings
+from ..bounds import count_range
+from ..model.reference import REFERENCE_MAX_CONTEXTS, read_reference_settings
 
 
 @app.command("convert-reference")
@@ -35,8 +36,7 @@ def convert_reference_cmd(
     ),
     max_contexts: int = typer.Option(
         REFERENCE_MAX_CONTEXTS,
-        min=1,
-        max=MAX_CONTEXTS_BOUND,
+        **count_range("contexts"),
         help="the most contexts per word the model reads at inference (the reference reads every context it is given)",
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),

@@ -55,10 +55,8 @@ WEIGHT_NAMES: Mapping[str, str] = {
     "shallow_combination.linear.weight": "shallow_combination.weight",
     "shallow_combination.linear.bias": "shallow_combination.bias",
 }
-#: The most contexts per word a converted model reads (the reference reads every one it is given), and the
-#: most `convert-reference --max-contexts` takes.
+#: The most contexts per word a converted model reads (the reference reads every one it is given).
 REFERENCE_MAX_CONTEXTS = 64
-MAX_CONTEXTS_BOUND = 4096
 #: This network's parameters the reference's settings never read (the subword-mean gate, the per-context gate).
 UNREAD_WEIGHTS = ("form_gate.", "context_gate.")
 
