@@ -293,11 +293,11 @@ class Errors(metaclass=ErrorsWithCodes):
             "remembers into the file, and SQLite's WAL mode, which lets processes share it, writes {name}-wal and "
             "{name}-shm beside it. Give a path in a directory this process can write (copy the file there to keep "
             "what it remembers), or leave path unset to keep the memory in the process.")
-
     E193 = ("{setting} {path!r} is a cased context store (built with --cased), and the BERTRAM model ignores case: "
             "its words are looked up lowercased ('quokka'), and the store holds them as written ('Quokka'), so a "
             "capitalised word would get none of its contexts. Build the store again without --cased (a model that "
             "ignores case reads a lowercased store), or use a BERTRAM model trained for a cased encoder.")
+
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."
     E202 = "Weights in {path!r} do not fit this network (different n-grams or encoder?)"
