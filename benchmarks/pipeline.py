@@ -21,7 +21,9 @@ share of tokens that are rare, vectors inferred per second, and the CPU time per
 inferred vector in each part of the cold path (the rare-word rule, gathering
 contexts, tokenising, the form, the context encoder, attentive mimicking and the
 output mix, the cache). Peak resident memory (cache included) comes from one
-child process per pipeline that runs the same texts cold.
+child process per pipeline that runs the same texts cold. What a user's first call costs comes from
+fresh child processes too (`--first-doc-pairs`, stock and bertram in turns, one at a time): the seconds
+to build the pipeline and to run the first text, cold.
 
 `--against KEY=VALUE,...` adds a second bertram pipeline with some settings
 changed (contexts, context_window, injection, vector_table, length_groups, rule_table,
@@ -489,49 +491,109 @@ def describe_cosines(cosines: Sequence[float]) -> Optional[Dict[str, float]]:
     }
 
 
+def child_command(args: argparse.Namespace, child: str, which: str, kind: str, bertram: str) -> List[str]:
+    """This script as a fresh child process (`child`: --rss-child or --first-doc-child) for one pipeline and kind."""
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        child,
+        which,
+        "--rss-kind",
+        kind,
+        "--texts",
+        str(args.texts),
+        "--long-texts",
+        str(args.long_texts),
+        "--tweets",
+        str(args.tweets),
+        "--bertram",
+        bertram,
+        "--base-model",
+        args.base_model,
+        "--contexts",
+        args.contexts,
+        "--injection",
+        args.injection,
+        "--gpu-id",
+        str(args.gpu_id),
+        "--batch-size",
+        str(args.batch_size),
+    ]
+    if args.assets:
+        command += ["--assets", str(args.assets)]
+    if args.store:
+        command += ["--store", args.store]
+    if args.vector_table:
+        command += ["--vector-table", args.vector_table]
+    if args.context_window is not None:
+        command += ["--context-window", str(args.context_window)]
+    if args.int8_encoder:
+        command += ["--int8-encoder"]
+    return command
+
+
+def run_child(command: List[str], what: str) -> Dict[str, Any]:
+    proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"The {what} child failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def first_doc_seconds(kind: str, bertram: str, args: argparse.Namespace) -> Dict[str, Any]:
+    """What a user sees first: a fresh process that builds the pipeline and runs one text, stock and bertram in
+    turns (`args.first_doc_pairs` pairs, the order alternating), one after the other so that neither shares the
+    cores; each ratio is the median of the paired ratios."""
+    seconds: Dict[str, List[Dict[str, float]]] = {"stock": [], "bertram": []}
+    for n in range(args.first_doc_pairs):
+        order = ("stock", "bertram") if n % 2 == 0 else ("bertram", "stock")
+        for which in order:
+            command = child_command(args, "--first-doc-child", which, kind, bertram)
+            seconds[which].append(run_child(command, f"first-doc ({which}, {kind})"))
+
+    def median_of(which: str, key: str) -> float:
+        return round(statistics.median(run[key] for run in seconds[which]), 3)
+
+    def ratio(key: str) -> float:
+        return round(statistics.median(b[key] / s[key] for s, b in zip(seconds["stock"], seconds["bertram"])), 3)
+
+    return {
+        "pairs": args.first_doc_pairs,
+        "load_s": {which: median_of(which, "load_s") for which in seconds},
+        "first_doc_s": {which: median_of(which, "first_doc_s") for which in seconds},
+        "load_over_stock": ratio("load_s"),
+        "first_doc_over_stock": ratio("first_doc_s"),
+    }
+
+
+def first_doc_child(args: argparse.Namespace, assets: Path, encoder: str) -> None:
+    """Build the pipeline and run the kind's first text, timing each, as a user's first call in a fresh process."""
+    texts = load_texts(assets, args.rss_kind, 1)
+    start = time.perf_counter()
+    nlp = build(
+        encoder,
+        args.bertram if args.first_doc_child == "bertram" else None,
+        args.base_model,
+        args.contexts,
+        args.store,
+        args.injection,
+        args.vector_table,
+        args.context_window,
+        args.int8_encoder,
+    )
+    loaded = time.perf_counter()
+    nlp(texts[0])
+    done = time.perf_counter()
+    print(json.dumps({"load_s": loaded - start, "first_doc_s": done - loaded}))
+
+
 def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) -> List[float]:
     """Peak RSS of fresh processes, one per (kind, pipeline, model), each running the kind's texts
     cold (cache included). They run side by side, after every timing: sharing the cores slows
     them but changes no process's memory."""
     procs = []
     for kind, which, bertram in runs:
-        command = [
-            sys.executable,
-            str(Path(__file__).resolve()),
-            "--rss-child",
-            which,
-            "--rss-kind",
-            kind,
-            "--texts",
-            str(args.texts),
-            "--long-texts",
-            str(args.long_texts),
-            "--tweets",
-            str(args.tweets),
-            "--bertram",
-            bertram,
-            "--base-model",
-            args.base_model,
-            "--contexts",
-            args.contexts,
-            "--injection",
-            args.injection,
-            "--gpu-id",
-            str(args.gpu_id),
-            "--batch-size",
-            str(args.batch_size),
-        ]
-        if args.assets:
-            command += ["--assets", str(args.assets)]
-        if args.store:
-            command += ["--store", args.store]
-        if args.vector_table:
-            command += ["--vector-table", args.vector_table]
-        if args.context_window is not None:
-            command += ["--context-window", str(args.context_window)]
-        if args.int8_encoder:
-            command += ["--int8-encoder"]
-        procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        command = child_command(args, "--rss-child", which, kind, bertram)
+    procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     peaks = []
     for (kind, which, _), proc in zip(runs, procs):
         stdout, stderr = proc.communicate()
@@ -626,6 +688,14 @@ def report(kind: str, result: Dict[str, Any], rss: Optional[Tuple[float, float]]
         print(f"  wall ms per inferred vector, {label}: " + ", ".join(f"{p} {ms:.3f}" for p, ms in walls.items()))
     if rss:
         print(f"  peak RSS: stock {rss[0]:.0f} MB, bertram {rss[1]:.0f} MB ({rss[1] / rss[0]:.2f}x)")
+    first = result.get("first_doc")
+    if first:
+        print(
+            f"  a fresh process ({first['pairs']} pairs): building the pipeline stock {first['load_s']['stock']:.2f} s, "
+            f"bertram {first['load_s']['bertram']:.2f} s ({first['load_over_stock']:.2f}x); the first text stock "
+            f"{first['first_doc_s']['stock']:.2f} s, bertram {first['first_doc_s']['bertram']:.2f} s "
+            f"({first['first_doc_over_stock']:.2f}x)"
+        )
 
 
 def main() -> None:
@@ -679,19 +749,29 @@ def main() -> None:
         help="the layer's int8_encoder: the context encoder's linear layers in int8 (CPU)",
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS child processes")
+    parser.add_argument(
+        "--first-doc-pairs",
+        type=int,
+        default=3,
+        help="fresh processes per pipeline that build it and run one text, stock and bertram in turns (0: none)",
+    )
     parser.add_argument("--gpu-id", type=int, default=-1)
     parser.add_argument("--rss-child", choices=["stock", "bertram"], default=None, help=argparse.SUPPRESS)
     parser.add_argument("--rss-kind", choices=list(TEXT_SOURCES), default="short", help=argparse.SUPPRESS)
+    parser.add_argument("--first-doc-child", choices=["stock", "bertram"], default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     use_device(args.gpu_id)  # a named error for a bad id or a missing CuPy
     if args.quick:
         args.texts, args.long_texts, args.tweets, args.round = 50, 5, 50, 25
+        args.first_doc_pairs = min(args.first_doc_pairs, 1)
     assets = args.assets or default_assets_dir()
     if not assets.is_absolute() and not assets.exists():
         assets = ROOT / assets
     encoder = resolve_base_model(args.base_model)
     if args.rss_child:
         return rss_child(args, assets, encoder)
+    if args.first_doc_child:
+        return first_doc_child(args, assets, encoder)
     texts_of, skipped = texts_by_kind(assets, {kind: text_count(kind, args) for kind in TEXT_SOURCES}, args.kinds)
     kinds = list(texts_of)
     results: Dict[str, Dict[str, Any]] = {}
@@ -719,6 +799,8 @@ def main() -> None:
                     "stock": round(memory[kind][0], 1),
                     "bertram": round(memory[kind][1], 1),
                 }
+        if args.first_doc_pairs > 0 and kinds:  # the first kind's first text: what a user's first call costs
+            results[kinds[0]]["first_doc"] = first_doc_seconds(kinds[0], models[kinds[0]], args)
     for kind in kinds:
         report(kind, results[kind], memory.get(kind))
     headline = {
@@ -738,6 +820,7 @@ def main() -> None:
         "texts_with_rare_share": {k: r["texts_with_rare_share"] for k, r in results.items()},
         "vectors_per_s": {k: r["vectors_per_s"] for k, r in results.items()},
         "skipped": sorted(skipped),
+        "first_doc": {k: r["first_doc"] for k, r in results.items() if "first_doc" in r},
     }
     if any("memory" in r for r in results.values()):
         headline["memory"] = {k: r.get("memory") for k, r in results.items()}
