@@ -691,7 +691,8 @@ def report(kind: str, result: Dict[str, Any], rss: Optional[Tuple[float, float]]
     first = result.get("first_doc")
     if first:
         print(
-            f"  a fresh process ({first['pairs']} pairs): building the pipeline stock {first['load_s']['stock']:.2f} s, "
+            f"  a fresh process ({first['pairs']} pairs): building the pipeline stock "
+            f"{first['load_s']['stock']:.2f} s, "
             f"bertram {first['load_s']['bertram']:.2f} s ({first['load_over_stock']:.2f}x); the first text stock "
             f"{first['first_doc_s']['stock']:.2f} s, bertram {first['first_doc_s']['bertram']:.2f} s "
             f"({first['first_doc_over_stock']:.2f}x)"

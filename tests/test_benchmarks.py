@@ -131,8 +131,15 @@ def test_pipeline(data):
         "doc+memory",
         "--against",
         "batched_tokenising=off",
+        "--first-doc-pairs",
+        1,
     )
     figures = headline(result)
+    first = figures["first_doc"]["short"]  # a fresh process per pipeline: building it, then its first text
+    assert first["pairs"] == 1 and all(
+        first[k]["stock"] > 0 and first[k]["bertram"] > 0 for k in ("load_s", "first_doc_s")
+    )
+    assert first["first_doc_over_stock"] > 0 and "a fresh process (1 pairs)" in result.stdout
     held = figures["memory"]["short"]  # the context memory's size: each of its rare words, a context or more
     assert 0 < held["words"] <= held["contexts"] <= 8 * held["words"] and held["bytes"] > 10 * held["contexts"]
     assert "context memory:" in result.stdout
