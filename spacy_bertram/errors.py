@@ -119,7 +119,7 @@ class Errors(metaclass=ErrorsWithCodes):
             "so read_layer must be in {low}..{high} (-1: the last layer, -2: the one before, 0: the embeddings' "
             "output). Give a value in that range.")
     E070 = "{command}: cannot write {target!r}: {directory!r} is not writable ({err}); fix that or write elsewhere"
-    E071 = "{command}: {target!r} exists and {found}: give another path, or --force to replace it."
+    E071 = "{command}: {target!r} exists and {found}: give another path, or {force} to replace it."
     E072 = "{command}: the output {target!r} is a directory, not a file: give the path of a file."
     E080 = ('{path}, line {line}: a .jsonl file of texts needs a "text" string on every line, found {found}. Give '
             'each line {{"text": "..."}} (other fields are ignored), or write the texts to a .txt file, one per line.')
@@ -145,6 +145,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "(TEXTS: .txt, .jsonl, .spacy files, directories of them, or - for stdin).")
     E090 = ("vectors: {options} set the rare-word rule of --rare-only, which is not given, so nothing would read "
             "them. Add --rare-only to keep only the words the bertram component calls rare, or leave {options} out.")
+    E092 = ("{command}: {output!r} holds a finished {command} run with other settings ({changed}, by its {record}): "
+            "run with the same settings to redo it, give another output directory, or pass --force to replace it")
 
     # E1xx: the bertram pipeline component and the injecting transformer (pipeline/, injection/)
     E101 = ("The bertram vector width {width} does not match the input embeddings of '{where}' (width "

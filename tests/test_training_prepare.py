@@ -147,3 +147,28 @@ def test_included_rare_word_gets_its_own_contexts(corpus_dir, tmp_path):
     store = ContextStore.open(result.store)
     assert store.contexts("kumquats") == [LINES[0].rstrip(".")]
     assert store.contexts("at") == [] and store.num_contexts("at") == 0  # ranked between, not selected
+
+
+def _outputs(out):
+    return {p.name: p.read_bytes() for p in out.iterdir()}
+
+
+def test_a_rerun_with_other_settings_is_refused_unless_forced(corpus_dir, tmp_path):
+    """As train (E277) and vectors (E266) refuse another run's output: the same settings redo the run; others are
+    refused before any work, naming what changed, in Python and on the command line, unless --force."""
+    out = tmp_path / "out"
+    prepare(corpus_dir, out, min_count=2, progress=False)
+    before = _outputs(out)
+    prepare(corpus_dir, out, min_count=2, progress=False)  # the same run again
+    with pytest.raises(
+        ValueError,
+        match=r"\[E092\] prepare: .*out' holds a finished prepare run with other settings "
+        r"\(max_contexts: 64 -> 3; min_count: 2 -> 1, by its prepare.json\).*--force",
+    ):
+        prepare(corpus_dir, out, min_count=1, max_contexts=3, progress=False)
+    result = CliRunner().invoke(app, ["prepare", str(corpus_dir), str(out), "--min-count", "2", "--cased"])
+    assert result.exit_code == 1 and "[E092] prepare: " in result.stderr and "lowercase: True -> False" in result.stderr
+    assert _outputs(out).keys() == before.keys() and _outputs(out)["counts.tsv"] == before["counts.tsv"]
+    result = CliRunner().invoke(app, ["prepare", str(corpus_dir), str(out), "--min-count", "1", "--force"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "prepare.json").read_text())["settings"]["min_count"] == 1

@@ -74,7 +74,7 @@ def write_folds(
         "tokens": sum(len(d) for d in docs),
         "parts": [],
     }
-    with atomic_directory(output_dir, NER_FOLDS_OUTPUTS) as tmp:
+    with atomic_directory(output_dir, NER_FOLDS_OUTPUTS, overwrite=True) as tmp:
         for fold in range(k):
             parts = fold_parts(fold_of, fold, dev_share, seed)
             (Path(tmp) / f"fold-{fold}").mkdir()

@@ -322,7 +322,7 @@ def train_baseline(
             raise ValueError(Errors.E303.format(path=path))
     use_device(gpu_id)  # a named error for a bad id or a missing CuPy, before spaCy's own
     start = time.time()
-    with atomic_directory(output_dir, BASELINE_OUTPUTS) as tmp:
+    with atomic_directory(output_dir, BASELINE_OUTPUTS, overwrite=True) as tmp:
         config = baseline_config(
             base_config,
             base_model,
@@ -374,7 +374,7 @@ def train_baseline(
 
 
 def _write_json(path: PathLike, data: object) -> None:
-    write_json_atomic(path, data)
+    write_json_atomic(path, data, overwrite=True)
 
 
 __all__ = ["baseline_config", "make_splits", "train_baseline"]

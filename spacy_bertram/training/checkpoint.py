@@ -72,7 +72,7 @@ def save_checkpoint(
         "param_groups": optimizer.state_dict()["param_groups"],
         "numpy_rng": rng.bit_generator.state,
     }
-    with atomic_directory(target, CHECKPOINT_ENTRIES) as tmp:
+    with atomic_directory(target, CHECKPOINT_ENTRIES, overwrite=True) as tmp:
         write_model_dir(network, tmp / MODEL_DIR)  # a new directory inside the checkpoint's
         save_file(tensors, str(tmp / STATE_FILE), metadata={"format": "spacy-bertram-checkpoint"})
         write_json_atomic(tmp / TRAINER_FILE, trainer)

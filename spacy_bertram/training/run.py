@@ -29,6 +29,7 @@ from .stages import StageResult, TrainingRun, combined_init, plan_stages
 from .checkpoint import CHECKPOINT_ENTRIES
 from .settings import (
     CACHE_DIR,
+    changed_settings,
     CACHE_FILES,
     CHECKPOINTS_DIR,
     METRICS_FILE,
@@ -131,21 +132,6 @@ def _in_todays_terms(recorded_run: Any) -> Any:
         # (training always used 32), and the settings added since, at the values those runs trained with
         recorded_run["settings"] = {"max_word_pieces": 32, **UNRECORDED_DEFAULTS, **settings}
     return recorded_run
-
-
-def changed_settings(old: Any, new: Dict[str, Any], prefix: str = "") -> str:
-    """The settings that differ, `key: old -> new` (nested keys dotted), instead of the whole record."""
-    if not isinstance(old, dict):
-        return f"recorded: {old!r}"
-    changes = []
-    for key in sorted(set(old) | set(new), key=str):
-        before, after = old.get(key, "(unset)"), new.get(key, "(unset)")
-        if isinstance(before, dict) and isinstance(after, dict):
-            nested = changed_settings(before, after, f"{prefix}{key}.")
-            changes += [nested] if nested else []
-        elif before != after:
-            changes.append(f"{prefix}{key}: {before!r} -> {after!r}")
-    return "; ".join(changes)
 
 
 def pooled_contexts(
@@ -251,7 +237,7 @@ def train(
     if resumed:  # once, before the stages: what is loaded rather than computed again
         log(f"resuming the run in {output}: " + "; ".join(resumed))
     run.record["run"] = run_info
-    write_json_atomic(output / "progress.json", run.record)
+    write_json_atomic(output / "progress.json", run.record, overwrite=True)
     results: Dict[str, StageResult] = {}
     seconds: Dict[str, float] = {}
     by_index = {}
@@ -287,7 +273,7 @@ def train(
         "seconds_this_call": {k: round(v, 1) for k, v in seconds.items()},
         "settings": settings.to_dict(),
     }
-    write_json_atomic(output / METRICS_FILE, mark_json(metrics, "train"))
+    write_json_atomic(output / METRICS_FILE, mark_json(metrics, "train"), overwrite=True)
     if not options.keep_cache:
         remove_written(output / CACHE_DIR, CACHE_FILES)
     remove_written(output / CHECKPOINTS_DIR, ())  # once empty

@@ -328,7 +328,7 @@ def add_texts(
     before = {key: int(meta.get(key, 0)) for key in ("total_words", "vocab_size", "total_contexts", "texts")}
     # A draw stream of its own per add: the same seed with the store's size so far, so two adds never replay it.
     draws = int.from_bytes(hashlib.blake2b(f"{seed}:{before['total_words']}".encode(), digest_size=8).digest(), "big")
-    with atomic_path(path) as tmp:
+    with atomic_path(path, overwrite=True) as tmp:
         if existing:
             shutil.copyfile(path, tmp)
         conn = sqlite3.connect(str(tmp))
