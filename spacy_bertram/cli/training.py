@@ -195,6 +195,7 @@ def texts_store_cmd(
         lowercase=False if cased else (None if add else True),
         seed=seed,
         replace=not add,
+        force=force,
     )
     echo_json(result)
 
