@@ -152,7 +152,7 @@ def main() -> None:
         "texts_with_rare_share": result["texts_with_rare_share"],
     }
     if args.output:
-        write_json_atomic(args.output, headline)
+        write_json_atomic(args.output, headline, overwrite=True)
     print(json.dumps(headline))
 
 

@@ -371,7 +371,7 @@ def write_learning_curve(
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     curve = learning_curve(points, n_resamples, seed)
-    write_json_atomic(out / CURVE_OUTPUTS[0], mark_json(curve, "learning-curve"))
+    write_json_atomic(out / CURVE_OUTPUTS[0], mark_json(curve, "learning-curve"), overwrite=True)
     lines = [text_mark("learning-curve"), "# Learning curve", ""] + format_markdown(curve)
     lines += [
         f"![gains against training words]({CURVE_OUTPUTS[2]})",
@@ -379,7 +379,7 @@ def write_learning_curve(
         f"![CRW against contexts at inference]({CURVE_OUTPUTS[3]})",
         "",
     ]
-    write_bytes_atomic(out / CURVE_OUTPUTS[1], ("\n".join(lines) + "\n").encode("utf8"))
+    write_bytes_atomic(out / CURVE_OUTPUTS[1], ("\n".join(lines) + "\n").encode("utf8"), overwrite=True)
     plot_curves(curve, out / CURVE_OUTPUTS[2])
     plot_contexts(curve, out / CURVE_OUTPUTS[3])
     return curve

@@ -25,11 +25,16 @@ CURVE_OUTPUTS = ("learning_curve.json", "learning_curve.md", "learning_curve.png
 #: train-baseline and assemble replace their directory in one rename (keeping what they did not write).
 INFO_FILE = "baseline.json"
 BASELINE_OUTPUTS = ("model-best", "model-last", "config.cfg", "checkpoints", INFO_FILE)
+#: How train-baseline writes them (`fileio` patterns): spaCy writes the pipelines and checkpoints into their
+#: directories as `nlp.to_disk` does, so a file it does not write there (a user's) stays.
+BASELINE_WRITES = ("model-best/", "model-last/", "config.cfg", "checkpoints/", INFO_FILE)
 ASSEMBLE_OUTPUTS = ("pipeline", "code.py")
 
 #: ner-folds (replaces its directory), ner-train and ner-evaluate.
 FOLDS_FILE = "folds.json"
-NER_FOLDS_OUTPUTS = ("fold-*", FOLDS_FILE)
+#: A fold's DocBins, PART.spacy in fold-N/ (a user's file beside them stays).
+FOLD_PARTS = ("train", "dev", "test")
+NER_FOLDS_OUTPUTS = (*(f"fold-*/{part}.spacy" for part in FOLD_PARTS), FOLDS_FILE)
 TRAIN_SUMMARY = "train.json"
 NER_TRAIN_OUTPUTS = ("fold-*", TRAIN_SUMMARY)
 REPORT_FILE = "report.md"
@@ -50,10 +55,12 @@ COMPARE_OUTPUTS = ("comparison.json", "comparison.md")
 __all__ = [
     "ASSEMBLE_OUTPUTS",
     "BASELINE_OUTPUTS",
+    "BASELINE_WRITES",
     "COMPARE_OUTPUTS",
     "CURVE_OUTPUTS",
     "EVALUATE_OUTPUTS",
     "FOLDS_FILE",
+    "FOLD_PARTS",
     "INFO_FILE",
     "LABEL_CURVE_OUTPUTS",
     "LABEL_CURVE_REPORT_OUTPUTS",

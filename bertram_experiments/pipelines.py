@@ -30,10 +30,11 @@ from spacy_bertram import (
     DEFAULT_MAX_ZIPF,
     PathLike,
     RareWordRule,
-    atomic_directory,
     check_injection,
     check_output_dir,
     load_bertram,
+    save_pipeline,
+    write_bytes_atomic,
 )
 from spacy_bertram import make_bertram  # noqa: F401  (its module registers the bertram factory and imports architectures.py)
 from .outputs import ASSEMBLE_OUTPUTS
@@ -184,8 +185,9 @@ def assemble_pipeline(
     pipeline cannot rely on a local context store, but it can carry a `vector_table`
     (from `vectors`) whose words get their corpus-context vectors with no inference.
 
-    `output_dir` is replaced in one rename; other files in it stay, and one holding
-    only others' files is refused unless `force`."""
+    The pipeline is saved with `save_pipeline` (one rename); other files in `output_dir`, and
+    inside the pipeline's directories, stay, and a directory holding only others' files is
+    refused unless `force`."""
     RareWordRule(max_zipf=max_zipf)  # a bad value is refused before anything is read or written
     out = Path(output_dir)
     check_output_dir(out, ASSEMBLE_OUTPUTS, command="assemble", force=force, replaces=True)
@@ -200,9 +202,10 @@ def assemble_pipeline(
     if not any(r.startswith("spacy-bertram") for r in reqs):
         reqs.append("spacy-bertram>=0.1.0")
     nlp.meta["requirements"] = reqs
-    with atomic_directory(out, ASSEMBLE_OUTPUTS) as tmp:
-        nlp.to_disk(tmp / "pipeline")
-        (tmp / "code.py").write_text(PACKAGE_CODE, encoding="utf8")
+    # The output rule ran above: the pipeline replaces a previous one in one rename, keeping every file it
+    # does not write (beside its components and inside them), and code.py is assemble's own file.
+    save_pipeline(nlp, out / "pipeline", overwrite=True)
+    write_bytes_atomic(out / "code.py", PACKAGE_CODE.encode("utf8"), overwrite=True)
     return out
 
 

@@ -25,4 +25,4 @@ def save_png(fig: Any, path: PathLike, dpi: int = 100) -> Path:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     pyplot().close(fig)
-    return write_bytes_atomic(path, buf.getvalue())
+    return write_bytes_atomic(path, buf.getvalue(), overwrite=True)

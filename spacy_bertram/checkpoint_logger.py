@@ -4,7 +4,7 @@ One training run to the last step gives every point of the curve, instead of one
 run per point (the `ner-full` workflow's curve): a training logger (registered as `spacy-bertram.CheckpointLogger.v1`
 in `architectures.py`) wraps spaCy's console logger and, at each evaluation whose
 step is one of `steps`, writes the pipeline being trained to `DIRECTORY/step-N`
-(temp directory, then rename). spaCy calls loggers only at evaluations, so every
+(`save_pipeline`: a temp directory, then one rename). spaCy calls loggers only at evaluations, so every
 step must be a multiple of `eval_frequency` (checked when the config is built).
 
 The points share the run's learning-rate schedule: the model at step 100 of a
@@ -20,8 +20,7 @@ from spacy.language import Language
 from spacy.training.loggers import console_logger
 
 from .errors import Errors
-from .fileio import atomic_directory
-from .pipeline.serialization import pipeline_entries
+from .pipeline.serialization import save_pipeline
 from .types import PathLike
 
 #: The sub-directory of a training output that holds the checkpoints.
@@ -56,8 +55,7 @@ def checkpoint_logger(steps: Sequence[int], directory: str, progress_bar: bool =
             log_step(info)
             if info is not None and info.get("step") in wanted:
                 target = step_dir(directory, int(info["step"]))
-                with atomic_directory(target, pipeline_entries(nlp.component_names, target)) as tmp:
-                    nlp.to_disk(tmp)
+                save_pipeline(nlp, target, overwrite=True)  # the training's output rule let it write there
 
         return log_and_save, finalize
 

@@ -123,7 +123,7 @@ class Errors(metaclass=ErrorsWithCodes):
             "so read_layer must be in {low}..{high} (-1: the last layer, -2: the one before, 0: the embeddings' "
             "output). Give a value in that range.")
     E070 = "{command}: cannot write {target!r}: {directory!r} is not writable ({err}); fix that or write elsewhere"
-    E071 = "{command}: {target!r} exists and {found}: give another path, or --force to replace it."
+    E071 = "{command}: {target!r} exists and {found}: give another path, or {force} to replace it."
     E072 = "{command}: the output {target!r} is a directory, not a file: give the path of a file."
     E074 = ("The reference checkpoint {path} was trained with an encoder other than the base model {base_model!r} (its "
             "encoder weights differ: the reference's training fine-tunes them), so it cannot be read with that "
@@ -159,6 +159,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "input_processor.json.vocab, config.json and pytorch_model.bin, as its training script saves them.")
     E099 = ("The reference checkpoint {path} does not fit {what}: {problem}. Give the encoder the checkpoint was "
             "trained for (--base-model, or the component's base model), or a checkpoint made for this one.")
+    E092 = ("{command}: {output!r} holds a finished {command} run with other settings ({changed}, by its {record}): "
+            "run with the same settings to redo it, give another output directory, or pass --force to replace it")
 
     # E1xx: the bertram pipeline component and the injecting transformer (pipeline/, injection/)
     E101 = ("The bertram vector width {width} does not match the input embeddings of '{where}' (width "

@@ -17,8 +17,16 @@ writer did not write is refused, and so is a directory holding only others'
 files, unless `--force` (`force=True`). Even then a writer replaces only what it
 writes: `atomic_directory` carries every other entry of the directory it
 replaces into the new one, and `remove_written` removes only the writer's own
-entries. The output must also be writable (`check_writable`), so a read-only
-one fails at once.
+entries. What a writer writes is a list of names or glob patterns (`owned`); a
+pattern may reach inside a directory: `"bertram/cache"` is the writer's entry
+inside `bertram/`, and `"bertram/"` says that the writer writes into `bertram/`
+without owning the rest of it (its other files, at any depth, stay), as
+`nlp.to_disk` writes each component's directory. The public writers
+(`atomic_path`, `write_json_atomic`, `write_bytes_atomic`, `atomic_directory`)
+call the rule themselves: an existing file is replaced only when it carries the
+mark of what is written (`mark`), or with `overwrite=True`, which a writer that
+has checked its output with the rule first passes. The output must also be
+writable (`check_writable`), so a read-only one fails at once.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
-from typing import Any, Collection, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Collection, ContextManager, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from .errors import Errors
 from .types import PathLike
@@ -131,8 +139,9 @@ def text_mark(command: str) -> str:
 def output_mark(path: PathLike) -> Optional[str]:
     """Who wrote the file at `path`, by its own record; None for an unmarked or unreadable file.
 
-    A JSON object's `written_by`, the command named by a text file's first line (`text_mark`), or an
-    SQLite file's `format` in its `meta` table (the stores record their format there).
+    A JSON object's `written_by` (else its `format`: a vector table's `table.json`), the command named
+    by a text file's first line (`text_mark`), an SQLite file's `format` in its `meta` table (the
+    stores record their format there), or a safetensors file's `format` in its header's metadata.
     """
     path = Path(path)
     try:
@@ -140,17 +149,49 @@ def output_mark(path: PathLike) -> Optional[str]:
             head = file_.read(len(_SQLITE_MAGIC))
             if head == _SQLITE_MAGIC:
                 return _sqlite_format(path)
-            first = (head + file_.readline(4096)).decode("utf8", errors="replace").split("\n", 1)[0].strip()
-        prefix, _, suffix = _TEXT_MARK.partition("{command}")
-        if first.startswith(prefix) and first.endswith(suffix) and len(first) > len(prefix) + len(suffix):
-            return first[len(prefix) : -len(suffix)]
+            header = _safetensors_header(file_, head, path.stat().st_size)
+            if header is not None:
+                return _json_mark(header.get("__metadata__"))
+            file_.seek(len(head))
+            first = (head + file_.readline(4096)).decode("utf8", errors="replace").split("\n", 1)[0]
+        mark = _text_mark_of(first)
+        if mark is not None:
+            return mark
         if path.stat().st_size > _MAX_MARKED_JSON:
             return None
         data = json.loads(path.read_text(encoding="utf8"))
     except (OSError, ValueError):
         return None
-    mark = data.get(WRITTEN_BY) if isinstance(data, dict) else None
+    return _json_mark(data)
+
+
+def _text_mark_of(first_line: str) -> Optional[str]:
+    """The command a text's first line names (`text_mark`), or None."""
+    first = first_line.strip()
+    prefix, _, suffix = _TEXT_MARK.partition("{command}")
+    if first.startswith(prefix) and first.endswith(suffix) and len(first) > len(prefix) + len(suffix):
+        return first[len(prefix) : -len(suffix)]
+    return None
+
+
+def _json_mark(data: object) -> Optional[str]:
+    if not isinstance(data, dict):
+        return None
+    mark = data.get(WRITTEN_BY, data.get("format"))
     return mark if isinstance(mark, str) else None
+
+
+def _safetensors_header(file_: Any, head: bytes, size: int) -> Optional[Dict[str, Any]]:
+    """A safetensors file's JSON header (it begins with its 8-byte little-endian length), else None."""
+    length = int.from_bytes(head[:8], "little")
+    if len(head) < 10 or head[8:9] != b"{" or not 2 <= length <= min(size - 8, _MAX_MARKED_JSON):
+        return None
+    file_.seek(8)
+    try:
+        header = json.loads(file_.read(length).decode("utf8"))
+    except ValueError:
+        return None
+    return header if isinstance(header, dict) else None
 
 
 def _sqlite_format(path: Path) -> Optional[str]:
@@ -213,6 +254,7 @@ def check_output_dir(
     written: Optional[Collection[str]] = None,
     own_directory: bool = False,
     force_hint: str = "pass --force",
+    mark: Optional[str] = None,
 ) -> None:
     """Refuse an output directory where the writer would overwrite what it did not write, or that cannot
     be written: the one rule of every writer.
@@ -224,7 +266,10 @@ def check_output_dir(
     that the writer did not write would be overwritten, so the directory is
     refused: files named in `marked` say who wrote them (`mark_json`), and
     `written`, where the writer keeps a record of its files (a digest list),
-    lists the names that record vouches for. A directory that is not empty and
+    lists the names that record vouches for (a file in `marked` is the writer's
+    when its mark is `mark`, by default the command's name). A pattern of `owned`
+    that reaches inside a directory (`"bertram/cache"`, `"bertram/"`) makes that
+    directory one of the writer's names. A directory that is not empty and
     holds nothing of the writer's is refused too: it is someone else's (unless
     it is the writer's `own_directory`, one it names inside its own output).
     Temp entries of a killed run do not count. `force` (`--force`, named by
@@ -236,12 +281,28 @@ def check_output_dir(
     if not force and target.exists():
         if not target.is_dir():
             raise ValueError(Errors.E006.format(command=command, target=str(target)))
-        _check_owned(target, owned, command, marked, written, own_directory, force_hint)
+        _check_owned(target, _heads(owned), command, marked, written, own_directory, force_hint, mark or command)
     check_writable(target, command=command, replaces=replaces)
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def _heads(owned: Sequence[str]) -> List[str]:
+    """The top-level names of `owned` (a pattern inside a directory names that directory)."""
+    return [pattern.split("/", 1)[0] for pattern in owned]
+
+
+def _inside(name: str, owned: Sequence[str]) -> Optional[List[str]]:
+    """The patterns of `owned` inside the directory `name` (`"name/"` gives `""`: the writer writes into it,
+    owning nothing else there); None where no pattern reaches inside it."""
+    inner = [
+        rest
+        for head, slash, rest in (pattern.partition("/") for pattern in owned)
+        if slash and fnmatch.fnmatchcase(name, head)
+    ]
+    return inner or None
 
 
 def _check_owned(
@@ -252,13 +313,14 @@ def _check_owned(
     written: Optional[Collection[str]],
     own_directory: bool,
     force_hint: str,
+    mark: str,
 ) -> None:
     names = output_entries(target)
     marks = {n: output_mark(target / n) for n in names if n in marked}
     clashes = [
         f"{n} (written by {m})" if m else f"{n} (not marked as written by {command})"
         for n, m in marks.items()
-        if m != command
+        if m != mark
     ]
     if written is not None:
         clashes += [
@@ -287,22 +349,27 @@ def _check_owned(
         )
 
 
-def check_output_file(path: PathLike, *, command: str, force: bool = False, mark: Optional[str] = None) -> None:
+def check_output_file(
+    path: PathLike, *, command: str, force: bool = False, mark: Optional[str] = None, force_hint: str = "--force"
+) -> None:
     """Refuse a one-file output that exists and was not written by `command`, or cannot be written.
 
     The file says who wrote it (`output_mark`): `mark` (default: the command's name) means it is a
-    previous output of the command, which it replaces. `force` (the `--force` option) replaces any
-    file; a directory is never replaced.
+    previous output of the command, which it replaces. `force` (the `--force` option, named by
+    `force_hint` in the message) replaces any file; a directory is never replaced.
     """
-    target = Path(path)
+    _check_own_file(Path(path), command, force, mark, force_hint)
+    check_writable(path, command=command)
+
+
+def _check_own_file(target: Path, command: str, force: bool, mark: Optional[str], force_hint: str) -> None:
     if target.is_dir():
         raise ValueError(Errors.E072.format(command=command, target=str(target)))
-    if not force and target.exists():
+    if not force and (target.exists() or target.is_symlink()):
         found, expected = output_mark(target), mark or command
         if found != expected:
             what = f"is marked {found!r}, not {expected!r}" if found else "carries no mark of a spacy-bertram command"
-            raise ValueError(Errors.E071.format(command=command, target=str(target), found=what))
-    check_writable(target, command=command)
+            raise ValueError(Errors.E071.format(command=command, target=str(target), found=what, force=force_hint))
 
 
 def clean_stale_temps(directory: PathLike, target: Optional[str] = None) -> List[Path]:
@@ -342,10 +409,24 @@ def _temp_file_beside(target: Path) -> Iterator[Path]:
             _remove(leftover)
 
 
+#: How the public writers' refusals name the way to replace a file anyway.
+OVERWRITE_HINT = "pass overwrite=True"
+
+
+def atomic_path(path: PathLike, *, overwrite: bool = False, mark: Optional[str] = None) -> ContextManager[Path]:
+    """Yield a temp file path beside `path`; on success it replaces `path` in one rename.
+
+    An existing file at `path` is replaced only where it carries `mark` (`output_mark`: what the caller
+    writes is marked so, and the file is a previous output of its own), or with `overwrite=True` (what
+    a writer passes once the rule, `check_output_dir` or `check_output_file`, has let it write there);
+    else E071 before anything is written. A directory at `path` is never replaced (E072).
+    """
+    return _atomic_file(Path(path), overwrite, mark, "atomic_path")
+
+
 @contextlib.contextmanager
-def atomic_path(path: PathLike) -> Iterator[Path]:
-    """Yield a temp file path beside `path`; on success it replaces `path` in one rename."""
-    target = Path(path)
+def _atomic_file(target: Path, overwrite: bool, mark: Optional[str], writer: str) -> Iterator[Path]:
+    _check_own_file(target, writer, overwrite, mark, OVERWRITE_HINT)
     with _temp_file_beside(target) as tmp:
         yield tmp
         apply_umask(tmp)
@@ -371,15 +452,22 @@ def new_file(path: PathLike) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def atomic_directory(path: PathLike, owned: Sequence[str]) -> Iterator[Path]:
+def atomic_directory(path: PathLike, owned: Sequence[str], *, overwrite: bool = False) -> Iterator[Path]:
     """Yield a temp directory beside `path`; on success it replaces `path` in one rename.
 
     Only the writer's entries are replaced: every entry of the old directory that matches none of
     `owned` (names or glob patterns of what the writer writes there) is carried into the new one
     first, as a hard link (a copy where the file system has none), so it survives the swap unchanged;
-    the old entries that match `owned` go with the old directory (a stale part never lingers).
+    the old entries that match `owned` go with the old directory (a stale part never lingers). A
+    pattern inside a directory (`"bertram/cache"`, `"bertram/"`) makes the writer's directory one it
+    writes into: there (and in every directory below a `"NAME/"`) the old entries the new directory
+    lacks are carried too, but for those the patterns inside it name. `path` is checked first
+    (`check_output_dir`: not a file, not a directory of others' files alone) unless `overwrite`, which
+    a writer that checked it with its own record passes.
     """
     target = Path(path)
+    if not overwrite:
+        check_output_dir(target, owned, command="atomic_directory", replaces=True, force_hint=OVERWRITE_HINT)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_beside(target, is_dir=True)
     try:
@@ -409,12 +497,29 @@ def _link_or_copy(source: str, destination: str) -> None:
         shutil.copy2(source, destination, follow_symlinks=False)
 
 
-def _carry_foreign_entries(old: Path, new: Path, owned: Sequence[str]) -> None:
+def _is_real_dir(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
+def _carry_foreign_entries(old: Path, new: Path, owned: Sequence[str], into: bool = False) -> None:
+    """Carry the entries of `old` that are not the writer's into `new`. `into`: `old` is a directory the writer
+    writes into (`"NAME/"`), where what the new directory holds is the writer's and the rest is not."""
     for name in output_entries(old):
         source, destination = old / name, new / name
-        if _matches(name, owned) or destination.exists() or destination.is_symlink():
+        inner = _inside(name, owned)
+        if _is_real_dir(source) and (inner is not None or into):
+            if destination.exists() and not _is_real_dir(destination):
+                continue  # the writer wrote a file there now
+            made = not destination.exists()
+            if made:
+                destination.mkdir()
+                shutil.copystat(source, destination)
+            _carry_foreign_entries(source, destination, [p for p in inner or () if p], into or "" in (inner or ()))
+            if made and not any(destination.iterdir()):
+                destination.rmdir()
+        elif _matches(name, [p for p in owned if "/" not in p]) or destination.exists() or destination.is_symlink():
             continue
-        if source.is_dir() and not source.is_symlink():
+        elif _is_real_dir(source):
             shutil.copytree(source, destination, symlinks=True, copy_function=_link_or_copy)
         else:
             _link_or_copy(str(source), str(destination))
@@ -423,12 +528,17 @@ def _carry_foreign_entries(old: Path, new: Path, owned: Sequence[str]) -> None:
 def remove_written(path: PathLike, owned: Sequence[str], keep_directory: bool = False) -> None:
     """Remove the entries of directory `path` that match `owned` (what a writer wrote there), and the
     directory itself once nothing else is in it (unless `keep_directory`: a writer's output directory that
-    it goes on writing): a file someone else put there stays, with its directory."""
+    it goes on writing): a file someone else put there stays, with its directory. In a directory that a
+    pattern reaches inside (`"shards/shard-*"`), only what those patterns name is removed."""
     directory = Path(path)
     if not directory.is_dir() or directory.is_symlink():
         return
     for name in output_entries(directory):
-        if _matches(name, owned):
+        inner = _inside(name, owned)
+        if inner is not None and _is_real_dir(directory / name):
+            if any(inner):
+                remove_written(directory / name, [p for p in inner if p])
+        elif _matches(name, [p for p in owned if "/" not in p]):
             _remove(directory / name)
     for name in [p.name for p in directory.iterdir() if _is_temp(p.name)]:
         _remove(directory / name)
@@ -485,14 +595,18 @@ def staged_files() -> Iterator[StagedFiles]:
         files.discard()
 
 
-def write_json_atomic(path: PathLike, data: object, indent: Optional[int] = 2) -> None:
-    with atomic_path(path) as tmp:
+def write_json_atomic(path: PathLike, data: object, indent: Optional[int] = 2, *, overwrite: bool = False) -> None:
+    """`data` as JSON, through a temp file and a rename. An existing file is replaced where it carries the mark
+    `data` carries (`mark_json`'s `written_by`, else a `format`), or with `overwrite=True` (`atomic_path`)."""
+    with _atomic_file(Path(path), overwrite, _json_mark(data), "write_json_atomic") as tmp:
         with open(tmp, "w", encoding="utf8") as file_:
             json.dump(data, file_, ensure_ascii=False, indent=indent)
 
 
-def write_bytes_atomic(path: PathLike, data: bytes) -> Path:
-    """Write `data` to a temp file beside `path`, then rename it into place; returns the path."""
-    with atomic_path(path) as tmp:
+def write_bytes_atomic(path: PathLike, data: bytes, *, overwrite: bool = False) -> Path:
+    """Write `data` to a temp file beside `path`, then rename it into place; returns the path. An existing file is
+    replaced where it carries the mark `data` begins with (`text_mark`), or with `overwrite=True` (`atomic_path`)."""
+    mark = _text_mark_of(data[:4096].split(b"\n", 1)[0].decode("utf8", errors="replace"))
+    with _atomic_file(Path(path), overwrite, mark, "write_bytes_atomic") as tmp:
         write_file(tmp, data)
     return Path(path)

@@ -9,6 +9,9 @@ from .errors import Errors
 PathLike = Union[str, Path]
 """A filesystem path: a `str` or a `pathlib.Path`."""
 
+FACTORY = "bertram"
+"""The component's factory (`nlp.add_pipe("bertram")`)."""
+
 MODEL_FILES = ("config.json", "ngrams.json", "weights.safetensors")
 """The files of a BERTRAM model directory (written by `storage.save_bertram`), named where the command line
 checks a model argument without importing torch."""

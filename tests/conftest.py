@@ -1,7 +1,8 @@
 """The tests' fixtures: a tiny BERT and RoBERTa built locally (no downloads), the real MiniLM, a BERTRAM
-model on the tiny BERT and pipelines around it, tiny training runs, the WordNet substitutions and the
-tagger. The helpers they are built with, which test files import too, are in tests/util.py; the `slow`
-marker (`-m "not slow"`) and the import path are set in pytest.ini."""
+model on the tiny BERT and pipelines around it, tiny training runs, the WordNet substitutions, the
+tagger and a classifier for rarify that always flips. The helpers they are built with, which test files
+import too, are in tests/util.py; the `slow` marker (`-m "not slow"`) and the import path are set in
+pytest.ini."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Dict
 
+import numpy
 import pytest
 import spacy
 import torch
@@ -194,3 +196,30 @@ def bertram_assets(tmp_path_factory: pytest.TempPathFactory, tiny_bert_path: str
     vocab = NgramVocab.from_words(["kumquat", "farmer", "market", "orange", "lemon", "dog"], min_count=1)
     save_bertram(create_bertram(tiny_bert_path, ngram_vocab=vocab, mode="add", max_seq_length=32), root / "model")
     return {"store": root / "store" / "contexts.sqlite", "model": root / "model"}
+
+
+# -- rarification with a classifier that always flips ------------------------------------------------
+
+
+@pytest.fixture
+def flipping_classifier(monkeypatch):
+    """Rarification guided by a classifier that always flips: its prediction follows the
+    text's food word while "big" is there, and turns to the other label once "big"
+    (which has the rare WordNet synonym "large") is masked. The baseline's labels are kept."""
+    from bertram_experiments import pipelines
+    from bertram_experiments.rarification import rarify_step
+
+    def make_classifier(nlp, batch_size=32):
+        labels = pipelines.textcat_labels(nlp)
+
+        def classify(texts):
+            rows = []
+            for text in texts:
+                food = any(word in text for word in ("apple", "lemon", "orange"))
+                label = "food" if food == ("big" in text.split()) else "animal"
+                rows.append([0.9 if name == label else 0.1 for name in labels])
+            return numpy.array(rows)
+
+        return classify
+
+    monkeypatch.setattr(rarify_step, "make_classifier", make_classifier)  # what the rarify command calls

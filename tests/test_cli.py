@@ -8,7 +8,6 @@ import shlex
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import pytest
 import srsly
 import typer.main
@@ -466,30 +465,6 @@ def tiny_run(tmp_path_factory, tiny_bert_path):
     )
     assert result.exit_code == 0, result.output
     return root
-
-
-@pytest.fixture
-def flipping_classifier(monkeypatch):
-    """Rarification guided by a classifier that always flips: its prediction follows the
-    text's food word while "big" is there, and turns to the other label once "big"
-    (which has the rare WordNet synonym "large") is masked. The baseline's labels are kept."""
-    from bertram_experiments import pipelines
-    from bertram_experiments.rarification import rarify_step
-
-    def make_classifier(nlp, batch_size=32):
-        labels = pipelines.textcat_labels(nlp)
-
-        def classify(texts):
-            rows = []
-            for text in texts:
-                food = any(word in text for word in ("apple", "lemon", "orange"))
-                label = "food" if food == ("big" in text.split()) else "animal"
-                rows.append([0.9 if name == label else 0.1 for name in labels])
-            return np.array(rows)
-
-        return classify
-
-    monkeypatch.setattr(rarify_step, "make_classifier", make_classifier)  # what the rarify command calls
 
 
 @pytest.mark.slow

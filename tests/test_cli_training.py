@@ -241,3 +241,27 @@ def test_targets_on_a_local_cluster_of_processes_give_the_one_process_targets(ti
         app, ["targets", str(store), str(tmp_path / "gpu"), *common[1:], "--workers", "2", "--gpu-id", "0"]
     )
     assert refused.exit_code == 1 and "[E290]" in refused.output and not (tmp_path / "gpu").exists()
+
+
+def test_targets_refuses_to_replace_a_set_made_with_other_settings(bertram_assets, tiny_bert_path, tmp_path):
+    """As train and vectors do: targets run again with the same settings redoes the set; with others (a seed, the
+    OTA's steps, another selection) it is refused before any work, naming what changed, unless --force."""
+    store, out = str(bertram_assets["store"]), tmp_path / "targets"
+    argv = ["targets", store, str(out), "--base-model", tiny_bert_path, "--min-count", "2", "--ota-steps", "1"]
+    assert invoke(*argv, "--no-progress").exit_code == 0
+    again = invoke(*argv, "--no-progress")
+    assert again.exit_code == 0, again.output
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    refused = invoke(*argv, "--seed", "1", "--ota-steps", "2")
+    assert refused.exit_code == 1 and "[E092] targets: " in refused.output, refused.output
+    said = " ".join(refused.output.split())
+    assert "ota.seed: 0 -> 1; ota.steps: 1 -> 2; seed: 0 -> 1, by its targets.json" in said and "--force" in said
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    small = tmp_path / "small"
+    select = ["targets", store, str(small), "--from-targets", str(out), "--multi-piece-words", "0"]
+    assert invoke(*select, "--max-words", "20").exit_code == 0
+    refused = invoke(*select, "--max-words", "21")
+    assert refused.exit_code == 1 and "selected.max_corpus_words: 20 -> 21" in " ".join(refused.output.split())
+    forced = invoke(*argv, "--seed", "1", "--no-progress", "--force")
+    assert forced.exit_code == 0, forced.output
+    assert json.loads((out / "targets.json").read_text())["info"]["seed"] == 1

@@ -19,22 +19,7 @@ from bertram_experiments.comparison.runs import (
 )
 from spacy_bertram.fileio import mark_json
 
-
-def synonym_file(path: Path, pairs) -> Path:
-    """A synonym-recovery output holding `pairs`: (source, substitute, original, {system: (cosine, rank)})."""
-    rows = [
-        {
-            "substitute": s,
-            "original": o,
-            "source": src,
-            "occurrences": 1,
-            "cosine": {k: c for k, (c, _) in scores.items()},
-            "rank": {k: r for k, (_, r) in scores.items()},
-        }
-        for src, s, o, scores in pairs
-    ]
-    path.write_text(json.dumps(mark_json({"pairs": rows}, "synonym-recovery")), encoding="utf8")
-    return path
+from tests.util import synonym_file
 
 
 def test_synonym_runs_differ_by_what_changed_on_the_shared_pairs(tmp_path):

@@ -5,81 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from bertram_experiments.learning_curve import format_markdown, learning_curve, write_learning_curve
-from spacy_bertram.fileio import mark_json
 
-from tests.util import invoke
-
-SYSTEMS = ("subword_mean", "bertram_form", "bertram_text_store", "bertram_store")
-
-
-def synonym_metrics(subset: str, shift: float, n: int = 60, seed: int = 0) -> dict:
-    """Pairs whose BERTRAM cosines are the subword mean's plus `shift` (plus noise)."""
-    rng = np.random.default_rng(seed)
-    base = rng.uniform(0.0, 0.3, n)
-    noise = np.random.default_rng(99).normal(0.0, 0.01, n)  # the same at every point
-    pairs = []
-    for i in range(n):
-        cosine = {"subword_mean": float(base[i])}
-        cosine.update({s: float(base[i] + shift + noise[i]) for s in SYSTEMS[1:]})
-        rank = {s: (5 if cosine[s] > 0.25 else 50) for s in SYSTEMS}
-        pairs.append(
-            {"source": subset, "substitute": f"rare{i}", "original": f"word{i % 20}", "cosine": cosine, "rank": rank}
-        )
-    gain = {"estimate": shift, "low": shift - 0.01, "high": shift + 0.01}
-    systems = {"subword_mean": {"n": n, "mean_cosine": float(base.mean()), "hits_at_10": 0.1, "median_rank": 50}}
-    systems.update(
-        {
-            s: {
-                "n": n,
-                "mean_cosine": float(base.mean()) + shift,
-                "hits_at_10": 0.2,
-                "median_rank": 40,
-                "gain": gain,
-                "hits_gain": gain,
-            }
-            for s in SYSTEMS[1:]
-        }
-    )
-    return mark_json({"subsets": {subset: {"n": n, "systems": systems}}, "pairs": pairs}, "synonym-recovery")
-
-
-def intrinsic_metrics(delta: float) -> dict:
-    ci = {"estimate": delta, "low": delta - 0.05, "high": delta + 0.05}
-    systems = {"subword_mean": {"spearman": 0.3, "n": 100}}
-    systems.update(
-        {
-            name: {"spearman": 0.3 + delta, "n": 100, "difference": ci}
-            for name in ("bertram_form", "bertram_4", "bertram_16", "bertram_32", "fed")
-        }
-    )
-    cell = {"rule_zipf<3.0": {"n": 100, "systems": systems}}
-    return mark_json({"sets": {"crw": {"subsets": cell}, "card": {"subsets": cell}}}, "intrinsic")
-
-
-def make_point(root: Path, name: str, words: int, n_ota: int, shift: float, intrinsic: bool = True) -> Path:
-    point = root / name
-    (point / "train").mkdir(parents=True)
-    metrics = {
-        "targets": {
-            "words": words,
-            "held_out": words // 20,
-            "n_ota": n_ota,
-            "n_corpus": words - n_ota,
-            "seconds": 10.0,
-        },
-        "seconds_this_call": {"total": 100.0},
-        "final": {"cosine": 0.3, "mrr": 0.2},
-    }
-    (point / "train" / "metrics.json").write_text(json.dumps(mark_json(metrics, "train")))
-    (point / "synonyms-rarified.json").write_text(json.dumps(synonym_metrics("synonym", shift)))
-    (point / "synonyms-wordnet.json").write_text(json.dumps(synonym_metrics("wordnet", shift, seed=1)))
-    if intrinsic:
-        (point / "intrinsic.json").write_text(json.dumps(intrinsic_metrics(shift)))
-    return point
+from tests.util import invoke, make_point
 
 
 def test_points_are_compared_with_the_reference_on_the_same_pairs(tmp_path):

@@ -12,7 +12,6 @@ import pytest
 import srsly
 
 from spacy_bertram.model.encoder import word_piece_ids
-from bertram_experiments.rarification.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
 from bertram_experiments.intrinsic.similarity import SubwordMean
 from bertram_experiments.synonyms.pairs import SynonymPair
 from bertram_experiments.synonyms.recovery import BASELINE, compare, format_markdown, ranks, unit_rows
@@ -20,7 +19,7 @@ from bertram_experiments.synonyms.systems import pair_scores, whole_word_ids
 from spacy_bertram.rarity.frequencies import WordfreqFrequencies
 from spacy_bertram.rarity.rare_words import RareWordFinder, RareWordRule
 
-from tests.util import invoke, needs_wordnet
+from tests.util import SYNONYM_ROWS, invoke, needs_wordnet, write_synonym_set
 
 ROOT = Path(__file__).parent.parent
 
@@ -105,29 +104,8 @@ def test_the_ci_of_a_constant_gain_is_that_constant():
 # -- the command on the tiny BERT -------------------------------------------------------------------
 
 
-def write_rarified(directory: Path, rows) -> Path:
-    """A rarified set in rarify's format: (text with the substitute, index, original, substitute, kind)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    items = [
-        RarifiedItem(
-            f"i{k}", "food", text, text, text, [Substitution(index, original, substitute, kind, "NN", 1.0)], 0.9, 0.1
-        )
-        for k, (text, index, original, substitute, kind) in enumerate(rows)
-    ]
-    write_substitutions_jsonl(directory / "test.jsonl", items)
-    return directory
-
-
-ROWS = [
-    ("the farmer sold a kumquat at the market", 4, "fruit", "kumquat", "synonym"),
-    ("the old tarantula ran down the road", 2, "dog", "tarantula", "synonym"),
-    ("she ate a sour lemno in the garden", 4, "lemon", "lemno", "misspelling"),
-    ("a quokka is a small fruit", 1, "fox", "quokka", "synonym"),
-]
-
-
 def run(bertram_assets, tmp_path, *options):
-    rarified = write_rarified(tmp_path / "rarified", ROWS)
+    rarified = write_synonym_set(tmp_path / "rarified", SYNONYM_ROWS)
     out = tmp_path / "synonyms.json"
     result = invoke(
         "synonym-recovery",
@@ -210,7 +188,7 @@ def test_the_command_names_bad_input(bertram_assets, tmp_path):
 
     with pytest.raises(ValueError, match=r"\[E394\] --bootstrap must be at least 1, got 0"):  # from Python too
         evaluate_synonym_recovery(bertram_assets["model"], wordnet=True, n_resamples=0)
-    lonely = write_rarified(tmp_path / "lonely", [("the kumquat grows", 1, "kumquats", "kumquat", "synonym")])
+    lonely = write_synonym_set(tmp_path / "lonely", [("the kumquat grows", 1, "kumquats", "kumquat", "synonym")])
     result = invoke("synonym-recovery", bertram_assets["model"], "--rarified", lonely)
     assert result.exit_code == 1 and "[E395]" in result.output and "original_not_one_wordpiece" in result.output
 

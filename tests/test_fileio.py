@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -220,7 +221,7 @@ def test_an_output_file_is_replaced_only_where_its_command_wrote_it(tmp_path):
     out.write_text('{"results": 1}')
     with pytest.raises(ValueError, match=r"\[E071\] similarity: .*m.json' exists and carries no mark.*--force"):
         check_output_file(out, command="similarity")
-    write_json_atomic(out, mark_json({"results": 1}, "intrinsic"))
+    write_json_atomic(out, mark_json({"results": 1}, "intrinsic"), overwrite=True)  # intrinsic's, with --force
     with pytest.raises(ValueError, match=r"\[E071\].* is marked 'intrinsic', not 'similarity'"):
         check_output_file(out, command="similarity")
     check_output_file(out, command="intrinsic")  # its own: replaced
@@ -257,7 +258,7 @@ def test_a_file_another_command_wrote_makes_a_directory_not_the_commands(tmp_pat
         check_output_dir(out, owned, command="evaluate-originals", marked=["metrics.json"])
     check_output_dir(out, owned, command="evaluate", marked=["metrics.json"])  # its own run: redone
     check_output_dir(out, owned, command="evaluate-originals", marked=["metrics.json"], force=True)
-    write_json_atomic(out / "metrics.json", {"n_items": 3})
+    write_json_atomic(out / "metrics.json", {"n_items": 3}, overwrite=True)
     with pytest.raises(ValueError, match=r"metrics.json \(not marked as written by evaluate\)"):
         check_output_dir(out, owned, command="evaluate", marked=["metrics.json"])
 
@@ -324,14 +325,118 @@ def test_an_atomic_file_replaces_its_target_and_leaves_nothing_of_its_temp(tmp_p
     target = tmp_path / "store.sqlite"
     target.write_bytes(b"old")
     (tmp_path / "notes.txt").write_text("mine", encoding="utf8")
-    with atomic_path(target) as temp:
+    with atomic_path(target, overwrite=True) as temp:  # a store its writer's output rule let it replace
         temp.write_bytes(b"new")
         (tmp_path / f"{temp.name}-wal").write_bytes(b"sidecar")
     assert target.read_bytes() == b"new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "store.sqlite"]
-    with pytest.raises(RuntimeError), atomic_path(target) as temp:
+    with pytest.raises(RuntimeError), atomic_path(target, overwrite=True) as temp:
         temp.write_bytes(b"half")
         (tmp_path / f"{temp.name}-journal").write_bytes(b"sidecar")
         raise RuntimeError
     assert target.read_bytes() == b"new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "store.sqlite"]
+
+
+def test_the_public_writers_replace_only_a_file_they_wrote_unless_overwrite(tmp_path):
+    """write_json_atomic, write_bytes_atomic and atomic_path never replace a user's file silently: a file is theirs
+    when it carries the mark of what they write (mark_json, text_mark, `mark`); else E071 names it and the way to
+    replace it anyway, and the file is as it was, nothing written beside it."""
+    from spacy_bertram.fileio import atomic_path, mark_json, text_mark
+
+    mine = {name: tmp_path / name for name in ("table.json", "notes.md", "data.bin")}
+    for path in mine.values():
+        path.write_text("mine", encoding="utf8")
+    writers = {
+        "write_json_atomic": lambda **kw: write_json_atomic(mine["table.json"], {"words": []}, **kw),
+        "write_bytes_atomic": lambda **kw: write_bytes_atomic(mine["notes.md"], b"# notes\n", **kw),
+        "atomic_path": lambda **kw: atomic_path(mine["data.bin"], **kw).__enter__(),
+    }
+    for (writer, write), path in zip(writers.items(), mine.values()):
+        with pytest.raises(
+            ValueError,
+            match=rf"\[E071\] {writer}: .*{path.name}' exists and carries no mark .*pass overwrite=True to replace",
+        ):
+            write()
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {name: "mine" for name in mine}
+    write_json_atomic(mine["table.json"], {"words": []}, overwrite=True)
+    write_bytes_atomic(mine["notes.md"], b"# notes\n", overwrite=True)
+    assert json.loads(mine["table.json"].read_text()) == {"words": []} and mine["notes.md"].read_text() == "# notes\n"
+    # Their own marked outputs are replaced: a rerun's file over the previous run's.
+    write_json_atomic(tmp_path / "m.json", mark_json({"n": 1}, "pool"))
+    write_json_atomic(tmp_path / "m.json", mark_json({"n": 2}, "pool"))
+    with pytest.raises(ValueError, match=r"\[E071\] write_json_atomic: .* is marked 'pool', not 'report'"):
+        write_json_atomic(tmp_path / "m.json", mark_json({"n": 3}, "report"))
+    write_bytes_atomic(tmp_path / "r.md", f"{text_mark('report')}\nold\n".encode())
+    write_bytes_atomic(tmp_path / "r.md", f"{text_mark('report')}\nnew\n".encode())
+    with atomic_path(tmp_path / "r.md", mark="report") as tmp:
+        tmp.write_text(f"{text_mark('report')}\nnewer\n", encoding="utf8")
+    assert json.loads((tmp_path / "m.json").read_text())["n"] == 2 and "newer" in (tmp_path / "r.md").read_text()
+    (tmp_path / "dir").mkdir()
+    for overwrite in (False, True):  # a directory is never replaced by a file
+        with pytest.raises(ValueError, match=r"\[E072\] write_json_atomic: .*dir' is a directory"):
+            write_json_atomic(tmp_path / "dir", {}, overwrite=overwrite)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.bin", "dir", "m.json", "notes.md", "r.md", "table.json"]
+
+
+def test_an_atomic_directory_refuses_a_file_or_others_files_unless_overwrite(tmp_path):
+    (tmp_path / "file").write_text("mine")
+    (tmp_path / "theirs").mkdir()
+    (tmp_path / "theirs" / "notes.txt").write_text("mine")
+    for name, why in (("file", "is a file, not a directory"), ("theirs", "holds nothing .* pass overwrite=True")):
+        with pytest.raises(ValueError, match=rf"\[E00[67]\] atomic_directory: .*{name}'.* {why}"):
+            with atomic_directory(tmp_path / name, ["a"]) as tmp:
+                (tmp / "a").write_text("new")
+    assert (tmp_path / "file").read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "file",
+        "theirs",
+    ]
+    with atomic_directory(tmp_path / "theirs", ["a"], overwrite=True) as tmp:
+        (tmp / "a").write_text("new")
+    assert sorted(p.name for p in (tmp_path / "theirs").iterdir()) == ["a", "notes.txt"]
+
+
+def test_a_directory_the_writer_writes_into_keeps_the_files_it_does_not_write(tmp_path):
+    """`NAME/` makes NAME a directory the writer writes into, at any depth (as nlp.to_disk writes a component's
+    directory): a file it does not write there stays, and so does a directory of a dropped part holding
+    anything; `NAME/PART` names the writer's entry inside, which goes once no longer written."""
+    from spacy_bertram.fileio import remove_written
+
+    target = tmp_path / "pipeline"
+    for path, text in {
+        "config.cfg": "old",
+        "bertram/cfg": "old",
+        "bertram/cache": "old, a stale part",
+        "bertram/inner_notes.txt": "mine",
+        "vocab/strings.json": "old",
+        "vocab/deeper/mine.txt": "mine",
+        "dropped/model": "old",
+        "beside.txt": "mine",
+    }.items():
+        (target / path).parent.mkdir(parents=True, exist_ok=True)
+        (target / path).write_text(text)
+    owned = ["config.cfg", "bertram/", "bertram/cfg", "bertram/cache", "vocab/", "shards/plan.json"]
+    with atomic_directory(target, owned) as tmp:
+        for path in ("config.cfg", "bertram/cfg", "vocab/strings.json"):
+            (tmp / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / path).write_text("new")
+    found = {str(p.relative_to(target)): p.read_text() for p in target.rglob("*") if p.is_file()}
+    assert found == {
+        "config.cfg": "new",
+        "bertram/cfg": "new",
+        "bertram/inner_notes.txt": "mine",
+        "vocab/strings.json": "new",
+        "vocab/deeper/mine.txt": "mine",
+        "dropped/model": "old",  # not the writer's: carried whole
+        "beside.txt": "mine",
+    }
+    (target / "shards").mkdir()
+    (target / "shards" / "plan.json").write_text("{}")
+    (target / "shards" / "mine.txt").write_text("mine")
+    remove_written(target, ["shards/plan.json", "bertram/", "bertram/cfg"], keep_directory=True)
+    assert sorted(p.name for p in (target / "shards").iterdir()) == ["mine.txt"]
+    assert sorted(p.name for p in (target / "bertram").iterdir()) == ["inner_notes.txt"]
+    remove_written(target / "shards", ["mine-not.txt"])
+    (target / "shards" / "mine.txt").unlink()
+    remove_written(target, ["shards/plan.json"], keep_directory=True)  # empty once the writer's entries go
+    assert not (target / "shards").exists()

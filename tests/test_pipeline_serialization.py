@@ -16,6 +16,7 @@ from spacy import util
 from spacy.lang.en import English
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
+from spacy_bertram.pipeline.serialization import SAVED_PARTS
 from spacy_bertram.pipeline.serialization import CFG, digest, read_file, read_parts, seal, staged_parts, unpack
 from spacy_bertram.model.layers import get_bertram_network
 
@@ -138,6 +139,7 @@ def test_the_saved_layout_keeps_its_part_names_and_cfg_keys(bertram_dir, tiny_be
     assert _names(tmp_path / "p" / "bertram") == ["cache", "cfg", "model"]
     cfg = json.loads((tmp_path / "p" / "bertram" / "cfg").read_text(encoding="utf8"))
     assert sorted(cfg) == ["model_id", "model_source", "parts"] and sorted(cfg["parts"]) == ["cache", "model"]
+    assert tuple(nlp.get_pipe("bertram")._parts()[0]) == SAVED_PARTS  # what save_pipeline replaces
     assert cfg["model_id"] == nlp.get_pipe("bertram").cfg["model_id"] and cfg["model_source"] == bertram_dir
 
 
@@ -497,3 +499,65 @@ def test_save_pipeline_replaces_only_a_previous_pipeline_save(tmp_path):
         assert spacy.load(tmp_path / target).pipe_names == ["sentencizer"]
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # the file's .file.old is gone too
     assert (tmp_path / "precious" / "notes.txt").read_text() == "mine"  # overwrite replaces only the save's files
+
+
+def _files(root: Path) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_save_pipeline_keeps_a_users_files_inside_the_component_directories_as_to_disk_does(
+    bertram_dir,
+    tiny_bert_path,
+    tmp_path,  # noqa: F811
+):
+    """A user's file inside a component's directory (bertram/, transformer/, vocab/) stays through every
+    save_pipeline, with overwrite=True too, exactly as nlp.to_disk over the same directory keeps it; the parts a
+    save no longer writes (the cache once save_cache is off) go, as the component's own to_disk removes them."""
+    from spacy_bertram import save_pipeline
+
+    nlp = make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, save_cache=True)
+    nlp(TEXT)
+    routes = {
+        "saved": lambda path, **kw: save_pipeline(nlp, path, **kw),
+        "to_disk": lambda path, **kw: nlp.to_disk(path),
+    }
+    for name, save in routes.items():
+        save(tmp_path / name)
+        for inner in ("bertram/inner_notes.txt", "transformer/inner_notes.txt", "vocab/mine/notes.txt", "notes.txt"):
+            (tmp_path / name / inner).parent.mkdir(exist_ok=True)
+            (tmp_path / name / inner).write_text(f"mine: {inner}", encoding="utf8")
+    assert (tmp_path / "saved" / "bertram" / "cache").is_file()
+    nlp.get_pipe("bertram").save_cache = False
+    for overwrite in (False, True):
+        for name, save in routes.items():
+            save(tmp_path / name, overwrite=overwrite)
+    saved, plain = _files(tmp_path / "saved"), _files(tmp_path / "to_disk")
+    assert saved.keys() == plain.keys() and "bertram/cache" not in saved
+    for inner in ("bertram/inner_notes.txt", "transformer/inner_notes.txt", "vocab/mine/notes.txt", "notes.txt"):
+        assert saved[inner] == plain[inner] == f"mine: {inner}".encode()
+    loaded = spacy.load(tmp_path / "saved")
+    assert same_vectors(nlp(TEXT), loaded(TEXT))
+
+
+def test_the_components_own_save_refuses_a_file_and_keeps_others(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+    """to_disk at a file is a coded error (it was a raw FileExistsError); a file at a part's name that no save
+    listed is refused unless overwrite=True; a user's file beside the parts stays."""
+    nlp = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
+    nlp(TEXT)
+    pipe = nlp.get_pipe("bertram")
+    (tmp_path / "file").write_text("mine", encoding="utf8")
+    for overwrite in ({}, {"overwrite": True}):
+        with pytest.raises(ValueError, match=r"\[E006\] bertram.to_disk: the output '.*file' is a file"):
+            pipe.to_disk(tmp_path / "file", **overwrite)
+    assert (tmp_path / "file").read_text() == "mine"
+    out = tmp_path / "component"
+    out.mkdir()
+    (out / "cache").write_text("mine: a cache of my own", encoding="utf8")
+    (out / "notes.txt").write_text("mine", encoding="utf8")
+    with pytest.raises(ValueError, match=r"\[E007\] bertram.to_disk: .*holds cache \(not written by .*overwrite=True"):
+        pipe.to_disk(out)
+    assert sorted(p.name for p in out.iterdir()) == ["cache", "notes.txt"]
+    pipe.to_disk(out, overwrite=True)
+    pipe.to_disk(out)  # its own save now: cfg lists the parts
+    assert sorted(p.name for p in out.iterdir()) == ["cache", "cfg", "model", "notes.txt"]
+    assert (out / "notes.txt").read_text() == "mine"

@@ -98,3 +98,37 @@ def test_table_round_trips_with_the_pipeline(bertram_dir, tiny_bert_path, tmp_pa
         pipe.cache.clear()
         assert pipe.vectors is not None and pipe.vectors.words == ["kumquat", "quokka"]
         assert all(same_vectors(a, b) for a, b in zip(docs, other.pipe(TEXTS)))
+
+
+def test_a_table_is_written_only_over_a_tables_files(bertram_dir, tmp_path):
+    """to_disk into a directory holding the user's table.json (or vectors.safetensors) refuses, naming the file,
+    unless overwrite=True; a table's own files are replaced, and a user's file beside them or in shards/ stays."""
+    from spacy_bertram import VectorTable
+
+    table = make_table(bertram_dir, ["kumquat", "quokka"], tmp_path / "table")
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "table.json").write_text('{"my": "table"}', encoding="utf8")
+    with pytest.raises(
+        ValueError,
+        match=r"\[E007\] VectorTable.to_disk: .*mine' holds table.json \(not marked as written by VectorTable.to_disk"
+        r"\).* pass overwrite=True",
+    ):
+        table.to_disk(out)
+    assert [p.name for p in out.iterdir()] == ["table.json"] and json.loads((out / "table.json").read_text()) == {
+        "my": "table"
+    }
+    table.to_disk(out, overwrite=True)
+    (out / "shards").mkdir()
+    (out / "shards" / "plan.json").write_text("{}", encoding="utf8")  # an unfinished run's: the table's
+    (out / "shards" / "notes.txt").write_text("mine", encoding="utf8")
+    (out / "notes.txt").write_text("mine", encoding="utf8")
+    table.to_disk(out)  # its own files: replaced
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == [
+        "notes.txt",
+        "shards",
+        "shards/notes.txt",
+        "table.json",
+        "vectors.safetensors",
+    ]
+    assert VectorTable.from_disk(out).words == ["kumquat", "quokka"]

@@ -191,3 +191,28 @@ def test_prepare_reads_jsonl_and_docbin_files_as_texts_store_does(corpus_dir, tm
     _assert_nothing_written(tmp_path / "out")
     with pytest.warns(UserWarning, match=r"bad\.jsonl"):  # --skip-bad-files skips it as a whole, found up front
         assert prepare(records, tmp_path / "out", min_count=1, errors="skip", progress=False).lines == 2
+
+
+def _outputs(out):
+    return {p.name: p.read_bytes() for p in out.iterdir()}
+
+
+def test_a_rerun_with_other_settings_is_refused_unless_forced(corpus_dir, tmp_path):
+    """As train (E277) and vectors (E266) refuse another run's output: the same settings redo the run; others are
+    refused before any work, naming what changed, in Python and on the command line, unless --force."""
+    out = tmp_path / "out"
+    prepare(corpus_dir, out, min_count=2, progress=False)
+    before = _outputs(out)
+    prepare(corpus_dir, out, min_count=2, progress=False)  # the same run again
+    with pytest.raises(
+        ValueError,
+        match=r"\[E092\] prepare: .*out' holds a finished prepare run with other settings "
+        r"\(max_contexts: 64 -> 3; min_count: 2 -> 1, by its prepare.json\).*--force",
+    ):
+        prepare(corpus_dir, out, min_count=1, max_contexts=3, progress=False)
+    result = CliRunner().invoke(app, ["prepare", str(corpus_dir), str(out), "--min-count", "2", "--cased"])
+    assert result.exit_code == 1 and "[E092] prepare: " in result.stderr and "lowercase: True -> False" in result.stderr
+    assert _outputs(out).keys() == before.keys() and _outputs(out)["counts.tsv"] == before["counts.tsv"]
+    result = CliRunner().invoke(app, ["prepare", str(corpus_dir), str(out), "--min-count", "1", "--force"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "prepare.json").read_text())["settings"]["min_count"] == 1

@@ -303,11 +303,12 @@ def test_vectors_cli_help_and_errors(model_dir, store_dir, tmp_path):
 
 
 def test_the_command_checks_the_names_a_table_is_written_under():
-    """`vectors` checks its output before importing torch, by names settings.py restates."""
+    """`vectors` checks its output before importing torch, by the names the table writes (shards/ holds a run's
+    plan and shards: what else is in it stays)."""
     from spacy_bertram.pipeline.vector_table import META_FILE, SHARDS_DIR, VECTORS_FILE
     from spacy_bertram.training.settings import VECTORS_OUTPUTS
 
-    assert VECTORS_OUTPUTS == (META_FILE, VECTORS_FILE, SHARDS_DIR)
+    assert VECTORS_OUTPUTS == (META_FILE, VECTORS_FILE, f"{SHARDS_DIR}/plan.json", f"{SHARDS_DIR}/shard-*.safetensors")
 
 
 @pytest.mark.filterwarnings(r"ignore:.*\[W002\]")  # the fixture's model ships no counts.tsv

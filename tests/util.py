@@ -30,6 +30,7 @@ from typer.testing import CliRunner
 
 from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
 from spacy_bertram.cli import app
+from spacy_bertram.fileio import mark_json
 from bertram_experiments.cli import app as experiments_app
 from bertram_experiments.downstream.paired import ItemTable
 from bertram_experiments.downstream.set_outputs import write_set_outputs
@@ -426,6 +427,116 @@ def _two_sets(root: Path):
     )
     _write_set(root / "a" / "seed-1", SET_B, [("neg", 0.2), ("neg", 0.9)], [("pos", 0.6), ("neg", 0.8)])
     _write_set(root / "b", _items([("v1", "neg")]), [("neg", 0.7)], [("neg", 0.5)])
+
+
+def synonym_file(path: Path, pairs) -> Path:
+    """A synonym-recovery output holding `pairs`: (source, substitute, original, {system: (cosine, rank)})."""
+    rows = [
+        {
+            "substitute": s,
+            "original": o,
+            "source": src,
+            "occurrences": 1,
+            "cosine": {k: c for k, (c, _) in scores.items()},
+            "rank": {k: r for k, (_, r) in scores.items()},
+        }
+        for src, s, o, scores in pairs
+    ]
+    path.write_text(json.dumps(mark_json({"pairs": rows}, "synonym-recovery")), encoding="utf8")
+    return path
+
+
+def write_synonym_set(directory: Path, rows) -> Path:
+    """A rarified set in rarify's format: (text with the substitute, index, original, substitute, kind)."""
+    from bertram_experiments.rarification.rarify import RarifiedItem, Substitution, write_substitutions_jsonl
+
+    directory.mkdir(parents=True, exist_ok=True)
+    items = [
+        RarifiedItem(
+            f"i{k}", "food", text, text, text, [Substitution(index, original, substitute, kind, "NN", 1.0)], 0.9, 0.1
+        )
+        for k, (text, index, original, substitute, kind) in enumerate(rows)
+    ]
+    write_substitutions_jsonl(directory / "test.jsonl", items)
+    return directory
+
+
+#: Rarified pairs on the tiny BERT's vocabulary, as synonym-recovery reads them.
+SYNONYM_ROWS = [
+    ("the farmer sold a kumquat at the market", 4, "fruit", "kumquat", "synonym"),
+    ("the old tarantula ran down the road", 2, "dog", "tarantula", "synonym"),
+    ("she ate a sour lemno in the garden", 4, "lemon", "lemno", "misspelling"),
+    ("a quokka is a small fruit", 1, "fox", "quokka", "synonym"),
+]
+
+
+CURVE_SYSTEMS = ("subword_mean", "bertram_form", "bertram_text_store", "bertram_store")
+
+
+def synonym_metrics(subset: str, shift: float, n: int = 60, seed: int = 0) -> dict:
+    """Pairs whose BERTRAM cosines are the subword mean's plus `shift` (plus noise)."""
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(0.0, 0.3, n)
+    noise = np.random.default_rng(99).normal(0.0, 0.01, n)  # the same at every point
+    pairs = []
+    for i in range(n):
+        cosine = {"subword_mean": float(base[i])}
+        cosine.update({s: float(base[i] + shift + noise[i]) for s in CURVE_SYSTEMS[1:]})
+        rank = {s: (5 if cosine[s] > 0.25 else 50) for s in CURVE_SYSTEMS}
+        pairs.append(
+            {"source": subset, "substitute": f"rare{i}", "original": f"word{i % 20}", "cosine": cosine, "rank": rank}
+        )
+    gain = {"estimate": shift, "low": shift - 0.01, "high": shift + 0.01}
+    systems = {"subword_mean": {"n": n, "mean_cosine": float(base.mean()), "hits_at_10": 0.1, "median_rank": 50}}
+    systems.update(
+        {
+            s: {
+                "n": n,
+                "mean_cosine": float(base.mean()) + shift,
+                "hits_at_10": 0.2,
+                "median_rank": 40,
+                "gain": gain,
+                "hits_gain": gain,
+            }
+            for s in CURVE_SYSTEMS[1:]
+        }
+    )
+    return mark_json({"subsets": {subset: {"n": n, "systems": systems}}, "pairs": pairs}, "synonym-recovery")
+
+
+def intrinsic_metrics(delta: float) -> dict:
+    ci = {"estimate": delta, "low": delta - 0.05, "high": delta + 0.05}
+    systems = {"subword_mean": {"spearman": 0.3, "n": 100}}
+    systems.update(
+        {
+            name: {"spearman": 0.3 + delta, "n": 100, "difference": ci}
+            for name in ("bertram_form", "bertram_4", "bertram_16", "bertram_32", "fed")
+        }
+    )
+    cell = {"rule_zipf<3.0": {"n": 100, "systems": systems}}
+    return mark_json({"sets": {"crw": {"subsets": cell}, "card": {"subsets": cell}}}, "intrinsic")
+
+
+def make_point(root: Path, name: str, words: int, n_ota: int, shift: float, intrinsic: bool = True) -> Path:
+    point = root / name
+    (point / "train").mkdir(parents=True)
+    metrics = {
+        "targets": {
+            "words": words,
+            "held_out": words // 20,
+            "n_ota": n_ota,
+            "n_corpus": words - n_ota,
+            "seconds": 10.0,
+        },
+        "seconds_this_call": {"total": 100.0},
+        "final": {"cosine": 0.3, "mrr": 0.2},
+    }
+    (point / "train" / "metrics.json").write_text(json.dumps(mark_json(metrics, "train")))
+    (point / "synonyms-rarified.json").write_text(json.dumps(synonym_metrics("synonym", shift)))
+    (point / "synonyms-wordnet.json").write_text(json.dumps(synonym_metrics("wordnet", shift, seed=1)))
+    if intrinsic:
+        (point / "intrinsic.json").write_text(json.dumps(intrinsic_metrics(shift)))
+    return point
 
 
 CONFIG = Path(__file__).parent.parent / "configs" / "textcat_minilm.cfg"

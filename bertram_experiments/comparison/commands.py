@@ -76,7 +76,7 @@ def compare_runs_cmd(
     else:
         result = run_checked(compare_downstream_runs, before, after, bootstrap_resamples, seed, pairs)
     lines = comparison_markdown(result)
-    write_json_atomic(output / "comparison.json", mark_json(result, "compare-runs"))
-    with atomic_path(output / "comparison.md") as tmp:
+    write_json_atomic(output / "comparison.json", mark_json(result, "compare-runs"), overwrite=True)
+    with atomic_path(output / "comparison.md", overwrite=True) as tmp:
         tmp.write_text("\n".join([text_mark("compare-runs"), *lines]) + "\n", encoding="utf8")
     typer.echo("\n".join(lines))

@@ -231,8 +231,8 @@ def pool_files(
     result["files"] = {name: str(path) for name, path in paths.items()}
     result["seconds"] = round(time.time() - start, 2)
     out = Path(output_dir)
-    write_json_atomic(out / "pooled.json", result)
-    with atomic_path(out / "pooled.md") as tmp:
+    write_json_atomic(out / "pooled.json", result, overwrite=True)
+    with atomic_path(out / "pooled.md", overwrite=True) as tmp:
         tmp.write_text("\n".join(pooled_markdown(result)) + "\n", encoding="utf8")
     return result
 

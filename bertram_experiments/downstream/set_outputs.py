@@ -68,7 +68,7 @@ def write_set_outputs(
     }
     buckets = {s: accuracy_by_frequency(items, predictions[s]) for s in systems}
     plot_accuracy_by_frequency(buckets, out / "accuracy_by_frequency.png")
-    with atomic_path(out / "predictions.jsonl") as tmp:
+    with atomic_path(out / "predictions.jsonl", overwrite=True) as tmp:
         with open(tmp, "w", encoding="utf8") as fh:
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -81,7 +81,7 @@ def write_set_outputs(
         "by_frequency": {s: [vars(b) | {"label": b.label} for b in bs] for s, bs in buckets.items()},
         **extra,
     }
-    write_json_atomic(out / METRICS_FILE, finite(mark_json(metrics, command)))
+    write_json_atomic(out / METRICS_FILE, finite(mark_json(metrics, command)), overwrite=True)
     return metrics
 
 

@@ -592,7 +592,7 @@ def evaluate_intrinsic(
         )
     metrics["seconds"] = round(time.perf_counter() - started, 2)
     if output is not None:
-        write_json_atomic(Path(output), mark_json(metrics, "intrinsic"))
+        write_json_atomic(Path(output), mark_json(metrics, "intrinsic"), overwrite=True)
     return metrics
 
 

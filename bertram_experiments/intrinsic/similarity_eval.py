@@ -94,7 +94,7 @@ def evaluate_similarity_files(
         "seconds": round(time.perf_counter() - started, 2),
     }
     if output is not None:
-        write_json_atomic(Path(output), mark_json(metrics, "similarity"))
+        write_json_atomic(Path(output), mark_json(metrics, "similarity"), overwrite=True)
     return metrics
 
 

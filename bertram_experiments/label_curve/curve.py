@@ -69,8 +69,8 @@ def label_curve(
         "seconds": round(time.time() - start, 1),
     }
     out = Path(output_dir)
-    write_json_atomic(out / CURVE_FILE, curve)
-    write_bytes_atomic(out / CURVE_MD, ("\n".join(curve_markdown(curve)) + "\n").encode("utf8"))
+    write_json_atomic(out / CURVE_FILE, curve, overwrite=True)
+    write_bytes_atomic(out / CURVE_MD, ("\n".join(curve_markdown(curve)) + "\n").encode("utf8"), overwrite=True)
     plot_curve(curve, out / CURVE_PNG)
     return curve
 
@@ -89,8 +89,10 @@ def curves_report(curve_dirs: Sequence[PathLike], output_dir: PathLike, force: b
     out = Path(output_dir)
     plot_curves(curves, out / CURVES_PNG)
     for directory, curve in zip(curve_dirs, curves):
-        write_bytes_atomic(out / f"{curve['name']}.png", (Path(directory) / CURVE_PNG).read_bytes())
-    return write_bytes_atomic(out / REPORT_MD, ("\n".join(combined_markdown(curves)) + "\n").encode("utf8"))
+        write_bytes_atomic(out / f"{curve['name']}.png", (Path(directory) / CURVE_PNG).read_bytes(), overwrite=True)
+    return write_bytes_atomic(
+        out / REPORT_MD, ("\n".join(combined_markdown(curves)) + "\n").encode("utf8"), overwrite=True
+    )
 
 
 __all__ = ["curves_report", "label_curve", "read_curve"]

@@ -93,7 +93,7 @@ def load_folds(task: str, data_dir: PathLike) -> List[CurveFold]:
 
 def write_subset(docs: Sequence[Doc], path: Path) -> Path:
     """The training subset as a DocBin (written atomically: a killed run never leaves half of one)."""
-    return write_bytes_atomic(path, DocBin(docs=list(docs), store_user_data=True).to_bytes())
+    return write_bytes_atomic(path, DocBin(docs=list(docs), store_user_data=True).to_bytes(), overwrite=True)
 
 
 __all__ = ["CurveFold", "TASKS", "check_task", "load_folds", "write_subset"]

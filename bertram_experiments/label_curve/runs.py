@@ -194,7 +194,7 @@ def predict_unit(pipelines: Dict[str, Language], fold: CurveFold, task: str) -> 
 
 
 def write_rows(path: Path, rows: Sequence[Row]) -> None:
-    with atomic_path(path) as tmp:
+    with atomic_path(path, overwrite=True) as tmp:
         with open(tmp, "w", encoding="utf8") as file_:
             file_.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
@@ -250,7 +250,7 @@ def run_curve(
         if not keep_models:
             for system in SYSTEMS:
                 remove_written(directory / system, BASELINE_OUTPUTS)
-        write_json_atomic(directory / RUN_FILE, record)
+        write_json_atomic(directory / RUN_FILE, record, overwrite=True)
         records.append(record)
     return records
 

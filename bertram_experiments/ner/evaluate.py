@@ -70,7 +70,7 @@ def evaluate_ner(
     }
     plot_f1_by_rarity(metrics, out / PLOT_FILE)
     metrics["seconds"]["total"] = round(time.time() - start, 1)  # type: ignore[index]
-    write_json_atomic(out / METRICS_FILE, mark_json(metrics, "ner-evaluate"))
+    write_json_atomic(out / METRICS_FILE, mark_json(metrics, "ner-evaluate"), overwrite=True)
     write_report(metrics, out / REPORT_FILE, train_summary=Path(training_dir) / "train.json")
     return metrics
 

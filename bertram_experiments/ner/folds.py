@@ -21,9 +21,9 @@ from spacy.tokens import Doc, DocBin
 
 from ..errors import Errors
 from spacy_bertram import PathLike, atomic_directory, check_output_dir, write_json_atomic
-from ..outputs import FOLDS_FILE, NER_FOLDS_OUTPUTS
+from ..outputs import FOLD_PARTS, FOLDS_FILE, NER_FOLDS_OUTPUTS
 
-PARTS = ("train", "dev", "test")
+PARTS = FOLD_PARTS
 
 
 def assign_folds(n_texts: int, k: int, seed: int) -> List[int]:
@@ -74,7 +74,7 @@ def write_folds(
         "tokens": sum(len(d) for d in docs),
         "parts": [],
     }
-    with atomic_directory(output_dir, NER_FOLDS_OUTPUTS) as tmp:
+    with atomic_directory(output_dir, NER_FOLDS_OUTPUTS, overwrite=True) as tmp:
         for fold in range(k):
             parts = fold_parts(fold_of, fold, dev_share, seed)
             (Path(tmp) / f"fold-{fold}").mkdir()

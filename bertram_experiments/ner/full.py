@@ -211,7 +211,7 @@ def evaluate_full(
         },  # type: ignore[index, union-attr]
     }
     write_full_report(metrics, out)
-    write_json_atomic(out / METRICS_FILE, mark_json(metrics, "ner-full-evaluate"))
+    write_json_atomic(out / METRICS_FILE, mark_json(metrics, "ner-full-evaluate"), overwrite=True)
     return metrics
 
 

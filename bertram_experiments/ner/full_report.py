@@ -202,7 +202,7 @@ def write_full_report(metrics: Mapping, out: Path) -> Path:
         "",
     ]
     path = out / REPORT_FILE
-    with atomic_path(path) as tmp:
+    with atomic_path(path, overwrite=True) as tmp:
         Path(tmp).write_text("\n".join(lines), encoding="utf8")
     return path
 

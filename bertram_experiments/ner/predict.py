@@ -107,7 +107,7 @@ def predict_folds(
         if len(ids) != len(gold):
             raise ValueError(Errors.E412.format(fold=fold, n_ids=len(ids), n_gold=len(gold)))
         rows = predict_fold(loaded, gold, ids, fold)
-        with atomic_path(path) as tmp:
+        with atomic_path(path, overwrite=True) as tmp:
             with open(tmp, "w", encoding="utf8") as file_:
                 file_.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     return paths

@@ -157,7 +157,7 @@ def write_report(metrics: Mapping, path: PathLike, train_summary: Optional[PathL
         "Seconds: " + ", ".join(f"{k} {v}" for k, v in times.items()),
         "",
     ]
-    with atomic_path(path) as tmp:
+    with atomic_path(path, overwrite=True) as tmp:
         Path(tmp).write_text("\n".join(lines), encoding="utf8")
     return Path(path)
 

@@ -214,7 +214,7 @@ def train_folds(
 
     def finished(position: int, info: Dict[str, object]) -> None:
         run, wanted = todo[position]
-        write_json_atomic(run_marker(Path(run.out)), wanted)
+        write_json_atomic(run_marker(Path(run.out)), wanted, overwrite=True)
         infos[run.fold, run.system] = info
         logger.info("fold %d %s: trained in %.0f s", run.fold, run.system, info.get("seconds") or 0)
 
@@ -254,7 +254,7 @@ def train_folds(
         "runs": runs,
         "seconds": round(sum(r["seconds"] or 0 for r in runs), 1),
     }
-    write_json_atomic(Path(training_dir) / TRAIN_SUMMARY, summary)
+    write_json_atomic(Path(training_dir) / TRAIN_SUMMARY, summary, overwrite=True)
     return summary
 
 

@@ -55,7 +55,7 @@ from .datasets import (
     truncate_words,
     write_records,
 )
-from ..outputs import BASELINE_OUTPUTS, INFO_FILE
+from ..outputs import BASELINE_OUTPUTS, BASELINE_WRITES, INFO_FILE
 from .rarify import DEFAULT_MASK_TOKEN
 from .records import Record, RecordLike, as_records, check_labels, write_docbin
 
@@ -322,7 +322,7 @@ def train_baseline(
             raise ValueError(Errors.E303.format(path=path))
     use_device(gpu_id)  # a named error for a bad id or a missing CuPy, before spaCy's own
     start = time.time()
-    with atomic_directory(output_dir, BASELINE_OUTPUTS) as tmp:
+    with atomic_directory(output_dir, BASELINE_WRITES, overwrite=True) as tmp:
         config = baseline_config(
             base_config,
             base_model,
@@ -374,7 +374,7 @@ def train_baseline(
 
 
 def _write_json(path: PathLike, data: object) -> None:
-    write_json_atomic(path, data)
+    write_json_atomic(path, data, overwrite=True)
 
 
 __all__ = ["baseline_config", "make_splits", "train_baseline"]

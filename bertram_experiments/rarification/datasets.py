@@ -266,7 +266,7 @@ def stratified_sample(records: Sequence[Record], limit: Optional[int], seed: int
 def write_records(path: PathLike, records: Iterable[Record]) -> Path:
     """JSONL, written atomically."""
     data = "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in records)
-    return write_bytes_atomic(path, data.encode("utf8"))
+    return write_bytes_atomic(path, data.encode("utf8"), overwrite=True)
 
 
 def read_records(path: PathLike) -> List[Record]:

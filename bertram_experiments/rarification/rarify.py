@@ -233,7 +233,7 @@ def write_substitutions_jsonl(path: PathLike, items: Iterable[RarifiedItem]) -> 
     buf = io.StringIO()
     for item in items:
         buf.write(json.dumps(item.to_dict(), ensure_ascii=False) + "\n")
-    return write_bytes_atomic(path, buf.getvalue().encode("utf8"))
+    return write_bytes_atomic(path, buf.getvalue().encode("utf8"), overwrite=True)
 
 
 def read_substitutions_jsonl(path: PathLike) -> List[dict]:

@@ -127,7 +127,7 @@ def mask_in_chunks(
             result = mask_candidates(
                 list(chunk), classify, labels, subs, tagger=tagger, max_masks=max_masks, batch_size=batch_size
             )
-            write_json_atomic(path, result.to_dict(), indent=None)
+            write_json_atomic(path, result.to_dict(), indent=None, overwrite=True)
         total.extend(result)
         bar.update(len(chunk))
         bar.set_postfix(items=len(total.items))
@@ -236,7 +236,7 @@ def run_rarification(
             summary.update(
                 seeds=seeds, seed_sets=extra, seconds_masking=masking_seconds, seconds=round(time.time() - start, 2)
             )
-        write_json_atomic(target / "rarify.json", summary)
+        write_json_atomic(target / "rarify.json", summary, overwrite=True)
     return summaries[0][1]
 
 

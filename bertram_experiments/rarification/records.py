@@ -83,4 +83,4 @@ def make_docbin(examples: Iterable[RecordLike], labels: Sequence[str], nlp=None)
 
 
 def write_docbin(path: PathLike, examples: Iterable[RecordLike], labels: Sequence[str], nlp=None) -> Path:
-    return write_bytes_atomic(path, make_docbin(examples, labels, nlp).to_bytes())
+    return write_bytes_atomic(path, make_docbin(examples, labels, nlp).to_bytes(), overwrite=True)

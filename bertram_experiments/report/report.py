@@ -368,7 +368,7 @@ def write_report(
         steps.append(("synonym recovery", (_load(synonyms) or {}).get("seconds")))
     steps += [(f"word similarity: {name}", data.get("seconds")) for name, data in wordsim.items()]
     lines += timing_rows(steps) + [""]
-    with atomic_path(out) as tmp:
+    with atomic_path(out, overwrite=True) as tmp:
         tmp.write_text("\n".join(lines) + "\n", encoding="utf8")
     return out
 

@@ -296,7 +296,7 @@ def evaluate_synonym_recovery(
     }
     metrics["seconds"] = round(time.perf_counter() - started, 2)
     if output is not None:
-        write_json_atomic(Path(output), mark_json(metrics, "synonym-recovery"))
+        write_json_atomic(Path(output), mark_json(metrics, "synonym-recovery"), overwrite=True)
     return metrics
 
 

@@ -38,7 +38,7 @@ from ..bounds import count_range
 from ..model.config import MIN_SEQ_LENGTH, MODES, BertramConfig
 from ..model.encoder import check_base_model
 from ..errors import Errors
-from ..fileio import check_output_dir
+from ..pipeline.table_files import check_table_output
 from ..context_store import DEFAULT_WINDOW, open_context_store
 from ..types import DEFAULT_CONTEXTS_PER_WORD
 from ..training.settings import (
@@ -46,9 +46,6 @@ from ..training.settings import (
     DEFAULT_MAX_CONTEXTS,
     DEFAULT_MIN_COUNT,
     DEFAULT_RARE_MAX_CONTEXTS,
-    PREPARE_FILES,
-    TARGET_FILES,
-    VECTORS_OUTPUTS,
     OTASettings,
     RunOptions,
     TrainingData,
@@ -56,13 +53,17 @@ from ..training.settings import (
     VectorSelection,
     check_encoder_settings,
     check_multi_piece_words,
+    check_prepare_output,
     check_prepare_settings,
+    check_targets_output,
     check_train_output,
     check_rare_settings,
     check_vector_request,
     check_vector_settings,
     check_word_limits,
     check_workers,
+    prepare_settings,
+    target_settings,
     read_word_list,
 )
 
@@ -131,7 +132,10 @@ def prepare_cmd(
         rare_max_contexts=rare_max_contexts,
         max_rare_words=max_rare_words,
     )
-    run_checked(check_output_dir, output, PREPARE_FILES, command="prepare", force=force)
+    settings = prepare_settings(
+        min_count, max_contexts, rare_max_contexts, max_rare_words, context_words, lowercase=not cased, seed=seed
+    )
+    run_checked(check_prepare_output, output, settings, force=force)
     from ..training.corpus import check_corpus_paths, exclude_files  # light: no torch
 
     run_checked(check_corpus_paths, corpus)
@@ -155,6 +159,7 @@ def prepare_cmd(
             errors="skip" if skip_bad_files else "raise",
             seed=seed,
             client=client,
+            force=force,
         )
     echo_json(asdict(result))
 
@@ -205,6 +210,7 @@ def texts_store_cmd(
         lowercase=False if cased else (None if add else True),
         seed=seed,
         replace=not add,
+        force=force,
     )
     echo_json(result)
 
@@ -343,7 +349,20 @@ def targets_cmd(
 ) -> None:
     """Training words and their targets (embedding rows, or one-token approximation)."""
     run_checked(_check_words_and_targets, args)
-    run_checked(check_output_dir, args.output, TARGET_FILES, command="targets", force=args.force, replaces=True)
+    if from_targets is None:
+        settings = target_settings(
+            args.base_model,
+            args.min_count,
+            args.max_words,
+            args.held_out,
+            args.seed,
+            args.multi_piece_words,
+            args.multi_piece_min_zipf,
+            args.ota,
+        )
+    else:  # a selection records what it selected
+        settings = {"selected": {"max_corpus_words": args.max_words, "max_multi_piece_words": args.multi_piece_words}}
+    run_checked(check_targets_output, args.output, settings, force=args.force)
     if from_targets is None:  # the encoder builds the targets
         run_checked(check_base_model, args.base_model)
     run_checked(check_store, args.contexts, "CONTEXTS", words=True)
@@ -661,7 +680,7 @@ def vectors_cmd(
         gpu_ids = [int(g) for g in gpu_id.split(",") if g.strip() and int(g) >= 0]
     except ValueError:
         fail(ValueError(Errors.E208.format(gpu_id=gpu_id)))
-    run_checked(check_output_dir, output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
+    run_checked(check_table_output, output, command="vectors", force=force)
     run_checked(check_model, model)
     run_checked(check_store, store, "STORE", words=True)
     then_store = list(then_store or [])

@@ -143,7 +143,7 @@ def write_definition_store(
 ) -> Path:
     """Write a store (temp file, then rename): headword -> contexts in reading order."""
     path = Path(path)
-    with atomic_path(path) as tmp:
+    with atomic_path(path, overwrite=True) as tmp:
         conn = sqlite3.connect(str(tmp))
         try:
             conn.executescript(_SCHEMA)

@@ -655,8 +655,9 @@ class NgramVocab:
             style=boundaries[data.get("boundary", BOUNDARY)],
         )
 
-    def to_disk(self, path: Union[str, Path]) -> None:
-        write_json_atomic(Path(path), self.to_dict())
+    def to_disk(self, path: Union[str, Path], *, overwrite: bool = False) -> None:
+        """ngrams.json; an existing file is replaced only with `overwrite` (`fileio.write_json_atomic`)."""
+        write_json_atomic(Path(path), self.to_dict(), overwrite=overwrite)
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "NgramVocab":

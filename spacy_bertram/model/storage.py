@@ -128,7 +128,7 @@ def write_model_dir(network: BertramNetwork, path: PathLike, counts: Optional[Ma
     """`save_bertram`'s writing, for a command that checked its model directories with the rest of its output
     (`model_files.check_model_dir`) before its work: train's model and stages, a checkpoint's model."""
     target = Path(path)
-    with atomic_directory(target, MODEL_DIR_ENTRIES) as tmp:
+    with atomic_directory(target, MODEL_DIR_ENTRIES, overwrite=True) as tmp:
         write_json_atomic(tmp / CONFIG_FILE, network.config.to_dict())
         network.ngram_vocab.to_disk(tmp / NGRAMS_FILE)
         save_file(_cpu_state(network), str(tmp / WEIGHTS_FILE), metadata=_weights_metadata(network.config))

@@ -58,7 +58,7 @@ from ..extension import install_extension
 from ..rarity.frequencies import DEFAULT_MAX_ZIPF, CountTable
 from ..model.layers import BertramShim, Weights, bertram_shim, checked_subword_share, infer_vectors
 from ..rarity.rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
-from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MIN_WORDPIECES, DOC_EXTENSION
+from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MIN_WORDPIECES, DOC_EXTENSION, FACTORY
 from . import serialization
 from .checks import check_pipeline, check_placement
 from .context_sources import DEFAULT_DOC_WINDOW, ContextSource
@@ -114,7 +114,7 @@ def word_key_of(shim: BertramShim) -> Callable[[str], str]:
 
 
 @Language.factory(
-    "bertram",
+    FACTORY,
     assigns=[f"doc._.{DOC_EXTENSION}"],
     default_config=DEFAULT_CONFIG["bertram"],
 )
@@ -430,9 +430,12 @@ class BertramComponent(Pipe):
         self.word_sources.open_stores()
         return self
 
-    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple(), overwrite: bool = False) -> None:
+        """The parts into the directory `path` (`serialization.staged_parts`); a file at a part's name that no
+        save of a component wrote is refused unless `overwrite`, and a file at `path` always is."""
         path, exclude = util.ensure_path(path), set(exclude)
         writers, _ = self._parts()
+        serialization.check_parts_target(path, [*writers, CFG], f"{self.name}.to_disk", overwrite)
         cfg = {**bertram_shim(self.model).saved_cfg(self.name), **self.word_sources.saved_store(path.resolve().parent)}
         sealed = serialization.seal(writers, cfg, exclude)
         with serialization.staged_parts(path, [*writers, CFG], exclude) as stage:

@@ -34,8 +34,11 @@ from spacy import util
 
 from ..errors import Errors
 from ..fileio import atomic_directory, check_output_dir, clean_stale_temps, remove_written, staged_files
+from ..types import FACTORY
 
 CFG = "cfg"
+#: The parts the `bertram` component's save writes besides cfg, in its order (the component's `_parts`).
+SAVED_PARTS = ("model", "frequencies", "cache", "vector_table")
 #: A part's bytes when saved (None: nothing to save).
 Writer = Callable[[], Optional[bytes]]
 #: A part's value from its bytes (ValueError, KeyError or TypeError: the bytes are bad).
@@ -206,13 +209,28 @@ def pipeline_entries(components: Iterable[str], target: Path) -> List[str]:
     return [*PIPELINE_FILES, *(entry for name in names for entry in _component_entries(name))]
 
 
-def check_pipeline_target(target: Path, components: Iterable[str], overwrite: bool = False) -> List[str]:
+def pipeline_owned(nlp: Any, target: Path) -> List[str]:
+    """What a save of `nlp` owns at `target`, as `fileio` patterns: its entries (`pipeline_entries`); each
+    directory among them is one the save writes into (`"vocab/"`, `"NAME/"`), as `nlp.to_disk` writes in place,
+    so a file it does not write there stays; and the parts a `bertram` component's save may write, which go
+    when the save no longer writes them (as its own `to_disk` removes them)."""
+    entries = pipeline_entries(nlp.component_names, target)
+    parts = [
+        f"{name}/{part}"
+        for name in nlp.component_names
+        if nlp.get_pipe_meta(name).factory == FACTORY
+        for part in (*SAVED_PARTS, CFG)
+    ]
+    return [*entries, *(f"{entry}/" for entry in entries), *parts]
+
+
+def check_pipeline_target(target: Path, nlp: Any, overwrite: bool = False) -> List[str]:
     """The output rule (`fileio.check_output_dir`) for `save_pipeline`: a directory that is not a previous
     pipeline save (config.cfg and meta.json) and holds something, or a file, is refused unless
-    `overwrite`; files beside a save's own entries stay where they are. The target must be writable anyway.
-    Returns the entries the save owns at `target` (`pipeline_entries`)."""
-    owned = pipeline_entries(components, target)
-    written = owned if saved_components(target) is not None else []
+    `overwrite`; files beside a save's own entries, and inside its directories, stay where they are. The
+    target must be writable anyway. Returns what the save owns at `target` (`pipeline_owned`)."""
+    owned = pipeline_owned(nlp, target)
+    written = pipeline_entries(nlp.component_names, target) if saved_components(target) is not None else []
     check_output_dir(
         target,
         owned,
@@ -233,14 +251,45 @@ def save_pipeline(
     A save that fails or is killed leaves the previous pipeline at `path`
     whole (`nlp.to_disk(path)` writes into it file by file); temp directories
     a killed save left beside it are removed by the next save. Only what the
-    save writes is replaced: other files in `path` stay. A `path` that holds
+    save writes is replaced: other files in `path`, and inside its component
+    directories, stay, as `nlp.to_disk` keeps them. A `path` that holds
     something but no previous pipeline save, or is a file, is refused before
     anything is written unless `overwrite`.
     """
     target = Path(path)
-    owned = check_pipeline_target(target, nlp.component_names, overwrite)
+    owned = check_pipeline_target(target, nlp, overwrite)
     if target.parent.is_dir():
         clean_stale_temps(target.parent, target=target.name)
-    with atomic_directory(target, owned) as tmp:
+    with atomic_directory(target, owned, overwrite=True) as tmp:
         nlp.to_disk(tmp, exclude=exclude)
     return target
+
+
+def check_parts_target(path: Path, names: Collection[str], command: str, overwrite: bool = False) -> None:
+    """The output rule (`fileio.check_output_dir`) for a component's own `to_disk`: a file at `path` is refused
+    (a directory never replaces it); a file at one of the part `names` that the saved cfg does not list is
+    refused unless `overwrite`, since the save would replace it. Other files in the directory stay."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(Errors.E006.format(command=command, target=str(path)))
+    check_output_dir(
+        path,
+        list(names),
+        command=command,
+        force=overwrite,
+        written=listed_parts(path, names),
+        own_directory=True,
+        force_hint="pass overwrite=True",
+    )
+
+
+def listed_parts(path: Path, names: Collection[str]) -> List[str]:
+    """The part files in `path` that a save wrote: cfg and the parts it lists (a cfg from before the list of
+    parts vouches for every part name); none where cfg is missing or not a save's cfg."""
+    try:
+        cfg = srsly.json_loads((path / CFG).read_text(encoding="utf8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return []
+    parts = cfg.get("parts") if isinstance(cfg, dict) else None
+    if isinstance(cfg, dict) and parts is None:
+        return list(names)
+    return [CFG, *(name for name in parts if name in names)] if isinstance(parts, dict) else []

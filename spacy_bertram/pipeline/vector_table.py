@@ -37,13 +37,10 @@ from safetensors.numpy import load_file, save, save_file
 from ..errors import Errors, Warnings
 from ..fileio import atomic_directory, write_json_atomic
 from ..types import PathLike
+from .table_files import FORMAT_NAME, META_FILE, SHARDS_DIR, TABLE_ENTRIES, VECTORS_FILE, check_table_output
 
 
-FORMAT_NAME = "spacy-bertram-vector-table"
 FORMAT_VERSION = 1
-META_FILE = "table.json"
-VECTORS_FILE = "vectors.safetensors"
-SHARDS_DIR = "shards"
 #: Encoder fields that must agree (the name or path may differ between machines).
 ENCODER_KEYS = ("vocab_size", "width", "embedding_digest")
 
@@ -130,10 +127,12 @@ class VectorTable:
     def _header(self) -> Dict[str, Any]:
         return {"format": FORMAT_NAME, "version": FORMAT_VERSION, **self.meta, "n_words": len(self)}
 
-    def to_disk(self, path: PathLike) -> None:
+    def to_disk(self, path: PathLike, *, overwrite: bool = False) -> None:
         """Write the table directory in one rename: its files and an unfinished run's shards are replaced,
-        anything else in the directory stays."""
-        with atomic_directory(path, (META_FILE, VECTORS_FILE, SHARDS_DIR)) as tmp:
+        anything else in the directory (and in `shards/`) stays. A `table.json` or `vectors.safetensors` there
+        that is not a vector table's, or a directory of others' files alone, is refused unless `overwrite`."""
+        check_table_output(path, command="VectorTable.to_disk", force=overwrite, force_hint="pass overwrite=True")
+        with atomic_directory(path, TABLE_ENTRIES, overwrite=True) as tmp:
             save_file({"vectors": self.vectors}, str(tmp / VECTORS_FILE), metadata={"format": FORMAT_NAME})
             write_json_atomic(tmp / META_FILE, {**self._header(), "words": self.words}, indent=None)
 

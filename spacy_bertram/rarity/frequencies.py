@@ -170,14 +170,15 @@ class CountTable:
             raise ValueError(Errors.E012.format(directory=str(directory), stray=stray[0], COUNTS_FILE=COUNTS_FILE))
         return None
 
-    def to_disk(self, path: PathLike) -> None:
-        write_counts(path, self.counts)
+    def to_disk(self, path: PathLike, *, overwrite: bool = False) -> None:
+        write_counts(path, self.counts, overwrite=overwrite)
 
 
-def write_counts(path: PathLike, counts: Mapping[str, int]) -> None:
-    """counts.tsv ("word<TAB>count", most frequent first), written atomically."""
+def write_counts(path: PathLike, counts: Mapping[str, int], *, overwrite: bool = False) -> None:
+    """counts.tsv ("word<TAB>count", most frequent first), written atomically; an existing file (it carries no
+    mark) is replaced only with `overwrite` (`fileio.atomic_path`)."""
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    with atomic_path(path) as tmp:
+    with atomic_path(path, overwrite=overwrite) as tmp:
         with open(tmp, "w", encoding="utf8") as file_:
             for word, count in ranked:
                 file_.write(f"{word}\t{count}\n")

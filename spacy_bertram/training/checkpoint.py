@@ -21,14 +21,16 @@ from safetensors.torch import load_file, save_file
 from ..errors import Errors
 from ..fileio import atomic_directory, write_json_atomic
 from ..model.network import BertramNetwork
+from ..model.files import MODEL_DIR_ENTRIES
 from ..model.storage import read_weights, write_model_dir
 from ..types import PathLike
 
 STATE_FILE = "state.safetensors"
 TRAINER_FILE = "trainer.json"
 MODEL_DIR = "model"
-#: What a checkpoint writes in its directory: anything else there stays when it is replaced.
-CHECKPOINT_ENTRIES = (STATE_FILE, TRAINER_FILE, MODEL_DIR)
+#: What a checkpoint writes in its directory (its model's files in MODEL_DIR): anything else there stays when it
+#: is replaced or removed.
+CHECKPOINT_ENTRIES = (STATE_FILE, TRAINER_FILE, *(f"{MODEL_DIR}/{name}" for name in MODEL_DIR_ENTRIES))
 
 
 def load_weights(network: BertramNetwork, path: PathLike) -> None:
@@ -72,7 +74,7 @@ def save_checkpoint(
         "param_groups": optimizer.state_dict()["param_groups"],
         "numpy_rng": rng.bit_generator.state,
     }
-    with atomic_directory(target, CHECKPOINT_ENTRIES) as tmp:
+    with atomic_directory(target, CHECKPOINT_ENTRIES, overwrite=True) as tmp:
         write_model_dir(network, tmp / MODEL_DIR)  # a new directory inside the checkpoint's
         save_file(tensors, str(tmp / STATE_FILE), metadata={"format": "spacy-bertram-checkpoint"})
         write_json_atomic(tmp / TRAINER_FILE, trainer)

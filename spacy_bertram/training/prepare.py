@@ -32,7 +32,7 @@ from .store_builder import (
 )
 from .corpus import Corpus
 from .dask_prepare import build_context_store_dask, count_words_dask
-from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES, check_prepare_settings
+from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES, check_prepare_output, check_prepare_settings, prepare_settings
 from ..fileio import atomic_path
 from ..rarity.frequencies import write_counts as write_word_counts
 from ..types import PathLike
@@ -59,8 +59,9 @@ class PrepareResult:
 
 
 def write_counts(path: PathLike, counts) -> None:
-    """counts.tsv, most frequent first, written atomically (the format `train` ships in models)."""
-    write_word_counts(path, counts)
+    """counts.tsv, most frequent first, written atomically (the format `train` ships in models), over a previous
+    run's: `prepare`'s output rule has let it write there."""
+    write_word_counts(path, counts, overwrite=True)
 
 
 def prepare(
@@ -78,6 +79,7 @@ def prepare(
     seed: int = 0,
     progress: bool = True,
     client: Any = None,
+    force: bool = False,
 ) -> PrepareResult:
     """Count words and collect contexts from a corpus (files or directories).
 
@@ -87,6 +89,8 @@ def prepare(
     warning), an empty corpus, or fewer than `min_training_words` words
     reaching `min_count`. With a Dask `client`, both passes run on its cluster
     (`dask_prepare.py`) and give the same store for the same files and seed.
+    `output_dir` follows the output rule (`settings.check_prepare_output`): a directory of others' files,
+    or a finished run with other settings, is refused before any work unless `force`.
     """
     check_prepare_settings(
         min_count=min_count,
@@ -95,6 +99,10 @@ def prepare(
         rare_max_contexts=rare_max_contexts,
         max_rare_words=max_rare_words,
     )
+    settings = prepare_settings(
+        min_count, max_contexts, rare_max_contexts, max_rare_words, context_words, lowercase, seed
+    )
+    check_prepare_output(output_dir, settings, force=force)
     start = time.time()
     if client is not None:
         files, counts, n_lines = count_words_dask(client, corpus_paths, lowercase, errors)
@@ -123,15 +131,6 @@ def prepare(
         )
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    settings = {
-        "min_count": min_count,
-        "max_contexts": max_contexts,
-        "rare_max_contexts": rare_max_contexts,
-        "max_rare_words": max_rare_words,
-        "context_words": context_words,
-        "lowercase": lowercase,
-        "seed": seed,
-    }
     extra_meta = {k: v for k, v in settings.items() if v is not None}
     if client is not None:
         build_context_store_dask(
@@ -172,7 +171,7 @@ def prepare(
         seconds=round(time.time() - start, 2),
     )
     info = {"settings": settings, "corpus": [str(p) for p in corpus.files], **asdict(result)}
-    with atomic_path(out / INFO_NAME) as tmp:
+    with atomic_path(out / INFO_NAME, overwrite=True) as tmp:
         tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf8")
     logger.info(
         "Prepared %s: %d words, vocabulary %d, %d training words",

@@ -240,7 +240,7 @@ def train(
     if resumed:  # once, before the stages: what is loaded rather than computed again
         log(f"resuming the run in {output}: " + "; ".join(resumed))
     run.record["run"] = run_info
-    write_json_atomic(output / "progress.json", run.record)
+    write_json_atomic(output / "progress.json", run.record, overwrite=True)
     results: Dict[str, StageResult] = {}
     seconds: Dict[str, float] = {}
     by_index = {}
@@ -276,7 +276,7 @@ def train(
         "seconds_this_call": {k: round(v, 1) for k, v in seconds.items()},
         "settings": settings.to_dict(),
     }
-    write_json_atomic(output / METRICS_FILE, mark_json(metrics, "train"))
+    write_json_atomic(output / METRICS_FILE, mark_json(metrics, "train"), overwrite=True)
     if not options.keep_cache:
         remove_written(output / CACHE_DIR, CACHE_FILES)
     remove_written(output / CHECKPOINTS_DIR, ())  # once empty

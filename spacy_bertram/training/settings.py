@@ -24,6 +24,7 @@ from ..errors import Errors
 from ..context_store import STORE_FILE, open_context_store
 from ..fileio import check_output_dir
 from ..model.files import check_model_dir, model_fingerprint
+from ..pipeline.table_files import META_FILE, PLAN_FILE, SHARDS_DIR, TABLE_ENTRIES
 from ..types import DEFAULT_CONTEXTS_PER_WORD, DEFAULT_TOKEN_BUDGET, PathLike
 
 #: Training words occur at least this often (prepare and targets).
@@ -50,12 +51,8 @@ CACHE_FILES = ("states-*.npy", "states-*.json")
 #: What `targets` writes (it replaces the directory as a whole) and what `prepare` writes.
 TARGET_FILES = ("targets.json", "targets.safetensors")
 PREPARE_FILES = (STORE_FILE, "counts.tsv", "prepare.json")
-#: What `vectors` writes (the table replaces the directory as a whole): pipeline/vector_table.py's
-#: META_FILE, VECTORS_FILE and SHARDS_DIR, named here so that the command checks its output before
-#: it imports torch (tests/test_training_vectors.py checks that they agree).
-VECTORS_OUTPUTS = ("table.json", "vectors.safetensors", "shards")
-#: The plan of a table being computed, in its shards directory (`shards.ShardStore`).
-PLAN_FILE = "plan.json"
+#: What `vectors` writes (the table replaces the directory as a whole; pipeline/table_files.py).
+VECTORS_OUTPUTS = TABLE_ENTRIES
 #: `vectors --rare-only`: the language of the blank pipeline the rule is built in (wordfreq's), as `rare-words`'.
 DEFAULT_LANG = "en"
 
@@ -261,18 +258,18 @@ def check_vector_request(output: PathLike, request: Mapping[str, Any], force: bo
     shards of a run (E236) made with other settings, naming them: the refusal came after the model loaded, the
     words were selected and, with --rare-only, the rule was asked of each (10 s), and named nothing."""
     out = Path(output)
-    table = _json_record(out / VECTORS_OUTPUTS[0])
+    table = _json_record(out / META_FILE)
     if table is not None:
         changed = vector_request_changes(table, request)
         if changed and not force:
             raise ValueError(Errors.E266.format(out=str(out), changed=changed))
         return  # the same table (the run says it is done), or one --force replaces with its shards
-    plan = _json_record(out / VECTORS_OUTPUTS[2] / PLAN_FILE)
+    plan = _json_record(out / SHARDS_DIR / PLAN_FILE)
     if plan is not None:
         settings = plan.get("settings")
         changed = vector_request_changes(settings if isinstance(settings, dict) else {}, request)
         if changed:
-            raise ValueError(Errors.E236.format(directory=str(out / VECTORS_OUTPUTS[2]), changed=changed))
+            raise ValueError(Errors.E236.format(directory=str(out / SHARDS_DIR), changed=changed))
 
 
 def _json_record(path: Path) -> Optional[Dict[str, Any]]:
@@ -567,6 +564,102 @@ def check_train_output(output: PathLike, force: bool = False) -> None:
     )
 
 
+def _recorded(found: Any, wanted: Mapping[str, Any]) -> Any:
+    """`found` cut to the keys of `wanted` (nested too): a record also holds what the run measured."""
+    if not isinstance(found, dict):
+        return found
+    return {
+        key: _recorded(found[key], value) if isinstance(value, dict) else found[key]
+        for key, value in wanted.items()
+        if key in found
+    }
+
+
+def check_same_settings(
+    record: Path, settings: Mapping[str, Any], read: Callable[[Any], Any], *, command: str, force: bool = False
+) -> None:
+    """A finished run of `command` (its `record` file, read by `read` to the settings it recorded) is replaced
+    only by a run with the same `settings` (a redo) or with `force`, as `train` (E277) and `vectors` (E266)
+    refuse another run's output: checked before any work, naming what changed."""
+    if force or not record.is_file():
+        return
+    try:
+        found = read(json.loads(record.read_text(encoding="utf8")))
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, KeyError, TypeError) as err:
+        found = f"unreadable ({err})"
+    changed = changed_settings(_recorded(found, settings), dict(settings))
+    if changed:
+        raise ValueError(
+            Errors.E092.format(command=command, output=str(record.parent), record=record.name, changed=changed)
+        )
+
+
+def prepare_settings(
+    min_count: int,
+    max_contexts: int,
+    rare_max_contexts: int,
+    max_rare_words: Optional[int],
+    context_words: int,
+    lowercase: bool,
+    seed: int,
+) -> Dict[str, Any]:
+    """The settings `prepare` records (prepare.json's `settings`) and a rerun must repeat."""
+    return {
+        "min_count": min_count,
+        "max_contexts": max_contexts,
+        "rare_max_contexts": rare_max_contexts,
+        "max_rare_words": max_rare_words,
+        "context_words": context_words,
+        "lowercase": lowercase,
+        "seed": seed,
+    }
+
+
+def check_prepare_output(output: PathLike, settings: Mapping[str, Any], force: bool = False) -> None:
+    """The output rule (`fileio.check_output_dir`) for `prepare`, and its previous run's settings
+    (`check_same_settings`, by prepare.json)."""
+    check_output_dir(output, PREPARE_FILES, command="prepare", force=force)
+    info = Path(output) / PREPARE_FILES[2]
+    check_same_settings(info, settings, lambda recorded: recorded["settings"], command="prepare", force=force)
+
+
+def target_settings(
+    base_model: str,
+    min_count: int,
+    max_words: Optional[int],
+    held_out_fraction: float,
+    seed: int,
+    multi_piece_words: int,
+    multi_piece_min_zipf: float,
+    ota: OTASettings,
+) -> Dict[str, Any]:
+    """The settings a target set records (targets.json: its `base_model` and `info`) and a rerun of `targets`
+    must repeat."""
+    return {
+        "base_model": base_model,
+        "min_count": min_count,
+        "max_words": max_words,
+        "held_out_fraction": held_out_fraction,
+        "seed": seed,
+        "multi_piece_words": multi_piece_words,
+        "multi_piece_min_zipf": multi_piece_min_zipf,
+        "ota": dict(vars(ota)),
+    }
+
+
+def check_targets_output(output: PathLike, settings: Mapping[str, Any], force: bool = False) -> None:
+    """The output rule (`fileio.check_output_dir`) for `targets`, and its previous run's settings
+    (`check_same_settings`, by targets.json)."""
+    check_output_dir(output, TARGET_FILES, command="targets", force=force, replaces=True)
+    check_same_settings(
+        Path(output) / TARGET_FILES[0],
+        settings,
+        lambda index: {"base_model": index["base_model"], **index["info"]},
+        command="targets",
+        force=force,
+    )
+
+
 __all__ = [
     "METRICS_FILE",
     "MODEL_DIR",
@@ -595,6 +688,12 @@ __all__ = [
     "DEFAULT_EPOCHS",
     "check_encoder_settings",
     "check_prepare_settings",
+    "changed_settings",
+    "check_prepare_output",
+    "check_same_settings",
+    "check_targets_output",
+    "prepare_settings",
+    "target_settings",
     "check_stage_epochs",
     "read_word_list",
     "stage_count",

@@ -24,10 +24,11 @@ from ..fileio import atomic_path, write_json_atomic
 from ..model.network import BertramNetwork, default_token_budget
 from ..context_store import ContextStore, open_context_store
 from ..pipeline.context_sources import chain_contexts
+from ..pipeline.table_files import PLAN_FILE
 from ..pipeline.vector_table import FORMAT_NAME, SHARDS_DIR, VectorTable
 from ..model.storage import load_bertram, model_fingerprint
 from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike
-from .settings import PLAN_FILE, VECTOR_RECORD_ADDED, changed_settings
+from .settings import VECTOR_RECORD_ADDED, changed_settings
 from .worker_objects import once_per_process
 
 
@@ -105,7 +106,7 @@ class ShardStore:
         vectors = numpy.ascontiguousarray(vectors, dtype="float32")
         if vectors.shape[0] != len(words) or not numpy.isfinite(vectors).all():
             raise ValueError(Errors.E237.format(index=index, shape=vectors.shape[0], n_words=len(words)))
-        with atomic_path(self.path(index)) as tmp:
+        with atomic_path(self.path(index), overwrite=True) as tmp:
             save_file({"vectors": vectors}, str(tmp), metadata={"words": json.dumps(words, ensure_ascii=False)})
 
     def read(self, index: int) -> numpy.ndarray:

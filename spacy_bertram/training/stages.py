@@ -306,7 +306,7 @@ class TrainingRun:
         if done is not None:
             write_model_dir(network, done)  # checked with train's output (settings.check_train_output)
             self.record["stages"][name] = metrics
-            write_json_atomic(self.progress_file, self.record)
+            write_json_atomic(self.progress_file, self.record, overwrite=True)
             remove_written(self.output_dir / CHECKPOINTS_DIR / name, CHECKPOINT_ENTRIES)
         return StageResult(spec, network, metrics)
 

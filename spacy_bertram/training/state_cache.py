@@ -159,7 +159,7 @@ class StateCache:
             array.flush()
             del array
             os.replace(tmp, path)
-            write_json_atomic(meta, {"rows": len(rows), "hidden": hidden, "seconds": seconds})
+            write_json_atomic(meta, {"rows": len(rows), "hidden": hidden, "seconds": seconds}, overwrite=True)
         try:
             array = numpy.load(str(path), mmap_mode="r")
             if array.shape != (len(rows), hidden) or array.dtype != numpy.float32:

@@ -269,7 +269,7 @@ def write_context_store(
         raise ValueError(Errors.E248.format(window=window))
     path = Path(path)
     ranked, selected = plan.ranked, plan.selected
-    with atomic_path(path) as tmp:
+    with atomic_path(path, overwrite=True) as tmp:
         conn = sqlite3.connect(str(tmp))
         try:
             conn.execute("PRAGMA journal_mode = OFF")

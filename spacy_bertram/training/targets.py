@@ -41,7 +41,14 @@ from ..fileio import atomic_directory, write_json_atomic
 from .ota import OTASettings, one_token_approximation
 from .segmentation import RareLikeSegmenter
 from ..rarity.frequencies import DEFAULT_MAX_ZIPF, wordfreq_band
-from .settings import DEFAULT_HELD_OUT, DEFAULT_MIN_COUNT, MIN_TRAINING_WORDS, TARGET_FILES, check_word_limits
+from .settings import (
+    DEFAULT_HELD_OUT,
+    DEFAULT_MIN_COUNT,
+    MIN_TRAINING_WORDS,
+    TARGET_FILES,
+    check_word_limits,
+    target_settings,
+)
 from .sources import ContextSource
 from ..types import PathLike
 
@@ -93,6 +100,7 @@ class TargetSet:
             )
 
     def save(self, path: PathLike) -> Path:
+        """Replace the set in `path` (one rename), for a command whose output rule has let it write there."""
         target = Path(path)
         index = {
             "base_model": self.base_model,
@@ -105,7 +113,7 @@ class TargetSet:
             "rare_like": self.rare_like,
             "info": self.info,
         }
-        with atomic_directory(target, TARGET_FILES) as tmp:
+        with atomic_directory(target, TARGET_FILES, overwrite=True) as tmp:
             save_file({"vectors": self.vectors.detach().float().cpu().contiguous()}, str(tmp / VECTORS_FILE))
             write_json_atomic(tmp / INDEX_FILE, index, indent=None)
         return target
@@ -295,20 +303,18 @@ def build_targets(
         vectors[multi] = result.vectors
         logger.info("OTA for %d words: loss %.5f -> %.5f", len(multi), result.loss_before, result.loss_after)
     kinds = ["ota" if len(p) > 1 else "row" for p in pieces]
+    recorded = target_settings(
+        base_model, min_count, max_words, held_out_fraction, seed, multi_piece_words, multi_piece_min_zipf, ota
+    )
     info = {
-        "min_count": min_count,
-        "max_words": max_words,
-        "held_out_fraction": held_out_fraction,
-        "seed": seed,
-        "multi_piece_words": multi_piece_words,
+        **{key: value for key, value in recorded.items() if key not in ("base_model", "ota")},
         "n_corpus": n_corpus,
-        "multi_piece_min_zipf": multi_piece_min_zipf,
         "n_row": len(single),
         "n_ota": len(multi),
         "multi_piece_share": round(len(multi) / len(words), 4),
         # the corpus words were chosen for having contexts: only wordfreq's need looking up
         "n_with_contexts": n_corpus + sum(1 for word in words[n_corpus:] if source.contexts(word, 1)),
-        "ota": {**vars(ota), "loss_before": result.loss_before, "loss_after": result.loss_after},
+        "ota": {**recorded["ota"], "loss_before": result.loss_before, "loss_after": result.loss_after},
         "vocab_size": int(table.shape[0]),
         "seconds": round(time.perf_counter() - started, 1),
     }

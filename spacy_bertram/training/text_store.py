@@ -237,6 +237,7 @@ def add_texts(
     seed: int = 0,
     progress: bool = True,
     replace: bool = False,
+    force: bool = False,
 ) -> Dict[str, Any]:
     """Add `texts` to the store at `store_path`, creating it if it does not exist; returns what was done.
 
@@ -246,10 +247,12 @@ def add_texts(
     Unset settings are the store's own (a new store: 16, `DEFAULT_WINDOW`, lowercased as `prepare` is); a
     value that differs from an existing store's is error E085. Contexts are distinct by text, so adding the
     same texts twice stores no context twice, but it does count their words twice: counts are occurrences
-    added, not distinct texts. `replace`: a new store from these texts alone, in place of the file (the caller
-    checked it may, `check_store_output`). An existing store that is not one of texts is E084/E086.
+    added, not distinct texts. `replace`: a new store from these texts alone, in place of the file, which the
+    output rule (`check_store_output`) lets it replace only where it is no file yet, or with `force`. An
+    existing store that is not one of texts is E084/E086.
     """
     path = Path(store_path)
+    check_store_output(path, add=path.exists() and not replace, force=force)
     started = time.perf_counter()
     existing = path.exists() and not replace
     meta: Dict[str, str] = store_settings(path) if existing else {}
@@ -273,7 +276,7 @@ def add_texts(
     before = {key: int(meta.get(key, 0)) for key in ("total_words", "vocab_size", "total_contexts", "texts")}
     # A draw stream of its own per add: the same seed with the store's size so far, so two adds never replay it.
     draws = int.from_bytes(hashlib.blake2b(f"{seed}:{before['total_words']}".encode(), digest_size=8).digest(), "big")
-    with atomic_path(path) as tmp:
+    with atomic_path(path, overwrite=True) as tmp:
         if existing:
             shutil.copyfile(path, tmp)
         conn = sqlite3.connect(str(tmp))

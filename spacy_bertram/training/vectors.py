@@ -20,8 +20,9 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from ..errors import Errors, Warnings
 from ..explain import rule_pipeline
-from ..fileio import check_output_dir, remove_written
+from ..fileio import remove_written
 from ..context_store import ContextStore, check_casing, open_context_store
+from ..pipeline.table_files import check_table_output
 from ..pipeline.vector_table import META_FILE, SHARDS_DIR, VectorTable, encoder_identity
 from ..pipeline.word_sources import word_key_function
 from ..model.storage import load_bertram
@@ -193,7 +194,7 @@ def build_vector_table(
         min_count, max_count, max_contexts, token_budget, shard_size, workers, scheduler, min_contexts
     )
     check_rare_settings(rare_only, max_zipf, lang)
-    check_output_dir(output, VECTORS_OUTPUTS, command="vectors", force=force, replaces=True)
+    check_table_output(output, command="vectors", force=force)
     model_path, store_path = Path(model_path).resolve(), Path(store_path).resolve()
     then_paths = tuple(str(Path(path).resolve()) for path in then_stores)
     selection = VectorSelection(
@@ -277,7 +278,7 @@ def build_vector_table(
                 close()
         compute_seconds = time.perf_counter() - compute_start
         table = shards.merge(meta)
-        table.to_disk(out)
+        table.to_disk(out, overwrite=True)  # the output rule ran first
         computed = sum(len(shards.shard_words(i)) for i in todo)
         return {
             "output": str(out),
