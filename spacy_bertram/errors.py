@@ -153,14 +153,14 @@ class Errors(metaclass=ErrorsWithCodes):
             "(TEXTS: .txt, .jsonl, .spacy files, directories of them, or - for stdin).")
     E090 = ("vectors: {options} set the rare-word rule of --rare-only, which is not given, so nothing would read "
             "them. Add --rare-only to keep only the words the bertram component calls rare, or leave {options} out.")
+    E092 = ("{command}: {output!r} holds a finished {command} run with other settings ({changed}, by its {record}): "
+            "run with the same settings to redo it, give another output directory, or pass --force to replace it")
     E097 = "The BERTRAM config's {setting} must be one of {allowed}, got {value!r}."
     E098 = ("{path} is not a BERTRAM checkpoint of the reference implementation's that this package reads: {problem}. "
             "A reference checkpoint directory holds bertram_config.json, input_processor.json, "
             "input_processor.json.vocab, config.json and pytorch_model.bin, as its training script saves them.")
     E099 = ("The reference checkpoint {path} does not fit {what}: {problem}. Give the encoder the checkpoint was "
             "trained for (--base-model, or the component's base model), or a checkpoint made for this one.")
-    E092 = ("{command}: {output!r} holds a finished {command} run with other settings ({changed}, by its {record}): "
-            "run with the same settings to redo it, give another output directory, or pass --force to replace it")
 
     # E1xx: the bertram pipeline component and the injecting transformer (pipeline/, injection/)
     E101 = ("The bertram vector width {width} does not match the input embeddings of '{where}' (width "

@@ -184,7 +184,8 @@ def test_a_refusal_imports_no_heavy_module(tmp_path, bertram_dir):
     damaged = context_store_of(tmp_path / "damaged", corpus_lines(600))
     damage_middle(damaged)
     (tmp_path / "table").mkdir()  # a table of another model (its record alone: what a rerun compares first)
-    (tmp_path / "table" / "table.json").write_text(json.dumps({"model_id": "another", "max_contexts": 8}))
+    table = {"format": "spacy-bertram-vector-table", "model_id": "another", "max_contexts": 8}
+    (tmp_path / "table" / "table.json").write_text(json.dumps(table))
     cases = [
         (["rare-words", "/nonexistent", "a kumquat"], "E601"),
         (["rare-words", "en_no_such_pipeline", "a kumquat"], "E601"),

@@ -124,8 +124,8 @@ def test_settings_that_contradict_serialized_weights_are_refused(tiny_bert_path)
 def test_a_token_budget_below_one_is_refused(tiny_bert_path, budget):
     with pytest.raises(
         ValueError,
-        match=rf"\[E024\] \[components.bertram.model\] token_budget must be a positive "
-        rf"number.*got {budget}",
+        match=rf"\[E024\] \[components.bertram.model\] token_budget must be a number of encoder tokens per "
+        rf"call.*got {budget}",
     ):
         build(tiny_bert_path, token_budget=budget)
 

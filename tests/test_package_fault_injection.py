@@ -528,6 +528,14 @@ for _name, _argv in {
     WRITERS[f"cli:{_name}"] = command(_name, *_argv)
 
 
+@writes("cli:convert-reference")
+def _convert_reference(inputs: Inputs, out: Path, force: bool) -> None:
+    """A checkpoint of the reference implementation's (tests/fixtures/reference), read with its own directory as
+    the base model: its wrapped word embeddings differ from it, so the checkpoint's encoder goes to OUT/encoder."""
+    checkpoint = Path(__file__).parent / "fixtures" / "reference" / "bert-add"
+    command("convert-reference", checkpoint, OUT, "--base-model", str(checkpoint))(inputs, out, force)
+
+
 @writes("cli:ner-folds")
 def _ner_folds(inputs: Inputs, out: Path, force: bool) -> None:
     inputs.folds  # noqa: B018  (writes the IOB file)
@@ -715,7 +723,8 @@ READ_ONLY = {
     *("MemoryContexts", "OTASettings", "PathLike", "RareWordFinder", "RareWordRule", "RunOptions", "TrainSettings"),
     *("TrainingData", "VectorCache", "Warnings", "WordNetMissingError", "WordSources", "WordfreqFrequencies"),
     *("WorldFrequencies", "build_targets", "chain_contexts", "check_checkpoint_steps", "check_gpu", "check_injection"),
-    *("check_lang", "check_made_by", "check_max_zipf", "check_model", "check_output_dir", "check_output_file"),
+    *("check_count", "check_lang", "check_made_by", "check_max_zipf", "check_model", "check_output_dir"),
+    *("check_output_file", "count_range"),
     *("check_store", "check_workers", "command_line", "create_bertram", "describe_client", "echo_json"),
     *("embedding_drift", "encoder_identity", "fail", "find_wordnet_source", "get_bertram_network"),
     *("install_extension", "is_alphabetic", "is_wordnet_dir", "load_bertram", "load_encoder", "local_threads"),

@@ -27,7 +27,7 @@ from safetensors.torch import save, save_file
 from .config import MODE_TRAITS, PAPER_SETTINGS, BertramConfig, check_read_layer
 from .encoder import layer_count, load_encoder
 from ..errors import Errors
-from ..fileio import atomic_directory, write_json_atomic
+from ..fileio import atomic_directory, check_output_dir, write_json_atomic
 from .inputs import NgramVocab
 from .network import BertramNetwork
 from .reference import (
@@ -181,8 +181,20 @@ def load_reference(
     return network, own_encoder
 
 
-#: Where `convert_reference` writes a reference checkpoint's own encoder, inside the model directory.
+#: Where `convert_reference` writes a reference checkpoint's own encoder, inside the model directory, and what
+#: it writes there (transformers' `save_pretrained` of the encoder and of the base model's tokenizer).
 REFERENCE_ENCODER_DIR = "encoder"
+ENCODER_DIR_ENTRIES = (
+    "config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "added_tokens.json",
+)
 
 
 def convert_reference(
@@ -193,16 +205,19 @@ def convert_reference(
     max_contexts: int = REFERENCE_MAX_CONTEXTS,
     force: bool = False,
 ) -> Path:
-    """Write a model directory of this package's from a reference checkpoint (`load_reference`),
-    for the encoder `base_model`. A checkpoint whose encoder was fine-tuned gets that encoder written
-    to OUTPUT/encoder (safetensors and the base model's tokenizer), which its config.json names as the
-    encoder to read contexts with."""
-    check_model_dir(output, command="convert-reference", force=force, force_hint="--force")
-    network, own_encoder = load_reference(source, base_model, max_contexts=max_contexts)
+    """Write a model directory of this package's from a reference checkpoint (`load_reference`), for the
+    encoder `base_model`. A checkpoint whose encoder was fine-tuned gets that encoder written to
+    OUTPUT/encoder (safetensors and the base model's tokenizer), which its config.json names as the
+    encoder to read contexts with. Both directories are checked by the output rule before any work."""
     target = Path(output)
+    encoder_dir = target / REFERENCE_ENCODER_DIR
+    check_model_dir(target, command="convert-reference", force=force, force_hint="--force")
+    check_output_dir(
+        encoder_dir, ENCODER_DIR_ENTRIES, command="convert-reference", force=force, replaces=True, force_hint="--force"
+    )
+    network, own_encoder = load_reference(source, base_model, max_contexts=max_contexts)
     if own_encoder is not None:
-        encoder_dir = target / REFERENCE_ENCODER_DIR
-        with atomic_directory(encoder_dir, ("*",)) as tmp:
+        with atomic_directory(encoder_dir, ENCODER_DIR_ENTRIES, overwrite=True) as tmp:  # checked above
             own_encoder.save_pretrained(str(tmp), safe_serialization=True)
             network.tokenizer.save_pretrained(str(tmp))
         network.config.base_model = str(encoder_dir.resolve())

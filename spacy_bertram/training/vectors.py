@@ -22,7 +22,7 @@ from ..errors import Errors, Warnings
 from ..explain import rule_pipeline
 from ..fileio import remove_written
 from ..context_store import ContextStore, check_casing, open_context_store
-from ..pipeline.table_files import check_table_output
+from ..pipeline.table_files import SHARD_FILES, check_table_output
 from ..pipeline.vector_table import META_FILE, SHARDS_DIR, VectorTable, encoder_identity
 from ..pipeline.word_sources import word_key_function
 from ..model.storage import load_bertram
@@ -312,6 +312,6 @@ def _remove_unstarted(out: Path, new: Sequence[Path]) -> None:
     the output directory, where this run created them. Finished shards stay, for the run that resumes them."""
     shards = out / SHARDS_DIR
     if shards in new and shards.is_dir() and not any(shards.glob("shard-*.safetensors")):
-        remove_written(out, (SHARDS_DIR,))
-    if out in new and out.is_dir() and not any(out.iterdir()):
-        out.rmdir()
+        remove_written(shards, SHARD_FILES)  # its plan; a file of a user's there stays, with the directory
+    if out in new:
+        remove_written(out, ())  # the directory, if this run made it and it is empty now
