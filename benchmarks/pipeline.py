@@ -565,13 +565,11 @@ def first_doc_seconds(kind: str, bertram: str, args: argparse.Namespace) -> Dict
     }
 
 
-def first_doc_child(args: argparse.Namespace, assets: Path, encoder: str) -> None:
-    """Build the pipeline and run the kind's first text, timing each, as a user's first call in a fresh process."""
-    texts = load_texts(assets, args.rss_kind, 1)
-    start = time.perf_counter()
-    nlp = build(
+def child_pipeline(args: argparse.Namespace, encoder: str, which: str) -> spacy.Language:
+    """The pipeline a child process runs: stock, or bertram with the command line's model and settings."""
+    return build(
         encoder,
-        args.bertram if args.first_doc_child == "bertram" else None,
+        args.bertram if which == "bertram" else None,
         args.base_model,
         args.contexts,
         args.store,
@@ -580,6 +578,13 @@ def first_doc_child(args: argparse.Namespace, assets: Path, encoder: str) -> Non
         args.context_window,
         args.int8_encoder,
     )
+
+
+def first_doc_child(args: argparse.Namespace, assets: Path, encoder: str) -> None:
+    """Build the pipeline and run the kind's first text, timing each, as a user's first call in a fresh process."""
+    texts = load_texts(assets, args.rss_kind, 1)
+    start = time.perf_counter()
+    nlp = child_pipeline(args, encoder, args.first_doc_child)
     loaded = time.perf_counter()
     nlp(texts[0])
     done = time.perf_counter()
@@ -593,7 +598,7 @@ def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) 
     procs = []
     for kind, which, bertram in runs:
         command = child_command(args, "--rss-child", which, kind, bertram)
-    procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     peaks = []
     for (kind, which, _), proc in zip(runs, procs):
         stdout, stderr = proc.communicate()
@@ -605,17 +610,7 @@ def peak_rss_mb(runs: Sequence[Tuple[str, str, str]], args: argparse.Namespace) 
 
 def rss_child(args: argparse.Namespace, assets: Path, encoder: str) -> None:
     texts = load_texts(assets, args.rss_kind, text_count(args.rss_kind, args))
-    nlp = build(
-        encoder,
-        args.bertram if args.rss_child == "bertram" else None,
-        args.base_model,
-        args.contexts,
-        args.store,
-        args.injection,
-        args.vector_table,
-        args.context_window,
-        args.int8_encoder,
-    )
+    nlp = child_pipeline(args, encoder, args.rss_child)
     for _ in nlp.pipe(texts, batch_size=args.batch_size):
         pass
     print(json.dumps({"peak_rss_mb": own_peak_rss_mb()}))
