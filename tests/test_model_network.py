@@ -394,7 +394,7 @@ def test_context_mean_share_zero_is_the_old_output_bit_for_bit(tiny_bert_path, m
 def test_the_context_mean_moves_words_with_contexts_only(tiny_bert_path, mode, use_form):
     """A word without a usable context keeps its vector bit for bit; one with contexts gets
     (1 - s) unit(v) + s unit(context mean) at v's norm, the share of its path (spelling or not)."""
-    own = make_network(tiny_bert_path, mode).eval()  # the paper's network: no subword mean's mix after it
+    own = make_network(tiny_bert_path, mode).eval()  # no mix after the network's own vector
     mixed = make_network(tiny_bert_path, mode, context_mean_share=0.4, context_mean_share_with_form=0.2).eval()
     share = mixed.context_mean_share_for(use_form)
     assert share == (0.2 if use_form else 0.4)

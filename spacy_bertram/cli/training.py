@@ -420,7 +420,8 @@ def train_cmd(
     ),
     own_embedding_for_one_piece: bool = typer.Option(
         NETWORK.own_embedding_for_one_piece,
-        help="a one-wordpiece word without contexts keeps the encoder's embedding (off: the paper's form vector)",
+        help="a one-wordpiece word without contexts keeps the encoder's embedding "
+        "(off: the reference's, every word its form vector)",
     ),
     inplace_mask_fraction: float = typer.Option(
         TRAIN.inplace_mask_fraction,
@@ -498,7 +499,7 @@ def train_cmd(
     path_phases: bool = typer.Option(
         TRAIN.path_phases,
         "--path-phases",
-        help="inplace: the paper's schedule "
+        help="inplace: the reference's stage order "
         "instead of --path-mix: the steps in thirds, contexts alone, then the "
         "spelling alone, then both",
     ),

@@ -393,7 +393,8 @@ class TrainSettings:
     path_mix: shares of the inference paths a step trains each word on (spelling alone, contexts
     alone, both: `pools.PATHS`; the default measured best of the levers in docs/evaluation.md's
     ablation); None draws any of a word's rows, mixes inference never reads (the earlier default).
-    path_phases: the paper's three-stage schedule on the one inplace network instead of `path_mix`:
+    path_phases: the order of the reference's three stages (contexts, spelling, both) on the one inplace
+    network instead of `path_mix`:
     the stage's steps in thirds, the contexts alone, then the spelling alone, then both
     (`PATH_PHASES`); measured against the mix in docs/evaluation.md, not the default.
     ngram_style: how the n-gram table is built: "ours" or "reference" (the reference implementation's,
