@@ -23,11 +23,10 @@ from typing import Callable, List, Optional, Sequence
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.util import registry
-from spacy_transformers.data_classes import FullTransformerBatch
+from spacy_transformers import FullTransformerBatch
 from spacy_transformers.layers import split_trf_batch, trfs2arrays
 from spacy_transformers.span_getters import configure_strided_spans
 from thinc.api import Model, chain
-from thinc.layers.pytorchwrapper import forward as pytorch_forward
 from thinc.types import Floats2d, Ragged
 
 from .model.encoder import DEFAULT_BASE_MODEL, resolve_base_model
@@ -35,7 +34,7 @@ from .checkpoint_logger import LOGGER_NAME as CHECKPOINT_LOGGER, checkpoint_logg
 from .injection.frozen_embeddings import FREEZE_CALLBACK, freeze_transformer_embeddings
 from .injection.model import BertramTransformerModel
 from .model.inputs import check_token_budget
-from .model.layers import NETWORK_SETTINGS, BertramInput, BertramShim, convert_inputs, convert_outputs, init
+from .model.layers import NETWORK_SETTINGS, BertramInput, BertramShim, convert_inputs, convert_outputs, forward, init
 from .model.network import BertramNetwork
 from .model.storage import create_bertram
 from .pipeline.context_memory import (
@@ -100,7 +99,7 @@ def Bertram_v1(
         network = create_bertram(requested.get("base_model", "default"), **settings)
     return Model(
         "bertram",
-        pytorch_forward,
+        forward,
         init=init,
         attrs={"convert_inputs": convert_inputs, "convert_outputs": convert_outputs},
         shims=[BertramShim(network, requested, token_budget, model_path, int8_encoder)],

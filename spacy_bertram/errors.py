@@ -299,6 +299,13 @@ class Errors(metaclass=ErrorsWithCodes):
             "its words are looked up lowercased ('quokka'), and the store holds them as written ('Quokka'), so a "
             "capitalised word would get none of its contexts. Build the store again without --cased (a model that "
             "ignores case reads a lowercased store), or use a BERTRAM model trained for a cased encoder.")
+    E194 = ("The transformer's tokenizer ({tokenizer}) is a slow (Python) tokenizer, which gives no character "
+            "offsets, and the spacy-bertram.TransformerModel.v1 aligns wordpieces to tokens by their offsets. Use "
+            "the encoder's fast tokenizer: remove use_fast = false from [components.transformer.model."
+            "tokenizer_config], or set the transformer's model to spacy-transformers.TransformerModel.v3 (no "
+            "BERTRAM vectors).")
+    E195 = ("Cannot align {spans} spans with {rows} rows of wordpiece offsets: the tokenizer returned another "
+            "number of rows than the texts it was given. Check the tokenizer of the transformer's model.")
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."

@@ -369,16 +369,17 @@ def test_layer_feeds_the_network_on_its_device(model_dir):
 
 def test_injection_feeds_and_maps_on_the_encoders_device(tiny_bert_path):
     import copy
-    from types import SimpleNamespace
 
     import numpy
     import spacy
     from transformers import AutoModel, AutoTokenizer
     from tests.util import plan_inputs
 
-    from spacy_bertram.injection import convert_lengthened_inputs
+    import torch
+
+    from spacy_bertram.injection.hook import EmbeddingHook
+    from spacy_bertram.injection.lengthening import rebuilt_wordpieces
     from spacy_bertram.injection.mapping import map_outputs_to_stock
-    from spacy_bertram.injection.batch import InjectedWordpieces
     from spacy_bertram.injection.plan import make_injection_plan
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_bert_path)
@@ -389,15 +390,18 @@ def test_injection_feeds_and_maps_on_the_encoders_device(tiny_bert_path):
     docs[0]._.bertram = {3: numpy.ones(32, dtype="float32")}
     docs[1]._.bertram = {1: numpy.ones(32, dtype="float32")}
     spans, wordpieces, align = plan_inputs(nlp, tokenizer, docs, 4, 3)
-    layer = SimpleNamespace(shims=[], attrs={})  # the encoder comes with the batch, not from the layer
     for mode in ("slash", "replace"):
         plan = make_injection_plan(spans, wordpieces, align, mode, tokenizer, hf)
-        injected = InjectedWordpieces(wordpieces, plan, hf)
-        args, _ = convert_lengthened_inputs(layer, injected, False)
+        rebuilt = rebuilt_wordpieces(plan)  # what the stock HF layer's conversion moves to the encoder's device
+        kwargs = {
+            "input_ids": torch.as_tensor(numpy.asarray(rebuilt.input_ids), device=hf.device),
+            "attention_mask": torch.as_tensor(numpy.asarray(rebuilt.attention_mask), device=hf.device),
+        }
+        hook = EmbeddingHook(hf, plan)
         with CpuTensorGuard() as guard:
-            output = hf(**args.kwargs, output_hidden_states=True)
+            output = hf(**kwargs, output_hidden_states=True)
             mapped = map_outputs_to_stock(output, plan)
-        assert injected.hook.fired and not hf.get_input_embeddings()._forward_hooks  # fired, removed itself
+        assert hook.fired and not hf.get_input_embeddings()._forward_hooks  # fired, removed itself
         assert mapped.last_hidden_state.device.type == "meta"
         assert tuple(mapped.last_hidden_state.shape[:2]) == tuple(wordpieces.input_ids.shape)
         assert all(tuple(h.shape[:2]) == tuple(wordpieces.input_ids.shape) for h in mapped.hidden_states)

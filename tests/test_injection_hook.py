@@ -146,36 +146,38 @@ def test_a_failed_call_leaves_no_hook(tiny_bert_path, monkeypatch, mode):
     assert torch.equal(got, fresh.predict(doc_with_vector(nlp)).model_output.last_hidden_state)
 
 
-def test_recentre_refuses_a_stock_batch_other_than_the_planned_one(tiny_bert_path, monkeypatch):
-    """Should the stock forward ever make another batch than spacy-transformers' public functions do, recentre
-    stops with a coded error instead of shifting the wrong wordpieces."""
+def test_recentre_refuses_an_encoder_batch_other_than_the_planned_one(tiny_bert_path, monkeypatch):
+    """Should the encoder ever receive another batch than the one the plan was made on, recentre stops with a
+    coded error instead of shifting the wrong wordpieces."""
     nlp = make_nlp(tiny_bert_path, "recentre")
     model = nlp.get_pipe("transformer").model
-    stock_inputs = injection_model.stock_inputs
+    make_plan = injection_model.make_injection_plan
 
-    def wider(model, docs):  # one more padding column than the stock forward makes
-        inputs = stock_inputs(model, docs)
-        wp = inputs.wordpieces
+    def planned_on(change):
+        def plan(spans, wordpieces, *rest):
+            return make_plan(spans, change(wordpieces), *rest)
+
+        return plan
+
+    def wider(wp):  # one more padding column than the encoder gets
         pad = lambda a: numpy.pad(numpy.asarray(a), ((0, 0), (0, 1)))  # noqa: E731
-        wordpieces = dataclasses.replace(
+        return dataclasses.replace(
             wp,
             input_ids=pad(wp.input_ids),
             attention_mask=pad(wp.attention_mask),
             token_type_ids=None if wp.token_type_ids is None else pad(wp.token_type_ids),
         )
-        return dataclasses.replace(inputs, wordpieces=wordpieces)
 
-    monkeypatch.setattr(injection_model, "stock_inputs", wider)
+    monkeypatch.setattr(injection_model, "make_injection_plan", planned_on(wider))
     with pytest.raises(RuntimeError, match=r"\[E176\] .*shape \(1, 12, 32\).*planned a batch of \(1, 13\)"):
         model.predict(doc_with_vector(nlp))
 
-    def shifted(model, docs):  # the same shape, the rare word one position to the right
-        inputs = stock_inputs(model, docs)
-        ids = numpy.asarray(inputs.wordpieces.input_ids).copy()
+    def shifted(wp):  # the same shape, the rare word one position to the right
+        ids = numpy.asarray(wp.input_ids).copy()
         ids[0, 1:] = ids[0, :-1].copy()
-        return dataclasses.replace(inputs, wordpieces=dataclasses.replace(inputs.wordpieces, input_ids=ids))
+        return dataclasses.replace(wp, input_ids=ids)
 
-    monkeypatch.setattr(injection_model, "stock_inputs", shifted)
+    monkeypatch.setattr(injection_model, "make_injection_plan", planned_on(shifted))
     with pytest.raises(RuntimeError, match=r"\[E177\]"):
         model.predict(doc_with_vector(nlp))
     assert hooks_on(model.transformer) == 0

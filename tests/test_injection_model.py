@@ -1,6 +1,6 @@
-"""The injecting TransformerModel on spacy-transformers' public API: recentre runs the stock forward, no mode
-changes a batch without vectors, no private name of spacy-transformers, thinc or spaCy is used, and the injection
-tests pass on the oldest and newest spacy-transformers the pins allow."""
+"""The injecting TransformerModel on spacy-transformers' public API: the package imports only names it exports,
+the batch is tokenized once, no mode changes a batch without vectors, no private name of spacy-transformers,
+thinc or spaCy is used, and the injection tests pass on the oldest and newest spacy-transformers the pins allow."""
 
 from __future__ import annotations
 
@@ -18,12 +18,10 @@ import spacy
 import torch
 from spacy.tokens import Doc
 from spacy.training import Example
-from spacy_transformers.data_classes import FullTransformerBatch
-from spacy_transformers.layers.transformer_model import TransformerModel
+from spacy_transformers import FullTransformerBatch, TransformerModel
 from thinc.api import Adam
 
-from spacy_bertram.injection import BertramTransformerModel, convert_lengthened_inputs, convert_lengthened_outputs
-from spacy_bertram.injection import model as injection_model
+from spacy_bertram.injection import BertramTransformerModel
 from spacy_bertram.injection.model import replace_listener_cfg
 from spacy_bertram.injection.wordpieces import has_vectors
 from tests.fresh_venv import make_venv
@@ -96,6 +94,45 @@ def test_the_package_uses_no_private_name_of_spacy_transformers_thinc_or_spacy()
         for line, what in private_uses(path.read_text(encoding="utf8"))
     ]
     assert offenders == []
+
+
+#: Every name the package imports from spacy-transformers: names its package and its `layers` export
+#: (`__all__`), its data classes, and its span getters. Nothing else: its functions for tokenizing,
+#: aligning and truncating, and its forward, are internals that change between releases.
+SPACY_TRANSFORMERS_IMPORTS = {
+    ("spacy_transformers", "FullTransformerBatch"),
+    ("spacy_transformers", "TransformerModel"),
+    ("spacy_transformers.data_classes", "WordpieceBatch"),
+    ("spacy_transformers.layers", "split_trf_batch"),
+    ("spacy_transformers.layers", "trfs2arrays"),
+    ("spacy_transformers.span_getters", "configure_strided_spans"),
+}
+
+
+def spacy_transformers_imports() -> set:
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "spacy_transformers":
+                found.update((node.module, alias.name) for alias in node.names)
+            elif isinstance(node, ast.Import):
+                assert not any(a.name.split(".")[0] == "spacy_transformers" for a in node.names), path
+    return found
+
+
+def test_the_package_imports_only_what_spacy_transformers_exports():
+    import dataclasses
+    import importlib
+
+    assert spacy_transformers_imports() == SPACY_TRANSFORMERS_IMPORTS
+    for module_name, name in SPACY_TRANSFORMERS_IMPORTS:
+        module = importlib.import_module(module_name)
+        if module_name.endswith("data_classes"):
+            assert dataclasses.is_dataclass(getattr(module, name))
+        elif module_name.endswith("span_getters"):
+            assert callable(getattr(module, name))
+        else:
+            assert name in module.__all__, (module_name, name)
 
 
 # -- pipelines --------------------------------------------------------------------------------------
@@ -232,15 +269,17 @@ def expected_recentre(
 RARE_VECTORS = [{3: vec(0), 5: vec(1)}, {2: vec(2), 9: vec(3), 16: vec(4)}, {0: vec(5)}, None]
 
 
-def test_recentre_is_the_stock_forward_on_shifted_embeddings(tiny_bert_path, monkeypatch):
+def test_recentre_is_the_encoder_on_shifted_embeddings_from_one_tokenization(tiny_bert_path, monkeypatch):
     """Strided spans (a word in two spans is shifted in both), padded rows, several words per row: the outputs,
-    padding included, are the HF model's on embeddings + shifts (as the earlier implementation gave), through
-    spacy-transformers' own forward."""
+    padding included, are the HF model's on embeddings + shifts (as the earlier implementation gave), and the
+    batch is tokenized once."""
+    from spacy_bertram.injection import wordpieces as wordpieces_module
+
     nlp = make_pipeline(tiny_bert_path, "recentre", tagger=False)
     stock = transformer_of(make_pipeline(tiny_bert_path, None, tagger=False))
     calls = []
-    stock_forward = injection_model.stock_forward
-    monkeypatch.setattr(injection_model, "stock_forward", lambda *a: calls.append(1) or stock_forward(*a))
+    tokenize = wordpieces_module.tokenize
+    monkeypatch.setattr(wordpieces_module, "tokenize", lambda *a: calls.append(1) or tokenize(*a))
     docs = docs_for(nlp, RARE_VECTORS)
     ours = transformer_of(nlp).predict(docs)
     assert calls == [1]
@@ -287,26 +326,24 @@ def _rows_by_doc(batch: FullTransformerBatch) -> List[List[int]]:
 # -- the model: conversions per mode, the saved layout, listeners ----------------------------------
 
 
-def test_recentre_and_none_keep_the_stock_conversions_slash_and_replace_have_their_own(tiny_bert_path):
+def test_every_mode_keeps_the_stock_conversions_and_the_mode_can_change_on_a_built_model(tiny_bert_path):
+    """The HF layer is spacy-transformers' own in every mode: slash and replace feed it rebuilt rows as a plain
+    WordpieceBatch, so no conversion of ours stands in for its private ones."""
     stock = transformer_of(make_pipeline(tiny_bert_path, None, tagger=False)).layers[0].attrs
     for mode in MODES:
         model = transformer_of(make_pipeline(tiny_bert_path, mode, tagger=False))
         attrs = model.layers[0].attrs
-        if mode in ("slash", "replace"):
-            assert (attrs["convert_inputs"], attrs["convert_outputs"]) == (
-                convert_lengthened_inputs,
-                convert_lengthened_outputs,
-            )
-        else:
-            assert (attrs["convert_inputs"], attrs["convert_outputs"]) == (
-                stock["convert_inputs"],
-                stock["convert_outputs"],
-            )
-        # The mode can change on a built model: the conversions follow it.
+        assert (attrs["convert_inputs"], attrs["convert_outputs"]) == (
+            stock["convert_inputs"],
+            stock["convert_outputs"],
+        )
         other = "slash" if mode not in ("slash", "replace") else "recentre"
         model.injection = other
-        assert (attrs["convert_inputs"] is convert_lengthened_inputs) == (other == "slash")
-        assert model.copy().injection == other
+        assert model.injection == other and model.copy().injection == other
+        assert (attrs["convert_inputs"], attrs["convert_outputs"]) == (
+            stock["convert_inputs"],
+            stock["convert_outputs"],
+        )
         with pytest.raises(ValueError, match=r"\[E156\]"):
             model.injection = "prefix"
 

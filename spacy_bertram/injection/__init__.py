@@ -1,9 +1,9 @@
 """BERTRAM vectors in the encoder input: the model behind `spacy-bertram.TransformerModel.v1`.
 
-- `model.py`: spacy-transformers' TransformerModel.v3 with the injection; recentre (the default) runs its stock forward;
-- `lengthening.py`: the forward of slash and replace, which change sequence lengths;
+- `model.py`: spacy-transformers' TransformerModel.v3 with a forward that injects the vectors;
+- `lengthening.py`: slash and replace, whose rebuilt rows change sequence lengths;
 - `hook.py`: the one-shot hook on the input embeddings that puts the vectors in;
-- `wordpieces.py`: the stock wordpiece batch, from spacy-transformers' public functions;
+- `wordpieces.py`: the batch's wordpieces and their alignment, made once per batch;
 - `plan.py`: which wordpieces get a vector (truncation, overlaps, room to lengthen);
 - `builders.py`: one builder per mode (replace, slash, recentre) of the rebuilt sequences;
 - `batch.py`: the dataclasses they share (stock batch, chosen words, the plan);
@@ -13,14 +13,11 @@
 """
 
 from ..types import INJECTION_MODES, check_injection
-from .lengthening import convert_lengthened_inputs, convert_lengthened_outputs
 from .model import BertramTransformerModel, forward
 
 __all__ = [
     "INJECTION_MODES",
     "BertramTransformerModel",
     "check_injection",
-    "convert_lengthened_inputs",
-    "convert_lengthened_outputs",
     "forward",
 ]

@@ -4,7 +4,6 @@
 - `ChosenWords`: the words that get a vector, one entry per sequence holding them;
 - `InjectionPlan` / `PlanTensors`: what a mode's builder (`builders.py`) makes: the
   rebuilt encoder inputs and the map back to the stock layout (`mapping.py`);
-- `InjectedWordpieces`: what the wrapped HF layer receives when a batch has vectors.
 
 Nothing here depends on the mode, so the builders and the planner share these types
 without importing each other.
@@ -123,18 +122,3 @@ class PlanTensors:
     keep: torch.Tensor
     flat_src: torch.Tensor  # b * new_length + src[b, k], flattened: one index_select per output
     drop: torch.Tensor  # ~keep
-
-
-@dataclass
-class InjectedWordpieces:
-    """What the wrapped HF layer receives when a batch has vectors.
-
-    `hf_model` (the TransformerModel's public `transformer`) gives the conversions the encoder's
-    device and input embeddings; `hook` is the embedding hook the input conversion installs and
-    the output conversion removes (`hook.py`).
-    """
-
-    wordpieces: WordpieceBatch
-    plan: InjectionPlan
-    hf_model: Any = None
-    hook: Any = field(default=None, repr=False, compare=False)

@@ -13,11 +13,9 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import numpy
 import torch
-from spacy_transformers.data_classes import WordpieceBatch
-from thinc.api import Model
-from transformers.file_utils import ModelOutput
+from transformers.utils import ModelOutput
 
-from .batch import InjectedWordpieces, InjectionPlan, row_ends
+from .batch import InjectionPlan, row_ends
 
 
 #: Padding positions one more encoder call is worth (the per-call cost, in positions).
@@ -70,18 +68,14 @@ def select_rows(plan: InjectionPlan, rows: numpy.ndarray, width: int) -> Injecti
 
 
 def run_in_length_groups(
-    transformer: Model, wordpieces: WordpieceBatch, plan: InjectionPlan, is_train: bool, hf_model: Any
+    plan: InjectionPlan, run: Callable[[InjectionPlan], Tuple[ModelOutput, Callable[[ModelOutput], Any]]]
 ) -> Tuple[ModelOutput, Callable[[ModelOutput], Any]]:
-    """The wrapped HF layer on the rebuilt rows, one call per length group, rows in stock order
-    (hf_model: the encoder the layer wraps, whose input embeddings take the vectors)."""
+    """`run` (one HF call on a plan's rows, outputs on the stock layout) per length group, rows in stock order."""
     lengths = row_ends(plan.attention_mask)
     groups = length_groups(lengths)
     if len(groups) == 1:
-        return transformer(InjectedWordpieces(wordpieces, plan, hf_model), is_train)
-    results = [
-        transformer(InjectedWordpieces(wordpieces, select_rows(plan, g, int(lengths[g].max())), hf_model), is_train)
-        for g in groups
-    ]
+        return run(plan)
+    results = [run(select_rows(plan, g, int(lengths[g].max()))) for g in groups]
     device = next(t for t in results[0][0].values() if isinstance(t, torch.Tensor)).device
     inverse = torch.as_tensor(numpy.argsort(numpy.concatenate(groups)), device=device)
     with torch.no_grad():  # each group's backprop runs on its own outputs

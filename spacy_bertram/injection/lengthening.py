@@ -1,118 +1,83 @@
-"""slash and replace: the injections that change sequence lengths, and so need a forward of their own.
+"""slash and replace: the rebuilt rows through the stock HF layer, their outputs back on the stock layout.
 
 slash (e_1..e_j, e_/, v_w, e_{j+1}..e_n) and replace (e_1..e_{i-1}, v_w, e_{j+1}..e_n) feed the
-encoder rebuilt wordpiece sequences (`builders.py`), run in length groups (`groups.py`), and
-gather the outputs back onto the stock wordpiece layout (`mapping.py`) before they leave the
-wrapped HF layer, so `doc._.trf_data` (wordpieces, alignment, tensor shapes) and every listener
-see what the stock model would give them, and backprop runs through that mapping.
-
-Everything here rests on spacy-transformers' public API: the stock batch comes from
-`wordpieces.py`, the encoder from `TransformerModel.transformer`, and the HF layer's input and
-output conversions are our own (`convert_lengthened_inputs` / `convert_lengthened_outputs`),
-equal to the stock ones for a plain `WordpieceBatch` (a batch without vectors, and the layer's
-initialization). The vectors enter through the embedding hook (`hook.py`).
+encoder rebuilt wordpiece sequences (`builders.py`) as a plain `WordpieceBatch`, through the wrapped
+HF layer with its stock conversions; the vectors enter through the embedding hook (`hook.py`). The
+outputs are gathered back onto the stock wordpiece positions (`mapping.py`), so `doc._.trf_data`
+and every listener see what the stock model would give them, and backprop scatters the stock
+layout's gradient back onto the rebuilt positions before the HF layer's own backprop.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Tuple, Union
+from typing import Any, Callable, Tuple
 
-from spacy.tokens import Doc
-from spacy_transformers.data_classes import FullTransformerBatch, WordpieceBatch
-from spacy_transformers.layers.transformer_model import TransformerModel
-from spacy_transformers.util import log_batch_size, log_gpu_memory, maybe_flush_pytorch_cache
-from thinc.api import Model, xp2torch
-from thinc.types import ArgsKwargs
-from transformers.file_utils import ModelOutput
+import torch
+from spacy_transformers.data_classes import WordpieceBatch
+from thinc.api import Model
 
-from ..types import InjectingMode
-from .batch import InjectedWordpieces
+from .batch import InjectionPlan, row_ends
 from .groups import run_in_length_groups
 from .hook import EmbeddingHook, clear_pending
 from .mapping import map_outputs_to_stock
-from .plan import make_injection_plan
-from .wordpieces import has_vectors, stock_inputs
 
 #: The modes whose rebuilt sequences are longer or shorter than the stock ones.
 LENGTHENING_MODES = ("slash", "replace")
 
 
-def lengthening_forward(
-    model: TransformerModel, docs: List[Doc], is_train: bool, injection: InjectingMode
-) -> Tuple[FullTransformerBatch, Callable]:
-    """The stock TransformerModel forward, with the HF layer run on the rebuilt rows when the batch has vectors."""
-    transformer = model.layers[0]
-    maybe_flush_pytorch_cache(chance=model.attrs.get("flush_cache_chance", 0))
-    if "logger" in model.attrs:
-        log_gpu_memory(model.attrs["logger"], "begin forward")
-    inputs = stock_inputs(model, docs)
-    wordpieces = inputs.wordpieces
-    if "logger" in model.attrs:
-        log_batch_size(model.attrs["logger"], wordpieces, is_train)
-    hf_model = model.transformer
-    plan = None
-    if has_vectors(docs):
-        plan = make_injection_plan(inputs.flat_spans, wordpieces, inputs.align, injection, model.tokenizer, hf_model)
-    if plan is None:
-        model_output, bp_tensors = transformer(wordpieces, is_train)
-    else:
-        try:
-            model_output, bp_tensors = run_in_length_groups(transformer, wordpieces, plan, is_train, hf_model)
-        except BaseException:
-            clear_pending(hf_model.get_input_embeddings())  # a failed call must not leave its vectors behind
-            raise
-    if "logger" in model.attrs:
-        log_gpu_memory(model.attrs["logger"], "after forward")
-    output = FullTransformerBatch(
-        spans=inputs.nested_spans, wordpieces=wordpieces, model_output=model_output, align=inputs.align
+def run_lengthened(
+    transformer: Model, plan: InjectionPlan, is_train: bool, hf_model: Any
+) -> Tuple[Any, Callable[[Any], Any]]:
+    """The HF layer on the plan's rebuilt rows (in length groups), outputs on the stock layout."""
+    try:
+        return run_in_length_groups(plan, lambda part: run_rebuilt(transformer, part, is_train, hf_model))
+    except BaseException:
+        clear_pending(hf_model.get_input_embeddings())  # a failed call must not leave its vectors behind
+        raise
+
+
+def rebuilt_wordpieces(plan: InjectionPlan) -> WordpieceBatch:
+    """The plan's rebuilt rows as the batch the HF layer reads (ids, mask, token types; no strings)."""
+    n_rows = plan.input_ids.shape[0]
+    return WordpieceBatch(
+        strings=[[] for _ in range(n_rows)],
+        input_ids=plan.input_ids,
+        attention_mask=plan.attention_mask,
+        lengths=[int(n) for n in row_ends(plan.attention_mask)],
+        token_type_ids=plan.token_type_ids,
     )
 
-    def backprop_transformer(d_output: FullTransformerBatch) -> List[Doc]:
-        if "logger" in model.attrs:
-            log_gpu_memory(model.attrs["logger"], "Begin backprop")
-        bp_tensors(d_output.model_output)
-        return docs
 
-    return output, backprop_transformer
-
-
-# ----------------------------------------------------------------------------------------
-# The wrapped HF layer's conversions: the rebuilt inputs in, the stock layout out
-
-
-def convert_lengthened_inputs(
-    model: Model, X: Union[WordpieceBatch, InjectedWordpieces], is_train: bool
-) -> Tuple[ArgsKwargs, Callable[[Any], List]]:
-    """The HF call's keyword arguments: the stock batch's, or a plan's rebuilt ids with the embedding hook."""
-    if isinstance(X, InjectedWordpieces):
-        plan = X.plan
-        device = X.hf_model.device
-        input_ids, attention_mask, token_type_ids = plan.input_ids, plan.attention_mask, plan.token_type_ids
-        X.hook = EmbeddingHook(X.hf_model, plan)
-    else:
-        device = model.shims[0].device  # the wrapped encoder's, as HF's own `device`: its first parameter's
-        input_ids, attention_mask, token_type_ids = X.input_ids, X.attention_mask, X.token_type_ids
-    kwargs = {
-        "input_ids": xp2torch(input_ids, device=device),
-        "attention_mask": xp2torch(attention_mask, device=device),
-    }
-    if token_type_ids is not None:
-        kwargs["token_type_ids"] = xp2torch(token_type_ids, device=device)
-    return ArgsKwargs(args=(), kwargs=kwargs), lambda dX: []
-
-
-def convert_lengthened_outputs(
-    model: Model, inputs_outputs: Tuple[Union[WordpieceBatch, InjectedWordpieces], ModelOutput], is_train: bool
-) -> Tuple[ModelOutput, Callable[[ModelOutput], ArgsKwargs]]:
-    """The HF outputs (a rebuilt batch's mapped to the stock layout); backprop from the last hidden state."""
-    X, model_output = inputs_outputs
-    if isinstance(X, InjectedWordpieces):
-        hook: EmbeddingHook = X.hook
+def run_rebuilt(
+    transformer: Model, plan: InjectionPlan, is_train: bool, hf_model: Any
+) -> Tuple[Any, Callable[[Any], Any]]:
+    """One call of the HF layer on rebuilt rows, with the vectors hooked in; outputs mapped to the stock layout."""
+    hook = EmbeddingHook(hf_model, plan)
+    try:
+        rebuilt_output, backprop_rebuilt = transformer(rebuilt_wordpieces(plan), is_train)
+    finally:
         hook.remove()
-        hook.check_fired()
-        model_output = map_outputs_to_stock(model_output, X.plan)
+    hook.check_fired()
+    with torch.no_grad():  # backprop maps the gradient itself, below
+        model_output = map_outputs_to_stock(rebuilt_output, plan)
+    rebuilt_shape = tuple(rebuilt_output.last_hidden_state.shape)
 
-    def backprop(d_model_output: ModelOutput) -> ArgsKwargs:
-        return ArgsKwargs(args=(model_output.last_hidden_state,), kwargs={"grad_tensors": d_model_output.values()})
+    def backprop(d_output: Any) -> Any:
+        # The stock conversion backprops from last_hidden_state with the gradients' values, whatever their keys.
+        mapped = {key: _to_rebuilt(d_stock, plan, rebuilt_shape) for key, d_stock in d_output.items()}
+        return backprop_rebuilt(d_output.__class__(**mapped))
 
     return model_output, backprop
+
+
+def _to_rebuilt(d_stock: torch.Tensor, plan: InjectionPlan, rebuilt_shape: Tuple[int, ...]) -> torch.Tensor:
+    """The stock layout's gradient summed onto the rebuilt positions its outputs came from (zero elsewhere)."""
+    index = plan.on_device(d_stock.device)
+    n_seq, stock_length = index.src.shape
+    flat_d = d_stock.reshape(n_seq * stock_length, -1)
+    keep = index.keep.reshape(-1)
+    d_rebuilt = torch.zeros(
+        (rebuilt_shape[0] * rebuilt_shape[1], flat_d.shape[1]), dtype=d_stock.dtype, device=d_stock.device
+    )
+    d_rebuilt.index_add_(0, index.flat_src[keep], flat_d[keep])
+    return d_rebuilt.view(*rebuilt_shape[:2], *d_stock.shape[2:])

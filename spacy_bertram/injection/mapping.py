@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Dict
 
 import torch
-from transformers.file_utils import ModelOutput
+from transformers.utils import ModelOutput
 
 from .batch import InjectionPlan, PlanTensors
 

@@ -1,22 +1,19 @@
 """The model behind `spacy-bertram.TransformerModel.v1` (registered in `architectures.py`): BERTRAM vectors in the
 encoder input.
 
-This is spacy-transformers' `TransformerModel.v3` with one change: when a batch has
-BERTRAM vectors (`doc._.bertram`, token index -> vector in the encoder's
-input-embedding space), they go into the word-embedding output of the HF call:
+This is spacy-transformers' `TransformerModel.v3` (its class, its HF layer with its stock conversions,
+its init and serialization) with a forward of its own, which makes the batch's wordpieces once
+(`wordpieces.py`) and, when the batch has BERTRAM vectors (`doc._.bertram`, token index -> vector in
+the encoder's input-embedding space), puts them into the word-embedding output of the HF call
+through a one-shot hook (`hook.py`):
 
 - recentre (the default): e_k + (v_w - mean(e_i..e_j)) for k in i..j (the pieces' mean
-  becomes v_w; no position added or removed; a vector equal to the subword mean changes
-  nothing). It runs spacy-transformers' stock forward, untouched, with its stock HF-layer
-  conversions: the plan is made beforehand from the same public functions the stock forward
-  calls (`wordpieces.py`, `plan.py`), and the shift enters through a one-shot forward hook on
-  `transformer.get_input_embeddings()` (`hook.py`), which checks that the encoder received
-  the planned batch.
-- replace and slash change the sequence lengths, so they run a forward of their own
-  (`lengthening.py`): e_1..e_{i-1}, v_w, e_{j+1}..e_n, and e_1..e_j, e_/, v_w, e_{j+1}..e_n.
-- none: the stock forward; vectors are ignored.
+  becomes v_w; no position added or removed; a vector equal to the subword mean changes nothing);
+- replace and slash change the sequence lengths (`lengthening.py`): e_1..e_{i-1}, v_w, e_{j+1}..e_n,
+  and e_1..e_j, e_/, v_w, e_{j+1}..e_n, their outputs mapped back onto the stock layout;
+- none: vectors are ignored.
 
-A batch without vectors runs exactly as the stock model (bit-identical outputs) in every mode.
+A batch without vectors gives exactly the stock model's outputs (bit-identical) in every mode.
 The policies for truncation, strided spans and bad vectors: `plan.py`.
 """
 
@@ -27,14 +24,12 @@ import logging
 from typing import Any, Callable, Dict, List, Tuple
 
 from spacy.tokens import Doc
-from spacy_transformers.data_classes import FullTransformerBatch
-from spacy_transformers.layers.transformer_model import TransformerModel
-from spacy_transformers.layers.transformer_model import forward as stock_forward
+from spacy_transformers import FullTransformerBatch, TransformerModel
 
 from ..extension import install_extension
 from ..types import DEFAULT_INJECTION, InjectionMode, check_injection
 from .hook import EmbeddingHook
-from .lengthening import LENGTHENING_MODES, convert_lengthened_inputs, convert_lengthened_outputs, lengthening_forward
+from .lengthening import LENGTHENING_MODES, run_lengthened
 from .plan import make_injection_plan
 from .wordpieces import has_vectors, stock_inputs
 
@@ -73,12 +68,6 @@ class BertramTransformerModel(TransformerModel):
             mixed_precision,
             dict(grad_scaler_config),
         )
-        layer = self.layers[0]
-        # The stock HF-layer conversions, as the stock model set them: recentre and none run with these.
-        self._stock_conversions: Tuple[Callable, Callable] = (
-            layer.attrs["convert_inputs"],
-            layer.attrs["convert_outputs"],
-        )
         self.replace_callbacks(forward, init=self.init)
         self.attrs["replace_listener_cfg"] = replace_listener_cfg
         self.injection = injection
@@ -92,11 +81,6 @@ class BertramTransformerModel(TransformerModel):
     def injection(self, mode: InjectionMode) -> None:
         check_injection(mode)
         self._injection = mode
-        attrs = self.layers[0].attrs
-        if mode in LENGTHENING_MODES:
-            attrs["convert_inputs"], attrs["convert_outputs"] = convert_lengthened_inputs, convert_lengthened_outputs
-        else:
-            attrs["convert_inputs"], attrs["convert_outputs"] = self._stock_conversions
 
     def copy(self) -> "BertramTransformerModel":
         """Deep copy, as the stock `copy` (through thinc's public Model API) but keeping the injection mode."""
@@ -129,41 +113,36 @@ def replace_listener_cfg(tok2vec_model_cfg: Dict[str, Any], listener_model_cfg: 
 
 
 def forward(model: BertramTransformerModel, docs: List[Doc], is_train: bool) -> Tuple[FullTransformerBatch, Callable]:
-    """The forward of the model's mode: the stock one unless the batch has vectors to inject."""
-    if model.injection in LENGTHENING_MODES:
-        return lengthening_forward(model, docs, is_train, model.injection)
-    if model.injection == "recentre" and has_vectors(docs):
-        return recentre_forward(model, docs, is_train)
-    return stock_forward(model, docs, is_train)
-
-
-def recentre_forward(
-    model: BertramTransformerModel, docs: List[Doc], is_train: bool
-) -> Tuple[FullTransformerBatch, Callable]:
-    """The stock forward, untouched, with the plan's shifts added to its embedding output by a one-shot hook.
-
-    The plan is made on the batch the stock forward will make (same public functions, same
-    order); the hook checks the shape and ids it sees against it (E176, E177).
-    """
+    """The batch's wordpieces, made once; the HF layer on them, with the vectors of the model's mode hooked in."""
     inputs = stock_inputs(model, docs)
+    wordpieces = inputs.wordpieces
+    transformer = model.layers[0]
     hf_model = model.transformer
-    plan = make_injection_plan(
-        inputs.flat_spans, inputs.wordpieces, inputs.align, "recentre", model.tokenizer, hf_model
-    )
+    plan = None
+    if model.injection != "none" and has_vectors(docs):
+        plan = make_injection_plan(
+            inputs.flat_spans, wordpieces, inputs.align, model.injection, model.tokenizer, hf_model
+        )
     if plan is None:
-        return stock_forward(model, docs, is_train)
-    hook = EmbeddingHook(hf_model, plan, check_ids=True)
-    try:
-        output, backprop = stock_forward(model, docs, is_train)
-    finally:
-        hook.remove()
-    hook.check_fired()
+        model_output, backprop_layer = transformer(wordpieces, is_train)
+    elif model.injection in LENGTHENING_MODES:
+        model_output, backprop_layer = run_lengthened(transformer, plan, is_train, hf_model)
+    else:
+        hook = EmbeddingHook(hf_model, plan, check_ids=True)
+        try:
+            model_output, backprop_layer = transformer(wordpieces, is_train)
+        finally:
+            hook.remove()
+        hook.check_fired()
+    output = FullTransformerBatch(
+        spans=inputs.nested_spans, wordpieces=wordpieces, model_output=model_output, align=inputs.align
+    )
+
+    def backprop(d_output: FullTransformerBatch) -> List[Doc]:
+        backprop_layer(d_output.model_output)
+        return docs
+
     return output, backprop
 
 
-__all__ = [
-    "BertramTransformerModel",
-    "forward",
-    "recentre_forward",
-    "replace_listener_cfg",
-]
+__all__ = ["BertramTransformerModel", "forward", "replace_listener_cfg"]

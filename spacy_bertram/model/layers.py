@@ -290,6 +290,19 @@ def set_bertram_network(model: Model, network: BertramNetwork) -> None:
     model.set_dim("nO", network.width, force=True)
 
 
+def forward(model: Model, X: BertramInput, is_train: bool) -> Tuple[Floats2d, Callable[[Floats2d], List]]:
+    """The layer's words and contexts through the shim's network: inputs converted, run, outputs converted
+    (the composition thinc's PyTorch wrapper makes, with this layer's shim)."""
+    torch_inputs, backprop_inputs = model.attrs["convert_inputs"](model, X, is_train)
+    torch_outputs, backprop_torch = model.shims[0](torch_inputs, is_train)
+    Y, backprop_outputs = model.attrs["convert_outputs"](model, (X, torch_outputs), is_train)
+
+    def backprop(dY: Floats2d) -> List:
+        return backprop_inputs(backprop_torch(backprop_outputs(dY)))
+
+    return Y, backprop
+
+
 def convert_inputs(model: Model, X: BertramInput, is_train: bool) -> Tuple[ArgsKwargs, Callable[[Any], List]]:
     network = get_bertram_network(model)
     words, contexts = split_items(X)

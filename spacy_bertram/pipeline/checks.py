@@ -19,7 +19,7 @@ from typing import Any, List, Tuple
 
 import torch
 from spacy.language import Language
-from spacy_transformers.layers.transformer_model import TransformerModel
+from spacy_transformers import TransformerModel
 from thinc.api import Model
 
 from ..errors import Errors
