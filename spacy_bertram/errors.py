@@ -306,6 +306,10 @@ class Errors(metaclass=ErrorsWithCodes):
             "BERTRAM vectors).")
     E195 = ("Cannot align {spans} spans with {rows} rows of wordpiece offsets: the tokenizer returned another "
             "number of rows than the texts it was given. Check the tokenizer of the transformer's model.")
+    E196 = ("{where} was saved with spacy-transformers {saved} (transformers {saved_transformers}), which writes the "
+            "transformer's weights as safetensors; spacy-transformers {here} (transformers {here_transformers}) here "
+            "cannot read them. Install spacy-transformers>=2.0 where you load it (pip install "
+            "'spacy-transformers>=2.0,<2.1'), or train and save the pipeline again with this stack.")
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."

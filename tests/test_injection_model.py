@@ -415,7 +415,8 @@ def released_versions(python: Path) -> List[str]:
 def version_venv(tmp_path_factory: pytest.TempPathFactory) -> Tuple[Path, Dict[str, str]]:
     """A venv that sees this interpreter's packages, and the oldest and newest allowed spacy-transformers.
 
-    Today the range (>=1.4.0,<1.5.0) holds one release, 1.4.0: both runs test it. 1.3.9 is outside it and
+    Today the registry holds one release in the range (>=1.4.0,<2.1), 1.4.0: both runs test it (2.0.0, released in
+    its repository, is tested by scripts/stack_suite.sh). 1.3.9 is outside it and
     needs transformers < 4.50, which the project's transformers pin (>=4.53.0) excludes."""
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version

@@ -69,7 +69,8 @@ def write_tiny_bert(directory: Path, seed: int = 0, hidden: int = 32, layers: in
         if token not in vocab:
             vocab.append(token)
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf8")
-    tokenizer = BertTokenizerFast(vocab_file=str(directory / "vocab.txt"), do_lower_case=True)
+    # from_pretrained reads vocab.txt on transformers 4 and 5 alike (5's constructor takes no vocab_file)
+    tokenizer = BertTokenizerFast.from_pretrained(str(directory), do_lower_case=True)
     tokenizer.save_pretrained(str(directory))
     torch.manual_seed(seed)
     config = BertConfig(
@@ -107,9 +108,7 @@ def write_tiny_roberta(directory: Path, seed: int = 0, hidden: int = 32) -> Path
         special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
     )
     bpe.save_model(str(directory))
-    tokenizer = RobertaTokenizerFast(
-        vocab_file=str(directory / "vocab.json"), merges_file=str(directory / "merges.txt")
-    )
+    tokenizer = RobertaTokenizerFast.from_pretrained(str(directory))  # vocab.json + merges.txt, on 4 and 5
     tokenizer.save_pretrained(str(directory))
     torch.manual_seed(seed)
     config = RobertaConfig(

@@ -62,6 +62,7 @@ from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MIN_WOR
 from . import serialization
 from .checks import check_pipeline, check_placement
 from .context_sources import DEFAULT_DOC_WINDOW, ContextSource
+from .saved_stack import STACK_KEYS, check_saved_stack, saved_stack
 from .serialization import CFG, Reader, Writer
 from .vector_cache import DEFAULT_CACHE_SIZE, CacheKey, VectorCache, cache_key
 from .vector_table import VectorTable
@@ -71,7 +72,7 @@ logger = logging.getLogger("spacy_bertram")
 
 Vectors = Dict[int, numpy.ndarray]
 #: The saved cfg's checks: keys that are strings or null; the part a cfg from before its list of parts needs.
-CFG_STRINGS = ("model_id", "model_source")
+CFG_STRINGS = ("model_id", "model_source", *STACK_KEYS.values())
 UNLISTED_NEEDS = {"model": "it holds the trained weights"}
 
 DEFAULT_CONFIG_STR = f"""
@@ -414,7 +415,9 @@ class BertramComponent(Pipe):
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         exclude, (writers, _) = set(exclude), self._parts()
-        sealed = serialization.seal(writers, bertram_shim(self.model).saved_cfg(self.name), exclude)
+        sealed = serialization.seal(
+            writers, {**bertram_shim(self.model).saved_cfg(self.name), **saved_stack()}, exclude
+        )
         return util.to_bytes({name: partial(sealed.__getitem__, name) for name in sealed}, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
@@ -425,6 +428,7 @@ class BertramComponent(Pipe):
         cfg, values = serialization.read_parts(
             found.get, readers, exclude, where, strings=CFG_STRINGS, unlisted=UNLISTED_NEEDS
         )
+        check_saved_stack(cfg, f"The serialized component {self.name!r}")
         bertram_shim(self.model).restore(cfg, values, exclude, self.name)
         self.vectors = values.get("vector_table", self.vectors)
         self.word_sources.open_stores()
@@ -436,7 +440,11 @@ class BertramComponent(Pipe):
         path, exclude = util.ensure_path(path), set(exclude)
         writers, _ = self._parts()
         serialization.check_parts_target(path, [*writers, CFG], f"{self.name}.to_disk", overwrite)
-        cfg = {**bertram_shim(self.model).saved_cfg(self.name), **self.word_sources.saved_store(path.resolve().parent)}
+        cfg = {
+            **bertram_shim(self.model).saved_cfg(self.name),
+            **self.word_sources.saved_store(path.resolve().parent),
+            **saved_stack(),
+        }
         sealed = serialization.seal(writers, cfg, exclude)
         with serialization.staged_parts(path, [*writers, CFG], exclude) as stage:
             util.to_disk(path, {name: partial(stage, data=data) for name, data in sealed.items()}, exclude)
@@ -453,6 +461,7 @@ class BertramComponent(Pipe):
             strings=CFG_STRINGS,
             unlisted=UNLISTED_NEEDS,
         )
+        check_saved_stack(cfg, f"The pipeline at {str(path.parent)!r}")
         self.word_sources.relocate_store(path.parent, cfg)
         bertram_shim(self.model).restore(cfg, values, exclude, self.name)
         self.vectors = values.get("vector_table", self.vectors)
