@@ -295,21 +295,21 @@ class Errors(metaclass=ErrorsWithCodes):
             "remembers into the file, and SQLite's WAL mode, which lets processes share it, writes {name}-wal and "
             "{name}-shm beside it. Give a path in a directory this process can write (copy the file there to keep "
             "what it remembers), or leave path unset to keep the memory in the process.")
-    E193 = ("{setting} {path!r} is a cased context store (built with --cased), and the BERTRAM model ignores case: "
-            "its words are looked up lowercased ('quokka'), and the store holds them as written ('Quokka'), so a "
-            "capitalised word would get none of its contexts. Build the store again without --cased (a model that "
-            "ignores case reads a lowercased store), or use a BERTRAM model trained for a cased encoder.")
-    E194 = ("The transformer's tokenizer ({tokenizer}) is a slow (Python) tokenizer, which gives no character "
+    E190 = ("The transformer's tokenizer ({tokenizer}) is a slow (Python) tokenizer, which gives no character "
             "offsets, and the spacy-bertram.TransformerModel.v1 aligns wordpieces to tokens by their offsets. Use "
             "the encoder's fast tokenizer: remove use_fast = false from [components.transformer.model."
             "tokenizer_config], or set the transformer's model to spacy-transformers.TransformerModel.v3 (no "
             "BERTRAM vectors).")
-    E195 = ("Cannot align {spans} spans with {rows} rows of wordpiece offsets: the tokenizer returned another "
+    E191 = ("Cannot align {spans} spans with {rows} rows of wordpiece offsets: the tokenizer returned another "
             "number of rows than the texts it was given. Check the tokenizer of the transformer's model.")
-    E196 = ("{where} was saved with spacy-transformers {saved} (transformers {saved_transformers}), which writes the "
+    E192 = ("{where} was saved with spacy-transformers {saved} (transformers {saved_transformers}), which writes the "
             "transformer's weights as safetensors; spacy-transformers {here} (transformers {here_transformers}) here "
             "cannot read them. Install spacy-transformers>=2.0 where you load it (pip install "
             "'spacy-transformers>=2.0,<2.1'), or train and save the pipeline again with this stack.")
+    E193 = ("{setting} {path!r} is a cased context store (built with --cased), and the BERTRAM model ignores case: "
+            "its words are looked up lowercased ('quokka'), and the store holds them as written ('Quokka'), so a "
+            "capitalised word would get none of its contexts. Build the store again without --cased (a model that "
+            "ignores case reads a lowercased store), or use a BERTRAM model trained for a cased encoder.")
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."

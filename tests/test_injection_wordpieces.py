@@ -118,5 +118,5 @@ def test_a_slow_tokenizer_is_refused_with_what_to_do():
     class Slow:
         is_fast = False
 
-    with pytest.raises(ValueError, match=r"\[E194\] .*Slow.*use_fast"):
+    with pytest.raises(ValueError, match=r"\[E190\] .*Slow.*use_fast"):
         tokenize(Slow(), ["a text"])

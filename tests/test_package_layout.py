@@ -228,6 +228,8 @@ PACKAGE_WIDE_TESTS = {
     "test_minilm_smoke.py",  # the real MiniLM end to end
     "test_scripts_registry_data.py",  # scripts/registry_data.py: the project side that fetches registry data
     "test_scripts_reference_fixtures.py",  # scripts/reference_fixtures.py and the fixtures the reference made
+    "test_scripts_stack_suite.py",  # scripts/stack_suite.sh: a venv per library stack, the suite in it
+    "test_scripts_stack_outputs.py",  # scripts/stack_outputs.py: the same work on two stacks, compared
     "test_docs_recipes.py",  # what the README and docs/configuration.md show, run as written
     "test_benchmarks.py",  # every script in benchmarks/ on a small setting
 }

@@ -39,7 +39,7 @@ def test_only_a_newer_safetensors_save_on_an_older_reader_is_refused(monkeypatch
     if refused:
         with pytest.raises(
             ValueError,
-            match=rf"\[E196\] The pipeline .*spacy-transformers {saved} \(transformers "
+            match=rf"\[E192\] The pipeline .*spacy-transformers {saved} \(transformers "
             rf"5\.24\.0\).*spacy-transformers {here} \(transformers 4\.53\.2\).*>=2\.0",
         ):
             check_saved_stack(cfg, "The pipeline 'p'")
@@ -64,7 +64,7 @@ def test_spacy_load_refuses_a_pipeline_saved_on_spacy_transformers_2_here_on_1(
     monkeypatch.setattr(
         saved_stack, "installed_version", lambda package: "1.4.0" if package != "transformers" else "4.53.2"
     )
-    with pytest.raises(ValueError, match=r"\[E196\] The pipeline at .*spacy-transformers 2\.0\.0"):
+    with pytest.raises(ValueError, match=r"\[E192\] The pipeline at .*spacy-transformers 2\.0\.0"):
         spacy.load(tmp_path / "p")
     monkeypatch.setattr(
         saved_stack, "installed_version", lambda package: "2.0.0" if package != "transformers" else "5.24.0"

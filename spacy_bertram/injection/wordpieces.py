@@ -57,7 +57,7 @@ def stock_inputs(model: Any, docs: List[Doc]) -> StockInputs:
 def tokenize(tokenizer: Any, texts: List[str]) -> Tuple[WordpieceBatch, numpy.ndarray]:
     """The texts' wordpieces and their character offsets (rows, positions, 2), as the stock forward asks for them."""
     if not getattr(tokenizer, "is_fast", False):
-        raise ValueError(Errors.E194.format(tokenizer=type(tokenizer).__name__))
+        raise ValueError(Errors.E190.format(tokenizer=type(tokenizer).__name__))
     encoding = tokenizer(
         texts,
         add_special_tokens=True,
@@ -81,7 +81,7 @@ def tokenize(tokenizer: Any, texts: List[str]) -> Tuple[WordpieceBatch, numpy.nd
 def align_by_offsets(spans: List[Span], offsets: numpy.ndarray) -> Ragged:
     """For each token of the spans' docs, the flat indices (row * width + position) of its wordpieces."""
     if len(spans) != offsets.shape[0]:
-        raise ValueError(Errors.E195.format(spans=len(spans), rows=offsets.shape[0]))
+        raise ValueError(Errors.E191.format(spans=len(spans), rows=offsets.shape[0]))
     width = offsets.shape[1] if offsets.ndim == 3 else 0
     doc_start: Dict[int, int] = {}
     n_tokens = 0

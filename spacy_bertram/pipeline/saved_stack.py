@@ -49,7 +49,7 @@ def check_saved_stack(cfg: Optional[Mapping[str, Any]], where: str) -> None:
         return
     if saved_major >= SAFETENSORS_MAJOR > here_major:
         raise ValueError(
-            Errors.E196.format(
+            Errors.E192.format(
                 where=where,
                 saved=saved,
                 saved_transformers=cfg.get(STACK_KEYS["transformers"]) or "unknown",
