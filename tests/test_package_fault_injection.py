@@ -532,7 +532,12 @@ for _name, _argv in {
 def _convert_reference(inputs: Inputs, out: Path, force: bool) -> None:
     """A checkpoint of the reference implementation's (tests/fixtures/reference), read with its own directory as
     the base model: its wrapped word embeddings differ from it, so the checkpoint's encoder goes to OUT/encoder."""
-    checkpoint = Path(__file__).parent / "fixtures" / "reference" / "bert-add"
+    checkpoint = inputs.root / "bert-add"
+    if not checkpoint.exists():
+        shutil.copytree(Path(__file__).parent / "fixtures" / "reference" / "bert-add", checkpoint)
+        # The reference's transformers wrote no model_type; transformers 5 no longer guesses it from the path.
+        config = json.loads((checkpoint / "config.json").read_text(encoding="utf8"))
+        (checkpoint / "config.json").write_text(json.dumps({**config, "model_type": "bert"}), encoding="utf8")
     command("convert-reference", checkpoint, OUT, "--base-model", str(checkpoint))(inputs, out, force)
 
 
