@@ -91,6 +91,20 @@ class EmbeddingHook:
             raise RuntimeError(Errors.E177.format(model=self.model_name, n_differ=n_differ, n_planned=len(planned)))
 
 
+def call_with_vectors(
+    layer: Any, wordpieces: Any, plan: InjectionPlan, is_train: bool, hf_model: Any, check_ids: bool = False
+) -> Tuple[Any, Any]:
+    """One call of the wrapped HF layer with the plan's vectors hooked into its input embeddings; the hook is
+    gone afterwards whatever happens, and a call that never embedded raises (E178)."""
+    hook = EmbeddingHook(hf_model, plan, check_ids=check_ids)
+    try:
+        result = layer(wordpieces, is_train)
+    finally:
+        hook.remove()
+    hook.check_fired()
+    return result
+
+
 def clear_pending(embeddings: torch.nn.Module) -> None:
     """Remove a hook a failed call left on these input embeddings."""
     pending = _PENDING.get(embeddings)

@@ -18,7 +18,7 @@ from thinc.api import Model
 
 from .batch import InjectionPlan, row_ends
 from .groups import run_in_length_groups
-from .hook import EmbeddingHook, clear_pending
+from .hook import call_with_vectors
 from .mapping import map_outputs_to_stock
 
 #: The modes whose rebuilt sequences are longer or shorter than the stock ones.
@@ -29,11 +29,7 @@ def run_lengthened(
     transformer: Model, plan: InjectionPlan, is_train: bool, hf_model: Any
 ) -> Tuple[Any, Callable[[Any], Any]]:
     """The HF layer on the plan's rebuilt rows (in length groups), outputs on the stock layout."""
-    try:
-        return run_in_length_groups(plan, lambda part: run_rebuilt(transformer, part, is_train, hf_model))
-    except BaseException:
-        clear_pending(hf_model.get_input_embeddings())  # a failed call must not leave its vectors behind
-        raise
+    return run_in_length_groups(plan, lambda part: run_rebuilt(transformer, part, is_train, hf_model))
 
 
 def rebuilt_wordpieces(plan: InjectionPlan) -> WordpieceBatch:
@@ -52,12 +48,9 @@ def run_rebuilt(
     transformer: Model, plan: InjectionPlan, is_train: bool, hf_model: Any
 ) -> Tuple[Any, Callable[[Any], Any]]:
     """One call of the HF layer on rebuilt rows, with the vectors hooked in; outputs mapped to the stock layout."""
-    hook = EmbeddingHook(hf_model, plan)
-    try:
-        rebuilt_output, backprop_rebuilt = transformer(rebuilt_wordpieces(plan), is_train)
-    finally:
-        hook.remove()
-    hook.check_fired()
+    rebuilt_output, backprop_rebuilt = call_with_vectors(
+        transformer, rebuilt_wordpieces(plan), plan, is_train, hf_model
+    )
     with torch.no_grad():  # backprop maps the gradient itself, below
         model_output = map_outputs_to_stock(rebuilt_output, plan)
     rebuilt_shape = tuple(rebuilt_output.last_hidden_state.shape)

@@ -28,7 +28,7 @@ from spacy_transformers import FullTransformerBatch, TransformerModel
 
 from ..extension import install_extension
 from ..types import DEFAULT_INJECTION, InjectionMode, check_injection
-from .hook import EmbeddingHook
+from .hook import call_with_vectors
 from .lengthening import LENGTHENING_MODES, run_lengthened
 from .plan import make_injection_plan
 from .wordpieces import has_vectors, stock_inputs
@@ -128,12 +128,7 @@ def forward(model: BertramTransformerModel, docs: List[Doc], is_train: bool) -> 
     elif model.injection in LENGTHENING_MODES:
         model_output, backprop_layer = run_lengthened(transformer, plan, is_train, hf_model)
     else:
-        hook = EmbeddingHook(hf_model, plan, check_ids=True)
-        try:
-            model_output, backprop_layer = transformer(wordpieces, is_train)
-        finally:
-            hook.remove()
-        hook.check_fired()
+        model_output, backprop_layer = call_with_vectors(transformer, wordpieces, plan, is_train, hf_model, True)
     output = FullTransformerBatch(
         spans=inputs.nested_spans, wordpieces=wordpieces, model_output=model_output, align=inputs.align
     )
