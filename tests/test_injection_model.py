@@ -472,3 +472,28 @@ def test_injection_tests_pass_on_the_oldest_and_newest_allowed_spacy_transformer
     )
     assert run.returncode == 0, f"spacy-transformers {version}:\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
     assert re.search(r"\d+ passed", run.stdout), run.stdout[-2000:]
+
+
+def test_the_stock_models_flush_chance_and_debug_logger_are_honoured(tiny_bert_path, monkeypatch, caplog):
+    """What spacy-transformers' forward does with `flush_cache_chance` and `set_logger`, the injecting one does too."""
+    import logging
+
+    from spacy_bertram.injection import model as injection_model
+
+    model = transformer_of(make_pipeline(tiny_bert_path, "recentre", tagger=False))
+    emptied = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append(1))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 3 * 1024**2)
+    model.attrs["flush_cache_chance"] = 1.0
+    model.attrs["logger"] = logging.getLogger("trf-debug")
+    docs = docs_for(make_pipeline(tiny_bert_path, "recentre", tagger=False), RARE_VECTORS)
+    with caplog.at_level(logging.INFO, logger="trf-debug"):
+        injection_model.forward(model, docs, False)
+    assert emptied == [1]
+    messages = [r.getMessage() for r in caplog.records if r.name == "trf-debug"]
+    assert any(m.endswith("predict; 3.0 MB: begin forward") for m in messages), messages
+    assert "3.0 MB: after forward" in messages
+    model.attrs["flush_cache_chance"] = 0.0
+    injection_model.forward(model, docs, False)
+    assert emptied == [1]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import random
 from typing import Any, Callable, Dict, List, Tuple
 
 from spacy.tokens import Doc
@@ -114,8 +115,14 @@ def replace_listener_cfg(tok2vec_model_cfg: Dict[str, Any], listener_model_cfg: 
 
 def forward(model: BertramTransformerModel, docs: List[Doc], is_train: bool) -> Tuple[FullTransformerBatch, Callable]:
     """The batch's wordpieces, made once; the HF layer on them, with the vectors of the model's mode hooked in."""
+    maybe_empty_cuda_cache(model.attrs.get("flush_cache_chance", 0))
     inputs = stock_inputs(model, docs)
     wordpieces = inputs.wordpieces
+    debug_logger = model.attrs.get("logger")  # spacy-transformers' set_logger: memory and batch sizes
+    if debug_logger is not None:
+        rows, width = wordpieces.input_ids.shape
+        usage = "update" if is_train else "predict"
+        debug_logger.info(f"{rows} x {width} ({width**2 * rows}) {usage}; {cuda_megabytes():.1f} MB: begin forward")
     transformer = model.layers[0]
     hf_model = model.transformer
     plan = None
@@ -129,6 +136,8 @@ def forward(model: BertramTransformerModel, docs: List[Doc], is_train: bool) -> 
         model_output, backprop_layer = run_lengthened(transformer, plan, is_train, hf_model)
     else:
         model_output, backprop_layer = call_with_vectors(transformer, wordpieces, plan, is_train, hf_model, True)
+    if debug_logger is not None:
+        debug_logger.info(f"{cuda_megabytes():.1f} MB: after forward")
     output = FullTransformerBatch(
         spans=inputs.nested_spans, wordpieces=wordpieces, model_output=model_output, align=inputs.align
     )
@@ -138,6 +147,21 @@ def forward(model: BertramTransformerModel, docs: List[Doc], is_train: bool) -> 
         return docs
 
     return output, backprop
+
+
+def maybe_empty_cuda_cache(chance: float) -> None:
+    """The stock model's `flush_cache_chance`: on that share of calls, torch's CUDA cache is emptied."""
+    import torch
+
+    if chance and torch.cuda.is_available() and random.random() < chance:
+        torch.cuda.empty_cache()
+
+
+def cuda_megabytes() -> float:
+    """What torch has allocated on the current CUDA device (0 without one), for the debug log."""
+    import torch
+
+    return torch.cuda.memory_allocated() / 1024**2 if torch.cuda.is_available() else 0.0
 
 
 __all__ = ["BertramTransformerModel", "forward", "replace_listener_cfg"]
