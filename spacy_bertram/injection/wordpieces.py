@@ -100,8 +100,8 @@ def align_by_offsets(spans: List[Span], offsets: numpy.ndarray) -> Ragged:
         pieces = numpy.concatenate(piece_parts)
     else:
         tokens = pieces = numpy.zeros(0, dtype="int64")
-    pairs = numpy.unique(tokens * max(len(spans) * width, 1) + pieces)  # sorted by token, then piece; no repeats
-    stride = max(len(spans) * width, 1)
+    stride = max(len(spans) * width, 1)  # one past the largest flat wordpiece index
+    pairs = numpy.unique(tokens * stride + pieces)  # sorted by token, then piece; no repeats
     data = (pairs % stride).astype("i")
     lengths = numpy.bincount(pairs // stride, minlength=n_tokens).astype("i")
     return Ragged(data, lengths)
