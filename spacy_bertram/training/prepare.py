@@ -27,14 +27,14 @@ from .store_builder import (
     DEFAULT_MAX_CONTEXTS,
     DEFAULT_RARE_MAX_CONTEXTS,
     build_context_store,
+    context_caps,
     count_words,
-    select_words,
 )
 from .corpus import Corpus
 from .dask_prepare import build_context_store_dask, count_words_dask
 from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES, check_prepare_output, check_prepare_settings, prepare_settings
 from ..fileio import atomic_path
-from ..rarity.frequencies import write_counts as write_word_counts
+from ..rarity.frequencies import write_counts
 from ..types import PathLike
 
 logger = logging.getLogger(__name__)
@@ -56,12 +56,6 @@ class PrepareResult:
     training_words: int
     words_with_contexts: int
     seconds: float
-
-
-def write_counts(path: PathLike, counts) -> None:
-    """counts.tsv, most frequent first, written atomically (the format `train` ships in models), over a previous
-    run's: `prepare`'s output rule has let it write there."""
-    write_word_counts(path, counts, overwrite=True)
 
 
 def prepare(
@@ -111,7 +105,7 @@ def prepare(
         corpus = Corpus.from_paths(corpus_paths, lowercase=lowercase, errors=errors)
         logger.info("Corpus: %d files, %.1f MB", len(corpus.files), corpus.size_bytes / 1e6)
         counts, n_lines = count_words(corpus, progress=progress)
-    caps = select_words(
+    caps = context_caps(
         counts,
         min_count,
         max_contexts,
@@ -157,7 +151,8 @@ def prepare(
             extra_meta=extra_meta,
             progress=progress,
         )
-    write_counts(out / COUNTS_NAME, counts)
+    # the format `train` ships in models, over a previous run's: `prepare`'s output rule has let it write there
+    write_counts(out / COUNTS_NAME, counts, overwrite=True)
     result = PrepareResult(
         store=str(out / STORE_NAME),
         counts=str(out / COUNTS_NAME),
