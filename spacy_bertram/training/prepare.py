@@ -32,7 +32,7 @@ from .store_builder import (
 )
 from .corpus import Corpus
 from .dask_prepare import build_context_store_dask, count_words_dask
-from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES, check_prepare_output, check_prepare_settings, prepare_settings
+from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES, check_prepare_run, prepare_settings
 from ..fileio import atomic_path
 from ..rarity.frequencies import write_counts
 from ..types import PathLike
@@ -83,20 +83,13 @@ def prepare(
     warning), an empty corpus, or fewer than `min_training_words` words
     reaching `min_count`. With a Dask `client`, both passes run on its cluster
     (`dask_prepare.py`) and give the same store for the same files and seed.
-    `output_dir` follows the output rule (`settings.check_prepare_output`): a directory of others' files,
+    `output_dir` follows the output rule (`settings.check_prepare_run`): a directory of others' files,
     or a finished run with other settings, is refused before any work unless `force`.
     """
-    check_prepare_settings(
-        min_count=min_count,
-        max_contexts=max_contexts,
-        context_words=context_words,
-        rare_max_contexts=rare_max_contexts,
-        max_rare_words=max_rare_words,
-    )
     settings = prepare_settings(
         min_count, max_contexts, rare_max_contexts, max_rare_words, context_words, lowercase, seed
     )
-    check_prepare_output(output_dir, settings, force=force)
+    check_prepare_run(output_dir, settings, force=force)
     start = time.time()
     if client is not None:
         files, counts, n_lines = count_words_dask(client, corpus_paths, lowercase, errors)
