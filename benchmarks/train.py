@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 
 from spacy_bertram import (
-    MemoryContexts,
+    MemoryTrainingSource,
     OTASettings,
     TrainSettings,
     build_targets,
@@ -58,7 +58,7 @@ def context_source(store: Path, corpus: Path, max_lines: int):
             with open(path, encoding="utf8") as file_:
                 yield from itertools.islice(file_, per_file)
 
-    return MemoryContexts.from_lines(
+    return MemoryTrainingSource.from_lines(
         lines(), max_contexts=64
     ), f"{per_file} lines from each of {len(files)} files in {corpus}"
 
@@ -103,7 +103,7 @@ def main() -> int:
     started = time.perf_counter()
     encoder, tokenizer = load_encoder("default", device=device)
     source, where = context_source(args.store, args.corpus, 20_000 if args.quick else 200_000)
-    min_count = 20 if isinstance(source, MemoryContexts) else 100
+    min_count = 20 if isinstance(source, MemoryTrainingSource) else 100
     targets = build_targets(
         source,
         encoder,

@@ -116,7 +116,7 @@ _EXPORTS: Dict[str, str] = {
     "RunOptions": ".training.settings",
     "OTASettings": ".training.settings",
     "check_workers": ".training.settings",
-    "MemoryContexts": ".training.sources",
+    "MemoryTrainingSource": ".training.sources",
     "progress_bar": ".training.progress",
     "CHECKPOINTS_DIR": ".checkpoint_logger",
     "CHECKPOINT_LOGGER": ".checkpoint_logger:LOGGER_NAME",

@@ -17,6 +17,7 @@ can be masked exactly even if it occurs twice in the window.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -50,6 +51,70 @@ CREATE TABLE contexts (
 """
 
 
+@dataclass(frozen=True)
+class StoreFile:
+    """One kind of this package's read-only SQLite store, as `open_store_file` checks it: its name in messages
+    (`what`), its format, its tables, and its own coded messages for a file that is missing (`{path}`), damaged
+    (`{path}`, `{problem}`), no store of the kind (`{WHAT}`, `{err}`, `{path}`) or of another format or version."""
+
+    what: str
+    format_name: str
+    format_version: int
+    tables: Tuple[str, ...]
+    missing: str
+    damaged: str
+    not_store: str
+    other_format: str
+    #: the tables are read before the format is compared, so that a file of another format is "not a store" (its
+    #: missing table named) rather than "not of this format"; otherwise they are read only in a file of this format
+    tables_first: bool = False
+
+
+def open_store_file(path: Path, kind: StoreFile) -> Tuple[sqlite3.Connection, Dict[str, str]]:
+    """(a read-only connection, the meta table) of the store file `path` of `kind`: the one opener of the stores,
+    a ValueError with the kind's message if the file is missing, cut short, damaged, or not a store of the kind."""
+    if not path.is_file():
+        raise ValueError(kind.missing.format(path=path))
+    check_complete(path, kind.what)
+    conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+    problem = sqlite_problem(conn, path)
+    if problem is not None:
+        conn.close()
+        raise DamagedFileError(kind.damaged.format(path=str(path), problem=problem))
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        if kind.tables_first or meta.get("format") == kind.format_name:
+            for table in kind.tables:
+                conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as err:
+        conn.close()
+        raise ValueError(kind.not_store.format(WHAT=kind.what, err=err, path=path)) from None
+    if meta.get("format") != kind.format_name or meta.get("version") != str(kind.format_version):
+        conn.close()
+        raise ValueError(
+            kind.other_format.format(
+                FORMAT_NAME=kind.format_name,
+                FORMAT_VERSION=kind.format_version,
+                path=path,
+                found_format=meta.get("format"),
+                found_version=meta.get("version"),
+            )
+        )
+    return conn, meta
+
+
+CONTEXT_STORE = StoreFile(
+    what="context store",
+    format_name=FORMAT_NAME,
+    format_version=FORMAT_VERSION,
+    tables=("words", "contexts"),
+    missing=Errors.E110,
+    damaged=Errors.E187,
+    not_store=Errors.E111,
+    other_format=Errors.E112,
+)
+
+
 class ContextStore:
     """Read access to a built store. Open with `ContextStore.open(path)`.
 
@@ -70,34 +135,7 @@ class ContextStore:
     def open(cls, path: PathLike) -> "ContextStore":
         """Open read-only; ValueError if `path` is missing or not a context store."""
         path = Path(path)
-        if not path.is_file():
-            raise ValueError(Errors.E110.format(path=path))
-        check_complete(path)
-        uri = path.resolve().as_uri() + "?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        problem = sqlite_problem(conn, path)
-        if problem is not None:
-            conn.close()
-            raise DamagedFileError(Errors.E187.format(path=str(path), problem=problem))
-        try:
-            meta = dict(conn.execute("SELECT key, value FROM meta"))
-            if meta.get("format") == FORMAT_NAME:
-                for table in ("words", "contexts"):
-                    conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
-        except sqlite3.DatabaseError as err:
-            conn.close()
-            raise ValueError(Errors.E111.format(err=err, path=path)) from None
-        if meta.get("format") != FORMAT_NAME or int(meta.get("version", -1)) != FORMAT_VERSION:
-            conn.close()
-            raise ValueError(
-                Errors.E112.format(
-                    FORMAT_NAME=FORMAT_NAME,
-                    FORMAT_VERSION=FORMAT_VERSION,
-                    path=path,
-                    found_format=meta.get("format"),
-                    found_version=meta.get("version"),
-                )
-            )
+        conn, meta = open_store_file(path, CONTEXT_STORE)
         return cls(path, conn, meta)
 
     def __reduce__(self):

@@ -328,25 +328,14 @@ def _check_owned(
             for n in names
             if _matches(n, owned) and n not in marked and n not in written
         ]
+    why = None
     if clashes:  # a name it writes, but another's file: it would be overwritten
-        raise ValueError(
-            Errors.E007.format(
-                command=command,
-                target=str(target),
-                force=force_hint,
-                why=f"holds {', '.join(clashes)}, which {command} would overwrite",
-            )
-        )
-    if names and not own_directory and not any(_matches(n, owned) for n in names):
+        why = f"holds {', '.join(clashes)}, which {command} would overwrite"
+    elif names and not own_directory and not any(_matches(n, owned) for n in names):
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        raise ValueError(
-            Errors.E007.format(
-                command=command,
-                target=str(target),
-                force=force_hint,
-                why=f"is not empty and holds nothing {command} wrote ({shown})",
-            )
-        )
+        why = f"is not empty and holds nothing {command} wrote ({shown})"
+    if why is not None:
+        raise ValueError(Errors.E007.format(command=command, target=str(target), force=force_hint, why=why))
 
 
 def check_output_file(

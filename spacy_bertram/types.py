@@ -16,9 +16,9 @@ MODEL_FILES = ("config.json", "ngrams.json", "weights.safetensors")
 """The files of a BERTRAM model directory (written by `storage.save_bertram`), named where the command line
 checks a model argument without importing torch."""
 
-InjectingMode = Literal["replace", "slash", "recentre"]
+VectorInjectionMode = Literal["replace", "slash", "recentre"]
 """The injection modes that put vectors in (`injection/builders.py` builds each)."""
-InjectionMode = Literal[InjectingMode, "none"]
+InjectionMode = Literal[VectorInjectionMode, "none"]
 """`spacy-bertram.TransformerModel.v1`'s injection: "none" runs the stock model."""
 INJECTION_MODES: Tuple[str, ...] = get_args(InjectionMode)
 

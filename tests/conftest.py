@@ -21,7 +21,7 @@ from bertram_experiments.rarification import rarify as R
 from bertram_experiments.rarification.baseline import make_splits, train_baseline
 from bertram_experiments.rarification.substitution import SubstitutionDictionary
 from spacy_bertram.training.prepare import prepare
-from spacy_bertram.training.sources import MemoryContexts
+from spacy_bertram.training.sources import MemoryTrainingSource
 
 from tests.util import (
     CONFIG,
@@ -131,8 +131,8 @@ def network(tiny_bert_path: str) -> BertramNetwork:
 
 
 @pytest.fixture(scope="module")
-def source() -> MemoryContexts:
-    return MemoryContexts.from_lines(corpus_lines())
+def source() -> MemoryTrainingSource:
+    return MemoryTrainingSource.from_lines(corpus_lines())
 
 
 # -- real WordNet + tagger -------------------------------------------------------------------------

@@ -424,12 +424,12 @@ def test_training_steps_make_every_tensor_on_the_runs_device(tiny_bert_path):
 
     from spacy_bertram.model.encoder import load_encoder
     from spacy_bertram.training.ota import OTASettings
-    from spacy_bertram.training.sources import MemoryContexts
+    from spacy_bertram.training.sources import MemoryTrainingSource
     from spacy_bertram.training.stages import StageSpec, TrainingRun, TrainSettings
     from spacy_bertram.training.targets import build_targets
     from tests.util import SMALL, corpus_lines
 
-    source = MemoryContexts.from_lines(corpus_lines())
+    source = MemoryTrainingSource.from_lines(corpus_lines())
     encoder, tokenizer = load_encoder(tiny_bert_path)
     targets = build_targets(
         source,

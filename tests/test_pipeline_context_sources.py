@@ -39,6 +39,38 @@ def test_the_shorthand_builds_the_registered_sources_in_order_with_their_setting
     )  # the registered class itself
 
 
+def settings(value):
+    """A source as comparable values: its class and public attributes, the sources it holds alike, a store by its
+    kind and path (its `setting`, which names where the path was configured in the store's errors, left out)."""
+    if isinstance(value, LazyStore):
+        return "LazyStore", value.kind, value.path
+    if isinstance(value, (list, tuple)):
+        return [settings(item) for item in value]
+    if not hasattr(value, "__dict__"):
+        return value
+    return type(value).__name__, {name: settings(item) for name, item in vars(value).items() if name[0] != "_"}
+
+
+def test_the_shorthand_is_the_registered_config_it_stands_for():
+    config = {
+        "@context_sources": "spacy-bertram.chained_contexts.v1",
+        "*": {
+            "doc": {"@context_sources": "spacy-bertram.doc_contexts.v1", "window": 3},
+            "store": {"@context_sources": "spacy-bertram.store_contexts.v1", "path": "c.sqlite", "limit": 2},
+            "dictionary": {"@context_sources": "spacy-bertram.dictionary_contexts.v1", "path": "d.sqlite", "limit": 1},
+            "memory": {"@context_sources": "spacy-bertram.memory_contexts.v1", "window": 3, "limit": 4},
+        },
+    }
+    registered = registry.resolve({"x": config})["x"]
+    shorthand = contexts_from_spec(
+        "doc+store:2+dictionary:1+memory:4", context_store="c.sqlite", dictionary_store="d.sqlite", window=3
+    )
+    assert settings(shorthand) == settings(registered)
+    assert shorthand.key == registered.key == "doc+store:2+dictionary:1+memory:4"
+    assert [s.store.setting for s in shorthand.sources[1:3]] == ["context_store", "dictionary_store"]
+    assert [s.store.setting for s in registered.sources[1:3]] == ["contexts.path", "contexts.path"]
+
+
 @pytest.mark.parametrize(
     "spec,message",
     [

@@ -10,7 +10,7 @@ from tests.util import _train, corpus_lines
 from spacy_bertram.dictionary.store import write_definition_store
 from spacy_bertram.training.definition_contexts import WithDefinitions
 from spacy_bertram.training.run import pooled_contexts
-from spacy_bertram.training.sources import MemoryContexts
+from spacy_bertram.training.sources import MemoryTrainingSource
 
 
 @pytest.fixture()
@@ -26,7 +26,7 @@ def store(tmp_path):
 
 
 def test_the_pool_begins_with_definitions_and_keeps_its_size(store):
-    source = MemoryContexts(
+    source = MemoryTrainingSource(
         {"farmer": 5, "sweet": 3}, {"farmer": ["the farmer sold fruit", "a farmer ran"], "sweet": ["a sweet fruit"]}
     )
     pool = WithDefinitions(source, store, per_word=2)
@@ -46,7 +46,7 @@ def test_the_pool_begins_with_definitions_and_keeps_its_size(store):
 
 
 def test_a_run_with_definitions_records_them(tiny_bert_path, store, tmp_path):
-    source = MemoryContexts.from_lines(corpus_lines())
+    source = MemoryTrainingSource.from_lines(corpus_lines())
     metrics = _train(
         source,
         tmp_path / "run",

@@ -17,7 +17,7 @@ from spacy_bertram.device import select_device
 from spacy_bertram.training.ota import OTASettings
 from spacy_bertram.training.run import _check_resume
 from spacy_bertram.training.settings import UNRECORDED_DEFAULTS, TrainSettings
-from spacy_bertram.training.sources import MemoryContexts
+from spacy_bertram.training.sources import MemoryTrainingSource
 from spacy_bertram.training.targets import build_targets
 
 from tests.util import Killed, _kill_at, _train, context_store_of, corpus_lines, write_tiny_bert
@@ -151,9 +151,9 @@ def test_a_users_files_in_trains_directories_survive_a_rerun_a_restart_and_force
 def test_bad_input_is_a_clear_error_and_writes_nothing(tiny_bert_path, source, tmp_path):
     out = tmp_path / "out"
     with pytest.raises(ValueError, match=r"\[E258\] Only 0 alphabetic words"):
-        _train(MemoryContexts({}, {}), out, tiny_bert_path)
+        _train(MemoryTrainingSource({}, {}), out, tiny_bert_path)
     with pytest.raises(ValueError, match=r"\[E258\].*Lower the minimum count"):
-        _train(MemoryContexts.from_lines(corpus_lines(20)), out, tiny_bert_path)
+        _train(MemoryTrainingSource.from_lines(corpus_lines(20)), out, tiny_bert_path)
     with pytest.raises(ValueError, match=r"\[E295\] --base-model '.*no-such-encoder' is neither a directory"):
         _train(source, out, str(tmp_path / "no-such-encoder"))  # told from the path, before the encoder loads
     with pytest.raises(ValueError, match=r"\[E110\] Context store not found|No context store"):

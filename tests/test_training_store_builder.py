@@ -11,7 +11,7 @@ import pytest
 import spacy_bertram.training.store_builder as contexts_mod
 from spacy_bertram.context_store import ContextStore
 from spacy_bertram.training.corpus import Corpus, tokenize, tokenize_spans
-from spacy_bertram.training.store_builder import build_context_store, count_words, make_context, select_words
+from spacy_bertram.training.store_builder import build_context_store, context_caps, count_words, make_context
 
 
 TEXT = """The kumquat is a small citrus fruit.
@@ -27,7 +27,7 @@ def build(tmp_path, text=TEXT, min_count=2, max_contexts=8, rare=4, window=25, s
     (tmp_path / "corpus" / "c.txt").write_text(text, encoding="utf8")
     corpus = Corpus.from_paths(tmp_path / "corpus", lowercase=lowercase)
     counts, n_lines = count_words(corpus, progress=False)
-    caps = select_words(counts, min_count, max_contexts, rare)
+    caps = context_caps(counts, min_count, max_contexts, rare)
     path = build_context_store(
         corpus, tmp_path / "ctx.sqlite", counts, caps, window=window, n_lines=n_lines, seed=seed, progress=False
     )
@@ -42,7 +42,7 @@ def test_progress_bars_leave_a_redirected_log_alone(tmp_path, capsys):
     corpus = Corpus.from_paths(tmp_path / "corpus", lowercase=True)
     counts, n_lines = count_words(corpus, progress=True)
     build_context_store(
-        corpus, tmp_path / "ctx.sqlite", counts, select_words(counts, 2, 8, 4), n_lines=n_lines, progress=True
+        corpus, tmp_path / "ctx.sqlite", counts, context_caps(counts, 2, 8, 4), n_lines=n_lines, progress=True
     )
     assert capsys.readouterr().err == ""
 
@@ -136,17 +136,17 @@ def test_cased_store(tmp_path):
     assert store.contexts("Kumquat") == ["Kumquat trees grow in the garden, and the kumquat fruit is sweet"]
 
 
-def test_select_words():
+def test_context_caps():
     counts = Counter({"the": 50, "cat": 12, "rare": 3, "once": 1, "twice": 2})
-    assert select_words(counts, min_count=10, max_contexts=20, rare_max_contexts=0) == {"the": 20, "cat": 12}
-    assert select_words(counts, 10, 20, 2) == {"the": 20, "cat": 12, "rare": 2, "twice": 2, "once": 1}
-    assert select_words(counts, 10, 20, 2, rare_min_count=2) == {"the": 20, "cat": 12, "rare": 2, "twice": 2}
-    assert select_words(counts, 10, 20, 2, max_rare_words=1) == {"the": 20, "cat": 12, "rare": 2}
-    assert select_words(counts, 10, 5, 0, include=["rare", "missing"]) == {"the": 5, "cat": 5, "rare": 3}
+    assert context_caps(counts, min_count=10, max_contexts=20, rare_max_contexts=0) == {"the": 20, "cat": 12}
+    assert context_caps(counts, 10, 20, 2) == {"the": 20, "cat": 12, "rare": 2, "twice": 2, "once": 1}
+    assert context_caps(counts, 10, 20, 2, rare_min_count=2) == {"the": 20, "cat": 12, "rare": 2, "twice": 2}
+    assert context_caps(counts, 10, 20, 2, max_rare_words=1) == {"the": 20, "cat": 12, "rare": 2}
+    assert context_caps(counts, 10, 5, 0, include=["rare", "missing"]) == {"the": 5, "cat": 5, "rare": 3}
     with pytest.raises(ValueError, match=r"\[E245\]"):
-        select_words(counts, 0)
+        context_caps(counts, 0)
     with pytest.raises(ValueError, match=r"\[E246\]"):
-        select_words(counts, 1, max_contexts=0)
+        context_caps(counts, 1, max_contexts=0)
 
 
 def test_store_round_trips_through_pickle_and_context_manager(tmp_path):
@@ -191,11 +191,11 @@ def test_crash_leaves_no_store_and_keeps_the_old_one(tmp_path, monkeypatch):
     corpus = Corpus.from_paths(tmp_path / "corpus", lowercase=True)
     with pytest.raises(KeyboardInterrupt):
         build_context_store(
-            corpus, tmp_path / "ctx.sqlite", counts, select_words(counts, 1, 4), batch_size=2, progress=False
+            corpus, tmp_path / "ctx.sqlite", counts, context_caps(counts, 1, 4), batch_size=2, progress=False
         )
     with pytest.raises(KeyboardInterrupt):
         build_context_store(
-            corpus, tmp_path / "new.sqlite", counts, select_words(counts, 1, 4), batch_size=2, progress=False
+            corpus, tmp_path / "new.sqlite", counts, context_caps(counts, 1, 4), batch_size=2, progress=False
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "ctx.sqlite"]
     assert ContextStore.open(tmp_path / "ctx.sqlite").contexts("kumquat") == before

@@ -11,7 +11,7 @@ import torch
 from spacy_bertram.model.encoder import load_encoder
 from spacy_bertram.training.ota import OTASettings
 from spacy_bertram.training.segmentation import RareLikeSegmenter
-from spacy_bertram.training.sources import MemoryContexts
+from spacy_bertram.training.sources import MemoryTrainingSource
 from spacy_bertram.training.targets import TargetSet, build_targets, select_training_words
 
 
@@ -26,11 +26,11 @@ def tiny_lines(n_lines=400, seed=0):
 
 def test_training_words_and_held_out(tiny_bert_path):
     _, tokenizer = load_encoder(tiny_bert_path)
-    base = MemoryContexts.from_lines(tiny_lines())
+    base = MemoryTrainingSource.from_lines(tiny_lines())
     counts = dict(base.counts())
     counts.update({"123": 500, "x2": 400, "e-mail": 300, "x": 300})
     contexts = {w: [f"a {w} b"] for w in counts}
-    source = MemoryContexts(counts, contexts)
+    source = MemoryTrainingSource(counts, contexts)
     segmenter = RareLikeSegmenter(tokenizer)
     words, counts, held, n_corpus = select_training_words(
         source, segmenter, min_count=20, held_out_fraction=0.1, seed=3
@@ -48,7 +48,7 @@ def test_training_words_and_held_out(tiny_bert_path):
 
 def test_targets_rows_and_ota_roundtrip(tiny_bert_path, tmp_path):
     encoder, tokenizer = load_encoder(tiny_bert_path)
-    source = MemoryContexts.from_lines(tiny_lines())
+    source = MemoryTrainingSource.from_lines(tiny_lines())
     targets = build_targets(
         source, encoder, tokenizer, tiny_bert_path, min_count=20, ota=OTASettings(steps=3), progress=False
     )
@@ -70,9 +70,9 @@ def test_too_few_or_no_training_words(tiny_bert_path):
     _, tokenizer = load_encoder(tiny_bert_path)
     segmenter = RareLikeSegmenter(tokenizer)
     with pytest.raises(ValueError, match=r"\[E258\] Only 0 alphabetic words"):
-        select_training_words(MemoryContexts({}, {}), segmenter)
+        select_training_words(MemoryTrainingSource({}, {}), segmenter)
     with pytest.raises(ValueError, match=r"\[E258\].*Lower the minimum count"):
-        select_training_words(MemoryContexts.from_lines(tiny_lines()), segmenter, min_count=500)
+        select_training_words(MemoryTrainingSource.from_lines(tiny_lines()), segmenter, min_count=500)
 
 
 def test_corrupt_target_dir_is_a_clear_error(tmp_path):
@@ -89,7 +89,7 @@ def test_multi_piece_words_follow_the_corpus_words_and_are_never_rare(tiny_bert_
 
     _, tokenizer = load_encoder(tiny_bert_path)
     segmenter = RareLikeSegmenter(tokenizer)
-    source = MemoryContexts.from_lines(tiny_lines())
+    source = MemoryTrainingSource.from_lines(tiny_lines())
     corpus = select_training_words(source, segmenter, min_count=20).words
     words, counts, held, n_corpus = select_training_words(source, segmenter, min_count=20, multi_piece_words=40)
     assert n_corpus == len(corpus)
@@ -107,7 +107,7 @@ def test_multi_piece_words_follow_the_corpus_words_and_are_never_rare(tiny_bert_
 
 def test_targets_report_the_multi_piece_share(tiny_bert_path):
     encoder, tokenizer = load_encoder(tiny_bert_path)
-    source = MemoryContexts.from_lines(tiny_lines())
+    source = MemoryTrainingSource.from_lines(tiny_lines())
     targets = build_targets(
         source,
         encoder,
@@ -141,7 +141,7 @@ def test_bad_multi_piece_settings_are_refused(words, zipf, match):
 
 def test_a_learning_curve_selects_smaller_sets_with_the_same_held_out_words_and_targets(tiny_bert_path):
     encoder, tokenizer = load_encoder(tiny_bert_path)
-    source = MemoryContexts.from_lines(tiny_lines())
+    source = MemoryTrainingSource.from_lines(tiny_lines())
     whole = build_targets(
         source,
         encoder,

@@ -579,13 +579,13 @@ def _write_rarified(directory: Path, label_override=None):
 def context_store_of(directory: Path, lines: Sequence[str]) -> Path:
     """A context store (`training/store_builder.py`) of `lines`, words seen at least twice, in `directory`."""
     from spacy_bertram.training.corpus import Corpus
-    from spacy_bertram.training.store_builder import build_context_store, count_words, select_words
+    from spacy_bertram.training.store_builder import build_context_store, context_caps, count_words
 
     (directory / "corpus").mkdir()
     (directory / "corpus" / "c.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
     corpus = Corpus.from_paths(directory / "corpus", lowercase=True)
     counts, _ = count_words(corpus, progress=False)
-    return build_context_store(corpus, directory / "c.sqlite", counts, select_words(counts, 2), progress=False)
+    return build_context_store(corpus, directory / "c.sqlite", counts, context_caps(counts, 2), progress=False)
 
 
 def damage_middle(path: Path, size: int = 4096) -> int:

@@ -20,7 +20,7 @@ from ..rarity.frequencies import check_max_zipf
 STDIN = "-"
 
 
-def read_texts(texts: List[str], file: Optional[Path]) -> List[str]:
+def texts_to_inspect(texts: List[str], file: Optional[Path]) -> List[str]:
     """The texts to inspect: the arguments (stdin's lines for `-` alone), then --file's lines, blank lines left
     out. Each must be UTF-8: a legacy-encoded one is refused by name, not failed on at the tokenizer."""
     read: List[str] = []
@@ -71,7 +71,7 @@ def rare_words_cmd(
         run_checked(check_max_zipf, max_zipf, "--max-zipf")
     run_checked(check_lang, lang)
     run_checked(check_model, model, pipeline=True)
-    inputs = run_checked(read_texts, list(texts or []), file)
+    inputs = run_checked(texts_to_inspect, list(texts or []), file)
     from ..explain import explain_texts, format_decisions, rule_pipeline
 
     nlp, pipe = run_checked(rule_pipeline, model, max_zipf=max_zipf, lang=lang)

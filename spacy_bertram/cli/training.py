@@ -53,8 +53,7 @@ from ..training.settings import (
     VectorSelection,
     check_encoder_settings,
     check_multi_piece_words,
-    check_prepare_output,
-    check_prepare_settings,
+    check_prepare_run,
     check_targets_output,
     check_train_output,
     check_rare_settings,
@@ -124,18 +123,10 @@ def prepare_cmd(
         )
         fail(ValueError(Errors.E206.format(path=str(output), corpus=example[0], output=example[1])))
     run_checked(check_workers, workers, scheduler)
-    run_checked(
-        check_prepare_settings,
-        min_count=min_count,
-        max_contexts=max_contexts,
-        context_words=context_words,
-        rare_max_contexts=rare_max_contexts,
-        max_rare_words=max_rare_words,
-    )
     settings = prepare_settings(
         min_count, max_contexts, rare_max_contexts, max_rare_words, context_words, lowercase=not cased, seed=seed
     )
-    run_checked(check_prepare_output, output, settings, force=force)
+    run_checked(check_prepare_run, output, settings, force=force)
     from ..training.corpus import check_corpus_paths, exclude_files  # light: no torch
 
     run_checked(check_corpus_paths, corpus)

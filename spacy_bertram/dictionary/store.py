@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import Errors
 from ..fileio import atomic_path
-from ..context_store import Context, DamagedFileError, check_complete, sqlite_problem, sqlite_rows
+from ..context_store import Context, DamagedFileError, StoreFile, open_store_file, sqlite_rows
 from ..types import PathLike
 from .lemmas import candidate_lemmas
 
@@ -30,6 +30,17 @@ STORE_FILE = "definitions.sqlite"
 WHAT = "definition store"
 #: (source, text, start, end) of one stored context.
 SourcedContext = Tuple[str, str, int, int]
+DEFINITION_STORE = StoreFile(
+    what=WHAT,
+    format_name=FORMAT_NAME,
+    format_version=FORMAT_VERSION,
+    tables=("headwords", "contexts", "inflections"),
+    missing=Errors.E508,
+    damaged=Errors.E513,
+    not_store=Errors.E509,
+    other_format=Errors.E510,
+    tables_first=True,  # a context store given for definitions is named as no definition store (E509)
+)
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -58,32 +69,7 @@ class DefinitionStore:
         path = Path(path)
         if path.is_dir():
             path = path / STORE_FILE
-        if not path.is_file():
-            raise ValueError(Errors.E508.format(path=path))
-        check_complete(path, WHAT)
-        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)
-        problem = sqlite_problem(conn, path)
-        if problem is not None:
-            conn.close()
-            raise DamagedFileError(Errors.E513.format(path=str(path), problem=problem))
-        try:
-            meta = dict(conn.execute("SELECT key, value FROM meta"))
-            for table in ("headwords", "contexts", "inflections"):
-                conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
-        except sqlite3.DatabaseError as err:
-            conn.close()
-            raise ValueError(Errors.E509.format(WHAT=WHAT, err=err, path=path)) from None
-        if meta.get("format") != FORMAT_NAME or meta.get("version") != str(FORMAT_VERSION):
-            conn.close()
-            raise ValueError(
-                Errors.E510.format(
-                    FORMAT_NAME=FORMAT_NAME,
-                    FORMAT_VERSION=FORMAT_VERSION,
-                    path=path,
-                    found_format=meta.get("format"),
-                    found_version=meta.get("version"),
-                )
-            )
+        conn, meta = open_store_file(path, DEFINITION_STORE)
         return cls(path, conn, meta)
 
     def __reduce__(self):

@@ -20,7 +20,7 @@ import numpy
 import torch
 
 from ..errors import Errors
-from ..types import InjectingMode
+from ..types import VectorInjectionMode
 from .batch import ChosenWords, InjectionPlan, StockBatch
 
 
@@ -118,7 +118,7 @@ def build_recentre(batch: StockBatch, words: ChosenWords, tokenizer: Any, hf_mod
     )
 
 
-INJECTIONS: Dict[InjectingMode, Injection] = {
+INJECTIONS: Dict[VectorInjectionMode, Injection] = {
     "replace": Injection(build_replace),
     "slash": Injection(build_slash, added_per_word=2),
     "recentre": Injection(build_recentre),

@@ -20,23 +20,23 @@ without one is named by its function). The built-in sources (registered in `arch
     path = "corpus/definitions.sqlite"
     limit = 2
 
-The string shorthand is a parser of those same objects (`contexts_from_spec`): sources joined by
-"+", each with an optional limit after ":" ("doc", "store", "dictionary", "memory", "doc+dictionary",
-"store:4+dictionary:2", "doc+memory"; "none" for the form alone), given the component's `context_store`,
+The string shorthand is sugar for those same sources (`contexts_from_spec`, its one parser): sources joined
+by "+", each with an optional limit after ":" ("doc", "store", "dictionary", "memory", "doc+dictionary",
+"store:4+dictionary:2", "doc+memory"; "none" for the form alone), each name built by the registered source
+it stands for (`SHORTHAND`), as a config block naming it builds it, given the component's `context_store`,
 `dictionary_store` and `context_window` settings, which nothing else reads: once built, each source
 holds its own window, store and limit, and setting the component's `context_window` sets the window of
 its doc sources, registered or not (a component without one refuses it: nothing would read it). Sources
 are read in order; each adds its contexts (skipping any already taken) until it has given its own limit
 (default: contexts_per_word) or the word has contexts_per_word in all.
-"both" is the older name of "doc+store". "memory" (`context_memory.MemoryContexts`: the doc's sentences of the
-word and those of the docs seen before) is built through its registered name, `spacy-bertram.memory_contexts.v1`:
-it builds on `DocContexts`, so this module cannot import it.
+"both" is the older name of "doc+store". "memory" is `context_memory.MemoryContexts`, the doc's sentences of the
+word and those of the docs seen before.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from spacy.tokens import Doc
 
@@ -50,8 +50,14 @@ ContextSource = Callable[[Doc, str, Sequence[int], int], List[str]]
 
 #: The shorthand's older names.
 ALIASES = {"both": "doc+store"}
-#: The registered source the shorthand's "memory" builds (`context_memory.py`, registered in `architectures.py`).
-MEMORY_SOURCE = "spacy-bertram.memory_contexts.v1"
+#: The shorthand's names: the registered source each builds (`architectures.py`), and the component setting its
+#: store's path comes from (None: it reads the doc, with the component's `context_window`).
+SHORTHAND: Dict[str, Tuple[str, Optional[str]]] = {
+    "doc": ("spacy-bertram.doc_contexts.v1", None),
+    "store": ("spacy-bertram.store_contexts.v1", "context_store"),
+    "dictionary": ("spacy-bertram.dictionary_contexts.v1", "dictionary_store"),
+    "memory": ("spacy-bertram.memory_contexts.v1", None),
+}
 
 
 def chain_contexts(groups: Iterable[Tuple[Iterable[str], Optional[int]]], total: Optional[int] = None) -> List[str]:
@@ -277,30 +283,24 @@ def contexts_from_spec(
     dictionary_store: Optional[str] = None,
     window: int = DEFAULT_DOC_WINDOW,
 ) -> ChainedContexts:
-    """The string shorthand's parser: "doc+store:2" -> the chain of the built-in sources it names, each holding
-    its own settings (`window` for "doc" and "memory", the store paths for "store" and "dictionary", its limit),
-    exactly as the registered `spacy-bertram.*_contexts.v1` build them. The paths and the window are read here
-    and nowhere else; a path left empty is named when the stores are checked (`WordSources.check_paths`), so a
-    config with a null `${paths...}` still fills and validates. ValueError names a bad part."""
+    """The string shorthand's parser: "doc+store:2" -> the chain of the built-in sources it names, each built by
+    the registered `spacy-bertram.*_contexts.v1` it stands for (`shorthand_source`) and holding its own settings
+    (`window` for "doc" and "memory", the store paths for "store" and "dictionary", its limit). The paths and the
+    window are read here and nowhere else; a path left empty is named when the stores are checked
+    (`WordSources.check_paths`), so a config with a null `${paths...}` still fills and validates. ValueError
+    names a bad part."""
     example = 'e.g. "doc", "store", "dictionary", "memory", "doc+dictionary", "store:4+dictionary:2" or "none"'
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(Errors.E104.format(example=example, spec=spec))
     if spec.strip() == "none":
         return ChainedContexts(())  # the word's form alone
-    build = {
-        "doc": lambda limit: DocContexts(window, limit),
-        "store": lambda limit: StoreContexts(LazyStore(context_store, "context", "context_store"), limit),
-        "dictionary": lambda limit: DictionaryContexts(
-            LazyStore(dictionary_store, "dictionary", "dictionary_store"), limit
-        ),
-        "memory": lambda limit: registries.context_sources.get(MEMORY_SOURCE)(window=window, limit=limit),
-    }
+    paths = {"context_store": context_store, "dictionary_store": dictionary_store}
     sources: List[ContextSource] = []
     named: Set[str] = set()
     for part in ALIASES.get(spec.strip(), spec).split("+"):
         name, _, limit_text = part.strip().partition(":")
-        if name not in build:
-            raise ValueError(Errors.E105.format(spec=spec, name=name, sources=", ".join(build), example=example))
+        if name not in SHORTHAND:
+            raise ValueError(Errors.E105.format(spec=spec, name=name, sources=", ".join(SHORTHAND), example=example))
         if limit_text and not limit_text.isdigit():
             raise ValueError(
                 Errors.E106.format(spec=spec, name=name, bounds=describe("contexts"), limit_text=limit_text)
@@ -309,5 +309,17 @@ def contexts_from_spec(
         if name in named:
             raise ValueError(Errors.E107.format(spec=spec, name=name))
         named.add(name)
-        sources.append(build[name](int(limit_text) if limit_text else None))
+        sources.append(shorthand_source(name, int(limit_text) if limit_text else None, paths, window))
     return ChainedContexts(sources)
+
+
+def shorthand_source(name: str, limit: Optional[int], paths: Dict[str, Optional[str]], window: int) -> ContextSource:
+    """The source a shorthand name builds: its registered function's, with the component's store path (its
+    setting named in the store's errors, where a config block names `contexts.path`) or window."""
+    registered, setting = SHORTHAND[name]
+    build = registries.context_sources.get(registered)
+    if setting is None:
+        return build(window=window, limit=limit)
+    source = build(path=paths[setting], limit=limit)
+    source.store.setting = setting
+    return source

@@ -17,15 +17,15 @@ from ..bounds import check_count
 from ..dictionary.store import DefinitionStore
 from ..pipeline.context_sources import chain_contexts
 from ..types import PathLike
-from .sources import ContextSource
+from .sources import TrainingSource
 
 DEFAULT_PER_WORD = 2
 
 
 class WithDefinitions:
-    """A `ContextSource` whose contexts of a word begin with the word's definitions."""
+    """A `TrainingSource` whose contexts of a word begin with the word's definitions."""
 
-    def __init__(self, source: ContextSource, store: PathLike, per_word: int = DEFAULT_PER_WORD) -> None:
+    def __init__(self, source: TrainingSource, store: PathLike, per_word: int = DEFAULT_PER_WORD) -> None:
         check_count(per_word, "--definitions-per-word", "contexts")
         self.source = source
         self.per_word = int(per_word)

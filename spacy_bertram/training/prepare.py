@@ -27,14 +27,14 @@ from .store_builder import (
     DEFAULT_MAX_CONTEXTS,
     DEFAULT_RARE_MAX_CONTEXTS,
     build_context_store,
+    context_caps,
     count_words,
-    select_words,
 )
 from .corpus import Corpus
 from .dask_prepare import build_context_store_dask, count_words_dask
-from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES, check_prepare_output, check_prepare_settings, prepare_settings
+from .settings import DEFAULT_MIN_COUNT, PREPARE_FILES, check_prepare_run, prepare_settings
 from ..fileio import atomic_path
-from ..rarity.frequencies import write_counts as write_word_counts
+from ..rarity.frequencies import write_counts
 from ..types import PathLike
 
 logger = logging.getLogger(__name__)
@@ -56,12 +56,6 @@ class PrepareResult:
     training_words: int
     words_with_contexts: int
     seconds: float
-
-
-def write_counts(path: PathLike, counts) -> None:
-    """counts.tsv, most frequent first, written atomically (the format `train` ships in models), over a previous
-    run's: `prepare`'s output rule has let it write there."""
-    write_word_counts(path, counts, overwrite=True)
 
 
 def prepare(
@@ -89,20 +83,13 @@ def prepare(
     warning), an empty corpus, or fewer than `min_training_words` words
     reaching `min_count`. With a Dask `client`, both passes run on its cluster
     (`dask_prepare.py`) and give the same store for the same files and seed.
-    `output_dir` follows the output rule (`settings.check_prepare_output`): a directory of others' files,
+    `output_dir` follows the output rule (`settings.check_prepare_run`): a directory of others' files,
     or a finished run with other settings, is refused before any work unless `force`.
     """
-    check_prepare_settings(
-        min_count=min_count,
-        max_contexts=max_contexts,
-        context_words=context_words,
-        rare_max_contexts=rare_max_contexts,
-        max_rare_words=max_rare_words,
-    )
     settings = prepare_settings(
         min_count, max_contexts, rare_max_contexts, max_rare_words, context_words, lowercase, seed
     )
-    check_prepare_output(output_dir, settings, force=force)
+    check_prepare_run(output_dir, settings, force=force)
     start = time.time()
     if client is not None:
         files, counts, n_lines = count_words_dask(client, corpus_paths, lowercase, errors)
@@ -111,7 +98,7 @@ def prepare(
         corpus = Corpus.from_paths(corpus_paths, lowercase=lowercase, errors=errors)
         logger.info("Corpus: %d files, %.1f MB", len(corpus.files), corpus.size_bytes / 1e6)
         counts, n_lines = count_words(corpus, progress=progress)
-    caps = select_words(
+    caps = context_caps(
         counts,
         min_count,
         max_contexts,
@@ -157,7 +144,8 @@ def prepare(
             extra_meta=extra_meta,
             progress=progress,
         )
-    write_counts(out / COUNTS_NAME, counts)
+    # the format `train` ships in models, over a previous run's: `prepare`'s output rule has let it write there
+    write_counts(out / COUNTS_NAME, counts, overwrite=True)
     result = PrepareResult(
         store=str(out / STORE_NAME),
         counts=str(out / COUNTS_NAME),

@@ -25,7 +25,7 @@ from ..model.storage import write_model_dir
 from .definition_contexts import WithDefinitions
 from .ota import OTASettings
 from ..context_store import open_context_store
-from .sources import ContextSource
+from .sources import TrainingSource
 from .stages import StageResult, TrainingRun, combined_init, plan_stages
 from .checkpoint import CHECKPOINT_ENTRIES
 from .settings import (
@@ -136,7 +136,7 @@ def _in_todays_terms(recorded_run: Any) -> Any:
 
 
 def pooled_contexts(
-    source: ContextSource, words: Sequence[str], pool: int, definitions: Optional[PathLike], per_word: int
+    source: TrainingSource, words: Sequence[str], pool: int, definitions: Optional[PathLike], per_word: int
 ) -> List[List[str]]:
     """Each training word's context pool: corpus contexts, after its definitions if a store is given."""
     if definitions is None:
@@ -149,7 +149,7 @@ def pooled_contexts(
 
 
 def train(
-    contexts: Union[PathLike, ContextSource],
+    contexts: Union[PathLike, TrainingSource],
     output_dir: PathLike,
     settings: Optional[TrainSettings] = None,
     data: Optional[TrainingData] = None,

@@ -624,6 +624,13 @@ def check_prepare_output(output: PathLike, settings: Mapping[str, Any], force: b
     check_same_settings(info, settings, lambda recorded: recorded["settings"], command="prepare", force=force)
 
 
+def check_prepare_run(output: PathLike, settings: Mapping[str, Any], force: bool = False) -> None:
+    """The one check of a `prepare` run (its `prepare_settings`) before any work, for the step and the command
+    alike (the command asks before it imports the step): its count settings, then its output."""
+    check_prepare_settings(**{name: settings[name] for name in PREPARE_COUNTS})
+    check_prepare_output(output, settings, force=force)
+
+
 def target_settings(
     base_model: str,
     min_count: int,
@@ -691,6 +698,7 @@ __all__ = [
     "check_prepare_settings",
     "changed_settings",
     "check_prepare_output",
+    "check_prepare_run",
     "check_same_settings",
     "check_targets_output",
     "prepare_settings",

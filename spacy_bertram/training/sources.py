@@ -2,7 +2,7 @@
 
 Training needs only three questions answered: which words are frequent, how
 frequent, and a few contexts of a word. `ContextStore` (the SQLite store that
-`prepare` builds) answers them; `MemoryContexts` answers them from a list of
+`prepare` builds) answers them; `MemoryTrainingSource` answers them from a list of
 lines, for tests and small experiments.
 """
 
@@ -15,13 +15,16 @@ from typing import Dict, Iterable, Iterator, List, Optional, Protocol, Tuple
 _WORD = re.compile(r"[^\W\d_]+")
 
 
-class ContextSource(Protocol):
+class TrainingSource(Protocol):
+    """What training reads: the words by frequency, and a few contexts of a word (`ContextStore`,
+    `MemoryTrainingSource`)."""
+
     def counts(self, min_count: int = 1) -> Iterable[Tuple[str, int]]: ...
 
     def contexts(self, word: str, limit: Optional[int] = None) -> List[str]: ...
 
 
-class MemoryContexts:
+class MemoryTrainingSource:
     """Counts and contexts (whole lines) kept in memory; `words` are case-sensitive."""
 
     def __init__(self, counts: Dict[str, int], contexts: Dict[str, List[str]]) -> None:
@@ -29,7 +32,7 @@ class MemoryContexts:
         self._contexts = {w: list(c) for w, c in contexts.items()}
 
     @classmethod
-    def from_lines(cls, lines: Iterable[str], max_contexts: int = 64, lowercase: bool = True) -> "MemoryContexts":
+    def from_lines(cls, lines: Iterable[str], max_contexts: int = 64, lowercase: bool = True) -> "MemoryTrainingSource":
         counts: Counter = Counter()
         contexts: Dict[str, List[str]] = defaultdict(list)
         for line in lines:

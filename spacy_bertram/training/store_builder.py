@@ -2,7 +2,7 @@
 
 1. `count_words`: word counts in a dict (memory grows with the vocabulary, not
    with the corpus length).
-2. `build_context_store`: for each selected word (`select_words`), a uniform
+2. `build_context_store`: for each selected word (`context_caps`), a uniform
    reservoir sample of at most `cap` distinct contexts. Only the reservoir
    bookkeeping (a few integers and one 64-bit hash per slot) is in memory;
    context texts go to SQLite in batches. The file is written beside the
@@ -47,7 +47,7 @@ def count_words(corpus: Corpus, progress: bool = True) -> Tuple[Counter, int]:
     return counts, n_lines
 
 
-def select_words(
+def context_caps(
     counts: Mapping[str, int],
     min_count: int,
     max_contexts: int = DEFAULT_MAX_CONTEXTS,

@@ -49,7 +49,7 @@ from .settings import (
     check_word_limits,
     target_settings,
 )
-from .sources import ContextSource
+from .sources import TrainingSource
 from ..types import PathLike
 
 logger = logging.getLogger("spacy_bertram")
@@ -209,7 +209,7 @@ class TrainingWords(NamedTuple):
 
 
 def select_training_words(
-    source: ContextSource,
+    source: TrainingSource,
     segmenter: RareLikeSegmenter,
     min_count: int = DEFAULT_MIN_COUNT,
     max_words: Optional[int] = None,
@@ -265,7 +265,7 @@ def select_training_words(
 
 
 def build_targets(
-    source: ContextSource,
+    source: TrainingSource,
     encoder,
     tokenizer,
     base_model: str,
