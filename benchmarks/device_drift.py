@@ -25,13 +25,11 @@ import numpy
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
-from spacy_bertram import (
+from spacy_bertram import create_bertram, load_bertram, save_bertram
+from spacy_bertram.project_support import (
     DEFAULT_CONTEXTS_PER_WORD,
     NgramVocab,
-    create_bertram,
-    load_bertram,
     resolve_base_model,
-    save_bertram,
     select_device,
     use_device,
 )

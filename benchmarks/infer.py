@@ -29,7 +29,8 @@ from typing import Dict, List, Sequence, Tuple
 import numpy
 import torch
 
-from spacy_bertram import DEFAULT_CONTEXTS_PER_WORD, NgramVocab, create_bertram, select_device
+from spacy_bertram import create_bertram
+from spacy_bertram.project_support import DEFAULT_CONTEXTS_PER_WORD, NgramVocab, select_device
 from spacy_bertram.model.inputs import EncodedContext, batch_by_token_budget
 from spacy_bertram.model.network import default_token_budget
 

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's ex
 from bertram_experiments.assets import default_assets_dir
 from bertram_experiments.ner.data import read_iob, tagged_doc, wnut16_path
 from bertram_experiments.rarification.baseline import baseline_config
-from spacy_bertram import use_device, write_json_atomic
+from spacy_bertram.project_support import use_device, write_json_atomic
 
 from pipeline import measure_pipelines, untrained_model  # benchmarks/pipeline.py (scripts run from this folder)
 

@@ -67,18 +67,15 @@ from spacy.tokens import Doc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
 from spacy_bertram import make_bertram  # noqa: F401  (its module registers the factory)
-from spacy_bertram import (
+from spacy_bertram import INJECTION_MODES, create_bertram, get_bertram_network, save_bertram
+from spacy_bertram.project_support import (
     DEFAULT_CONTEXTS,
     DEFAULT_INJECTION,
-    INJECTION_MODES,
     NgramVocab,
-    create_bertram,
-    get_bertram_network,
     resolve_base_model,
-    save_bertram,
+    tokenize,
     use_device,
 )
-from spacy_bertram.training.corpus import tokenize
 from bertram_experiments.assets import default_assets_dir
 from bertram_experiments.ner.data import read_iob, wnut16_path
 

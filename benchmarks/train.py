@@ -27,14 +27,13 @@ from pathlib import Path
 
 import torch
 
-from spacy_bertram import (
+from spacy_bertram import TrainSettings, open_context_store
+from spacy_bertram.project_support import (
     MemoryTrainingSource,
     OTASettings,
-    TrainSettings,
     build_targets,
     load_encoder,
     make_deterministic,
-    open_context_store,
     select_device,
 )
 from spacy_bertram.training.stages import StageSpec, TrainingRun

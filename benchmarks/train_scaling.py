@@ -37,15 +37,8 @@ from safetensors.numpy import load_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
 from bertram_experiments.assets import default_assets_dir  # noqa: E402
-from spacy_bertram import (  # noqa: E402
-    OTASettings,
-    RunOptions,
-    TrainSettings,
-    TrainingData,
-    optional_client,
-    prepare,
-    train,
-)
+from spacy_bertram import RunOptions, TrainSettings, TrainingData, prepare, train  # noqa: E402
+from spacy_bertram.project_support import OTASettings, optional_client  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The project's `train-bertram` settings that shape the work (project.yml): 8 contexts per word, 10 OTA steps.

@@ -47,19 +47,14 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
 import spacy_bertram.injection.groups as injection_module
 
-from spacy_bertram import (
-    ContextStore,
+from spacy_bertram import ContextStore, VectorTable, create_bertram, get_bertram_network, load_bertram, save_bertram
+from spacy_bertram.project_support import (
     DEFAULT_CONTEXTS_PER_WORD,
     NgramVocab,
-    VectorTable,
-    create_bertram,
     encoder_identity,
-    get_bertram_network,
-    load_bertram,
     model_fingerprint,
     open_client,
     resolve_base_model,
-    save_bertram,
     select_device,
     word_key_function,
 )

@@ -8,6 +8,6 @@ plugin's help layout and argument checks (`spacy_bertram.cli.app`); like the plu
 imports its step when it runs, so `--help` answers at once.
 """
 
-from spacy_bertram import command_line
+from spacy_bertram.project_support import command_line
 
 app = command_line("bertram-experiments", __doc__.split("\n\n")[0])

@@ -7,7 +7,7 @@ here and another in the plugin (tests/test_errors.py checks both catalogues toge
 docs/errors.md lists both.
 """
 
-from spacy_bertram import Errors as PluginErrors, Warnings as PluginWarnings
+from spacy_bertram.project_support import Errors as PluginErrors, Warnings as PluginWarnings
 
 
 # fmt: off

@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 import numpy as np
 
 from .errors import Errors
-from spacy_bertram import PathLike, mark_json, text_mark, write_bytes_atomic, write_json_atomic
+from spacy_bertram.project_support import PathLike, mark_json, text_mark, write_bytes_atomic, write_json_atomic
 from .outputs import CURVE_OUTPUTS
 from .plots import pyplot, save_png
 from .tables import format_ci, markdown_table

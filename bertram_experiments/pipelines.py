@@ -22,18 +22,15 @@ import spacy
 from spacy_transformers.layers.transformer_model import TransformerModel
 
 from .errors import Errors
-from spacy_bertram import (
-    BertramTransformerModel,
+from spacy_bertram import BertramTransformerModel, RareWordRule, load_bertram, save_pipeline
+from spacy_bertram.project_support import (
     DEFAULT_CONTEXTS,
     DEFAULT_CONTEXTS_PER_WORD,
     DEFAULT_INJECTION,
     DEFAULT_MAX_ZIPF,
     PathLike,
-    RareWordRule,
     check_injection,
     check_output_dir,
-    load_bertram,
-    save_pipeline,
     write_bytes_atomic,
 )
 from spacy_bertram import make_bertram  # noqa: F401  (its module registers the bertram factory and imports architectures.py)

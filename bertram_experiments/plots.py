@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from spacy_bertram import PathLike, write_bytes_atomic
+from spacy_bertram.project_support import PathLike, write_bytes_atomic
 
 
 def pyplot() -> Any:

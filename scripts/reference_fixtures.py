@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's ex
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the runner, for its checkpoint names
 from bertram_experiments.errors import Errors
 from reference_runner import CHECKPOINTS  # scripts/reference_runner.py (its top level imports the stdlib only)
-from spacy_bertram import atomic_directory, check_output_dir, mark_json, output_mark, text_mark
+from spacy_bertram.project_support import atomic_directory, check_output_dir, mark_json, output_mark, text_mark
 
 COMMAND = "reference_fixtures"
 ROOT = Path(__file__).resolve().parents[1]

@@ -63,7 +63,7 @@ from debian_prose import (  # scripts/debian_prose.py
     fortune_lines,
     web_bible_lines,
 )
-from spacy_bertram import PathLike, atomic_path, write_bytes_atomic
+from spacy_bertram.project_support import PathLike, atomic_path, write_bytes_atomic
 from spacy_bertram.training.text_cleaning import normalise_space, speech_lines, strip_wikitext, wikipedia_articles
 
 logger = logging.getLogger(__name__)
@@ -167,7 +167,7 @@ def fetch_wordnet(cache_dir: Path, wordnet_dir: Optional[PathLike] = None) -> Pa
     (`find_wordnet_source`: given, $SPACY_BERTRAM_WORDNET_DIR, Debian's), else Debian's
     wordnet-base extracted into the cache (`fetch_deb`).
     """
-    from spacy_bertram import WordNetMissingError, find_wordnet_source, is_wordnet_dir
+    from spacy_bertram.project_support import WordNetMissingError, find_wordnet_source, is_wordnet_dir
 
     try:
         return find_wordnet_source(wordnet_dir)

@@ -16,7 +16,8 @@ import pytest
 import spacy
 import torch
 
-from spacy_bertram import BertramNetwork, NgramVocab, create_bertram, save_bertram
+from spacy_bertram import BertramNetwork, create_bertram, save_bertram
+from spacy_bertram.model.inputs import NgramVocab
 from bertram_experiments.rarification import rarify as R
 from bertram_experiments.rarification.baseline import make_splits, train_baseline
 from bertram_experiments.rarification.substitution import SubstitutionDictionary

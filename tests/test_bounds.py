@@ -115,7 +115,7 @@ def test_a_count_out_of_bounds_is_refused_while_the_options_are_parsed(tmp_path)
 
 
 def test_a_count_setting_is_checked_by_its_kind():
-    from spacy_bertram import check_count, count_range
+    from spacy_bertram.bounds import check_count, count_range
 
     assert count_range("contexts") == {"min": 1, "max": 10_000} and count_range("words", low=0)["min"] == 0
     assert check_count(10_000, "contexts_per_word", "contexts") == 10_000

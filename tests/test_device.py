@@ -146,7 +146,8 @@ ITEMS = [("kumquat", ["the farmer sold a kumquat at the market", "a sweet kumqua
 
 @pytest.fixture(scope="module")
 def model_dir(tiny_bert_path, tmp_path_factory):
-    from spacy_bertram import NgramVocab, create_bertram, save_bertram
+    from spacy_bertram import create_bertram, save_bertram
+    from spacy_bertram.model.inputs import NgramVocab
 
     network = create_bertram(tiny_bert_path, NgramVocab.from_words(["kumquat", "lemons"] * 3, min_count=1), mode="add")
     return str(save_bertram(network, tmp_path_factory.mktemp("bertram") / "model"))

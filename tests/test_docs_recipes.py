@@ -18,7 +18,8 @@ from thinc.api import Config
 
 import spacy_bertram.architectures  # noqa: F401  (registers spacy-bertram.memory_contexts.v1 in this process)
 
-from spacy_bertram import ContextStore, add_texts, load_bertram
+from spacy_bertram import ContextStore, load_bertram
+from spacy_bertram.training.text_store import add_texts
 from tests.util import (
     GLOSSARY,
     config_of_own_source,

@@ -13,7 +13,8 @@ import srsly
 from scipy.stats import spearmanr
 from typer.testing import CliRunner
 
-from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
+from spacy_bertram import create_bertram, load_bertram, save_bertram
+from spacy_bertram.model.inputs import NgramVocab
 from bertram_experiments.bootstrap import paired_difference as paired_bootstrap
 from bertram_experiments.intrinsic.intrinsic import (
     evaluate_intrinsic,

@@ -8,7 +8,8 @@ import numpy
 import pytest
 from scipy.stats import spearmanr
 
-from spacy_bertram import NgramVocab, create_bertram, save_bertram
+from spacy_bertram import create_bertram, save_bertram
+from spacy_bertram.model.inputs import NgramVocab
 from bertram_experiments.intrinsic.similarity_eval import evaluate_similarity_files
 
 from tests.util import TINY_TEXT

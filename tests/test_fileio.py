@@ -47,7 +47,8 @@ def test_atomic_files_and_directories_follow_the_umask(tmp_path, umask, value):
 
 
 def test_model_and_training_outputs_follow_the_umask(tmp_path, umask, tiny_bert_path):
-    from spacy_bertram import NgramVocab, create_bertram, save_bertram
+    from spacy_bertram import create_bertram, save_bertram
+    from spacy_bertram.model.inputs import NgramVocab
     from spacy_bertram.training.prepare import prepare
 
     umask(0o002)

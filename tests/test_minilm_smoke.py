@@ -2,7 +2,9 @@
 
 import numpy
 
-from spacy_bertram import NgramVocab, create_bertram, load_encoder
+from spacy_bertram import create_bertram
+from spacy_bertram.model.inputs import NgramVocab
+from spacy_bertram.model.encoder import load_encoder
 
 
 def test_minilm_vectors_for_real_words():

@@ -7,7 +7,8 @@ from spacy.util import registry
 from thinc.api import Adam
 
 import spacy_bertram  # noqa: F401  (registers the architecture)
-from spacy_bertram import NgramVocab, get_bertram_network, save_bertram, set_bertram_network
+from spacy_bertram import get_bertram_network, save_bertram, set_bertram_network
+from spacy_bertram.model.inputs import NgramVocab
 from spacy_bertram.model.layers import Derived, Weights, bertram_shim
 from spacy_bertram.model.storage import create_bertram, model_fingerprint
 

@@ -9,7 +9,8 @@ import numpy
 import pytest
 import torch
 
-from spacy_bertram import CountTable, NgramVocab, create_bertram, load_bertram, save_bertram
+from spacy_bertram import CountTable, create_bertram, load_bertram, save_bertram
+from spacy_bertram.model.inputs import NgramVocab
 from spacy_bertram.model.config import MISSING_KEY_MEANINGS, MODES, BertramConfig
 from spacy_bertram.model.encoder import load_encoder
 from spacy_bertram.model.network import AttentiveMimicking, BertramNetwork

@@ -11,7 +11,8 @@ import numpy
 import pytest
 import torch
 
-from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
+from spacy_bertram import create_bertram, load_bertram, save_bertram
+from spacy_bertram.model.inputs import NgramVocab
 from spacy_bertram.model.storage import check_finite, model_fingerprint
 from spacy_bertram.training.checkpoint import load_weights
 

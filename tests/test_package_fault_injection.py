@@ -34,16 +34,13 @@ import spacy_bertram.rarity.frequencies as frequencies_mod
 import spacy_bertram.model.storage as storage_mod
 import spacy_bertram.training.prepare as prepare_mod
 import spacy_bertram.training.targets as targets_mod
-from spacy_bertram import (
-    NgramVocab,
+from spacy_bertram import build_vector_table, create_bertram, load_bertram, save_bertram
+from spacy_bertram.model.inputs import NgramVocab
+from spacy_bertram.fileio import (
     atomic_directory,
     atomic_path,
-    build_vector_table,
-    create_bertram,
-    load_bertram,
     mark_json,
     remove_written,
-    save_bertram,
     text_mark,
     write_bytes_atomic,
     write_json_atomic,
@@ -661,7 +658,7 @@ def _ngrams(inputs: Inputs, out: Path, force: bool) -> None:
 
 @writes("add_texts")
 def _add_texts(inputs: Inputs, out: Path, force: bool) -> None:
-    from spacy_bertram import add_texts
+    from spacy_bertram.training.text_store import add_texts
 
     add_texts(out / "t.sqlite", ["my kumquat was sour", "a quokka"], replace=force, force=force, progress=False)
 
@@ -712,7 +709,7 @@ def _remove_written(inputs: Inputs, out: Path, force: bool) -> None:
 
 @writes("load_wordnet")
 def _load_wordnet(inputs: Inputs, out: Path, force: bool) -> None:
-    from spacy_bertram import load_wordnet
+    from spacy_bertram.dictionary.wordnet import load_wordnet
 
     if not HAVE_WORDNET:
         pytest.skip("WordNet missing: apt-get install -y wordnet-base")
@@ -735,7 +732,7 @@ READ_ONLY = {
     *("embedding_drift", "encoder_identity", "fail", "find_wordnet_source", "get_bertram_network"),
     *("install_extension", "is_alphabetic", "is_wordnet_dir", "load_bertram", "load_encoder", "local_threads"),
     *("make_bertram", "make_deterministic", "mark_json", "model_fingerprint", "number_in", "open_client"),
-    *("open_context_store", "optional_client", "output_mark", "progress_bar", "read_texts", "resolve_base_model"),
+    *("open_context_store", "optional_client", "output_mark", "progress_bar", "resolve_base_model"),
     *("run_checked", "run_tasks", "select_device", "set_bertram_network", "setup_logging", "slash_token_id"),
     *("step_dir", "text_mark", "tokenize", "use_device", "word_key_function", "word_piece_ids", "word_start_tokens"),
 }
@@ -744,20 +741,20 @@ FOREIGN_TO_DISK = {"BertramTransformerModel": "thinc's Model.to_disk, inside the
 
 
 def test_every_writer_of_both_command_lines_and_the_package_is_walked():
-    """The walk below lists every command of both command lines that writes and every public name that writes
-    (a `to_disk` of a public class included): a new one fails here until it is listed, and walked."""
+    """The walk below lists every command of both command lines that writes and every name the package hands out
+    (public, or on the project side's support list) that writes, a class's `to_disk` included: a new one fails
+    here until it is listed, and walked."""
     import inspect
 
     import spacy_bertram
+    from spacy_bertram import project_support
 
     commands = {f"cli:{name}" for cli in APPS.values() for name in typer.main.get_command(cli).commands}
     assert {name for name in WRITERS if name.startswith("cli:")} == commands - {"cli:rare-words"}  # it prints
-    public = {name for name in spacy_bertram.__all__ if callable(getattr(spacy_bertram, name))}
-    savers = {
-        name
-        for name in public
-        if inspect.isclass(getattr(spacy_bertram, name)) and hasattr(getattr(spacy_bertram, name), "to_disk")
-    }
+    handed_out = {name: getattr(spacy_bertram, name) for name in spacy_bertram.__all__}
+    handed_out.update((name, getattr(project_support, name)) for name in project_support._EXPORTS)
+    public = {name for name, value in handed_out.items() if callable(value)}
+    savers = {name for name in public if inspect.isclass(handed_out[name]) and hasattr(handed_out[name], "to_disk")}
     walked = {name.split(".")[0] for name in WRITERS if "." in name and ":" not in name}
     assert walked == savers - set(FOREIGN_TO_DISK) and all(f"{name}.to_disk" in WRITERS for name in walked)
     functions = {name for name in WRITERS if not name.startswith("cli:") and "." not in name}

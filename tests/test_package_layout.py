@@ -471,8 +471,12 @@ def test_package_imports_inside_functions_only_in_the_command_modules(package):
 
 #: The project side: code beside the package that uses the plugin, never shipped with it.
 PROJECT_SIDE = (EXPERIMENTS, ROOT / "benchmarks", ROOT / "scripts")
-#: What the project side may import besides `spacy_bertram.__all__` (docs/api.md, "Exceptions"): per folder,
-#: why, and module -> names ("*": the module itself). The experiments have none.
+#: The module the project side imports the plugin's internals from (not public API; docs/api.md says so).
+SUPPORT = f"{PACKAGE.name}.project_support"
+#: At most this many public names: a user reads `__all__` as the component's API, not as the package's index.
+MAX_PUBLIC_NAMES = 30
+#: What the project side may import besides `spacy_bertram.__all__` and the support module's list (docs/api.md,
+#: "The project side"): per folder, why, and module -> names ("*": the module itself). The experiments have none.
 INTERNAL_IMPORTS: Dict[str, Tuple[str, Mapping[str, FrozenSet[str]]]] = {
     "benchmarks": (
         "they time the stages below the public entry points, one at a time",
@@ -483,7 +487,6 @@ INTERNAL_IMPORTS: Dict[str, Tuple[str, Mapping[str, FrozenSet[str]]]] = {
             "spacy_bertram.training.stages": frozenset({"StageSpec", "TrainingRun"}),  # train.py: one stage
             "spacy_bertram.training.shards": frozenset({"JobSettings", "ShardStore", "infer_words"}),  # vectors.py
             "spacy_bertram.training.distributed": frozenset({"run_on_dask"}),  # vectors.py: shards on Dask
-            "spacy_bertram.training.corpus": frozenset({"tokenize"}),  # pipeline.py: the words prepare counts
         },
     ),
     "scripts": (
@@ -509,35 +512,46 @@ def plugin_imports(source: str) -> Iterator[Tuple[int, str, str]]:
                 yield node.lineno, node.module, alias.name
 
 
-def test_the_project_side_imports_the_plugin_only_through_its_public_api():
-    """The experiments, benchmarks and scripts import `from spacy_bertram import X` with X in `__all__`
-    (or `import spacy_bertram`); the named exceptions alone reach further, each in its own folder."""
-    import spacy_bertram
-
-    public = set(spacy_bertram.__all__)
-    offenders, seen = [], 0
+def project_side_imports() -> Iterator[Tuple[Path, int, str, str]]:
+    """(file, line, module, name) of each import of the plugin in the experiments, benchmarks and scripts."""
     for top in PROJECT_SIDE:
-        allowed = INTERNAL_IMPORTS.get(top.name, ("", {}))[1]
         for path in sorted(top.rglob("*.py")):
             for line, module, name in plugin_imports(path.read_text(encoding="utf8")):
-                seen += 1
-                if module == PACKAGE.name:
-                    ok = name == "*" or name in public
-                else:
-                    ok = name in allowed.get(module, ())
-                if not ok:
-                    offenders.append(f"{path.relative_to(ROOT)}:{line} imports {name} from {module}")
+                yield path, line, module, name
+
+
+def test_the_project_side_imports_the_plugin_through_the_public_api_and_the_support_list():
+    """The experiments, benchmarks and scripts import `from spacy_bertram import X` with X in `__all__` (or
+    `import spacy_bertram`), or `from spacy_bertram.project_support import X` with X on its list; the named
+    exceptions alone reach further, each in its own folder."""
+    import spacy_bertram
+    from spacy_bertram import project_support
+
+    allowed = {PACKAGE.name: {"*", *spacy_bertram.__all__}, SUPPORT: set(project_support._EXPORTS)}
+    offenders, seen = [], 0
+    for path, line, module, name in project_side_imports():
+        seen += 1
+        folder = path.relative_to(ROOT).parts[0]
+        exceptions = INTERNAL_IMPORTS.get(folder, ("", {}))[1]
+        if name not in allowed.get(module, exceptions.get(module, ())):
+            offenders.append(f"{path.relative_to(ROOT)}:{line} imports {name} from {module}")
     assert seen > 50 and offenders == [], offenders
 
 
-def test_every_named_exception_is_still_used():
-    """An exception nothing imports any more is taken off the list (and off docs/api.md)."""
-    used = {
-        (top.name, module, name)
-        for top in PROJECT_SIDE
-        for path in top.rglob("*.py")
-        for _, module, name in plugin_imports(path.read_text(encoding="utf8"))
-    }
+def test_the_support_list_holds_no_public_name():
+    """A public name comes from the package: the support list holds internals alone."""
+    import spacy_bertram
+    from spacy_bertram import project_support
+
+    assert sorted(set(project_support._EXPORTS) & set(spacy_bertram.__all__)) == []
+
+
+def test_every_support_name_and_named_exception_is_still_used():
+    """A name of the support list, or an exception, that nothing on the project side imports any more is taken
+    off the list (and an exception off docs/api.md)."""
+    from spacy_bertram import project_support
+
+    used = {(path.relative_to(ROOT).parts[0], module, name) for path, _, module, name in project_side_imports()}
     unused = [
         (folder, module, name)
         for folder, (_, modules) in INTERNAL_IMPORTS.items()
@@ -546,33 +560,44 @@ def test_every_named_exception_is_still_used():
         if (folder, module, name) not in used
     ]
     assert unused == []
+    imported = {name for _, module, name in used if module == SUPPORT}
+    assert sorted(set(project_support._EXPORTS) - imported) == []
 
 
-def test_every_public_name_resolves_to_its_module_s_object():
-    """Each name of `__all__` imports from the module the lazy map names, and `dir()` lists it."""
-    import spacy_bertram
-
-    assert len(spacy_bertram.__all__) == len(set(spacy_bertram.__all__)) > 90
-    for name in spacy_bertram.__all__:
-        module, _, own = spacy_bertram._EXPORTS[name].partition(":")
-        expected = getattr(importlib.import_module(module, "spacy_bertram"), own or name)
-        assert getattr(spacy_bertram, name) is expected, name
-    assert set(spacy_bertram.__all__) <= set(dir(spacy_bertram))
+@pytest.mark.parametrize("module_name", [PACKAGE.name, SUPPORT])
+def test_every_lazy_name_resolves_to_its_module_s_object(module_name):
+    """Each name of the package's and the support module's lazy map imports from the module the map names, and
+    `dir()` lists it; `__all__`, a literal list in the map's order, is the package's map, of at most 30 names."""
+    module = importlib.import_module(module_name)
+    exports = module._EXPORTS
+    if module_name == PACKAGE.name:
+        assert module.__all__ == list(exports) and len(set(module.__all__)) == len(module.__all__) <= MAX_PUBLIC_NAMES
+        tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf8"))
+        (literal,) = [
+            n.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "__all__"
+        ]
+        assert ast.literal_eval(literal) == module.__all__
+    for name, target in exports.items():
+        source, _, own = target.partition(":")
+        expected = getattr(importlib.import_module(source, PACKAGE.name), own or name)
+        assert getattr(module, name) is expected, name
+    assert set(exports) <= set(dir(module))
     with pytest.raises(AttributeError):
-        getattr(spacy_bertram, "no_such_name")
+        getattr(module, "no_such_name")
 
 
 def test_docs_api_lists_every_public_name_and_every_exception():
-    """docs/api.md is the public API's reference: each name of `__all__` in backticks, and each exception."""
+    """docs/api.md is the public API's reference: each name of `__all__` in backticks, the support module, and
+    each exception."""
     import spacy_bertram
 
     text = (ROOT / "docs" / "api.md").read_text(encoding="utf8")
-    listed = set(re.findall(r"^- `([A-Za-z_0-9]+)`", text, flags=re.M))
-    assert listed == set(spacy_bertram.__all__), (
-        sorted(listed - set(spacy_bertram.__all__)),
-        sorted(set(spacy_bertram.__all__) - listed),
+    listed = re.findall(r"^- `([A-Za-z_0-9]+)`", text, flags=re.M)
+    assert sorted(listed) == sorted(spacy_bertram.__all__), (
+        sorted(set(listed) - set(spacy_bertram.__all__)),
+        sorted(set(spacy_bertram.__all__) - set(listed)),
     )
-    modules = [module for _, modules in INTERNAL_IMPORTS.values() for module in modules]
+    modules = [SUPPORT, *(module for _, modules in INTERNAL_IMPORTS.values() for module in modules)]
     assert [module for module in modules if f"`{module}`" not in text] == []
     assert "(api.md)" in (ROOT / "docs" / "architecture.md").read_text(encoding="utf8")
 

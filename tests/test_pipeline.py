@@ -14,7 +14,8 @@ import torch
 from spacy.lang.en import English
 
 import spacy_bertram.pipeline.component  # noqa: F401  (registers the factory until the entry point is installed)
-from spacy_bertram import NgramVocab, create_bertram, save_bertram
+from spacy_bertram import create_bertram, save_bertram
+from spacy_bertram.model.inputs import NgramVocab
 from spacy_bertram.model.storage import model_fingerprint
 
 from tests.util import EXTRA_WORDS, TEXT, TINY_WORDS, make_bertram_dir, make_nlp, same_vectors

@@ -405,7 +405,7 @@ def test_then_store_fills_a_words_contexts_as_the_components_chained_stores_do(
     """The words come from the first store; each word's contexts from it first, then from the next store for
     what it lacks (distinct texts, up to max_contexts): the contexts the component's chain of the two stores
     gives, so the table's row is what the component infers with them."""
-    from spacy_bertram import add_texts
+    from spacy_bertram.training.text_store import add_texts
     from spacy_bertram.pipeline.context_sources import chain_contexts
 
     from tests.util import make_nlp

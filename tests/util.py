@@ -28,7 +28,8 @@ from spacy_transformers.truncate import truncate_oversize_splits
 import typer.main
 from typer.testing import CliRunner
 
-from spacy_bertram import NgramVocab, create_bertram, load_bertram, save_bertram
+from spacy_bertram import create_bertram, load_bertram, save_bertram
+from spacy_bertram.model.inputs import NgramVocab
 from spacy_bertram.cli import app
 from spacy_bertram.fileio import mark_json
 from bertram_experiments.cli import app as experiments_app

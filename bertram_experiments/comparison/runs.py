@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
-from spacy_bertram import PathLike, output_mark
+from spacy_bertram.project_support import PathLike, output_mark
 from ..downstream.paired import DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_prediction_rows, table_from_rows
 from ..downstream.pooling import comparison_cells, discover_sets, strata_of
 from ..bootstrap import paired_difference

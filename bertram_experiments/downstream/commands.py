@@ -12,14 +12,14 @@ from typing import List, Optional
 
 import typer
 
-from spacy_bertram import (
+from spacy_bertram import INJECTION_MODES
+from spacy_bertram.project_support import (
     DEFAULT_CONTEXTS,
     DEFAULT_CONTEXTS_PER_WORD,
     DEFAULT_INJECTION,
     DEFAULT_MAX_ZIPF,
     FORCE_HELP,
     GPU_HELP,
-    INJECTION_MODES,
     INT8_ENCODER_HELP,
     MAX_ZIPF_HELP,
     check_gpu,

@@ -56,7 +56,14 @@ import numpy as np
 
 from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors, Warnings
-from spacy_bertram import DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MAX_ZIPF, PathLike, add_texts, tokenize, use_device
+from spacy_bertram.project_support import (
+    DEFAULT_CONTEXTS_PER_WORD,
+    DEFAULT_MAX_ZIPF,
+    PathLike,
+    add_texts,
+    tokenize,
+    use_device,
+)
 from ..outputs import SET_OUTPUTS
 from ..rarification.datasets import read_records
 from ..rarification.oracle import ORACLE_FACTORY, add_oracle

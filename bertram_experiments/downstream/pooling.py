@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import Errors, Warnings
-from spacy_bertram import PathLike, atomic_path, write_json_atomic
+from spacy_bertram.project_support import PathLike, atomic_path, write_json_atomic
 from ..rarification.seed_sets import listed_sets
 from .paired import DEFAULT_RESAMPLES, ItemTable, compare_to_baseline, read_predictions
 from ..system_names import system_title

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Union
 
 import numpy as np
 
-from spacy_bertram import atomic_path, mark_json, write_json_atomic
+from spacy_bertram.project_support import atomic_path, mark_json, write_json_atomic
 from .metrics import accuracy_by_frequency, accuracy_by_subset, compare_systems, plot_accuracy_by_frequency
 from ..outputs import METRICS_FILE
 from .paired import DEFAULT_RESAMPLES, compare_to_baseline, prediction_rows, table_from_rows

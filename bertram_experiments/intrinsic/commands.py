@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from spacy_bertram import (
+from spacy_bertram.project_support import (
     FORCE_FILE_HELP,
     GPU_HELP,
     check_gpu,

@@ -17,7 +17,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from spacy_bertram import DefinitionStore, PathLike, chain_contexts
+from spacy_bertram import DefinitionStore, chain_contexts
+from spacy_bertram.project_support import PathLike
 
 DEFINITIONS = 4
 BOTH_TOTAL = 16

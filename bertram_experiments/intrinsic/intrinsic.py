@@ -50,16 +50,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ..errors import Errors, Warnings
-from spacy_bertram import (
-    DEFAULT_CONFIG,
-    DocContexts,
-    PathLike,
-    load_bertram,
-    mark_json,
-    select_device,
-    word_key_function,
-    write_json_atomic,
-)
+from spacy_bertram import DEFAULT_CONFIG, DocContexts, load_bertram
+from spacy_bertram.project_support import PathLike, mark_json, select_device, word_key_function, write_json_atomic
 from ..bootstrap import paired_difference
 from . import definition_contexts as D
 from ..rare_word_folds import parse_fold, select_fold

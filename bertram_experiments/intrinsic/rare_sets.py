@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .similarity import Pair, read_contexts, read_similarity_pairs
 from ..errors import Errors
-from spacy_bertram import PathLike
+from spacy_bertram.project_support import PathLike
 
 #: What `___` becomes in a Chimera passage: "wug", the classic made-up word
 #: (Berko 1958). It is masked in every context, so its spelling never reaches

@@ -22,7 +22,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Uni
 
 import numpy as np
 
-from spacy_bertram import DEFAULT_MIN_WORDPIECES, PathLike, load_encoder, word_piece_ids
+from spacy_bertram.project_support import DEFAULT_MIN_WORDPIECES, PathLike, load_encoder, word_piece_ids
 from ..errors import Errors
 
 VectorFn = Callable[[List[Tuple[str, List[str]]]], np.ndarray]

@@ -20,15 +20,8 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from .similarity import Pair, SubwordMean, evaluate_similarity, read_contexts, read_similarity_pairs
 from ..errors import Errors, Warnings
-from spacy_bertram import (
-    PathLike,
-    STORE_FILE,
-    load_bertram,
-    mark_json,
-    open_context_store,
-    select_device,
-    write_json_atomic,
-)
+from spacy_bertram import load_bertram, open_context_store
+from spacy_bertram.project_support import PathLike, STORE_FILE, mark_json, select_device, write_json_atomic
 
 
 def load_contexts(source: PathLike, words: List[str], max_contexts: int) -> Mapping[str, List[str]]:

@@ -34,7 +34,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
-from spacy_bertram import slash_token_id, word_start_tokens
+from spacy_bertram.project_support import slash_token_id, word_start_tokens
 from ..errors import Errors
 
 SUBSET_NAMES = ("RARE", "MEDIUM", "FREQUENT")

@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from spacy_bertram import (
+from spacy_bertram.project_support import (
     FORCE_HELP,
     GPU_HELP,
     check_gpu,

@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Tuple
 
-from spacy_bertram import PathLike
+from spacy_bertram.project_support import PathLike
 from ..bootstrap import DEFAULT_RESAMPLES
 from ..errors import Errors
 from ..ner.predict import read_rows

@@ -25,7 +25,7 @@ from .report import (
 )
 from .runs import PREDICTIONS_FILE, CurveSettings, Unit, run_curve
 from .summary import MEASURES, summarise_curve
-from spacy_bertram import PathLike, check_output_dir, write_bytes_atomic, write_json_atomic
+from spacy_bertram.project_support import PathLike, check_output_dir, write_bytes_atomic, write_json_atomic
 
 REPORT_MD = "curves.md"
 UNIT_NAMES = {"ner": "gold entities", "textcat": "test texts"}

@@ -21,7 +21,7 @@ from ..ner.folds import FOLDS_FILE, fold_dir, read_folds
 from ..outputs import SPLIT_RECORDS
 from ..rarification.datasets import read_records
 from ..rarification.records import make_docbin
-from spacy_bertram import PathLike, write_bytes_atomic
+from spacy_bertram.project_support import PathLike, write_bytes_atomic
 
 TASKS = ("ner", "textcat")
 

@@ -36,7 +36,8 @@ from ..rarification.baseline import train_baseline
 from .data import CurveFold, write_subset
 from .schedule import CurveSchedule
 from .subsets import check_sizes, nested_order, nested_subsets
-from spacy_bertram import PathLike, VectorCache, atomic_path, remove_written, write_json_atomic
+from spacy_bertram import VectorCache
+from spacy_bertram.project_support import PathLike, atomic_path, remove_written, write_json_atomic
 
 logger = logging.getLogger("spacy_bertram")
 

@@ -15,7 +15,7 @@ from typing import Dict, Hashable, List, Optional, Sequence
 
 import numpy as np
 
-from spacy_bertram import check_count
+from spacy_bertram.project_support import check_count
 
 from ..errors import Errors
 

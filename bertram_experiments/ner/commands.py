@@ -12,7 +12,7 @@ from typing import Optional, Tuple
 
 import typer
 
-from spacy_bertram import (
+from spacy_bertram.project_support import (
     FORCE_HELP,
     GPU_HELP,
     check_gpu,
@@ -142,7 +142,7 @@ def ner_train_cmd(
     client, close, threads = None, None, 0
     try:
         if scheduler or workers:
-            from spacy_bertram import local_threads, open_client
+            from spacy_bertram.project_support import local_threads, open_client
 
             client, close = run_checked(open_client, scheduler, workers, ())
             threads = 0 if scheduler else local_threads(client)
@@ -165,7 +165,7 @@ def ner_train_cmd(
 
 def parse_steps(text: Optional[str], eval_frequency: int, max_steps: int) -> Tuple[int, ...]:
     """--checkpoints "100,300" -> (100, 300), checked against the evaluation steps."""
-    from spacy_bertram import check_checkpoint_steps
+    from spacy_bertram.project_support import check_checkpoint_steps
 
     try:
         steps = [int(part) for part in (text or "").split(",") if part.strip()]

@@ -20,7 +20,7 @@ from spacy.tokens import Doc, DocBin, Span
 from spacy.vocab import Vocab
 
 from ..errors import Errors
-from spacy_bertram import PathLike
+from spacy_bertram.project_support import PathLike
 from ..assets import WNUT16_COMMAND, WNUT16_FILE
 
 WNUT16_NAME = "wnut16"

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Mapping, Sequence
 
-from spacy_bertram import PathLike, check_output_dir, mark_json, use_device, write_json_atomic
+from spacy_bertram.project_support import PathLike, check_output_dir, mark_json, use_device, write_json_atomic
 from ..outputs import METRICS_FILE, NER_EVALUATE_OUTPUTS
 from .compare import DEFAULT_RESAMPLES, compare_to_stock
 from .folds import read_folds

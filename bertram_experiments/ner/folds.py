@@ -20,7 +20,7 @@ from typing import Dict, List, Sequence
 from spacy.tokens import Doc, DocBin
 
 from ..errors import Errors
-from spacy_bertram import PathLike, atomic_directory, check_output_dir, write_json_atomic
+from spacy_bertram.project_support import PathLike, atomic_directory, check_output_dir, write_json_atomic
 from ..outputs import FOLD_PARTS, FOLDS_FILE, NER_FOLDS_OUTPUTS
 
 PARTS = FOLD_PARTS

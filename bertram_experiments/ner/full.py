@@ -29,7 +29,8 @@ from typing import Dict, List, Mapping, Sequence
 from spacy.tokens import DocBin
 
 from ..errors import Errors
-from spacy_bertram import PathLike, VectorCache, check_output_dir, mark_json, use_device, write_json_atomic
+from spacy_bertram import VectorCache
+from spacy_bertram.project_support import PathLike, check_output_dir, mark_json, use_device, write_json_atomic
 from ..outputs import METRICS_FILE, NER_FULL_OUTPUTS, TRAIN_SUMMARY
 from .compare import DEFAULT_RESAMPLES, compare_to_stock
 from .attribution import rare_token_gradients

@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import List, Mapping
 
-from spacy_bertram import atomic_path
+from spacy_bertram.project_support import atomic_path
 from ..outputs import NER_COST_FILE, NER_CURVE_PLOT, REPORT_FILE
 from ..plots import pyplot, save_png
 from ..tables import markdown_table

@@ -23,7 +23,8 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
 from ..errors import Errors
-from spacy_bertram import PathLike, VectorCache, atomic_path
+from spacy_bertram import VectorCache
+from spacy_bertram.project_support import PathLike, atomic_path
 from .folds import fold_dir, read_folds
 from .systems import BERTRAM, SYSTEMS, Checkpoint, load_systems
 

@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional
 
-from spacy_bertram import PathLike, atomic_path
+from spacy_bertram.project_support import PathLike, atomic_path
 from ..outputs import PLOT_FILE, REPORT_FILE
 from ..plots import pyplot, save_png
 from ..tables import format_ci, markdown_table, percent

@@ -37,9 +37,9 @@ import torch
 from spacy.util import registry
 
 from ..errors import Errors
-from spacy_bertram import (
+from spacy_bertram import DEFAULT_CONFIG
+from spacy_bertram.project_support import (
     CHECKPOINTS_DIR,
-    DEFAULT_CONFIG,
     DEFAULT_INJECTION,
     PathLike,
     check_output_dir,

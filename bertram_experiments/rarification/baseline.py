@@ -34,7 +34,7 @@ import spacy
 from thinc.api import Config
 
 from ..errors import Errors
-from spacy_bertram import (
+from spacy_bertram.project_support import (
     CHECKPOINTS_DIR,
     CHECKPOINT_LOGGER,
     FREEZE_CALLBACK,
@@ -46,7 +46,7 @@ from spacy_bertram import (
     use_device,
     write_json_atomic,
 )
-from spacy_bertram import Bertram_v1  # noqa: F401  (its module registers spacy-bertram.encoder_path.v1 for the configs)
+from spacy_bertram.project_support import Bertram_v1  # noqa: F401  (its module registers spacy-bertram.encoder_path.v1 for the configs)
 from .datasets import (
     labels_of,
     load_dataset,

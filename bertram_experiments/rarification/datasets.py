@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ..errors import Errors, Warnings
-from spacy_bertram import PathLike, write_bytes_atomic
+from spacy_bertram.project_support import PathLike, write_bytes_atomic
 from ..assets import default_assets_dir
 from .records import Record
 

@@ -20,7 +20,7 @@ import numpy as np
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from spacy_bertram import DOC_EXTENSION, install_extension, word_piece_ids
+from spacy_bertram.project_support import DOC_EXTENSION, install_extension, word_piece_ids
 from ..pipelines import pipeline_transformer
 
 ORACLE_FACTORY = "spacy_bertram_oracle"

@@ -55,7 +55,7 @@ from typing import (
 import numpy as np
 
 from ..errors import Errors
-from spacy_bertram import PathLike, write_bytes_atomic
+from spacy_bertram.project_support import PathLike, write_bytes_atomic
 from .records import Record, RecordLike, write_docbin
 
 if TYPE_CHECKING:

@@ -18,12 +18,11 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Union
 
-from spacy_bertram import (
+from spacy_bertram import CountTable, open_context_store
+from spacy_bertram.project_support import (
     COUNTS_FILE,
-    CountTable,
     PathLike,
     load_wordnet,
-    open_context_store,
     progress_bar,
     use_device,
     word_piece_ids,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 from ..errors import Errors, Warnings
-from spacy_bertram import PathLike, write_bytes_atomic
+from spacy_bertram.project_support import PathLike, write_bytes_atomic
 
 
 @dataclass(frozen=True)

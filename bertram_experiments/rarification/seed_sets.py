@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Dict, List, Sequence, Union
 from ..errors import Errors
-from spacy_bertram import PathLike, check_count, remove_written
+from spacy_bertram.project_support import PathLike, check_count, remove_written
 
 PREFIX = "seed-"
 

@@ -7,12 +7,10 @@ from __future__ import annotations
 import random
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from spacy_bertram import (
-    CountTable,
+from spacy_bertram import CountTable, RareWordFinder, RareWordRule
+from spacy_bertram.project_support import (
     DEFAULT_MIN_WORDPIECES,
     PathLike,
-    RareWordFinder,
-    RareWordRule,
     WordfreqFrequencies,
     WorldFrequencies,
     load_wordnet,

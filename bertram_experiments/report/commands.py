@@ -11,7 +11,14 @@ from typing import List, Optional
 
 import typer
 
-from spacy_bertram import FORCE_FILE_HELP, FORCE_HELP, check_output_dir, check_output_file, count_range, run_checked
+from spacy_bertram.project_support import (
+    FORCE_FILE_HELP,
+    FORCE_HELP,
+    check_output_dir,
+    check_output_file,
+    count_range,
+    run_checked,
+)
 
 from ..app import app
 from ..outputs import CURVE_OUTPUTS

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..errors import Errors
-from spacy_bertram import PathLike, atomic_path, text_mark
+from spacy_bertram.project_support import PathLike, atomic_path, text_mark
 from ..outputs import CURVE_OUTPUTS, NER_CURVE_PLOT, PLOT_FILE, REPORT_FILE
 from ..downstream.pooling import load_pooled, pooled_markdown
 from ..synonyms.recovery import format_markdown as synonym_markdown

@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from spacy_bertram import (
+from spacy_bertram.project_support import (
     DEFAULT_MAX_ZIPF,
     FORCE_FILE_HELP,
     GPU_HELP,

@@ -30,7 +30,8 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from spacy.tokens import Doc
 
 from ..errors import Errors
-from spacy_bertram import PathLike, RareWordFinder, is_alphabetic
+from spacy_bertram import RareWordFinder
+from spacy_bertram.project_support import PathLike, is_alphabetic
 from ..downstream.downstream import read_test_items
 from ..rare_word_folds import fold_members
 from ..rarification.rarify import MISSPELLING, SYNONYM

@@ -25,14 +25,12 @@ import spacy
 from spacy.tokens import Doc
 
 from ..errors import Errors
-from spacy_bertram import (
-    CountTable,
+from spacy_bertram import CountTable, RareWordRule, load_bertram
+from spacy_bertram.project_support import (
     DEFAULT_MAX_ZIPF,
     PathLike,
-    RareWordRule,
     WordSources,
     is_alphabetic,
-    load_bertram,
     load_wordnet,
     mark_json,
     select_device,

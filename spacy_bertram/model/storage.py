@@ -49,7 +49,7 @@ from .files import (
     DIGESTS_FILE,
     MODEL_DIR_ENTRIES,
     check_model_dir,
-    model_fingerprint,  # noqa: F401  (the public name, and the callers that import it from here)
+    model_fingerprint,  # noqa: F401  (the callers that import it from here)
     sha256_of,
     verify_digests,
 )
