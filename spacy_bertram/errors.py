@@ -122,6 +122,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E068 = ("read_layer {read_layer} ({source}) is out of range: the base model {base_model!r} has {n_layers} layers, "
             "so read_layer must be in {low}..{high} (-1: the last layer, -2: the one before, 0: the embeddings' "
             "output). Give a value in that range.")
+    E069 = ("The BERTRAM weights file {path!r} does not record the config fields its weights depend on ({fields}, "
+            "its {key!r} metadata): it was not saved by this version of spacy-bertram. Save the model again with "
+            "this version (save_bertram), or train it again.")
     E070 = "{command}: cannot write {target!r}: {directory!r} is not writable ({err}); fix that or write elsewhere"
     E071 = "{command}: {target!r} exists and {found}: give another path, or {force} to replace it."
     E072 = "{command}: the output {target!r} is a directory, not a file: give the path of a file."
