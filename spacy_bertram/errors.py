@@ -475,9 +475,10 @@ class Warnings(metaclass=ErrorsWithCodes):
     W004 = ("the saved {name!r} component names no model for its weights (saved before initialize by an older "
             "spacy-bertram): it loads model_path {model_path!r} on first use. Save the pipeline again (or run "
             "assemble again) to make it self-contained.")
-    W005 = ("The BERTRAM model directory {directory!r} has no {digests} (saved by an earlier spacy-bertram, or the "
-            "file was removed): damage to its files cannot be detected. Load it and save it again with save_bertram "
-            "(counts=... keeps counts.tsv; force=True, since nothing vouches for its files) to add the digests.")
+    W005 = ("The BERTRAM model directory {directory!r} has no {digests} (removed after the save, or save_bertram "
+            "did not write the directory): damage to its files cannot be detected. Load it and save it again with "
+            "save_bertram (counts=... keeps counts.tsv; force=True, since nothing vouches for its files) to add the "
+            "digests.")
     W006 = "Skipping corpus file: {reason}"
     W011 = ("{n} word(s) of the word list are not in the context store (never seen in its corpus), so they get no "
             "row: {words}")

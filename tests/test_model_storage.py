@@ -174,7 +174,7 @@ def test_read_layer_outside_the_encoder_is_refused_by_name(tiny_bert_path, model
 
 def test_the_fingerprint_hashes_the_model_files_only(model_dir, tmp_path):
     """Cache identity: the same network saved again, with or without counts, keeps its fingerprint,
-    which is the three model files' hash, as it was before digests.json."""
+    which is the three model files' hash."""
     again = save_bertram(load_bertram(model_dir), tmp_path / "again", counts={"kumquat": 3})
     assert model_fingerprint(again) == model_fingerprint(model_dir)
     digest = hashlib.blake2b(digest_size=16)
