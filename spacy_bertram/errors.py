@@ -122,6 +122,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E068 = ("read_layer {read_layer} ({source}) is out of range: the base model {base_model!r} has {n_layers} layers, "
             "so read_layer must be in {low}..{high} (-1: the last layer, -2: the one before, 0: the embeddings' "
             "output). Give a value in that range.")
+    E069 = ("The BERTRAM weights file {path!r} does not record the config fields its weights depend on ({fields}, "
+            "its {key!r} metadata): it was not saved by this version of spacy-bertram. Save the model again with "
+            "this version (save_bertram), or train it again.")
     E070 = "{command}: cannot write {target!r}: {directory!r} is not writable ({err}); fix that or write elsewhere"
     E071 = "{command}: {target!r} exists and {found}: give another path, or {force} to replace it."
     E072 = "{command}: the output {target!r} is a directory, not a file: give the path of a file."
@@ -472,9 +475,10 @@ class Warnings(metaclass=ErrorsWithCodes):
     W004 = ("the saved {name!r} component names no model for its weights (saved before initialize by an older "
             "spacy-bertram): it loads model_path {model_path!r} on first use. Save the pipeline again (or run "
             "assemble again) to make it self-contained.")
-    W005 = ("The BERTRAM model directory {directory!r} has no {digests} (saved by an earlier spacy-bertram, or the "
-            "file was removed): damage to its files cannot be detected. Load it and save it again with save_bertram "
-            "(counts=... keeps counts.tsv; force=True, since nothing vouches for its files) to add the digests.")
+    W005 = ("The BERTRAM model directory {directory!r} has no {digests} (removed after the save, or save_bertram "
+            "did not write the directory): damage to its files cannot be detected. Load it and save it again with "
+            "save_bertram (counts=... keeps counts.tsv; force=True, since nothing vouches for its files) to add the "
+            "digests.")
     W006 = "Skipping corpus file: {reason}"
     W011 = ("{n} word(s) of the word list are not in the context store (never seen in its corpus), so they get no "
             "row: {words}")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from spacy_bertram import load_bertram, save_bertram
@@ -283,8 +284,22 @@ def _edit_config(key: str, value, digests: bool = True) -> Callable[[Path], None
     return damage
 
 
-def _as_old(directory: Path) -> None:
-    """As saved before digests.json and the config fields recorded with the weights."""
+def _recorded_and_edited(key: str, value) -> Callable[[Path], None]:
+    """config.json and the fields recorded with the weights edited alike, digests.json deleted."""
+
+    def damage(directory: Path) -> None:
+        path = directory / "weights.safetensors"
+        with safe_open(str(path), framework="pt") as file_:
+            metadata = dict(file_.metadata())
+        metadata["spacy-bertram"] = json.dumps({**json.loads(metadata["spacy-bertram"]), key: value}, sort_keys=True)
+        save_file(load_file(str(path)), str(path), metadata=metadata)
+        _edit_config(key, value, digests=False)(directory)
+
+    return damage
+
+
+def _without_recorded_fields(directory: Path) -> None:
+    """The weights written again without the config fields recorded with them, digests.json deleted."""
     path = directory / "weights.safetensors"
     save_file(load_file(str(path)), str(path), metadata={"format": "spacy-bertram"})
     (directory / "digests.json").unlink()
@@ -332,10 +347,16 @@ MODEL_DAMAGES = [
         "sets encoder_hidden_width = 64, but the weights",
     ),
     (
-        "a width edited in an old directory's config.json",
-        lambda d: (_as_old(d), _edit_config("encoder_hidden_width", 64)(d)),
+        "a width edited in config.json and in the fields recorded with the weights",
+        _recorded_and_edited("encoder_hidden_width", 64),
         "config.json",
         "are 32 wide",
+    ),
+    (
+        "weights without the recorded config fields",
+        _without_recorded_fields,
+        "weights.safetensors",
+        "does not record the config fields its weights depend on",
     ),
     (
         "read_layer 99 in config.json, digests.json deleted",
@@ -351,7 +372,7 @@ MODEL_DAMAGES = [
         "digests.json",
         "Corrupt digest list",
     ),
-    ("an old directory without digests", _as_old, None, ""),
+    ("digests.json deleted", lambda d: (d / "digests.json").unlink(), None, ""),
 ]
 
 

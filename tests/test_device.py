@@ -296,11 +296,15 @@ def test_a_cpu_run_is_not_resumed_on_a_gpu(tmp_path):
 
     from spacy_bertram.training.run import _check_resume
 
-    run = {"base_model": "m", "settings": {}, "min_count": 1}
-    (tmp_path / "progress.json").write_text(json.dumps({"run": run, "stages": {}}))  # recorded before the device was
-    _check_resume(tmp_path, {**run, "device": "cpu"})  # same device: resumes
+    run = {"base_model": "m", "settings": {}, "min_count": 1, "device": "cpu"}
+    (tmp_path / "progress.json").write_text(json.dumps({"run": run, "stages": {}}))
+    _check_resume(tmp_path, run)  # same device: resumes
     with pytest.raises(ValueError, match=r"\[E276\].*training run on cpu, and this one is on cuda.*--gpu-id -1"):
         _check_resume(tmp_path, {**run, "device": "cuda"})
+    without_device = {k: v for k, v in run.items() if k != "device"}
+    (tmp_path / "progress.json").write_text(json.dumps({"run": without_device, "stages": {}}))
+    with pytest.raises(ValueError, match=r"\[E277\].*\(device: '\(unset\)' -> 'cpu'\)"):
+        _check_resume(tmp_path, run)  # a record without the device is a changed setting
 
 
 def test_a_checkpoint_resumes_only_on_its_device(model_dir, tmp_path):

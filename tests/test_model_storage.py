@@ -10,6 +10,7 @@ import shutil
 import numpy
 import pytest
 import torch
+from safetensors.torch import load_file, save_file
 
 from spacy_bertram import create_bertram, load_bertram, save_bertram
 from spacy_bertram.model.inputs import NgramVocab
@@ -122,6 +123,30 @@ def test_bad_weights_name_the_file(model_dir, tmp_path):
         load_bertram(bad)
 
 
+@pytest.mark.parametrize(
+    "metadata, message",
+    [
+        (
+            {"format": "spacy-bertram"},
+            r"\[E069\] The BERTRAM weights file .*weights.safetensors' does not record.*\(save_bertram\)",
+        ),
+        ({"spacy-bertram": json.dumps({"mode": "add"})}, r"\[E046\] Corrupt BERTRAM weights file .*expected an"),
+    ],
+    ids=["no record", "a record without most fields"],
+)
+def test_weights_without_the_recorded_config_fields_are_refused_by_name(model_dir, tmp_path, metadata, message):
+    """A weights file that does not record the config fields its weights depend on (`save_bertram` records them
+    all) is refused, naming the file, even without digests.json: config.json could not be checked against it."""
+    bad = tmp_path / "copy"
+    shutil.copytree(model_dir, bad)
+    path = bad / "weights.safetensors"
+    save_file(load_file(str(path)), str(path), metadata=metadata)
+    (bad / "digests.json").unlink()
+    with pytest.warns(UserWarning, match="has no digests.json"):
+        with pytest.raises(ValueError, match=message):
+            load_bertram(bad)
+
+
 def test_read_layer_outside_the_encoder_is_refused_by_name(tiny_bert_path, model_dir, tmp_path):
     """The tiny BERT has 2 layers, so 3 hidden states after the embeddings' output: -3..2."""
     with pytest.raises(
@@ -150,7 +175,7 @@ def test_read_layer_outside_the_encoder_is_refused_by_name(tiny_bert_path, model
 
 def test_the_fingerprint_hashes_the_model_files_only(model_dir, tmp_path):
     """Cache identity: the same network saved again, with or without counts, keeps its fingerprint,
-    which is the three model files' hash, as it was before digests.json."""
+    which is the three model files' hash."""
     again = save_bertram(load_bertram(model_dir), tmp_path / "again", counts={"kumquat": 3})
     assert model_fingerprint(again) == model_fingerprint(model_dir)
     digest = hashlib.blake2b(digest_size=16)

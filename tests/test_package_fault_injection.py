@@ -166,7 +166,7 @@ def test_a_damaged_file_is_a_named_error(artifacts, tiny_bert_path, source, tmp_
 @pytest.mark.parametrize("name, damage, file_name, message", MODEL_DAMAGES, ids=[case[0] for case in MODEL_DAMAGES])
 def test_a_damaged_model_directory_is_refused_naming_the_file(artifacts, tmp_path, name, damage, file_name, message):
     """Each damage once loaded and served wrong vectors (or none); now it is refused by name, and only
-    a directory saved before digests were written loads, with a warning, giving the vectors it gave."""
+    a directory whose digests.json was deleted loads, with a warning, giving the vectors it gave."""
     model = tmp_path / "model"
     shutil.copytree(artifacts / "model", model)
     damage(model)

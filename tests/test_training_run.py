@@ -16,7 +16,7 @@ from spacy_bertram.model.encoder import load_encoder
 from spacy_bertram.device import select_device
 from spacy_bertram.training.ota import OTASettings
 from spacy_bertram.training.run import _check_resume
-from spacy_bertram.training.settings import UNRECORDED_DEFAULTS, TrainSettings
+from spacy_bertram.training.settings import TrainSettings
 from spacy_bertram.training.sources import MemoryTrainingSource
 from spacy_bertram.training.targets import build_targets
 
@@ -70,24 +70,21 @@ def test_a_changed_run_is_not_resumed_and_the_changed_settings_are_named(tiny_be
     assert len(str(err.value)) < 300  # not the whole record
 
 
-def test_a_run_recorded_by_an_earlier_version_resumes_and_names_what_changed(tmp_path):
-    """Earlier versions recorded the same flat settings, without max_word_pieces (always 32 then) and without the
-    settings added since (the path mix and the ranking term, off then)."""
-    settings = TrainSettings()
-    earlier = {k: v for k, v in settings.to_dict().items() if k != "max_word_pieces" and k not in UNRECORDED_DEFAULTS}
-    run = {"base_model": "m", "settings": earlier, "min_count": 1, "device": "cpu"}
+def test_a_record_missing_a_setting_is_not_resumed_and_names_it(tmp_path):
+    """A record without a setting this version records is a changed setting: refused, naming it (as unset), not
+    filled in with a value it may not have trained with."""
+    settings = TrainSettings().to_dict()
+    run = {"base_model": "m", "settings": settings, "min_count": 1, "device": "cpu"}
+    _check_resume(tmp_path, run)  # nothing recorded: a new run
+    for missing in ("max_word_pieces", "path_mix", "rank_weight"):
+        recorded = {**run, "settings": {k: v for k, v in settings.items() if k != missing}}
+        (tmp_path / "progress.json").write_text(json.dumps({"run": recorded, "stages": {}}))
+        with pytest.raises(ValueError, match=rf"\[E277\].*\(settings\.{missing}: '\(unset\)' -> .*\); run with the"):
+            _check_resume(tmp_path, run)
     (tmp_path / "progress.json").write_text(json.dumps({"run": run, "stages": {}}))
-    _check_resume(tmp_path, {**run, "settings": TrainSettings(path_mix=None).to_dict()})  # the same settings: resumes
-    with pytest.raises(ValueError, match=r"\[E277\].*\(settings\.path_mix: None -> \[0\.25, 0\.25, 0\.5\]\)"):
-        _check_resume(tmp_path, {**run, "settings": settings.to_dict()})  # today's default trains on one path a step
-    for network, changed in (
-        (BertramConfig(max_contexts=16), "max_contexts: 32 -> 16"),
-        (BertramConfig(max_word_pieces=8), "max_word_pieces: 32 -> 8"),
-    ):
-        with pytest.raises(ValueError, match=rf"\[E277\].*\(settings\.{changed}\); run with the same settings"):
-            _check_resume(tmp_path, {**run, "settings": TrainSettings(network, path_mix=None).to_dict()})
-    with pytest.raises(ValueError, match=r"\[E277\].*\(settings\.rank_weight: 0\.0 -> 0\.5\)"):
-        _check_resume(tmp_path, {**run, "settings": TrainSettings(rank_weight=0.5, path_mix=None).to_dict()})
+    _check_resume(tmp_path, run)  # the same settings: resumes
+    with pytest.raises(ValueError, match=r"\[E277\].*\(settings\.max_contexts: 32 -> 16\); run with the same"):
+        _check_resume(tmp_path, {**run, "settings": TrainSettings(BertramConfig(max_contexts=16)).to_dict()})
 
 
 def test_a_killed_runs_temp_files_are_removed_at_the_next_start(tiny_bert_path, source, tmp_path):

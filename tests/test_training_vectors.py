@@ -194,6 +194,30 @@ def test_a_rerun_with_other_settings_is_refused_before_the_model_loads_naming_th
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before
 
 
+def test_a_table_or_plan_recorded_without_its_selection_is_refused_naming_it(model_dir, store_dir, tmp_path):
+    """Every table and plan records what selected its words: one without it is a changed setting, not a match."""
+    from spacy_bertram.pipeline.table_files import META_FILE, PLAN_FILE
+    from spacy_bertram.training.shards import ShardStore
+
+    out = tmp_path / "table"
+    args = (model_dir, store_dir / "contexts.sqlite", out)
+    settings = dict(max_count=30, max_contexts=3, shard_size=4, workers=0, progress=False)
+    build_vector_table(*args, **settings)
+    record = json.loads((out / META_FILE).read_text(encoding="utf8"))
+    selection = record.pop("selection")
+    (out / META_FILE).write_text(json.dumps(record), encoding="utf8")
+    with pytest.raises(ValueError, match=r"\[E266\] .*\(selection: None -> \{'min_count': 1, 'max_count': 30"):
+        build_vector_table(*args, **settings)
+    plan_settings = {"model_id": record["model_id"], "selection": selection}
+    ShardStore.open(tmp_path / "plan", ["kumquat"], 4, plan_settings)
+    plan = tmp_path / "plan" / SHARDS_DIR / PLAN_FILE
+    written = json.loads(plan.read_text(encoding="utf8"))
+    del written["settings"]["selection"]
+    plan.write_text(json.dumps(written), encoding="utf8")
+    with pytest.raises(ValueError, match=r"\[E236\] .*\(settings\.selection: '\(unset\)' -> \{'min_count': 1"):
+        ShardStore.open(tmp_path / "plan", ["kumquat"], 4, plan_settings)
+
+
 def test_a_run_that_fails_before_a_shard_is_finished_leaves_nothing(model_dir, store_dir, tmp_path, monkeypatch):
     """A store read that failed in the first shard (`vectors --rare-only` on a damaged store, after 9 s) left an
     empty shards/ behind; a run that finished some shards keeps them, for the run that resumes."""

@@ -40,8 +40,8 @@ def hash_file(path: PathLike, digest: Any) -> str:
 def model_fingerprint(path: PathLike) -> str:
     """Content hash of a BERTRAM model directory: cache entries are valid for this model only.
 
-    The three model files only, as before digests.json and counts.tsv: a directory keeps the
-    fingerprint it had (and the caches bound to it), and saving the same files again gives the same one.
+    The three model files only, not digests.json or counts.tsv: adding them keeps the fingerprint (and
+    the caches bound to it), and saving the same files again gives the same one.
     A checkpoint of the reference implementation's: its five files.
     """
     digest = hashlib.blake2b(digest_size=16)
@@ -85,7 +85,7 @@ _WARNED_WITHOUT_DIGESTS: Set[str] = set()
 def verify_digests(directory: PathLike) -> None:
     """Check every file of a model directory against digests.json, naming the first that differs.
 
-    A directory saved before digests were written has none: it loads, with a warning (once per process).
+    A directory whose digests.json was removed loads, with a warning (once per process).
     """
     directory = Path(directory)
     manifest = directory / DIGESTS_FILE
@@ -108,8 +108,8 @@ def verify_digests(directory: PathLike) -> None:
 
 def written_files(directory: PathLike) -> Set[str]:
     """The entries of a model directory a save wrote: digests.json, if it reads as one, and each file it
-    lists whose content still matches. Nothing without a readable digest list (a directory saved before
-    digests were written counts as not a save's: `force` replaces it)."""
+    lists whose content still matches. Nothing without a readable digest list (a directory without
+    digests.json counts as not a save's: `force` replaces it)."""
     directory = Path(directory)
     manifest = directory / DIGESTS_FILE
     if not manifest.is_file():

@@ -60,8 +60,7 @@ CONFIG_FILE, NGRAMS_FILE, WEIGHTS_FILE = MODEL_FILES
 #: same shapes; another layer's states fit the same projection), recorded in the weights file's
 #: metadata: an edited config.json is refused even where digests.json is gone. One metadata key
 #: (RECORDED_KEY, a JSON object): safetensors writes several in no fixed order, and the same
-#: network must give the same bytes (its model_fingerprint). Files saved before have
-#: {"format": "spacy-bertram"} instead.
+#: network must give the same bytes (its model_fingerprint). A weights file without it is refused.
 RECORDED_KEY = "spacy-bertram"
 RECORDED_FIELDS = (
     "mode",
@@ -94,14 +93,14 @@ def _weights_metadata(config: BertramConfig) -> Dict[str, str]:
 
 
 def _recorded_fields(metadata: Mapping[str, str], path: Path) -> Dict[str, Any]:
-    """The config fields recorded with the weights ({} for a file saved before they were)."""
+    """The config fields recorded with the weights (a file without them is refused)."""
     if RECORDED_KEY not in metadata:
-        return {}
+        raise ValueError(Errors.E069.format(path=str(path), key=RECORDED_KEY, fields=", ".join(RECORDED_FIELDS)))
     try:
         recorded = json.loads(metadata[RECORDED_KEY])
     except ValueError:
         recorded = None
-    if not isinstance(recorded, dict):
+    if not isinstance(recorded, dict) or not set(RECORDED_FIELDS) <= set(recorded):
         err = Errors.E204.format(
             fields=f"the config fields {', '.join(RECORDED_FIELDS)} (as its {RECORDED_KEY!r} metadata)"
         )
@@ -262,12 +261,11 @@ def check_config_against_weights(
     config: BertramConfig, recorded: Mapping[str, Any], state: Mapping[str, torch.Tensor], directory: Path
 ) -> None:
     """Refuse a config.json that does not describe its weights: a field recorded with the weights
-    (RECORDED_FIELDS; none in files saved before they were) or an encoder width that is not the
-    projection's shape (checked in every file)."""
+    (RECORDED_FIELDS) or an encoder width that is not the projection's shape."""
     paths = {"path": str(directory / CONFIG_FILE), "weights": str(directory / WEIGHTS_FILE)}
     settings = config.to_dict()
     for key in RECORDED_FIELDS:
-        if key in recorded and json.dumps(recorded[key]) != json.dumps(settings[key]):
+        if json.dumps(recorded[key]) != json.dumps(settings[key]):
             raise ValueError(Errors.E066.format(key=key, value=settings[key], saved=recorded[key], **paths))
     projection = state.get("projection.weight")
     if projection is None or projection.dim() != 2:

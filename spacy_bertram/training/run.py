@@ -37,7 +37,6 @@ from .settings import (
     PROGRESS_FILE,
     TARGET_FILES,
     TARGETS_DIR,
-    UNRECORDED_DEFAULTS,
     RunOptions,
     TrainingData,
     TrainSettings,
@@ -111,28 +110,17 @@ def _check_resume(
                 raise ValueError(Errors.E204.format(fields="the finished stages"))
         except (OSError, ValueError) as err:
             raise ValueError(Errors.E275.format(path=str(progress), err=err, output=str(output))) from err
-        recorded_run = _in_todays_terms(recorded.get("run"))
+        recorded_run = recorded.get("run")
         if recorded_run not in (None, run_info):
             if restart:
                 _clear_run(output, log)
                 return
-            if isinstance(recorded_run, dict) and recorded_run["device"] != run_info["device"]:
+            recorded_device = recorded_run.get("device") if isinstance(recorded_run, dict) else None
+            if recorded_device is not None and recorded_device != run_info["device"]:
                 raise ValueError(
-                    Errors.E276.format(output=str(output), recorded=recorded_run["device"], device=run_info["device"])
+                    Errors.E276.format(output=str(output), recorded=recorded_device, device=run_info["device"])
                 )
             raise ValueError(Errors.E277.format(output=str(output), changed=changed_settings(recorded_run, run_info)))
-
-
-def _in_todays_terms(recorded_run: Any) -> Any:
-    """A run recorded by an earlier version, as this one records it (so that it still resumes)."""
-    if not isinstance(recorded_run, dict):
-        return recorded_run
-    recorded_run = {"device": "cpu", **recorded_run}  # runs recorded before the device was ran on the CPU
-    settings = recorded_run.get("settings")
-    if isinstance(settings, dict) and "mode" in settings:  # network settings recorded before max_word_pieces
-        # (training always used 32), and the settings added since, at the values those runs trained with
-        recorded_run["settings"] = {"max_word_pieces": 32, **UNRECORDED_DEFAULTS, **settings}
-    return recorded_run
 
 
 def pooled_contexts(
@@ -186,9 +174,9 @@ def train(
     }
     if output.is_dir():
         clean_stale_temps(output)  # a killed run's temp files (checkpoints/.stage1-*.tmp, ...)
-    if data.multi_piece_words:  # recorded only when used, so runs without them resume as before
+    if data.multi_piece_words:  # recorded only when used
         run_info["multi_piece_words"] = {"words": data.multi_piece_words, "min_zipf": data.multi_piece_min_zipf}
-    if data.definitions is not None:  # recorded only when used, so runs without it resume as before
+    if data.definitions is not None:  # recorded only when used
         run_info["definitions"] = {"store": str(data.definitions), "per_word": data.definitions_per_word}
     _check_resume(output, run_info, options.restart, log)  # before the store and the encoder load
     source = open_context_store(contexts) if isinstance(contexts, (str, Path)) else contexts

@@ -230,27 +230,15 @@ class VectorSelection:
         return request
 
 
-#: What a vector table records of its request since a later version than the rest: a table or plan without it
-#: is compared without it (a killed run of the earlier version still resumes).
-VECTOR_RECORD_ADDED = ("selection",)
-
-
 def vector_request_changes(recorded: Mapping[str, Any], request: Mapping[str, Any]) -> str:
     """The settings a table (or a plan's settings) records that differ from `request`, as `changed_settings`
-    says them; "" where none does. A table recorded before `selection` was is compared without it (its words
-    are, once they are selected), and of `rare_only` only the rule, not how many words it dropped."""
-    held: Dict[str, Any] = {key: recorded.get(key) for key in ("model_id", "max_contexts", "store")}
+    says them; "" where none does. Of `rare_only` only the rule is compared, not how many words it dropped."""
+    held: Dict[str, Any] = {key: recorded.get(key) for key in ("model_id", "max_contexts", "store", "selection")}
     if recorded.get("then_stores"):
         held["then_stores"] = recorded["then_stores"]
     if isinstance(recorded.get("rare_only"), dict):
         held["rare_only"] = {key: recorded["rare_only"].get(key) for key in ("max_zipf", "lang")}
-    asked = dict(request)
-    for key in VECTOR_RECORD_ADDED:
-        if key in recorded:
-            held[key] = recorded[key]
-        else:
-            asked.pop(key, None)
-    return changed_settings(held, asked)
+    return changed_settings(held, dict(request))
 
 
 def check_vector_request(output: PathLike, request: Mapping[str, Any], force: bool = False) -> None:
@@ -472,7 +460,7 @@ class TrainSettings:
 
     def to_dict(self) -> Dict[str, Any]:
         """The run's record (progress.json, metrics.json): one key per setting, the network's among
-        them, flat as earlier versions recorded them (so their runs still resume)."""
+        them, flat."""
         network = {k: v for k, v in self.network.to_dict().items() if k not in NOT_TRAINING_SETTINGS}
         own = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "network"}
         return {k: list(v) if isinstance(v, tuple) else v for k, v in {**network, **own}.items()}
@@ -483,17 +471,6 @@ class TrainSettings:
         names (`base_model` included) go to `network`, the others are the stages'."""
         network = BertramConfig(**{k: v for k, v in data.items() if k in NETWORK_KEYS})
         return cls(network=network, **{k: v for k, v in data.items() if k not in NETWORK_KEYS})
-
-
-#: Settings added after runs were first recorded, at their defaults: the values those runs trained with.
-UNRECORDED_DEFAULTS = {
-    "path_mix": None,
-    "path_phases": False,
-    "rank_weight": 0.0,
-    "rank_temperature": 0.1,
-    "rank_negatives": 64,
-    "ngram_style": "ours",
-}
 
 
 @dataclass
@@ -676,12 +653,10 @@ __all__ = [
     "TARGETS_DIR",
     "TARGET_FILES",
     "TRAIN_OUTPUTS",
-    "UNRECORDED_DEFAULTS",
     "DEFAULT_PATH_MIX",
     "VECTORS_OUTPUTS",
     "PLAN_FILE",
     "DEFAULT_LANG",
-    "VECTOR_RECORD_ADDED",
     "changed_settings",
     "check_vector_request",
     "store_summary",

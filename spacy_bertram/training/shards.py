@@ -28,7 +28,7 @@ from ..pipeline.table_files import PLAN_FILE
 from ..pipeline.vector_table import FORMAT_NAME, SHARDS_DIR, VectorTable
 from ..model.storage import load_bertram, model_fingerprint
 from ..types import DEFAULT_CONTEXTS_PER_WORD, PathLike
-from .settings import VECTOR_RECORD_ADDED, changed_settings
+from .settings import changed_settings
 from .worker_objects import once_per_process
 
 
@@ -70,10 +70,6 @@ class ShardStore:
         if plan_path.is_file():
             old = json.loads(plan_path.read_text(encoding="utf8"))
             new = json.loads(json.dumps(plan))
-            recorded = old.get("settings") if isinstance(old, dict) else None
-            for key in VECTOR_RECORD_ADDED:  # recorded since that plan was written: not compared
-                if isinstance(recorded, dict) and key not in recorded:
-                    new["settings"].pop(key, None)
             if old != new:
                 raise ValueError(Errors.E236.format(directory=str(store.directory), changed=plan_changes(old, new)))
         else:
