@@ -34,7 +34,16 @@ from .checkpoint_logger import LOGGER_NAME as CHECKPOINT_LOGGER, checkpoint_logg
 from .injection.frozen_embeddings import FREEZE_CALLBACK, freeze_transformer_embeddings
 from .injection.model import BertramTransformerModel
 from .model.inputs import check_token_budget
-from .model.layers import NETWORK_SETTINGS, BertramInput, BertramShim, convert_inputs, convert_outputs, forward, init
+from .model.layers import (
+    NETWORK_SETTINGS,
+    SHARE_ATTR,
+    BertramInput,
+    BertramShim,
+    convert_inputs,
+    convert_outputs,
+    forward,
+    init,
+)
 from .model.network import BertramNetwork
 from .model.storage import create_bertram
 from .pipeline.context_memory import (
@@ -101,7 +110,7 @@ def Bertram_v1(
         "bertram",
         forward,
         init=init,
-        attrs={"convert_inputs": convert_inputs, "convert_outputs": convert_outputs},
+        attrs={"convert_inputs": convert_inputs, "convert_outputs": convert_outputs, SHARE_ATTR: None},
         shims=[BertramShim(network, requested, token_budget, model_path, int8_encoder)],
         dims={"nI": None, "nO": network.width if network is not None else None},
     )

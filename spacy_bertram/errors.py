@@ -268,6 +268,8 @@ class Errors(metaclass=ErrorsWithCodes):
             "context_window = {window} in the config, then load the pipeline again")
     E169 = ("subword_share of '{name}' must be a number in [0, 1] (the weight of the subword mean in the output), or "
             "null for the trained model's own share, got {value!r}")
+    E170 = ("The '{name}' component has not prepared its rare-word rule yet: call nlp.initialize() (or load a "
+            "saved pipeline, or process a doc, which initializes it) before reading its finder.")
     E176 = ("The input embeddings of the encoder {model!r} returned an output of shape {shape}, but the BERTRAM "
             "injection planned a batch of {expected} wordpieces: the encoder did not receive the batch "
             "spacy-transformers tokenized (its forward changed, or the encoder embeds its input more than once). "

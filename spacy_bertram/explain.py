@@ -53,6 +53,7 @@ def rule_pipeline(model: PathLike, max_zipf: Optional[float] = None, lang: str =
             "model": {"@architectures": "spacy-bertram.Bertram.v1", "base_model": base_model, "model_path": str(path)},
         },
     )
+    nlp.initialize()  # the model loaded and the rule prepared, once
     return nlp, pipe
 
 

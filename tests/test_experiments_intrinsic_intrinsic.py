@@ -337,7 +337,7 @@ def test_fed_is_what_the_component_puts_on_the_doc(data):
     assert index in doc._.bertram
     fed = fed_vectors(network, ["Kumquat"], {"Kumquat": [text]})[0]
     assert numpy.allclose(doc._.bertram[index], fed, atol=1e-6)
-    assert fed_contexts_per_word() == nlp.get_pipe("bertram").contexts_per_word
+    assert fed_contexts_per_word() == nlp.get_pipe("bertram").word_sources.contexts_per_word
 
 
 def test_windowed_contexts_cut_as_the_component_cuts_a_doc():

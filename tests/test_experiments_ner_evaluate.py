@@ -48,7 +48,10 @@ def test_the_workflow_runs_on_tiny_data(tmp_path, tiny_bert_path, bertram_assets
     ]
     systems = load_systems(tmp_path / "train", 0)
     assert systems["bertram_test_time"].pipe_names == ["bertram", "transformer", "ner"]
-    assert systems["bertram_test_time"].get_pipe("bertram").rule == systems["bertram"].get_pipe("bertram").rule
+    assert (
+        systems["bertram_test_time"].get_pipe("bertram").word_sources.rule
+        == systems["bertram"].get_pipe("bertram").word_sources.rule
+    )
     metrics = evaluate_ner(tmp_path / "folds", tmp_path / "train", tmp_path / "out", n_resamples=50)
     rows = [json.loads(line) for p in sorted((tmp_path / "out").glob("fold-*.jsonl")) for line in p.open()]
     assert sorted(r["id"] for r in rows) == list(range(24))

@@ -45,7 +45,7 @@ def test_assemble_max_zipf_sets_the_components_rule(trained, bertram_assets, tmp
     rules = {}
     for zipf in (2.0, 3.5):
         out = assemble_pipeline(trained["model"], bertram_assets["model"], tmp_path / f"z{zipf}", max_zipf=zipf)
-        rules[zipf] = spacy.load(out / "pipeline").get_pipe("bertram").rule
+        rules[zipf] = spacy.load(out / "pipeline").get_pipe("bertram").word_sources.rule
     assert rules[2.0].max_zipf == 2.0 and rules[3.5].max_zipf == 3.5
     assert rules[2.0].frequencies == "auto" and rules[2.0].min_wordpieces == 2  # the component's own rule
     pipeline = spacy.load(tmp_path / "z3.5" / "pipeline")

@@ -43,7 +43,7 @@ def test_a_pipeline_rule_is_not_overridden_silently(bertram_assets, tmp_path):
     nlp.add_pipe("bertram", config={"model": {"model_path": str(bertram_assets["model"])}})
     nlp.to_disk(tmp_path / "p")
     loaded, pipe = rule_pipeline(tmp_path / "p")
-    assert pipe.rule.max_zipf == 3.0
+    assert pipe.word_sources.rule.max_zipf == 3.0
     with pytest.raises(ValueError, match=r"\[E369\].*rare_words\] max_zipf"):
         rule_pipeline(tmp_path / "p", max_zipf=2.0)
 

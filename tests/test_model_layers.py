@@ -9,7 +9,7 @@ from thinc.api import Adam
 import spacy_bertram  # noqa: F401  (registers the architecture)
 from spacy_bertram import get_bertram_network, save_bertram, set_bertram_network
 from spacy_bertram.model.inputs import NgramVocab
-from spacy_bertram.model.layers import Derived, Weights, bertram_shim
+from spacy_bertram.model.layers import Weights, bertram_shim
 from spacy_bertram.model.storage import create_bertram, model_fingerprint
 
 X = [("kumquat", ["the farmer sold a kumquat", "a kumquat is small"]), ("tasty", ["tasty fruit"]), ("sea", [])]
@@ -168,7 +168,7 @@ def test_int8_encoder_is_the_layers_own_setting_and_survives_a_save(tiny_bert_pa
     assert get_bertram_network(plain.get_pipe("bertram").model).int8_encoder is False
 
 
-# -- the layer's state: the weights record, the counts that come with it, what is derived from them ----------
+# -- the layer's state: the weights record and the counts that come with it -------------------------------
 
 
 def test_the_counts_load_with_the_weights_and_a_new_network_is_a_new_record(tiny_bert_path, tmp_path):
@@ -181,26 +181,4 @@ def test_the_counts_load_with_the_weights_and_a_new_network_is_a_new_record(tiny
     assert get_bertram_network(layer).context_word_counts is shim.counts  # they weigh its context mean too
     before = shim.weights
     set_bertram_network(layer, get_bertram_network(layer))  # the same network, given again
-    assert shim.weights is not before and shim.weights == Weights()  # a new record: what was derived is stale
-
-
-def test_derived_values_are_kept_while_their_inputs_are_the_same():
-    derived, calls = Derived(), []
-
-    def compute() -> int:
-        calls.append(1)
-        return len(calls)
-
-    record = Weights("m1")
-    assert derived.get("finder", (record, "store.sqlite", 0.5), compute) == 1
-    assert derived.get("finder", (record, "store.sqlite", 0.5), compute) == 1  # equal values, the same record
-    assert derived.get("finder", (Weights("m1"), "store.sqlite", 0.5), compute) == 2  # another record, though equal
-    assert derived.get("finder", (Weights("m1"), "other.sqlite", 0.5), compute) == 3
-    assert derived.get("other", (), compute) == 4 and derived.get("other", (), compute) == 4
-
-    def failing() -> int:
-        raise ValueError("refused")
-
-    with pytest.raises(ValueError, match="refused"):
-        derived.get("check", (record,), failing)
-    assert derived.get("check", (record,), compute) == 5  # a failure keeps nothing: checked again
+    assert shim.weights is not before and shim.weights == Weights()  # a new record: the component prepares again

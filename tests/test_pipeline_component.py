@@ -101,24 +101,32 @@ def test_pipe_infers_each_batch_in_one_call(bertram_dir, tiny_bert_path, monkeyp
     assert same_vectors(docs[0], docs[-1]) and docs[0]._.bertram[1] is docs[-1]._.bertram[1]
 
 
-def test_what_is_derived_is_computed_again_when_what_it_reads_changes(bertram_dir, tiny_bert_path):
+def test_the_checks_run_once_at_initialize_and_at_a_load_not_per_batch(bertram_dir, tiny_bert_path, monkeypatch):
     from spacy_bertram.rarity.rare_words import RareWordRule
 
-    nlp = make_nlp(bertram_dir, tiny_bert_path)
-    pipe: BertramComponent = nlp.get_pipe("bertram")
-    doc = nlp(TEXT)
+    nlp = spacy.blank("en")
+    pipe: BertramComponent = nlp.add_pipe("bertram", config={"model": {"model_path": bertram_dir}})
+    with pytest.raises(ValueError, match=r"\[E170\] The 'bertram' component has not prepared"):
+        pipe.finder  # a property reads, never starts up
+    prepared: List[int] = []
+    prepare = BertramComponent._prepare
+    monkeypatch.setattr(BertramComponent, "_prepare", lambda self: prepared.append(1) or prepare(self))
+    doc = nlp(TEXT)  # a first doc without initialize: initialize's own path, once
     finder = pipe.finder
-    assert pipe.finder is finder  # kept while nothing it is built from changes
-    pipe.from_bytes(pipe.to_bytes())  # a load: another weights record, nothing to reset
+    list(nlp.pipe([TEXT, "A quokka."] * 3, batch_size=2))
+    assert len(prepared) == 1 and pipe.finder is finder
+    pipe.from_bytes(pipe.to_bytes())  # a load prepares for the weights it read
     pipe.cache.clear()
-    assert same_vectors(nlp(TEXT), doc) and pipe.finder is not finder
-    pipe.rule = RareWordRule(max_zipf=1.0)  # a setting: the next decision reads it
-    assert pipe.finder.rule is pipe.rule and not nlp(TEXT)._.bertram
+    assert len(prepared) == 2 and pipe.finder is not finder and same_vectors(nlp(TEXT), doc) and len(prepared) == 2
+    pipe.subword_share = 0.5  # the cache key and the vector table depend on it: prepared again
+    assert len(prepared) == 3
+    pipe.word_sources.rule = RareWordRule(max_zipf=1.0)  # the finder is built from it: the next doc prepares
+    assert not nlp(TEXT)._.bertram and pipe.finder.rule is pipe.word_sources.rule and len(prepared) == 4
 
 
-#: The component's whole surface: spaCy's Pipe API, its settings and the rare-word rule. What it holds beyond
-#: vocab, model and name is settings; the weights, the counts and what is derived from them are the layer's
-#: (`layers.BertramShim`), a word's frequency and contexts `word_sources`'.
+#: The component's whole surface: spaCy's Pipe API, the subword share and the rare-word rule. What it holds beyond
+#: vocab, model and name is its settings, its tables and cache, and what it prepared (`Prepared`); the weights and
+#: the counts are the layer's (`layers.BertramShim`), a word's frequency and contexts `word_sources`'.
 SURFACE = {
     "__call__",
     "pipe",
@@ -132,11 +140,6 @@ SURFACE = {
     "from_disk",
     "cfg",
     "subword_share",
-    "rule",
-    "context_store",
-    "dictionary_store",
-    "contexts_per_word",
-    "context_window",
     "finder",
     "rare_tokens",
     "explain",
@@ -150,7 +153,10 @@ ATTRIBUTES = {
     "infer_missing",
     "vector_table",
     "vectors",
+    "_prepared",
+    "_configured_share",
     "_nlp",
+    "_pid",
 }  # and `name`, a slot of spaCy's Pipe
 
 
@@ -160,18 +166,23 @@ def test_the_components_surface_is_the_named_list(bertram_dir, tiny_bert_path):
     assert {name for name, value in own.items() if name.startswith("_") and callable(value)} == {
         "__init__",
         "__call__",
+        "_vectors_key",
+        "_made_from",
+        "_is_prepared",
+        "_ready",
+        "_prepare",
         "_parts",
+        "_saved_cfg",
+        "_restore",
     }
     assert set(vars(make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram"))) == ATTRIBUTES
 
 
-def test_the_context_settings_live_in_word_sources(bertram_dir, tiny_bert_path, tmp_path):
+def test_the_context_settings_live_in_word_sources(bertram_dir, tiny_bert_path):
     pipe: BertramComponent = make_nlp(bertram_dir, tiny_bert_path, contexts_per_word=3).get_pipe("bertram")
-    assert pipe.contexts_per_word == pipe.word_sources.contexts_per_word == 3
-    assert pipe.rule is pipe.word_sources.rule and "word_sources" in vars(pipe)
-    assert not {"rule", "contexts_per_word", "context_window", "context_store", "dictionary_store"} & set(vars(pipe))
-    pipe.context_store = str(tmp_path / "c.sqlite")  # one copy: set through the component, read there
-    assert pipe.word_sources.context_store == str(tmp_path / "c.sqlite")
+    assert pipe.word_sources.contexts_per_word == 3 and "word_sources" in vars(pipe)
+    settings = {"rule", "contexts_per_word", "context_window", "context_store", "dictionary_store"}
+    assert not settings & (set(vars(pipe)) | set(vars(BertramComponent)))  # one copy, where the sources read it
 
 
 # -- the subword share: an inference setting of the component ----------------------------
@@ -522,7 +533,7 @@ def test_the_same_rare_word_50_times(nlp_trf, monkeypatch):
     )
     doc = nlp_trf(" ".join(f"the quokka ate fruit {i} ." for i in range(50)))  # distinct windows around each
     assert len(doc._.bertram) == 50 and len({id(v) for v in doc._.bertram.values()}) == 1
-    assert len(items) == 1 and items[0][0] == "quokka" and len(items[0][1]) == pipe.contexts_per_word
+    assert len(items) == 1 and items[0][0] == "quokka" and len(items[0][1]) == pipe.word_sources.contexts_per_word
 
 
 def test_emoji_and_non_latin_words(nlp_trf, bertram_dir, minilm_path, tmp_path):  # noqa: F811

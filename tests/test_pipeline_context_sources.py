@@ -190,7 +190,7 @@ def test_registered_sources_give_what_the_shorthand_gives(bertram_dir, tiny_bert
     assert texts == shorthand.get_pipe("bertram").word_sources.contexts_for(doc, "kumquat", [3])
     assert texts[0] == "We ate a kumquat at the farm" and len(texts) == 4 and texts[-1].startswith("kumquat: ")
     assert registered.get_pipe("bertram").word_sources.source == "doc+store:2+dictionary:1"
-    assert registered.get_pipe("bertram").context_store == store  # the store counts and the saved path find it
+    assert registered.get_pipe("bertram").word_sources.context_store == store
 
 
 def test_a_registered_store_that_will_not_open_is_named(bertram_dir, tiny_bert_path, tmp_path):
@@ -280,7 +280,7 @@ def test_an_in_domain_store_of_texts_comes_before_a_general_store(bertram_dir, t
         }
         nlp = make_nlp(bertram_dir, tiny_bert_path, contexts=chain, contexts_per_word=per_word)
         sources = nlp.get_pipe("bertram").word_sources
-        assert nlp.get_pipe("bertram").context_store == str(tmp_path / "indomain.sqlite")  # the first store read
+        assert sources.context_store == str(tmp_path / "indomain.sqlite")  # the first store read
         doc = spacy.blank("en")("A kumquat, a durian and a quince.")
         return {
             word: sources.contexts_for(doc, word, [i]) for i, word in [(1, "kumquat"), (4, "durian"), (7, "quince")]

@@ -132,13 +132,21 @@ def test_a_cfg_from_before_the_list_of_parts_and_bad_maps():
 
 
 def test_the_saved_layout_keeps_its_part_names_and_cfg_keys(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
-    """Pipelines saved before keep loading: the same files, the same cfg keys."""
+    """The files and the cfg keys a save writes (what save_pipeline replaces, what a load reads)."""
     nlp = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
     nlp(TEXT)
     nlp.to_disk(tmp_path / "p")
     assert _names(tmp_path / "p" / "bertram") == ["cache", "cfg", "model"]
     cfg = json.loads((tmp_path / "p" / "bertram" / "cfg").read_text(encoding="utf8"))
-    assert sorted(cfg) == ["model_id", "model_source", "parts", "spacy_transformers_version", "transformers_version"]
+    assert sorted(cfg) == [
+        "model_id",
+        "model_source",
+        "parts",
+        "spacy_transformers_version",
+        "subword_share",
+        "subword_share_config",
+        "transformers_version",
+    ]
     assert sorted(cfg["parts"]) == ["cache", "model"]
     assert tuple(nlp.get_pipe("bertram")._parts()[0]) == SAVED_PARTS  # what save_pipeline replaces
     assert cfg["model_id"] == nlp.get_pipe("bertram").cfg["model_id"] and cfg["model_source"] == bertram_dir
@@ -200,9 +208,9 @@ def test_a_subword_share_set_on_the_component_round_trips(bertram_dir, tiny_bert
     overridden = spacy.load(tmp_path / "p", config={"components.bertram.subword_share": 0.5})
     assert overridden.get_pipe("bertram").subword_share == 0.5
     assert not same_vectors(overridden(TEXT), doc) and overridden.get_pipe("bertram").cache.hits == 0
-    nlp.get_pipe("bertram").subword_share = None  # the model's own again: the saved cfg as before the setting
+    nlp.get_pipe("bertram").subword_share = None  # the model's own again
     nlp.to_disk(tmp_path / "p")
-    assert "subword_share" not in json.loads((tmp_path / "p" / "bertram" / "cfg").read_text(encoding="utf8"))
+    assert json.loads((tmp_path / "p" / "bertram" / "cfg").read_text(encoding="utf8"))["subword_share"] is None
     assert spacy.load(tmp_path / "p").get_pipe("bertram").subword_share is None
 
 
@@ -372,7 +380,7 @@ def test_a_pipeline_moved_with_its_store_finds_it_relative_to_itself(bertram_dir
     nlp.to_disk(tmp_path / "a" / "p")
     shutil.move(str(tmp_path / "a"), str(tmp_path / "b"))
     loaded = spacy.load(tmp_path / "b" / "p")
-    assert loaded.get_pipe("bertram").context_store == str((tmp_path / "b" / "c.sqlite").resolve())
+    assert loaded.get_pipe("bertram").word_sources.context_store == str((tmp_path / "b" / "c.sqlite").resolve())
     assert all(same_vectors(a, b) for a, b in zip(docs, loaded.pipe([TEXT, "A kumquat."])))
 
 

@@ -63,9 +63,9 @@ def test_a_subword_share_other_than_the_tables_says_so(bertram_dir, tiny_bert_pa
     make_table(bertram_dir, ["kumquat"], tmp_path / "table")
     nlp = make_nlp(bertram_dir, tiny_bert_path, vector_table=str(tmp_path / "table"))
     pipe = nlp.get_pipe("bertram")
-    pipe.subword_share = 0.8
     with pytest.warns(UserWarning, match=r"\[W018\] 'bertram' mixes .* at subword_share 0.8, .* model's own 0.15"):
-        nlp(TEXT)
+        pipe.subword_share = 0.8  # checked when set, not at each doc
+    nlp(TEXT)
     pipe.subword_share = 0.15  # the model's own share: nothing to say
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

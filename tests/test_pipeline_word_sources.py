@@ -42,7 +42,7 @@ def test_doc_contexts_are_sentences_or_windows(bertram_dir, tiny_bert_path):
     indices = [t.i for t in doc if t.text == "kumquat"]
     assert pipe.word_sources.contexts_for(doc, "kumquat", indices) == [s.text for s in list(doc.sents)[:2]]
     plain = spacy.blank("en")(TEXT)  # no sentence boundaries: a token window
-    pipe.context_window = 2  # a setting of the component's word_sources, set through the component
+    pipe.word_sources.context_window = 2  # a setting of the component's word_sources, set there
     assert pipe.word_sources.context_window == 2
     assert pipe.word_sources.contexts_for(plain, "kumquat", [1]) == ["The kumquat grows in"]
     assert spread(list("abcdefghij"), 4) == ["a", "d", "g", "j"] and spread(["a"], 3) == ["a"]
@@ -86,8 +86,8 @@ def test_context_window_without_doc_contexts_is_refused(bertram_dir, tiny_bert_p
         match=r"\[E168\] 'bertram' reads contexts='none', which takes nothing from the "
         r"doc.*contexts = \"doc\".*context_window = 5 in the config",
     ):
-        pipe.context_window = 5
-    assert pipe.context_window is None
+        pipe.word_sources.context_window = 5
+    assert pipe.word_sources.context_window is None
     store_only = WordSources(RareWordRule(), "en", name="mine", contexts="store:3", context_store="c.sqlite")
     with pytest.raises(ValueError, match=r"\[E168\] 'mine' reads contexts='store:3'"):
         store_only.context_window = 5

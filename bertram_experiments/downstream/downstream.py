@@ -267,7 +267,7 @@ def predict_sets(
             if per_set and spec.vectors != "memory" and "bertram" in nlp.pipe_names:
                 # the next set's own store: the component's store setting names the first store its sources read
                 # (the in-domain one); its cache keys hold the contexts, so no vector of another set is served
-                nlp.get_pipe("bertram").context_store = str((set_stores or {})[name])
+                nlp.get_pipe("bertram").word_sources.context_store = str((set_stores or {})[name])
             elif per_set:  # a fresh component: the first set's store, or an empty memory for every set
                 if "bertram" in nlp.pipe_names:
                     nlp.remove_pipe("bertram")

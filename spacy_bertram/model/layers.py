@@ -1,6 +1,7 @@
 """The BERTRAM Thinc layer (`spacy-bertram.Bertram.v1`, registered in `architectures.py`) and the shim that
-holds its state: the network, which weights it holds and the counts they came with, the layer's settings, and
-what the `bertram` component derives from them (`Derived`)."""
+holds its state: the network, which weights it holds and the counts they came with, and the layer's settings.
+The one inference setting the forward pass reads besides them, the subword share, is the layer's attr
+`SHARE_ATTR`, as thinc's own layers keep theirs (Dropout's `dropout_rate`)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,13 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Collection, Dict, List, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Collection, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 from thinc.api import ArgsKwargs, Model, PyTorchShim, get_torch_default_device, torch2xp, xp2torch
 from thinc.types import Floats2d
 
-from ..device import check_not_forked_on_gpu
-from .encoder import limit_torch_threads_in_forked_worker, resolve_base_model
+from .encoder import resolve_base_model
 from ..errors import Errors, Warnings
 from ..rarity.frequencies import CountTable
 from .inputs import split_items
@@ -25,14 +25,13 @@ from .storage import load_bertram, model_fingerprint, network_from_bytes, networ
 
 WordWithContexts = Tuple[str, Sequence[str]]
 BertramInput = List[WordWithContexts]
-T = TypeVar("T")
 
 #: Words per call of the layer in `infer_vectors`, bounding memory on huge batches.
 WORDS_PER_CALL = 512
-#: Keys of the component's saved cfg that record the layer: an untrained network (no model_path), not a model
-#: left unnamed; the subword_share in use, and the one the config gave when the component was built.
+#: Key of the component's saved cfg that records an untrained network (no model_path), not a model left unnamed.
 UNTRAINED_KEY = "untrained"
-SHARE_KEY, CONFIGURED_SHARE_KEY = "subword_share", "subword_share_config"
+#: The layer's attr the forward pass reads: the weight of the subword mean in the vectors (None: the network's own).
+SHARE_ATTR = "subword_share"
 
 
 #: Layer settings that describe the trained network (its config.json). Unset (null)
@@ -67,28 +66,6 @@ def checked_subword_share(share: Any, name: str) -> Optional[float]:
     return float(share)
 
 
-class Derived:
-    """Values computed from the layer's state and its component's settings, each kept with the inputs it was
-    computed from and computed again when one of them is another object (another weights record, counts, vector
-    table, rule, share) or another value: nothing has to drop it when they change."""
-
-    def __init__(self) -> None:
-        self._values: Dict[str, Tuple[Tuple[Any, ...], Any]] = {}
-
-    def get(self, name: str, inputs: Tuple[Any, ...], compute: Callable[[], T]) -> T:
-        """The value of `name` for these inputs: kept, or computed now (a failure keeps nothing)."""
-        held = self._values.get(name)
-        if held is None or len(held[0]) != len(inputs) or not all(map(_same, held[0], inputs)):
-            held = self._values[name] = (inputs, compute())
-        return held[1]
-
-
-def _same(a: Any, b: Any) -> bool:
-    """The same object, or an equal plain value (a path, a number, a tuple of ids): objects by identity, since a
-    new record is a new state even where it compares equal."""
-    return a is b or (type(a) is type(b) and isinstance(a, (str, int, float, tuple)) and a == b)
-
-
 class BertramShim(PyTorchShim):
     """The BERTRAM network inside a Thinc model, with what the layer's config says about it.
 
@@ -96,8 +73,8 @@ class BertramShim(PyTorchShim):
     settings, kept here and not in the model's attrs (thinc restores attrs from saved bytes, and a loaded
     pipeline must use the token_budget and model_path of its own config), `weights`: which weights
     the network holds, None while there are none to keep (init then loads model_path), and `counts`: the
-    word counts of the trained model they came from (its counts.tsv; None: it has none). What the
-    `bertram` component computes from them lives here too, in `derived`, keyed by what it is computed from.
+    word counts of the trained model they came from (its counts.tsv; None: it has none). Nothing of the
+    pipeline: the `bertram` component keeps what it computes from these itself.
     """
 
     def __init__(
@@ -117,13 +94,6 @@ class BertramShim(PyTorchShim):
         self.model_path = str(Path(model_path)) if model_path else None
         self.weights: Optional[Weights] = None if self.model_path else Weights()
         self.counts: Optional[CountTable] = None
-        #: The output mix's share the forward pass uses instead of the network's config.json (None: that one):
-        #: the `bertram` component's `subword_share`, an inference setting of its config; and the config's own
-        #: value when the component was built, which a load compares with the one saved.
-        self.subword_share: Optional[float] = None
-        self.configured_share: Optional[float] = None
-        self.derived = Derived()
-        self.pid = os.getpid()  # a forked worker checks itself before its first batch (`enter_process`)
 
     @property
     def pending(self) -> bool:
@@ -138,8 +108,8 @@ class BertramShim(PyTorchShim):
         return self._model
 
     def set_network(self, network: BertramNetwork, weights: Optional[Weights] = None) -> None:
-        """The layer has its network now, and these weights (a new record each time: what is derived from the old
-        ones is computed again): init must not load model_path over them."""
+        """The layer has its network now, and these weights (a new record each time, so a component sees that they
+        changed): init must not load model_path over them."""
         network.int8_encoder = self.int8_encoder  # the layer's own setting, as token_budget
         if self.int8_encoder and network.device.type != "cpu":
             warnings.warn(Warnings.W015.format(device=network.device), stacklevel=3)
@@ -171,25 +141,15 @@ class BertramShim(PyTorchShim):
             return True
         return False
 
-    @property
-    def vectors_key(self) -> Optional[str]:
-        """What a vector of this layer depends on besides its word and contexts: the model, and a share set on the
-        component (none set: the model alone, as vector caches saved before the setting are keyed)."""
-        model_id, share = (self.weights or Weights()).model_id, self.subword_share
-        return model_id if model_id is None or share is None else f"{model_id} subword_share={share!r}"
-
     def saved_cfg(self, name: str) -> Dict[str, Any]:
         """What a save of component `name` records of the layer: the model the weights are, or that they are
-        untrained (nothing, and W014, while model_path waits), and the subword_share in use beside the config's
-        (nothing while both are unset, so a save at the defaults keeps the cfg of saves from before the setting)."""
+        untrained (nothing, and W014, while model_path waits)."""
         weights = self.weights or Weights()
         cfg: Dict[str, Any] = {"model_id": weights.model_id, "model_source": weights.source}
         if self.pending:
             warnings.warn(Warnings.W014.format(name=name, model_path=self.model_path), stacklevel=3)
         elif not weights.trained:
             cfg[UNTRAINED_KEY] = True
-        if self.subword_share is not None or self.configured_share is not None:
-            cfg.update({SHARE_KEY: self.subword_share, CONFIGURED_SHARE_KEY: self.configured_share})
         return cfg
 
     def restore(
@@ -197,9 +157,7 @@ class BertramShim(PyTorchShim):
     ) -> None:
         """Take what a load of component `name` read (`parts`: each part read, `exclude`: the parts left out).
         The counts: a saved model without them had none. The model's identity comes with its weights only (saved
-        untrained, they give way to a model_path given at load: quietly, unless the save named no model, W004).
-        The saved share is a loaded setting, unless the config now gives another value than when the component
-        was saved (an override at `spacy.load`, an edited config.cfg), which then wins, as a config does."""
+        untrained, they give way to a model_path given at load: quietly, unless the save named no model, W004)."""
         if "frequencies" not in exclude:
             self.counts = parts.get("frequencies")
         if self._model is not None:
@@ -209,18 +167,6 @@ class BertramShim(PyTorchShim):
             self.weights = Weights(saved.get("model_id"), saved.get("model_source"))  # whose weights were read
             if not self.weights.trained and self.rearm() and not saved.get(UNTRAINED_KEY):
                 warnings.warn(Warnings.W004.format(name=name, model_path=self.model_path), stacklevel=3)
-        if cfg is not None:
-            config_unchanged = cfg.get(CONFIGURED_SHARE_KEY) == self.configured_share
-            share = cfg.get(SHARE_KEY) if config_unchanged else self.configured_share
-            self.subword_share = checked_subword_share(share, name)
-
-    def enter_process(self, where: str) -> None:
-        """Before a batch: a process forked by `nlp.pipe(n_process=...)` gets a named error on a GPU (not CUDA's
-        re-initialisation one) and one torch thread; the process that built the layer, nothing."""
-        if os.getpid() != self.pid:
-            check_not_forked_on_gpu(where)
-            self.pid = os.getpid()
-            limit_torch_threads_in_forked_worker()
 
     def _serialize(self, network: Optional[BertramNetwork]) -> bytes:
         if network is None:
@@ -307,8 +253,7 @@ def convert_inputs(model: Model, X: BertramInput, is_train: bool) -> Tuple[ArgsK
     network = get_bertram_network(model)
     words, contexts = split_items(X)
     batch = network.prepare(words, contexts)
-    shim = bertram_shim(model)
-    kwargs = {"token_budget": shim.token_budget, "subword_share": shim.subword_share}
+    kwargs = {"token_budget": bertram_shim(model).token_budget, "subword_share": model.attrs.get(SHARE_ATTR)}
     # Words and contexts are strings: there is no gradient to pass back to them.
     return ArgsKwargs(args=(batch,), kwargs=kwargs), lambda d_inputs: []
 

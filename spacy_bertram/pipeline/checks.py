@@ -14,7 +14,6 @@ way (fine-tuning keeps them close, an unrelated model of the same shape does not
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, List, Tuple
 
 import torch
@@ -24,7 +23,6 @@ from thinc.api import Model
 
 from ..errors import Errors
 from ..injection import BertramTransformerModel
-from ..model.layers import BertramShim
 from ..model.network import BertramNetwork
 
 #: Mean cosine between sampled embedding rows of BERTRAM's encoder and the
@@ -60,22 +58,17 @@ def check_placement(nlp: Language, component: Any, name: str) -> None:
         raise ValueError(problems[0])
 
 
-def check_pipeline(nlp: Language, component: Any, name: str, shim: BertramShim) -> None:
-    """The checks of a batch while `component` is in `nlp`: its placement again when the pipeline's components
-    change, each transformer's encoder once for the weights the layer holds (kept in the layer's `derived`)."""
-    if not any(proc is component for _, proc in nlp.pipeline):
-        return
-    layout = tuple(id(proc) for _, proc in nlp.pipeline)
-    shim.derived.get("placement", (layout,), partial(check_placement, nlp, component, name))
-    check_encoders(nlp, component, shim.network, shim.derived.get("checked encoders", (shim.weights,), set))
-
-
-def check_encoders(nlp: Language, component: Any, network: BertramNetwork, checked: set) -> None:
-    """Refuse to feed vectors to a transformer whose embedding space is not BERTRAM's."""
+def check_encoders(nlp: Language, component: Any, network: BertramNetwork) -> bool:
+    """Refuse to feed vectors to a transformer whose embedding space is not BERTRAM's. False while a transformer
+    has not loaded its weights yet (spaCy initializes and loads the components in order, and `bertram` comes
+    first): the component checks again at its first batch."""
+    loaded = True
     for _, owner, node in transformer_nodes(nlp, component):
-        if node.attrs.get("has_transformer") and id(node) not in checked:
+        if node.attrs.get("has_transformer"):
             check_encoder_compatible(network, node.transformer, node.tokenizer, owner)
-            checked.add(id(node))
+        else:
+            loaded = False
+    return loaded
 
 
 def check_encoder_compatible(network: BertramNetwork, hf_model: Any, tokenizer: Any, where: str) -> None:

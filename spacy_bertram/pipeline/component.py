@@ -9,20 +9,23 @@ row. Each word gets one vector per doc; a doc with no rare word gets {}.
 
 The component holds what spaCy's `Pipe` holds (vocab, model, name; `cfg` reads
 the layer's record of its weights) and its settings: `word_sources`, the cache,
-the vector table. The layer (`layers.py`) holds the weights, the counts of the
-model they came from, the subword_share, and what is derived from them and the
-settings (`layers.Derived`: the rare-word finder, the word key, the checks of
-the vector table and of the pipeline), each kept with what it was computed from,
-so nothing is reset when one of those changes.
+the vector table, and what it prepares from them and the layer's weights
+(`Prepared`: the rare-word finder, the word key). The layer (`layers.py`) holds
+the weights, the counts of the model they came from and the subword_share its
+forward pass reads.
 
 Weights are trained offline: `update` only annotates the training docs.
 `initialize` runs the layer's init, which loads `[components.bertram.model]
 model_path` and its counts and records which weights it holds
-(`layers.Weights`), and loads the vector table; a first doc without initialize
-runs `initialize` itself. A save writes the weights, the counts and the model's
-identity (and the table, the cache if asked) as checked parts through spaCy's
-`util.to_disk` / `util.to_bytes` (`serialization.py` seals and checks them) and
-loads nothing, so a loaded pipeline never reads model_path again unless
+(`layers.Weights`), loads the vector table, and prepares: the stores, the
+table and the pipeline checked once, here, not at each batch. A load prepares
+the same way; a first doc without initialize runs `initialize` itself. The
+transformers that come after `bertram` load their weights after it, so their
+encoders are checked at the first batch that finds them loaded, once. A save
+writes the weights, the counts and the model's identity (and the table, the
+cache if asked) as checked parts through spaCy's `util.to_disk` /
+`util.to_bytes` (`serialization.py` seals and checks them) and loads nothing,
+so a loaded pipeline never reads model_path again unless
 `initialize(reload_model=True)` asks it to (saved before initialize, it holds
 no weights: W014).
 
@@ -39,9 +42,11 @@ Fallbacks, all documented and none silent about a wrong vector:
 from __future__ import annotations
 
 import logging
+import os
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy import util
@@ -52,21 +57,22 @@ from spacy.training import Example, validate_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model
 
-from ..model.encoder import quiet_tokenizers_in_forked_workers
+from ..device import check_not_forked_on_gpu
+from ..model.encoder import limit_torch_threads_in_forked_worker, quiet_tokenizers_in_forked_workers
 from ..errors import Errors
 from ..extension import install_extension
 from ..rarity.frequencies import DEFAULT_MAX_ZIPF, CountTable
-from ..model.layers import BertramShim, Weights, bertram_shim, checked_subword_share, infer_vectors
+from ..model.layers import SHARE_ATTR, Weights, bertram_shim, checked_subword_share, infer_vectors
 from ..rarity.rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
 from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MIN_WORDPIECES, DOC_EXTENSION, FACTORY
 from . import serialization
-from .checks import check_pipeline, check_placement
+from .checks import check_encoders, check_placement
 from .context_sources import DEFAULT_DOC_WINDOW, ContextSource
 from .saved_stack import STACK_KEYS, check_saved_stack, saved_stack
 from .serialization import CFG, Reader, Writer
 from .vector_cache import DEFAULT_CACHE_SIZE, CacheKey, VectorCache, cache_key
 from .vector_table import VectorTable
-from .word_sources import Setting, WordSources, word_key_function
+from .word_sources import WordSources, word_key_function
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -74,6 +80,8 @@ Vectors = Dict[int, numpy.ndarray]
 #: The saved cfg's checks: keys that are strings or null; the part a cfg from before its list of parts needs.
 CFG_STRINGS = ("model_id", "model_source", *STACK_KEYS.values())
 UNLISTED_NEEDS = {"model": "it holds the trained weights"}
+#: Keys of the saved cfg: the subword_share in use, and the one the config gave when the component was built.
+SHARE_KEY, CONFIGURED_SHARE_KEY = "subword_share", "subword_share_config"
 
 DEFAULT_CONFIG_STR = f"""
 [bertram]
@@ -108,10 +116,22 @@ DEFAULT_CONFIG = Config().from_str(DEFAULT_CONFIG_STR)
 install_extension()
 
 
-def word_key_of(shim: BertramShim) -> Callable[[str], str]:
-    """The form of a word that decides its vector and its lookups (lowercased for a model that ignores case),
-    kept with the weights it was read from."""
-    return shim.derived.get("word key", (shim.weights,), lambda: word_key_function(shim.network))
+@dataclass
+class Prepared:
+    """What the component prepares for the weights the layer holds (`BertramComponent._prepare`), with what it was
+    prepared from: another weights record (a load, `set_bertram_network`), another rule or context store set on
+    `word_sources`, prepares again.
+
+    made_from: the weights record, the rule and the context store path it was prepared for.
+    finder: the rare-word rule with the model's encoder and counts.
+    word_key: the form of a word that decides its vector and its lookups (lowercased for a model that ignores case).
+    encoders_checked: every transformer in the pipeline that reads the vectors was checked against the weights.
+    """
+
+    made_from: Tuple[Weights, RareWordRule, Optional[str]]
+    finder: RareWordFinder
+    word_key: Callable[[str], str]
+    encoders_checked: bool = False
 
 
 @Language.factory(
@@ -183,13 +203,6 @@ def make_bertram(
 class BertramComponent(Pipe):
     """Sets `doc._.bertram` (token index -> BERTRAM vector) for rare tokens."""
 
-    # Settings of `word_sources` (a word's frequency, signal and contexts), read and set through the component.
-    rule = Setting()
-    context_store = Setting()
-    dictionary_store = Setting()
-    contexts_per_word = Setting()
-    context_window = Setting()
-
     def __init__(
         self,
         vocab: Vocab,
@@ -219,8 +232,7 @@ class BertramComponent(Pipe):
             contexts_per_word=contexts_per_word,
             context_window=context_window,
         )
-        shim = bertram_shim(model)
-        shim.subword_share = shim.configured_share = checked_subword_share(subword_share, name)  # a load compares
+        bertram_shim(model)  # a named error for a model that is no BERTRAM layer
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -229,7 +241,11 @@ class BertramComponent(Pipe):
         self.infer_missing = bool(infer_missing)
         self.vector_table = vector_table  # the factory's table: `initialize` (or the first doc) loads it
         self.vectors: Optional[VectorTable] = None  # the table in use, loaded or read with the pipeline
+        self._prepared: Optional[Prepared] = None
+        self.subword_share = subword_share
+        self._configured_share = self.subword_share  # the config's, which a load compares with the one saved
         self._nlp = nlp
+        self._pid = os.getpid()  # a worker forked by nlp.pipe(n_process=...) checks itself at its first batch
         quiet_tokenizers_in_forked_workers()
         install_extension()
 
@@ -241,41 +257,69 @@ class BertramComponent(Pipe):
 
     @property
     def subword_share(self) -> Optional[float]:
-        """The weight of the subword mean in the vectors inferred (None: the trained model's own). The layer
-        holds it, its forward pass reads it; vectors cached at another share are not served (`vectors_key`)."""
-        return bertram_shim(self.model).subword_share
+        """The weight of the subword mean in the vectors inferred (None: the trained model's own): the layer's
+        attr, which its forward pass reads; vectors cached at another share are not served (`_vectors_key`)."""
+        return self.model.attrs[SHARE_ATTR]
 
     @subword_share.setter
     def subword_share(self, share: Optional[float]) -> None:
-        bertram_shim(self.model).subword_share = checked_subword_share(share, self.name)
+        self.model.attrs[SHARE_ATTR] = checked_subword_share(share, self.name)
+        if self._prepared is not None:
+            self._prepare()  # the cache and the vector table, for this share
 
     @property
     def finder(self) -> RareWordFinder:
-        """The rare-word rule with the model's encoder and counts, ready to decide: the weights in (a first use
-        without `initialize` runs it), the vector table checked against them, the vector cache keyed to them. The
-        rule and the checks are kept in the layer's `derived`, and computed again when one of their inputs changes."""
+        """The rare-word rule with the model's encoder and counts, ready to decide (E170 before `initialize`)."""
+        if not self._is_prepared():
+            raise ValueError(Errors.E170.format(name=self.name))
+        return self._prepared.finder
+
+    def _made_from(self) -> Tuple[Weights, RareWordRule, Optional[str]]:
+        sources = self.word_sources
+        return (bertram_shim(self.model).weights, sources.rule, sources.context_store)
+
+    def _is_prepared(self) -> bool:
+        """Prepared for what the component holds now: the same weights record (a new record is new weights, even
+        where it compares equal), an equal rule and store path."""
+        if self._prepared is None:
+            return False
+        (weights, rule, store), now = self._prepared.made_from, self._made_from()
+        return weights is now[0] and rule == now[1] and store == now[2]
+
+    def _vectors_key(self) -> Optional[str]:
+        """What a vector depends on besides its word and contexts: the model and the subword_share."""
+        model_id = self.cfg["model_id"]
+        return None if model_id is None else f"{model_id} subword_share={self.subword_share!r}"
+
+    def _ready(self) -> Prepared:
+        """The prepared state for the weights the layer holds: a first doc without `initialize`, or after the
+        weights changed, prepares through the same `initialize`."""
+        if not self._is_prepared():
+            self.initialize(lambda: [])
+        return self._prepared
+
+    def _prepare(self) -> Prepared:
+        """Check the weights, the stores, the vector table and the pipeline against each other, once: at
+        `initialize`, at a load, and when the subword_share changes. The vector cache is bound to the weights
+        and the share (emptied if it held others)."""
         shim = bertram_shim(self.model)
-        if shim.pending or (self.vectors is None and self.vector_table):
-            self.initialize(lambda: [])  # first use without initialize: the same load
         if self.cfg["model_id"] is None:
             raise ValueError(Errors.E154.format(name=self.name))
-        if self.cache.bind(shim.vectors_key):
+        network = shim.network
+        if self.cache.bind(self._vectors_key()):
             logger.info("bertram: vector cache emptied: it held another model's vectors, or another subword_share's")
-        sources, derived = self.word_sources, shim.derived
-        derived.get("store paths", (sources.rule, sources.context_store, sources.dictionary_store), sources.check_paths)
-        stores = tuple(store.path for store in sources.stores())
-        derived.get("store casing", (shim.weights, *stores), partial(sources.check_casing, word_key_of(shim)))
+        sources = self.word_sources
+        word_key = word_key_function(network)
+        sources.open_stores()
+        sources.check_casing(word_key)
         if self.vectors is not None:
-            derived.get(
-                "vector table",
-                (self.vectors, shim.weights, shim.subword_share),
-                partial(self.vectors.check_network, self.cfg["model_id"], shim.network, shim.subword_share, self.name),
-            )
-        return derived.get(
-            "finder",
-            (shim.weights, shim.counts, sources.rule, sources.context_store),
-            lambda: sources.finder(shim.network, shim.counts),
-        )
+            self.vectors.check_network(self.cfg["model_id"], network, self.subword_share, self.name)
+        prepared = Prepared(self._made_from(), sources.finder(network, shim.counts), word_key)
+        if self._nlp is not None and any(proc is self for _, proc in self._nlp.pipeline):
+            check_placement(self._nlp, self, self.name)
+            prepared.encoders_checked = check_encoders(self._nlp, self, network)
+        self._prepared = prepared
+        return prepared
 
     # -- processing --------------------------------------------------------------------
 
@@ -301,21 +345,23 @@ class BertramComponent(Pipe):
     def rare_tokens(self, doc: Doc) -> List[int]:
         """Indices of the tokens of `doc` the component calls rare, in order: its own rule,
         frequencies and encoder, so that an evaluation never needs a second rule."""
-        return self.finder.find(doc)
+        return self._ready().finder.find(doc)
 
     def explain(self, doc: Doc) -> List[RareDecision]:
         """The rare-word rule's decision and reason for each token (`spacy_bertram rare-words`)."""
-        finder = self.finder
+        finder = self._ready().finder
         return [finder.explain(token) for token in doc]
 
     def predict(self, docs: Iterable[Doc]) -> List[Vectors]:
         """Vectors for the rare tokens of each doc, without modifying the docs."""
-        shim = bertram_shim(self.model)
-        shim.enter_process(f"'{self.name}'")
-        finder = self.finder
-        word_key = word_key_of(shim)
-        if self._nlp is not None:
-            check_pipeline(self._nlp, self, self.name, shim)
+        if os.getpid() != self._pid:  # a forked worker: a named error on a GPU, one torch thread on a CPU
+            check_not_forked_on_gpu(f"'{self.name}'")
+            limit_torch_threads_in_forked_worker()
+            self._pid = os.getpid()
+        prepared = self._ready()
+        if not prepared.encoders_checked and self._nlp is not None:
+            prepared.encoders_checked = check_encoders(self._nlp, self, bertram_shim(self.model).network)
+        finder, word_key = prepared.finder, prepared.word_key
         plans: List[List[Tuple[List[int], CacheKey]]] = []
         found: Dict[CacheKey, numpy.ndarray] = {}
         missing: Dict[CacheKey, Tuple[str, List[str]]] = {}
@@ -373,8 +419,9 @@ class BertramComponent(Pipe):
         reload_model: bool = False,
     ) -> None:
         """Load the trained model (the layer's init: its weights and counts) and the vector table (this one wins
-        over the factory's), and check them with the rule and the stores here rather than at a doc. A loaded
-        pipeline keeps its saved weights: `reload_model` loads model_path over them (a model retrained there)."""
+        over the factory's), and prepare: check them with the rule, the stores and the pipeline here rather than
+        at a doc. A loaded pipeline keeps its saved weights: `reload_model` loads model_path over them (a model
+        retrained there)."""
         if nlp is not None:
             self._nlp = nlp
         if reload_model and not bertram_shim(self.model).rearm():
@@ -382,10 +429,7 @@ class BertramComponent(Pipe):
         self.model.initialize()
         if vector_table is not None or (self.vectors is None and self.vector_table):
             self.vectors = VectorTable.from_disk(vector_table if vector_table is not None else self.vector_table)
-        self.finder  # the weights, the vector table and the rule, checked now
-        self.word_sources.open_stores()
-        if self._nlp is not None and any(proc is self for _, proc in self._nlp.pipeline):
-            check_placement(self._nlp, self, self.name)
+        self._prepare()
 
     # -- serialization: checked parts (serialization.py) through spaCy's util.to_disk / from_disk ----------
 
@@ -415,9 +459,7 @@ class BertramComponent(Pipe):
 
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         exclude, (writers, _) = set(exclude), self._parts()
-        sealed = serialization.seal(
-            writers, {**bertram_shim(self.model).saved_cfg(self.name), **saved_stack()}, exclude
-        )
+        sealed = serialization.seal(writers, self._saved_cfg(), exclude)
         return util.to_bytes({name: partial(sealed.__getitem__, name) for name in sealed}, exclude)
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "BertramComponent":
@@ -429,9 +471,7 @@ class BertramComponent(Pipe):
             found.get, readers, exclude, where, strings=CFG_STRINGS, unlisted=UNLISTED_NEEDS
         )
         check_saved_stack(cfg, f"The serialized component {self.name!r}")
-        bertram_shim(self.model).restore(cfg, values, exclude, self.name)
-        self.vectors = values.get("vector_table", self.vectors)
-        self.word_sources.open_stores()
+        self._restore(cfg, values, exclude)
         return self
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple(), overwrite: bool = False) -> None:
@@ -440,11 +480,7 @@ class BertramComponent(Pipe):
         path, exclude = util.ensure_path(path), set(exclude)
         writers, _ = self._parts()
         serialization.check_parts_target(path, [*writers, CFG], f"{self.name}.to_disk", overwrite)
-        cfg = {
-            **bertram_shim(self.model).saved_cfg(self.name),
-            **self.word_sources.saved_store(path.resolve().parent),
-            **saved_stack(),
-        }
+        cfg = {**self._saved_cfg(), **self.word_sources.saved_store(path.resolve().parent)}
         sealed = serialization.seal(writers, cfg, exclude)
         with serialization.staged_parts(path, [*writers, CFG], exclude) as stage:
             util.to_disk(path, {name: partial(stage, data=data) for name, data in sealed.items()}, exclude)
@@ -463,7 +499,27 @@ class BertramComponent(Pipe):
         )
         check_saved_stack(cfg, f"The pipeline at {str(path.parent)!r}")
         self.word_sources.relocate_store(path.parent, cfg)
+        self._restore(cfg, values, exclude)
+        return self
+
+    def _saved_cfg(self) -> Dict[str, Any]:
+        """The cfg a save records: the layer's weights, the subword_share in use beside the config's, the stack."""
+        shares = {SHARE_KEY: self.subword_share, CONFIGURED_SHARE_KEY: self._configured_share}
+        return {**bertram_shim(self.model).saved_cfg(self.name), **shares, **saved_stack()}
+
+    def _restore(self, cfg: Optional[Dict[str, Any]], values: Dict[str, Any], exclude: Collection[str]) -> None:
+        """Take what a load read, and prepare for it (the stores opened, the table checked): a save that holds
+        weights is ready to run; one saved before initialize loads model_path at `initialize` or its first doc.
+        The saved share is a loaded setting, unless the config now gives another value than when the component
+        was saved (an override at `spacy.load`, an edited config.cfg), which then wins, as a config does."""
         bertram_shim(self.model).restore(cfg, values, exclude, self.name)
         self.vectors = values.get("vector_table", self.vectors)
-        self.word_sources.open_stores()
-        return self
+        if cfg is not None:
+            unchanged = cfg.get(CONFIGURED_SHARE_KEY) == self._configured_share
+            share = cfg.get(SHARE_KEY) if unchanged else self._configured_share
+            self.model.attrs[SHARE_ATTR] = checked_subword_share(share, self.name)
+        self._prepared = None
+        if bertram_shim(self.model).pending or self.cfg["model_id"] is None:
+            self.word_sources.open_stores()
+        else:
+            self._prepare()
