@@ -117,10 +117,4 @@ _EXPORTS: Dict[str, str] = {
     "RunOptions": ".training.settings",
 }
 
-_get, __dir__ = _lazy_names(__name__, _EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "injection":  # the old eager import made `spacy_bertram.injection` an attribute
-        return import_module(".injection", __name__)
-    return _get(name)
+__getattr__, __dir__ = _lazy_names(__name__, _EXPORTS)
