@@ -94,7 +94,7 @@ _EXPORTS: Dict[str, str] = {
     "BertramComponent": ".pipeline.component",
     "make_bertram": ".pipeline.component",
     "DEFAULT_CONFIG": ".pipeline.component",
-    "save_pipeline": ".pipeline.serialization",
+    "save_pipeline": ".pipeline.pipeline_save",
     "get_bertram_network": ".model.layers",
     "set_bertram_network": ".model.layers",
     "VectorCache": ".pipeline.vector_cache",

@@ -20,7 +20,7 @@ from spacy.language import Language
 from spacy.training.loggers import console_logger
 
 from .errors import Errors
-from .pipeline.serialization import save_pipeline
+from .pipeline.pipeline_save import save_pipeline
 from .types import PathLike
 
 #: The sub-directory of a training output that holds the checkpoints.
