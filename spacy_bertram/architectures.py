@@ -61,8 +61,8 @@ from .pipeline.context_sources import (
     LazyStore,
     StoreContexts,
 )
-from .rarity.rare_words import DEFAULT_MAX_ZIPF, RareWordRule
-from .types import DEFAULT_INJECTION, DEFAULT_MIN_WORDPIECES, DEFAULT_TOKEN_BUDGET
+from .rarity.rare_words import RareWordRule
+from .types import DEFAULT_INJECTION, DEFAULT_TOKEN_BUDGET
 
 logger = logging.getLogger("spacy_bertram")
 
@@ -179,14 +179,14 @@ def create_Tok2VecTransformer_v1(
 
 @registry.misc("spacy-bertram.RareWords.v1")
 def make_rare_word_rule(
-    frequencies: str = "auto",
-    max_zipf: float = DEFAULT_MAX_ZIPF,
-    alpha_only: bool = True,
-    min_wordpieces: int = DEFAULT_MIN_WORDPIECES,
-    min_length: int = 2,
-    skip_split_pieces: bool = True,
+    frequencies: str = RareWordRule.frequencies,
+    max_zipf: float = RareWordRule.max_zipf,
+    alpha_only: bool = RareWordRule.alpha_only,
+    min_wordpieces: int = RareWordRule.min_wordpieces,
+    min_length: int = RareWordRule.min_length,
+    skip_split_pieces: bool = RareWordRule.skip_split_pieces,
 ) -> RareWordRule:
-    """Which tokens are rare to the encoder (`rare_words.RareWordRule`)."""
+    """Which tokens are rare to the encoder (`rare_words.RareWordRule`, whose fields hold the defaults)."""
     return RareWordRule(frequencies, max_zipf, alpha_only, min_wordpieces, min_length, skip_split_pieces)
 
 

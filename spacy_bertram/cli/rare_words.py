@@ -14,7 +14,7 @@ import typer
 
 from .app import app, check_lang, check_model, check_utf8_argument, run_checked, utf8_text
 from ..errors import Errors
-from ..rarity.frequencies import check_max_zipf
+from ..rarity.frequencies import DEFAULT_MAX_ZIPF, check_max_zipf
 
 #: The one text that means "read the texts from stdin", as `cat -` does.
 STDIN = "-"
@@ -56,7 +56,9 @@ def rare_words_cmd(
     file: Optional[Path] = typer.Option(
         None, "--file", help="also inspect the lines of this UTF-8 file, one text per line (blank lines skipped)"
     ),
-    max_zipf: Optional[float] = typer.Option(None, help="override the rule's max_zipf (BERTRAM model: default 3.0)"),
+    max_zipf: Optional[float] = typer.Option(
+        None, help=f"override the rule's max_zipf (BERTRAM model: default {DEFAULT_MAX_ZIPF})"
+    ),
     lang: str = typer.Option("en", help="language of the blank pipeline built around a BERTRAM model"),
     all_tokens: bool = typer.Option(
         False, "--all", help="list every token, not only the rare ones and the near misses (alphabetic tokens)"

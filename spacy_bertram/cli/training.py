@@ -40,6 +40,7 @@ from ..model.encoder import check_base_model
 from ..errors import Errors
 from ..pipeline.table_files import check_table_output
 from ..context_store import DEFAULT_WINDOW, open_context_store
+from ..rarity.frequencies import DEFAULT_MAX_ZIPF
 from ..types import DEFAULT_CONTEXTS_PER_WORD
 from ..training.settings import (
     DEFAULT_HELD_OUT,
@@ -621,7 +622,9 @@ def vectors_cmd(
         "(what rare-words says; a hyphen-joined word's rare parts): the component looks up no others. The "
         "summary's not_rare counts the words dropped",
     ),
-    max_zipf: Optional[float] = typer.Option(None, help="with --rare-only: override the rule's max_zipf (default 3.0)"),
+    max_zipf: Optional[float] = typer.Option(
+        None, help=f"with --rare-only: override the rule's max_zipf (default {DEFAULT_MAX_ZIPF})"
+    ),
     lang: Optional[str] = typer.Option(
         None, help="with --rare-only: the pipeline's language, whose wordfreq frequencies the rule reads (default en)"
     ),

@@ -61,10 +61,10 @@ from ..device import check_not_forked_on_gpu
 from ..model.encoder import limit_torch_threads_in_forked_worker, quiet_tokenizers_in_forked_workers
 from ..errors import Errors
 from ..extension import install_extension
-from ..rarity.frequencies import DEFAULT_MAX_ZIPF, CountTable
+from ..rarity.frequencies import CountTable
 from ..model.layers import SHARE_ATTR, Weights, bertram_shim, checked_subword_share, infer_vectors
 from ..rarity.rare_words import RareDecision, RareWordFinder, RareWordRule, group_by_word
-from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DEFAULT_MIN_WORDPIECES, DOC_EXTENSION, FACTORY
+from ..types import DEFAULT_CONTEXTS, DEFAULT_CONTEXTS_PER_WORD, DOC_EXTENSION, FACTORY
 from . import serialization
 from .checks import check_encoders, check_placement
 from .context_sources import DEFAULT_DOC_WINDOW, ContextSource
@@ -103,13 +103,7 @@ model_path = null
 
 [bertram.rare_words]
 @misc = "spacy-bertram.RareWords.v1"
-frequencies = "auto"
-max_zipf = {DEFAULT_MAX_ZIPF}
-alpha_only = true
-min_wordpieces = {DEFAULT_MIN_WORDPIECES}
-min_length = 2
-skip_split_pieces = true
-"""
+"""  # the rule's settings at their defaults: RareWordRule's fields, which the registered function reads
 DEFAULT_CONFIG = Config().from_str(DEFAULT_CONFIG_STR)
 
 
@@ -150,10 +144,10 @@ def make_bertram(
     context_window: int,
     cache_size: int,
     save_cache: bool,
-    vector_table: Optional[str] = None,
-    infer_missing: bool = True,
-    dictionary_store: Optional[str] = None,
-    subword_share: Optional[float] = None,
+    vector_table: Optional[str],
+    infer_missing: bool,
+    dictionary_store: Optional[str],
+    subword_share: Optional[float],
 ) -> "BertramComponent":
     """BERTRAM vectors for the rare tokens of each doc, in `doc._.bertram`.
 
