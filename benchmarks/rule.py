@@ -44,13 +44,15 @@ ROOT = Path(__file__).resolve().parents[1]
 def rule_pipeline(model: str, base_model: str) -> Any:
     """The component with the rule at its defaults (wordfreq's frequencies) on an untrained BERTRAM."""
     nlp = spacy.blank("en")
-    return nlp, nlp.add_pipe(
+    pipe = nlp.add_pipe(
         "bertram",
         config={
             "model": {"model_path": model, "base_model": base_model},
             "rare_words": {"@misc": "spacy-bertram.RareWords.v1", "frequencies": "wordfreq"},
         },
     )
+    nlp.initialize()  # the model loaded, the rule prepared
+    return nlp, pipe
 
 
 def run_rule(finder: Any, docs: List[Any], table: Any) -> float:
