@@ -118,10 +118,10 @@ def test_the_checks_run_once_at_initialize_and_at_a_load_not_per_batch(bertram_d
     pipe.from_bytes(pipe.to_bytes())  # a load prepares for the weights it read
     pipe.cache.clear()
     assert len(prepared) == 2 and pipe.finder is not finder and same_vectors(nlp(TEXT), doc) and len(prepared) == 2
-    pipe.subword_share = 0.5  # the cache key and the vector table depend on it: prepared again
-    assert len(prepared) == 3
+    pipe.subword_share = 0.5  # the cache key and the vector table depend on it, not the finder
+    assert len(prepared) == 2 and pipe.finder is not finder and pipe.cache.fingerprint.endswith("subword_share=0.5")
     pipe.word_sources.rule = RareWordRule(max_zipf=1.0)  # the finder is built from it: the next doc prepares
-    assert not nlp(TEXT)._.bertram and pipe.finder.rule is pipe.word_sources.rule and len(prepared) == 4
+    assert not nlp(TEXT)._.bertram and pipe.finder.rule is pipe.word_sources.rule and len(prepared) == 3
 
 
 #: The component's whole surface: spaCy's Pipe API, the subword share and the rare-word rule. What it holds beyond
@@ -167,6 +167,9 @@ def test_the_components_surface_is_the_named_list(bertram_dir, tiny_bert_path):
         "__init__",
         "__call__",
         "_vectors_key",
+        "_check_share",
+        "_in_pipeline",
+        "_check_encoders",
         "_made_from",
         "_is_prepared",
         "_ready",

@@ -259,7 +259,7 @@ class BertramComponent(Pipe):
     def subword_share(self, share: Optional[float]) -> None:
         self.model.attrs[SHARE_ATTR] = checked_subword_share(share, self.name)
         if self._prepared is not None:
-            self._prepare()  # the cache and the vector table, for this share
+            self._check_share()  # the cache and the vector table, for this share
 
     @property
     def finder(self) -> RareWordFinder:
@@ -300,20 +300,33 @@ class BertramComponent(Pipe):
         if self.cfg["model_id"] is None:
             raise ValueError(Errors.E154.format(name=self.name))
         network = shim.network
-        if self.cache.bind(self._vectors_key()):
-            logger.info("bertram: vector cache emptied: it held another model's vectors, or another subword_share's")
+        self._check_share()
         sources = self.word_sources
         word_key = word_key_function(network)
         sources.open_stores()
         sources.check_casing(word_key)
-        if self.vectors is not None:
-            self.vectors.check_network(self.cfg["model_id"], network, self.subword_share, self.name)
         prepared = Prepared(self._made_from(), sources.finder(network, shim.counts), word_key)
-        if self._nlp is not None and any(proc is self for _, proc in self._nlp.pipeline):
+        if self._in_pipeline():
             check_placement(self._nlp, self, self.name)
-            prepared.encoders_checked = check_encoders(self._nlp, self, network)
+        self._check_encoders(prepared)
         self._prepared = prepared
         return prepared
+
+    def _check_share(self) -> None:
+        """What depends on the weights and the subword_share: the cache bound to them, the vector table checked."""
+        if self.cache.bind(self._vectors_key()):
+            logger.info("bertram: vector cache emptied: it held another model's vectors, or another subword_share's")
+        if self.vectors is not None:
+            network = bertram_shim(self.model).network
+            self.vectors.check_network(self.cfg["model_id"], network, self.subword_share, self.name)
+
+    def _in_pipeline(self) -> bool:
+        return self._nlp is not None and any(proc is self for _, proc in self._nlp.pipeline)
+
+    def _check_encoders(self, prepared: Prepared) -> None:
+        """The transformers after `bertram` against the weights, until every one has loaded its own."""
+        if not prepared.encoders_checked and self._in_pipeline():
+            prepared.encoders_checked = check_encoders(self._nlp, self, bertram_shim(self.model).network)
 
     # -- processing --------------------------------------------------------------------
 
@@ -353,8 +366,7 @@ class BertramComponent(Pipe):
             limit_torch_threads_in_forked_worker()
             self._pid = os.getpid()
         prepared = self._ready()
-        if not prepared.encoders_checked and self._nlp is not None:
-            prepared.encoders_checked = check_encoders(self._nlp, self, bertram_shim(self.model).network)
+        self._check_encoders(prepared)
         finder, word_key = prepared.finder, prepared.word_key
         plans: List[List[Tuple[List[int], CacheKey]]] = []
         found: Dict[CacheKey, numpy.ndarray] = {}
@@ -508,11 +520,10 @@ class BertramComponent(Pipe):
         was saved (an override at `spacy.load`, an edited config.cfg), which then wins, as a config does."""
         bertram_shim(self.model).restore(cfg, values, exclude, self.name)
         self.vectors = values.get("vector_table", self.vectors)
+        self._prepared = None
         if cfg is not None:
             unchanged = cfg.get(CONFIGURED_SHARE_KEY) == self._configured_share
-            share = cfg.get(SHARE_KEY) if unchanged else self._configured_share
-            self.model.attrs[SHARE_ATTR] = checked_subword_share(share, self.name)
-        self._prepared = None
+            self.subword_share = cfg.get(SHARE_KEY) if unchanged else self._configured_share
         if bertram_shim(self.model).pending or self.cfg["model_id"] is None:
             self.word_sources.open_stores()
         else:
