@@ -102,6 +102,9 @@ class Errors(metaclass=ErrorsWithCodes):
     E056 = "The BERTRAM model has format version {version}; spacy-bertram reads up to {FORMAT_VERSION}: upgrade it"
     E057 = "Bad BERTRAM config file {path!r}: {err}"
     E058 = "{key!r} must be {names}, got {value_type} {value!r}"
+    E059 = ("The BERTRAM config lacks {missing}: every config.json spacy-bertram writes names each setting, so this "
+            "one was written by another program or edited. Add the settings the model was trained with "
+            "(`BertramConfig().to_dict()` shows every key), or save the model again with save_bertram")
     E060 = ("This BERTRAM model was trained for an encoder with {what} {want}, but the base model {base_model!r} has "
             "{got}. Use the encoder it was trained for (config.json 'base_model'), or retrain BERTRAM for this one.")
     E061 = ("{path!r} does not match its digest in {manifest!r}: the file was damaged or edited after the model was "

@@ -11,7 +11,7 @@ import torch
 
 from spacy_bertram import CountTable, create_bertram, load_bertram, save_bertram
 from spacy_bertram.model.inputs import NgramVocab
-from spacy_bertram.model.config import MISSING_KEY_MEANINGS, MODES, BertramConfig
+from spacy_bertram.model.config import MODES, BertramConfig
 from spacy_bertram.model.encoder import load_encoder
 from spacy_bertram.model.network import AttentiveMimicking, BertramNetwork
 
@@ -59,11 +59,22 @@ ITEMS = [
 ]
 
 
+#: The reference's values of the settings that mix other vectors into BERTRAM's (PAPER_SETTINGS' part).
+WITHOUT_MIXES = {
+    "read_layer": -1,
+    "subword_share": 0.0,
+    "own_embedding_for_one_piece": False,
+    "context_mean_share": 0.0,
+    "context_mean_share_with_form": 0.0,
+    "context_mean_smoothing": 0.0,
+}
+
+
 def make_network(path, mode, seed=0, **settings):
     """The network without the defaults' mixes (no output mix, form vectors for every word) in `mode`, unless
     `settings` say otherwise."""
     vocab = NgramVocab.from_words(WORDS, min_count=1)
-    network = create_bertram(path, ngram_vocab=vocab, **{**MISSING_KEY_MEANINGS, "mode": mode, **settings})
+    network = create_bertram(path, ngram_vocab=vocab, **{**WITHOUT_MIXES, "mode": mode, **settings})
     torch.manual_seed(seed)
     with torch.no_grad():  # move away from the identity/zero init so every part matters
         for name, param in network.bertram_state_dict().items():
@@ -434,7 +445,7 @@ def test_the_context_mean_is_the_hand_computed_mean_of_the_context_words(tiny_be
         assert len(network.inputs.word_pieces("kumquat")) > 1  # several pieces, each occurrence left out
 
 
-def test_the_context_mean_shares_round_trip_and_old_models_keep_none(tiny_bert_path, tmp_path):
+def test_the_context_mean_shares_round_trip(tiny_bert_path, tmp_path):
     network = make_network(tiny_bert_path, "inplace", context_mean_share=0.5, context_mean_share_with_form=0.25)
     save_bertram(network, tmp_path / "m")
     loaded = load_bertram(tmp_path / "m")
@@ -447,11 +458,9 @@ def test_the_context_mean_shares_round_trip_and_old_models_keep_none(tiny_bert_p
         0.0,
         1e-4,
     )
-    old = {k: v for k, v in network.config.to_dict().items() if not k.startswith("context_mean_")}
-    restored = BertramConfig.from_dict(old)
-    assert (
-        restored.context_mean_share == restored.context_mean_share_with_form == restored.context_mean_smoothing == 0.0
-    )
+    without_shares = {k: v for k, v in network.config.to_dict().items() if not k.startswith("context_mean_")}
+    with pytest.raises(ValueError, match=r"\[E059\] The BERTRAM config lacks \['context_mean_share'"):
+        BertramConfig.from_dict(without_shares)
     with pytest.raises(ValueError, match=r"\[E052\] context_mean_share must be in \[0, 1\], got -0.1"):
         BertramConfig(context_mean_share=-0.1)
     for bad in (-0.1, 1.0):

@@ -109,16 +109,13 @@ def test_no_part_is_read_before_every_part_is_checked(tmp_path):
         read_bytes(write_bytes(_writers(a=b"x"), {}, ()), {"a": bad}, ())
 
 
-def test_a_cfg_from_before_the_list_of_parts_and_bad_maps():
-    legacy = srsly.msgpack_dumps({"cfg": b'{"model_id": null}', "a": b"alpha"})
-    assert read_bytes(legacy, READERS, ())[1] == {"a": "alpha"}  # no list: every part optional
-    with pytest.raises(ValueError, match=r"\[E145\] the serialized component's 'b' is missing, .*\(it holds b\)"):
-        read_bytes(legacy, READERS, (), unlisted={"b": "it holds b"})
+def test_a_cfg_without_its_list_of_parts_and_bad_maps():
     for parts, message in [
+        ({"cfg": b'{"model_id": null}', "a": b"alpha"}, r"\[E142\].*'parts' must map .* to digests, got None"),
         ({"a": b"alpha"}, r"\[E144\] the serialized component's 'cfg' is missing"),
         ({"cfg": b'{"model_id": 3}'}, r"\[E141\].*'model_id' must be a string or null, got 3"),
         ({"cfg": b'{"parts": {"c": "x"}}'}, r"\[E142\].*'parts' must map \['a', 'b'\] to digests"),
-        ({"cfg": b"{}", "a": "text"}, r"\[E143\].*component's 'a' holds str, not bytes"),
+        ({"cfg": b'{"parts": {}}', "a": "text"}, r"\[E143\].*component's 'a' holds str, not bytes"),
     ]:
         with pytest.raises(ValueError, match=message):
             read_bytes(srsly.msgpack_dumps(parts), READERS, (), strings=["model_id"])
@@ -357,13 +354,18 @@ def test_corrupt_saved_pipeline(bertram_dir, tiny_bert_path, tmp_path):  # noqa:
         (tmp_path / "p" / "bertram" / part).write_bytes(b"\x81\xa3bad\xa1x")
         with pytest.raises(ValueError, match=rf"\[E146\].*bertram/{part}' does not match .*bertram/cfg"):
             spacy.load(tmp_path / "p")
-    # A cfg from before the digests: the part's own reader names what is wrong.
+    # Bad bytes whose digest cfg vouches for: the part's own reader names what is wrong.
     nlp.to_disk(tmp_path / "p")
     cfg = json.loads((tmp_path / "p" / "bertram" / "cfg").read_text(encoding="utf8"))
-    del cfg["parts"]
+    cfg["parts"]["cache"] = digest(b"not msgpack at all")
     (tmp_path / "p" / "bertram" / "cfg").write_text(json.dumps(cfg), encoding="utf8")
     (tmp_path / "p" / "bertram" / "cache").write_bytes(b"not msgpack at all")
     with pytest.raises(ValueError, match=r"\[E147\] Cannot load '.*bertram/cache'.*Corrupt BERTRAM vector cache"):
+        spacy.load(tmp_path / "p")
+    # A cfg without its list of parts vouches for none of them.
+    del cfg["parts"]
+    (tmp_path / "p" / "bertram" / "cfg").write_text(json.dumps(cfg), encoding="utf8")
+    with pytest.raises(ValueError, match=r"\[E142\] '.*bertram/cfg': 'parts' must map"):
         spacy.load(tmp_path / "p")
 
 

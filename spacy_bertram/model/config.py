@@ -96,9 +96,11 @@ SLOT_MODES: Tuple[Mode, ...] = tuple(mode for mode in MODES if MODE_TRAITS[mode]
 FORMAT_VERSION = 1
 #: The shortest encoder window per context: the special tokens, the word and a few words around it.
 MIN_SEQ_LENGTH = 8
-#: What a key missing from a saved config.json means: the value the network had before the key
-#: existed (every file written since names each key, and a key not listed here has kept its default).
-MISSING_KEY_MEANINGS: Mapping[str, Any] = MappingProxyType(
+#: The reference implementation's network (github timoschick/bertram, the paper's code), every
+#: setting where the defaults differ from it: `BertramConfig(**PAPER_SETTINGS)`, with an n-gram table
+#: built as it builds one (`NgramVocab.from_words(..., style="reference")`). Its vectors equal the
+#: reference's own within 1e-5 (tests/test_model_reference.py holds them to vectors it inferred).
+PAPER_SETTINGS: Mapping[str, Any] = MappingProxyType(
     {
         "mode": "add",
         "read_layer": -1,
@@ -107,15 +109,6 @@ MISSING_KEY_MEANINGS: Mapping[str, Any] = MappingProxyType(
         "context_mean_share": 0.0,
         "context_mean_share_with_form": 0.0,
         "context_mean_smoothing": 0.0,
-    }
-)
-#: The reference implementation's network (github timoschick/bertram, the paper's code), every
-#: setting where the defaults differ from it: `BertramConfig(**PAPER_SETTINGS)`, with an n-gram table
-#: built as it builds one (`NgramVocab.from_words(..., style="reference")`). Its vectors equal the
-#: reference's own within 1e-5 (tests/test_model_reference.py holds them to vectors it inferred).
-PAPER_SETTINGS: Mapping[str, Any] = MappingProxyType(
-    {
-        **MISSING_KEY_MEANINGS,  # the network's values before those keys existed were the reference's
         "use_subword_mean": False,
         "mimicking": "linear",
         "context_rows": "reference",
@@ -280,8 +273,8 @@ class BertramConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "BertramConfig":
-        """Read a saved config; a key it lacks means what it meant when the file was written
-        (MISSING_KEY_MEANINGS), not today's default."""
+        """Read a saved config: every setting named (a file that lacks one was not written by this version, and
+        today's default might not be what it was trained with)."""
         if not isinstance(data, Mapping):
             raise ValueError(Errors.E054.format(data_type=type(data).__name__))
         known = {f.name for f in fields(cls)}
@@ -293,7 +286,10 @@ class BertramConfig:
             raise ValueError(Errors.E028.format(key="format_version", value=version))
         if version > FORMAT_VERSION:
             raise ValueError(Errors.E056.format(version=version, FORMAT_VERSION=FORMAT_VERSION))
-        return cls(**{**MISSING_KEY_MEANINGS, **data})
+        missing = [f.name for f in fields(cls) if f.name not in data]
+        if missing:
+            raise ValueError(Errors.E059.format(missing=missing))
+        return cls(**data)
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "BertramConfig":

@@ -77,9 +77,8 @@ from .word_sources import WordSources, word_key_function
 logger = logging.getLogger("spacy_bertram")
 
 Vectors = Dict[int, numpy.ndarray]
-#: The saved cfg's checks: keys that are strings or null; the part a cfg from before its list of parts needs.
+#: The saved cfg's keys that are strings or null.
 CFG_STRINGS = ("model_id", "model_source", *STACK_KEYS.values())
-UNLISTED_NEEDS = {"model": "it holds the trained weights"}
 #: Keys of the saved cfg: the subword_share in use, and the one the config gave when the component was built.
 SHARE_KEY, CONFIGURED_SHARE_KEY = "subword_share", "subword_share_config"
 
@@ -474,7 +473,7 @@ class BertramComponent(Pipe):
         serialization.unpack(bytes_data, {name: partial(found.__setitem__, name) for name in [CFG, *readers]}, exclude)
         where = "the serialized component's {!r}".format
         cfg, values = serialization.read_parts(
-            found.get, readers, exclude, where, strings=CFG_STRINGS, unlisted=UNLISTED_NEEDS
+            found.get, readers, exclude, where, strings=CFG_STRINGS
         )
         check_saved_stack(cfg, f"The serialized component {self.name!r}")
         self._restore(cfg, values, exclude)
@@ -501,7 +500,6 @@ class BertramComponent(Pipe):
             exclude,
             lambda name: repr(str(path / name)),
             strings=CFG_STRINGS,
-            unlisted=UNLISTED_NEEDS,
         )
         check_saved_stack(cfg, f"The pipeline at {str(path.parent)!r}")
         self.word_sources.relocate_store(path.parent, cfg)

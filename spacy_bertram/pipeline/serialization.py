@@ -108,10 +108,8 @@ def parse_cfg(data: bytes, where: str, names: Collection[str], strings: Iterable
     for key in strings:
         if not isinstance(cfg.get(key), (str, type(None))):
             raise ValueError(Errors.E141.format(where=where, key=key, value=cfg[key]))
-    parts = cfg.get("parts")
-    if parts is not None and (
-        not isinstance(parts, dict) or not all(k in names and isinstance(v, str) for k, v in parts.items())
-    ):
+    parts = cfg.get("parts")  # every save lists its parts: without the list nothing vouches for them
+    if not isinstance(parts, dict) or not all(k in names and isinstance(v, str) for k, v in parts.items()):
         raise ValueError(Errors.E142.format(where=where, names=sorted(names), parts=parts))
     return cfg
 
@@ -123,13 +121,9 @@ def read_parts(
     where: Callable[[str], str],
     *,
     strings: Iterable[str] = (),
-    unlisted: Optional[Mapping[str, str]] = None,
 ) -> Loaded:
     """Check, then read, the parts that `fetch(name)` returns (None: absent); errors name `where(name)`.
-
-    strings: cfg keys whose values must be strings or null. unlisted: part -> why it is needed, for a
-    cfg from before the list of parts (the other parts are optional then).
-    """
+    strings: cfg keys whose values must be strings or null."""
     exclude = set(exclude)
 
     def fetch_bytes(name: str) -> Optional[bytes]:
@@ -152,13 +146,9 @@ def read_parts(
         data = fetch_bytes(name)
         if listed is not None and name not in listed:
             data = None  # not saved with this cfg: a leftover it does not vouch for
-        if listed is not None:
-            needed = f"{where(CFG)} lists it" if name in listed else None
-        else:
-            needed = (unlisted or {}).get(name)
         if data is None:
-            if needed is not None:
-                raise ValueError(Errors.E145.format(where=where(name), needed=needed))
+            if listed is not None and name in listed:
+                raise ValueError(Errors.E145.format(where=where(name), needed=f"{where(CFG)} lists it"))
             continue
         if listed is not None and digest(data) != listed[name]:
             raise ValueError(Errors.E146.format(where=where(name), cfg_where=where(CFG)))
