@@ -25,7 +25,6 @@ from spacy.tokens import Doc
 from spacy.util import registry
 from spacy_transformers import FullTransformerBatch
 from spacy_transformers.layers import split_trf_batch, trfs2arrays
-from spacy_transformers.span_getters import configure_strided_spans
 from thinc.api import Model, chain
 from thinc.types import Floats2d, Ragged
 
@@ -116,8 +115,11 @@ def Bertram_v1(
     )
 
 
-#: spacy-transformers' `transformer` factory's default spans (its default config's get_spans block).
-DEFAULT_SPAN_WINDOW, DEFAULT_SPAN_STRIDE = 128, 96
+def stock_span_getter() -> Callable:
+    """spacy-transformers' `transformer` factory's default spans, read from its default config's get_spans block
+    through spaCy's factory meta, so that the window and stride stay theirs."""
+    block = Language.get_factory_meta("transformer").default_config["model"]["get_spans"]
+    return registry.resolve({"get_spans": block})["get_spans"]
 
 
 @registry.architectures("spacy-bertram.TransformerModel.v1")
@@ -139,10 +141,10 @@ def create_TransformerModel_v1(
     The other settings are those of TransformerModel.v3, with defaults for what `nlp.add_pipe("transformer",
     config={"model": {"@architectures": ...}})` leaves out (a new architecture replaces the factory's whole
     model block, its get_spans included): name "default" is the embedded MiniLM, BERTRAM's default encoder;
-    get_spans is the factory's default, `spacy-transformers.strided_spans.v1` with window 128 and stride 96.
+    get_spans is the factory's default (`stock_span_getter`).
     """
     if get_spans is None:
-        get_spans = configure_strided_spans(window=DEFAULT_SPAN_WINDOW, stride=DEFAULT_SPAN_STRIDE)
+        get_spans = stock_span_getter()
     return BertramTransformerModel(
         resolve_base_model(name),
         get_spans,

@@ -318,6 +318,9 @@ class Errors(metaclass=ErrorsWithCodes):
             "its words are looked up lowercased ('quokka'), and the store holds them as written ('Quokka'), so a "
             "capitalised word would get none of its contexts. Build the store again without --cased (a model that "
             "ignores case reads a lowercased store), or use a BERTRAM model trained for a cased encoder.")
+    E194 = ("'{setting}' is not an attribute of the '{name}' component: its contexts and its rule live in "
+            "`word_sources` (set `nlp.get_pipe('{name}').word_sources.{word_sources_name}`), or give it in the "
+            "component's config")
 
     # E2xx: training (training/: prepare, targets, train, vectors)
     E201 = "Corrupt weights {path!r}: {err}. Delete that directory to train it again."

@@ -16,11 +16,14 @@ import numpy
 import pytest
 import spacy
 import torch
+from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
+from spacy.util import registry
 from spacy_transformers import FullTransformerBatch, TransformerModel
 from thinc.api import Adam
 
+from spacy_bertram.architectures import stock_span_getter
 from spacy_bertram.injection import BertramTransformerModel
 from spacy_bertram.injection.model import replace_listener_cfg
 from spacy_bertram.injection.wordpieces import has_vectors
@@ -97,15 +100,15 @@ def test_the_package_uses_no_private_name_of_spacy_transformers_thinc_or_spacy()
 
 
 #: Every name the package imports from spacy-transformers: names its package and its `layers` export
-#: (`__all__`), its data classes, and its span getters. Nothing else: its functions for tokenizing,
-#: aligning and truncating, and its forward, are internals that change between releases.
+#: (`__all__`) and its data classes. Nothing else: its functions for tokenizing, aligning and truncating,
+#: and its forward, are internals that change between releases; its default spans are read from its
+#: factory's default config (`architectures.stock_span_getter`).
 SPACY_TRANSFORMERS_IMPORTS = {
     ("spacy_transformers", "FullTransformerBatch"),
     ("spacy_transformers", "TransformerModel"),
     ("spacy_transformers.data_classes", "WordpieceBatch"),
     ("spacy_transformers.layers", "split_trf_batch"),
     ("spacy_transformers.layers", "trfs2arrays"),
-    ("spacy_transformers.span_getters", "configure_strided_spans"),
 }
 
 
@@ -125,12 +128,16 @@ def test_the_package_imports_only_what_spacy_transformers_exports():
     import importlib
 
     assert spacy_transformers_imports() == SPACY_TRANSFORMERS_IMPORTS
+    stock = Language.get_factory_meta("transformer").default_config["model"]["get_spans"]
+    assert stock["@span_getters"] == "spacy-transformers.strided_spans.v1"
+    docs = [spacy.blank("en")(" ".join(["word"] * 300))]
+    assert [[(s.start, s.end) for s in spans] for spans in stock_span_getter()(docs)] == [
+        [(s.start, s.end) for s in spans] for spans in registry.resolve({"g": stock})["g"](docs)
+    ]
     for module_name, name in SPACY_TRANSFORMERS_IMPORTS:
         module = importlib.import_module(module_name)
         if module_name.endswith("data_classes"):
             assert dataclasses.is_dataclass(getattr(module, name))
-        elif module_name.endswith("span_getters"):
-            assert callable(getattr(module, name))
         else:
             assert name in module.__all__, (module_name, name)
 

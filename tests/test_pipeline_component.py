@@ -166,6 +166,7 @@ def test_the_components_surface_is_the_named_list(bertram_dir, tiny_bert_path):
     assert {name for name, value in own.items() if name.startswith("_") and callable(value)} == {
         "__init__",
         "__call__",
+        "__setattr__",
         "_vectors_key",
         "_check_share",
         "_in_pipeline",
@@ -186,6 +187,11 @@ def test_the_context_settings_live_in_word_sources(bertram_dir, tiny_bert_path):
     assert pipe.word_sources.contexts_per_word == 3 and "word_sources" in vars(pipe)
     settings = {"rule", "contexts_per_word", "context_window", "context_store", "dictionary_store"}
     assert not settings & (set(vars(pipe)) | set(vars(BertramComponent)))  # one copy, where the sources read it
+    with pytest.raises(AttributeError, match=r"\[E194\] 'context_store' is not an attribute of the 'bertram' comp"):
+        pipe.context_store = "elsewhere.sqlite"  # would shadow nothing the component reads
+    with pytest.raises(AttributeError, match=r"\[E194\].*set `nlp.get_pipe\('bertram'\).word_sources.rule`"):
+        pipe.rare_words = None
+    assert "context_store" not in vars(pipe) and pipe.word_sources.context_store is None
 
 
 # -- the subword share: an inference setting of the component ----------------------------

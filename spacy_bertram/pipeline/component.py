@@ -41,6 +41,7 @@ Fallbacks, all documented and none silent about a wrong vector:
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 from dataclasses import dataclass
@@ -82,30 +83,6 @@ CFG_STRINGS = ("model_id", "model_source", *STACK_KEYS.values())
 #: Keys of the saved cfg: the subword_share in use, and the one the config gave when the component was built.
 SHARE_KEY, CONFIGURED_SHARE_KEY = "subword_share", "subword_share_config"
 
-DEFAULT_CONFIG_STR = f"""
-[bertram]
-contexts = "{DEFAULT_CONTEXTS}"
-context_store = null
-dictionary_store = null
-contexts_per_word = {DEFAULT_CONTEXTS_PER_WORD}
-context_window = {DEFAULT_DOC_WINDOW}
-cache_size = {DEFAULT_CACHE_SIZE}
-save_cache = false
-vector_table = null
-infer_missing = true
-subword_share = null
-
-[bertram.model]
-@architectures = "spacy-bertram.Bertram.v1"
-base_model = null
-model_path = null
-
-[bertram.rare_words]
-@misc = "spacy-bertram.RareWords.v1"
-"""  # the rule's settings at their defaults: RareWordRule's fields, which the registered function reads
-DEFAULT_CONFIG = Config().from_str(DEFAULT_CONFIG_STR)
-
-
 install_extension()
 
 
@@ -127,70 +104,12 @@ class Prepared:
     encoders_checked: bool = False
 
 
-@Language.factory(
-    FACTORY,
-    assigns=[f"doc._.{DOC_EXTENSION}"],
-    default_config=DEFAULT_CONFIG["bertram"],
-)
-def make_bertram(
-    nlp: Language,
-    name: str,
-    model: Model,
-    rare_words: RareWordRule,
-    contexts: Union[str, ContextSource],
-    context_store: Optional[str],
-    contexts_per_word: int,
-    context_window: int,
-    cache_size: int,
-    save_cache: bool,
-    vector_table: Optional[str],
-    infer_missing: bool,
-    dictionary_store: Optional[str],
-    subword_share: Optional[float],
-) -> "BertramComponent":
-    """BERTRAM vectors for the rare tokens of each doc, in `doc._.bertram`.
-
-    model: the `spacy-bertram.Bertram.v1` layer. Its `model_path` is the
-        trained BERTRAM directory, loaded by `initialize` or on first use; its
-        network settings are read from the trained model (a conflicting value
-        is an error).
-    rare_words: the rule (`spacy-bertram.RareWords.v1`).
-    contexts: a context source, registered (`@context_sources =
-        "spacy-bertram.store_contexts.v1"`, or your own) or as a string
-        shorthand ("doc", "store:6+dictionary:2", "none": `context_sources.py`).
-    context_store, dictionary_store, context_window: the paths and window the
-        shorthand reads; context_store also gives rare_words.frequencies="store" its counts.
-    contexts_per_word: contexts per rare word from all sources together (`word_sources.WordSources`).
-    cache_size: vectors kept in the LRU cache (0 disables it).
-    save_cache: write the cache with the pipeline. Off by default: the cache
-        holds the rare words of every doc processed (the training data too).
-    vector_table: a table from `python -m spacy_bertram vectors` (or give it at
-        initialize): a rare word in it gets its row, no inference; the table is
-        saved with the pipeline.
-    infer_missing: infer rare words that are not in the table (False: they
-        keep their stock encoding).
-    subword_share: the weight of the subword mean in the vectors inferred, in
-        [0, 1]; None: the trained model's own (its config.json). An inference
-        setting (training fits BERTRAM's own vector), so it is set here rather
-        than by saving the model again.
-    """
-    return BertramComponent(
-        nlp.vocab,
-        model,
-        rare_words,
-        name=name,
-        nlp=nlp,
-        contexts=contexts,
-        context_store=context_store,
-        contexts_per_word=contexts_per_word,
-        context_window=context_window,
-        cache_size=cache_size,
-        save_cache=save_cache,
-        vector_table=vector_table,
-        infer_missing=infer_missing,
-        dictionary_store=dictionary_store,
-        subword_share=subword_share,
-    )
+#: The factory's settings that `word_sources` holds, and their names there: set on the component, they would be
+#: a new attribute that nothing reads.
+WORD_SOURCE_SETTINGS = {
+    "rare_words": "rule",
+    **{name: name for name in ("contexts", "context_store", "dictionary_store", "contexts_per_word", "context_window")},
+}
 
 
 class BertramComponent(Pipe):
@@ -241,6 +160,14 @@ class BertramComponent(Pipe):
         self._pid = os.getpid()  # a worker forked by nlp.pipe(n_process=...) checks itself at its first batch
         quiet_tokenizers_in_forked_workers()
         install_extension()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in WORD_SOURCE_SETTINGS:
+            where = WORD_SOURCE_SETTINGS[name]
+            raise AttributeError(
+                Errors.E194.format(name=getattr(self, "name", FACTORY), setting=name, word_sources_name=where)
+            )
+        super().__setattr__(name, value)
 
     @property
     def cfg(self) -> Dict[str, Any]:
@@ -472,9 +399,7 @@ class BertramComponent(Pipe):
         _, readers = self._parts()
         serialization.unpack(bytes_data, {name: partial(found.__setitem__, name) for name in [CFG, *readers]}, exclude)
         where = "the serialized component's {!r}".format
-        cfg, values = serialization.read_parts(
-            found.get, readers, exclude, where, strings=CFG_STRINGS
-        )
+        cfg, values = serialization.read_parts(found.get, readers, exclude, where, strings=CFG_STRINGS)
         check_saved_stack(cfg, f"The serialized component {self.name!r}")
         self._restore(cfg, values, exclude)
         return self
@@ -526,3 +451,88 @@ class BertramComponent(Pipe):
             self.word_sources.open_stores()
         else:
             self._prepare()
+
+
+def _keyword_defaults() -> Dict[str, Any]:
+    """The component's settings at their defaults, as its constructor states them (the one place they are)."""
+    parameters = inspect.signature(BertramComponent.__init__).parameters.values()
+    return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY and p.name not in ("name", "nlp")}
+
+
+#: The factory's default config: the constructor's defaults, the layer and the rule (their registered functions'
+#: defaults, which spaCy fills: RareWordRule's fields for the rule).
+DEFAULT_CONFIG = Config(
+    {
+        "bertram": {
+            **_keyword_defaults(),
+            "model": {"@architectures": "spacy-bertram.Bertram.v1"},
+            "rare_words": {"@misc": "spacy-bertram.RareWords.v1"},
+        }
+    }
+)
+
+
+@Language.factory(
+    FACTORY,
+    assigns=[f"doc._.{DOC_EXTENSION}"],
+    default_config=DEFAULT_CONFIG["bertram"],
+)
+def make_bertram(
+    nlp: Language,
+    name: str,
+    model: Model,
+    rare_words: RareWordRule,
+    contexts: Union[str, ContextSource],
+    context_store: Optional[str],
+    contexts_per_word: int,
+    context_window: int,
+    cache_size: int,
+    save_cache: bool,
+    vector_table: Optional[str],
+    infer_missing: bool,
+    dictionary_store: Optional[str],
+    subword_share: Optional[float],
+) -> "BertramComponent":
+    """BERTRAM vectors for the rare tokens of each doc, in `doc._.bertram`.
+
+    model: the `spacy-bertram.Bertram.v1` layer. Its `model_path` is the
+        trained BERTRAM directory, loaded by `initialize` or on first use; its
+        network settings are read from the trained model (a conflicting value
+        is an error).
+    rare_words: the rule (`spacy-bertram.RareWords.v1`).
+    contexts: a context source, registered (`@context_sources =
+        "spacy-bertram.store_contexts.v1"`, or your own) or as a string
+        shorthand ("doc", "store:6+dictionary:2", "none": `context_sources.py`).
+    context_store, dictionary_store, context_window: the paths and window the
+        shorthand reads; context_store also gives rare_words.frequencies="store" its counts.
+    contexts_per_word: contexts per rare word from all sources together (`word_sources.WordSources`).
+    cache_size: vectors kept in the LRU cache (0 disables it).
+    save_cache: write the cache with the pipeline. Off by default: the cache
+        holds the rare words of every doc processed (the training data too).
+    vector_table: a table from `python -m spacy_bertram vectors` (or give it at
+        initialize): a rare word in it gets its row, no inference; the table is
+        saved with the pipeline.
+    infer_missing: infer rare words that are not in the table (False: they
+        keep their stock encoding).
+    subword_share: the weight of the subword mean in the vectors inferred, in
+        [0, 1]; None: the trained model's own (its config.json). An inference
+        setting (training fits BERTRAM's own vector), so it is set here rather
+        than by saving the model again.
+    """
+    return BertramComponent(
+        nlp.vocab,
+        model,
+        rare_words,
+        name=name,
+        nlp=nlp,
+        contexts=contexts,
+        context_store=context_store,
+        contexts_per_word=contexts_per_word,
+        context_window=context_window,
+        cache_size=cache_size,
+        save_cache=save_cache,
+        vector_table=vector_table,
+        infer_missing=infer_missing,
+        dictionary_store=dictionary_store,
+        subword_share=subword_share,
+    )
