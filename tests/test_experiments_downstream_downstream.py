@@ -248,8 +248,8 @@ def evaluate_with_stores(trained, bertram_assets, tmp_path, systems, **settings)
 
 
 def test_each_set_gets_its_own_texts_as_a_store_and_a_fresh_memory(trained, bertram_assets, tmp_path):
-    """The paper's INDOMAIN per evaluated set: the set's texts (no labels) as a store, alone or before the general
-    store; the streaming memory starts empty for every set and system."""
+    """INDOMAIN as the paper describes it, per evaluated set: the set's texts (no labels) as a store, alone or before
+    the general store; the streaming memory starts empty for every set and system."""
     from spacy_bertram import open_context_store
     from bertram_experiments.downstream.downstream import build_set_stores, set_contexts
 

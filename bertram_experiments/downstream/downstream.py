@@ -16,7 +16,7 @@ Steps (each a `python -m bertram_experiments` command, see cli.py and project.ym
                              recentre) from the word's form alone (CTX form), the
                              doc's own sentences (doc) or the context store (store);
                              for slash and recentre also: the set's own texts (no
-                             labels) as a store (indomain: the paper's INDOMAIN), that
+                             labels) as a store (indomain: INDOMAIN as the paper describes it), that
                              store before the general one (stores), and the doc with
                              the streaming memory of the set's earlier texts (memory);
                              and, given a definition store, the in-domain and general
@@ -80,7 +80,8 @@ INJECTIONS = ("replace", "slash", "recentre")
 #: BERTRAM's context sources in the system names -> the component's `contexts` value.
 CONTEXT_SETTINGS = {"form": "none", "doc": "doc", "store": "store"}
 #: Context sources that depend on the evaluated set, for the injections that pay (recentre, slash): the set's own
-#: texts (no labels) as a store, alone ("indomain") or before the general store ("stores"), the paper's INDOMAIN;
+#: texts (no labels) as a store, alone ("indomain") or before the general store ("stores"), INDOMAIN as the paper
+#: describes it;
 #: and the streaming memory ("memory": the doc and what the component remembered from the set's earlier texts,
 #: read in their order, starting empty). Each set gets its own component, so nothing carries over between sets.
 SET_CONTEXTS = ("indomain", "stores", "memory")
@@ -322,7 +323,7 @@ def set_contexts(
 
 
 def build_set_stores(sets: Dict[str, List[dict]], directory: Path, max_contexts: int) -> Dict[str, Path]:
-    """Each set's own texts (no labels) as a context store: the paper's INDOMAIN for that set."""
+    """Each set's own texts (no labels) as a context store: INDOMAIN as the paper describes it for that set."""
     stores: Dict[str, Path] = {}
     for name, items in sets.items():
         path = directory / f"{name.replace('/', '-') or 'set'}.sqlite"

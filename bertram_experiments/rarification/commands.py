@@ -124,8 +124,8 @@ def rarify_cmd(
     counts: Path = typer.Option(..., help="word counts: prepare's counts.tsv, its directory, or contexts.sqlite"),
     max_zipf: float = typer.Option(
         2.0,
-        help="a substitute is rare below this wordfreq Zipf (2: the paper's "
-        "'fewer than 100 in WWC'; 3: its '-1000' variant) and needs 2+ wordpieces",
+        help="a substitute is rare below this wordfreq Zipf (2: "
+        "'fewer than 100 in WWC' as the paper puts it; 3: its '-1000' variant) and needs 2+ wordpieces",
     ),
     max_candidates: Optional[int] = typer.Option(None, **count_range("items"), help="at most N test candidates"),
     max_masks: int = typer.Option(5, **count_range("words"), help="words masked per item at most"),

@@ -15,7 +15,7 @@ Everything here is independent of the classifier: it is passed in as
 per label in the order of `labels`).
 
 "Rare" is the `bertram` component's rule (`rare_words`): a substitute is below a
-Zipf value (2.0 by default, the paper's "fewer than 100 in WWC"; 3.0 for its
+Zipf value (2.0 by default, "fewer than 100 in WWC" as the paper puts it; 3.0 for its
 "-1000" variant) and the encoder cuts it into 2+ wordpieces, so every substitute
 is a word the encoder does not know as a whole.
 

@@ -20,8 +20,8 @@ from spacy_bertram.project_support import (
 # ---------------------------------------------------------------------------
 # Substitution dictionary
 
-#: Rare for rarification: below this Zipf value (the paper's "fewer than 100 occurrences
-#: in WWC", about a billion words); its "-1000" variant is Zipf 3.
+#: Rare for rarification: below this Zipf value (the paper's threshold,
+#: "fewer than 100 occurrences in WWC", about a billion words); its "-1000" variant is Zipf 3.
 DEFAULT_RARIFY_MAX_ZIPF = 2.0
 
 #: Penn Treebank tag -> WordNet POS. Proper nouns are left alone on purpose:

@@ -5,7 +5,7 @@ a user's texts often holds a rare word in many docs: `MemoryContexts` remembers 
 rare word it is asked for (cut exactly as `DocContexts` cuts them) and answers with the word's remembered
 contexts, so the word met in its 50th doc gets the sentences of the earlier ones. Processing a collection
 twice, `list(nlp.pipe(texts))` to remember and then again to predict, gives every occurrence the contexts of
-the whole collection: the paper's in-domain setting (all unlabeled texts of the test set as contexts).
+the whole collection: the in-domain setting the paper describes (all unlabeled texts of the test set as contexts).
 
 What a word gets is stable, so its vector is computed a bounded number of times and never served stale: the
 remembered contexts are returned oldest first and cut to the largest step of `recompute_at` (1, 2, 4, 8) not

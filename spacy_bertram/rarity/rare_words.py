@@ -52,7 +52,7 @@ class RareWordRule:
         no list for the language), "wordfreq", "model" (the counts alone) or
         "store" (the context store's corpus counts alone).
     max_zipf: a token is rare when its Zipf frequency is below this (3.0 is about
-        once per million words; the paper's "fewer than 1000 in WWC").
+        once per million words; "fewer than 1000 in WWC" as the paper puts it).
     alpha_only: only alphabetic tokens (no numbers, punctuation, emoji); when
         False a token still needs at least one letter.
     min_wordpieces: only tokens the encoder cuts into at least this many
