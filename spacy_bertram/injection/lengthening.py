@@ -28,7 +28,8 @@ LENGTHENING_MODES = ("slash", "replace")
 def run_lengthened(
     transformer: Model, plan: InjectionPlan, is_train: bool, hf_model: Any
 ) -> Tuple[Any, Callable[[Any], Any]]:
-    """The HF layer on the plan's rebuilt rows (in length groups), outputs on the stock layout."""
+    """The HF layer on the plan's rebuilt rows (in length groups), outputs on the stock layout (recentre's rows
+    too, when they run in groups)."""
     return run_in_length_groups(plan, lambda part: run_rebuilt(transformer, part, is_train, hf_model))
 
 

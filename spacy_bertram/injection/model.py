@@ -8,7 +8,8 @@ the encoder's input-embedding space), puts them into the word-embedding output o
 through a one-shot hook (`hook.py`):
 
 - recentre (the default): e_k + (v_w - mean(e_i..e_j)) for k in i..j (the pieces' mean
-  becomes v_w; no position added or removed; a vector equal to the subword mean changes nothing);
+  becomes v_w; no position added or removed; a vector equal to the subword mean changes nothing),
+  on the stock rows in length groups where those save more padding than their calls cost (`groups.py`);
 - replace and slash change the sequence lengths (`lengthening.py`): e_1..e_{i-1}, v_w, e_{j+1}..e_n,
   and e_1..e_j, e_/, v_w, e_{j+1}..e_n, their outputs mapped back onto the stock layout;
 - none: vectors are ignored.
@@ -29,6 +30,8 @@ from spacy_transformers import FullTransformerBatch, TransformerModel
 
 from ..extension import install_extension
 from ..types import DEFAULT_INJECTION, InjectionMode, check_injection
+from .batch import InjectionPlan, row_ends
+from .groups import length_groups
 from .hook import call_with_vectors
 from .lengthening import LENGTHENING_MODES, run_lengthened
 from .plan import make_injection_plan
@@ -135,7 +138,7 @@ def forward(model: BertramTransformerModel, docs: List[Doc], is_train: bool) -> 
     elif model.injection in LENGTHENING_MODES:
         model_output, backprop_layer = run_lengthened(transformer, plan, is_train, hf_model)
     else:
-        model_output, backprop_layer = call_with_vectors(transformer, wordpieces, plan, is_train, hf_model, True)
+        model_output, backprop_layer = run_recentred(transformer, wordpieces, plan, is_train, hf_model)
     if debug_logger is not None:
         debug_logger.info(f"{cuda_megabytes():.1f} MB: after forward")
     output = FullTransformerBatch(
@@ -147,6 +150,17 @@ def forward(model: BertramTransformerModel, docs: List[Doc], is_train: bool) -> 
         return docs
 
     return output, backprop
+
+
+def run_recentred(
+    transformer: Any, wordpieces: Any, plan: InjectionPlan, is_train: bool, hf_model: Any
+) -> Tuple[Any, Callable[[Any], Any]]:
+    """recentre's rows are the stock rows with shifts added: one call on the stock batch, or, where length groups
+    save more padding than their extra calls cost, the groups' calls with their outputs put back on the stock layout
+    row by row, as the rebuilt rows' are (equal to one call's to float rounding; padding positions give zeros)."""
+    if len(length_groups(row_ends(plan.attention_mask))) == 1:
+        return call_with_vectors(transformer, wordpieces, plan, is_train, hf_model, True)
+    return run_lengthened(transformer, plan, is_train, hf_model)
 
 
 def maybe_empty_cuda_cache(chance: float) -> None:
@@ -164,4 +178,4 @@ def cuda_megabytes() -> float:
     return torch.cuda.memory_allocated() / 1024**2 if torch.cuda.is_available() else 0.0
 
 
-__all__ = ["BertramTransformerModel", "forward", "replace_listener_cfg"]
+__all__ = ["BertramTransformerModel", "forward", "replace_listener_cfg", "run_recentred"]
