@@ -11,7 +11,7 @@ import torch
 
 from spacy_bertram import CountTable, create_bertram, load_bertram, save_bertram
 from spacy_bertram.model.inputs import NgramVocab
-from spacy_bertram.model.config import MODES, BertramConfig
+from spacy_bertram.model.config import MODES, PAPER_SETTINGS, BertramConfig
 from spacy_bertram.model.encoder import load_encoder
 from spacy_bertram.model.network import AttentiveMimicking, BertramNetwork
 
@@ -60,14 +60,8 @@ ITEMS = [
 
 
 #: The reference's values of the settings that mix other vectors into BERTRAM's (PAPER_SETTINGS' part).
-WITHOUT_MIXES = {
-    "read_layer": -1,
-    "subword_share": 0.0,
-    "own_embedding_for_one_piece": False,
-    "context_mean_share": 0.0,
-    "context_mean_share_with_form": 0.0,
-    "context_mean_smoothing": 0.0,
-}
+MIXES = ("read_layer", "subword_share", "own_embedding_for_one_piece", "context_mean_share")
+WITHOUT_MIXES = {key: PAPER_SETTINGS[key] for key in (*MIXES, "context_mean_share_with_form", "context_mean_smoothing")}
 
 
 def make_network(path, mode, seed=0, **settings):
