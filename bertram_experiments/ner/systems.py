@@ -6,7 +6,7 @@
   the encoder learn on the injected inputs;
 - `bertram_test_time`: the stock-trained NER with the trained-with-bertram
   pipeline's `bertram` component sourced in front of its transformer (same rule,
-  contexts and injection), added after training: what the paper's protocol measures;
+  contexts and injection), added after training: what the protocol the paper describes measures;
 - `bertram_without`: the trained-with-bertram pipeline run without its `bertram`
   component, so its transformer reads the plain wordpieces: what the model learned
   apart from the vectors (the vectors "zeroed" at test time).
