@@ -18,6 +18,8 @@ WNUT16_COMMAND = "python scripts/fetch_wnut16.py --assets {assets}   (or: python
 WNUT16_FILE = Path("ner") / "wnut16_train.txt"
 #: PubMed sentences with biomedical entities (NERO), IOB: scripts/fetch_nero.py writes it.
 NERO_FILE = Path("ner") / "nero_pubmed.txt"
+#: The MPNet encoder (all-mpnet-base-v2) as a local Hugging Face directory: scripts/fetch_encoder.py writes it.
+MPNET_DIR = Path("encoders") / "all-mpnet-base-v2"
 
 
 def default_assets_dir() -> Path:

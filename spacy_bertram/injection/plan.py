@@ -40,7 +40,7 @@ from .builders import INJECTIONS
 logger = logging.getLogger(__name__)
 
 # Model types whose position ids start after the padding index (max length = positions - pad - 1).
-_PADDING_OFFSET_MODEL_TYPES = {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "data2vec-text"}
+_PADDING_OFFSET_MODEL_TYPES = {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "data2vec-text", "mpnet"}
 
 
 def max_sequence_length(tokenizer: Any, hf_config: Any) -> int:

@@ -179,7 +179,7 @@ def encoder_on(encoder: Any, device: Any) -> Any:
 
 #: Encoders whose hidden state after layer k is what their first k layers alone output (no final
 #: norm after the stack): a view of those layers gives exactly `hidden_states[k]`.
-STACKED_LAYER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "camembert", "electra"})
+STACKED_LAYER_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "camembert", "electra", "mpnet"})
 _VIEWS: "weakref.WeakKeyDictionary[Any, Dict[int, Any]]" = weakref.WeakKeyDictionary()
 
 
