@@ -33,6 +33,7 @@ from tests.util import (
     make_nlp,
     tiny_dataset,
     write_tiny_bert,
+    write_tiny_mpnet,
     write_tiny_roberta,
 )
 
@@ -92,6 +93,11 @@ def minilm_path() -> str:
 @pytest.fixture(scope="session")
 def tiny_roberta_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(write_tiny_roberta(tmp_path_factory.mktemp("tiny-roberta")))
+
+
+@pytest.fixture(scope="session")
+def tiny_mpnet_path(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(write_tiny_mpnet(tmp_path_factory.mktemp("tiny-mpnet")))
 
 
 @pytest.fixture

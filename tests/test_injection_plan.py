@@ -331,3 +331,18 @@ def test_each_mode_but_none_has_a_builder(minilm_tokenizer):
         lengths[mode] = plan.input_ids.shape[1]
     stock = wordpieces.input_ids.shape[1]
     assert lengths == {"replace": stock - n_pieces + 1, "slash": stock + 2, "recentre": stock}
+
+
+@pytest.mark.parametrize("kind", ["bert", "roberta", "mpnet"])
+def test_the_longest_row_counts_the_positions_after_the_padding_index(request, kind):
+    """RoBERTa's and MPNet's position ids start after the padding index: 130 positions hold 128 tokens there,
+    as 128 positions do for BERT; one more and the encoder fails on a position it has no embedding for."""
+    from spacy_bertram.model.encoder import load_encoder
+
+    encoder, tokenizer = load_encoder(request.getfixturevalue(f"tiny_{kind}_path"))
+    longest = max_sequence_length(tokenizer, encoder.config)
+    assert longest == 128
+    ids = torch.full((1, longest), tokenizer.convert_tokens_to_ids(tokenizer.tokenize("farmer"))[0])
+    assert encoder(input_ids=ids).last_hidden_state.shape == (1, longest, encoder.config.hidden_size)
+    with pytest.raises((IndexError, RuntimeError)):
+        encoder(input_ids=torch.cat([ids, ids[:, :1]], dim=1))

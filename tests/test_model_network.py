@@ -308,7 +308,7 @@ def plain_and_shortcut_vectors(network, items):
 
 
 @pytest.mark.parametrize("n_layers", [0, 1, 2])
-@pytest.mark.parametrize("kind", ["bert", "roberta"])
+@pytest.mark.parametrize("kind", ["bert", "roberta", "mpnet"])
 def test_a_view_of_the_first_layers_gives_that_hidden_state_with_the_same_parameters(request, kind, n_layers):
     from spacy_bertram.model.encoder import encoder_up_to
 

