@@ -100,6 +100,17 @@ def tiny_mpnet_path(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(write_tiny_mpnet(tmp_path_factory.mktemp("tiny-mpnet")))
 
 
+#: The tiny encoders the component, injection, training and serialization tests run on: a WordPiece BERT and a
+#: byte-level BPE RoBERTa, the two tokenizer families a BERTRAM row is built for.
+TINY_ENCODERS = ("bert", "roberta")
+
+
+@pytest.fixture(scope="session", params=TINY_ENCODERS)
+def tiny_encoder_path(request: pytest.FixtureRequest) -> str:
+    """Each tiny encoder in turn (the tests that take it run once per encoder)."""
+    return request.getfixturevalue(f"tiny_{request.param}_path")
+
+
 @pytest.fixture
 def dask_client():
     """A Dask client of 2 in-process workers (torch's thread count, which a worker sets, restored after)."""
@@ -121,6 +132,12 @@ def dask_client():
 @pytest.fixture(scope="session")
 def bertram_dir(tiny_bert_path: str, tmp_path_factory: pytest.TempPathFactory) -> str:
     return make_bertram_dir(tmp_path_factory.mktemp("bertram") / "model", tiny_bert_path)
+
+
+@pytest.fixture(scope="session")
+def encoder_bertram_dir(tiny_encoder_path: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """`bertram_dir` for each tiny encoder."""
+    return make_bertram_dir(tmp_path_factory.mktemp("bertram") / "model", tiny_encoder_path)
 
 
 @pytest.fixture(scope="module")

@@ -18,13 +18,13 @@ from spacy_bertram.training.settings import TrainingData, TrainSettings
 from tests.util import context_store_of, corpus_lines, invoke, tiny_train_argv
 
 
-def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
+def test_cli_trains_from_a_context_store(tiny_encoder_path, tmp_path, capsys):
     from spacy_bertram.training.prepare import prepare
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(corpus_lines(300, seed=1)) + "\n", encoding="utf8")
     prepare([corpus], tmp_path / "store", min_count=20, progress=False)
-    args = tiny_train_argv(tmp_path / "store", tmp_path / "out", tiny_bert_path)
+    args = tiny_train_argv(tmp_path / "store", tmp_path / "out", tiny_encoder_path)
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
@@ -39,7 +39,7 @@ def test_cli_trains_from_a_context_store(tiny_bert_path, tmp_path, capsys):
         expected = dict(store.counts())
     assert CountTable.from_model_dir(summary["model"]).counts == expected
     result = CliRunner().invoke(
-        app, ["train", str(tmp_path / "nothing"), str(tmp_path / "out2"), "--base-model", tiny_bert_path]
+        app, ["train", str(tmp_path / "nothing"), str(tmp_path / "out2"), "--base-model", tiny_encoder_path]
     )
     assert result.exit_code == 1
     assert "error:" in result.stderr and not (tmp_path / "out2").exists()

@@ -12,6 +12,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy_transformers.data_classes import FullTransformerBatch
 from thinc.api import Adam
+from transformers import AutoTokenizer
 
 from spacy_bertram.injection import BertramTransformerModel
 from spacy_bertram.injection.builders import slash_token_id
@@ -89,25 +90,25 @@ def assert_same_layout(a: FullTransformerBatch, b: FullTransformerBatch) -> None
 
 
 @pytest.fixture(scope="module")
-def stock(tiny_bert_path):
-    return make_nlp(tiny_bert_path, None, window=6, stride=4)
+def stock(tiny_encoder_path):
+    return make_nlp(tiny_encoder_path, None, window=6, stride=4)
 
 
 @pytest.fixture(scope="module")
-def nlps(tiny_bert_path):
+def nlps(tiny_encoder_path):
     return {
-        mode: make_nlp(tiny_bert_path, mode, window=6, stride=4) for mode in ("slash", "replace", "recentre", "none")
+        mode: make_nlp(tiny_encoder_path, mode, window=6, stride=4) for mode in ("slash", "replace", "recentre", "none")
     }
 
 
-def test_registered_and_validated(tiny_bert_path):
+def test_registered_and_validated(tiny_encoder_path):
     create = spacy.registry.architectures.get("spacy-bertram.TransformerModel.v1")
     get_spans = spacy.registry.span_getters.get("spacy-transformers.doc_spans.v1")()
-    model = create(tiny_bert_path, get_spans, injection="replace")
+    model = create(tiny_encoder_path, get_spans, injection="replace")
     assert isinstance(model, BertramTransformerModel)
     assert model.injection == "replace"
     with pytest.raises(ValueError, match=r"\[E156\] injection must be one of .*got 'prefix'"):
-        create(tiny_bert_path, get_spans, injection="prefix")
+        create(tiny_encoder_path, get_spans, injection="prefix")
 
 
 @pytest.mark.parametrize("mode", ["slash", "replace", "recentre", "none"])
@@ -149,20 +150,33 @@ def test_vector_changes_outputs_and_keeps_alignment(stock, nlps, mode):
     assert not numpy.allclose(hidden(other), hidden(ours), atol=1e-4)
 
 
+def word_positions(tokenizer, text: str, index: int) -> List[int]:
+    """The positions in `tokenizer(text)` of the wordpieces of whitespace word `index` (by character offsets:
+    "kum ##qua ##t ##s" in WordPiece, "Ġkumquat s" in the tiny byte-level BPE)."""
+    encoded = tokenizer(text, return_offsets_mapping=True)
+    start = len(" ".join(text.split()[:index])) + (index > 0)
+    end = start + len(text.split()[index])
+    return [k for k, (a, b) in enumerate(encoded["offset_mapping"]) if start <= a < b <= end]
+
+
+def word_ids(tokenizer, text: str, index: int) -> List[int]:
+    ids = tokenizer(text)["input_ids"]
+    return [ids[k] for k in word_positions(tokenizer, text, index)]
+
+
 def _hand_built_run(nlp, doc_text: str, vector: numpy.ndarray, mode: str) -> numpy.ndarray:
     """Build inputs_embeds by hand for one doc, run the HF model directly, map back."""
     hf = hf_of(nlp)
     tokenizer = nlp.get_pipe("transformer").model.tokenizer
-    pieces = tokenizer(doc_text)["input_ids"]
-    strings = tokenizer.convert_ids_to_tokens(pieces)
-    i = strings.index("kum")
-    j = strings.index("##s")
-    ids = torch.tensor(pieces)
+    positions = word_positions(tokenizer, doc_text, RARE)
+    i, j = positions[0], positions[-1]
+    assert j > i  # a word of several pieces
+    ids = torch.tensor(tokenizer(doc_text)["input_ids"])
     with torch.no_grad():
         emb = hf.get_input_embeddings()(ids)
         v = torch.tensor(vector)
         if mode == "slash":
-            slash = hf.get_input_embeddings()(torch.tensor([tokenizer.convert_tokens_to_ids("/")]))
+            slash = hf.get_input_embeddings()(torch.tensor([slash_token_id(tokenizer)]))
             embeds = torch.cat([emb[: j + 1], slash, v[None], emb[j + 1 :]])
             keep = [k for k in range(len(embeds)) if k not in (j + 1, j + 2)]
         elif mode == "recentre":  # the pieces' mean moves to v
@@ -177,8 +191,8 @@ def _hand_built_run(nlp, doc_text: str, vector: numpy.ndarray, mode: str) -> num
 
 
 @pytest.mark.parametrize("mode", ["slash", "replace", "recentre"])
-def test_matches_hand_built_inputs_embeds(tiny_bert_path, mode):
-    nlp = make_nlp(tiny_bert_path, mode)  # one span per doc
+def test_matches_hand_built_inputs_embeds(tiny_encoder_path, mode):
+    nlp = make_nlp(tiny_encoder_path, mode)  # one span per doc
     v = vec(3)
     expected = _hand_built_run(nlp, TEXT, v, mode)
     # Alone, and padded in a batch after a longer doc without vectors.
@@ -189,16 +203,15 @@ def test_matches_hand_built_inputs_embeds(tiny_bert_path, mode):
     numpy.testing.assert_allclose(first[: len(expected)], expected, atol=1e-5)
     if mode != "recentre":  # recentre runs the stock forward: its padding holds the encoder's output for [PAD]
         assert not first[len(expected) :].any()  # the mapped layout's padding positions hold zeros
-    if mode == "replace":  # the merged position is copied to all four wordpieces
-        strings = batch.doc_data[1].wordpieces.strings[0]
-        rows = first[strings.index("kum") : strings.index("##s") + 1]
-        assert (rows == rows[0]).all()
+    if mode == "replace":  # the merged position is copied to all the word's wordpieces
+        rows = first[batch.doc_data[1].align[RARE].dataXd.ravel()]
+        assert len(rows) >= 2 and (rows == rows[0]).all()
 
 
-def test_other_outputs_mapped(tiny_bert_path):
+def test_other_outputs_mapped(tiny_encoder_path):
     config = {"output_hidden_states": True, "output_attentions": True}
-    stock = make_nlp(tiny_bert_path, None, transformer_config=config)
-    nlp = make_nlp(tiny_bert_path, "slash", transformer_config=config)
+    stock = make_nlp(tiny_encoder_path, None, transformer_config=config)
+    nlp = make_nlp(tiny_encoder_path, "slash", transformer_config=config)
     ref = predict(stock, docs_with(stock, [TEXT, LONG], [None, None]))
     ours = predict(nlp, docs_with(nlp, [TEXT, LONG], [{RARE: vec(0)}, None]))
     for key in ("hidden_states", "attentions"):
@@ -210,8 +223,8 @@ def test_other_outputs_mapped(tiny_bert_path):
 
 
 @pytest.mark.parametrize("mode", ["slash", "replace"])
-def test_gradients_reach_embeddings_and_encoder(tiny_bert_path, mode):
-    nlp = make_nlp(tiny_bert_path, mode)
+def test_gradients_reach_embeddings_and_encoder(tiny_encoder_path, mode):
+    nlp = make_nlp(tiny_encoder_path, mode)
     model = nlp.get_pipe("transformer").model
     hf = model.transformer
     hf.zero_grad(set_to_none=True)
@@ -224,8 +237,9 @@ def test_gradients_reach_embeddings_and_encoder(tiny_bert_path, mode):
     tokenizer = model.tokenizer
     emb_grad = hf.get_input_embeddings().weight.grad
     assert emb_grad is not None
-    assert emb_grad[tokenizer.convert_tokens_to_ids("farmer")].abs().sum() > 0
-    kum = emb_grad[tokenizer.convert_tokens_to_ids("kum")].abs().sum()
+    (farmer,) = word_ids(tokenizer, TEXT, 1)
+    assert emb_grad[farmer].abs().sum() > 0
+    kum = emb_grad[word_ids(tokenizer, TEXT, RARE)[0]].abs().sum()
     slash = emb_grad[slash_token_id(tokenizer)].abs().sum()
     if mode == "slash":  # the word's own pieces and "/" are in the input
         assert kum > 0 and slash > 0
@@ -236,15 +250,15 @@ def test_gradients_reach_embeddings_and_encoder(tiny_bert_path, mode):
             assert param.grad is not None and param.grad.abs().sum() > 0, name
 
 
-def test_strided_spans_rare_word_at_edges(tiny_bert_path):
+def test_strided_spans_rare_word_at_edges(tiny_encoder_path):
     # window 4, stride 3: spans [0:4] [3:7] [6:9]; tokens 3 and 6 are in two spans.
-    stock = make_nlp(tiny_bert_path, None, window=4, stride=3)
+    stock = make_nlp(tiny_encoder_path, None, window=4, stride=3)
     text = "kumquats grew in the farmer garden kumquats were sold"
     vectors = {0: vec(0), 3: vec(1), 6: vec(2), 8: vec(3)}
     ref = predict(stock, docs_with(stock, [text], [None]))
     assert [(s.start, s.end) for s in ref.spans[0]] == [(0, 4), (3, 7), (6, 9)]
     for mode in ("slash", "replace"):
-        nlp = make_nlp(tiny_bert_path, mode, window=4, stride=3)
+        nlp = make_nlp(tiny_encoder_path, mode, window=4, stride=3)
         ours = predict(nlp, docs_with(nlp, [text], [vectors]))
         assert_same_layout(ours, ref)
         assert numpy.isfinite(hidden(ours)).all()
@@ -258,15 +272,17 @@ def test_strided_spans_rare_word_at_edges(tiny_bert_path):
         assert sorted(plan.vector_rows.tolist()) == [0, 0, 1, 1, 2, 2]
 
 
-def test_truncation(tiny_bert_path):
-    # max length 10: "[CLS] the farmer sold kum ##qua ##t ##s at the" is cut before "market".
-    config = {"model_max_length": 10}
-    stock = make_nlp(tiny_bert_path, None, tokenizer_config=config)
+def test_truncation(tiny_encoder_path):
+    # Two tokens short of TEXT's row: BERT's "[CLS] the farmer sold kum ##qua ##t ##s at the" is cut before "market".
+    tokenizer = AutoTokenizer.from_pretrained(tiny_encoder_path)
+    full = tokenizer.convert_ids_to_tokens(tokenizer(TEXT)["input_ids"])
+    config = {"model_max_length": len(full) - 2}
+    stock = make_nlp(tiny_encoder_path, None, tokenizer_config=config)
     ref = predict(stock, docs_with(stock, [TEXT, "the kumquats"], [None, None]))
-    assert hidden(ref).shape[1] == 10
-    slash = make_nlp(tiny_bert_path, "slash", tokenizer_config=config)
+    assert hidden(ref).shape[1] == len(full) - 2
+    slash = make_nlp(tiny_encoder_path, "slash", tokenizer_config=config)
     tokenizer = slash.get_pipe("transformer").model.tokenizer
-    assert max_sequence_length(tokenizer, hf_of(slash).config) == 10
+    assert max_sequence_length(tokenizer, hf_of(slash).config) == len(full) - 2
     # The full row has no room for "/ v": slash leaves it alone; the short row gets it.
     ours = predict(slash, docs_with(slash, [TEXT, "the kumquats"], [{RARE: vec(0)}, {1: vec(1)}]))
     assert_same_layout(ours, ref)
@@ -275,13 +291,14 @@ def test_truncation(tiny_bert_path):
     plan = make_injection_plan(
         ours.spans[0] + ours.spans[1], ours.wordpieces, ours.align, "slash", tokenizer, hf_of(slash)
     )
-    assert plan.vector_rows.tolist() == [1] and plan.n_skipped == 1 and plan.input_ids.shape[1] == 10
-    # Replace merges the pieces, so it always fits; a word cut in two keeps what is left.
-    replace = make_nlp(tiny_bert_path, "replace", tokenizer_config={"model_max_length": 6})
+    assert plan.vector_rows.tolist() == [1] and plan.n_skipped == 1 and plan.input_ids.shape[1] == len(full) - 2
+    # Replace merges the pieces, so it always fits; a word cut before its last piece keeps what is left.
+    pieces = word_positions(tokenizer, TEXT, RARE)
+    replace = make_nlp(tiny_encoder_path, "replace", tokenizer_config={"model_max_length": pieces[-1]})
     cut = predict(replace, docs_with(replace, [TEXT], [{RARE: vec(0)}]))
-    assert cut.wordpieces.strings[0] == ["[CLS]", "the", "farmer", "sold", "kum", "##qua"]
+    assert cut.wordpieces.strings[0] == full[: pieces[-1]]
     rows = hidden(cut)[0]
-    assert (rows[4] == rows[5]).all() and hidden(cut).shape == (1, 6, 32)
+    assert (rows[pieces[0] : pieces[-1]] == rows[pieces[0]]).all() and hidden(cut).shape == (1, pieces[-1], 32)
 
 
 def test_bad_vectors_raise(nlps):
@@ -295,8 +312,8 @@ def test_bad_vectors_raise(nlps):
             predict(nlp, docs_with(nlp, [TEXT], [bad]))
 
 
-def test_round_trip_disk_and_bytes(tiny_bert_path, tmp_path):
-    nlp = make_nlp(tiny_bert_path, "replace")
+def test_round_trip_disk_and_bytes(tiny_encoder_path, tmp_path):
+    nlp = make_nlp(tiny_encoder_path, "replace")
     vectors = [{RARE: vec(0)}, {2: vec(1)}]
     before = hidden(predict(nlp, docs_with(nlp, [TEXT, LONG], vectors)))
     nlp.to_disk(tmp_path / "pipeline")
@@ -313,7 +330,7 @@ def test_round_trip_disk_and_bytes(tiny_bert_path, tmp_path):
     )
     plain = hidden(predict(as_stock, docs_with(as_stock, [TEXT, LONG], vectors)))
     assert numpy.array_equal(plain, hidden(predict(nlp, docs_with(nlp, [TEXT, LONG], [None, None]))))
-    fresh = make_nlp(tiny_bert_path, "replace")
+    fresh = make_nlp(tiny_encoder_path, "replace")
     torch.nn.init.zeros_(hf_of(fresh).get_input_embeddings().weight)
     fresh.from_bytes(nlp.to_bytes())
     again = hidden(predict(fresh, docs_with(fresh, [TEXT, LONG], vectors)))
@@ -355,8 +372,8 @@ def _textcat_nlp(path: str) -> spacy.Language:
     return nlp
 
 
-def test_textcat_listener_trains(tiny_bert_path):
-    nlp = _textcat_nlp(tiny_bert_path)
+def test_textcat_listener_trains(tiny_encoder_path):
+    nlp = _textcat_nlp(tiny_encoder_path)
     data = [
         ("the farmer sold kumquats", "POS", {3: vec(0)}),
         ("she ate a sweet kumquat", "POS", {4: vec(1)}),
@@ -386,8 +403,8 @@ def test_textcat_listener_trains(tiny_bert_path):
     assert not torch.equal(layer0, hf.encoder.layer[0].attention.self.query.weight)
 
 
-def test_replace_listeners_keeps_injection(tiny_bert_path):
-    nlp = _textcat_nlp(tiny_bert_path)
+def test_replace_listeners_keeps_injection(tiny_encoder_path):
+    nlp = _textcat_nlp(tiny_encoder_path)
     nlp.get_pipe("textcat").add_label("POS")
     nlp.get_pipe("textcat").add_label("NEG")
     nlp.initialize()
@@ -405,7 +422,7 @@ def test_recentre_with_the_subword_mean_changes_nothing(stock, nlps):
     nlp = nlps["recentre"]
     tokenizer = nlp.get_pipe("transformer").model.tokenizer
     table = hf_of(nlp).get_input_embeddings().weight.detach().numpy()
-    mean = table[tokenizer.convert_tokens_to_ids(["kum", "##qua", "##t", "##s"])].mean(axis=0)
+    mean = table[word_ids(tokenizer, TEXT, RARE)].mean(axis=0)
     ours = predict(nlp, docs_with(nlp, [TEXT, LONG], [{RARE: mean}, None]))
     ref = predict(stock, docs_with(stock, [TEXT, LONG], [None, None]))
     assert_same_layout(ours, ref)

@@ -25,11 +25,11 @@ def test_row_ends_are_one_past_the_last_real_position():
 
 
 @pytest.mark.parametrize("mode", ["slash", "replace", "recentre"])
-def test_length_groups_equal_one_call(tiny_bert_path, mode, monkeypatch):
+def test_length_groups_equal_one_call(tiny_encoder_path, mode, monkeypatch):
     """Rows of very different lengths run in groups; outputs and gradients equal one padded call at every real
     position (recentre's one call is the stock call, whose padding positions hold states no listener reads)."""
     no_dropout = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
-    config = transformer_config(tiny_bert_path, mode)
+    config = transformer_config(tiny_encoder_path, mode)
     config["model"]["transformer_config"] = {**no_dropout, "output_hidden_states": True}
     nlp = spacy.blank("en")
     nlp.add_pipe("transformer", config=config)

@@ -195,15 +195,15 @@ def transformer_of(nlp: spacy.Language) -> TransformerModel:
 
 
 @pytest.fixture(scope="module")
-def stock_nlp(tiny_bert_path):
-    return make_pipeline(tiny_bert_path, None)
+def stock_nlp(tiny_encoder_path):
+    return make_pipeline(tiny_encoder_path, None)
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_pipeline_without_vectors_is_bit_identical_to_stock(tiny_bert_path, stock_nlp, mode):
+def test_a_pipeline_without_vectors_is_bit_identical_to_stock(tiny_encoder_path, stock_nlp, mode):
     """doc._.trf_data and the listener's outputs in prediction, and a training step, as the stock pipeline's
     ("none" with vectors there: it ignores them)."""
-    nlp = make_pipeline(tiny_bert_path, mode)
+    nlp = make_pipeline(tiny_encoder_path, mode)
     vectors = [{3: vec(0)}, {1: vec(1)}, None, {}] if mode == "none" else [None, {}, None, {}]
     ours = list(nlp.pipe(docs_for(nlp, vectors)))
     ref = list(stock_nlp.pipe(docs_for(stock_nlp, [None] * len(TEXTS))))
@@ -220,7 +220,7 @@ def test_a_pipeline_without_vectors_is_bit_identical_to_stock(tiny_bert_path, st
     # Training steps, same seeds (both initialized with seed 0): same losses, same weights after. The tagger's
     # output layer starts at zero, so the transformer's weights move from the third step on.
     runs = []
-    for pipeline, vecs in ((nlp, vectors), (make_pipeline(tiny_bert_path, None), [None] * len(TEXTS))):
+    for pipeline, vecs in ((nlp, vectors), (make_pipeline(tiny_encoder_path, None), [None] * len(TEXTS))):
         weight = transformer_of(pipeline).transformer.encoder.layer[0].output.dense.weight
         before = weight.detach().clone()
         optimizer = Adam(1e-3)
@@ -264,6 +264,9 @@ def expected_recentre(
                 shifts[row, cols] += torch.as_tensor(v) - mean
         offset += len(doc)
     kwargs = {"attention_mask": mask}
+    if hf.config.model_type == "roberta":  # the positions it counts from input_ids: after the padding index,
+        real = (ids != hf.config.pad_token_id).long()  # padding left at it (from inputs_embeds it cannot tell)
+        kwargs["position_ids"] = torch.cumsum(real, dim=1) * real + hf.config.pad_token_id
     if batch.wordpieces.token_type_ids is not None:
         kwargs["token_type_ids"] = torch.as_tensor(numpy.asarray(batch.wordpieces.token_type_ids))
     hf.train(is_train)
@@ -276,14 +279,14 @@ def expected_recentre(
 RARE_VECTORS = [{3: vec(0), 5: vec(1)}, {2: vec(2), 9: vec(3), 16: vec(4)}, {0: vec(5)}, None]
 
 
-def test_recentre_is_the_encoder_on_shifted_embeddings_from_one_tokenization(tiny_bert_path, monkeypatch):
+def test_recentre_is_the_encoder_on_shifted_embeddings_from_one_tokenization(tiny_encoder_path, monkeypatch):
     """Strided spans (a word in two spans is shifted in both), padded rows, several words per row: the outputs,
     padding included, are the HF model's on embeddings + shifts (as the earlier implementation gave), and the
     batch is tokenized once."""
     from spacy_bertram.injection import wordpieces as wordpieces_module
 
-    nlp = make_pipeline(tiny_bert_path, "recentre", tagger=False)
-    stock = transformer_of(make_pipeline(tiny_bert_path, None, tagger=False))
+    nlp = make_pipeline(tiny_encoder_path, "recentre", tagger=False)
+    stock = transformer_of(make_pipeline(tiny_encoder_path, None, tagger=False))
     calls = []
     tokenize = wordpieces_module.tokenize
     monkeypatch.setattr(wordpieces_module, "tokenize", lambda *a: calls.append(1) or tokenize(*a))
@@ -302,9 +305,9 @@ def test_recentre_is_the_encoder_on_shifted_embeddings_from_one_tokenization(tin
     assert not transformer_of(nlp).transformer.get_input_embeddings()._forward_hooks  # the hook is gone
 
 
-def test_recentre_gradients_are_those_of_the_shifted_embeddings(tiny_bert_path):
-    nlp = make_pipeline(tiny_bert_path, "recentre", tagger=False, transformer_config=NO_DROPOUT)
-    stock = transformer_of(make_pipeline(tiny_bert_path, None, tagger=False, transformer_config=NO_DROPOUT))
+def test_recentre_gradients_are_those_of_the_shifted_embeddings(tiny_encoder_path):
+    nlp = make_pipeline(tiny_encoder_path, "recentre", tagger=False, transformer_config=NO_DROPOUT)
+    stock = transformer_of(make_pipeline(tiny_encoder_path, None, tagger=False, transformer_config=NO_DROPOUT))
     model = transformer_of(nlp)
     output, backprop = model.begin_update(docs_for(nlp, RARE_VECTORS))
     rng = numpy.random.default_rng(0)
@@ -333,12 +336,12 @@ def _rows_by_doc(batch: FullTransformerBatch) -> List[List[int]]:
 # -- the model: conversions per mode, the saved layout, listeners ----------------------------------
 
 
-def test_every_mode_keeps_the_stock_conversions_and_the_mode_can_change_on_a_built_model(tiny_bert_path):
+def test_every_mode_keeps_the_stock_conversions_and_the_mode_can_change_on_a_built_model(tiny_encoder_path):
     """The HF layer is spacy-transformers' own in every mode: slash and replace feed it rebuilt rows as a plain
     WordpieceBatch, so no conversion of ours stands in for its private ones."""
-    stock = transformer_of(make_pipeline(tiny_bert_path, None, tagger=False)).layers[0].attrs
+    stock = transformer_of(make_pipeline(tiny_encoder_path, None, tagger=False)).layers[0].attrs
     for mode in MODES:
-        model = transformer_of(make_pipeline(tiny_bert_path, mode, tagger=False))
+        model = transformer_of(make_pipeline(tiny_encoder_path, mode, tagger=False))
         attrs = model.layers[0].attrs
         assert (attrs["convert_inputs"], attrs["convert_outputs"]) == (
             stock["convert_inputs"],
@@ -356,10 +359,10 @@ def test_every_mode_keeps_the_stock_conversions_and_the_mode_can_change_on_a_bui
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_the_saved_layout_is_the_stock_models(tiny_bert_path, stock_nlp, mode):
+def test_the_saved_layout_is_the_stock_models(tiny_encoder_path, stock_nlp, mode):
     """Same bytes as spacy-transformers' TransformerModel: pipelines saved by either load in the other."""
     stock_bytes = transformer_of(stock_nlp).to_bytes()
-    model = transformer_of(make_pipeline(tiny_bert_path, mode, tagger=False))
+    model = transformer_of(make_pipeline(tiny_encoder_path, mode, tagger=False))
     assert isinstance(model, BertramTransformerModel)
     assert model.to_bytes() == stock_bytes
     model.from_bytes(stock_bytes)
@@ -384,7 +387,7 @@ def test_replace_listener_cfg_names_our_tok2vec():
     assert replace_listener_cfg(tok2vec, {"@architectures": "spacy.Tok2VecListener.v1"}) == tok2vec
 
 
-def test_has_vectors(tiny_bert_path):
+def test_has_vectors(tiny_encoder_path):
     nlp = spacy.blank("en")
     docs = [nlp.make_doc("a b"), nlp.make_doc("c")]
     assert not has_vectors(docs)
@@ -481,20 +484,20 @@ def test_injection_tests_pass_on_the_oldest_and_newest_allowed_spacy_transformer
     assert re.search(r"\d+ passed", run.stdout), run.stdout[-2000:]
 
 
-def test_the_stock_models_flush_chance_and_debug_logger_are_honoured(tiny_bert_path, monkeypatch, caplog):
+def test_the_stock_models_flush_chance_and_debug_logger_are_honoured(tiny_encoder_path, monkeypatch, caplog):
     """What spacy-transformers' forward does with `flush_cache_chance` and `set_logger`, the injecting one does too."""
     import logging
 
     from spacy_bertram.injection import model as injection_model
 
-    model = transformer_of(make_pipeline(tiny_bert_path, "recentre", tagger=False))
+    model = transformer_of(make_pipeline(tiny_encoder_path, "recentre", tagger=False))
     emptied = []
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append(1))
     monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 3 * 1024**2)
     model.attrs["flush_cache_chance"] = 1.0
     model.attrs["logger"] = logging.getLogger("trf-debug")
-    docs = docs_for(make_pipeline(tiny_bert_path, "recentre", tagger=False), RARE_VECTORS)
+    docs = docs_for(make_pipeline(tiny_encoder_path, "recentre", tagger=False), RARE_VECTORS)
     with caplog.at_level(logging.INFO, logger="trf-debug"):
         injection_model.forward(model, docs, False)
     assert emptied == [1]

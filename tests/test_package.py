@@ -99,15 +99,19 @@ def test_the_wheel_ships_its_type_hints(own_wheel):
 
 
 def test_packaged_wheel_installs_and_loads_in_a_fresh_venv(
-    bertram_dir,
-    tiny_bert_path,
+    encoder_bertram_dir,
+    tiny_encoder_path,
     tmp_path,  # noqa: F811
     own_wheel,
     venv,
 ):
-    make_table(bertram_dir, ["quokka"], tmp_path / "table")  # the package ships the vector table
+    make_table(encoder_bertram_dir, ["quokka"], tmp_path / "table")  # the package ships the vector table
     nlp = make_nlp(
-        bertram_dir, tiny_bert_path, transformer=tiny_bert_path, textcat=True, vector_table=str(tmp_path / "table")
+        encoder_bertram_dir,
+        tiny_encoder_path,
+        transformer=tiny_encoder_path,
+        textcat=True,
+        vector_table=str(tmp_path / "table"),
     )
     nlp.meta["name"] = PACKAGE
     texts = [TEXT, "A zorbing quokka.", ""]

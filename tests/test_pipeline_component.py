@@ -18,6 +18,7 @@ from spacy.tokens import DocBin
 from thinc.api import Config
 
 import spacy_bertram.pipeline.component as component_module  # registers the factory until the entry point is installed
+from spacy_bertram.model.encoder import is_bpe_tokenizer
 from spacy_bertram.model.layers import bertram_shim, get_bertram_network, infer_vectors
 from spacy_bertram.pipeline.component import BertramComponent
 
@@ -41,43 +42,48 @@ ROOT = Path(__file__).resolve().parents[1]
 # -- the trained model: one model_path, the layer's -------------------------------------
 
 
-def test_the_layers_model_path_loads_at_initialize_or_first_use(bertram_dir, tiny_bert_path):
+def test_the_layers_model_path_loads_at_initialize_or_first_use(encoder_bertram_dir, tiny_encoder_path):
     from spacy_bertram.model.storage import model_fingerprint
 
-    config = {"model": {"model_path": bertram_dir, "base_model": tiny_bert_path}}
+    config = {"model": {"model_path": encoder_bertram_dir, "base_model": tiny_encoder_path}}
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe("bertram", config=config)
     assert "model_path" not in nlp.config["components"]["bertram"]
-    assert nlp.config["components"]["bertram"]["model"]["model_path"] == bertram_dir
+    assert nlp.config["components"]["bertram"]["model"]["model_path"] == encoder_bertram_dir
     assert bertram_shim(pipe.model).pending and pipe.cfg["model_id"] is None  # constructing reads nothing
     nlp.initialize()  # the component's initialize runs the layer's init
     assert not bertram_shim(pipe.model).pending
-    assert pipe.cfg["model_id"] == model_fingerprint(bertram_dir) and pipe.cfg["model_source"] == bertram_dir
+    assert (
+        pipe.cfg["model_id"] == model_fingerprint(encoder_bertram_dir)
+        and pipe.cfg["model_source"] == encoder_bertram_dir
+    )
     lazy = spacy.blank("en")  # model_path alone: every network setting, base_model too, from the directory
-    lazy_pipe = lazy.add_pipe("bertram", config={"model": {"model_path": bertram_dir}})
+    lazy_pipe = lazy.add_pipe("bertram", config={"model": {"model_path": encoder_bertram_dir}})
     assert same_vectors(lazy(TEXT), nlp(TEXT)) and lazy_pipe.cfg["model_id"]  # loaded on first use, by initialize
 
 
 @pytest.mark.parametrize("setting", ["model_path", "max_contexts"])
-def test_the_old_component_settings_are_config_errors(bertram_dir, setting):
+def test_the_old_component_settings_are_config_errors(encoder_bertram_dir, setting):
     from confection import ConfigValidationError
 
     with pytest.raises(ConfigValidationError, match=f"bertram -> {setting}.*unexpected argument"):
-        spacy.blank("en").add_pipe("bertram", config={setting: bertram_dir if setting == "model_path" else 8})
+        spacy.blank("en").add_pipe("bertram", config={setting: encoder_bertram_dir if setting == "model_path" else 8})
 
 
-def test_model_path_at_initialize_is_a_config_error(bertram_dir, tiny_bert_path):
+def test_model_path_at_initialize_is_a_config_error(encoder_bertram_dir, tiny_encoder_path):
     from confection import ConfigValidationError
 
     nlp = spacy.blank("en")
-    nlp.add_pipe("bertram", config={"model": {"model_path": bertram_dir, "base_model": tiny_bert_path}})
-    nlp.config["initialize"]["components"]["bertram"] = {"model_path": bertram_dir}
+    nlp.add_pipe("bertram", config={"model": {"model_path": encoder_bertram_dir, "base_model": tiny_encoder_path}})
+    nlp.config["initialize"]["components"]["bertram"] = {"model_path": encoder_bertram_dir}
     with pytest.raises(ConfigValidationError, match="model_path"):
         nlp.initialize()
 
 
-def test_component_cache_hits_and_bound(bertram_dir, tiny_bert_path):
-    nlp = make_nlp(bertram_dir, tiny_bert_path, cache_size=3, contexts="doc")  # a word's vector depends on its doc
+def test_component_cache_hits_and_bound(encoder_bertram_dir, tiny_encoder_path):
+    nlp = make_nlp(
+        encoder_bertram_dir, tiny_encoder_path, cache_size=3, contexts="doc"
+    )  # a word's vector depends on its doc
     pipe: BertramComponent = nlp.get_pipe("bertram")
     first = nlp(TEXT)
     assert pipe.cache.stats()["misses"] == 1 and len(pipe.cache) == 1
@@ -89,8 +95,8 @@ def test_component_cache_hits_and_bound(bertram_dir, tiny_bert_path):
     assert len(pipe.cache) == 3
 
 
-def test_pipe_infers_each_batch_in_one_call(bertram_dir, tiny_bert_path, monkeypatch):
-    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="doc")  # each doc's own contexts: one item per doc
+def test_pipe_infers_each_batch_in_one_call(encoder_bertram_dir, tiny_encoder_path, monkeypatch):
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path, contexts="doc")  # each doc's own contexts: one item per doc
     calls: List[int] = []
     monkeypatch.setattr(
         component_module, "infer_vectors", lambda model, items: calls.append(len(items)) or infer_vectors(model, items)
@@ -101,11 +107,13 @@ def test_pipe_infers_each_batch_in_one_call(bertram_dir, tiny_bert_path, monkeyp
     assert same_vectors(docs[0], docs[-1]) and docs[0]._.bertram[1] is docs[-1]._.bertram[1]
 
 
-def test_the_checks_run_once_at_initialize_and_at_a_load_not_per_batch(bertram_dir, tiny_bert_path, monkeypatch):
+def test_the_checks_run_once_at_initialize_and_at_a_load_not_per_batch(
+    encoder_bertram_dir, tiny_encoder_path, monkeypatch
+):
     from spacy_bertram.rarity.rare_words import RareWordRule
 
     nlp = spacy.blank("en")
-    pipe: BertramComponent = nlp.add_pipe("bertram", config={"model": {"model_path": bertram_dir}})
+    pipe: BertramComponent = nlp.add_pipe("bertram", config={"model": {"model_path": encoder_bertram_dir}})
     with pytest.raises(ValueError, match=r"\[E170\] The 'bertram' component has not prepared"):
         pipe.finder  # a property reads, never starts up
     prepared: List[int] = []
@@ -160,7 +168,7 @@ ATTRIBUTES = {
 }  # and `name`, a slot of spaCy's Pipe
 
 
-def test_the_components_surface_is_the_named_list(bertram_dir, tiny_bert_path):
+def test_the_components_surface_is_the_named_list(encoder_bertram_dir, tiny_encoder_path):
     own = vars(BertramComponent)
     assert {name for name in own if not name.startswith("_")} | {"__call__"} == SURFACE
     assert {name for name, value in own.items() if name.startswith("_") and callable(value)} == {
@@ -179,11 +187,11 @@ def test_the_components_surface_is_the_named_list(bertram_dir, tiny_bert_path):
         "_saved_cfg",
         "_restore",
     }
-    assert set(vars(make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram"))) == ATTRIBUTES
+    assert set(vars(make_nlp(encoder_bertram_dir, tiny_encoder_path).get_pipe("bertram"))) == ATTRIBUTES
 
 
-def test_the_context_settings_live_in_word_sources(bertram_dir, tiny_bert_path):
-    pipe: BertramComponent = make_nlp(bertram_dir, tiny_bert_path, contexts_per_word=3).get_pipe("bertram")
+def test_the_context_settings_live_in_word_sources(encoder_bertram_dir, tiny_encoder_path):
+    pipe: BertramComponent = make_nlp(encoder_bertram_dir, tiny_encoder_path, contexts_per_word=3).get_pipe("bertram")
     assert pipe.word_sources.contexts_per_word == 3 and "word_sources" in vars(pipe)
     settings = {"rule", "contexts_per_word", "context_window", "context_store", "dictionary_store"}
     assert not settings & (set(vars(pipe)) | set(vars(BertramComponent)))  # one copy, where the sources read it
@@ -197,42 +205,46 @@ def test_the_context_settings_live_in_word_sources(bertram_dir, tiny_bert_path):
 # -- the subword share: an inference setting of the component ----------------------------
 
 
-def model_saved_with_share(bertram_dir: str, share: float, path: Path) -> str:
+def model_saved_with_share(encoder_bertram_dir: str, share: float, path: Path) -> str:
     """The recipe of docs/training.md: the same weights, another subword_share in config.json."""
     from dataclasses import replace
 
     from spacy_bertram import load_bertram, save_bertram
 
-    network = load_bertram(bertram_dir)
+    network = load_bertram(encoder_bertram_dir)
     network.config = replace(network.config, subword_share=share)
     save_bertram(network, path)
     return str(path)
 
 
-def test_subword_share_on_the_component_is_the_model_saved_with_that_share(bertram_dir, tiny_bert_path, tmp_path):
-    nlp = make_nlp(bertram_dir, tiny_bert_path)
+def test_subword_share_on_the_component_is_the_model_saved_with_that_share(
+    encoder_bertram_dir, tiny_encoder_path, tmp_path
+):
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path)
     pipe: BertramComponent = nlp.get_pipe("bertram")
     own = nlp(TEXT)  # cached: the share must not serve it again
     assert pipe.subword_share is None and own._.bertram and len(pipe.cache) == 1
     pipe.subword_share = 0.8
     mixed = nlp(TEXT)
-    resaved = make_nlp(model_saved_with_share(bertram_dir, 0.8, tmp_path / "m"), tiny_bert_path)(TEXT)
+    resaved = make_nlp(model_saved_with_share(encoder_bertram_dir, 0.8, tmp_path / "m"), tiny_encoder_path)(TEXT)
     assert same_vectors(mixed, resaved) and not same_vectors(mixed, own)
-    configured = make_nlp(bertram_dir, tiny_bert_path, subword_share=0.8)  # the config's setting: the same
+    configured = make_nlp(encoder_bertram_dir, tiny_encoder_path, subword_share=0.8)  # the config's setting: the same
     assert configured.get_pipe("bertram").subword_share == 0.8 and same_vectors(configured(TEXT), resaved)
     pipe.subword_share = None  # the model's own again
     assert same_vectors(nlp(TEXT), own)
 
 
 @pytest.mark.parametrize("share", [1.5, -0.1, float("nan"), True, "0.5"])
-def test_a_subword_share_outside_0_1_is_refused(bertram_dir, tiny_bert_path, share):
-    pipe = make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram")
+def test_a_subword_share_outside_0_1_is_refused(encoder_bertram_dir, tiny_encoder_path, share):
+    pipe = make_nlp(encoder_bertram_dir, tiny_encoder_path).get_pipe("bertram")
     with pytest.raises(ValueError, match=r"\[E169\] subword_share of 'bertram' must be a number in \[0, 1\]"):
         pipe.subword_share = share
     assert pipe.subword_share is None
     if share in (1.5, -0.1):  # the config's own checks take the others
         with pytest.raises(ValueError, match=r"\[E169\]"):
-            spacy.blank("en").add_pipe("bertram", config={"model": {"model_path": bertram_dir}, "subword_share": share})
+            spacy.blank("en").add_pipe(
+                "bertram", config={"model": {"model_path": encoder_bertram_dir}, "subword_share": share}
+            )
 
 
 # -- pipeline: training, round trips, multiprocessing ------------------------------------
@@ -284,7 +296,7 @@ def test_multiprocessing_pipe_after_gpu_use_is_a_named_error(nlp_full, monkeypat
 
 
 @pytest.mark.slow
-def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path, monkeypatch):
+def test_configs_train_with_spacy_train(encoder_bertram_dir, tiny_encoder_path, tmp_path, monkeypatch):
     nlp = spacy.blank("en")
     bin_ = DocBin()
     for text, label in [
@@ -309,7 +321,7 @@ def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path, m
         "--paths.dev",
         str(tmp_path / "data.spacy"),
         "--components.transformer.model.name.name",
-        tiny_bert_path,
+        tiny_encoder_path,
         "--training.max_steps",
         "2",
         "--training.eval_frequency",
@@ -319,9 +331,9 @@ def test_configs_train_with_spacy_train(bertram_dir, tiny_bert_path, tmp_path, m
         "textcat_minilm.cfg": [],
         "textcat_minilm_bertram.cfg": [
             "--paths.bertram",
-            bertram_dir,
+            encoder_bertram_dir,
             "--components.bertram.model.base_model",
-            tiny_bert_path,
+            tiny_encoder_path,
         ],
     }
     for name, more in extra.items():
@@ -480,22 +492,26 @@ def test_minilm_smoke(minilm_path, tmp_path):
 @pytest.mark.parametrize(
     "key, value", [("mode", "form"), ("use_subword_mean", False), ("max_seq_length", 64), ("max_contexts", 3)]
 )
-def test_model_settings_that_contradict_the_trained_model_are_refused(bertram_dir, tiny_bert_path, key, value):  # noqa: F811
+def test_model_settings_that_contradict_the_trained_model_are_refused(
+    encoder_bertram_dir, tiny_encoder_path, key, value
+):  # noqa: F811
     nlp = spacy.blank("en")
-    nlp.add_pipe("bertram", config=bertram_config(bertram_dir, tiny_bert_path, **{key: value}))
+    nlp.add_pipe("bertram", config=bertram_config(encoder_bertram_dir, tiny_encoder_path, **{key: value}))
     with pytest.raises(ValueError, match=f"sets {key} = {value!r}, but the trained BERTRAM model .* has {key} = "):
         nlp.initialize()
 
 
-def test_another_base_model_is_refused(bertram_dir, tiny_bert_path, tiny_roberta_path):  # noqa: F811
+def test_another_base_model_is_refused(encoder_bertram_dir, tiny_encoder_path, tiny_bert_path, tiny_roberta_path):  # noqa: F811
+    other = tiny_roberta_path if tiny_encoder_path == tiny_bert_path else tiny_bert_path
     nlp = spacy.blank("en")
-    nlp.add_pipe("bertram", config=bertram_config(bertram_dir, tiny_roberta_path))
-    with pytest.raises(ValueError, match=r"\[E036\].*sets base_model = .*tiny-roberta.*has base_model = .*tiny-bert"):
+    nlp.add_pipe("bertram", config=bertram_config(encoder_bertram_dir, other))
+    named = rf"\[E036\].*sets base_model = .*{Path(other).name}.*has base_model = .*{Path(tiny_encoder_path).name}"
+    with pytest.raises(ValueError, match=named):
         nlp.initialize()
 
 
-def test_the_saved_config_says_where_settings_come_from(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
-    nlp = make_nlp(bertram_dir, tiny_bert_path)
+def test_the_saved_config_says_where_settings_come_from(encoder_bertram_dir, tiny_encoder_path, tmp_path):  # noqa: F811
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path)
     nlp.to_disk(tmp_path / "p")
     saved = spacy.util.load_config(tmp_path / "p" / "config.cfg")["components"]["bertram"]["model"]
     # null: read from the trained model (config.json), which is what runs
@@ -504,15 +520,15 @@ def test_the_saved_config_says_where_settings_come_from(bertram_dir, tiny_bert_p
         spacy.load(tmp_path / "p", config={"components": {"bertram": {"model": {"mode": "form"}}}})
 
 
-def test_infer_refuses_a_string_for_the_contexts(bertram_dir, tiny_bert_path):  # noqa: F811
-    pipe = make_nlp(bertram_dir, tiny_bert_path).get_pipe("bertram")
+def test_infer_refuses_a_string_for_the_contexts(encoder_bertram_dir, tiny_encoder_path):  # noqa: F811
+    pipe = make_nlp(encoder_bertram_dir, tiny_encoder_path).get_pipe("bertram")
     with pytest.raises(TypeError, match=r"\[E016\].*item 0 \('kumquat'\): the contexts must be a list of strings"):
         infer_vectors(pipe.model, [("kumquat", "a sentence")])
 
 
 @pytest.fixture(scope="module")
-def nlp_trf(bertram_dir, tiny_bert_path):  # noqa: F811
-    return make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, contexts="doc")
+def nlp_trf(encoder_bertram_dir, tiny_encoder_path):  # noqa: F811
+    return make_nlp(encoder_bertram_dir, tiny_encoder_path, transformer=tiny_encoder_path, contexts="doc")
 
 
 def test_empty_and_whitespace_docs(nlp_trf):
@@ -545,11 +561,14 @@ def test_the_same_rare_word_50_times(nlp_trf, monkeypatch):
     assert len(items) == 1 and items[0][0] == "quokka" and len(items[0][1]) == pipe.word_sources.contexts_per_word
 
 
-def test_emoji_and_non_latin_words(nlp_trf, bertram_dir, minilm_path, tmp_path):  # noqa: F811
+def test_emoji_and_non_latin_words(nlp_trf, encoder_bertram_dir, minilm_path, tmp_path):  # noqa: F811
     text = "A kumquat 😀 in 東京 and привет , ok 🍊🍊"
     doc = nlp_trf(text)
-    # The tiny encoder knows nothing of these scripts: no vector, stock [UNK] kept (documented).
-    assert [doc[i].text for i in doc._.bertram] == ["kumquat"]
+    if is_bpe_tokenizer(nlp_trf.get_pipe("transformer").model.tokenizer):
+        # Byte-level BPE spells any script in byte pieces: alphabetic non-Latin words get vectors, emoji never.
+        assert [doc[i].text for i in doc._.bertram] == ["kumquat", "東京", "привет"]
+    else:  # The tiny WordPiece encoder knows nothing of these scripts: no vector, stock [UNK] kept (documented).
+        assert [doc[i].text for i in doc._.bertram] == ["kumquat"]
     model = make_bertram_dir(tmp_path / "m", "default")
     minilm = make_nlp(model, "default", transformer=minilm_path)
     doc = minilm(text)
@@ -558,28 +577,28 @@ def test_emoji_and_non_latin_words(nlp_trf, bertram_dir, minilm_path, tmp_path):
     assert all(numpy.isfinite(v).all() for v in doc._.bertram.values())
 
 
-def test_missing_or_corrupt_model_paths(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+def test_missing_or_corrupt_model_paths(encoder_bertram_dir, tiny_encoder_path, tmp_path):  # noqa: F811
     with pytest.raises(ValueError, match=r"\[E034\].*nowhere.*not a directory"):
-        make_nlp(str(tmp_path / "nowhere"), tiny_bert_path)
+        make_nlp(str(tmp_path / "nowhere"), tiny_encoder_path)
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match=r"\[E034\].*missing config.json"):
-        make_nlp(str(tmp_path / "empty"), tiny_bert_path)
+        make_nlp(str(tmp_path / "empty"), tiny_encoder_path)
     broken = tmp_path / "broken"
-    shutil.copytree(bertram_dir, broken)
+    shutil.copytree(encoder_bertram_dir, broken)
     (broken / "weights.safetensors").write_bytes(b"\x00garbage")
     with pytest.raises(ValueError, match=r"\[E034\].*Corrupt BERTRAM weights"):
-        make_nlp(str(broken), tiny_bert_path)
+        make_nlp(str(broken), tiny_encoder_path)
     (broken / "config.json").write_text("{", encoding="utf8")
     with pytest.raises(ValueError, match=r"\[E034\].*Corrupt BERTRAM config"):
-        make_nlp(str(broken), tiny_bert_path)
+        make_nlp(str(broken), tiny_encoder_path)
     nlp = spacy.blank("en")
-    nlp.add_pipe("bertram", config={"model": {"base_model": tiny_bert_path}})
+    nlp.add_pipe("bertram", config={"model": {"base_model": tiny_encoder_path}})
     with pytest.raises(ValueError, match=r"\[E154\].*no trained BERTRAM model"):
         nlp("a kumquat")
 
 
-def test_non_finite_vectors_are_refused(bertram_dir, tiny_bert_path):  # noqa: F811
-    nlp = make_nlp(bertram_dir, tiny_bert_path)
+def test_non_finite_vectors_are_refused(encoder_bertram_dir, tiny_encoder_path):  # noqa: F811
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path)
     network = get_bertram_network(nlp.get_pipe("bertram").model)
     with torch.no_grad():
         network.projection.weight.fill_(float("nan"))

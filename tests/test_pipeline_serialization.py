@@ -128,9 +128,9 @@ def test_a_cfg_without_its_list_of_parts_and_bad_maps():
 # -- the component's parts ---------------------------------------------------------------------
 
 
-def test_the_saved_layout_keeps_its_part_names_and_cfg_keys(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+def test_the_saved_layout_keeps_its_part_names_and_cfg_keys(encoder_bertram_dir, tiny_encoder_path, tmp_path):  # noqa: F811
     """The files and the cfg keys a save writes (what save_pipeline replaces, what a load reads)."""
-    nlp = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path, save_cache=True)
     nlp(TEXT)
     nlp.to_disk(tmp_path / "p")
     assert _names(tmp_path / "p" / "bertram") == ["cache", "cfg", "model"]
@@ -146,12 +146,12 @@ def test_the_saved_layout_keeps_its_part_names_and_cfg_keys(bertram_dir, tiny_be
     ]
     assert sorted(cfg["parts"]) == ["cache", "model"]
     assert tuple(nlp.get_pipe("bertram")._parts()[0]) == SAVED_PARTS  # what save_pipeline replaces
-    assert cfg["model_id"] == nlp.get_pipe("bertram").cfg["model_id"] and cfg["model_source"] == bertram_dir
+    assert cfg["model_id"] == nlp.get_pipe("bertram").cfg["model_id"] and cfg["model_source"] == encoder_bertram_dir
 
 
-def test_a_saved_pipeline_never_reads_its_model_path_again(tiny_bert_path, tmp_path):
-    model = make_bertram_dir(tmp_path / "m", tiny_bert_path, counts={"the": 40, "kumquat": 2}, seed=7)
-    nlp = make_nlp(model, tiny_bert_path)
+def test_a_saved_pipeline_never_reads_its_model_path_again(tiny_encoder_path, tmp_path):
+    model = make_bertram_dir(tmp_path / "m", tiny_encoder_path, counts={"the": 40, "kumquat": 2}, seed=7)
+    nlp = make_nlp(model, tiny_encoder_path)
     doc = nlp(TEXT)
     nlp.to_disk(tmp_path / "p")
     data = nlp.to_bytes()
@@ -187,9 +187,9 @@ def test_round_trips_give_identical_vectors_and_predictions(nlp_full, tmp_path):
     assert all(same_vectors(a, b) for a, b in zip(docs, loaded.pipe(texts)))
 
 
-def test_a_subword_share_set_on_the_component_round_trips(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+def test_a_subword_share_set_on_the_component_round_trips(encoder_bertram_dir, tiny_encoder_path, tmp_path):  # noqa: F811
     """Saved with the component, as a loaded setting: unless the config at load says otherwise."""
-    nlp = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path, save_cache=True)
     nlp.get_pipe("bertram").subword_share = 0.8
     doc = nlp(TEXT)
     nlp.to_disk(tmp_path / "p")
@@ -211,15 +211,17 @@ def test_a_subword_share_set_on_the_component_round_trips(bertram_dir, tiny_bert
     assert spacy.load(tmp_path / "p").get_pipe("bertram").subword_share is None
 
 
-def test_a_pipeline_saved_untrained_loads_the_model_path_given_at_load(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+def test_a_pipeline_saved_untrained_loads_the_model_path_given_at_load(
+    encoder_bertram_dir, tiny_encoder_path, tmp_path
+):  # noqa: F811
     untrained = spacy.blank("en")
-    untrained.add_pipe("bertram", config={"model": {"base_model": tiny_bert_path}})
+    untrained.add_pipe("bertram", config={"model": {"base_model": tiny_encoder_path}})
     untrained.to_disk(tmp_path / "p")
-    loaded = spacy.load(tmp_path / "p", config={"components.bertram.model.model_path": bertram_dir})
+    loaded = spacy.load(tmp_path / "p", config={"components.bertram.model.model_path": encoder_bertram_dir})
     assert loaded.get_pipe("bertram").cfg["model_id"] is None
     doc = loaded(TEXT)  # the configured model, not the saved untrained weights and not an error
     assert loaded.get_pipe("bertram").cfg["model_id"] and doc._.bertram
-    assert same_vectors(doc, make_nlp(bertram_dir, tiny_bert_path)(TEXT))
+    assert same_vectors(doc, make_nlp(encoder_bertram_dir, tiny_encoder_path)(TEXT))
     with pytest.raises(ValueError, match=r"\[E154\].*has no trained BERTRAM model"):
         spacy.load(tmp_path / "p")(TEXT)  # and without a model_path: the named error, as before
 
@@ -227,23 +229,25 @@ def test_a_pipeline_saved_untrained_loads_the_model_path_given_at_load(bertram_d
 # -- 3. a saved pipeline without its weights -----------------------------------------------
 
 
-def test_a_saved_pipeline_without_its_model_file_is_refused(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
-    nlp = make_nlp(bertram_dir, tiny_bert_path)
+def test_a_saved_pipeline_without_its_model_file_is_refused(encoder_bertram_dir, tiny_encoder_path, tmp_path):  # noqa: F811
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path)
     nlp.to_disk(tmp_path / "p")
     (tmp_path / "p" / "bertram" / "model").unlink()  # a crash between cfg and model, say
     with pytest.raises(ValueError, match=r"\[E145\].*bertram/model' is missing, but the saved component needs it"):
         spacy.load(tmp_path / "p")
 
 
-def test_excluding_the_model_never_leaves_the_untrained_network_serving(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
-    make_nlp(bertram_dir, tiny_bert_path).to_disk(tmp_path / "p")
+def test_excluding_the_model_never_leaves_the_untrained_network_serving(
+    encoder_bertram_dir, tiny_encoder_path, tmp_path
+):  # noqa: F811
+    make_nlp(encoder_bertram_dir, tiny_encoder_path).to_disk(tmp_path / "p")
     fresh = spacy.blank("en")
-    pipe = fresh.add_pipe("bertram", config={"model": {"base_model": tiny_bert_path}})
+    pipe = fresh.add_pipe("bertram", config={"model": {"base_model": tiny_encoder_path}})
     pipe.from_disk(tmp_path / "p" / "bertram", exclude=["model"])
     assert pipe.cfg["model_id"] is None
     with pytest.raises(ValueError, match=r"\[E154\].*has no trained BERTRAM model"):
         fresh("The kumquat grows.")
-    trained = make_nlp(bertram_dir, tiny_bert_path)  # with a model: exclude keeps it
+    trained = make_nlp(encoder_bertram_dir, tiny_encoder_path)  # with a model: exclude keeps it
     doc = trained(TEXT)
     trained.get_pipe("bertram").from_disk(tmp_path / "p" / "bertram", exclude=["model"])
     assert same_vectors(trained(TEXT), doc)
@@ -254,19 +258,19 @@ def test_excluding_the_model_never_leaves_the_untrained_network_serving(bertram_
 
 @pytest.mark.parametrize("fail_after", [0, 1000, 100_000])
 def test_a_save_that_fails_midway_leaves_the_previous_pipeline(
-    bertram_dir,
-    tiny_bert_path,
+    encoder_bertram_dir,
+    tiny_encoder_path,
     tmp_path,  # noqa: F811
     monkeypatch,
     fail_after,
 ):
     from spacy_bertram import fileio
 
-    old = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
+    old = make_nlp(encoder_bertram_dir, tiny_encoder_path, save_cache=True)
     docs = list(old.pipe([TEXT, "A quokka."]))
     old.to_disk(tmp_path / "p")
     before = {f.name: f.read_bytes() for f in (tmp_path / "p" / "bertram").iterdir()}
-    new = make_nlp(make_bertram_dir(tmp_path / "other", tiny_bert_path, seed=1), tiny_bert_path, save_cache=True)
+    new = make_nlp(make_bertram_dir(tmp_path / "other", tiny_encoder_path, seed=1), tiny_encoder_path, save_cache=True)
     new(TEXT)
     written = {"n": 0}
 
@@ -305,9 +309,9 @@ def _assert_load_fails(pipeline: Path, damaged: Path, data: Optional[bytes], mes
         spacy.load(pipeline)
 
 
-def test_a_bad_context_store_fails_at_load_not_at_the_first_doc(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+def test_a_bad_context_store_fails_at_load_not_at_the_first_doc(encoder_bertram_dir, tiny_encoder_path, tmp_path):  # noqa: F811
     store = _store(tmp_path)
-    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="store", context_store=str(store))
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path, contexts="store", context_store=str(store))
     nlp.to_disk(tmp_path / "p")
     data = store.read_bytes()
     for damage, message in [
@@ -318,13 +322,13 @@ def test_a_bad_context_store_fails_at_load_not_at_the_first_doc(bertram_dir, tin
         _assert_load_fails(tmp_path / "p", store, damage, r"\[E153\] Cannot open the context store .*" + message)
 
 
-def test_the_cache_is_not_saved_unless_asked(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+def test_the_cache_is_not_saved_unless_asked(encoder_bertram_dir, tiny_encoder_path, tmp_path):  # noqa: F811
     private = "zorbing"  # a rare word of a doc processed before saving (training data, say)
-    nlp = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path, save_cache=True)
     nlp(f"The {private} quokka.")
     nlp.to_disk(tmp_path / "p")
     assert private.encode() in (tmp_path / "p" / "bertram" / "cache").read_bytes()
-    default = make_nlp(bertram_dir, tiny_bert_path)
+    default = make_nlp(encoder_bertram_dir, tiny_encoder_path)
     assert default.get_pipe("bertram").save_cache is False
     default(f"The {private} quokka.")
     default.to_disk(tmp_path / "p")  # over the pipeline that had a cache: the old one goes too
@@ -333,8 +337,8 @@ def test_the_cache_is_not_saved_unless_asked(bertram_dir, tiny_bert_path, tmp_pa
     assert spacy.load(tmp_path / "p").get_pipe("bertram").cache.stats()["size"] == 0
 
 
-def test_junk_cfg_names_the_file(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
-    make_nlp(bertram_dir, tiny_bert_path).to_disk(tmp_path / "p")
+def test_junk_cfg_names_the_file(encoder_bertram_dir, tiny_encoder_path, tmp_path):  # noqa: F811
+    make_nlp(encoder_bertram_dir, tiny_encoder_path).to_disk(tmp_path / "p")
     cfg = tmp_path / "p" / "bertram" / "cfg"
     for junk, code, message in [
         (b"\x00\xffjunk", "E139", "is not the component's cfg"),
@@ -346,8 +350,8 @@ def test_junk_cfg_names_the_file(bertram_dir, tiny_bert_path, tmp_path):  # noqa
     _assert_load_fails(tmp_path / "p", cfg, None, r"\[E144\].*bertram/cfg' is missing")
 
 
-def test_corrupt_saved_pipeline(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
-    nlp = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
+def test_corrupt_saved_pipeline(encoder_bertram_dir, tiny_encoder_path, tmp_path):  # noqa: F811
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path, save_cache=True)
     nlp("a kumquat")
     for part in ("cache", "model"):
         nlp.to_disk(tmp_path / "p")
@@ -372,12 +376,12 @@ def test_corrupt_saved_pipeline(bertram_dir, tiny_bert_path, tmp_path):  # noqa:
 # -- where the context store is, and saving the whole pipeline at once ----------------------
 
 
-def test_a_pipeline_moved_with_its_store_finds_it_relative_to_itself(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+def test_a_pipeline_moved_with_its_store_finds_it_relative_to_itself(encoder_bertram_dir, tiny_encoder_path, tmp_path):  # noqa: F811
     import shutil
 
     (tmp_path / "a").mkdir()
     store = _store(tmp_path / "a")  # a/c.sqlite beside the pipeline a/p, configured by its absolute path
-    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="store", context_store=str(store))
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path, contexts="store", context_store=str(store))
     docs = list(nlp.pipe([TEXT, "A kumquat."]))
     nlp.to_disk(tmp_path / "a" / "p")
     shutil.move(str(tmp_path / "a"), str(tmp_path / "b"))
@@ -386,12 +390,14 @@ def test_a_pipeline_moved_with_its_store_finds_it_relative_to_itself(bertram_dir
     assert all(same_vectors(a, b) for a, b in zip(docs, loaded.pipe([TEXT, "A kumquat."])))
 
 
-def test_a_pipeline_moved_without_its_store_says_how_to_point_it_there(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+def test_a_pipeline_moved_without_its_store_says_how_to_point_it_there(
+    encoder_bertram_dir, tiny_encoder_path, tmp_path
+):  # noqa: F811
     import shutil
 
     (tmp_path / "a").mkdir()
     store = _store(tmp_path / "a")
-    nlp = make_nlp(bertram_dir, tiny_bert_path, contexts="store", context_store=str(store))
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path, contexts="store", context_store=str(store))
     nlp.to_disk(tmp_path / "a" / "p")
     shutil.move(str(tmp_path / "a" / "p"), str(tmp_path / "p"))
     shutil.move(str(store), str(tmp_path / "elsewhere.sqlite"))
@@ -517,8 +523,8 @@ def _files(root: Path) -> dict:
 
 
 def test_save_pipeline_keeps_a_users_files_inside_the_component_directories_as_to_disk_does(
-    bertram_dir,
-    tiny_bert_path,
+    encoder_bertram_dir,
+    tiny_encoder_path,
     tmp_path,  # noqa: F811
 ):
     """A user's file inside a component's directory (bertram/, transformer/, vocab/) stays through every
@@ -526,7 +532,7 @@ def test_save_pipeline_keeps_a_users_files_inside_the_component_directories_as_t
     save no longer writes (the cache once save_cache is off) go, as the component's own to_disk removes them."""
     from spacy_bertram import save_pipeline
 
-    nlp = make_nlp(bertram_dir, tiny_bert_path, transformer=tiny_bert_path, save_cache=True)
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path, transformer=tiny_encoder_path, save_cache=True)
     nlp(TEXT)
     routes = {
         "saved": lambda path, **kw: save_pipeline(nlp, path, **kw),
@@ -550,10 +556,10 @@ def test_save_pipeline_keeps_a_users_files_inside_the_component_directories_as_t
     assert same_vectors(nlp(TEXT), loaded(TEXT))
 
 
-def test_the_components_own_save_refuses_a_file_and_keeps_others(bertram_dir, tiny_bert_path, tmp_path):  # noqa: F811
+def test_the_components_own_save_refuses_a_file_and_keeps_others(encoder_bertram_dir, tiny_encoder_path, tmp_path):  # noqa: F811
     """to_disk at a file is a coded error (it was a raw FileExistsError); a file at a part's name that no save
     listed is refused unless overwrite=True; a user's file beside the parts stays."""
-    nlp = make_nlp(bertram_dir, tiny_bert_path, save_cache=True)
+    nlp = make_nlp(encoder_bertram_dir, tiny_encoder_path, save_cache=True)
     nlp(TEXT)
     pipe = nlp.get_pipe("bertram")
     (tmp_path / "file").write_text("mine", encoding="utf8")

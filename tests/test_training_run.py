@@ -23,15 +23,15 @@ from spacy_bertram.training.targets import build_targets
 from tests.util import Killed, _kill_at, _train, context_store_of, corpus_lines, write_tiny_bert
 
 
-def test_killed_run_resumes_and_matches(tiny_bert_path, source, tmp_path):
-    whole = _train(source, tmp_path / "whole", tiny_bert_path, ablation=False)
+def test_killed_run_resumes_and_matches(tiny_encoder_path, source, tmp_path):
+    whole = _train(source, tmp_path / "whole", tiny_encoder_path, ablation=False)
     resumed_dir = tmp_path / "resumed"
     with pytest.raises(Killed):
-        _train(source, resumed_dir, tiny_bert_path, ablation=False, on_epoch_end=_kill_at("stage1-context", 1))
+        _train(source, resumed_dir, tiny_encoder_path, ablation=False, on_epoch_end=_kill_at("stage1-context", 1))
     assert not (resumed_dir / "model").exists()
     with pytest.raises(Killed):
-        _train(source, resumed_dir, tiny_bert_path, ablation=False, on_epoch_end=_kill_at("stage3-add", 1))
-    resumed = _train(source, resumed_dir, tiny_bert_path, ablation=False)
+        _train(source, resumed_dir, tiny_encoder_path, ablation=False, on_epoch_end=_kill_at("stage3-add", 1))
+    resumed = _train(source, resumed_dir, tiny_encoder_path, ablation=False)
     for name in ("model", "stage1-context", "stage2-form", "stage3-add"):
         a = load_file(str(tmp_path / "whole" / name / "weights.safetensors"))
         b = load_file(str(resumed_dir / name / "weights.safetensors"))

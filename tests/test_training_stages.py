@@ -30,13 +30,13 @@ from tests.util import Killed, SMALL, _kill_at, _train
 
 
 @pytest.fixture(scope="module")
-def tiny_run(tiny_bert_path, source):
-    encoder, tokenizer = load_encoder(tiny_bert_path)
+def tiny_run(tiny_encoder_path, source):
+    encoder, tokenizer = load_encoder(tiny_encoder_path)
     targets = build_targets(
         source,
         encoder,
         tokenizer,
-        tiny_bert_path,
+        tiny_encoder_path,
         min_count=20,
         held_out_fraction=0.1,
         ota=OTASettings(steps=2),
@@ -45,7 +45,7 @@ def tiny_run(tiny_bert_path, source):
     contexts = [source.contexts(w, 6) for w in targets.words]
 
     def make(**overrides):
-        settings = TrainSettings.from_dict({**SMALL, **overrides, "base_model": tiny_bert_path})
+        settings = TrainSettings.from_dict({**SMALL, **overrides, "base_model": tiny_encoder_path})
         return TrainingRun(targets, contexts, encoder, tokenizer, settings, None, progress=False, log=lambda _: None)
 
     return make
@@ -113,7 +113,7 @@ def test_reused_encoder_states_give_the_same_losses(tiny_run):
         assert a["loss"] == pytest.approx(b["loss"], abs=1e-5)
 
 
-def test_inplace_trains_one_stage_on_rare_like_spellings_and_resumes(tiny_run, tiny_bert_path, source, tmp_path):
+def test_inplace_trains_one_stage_on_rare_like_spellings_and_resumes(tiny_run, tiny_encoder_path, source, tmp_path):
     """One stage (attentive mimicking + projection) on cached states; some rows read the mask."""
     assert [(s.mode, s.groups) for s in plan("inplace")] == [("inplace", ("context",))]
     run = tiny_run(mode="inplace", inplace_mask_fraction=0.5)
@@ -135,17 +135,17 @@ def test_inplace_trains_one_stage_on_rare_like_spellings_and_resumes(tiny_run, t
     assert all(torch.equal(before[k], after[k]) for k in before if k not in trained)
     assert result.metrics["cache"]["rows"] == len(rows)
     settings = {"mode": "inplace", "subword_share": 0.5}
-    whole = _train(source, tmp_path / "whole", tiny_bert_path, ablation=False, settings=settings)
+    whole = _train(source, tmp_path / "whole", tiny_encoder_path, ablation=False, settings=settings)
     with pytest.raises(Killed):
         _train(
             source,
             tmp_path / "resumed",
-            tiny_bert_path,
+            tiny_encoder_path,
             ablation=False,
             settings=settings,
             on_epoch_end=_kill_at("stage1-inplace", 1),
         )
-    resumed = _train(source, tmp_path / "resumed", tiny_bert_path, ablation=False, settings=settings)
+    resumed = _train(source, tmp_path / "resumed", tiny_encoder_path, ablation=False, settings=settings)
     assert resumed["final"] == whole["final"]
     a = load_file(str(tmp_path / "whole" / "model" / "weights.safetensors"))
     b = load_file(str(tmp_path / "resumed" / "model" / "weights.safetensors"))
@@ -158,15 +158,15 @@ def test_inplace_trains_one_stage_on_rare_like_spellings_and_resumes(tiny_run, t
     assert whole["ablation"][1]["cosine"] != whole["ablation"][2]["cosine"]
 
 
-def test_inplace_trains_words_without_contexts_from_their_pieces(tiny_bert_path, source, tmp_path):
+def test_inplace_trains_words_without_contexts_from_their_pieces(tiny_encoder_path, source, tmp_path):
     """wordfreq's multi-piece words without a corpus context are trained on their bare row (the
     word's pieces alone, as inference reads every word), and the run reports their share."""
-    encoder, tokenizer = load_encoder(tiny_bert_path)
+    encoder, tokenizer = load_encoder(tiny_encoder_path)
     targets = build_targets(
         source,
         encoder,
         tokenizer,
-        tiny_bert_path,
+        tiny_encoder_path,
         min_count=20,
         held_out_fraction=0.1,
         ota=OTASettings(steps=1),
@@ -174,7 +174,7 @@ def test_inplace_trains_words_without_contexts_from_their_pieces(tiny_bert_path,
         multi_piece_words=25,
     )
     contexts = [source.contexts(w, 6) for w in targets.words]
-    settings = TrainSettings.from_dict({**SMALL, "mode": "inplace", "base_model": tiny_bert_path})
+    settings = TrainSettings.from_dict({**SMALL, "mode": "inplace", "base_model": tiny_encoder_path})
     run = TrainingRun(targets, contexts, encoder, tokenizer, settings, None, progress=False, log=lambda _: None)
     network = run.network("inplace", True, 1)
     pools = run.pools(network)
@@ -186,7 +186,7 @@ def test_inplace_trains_words_without_contexts_from_their_pieces(tiny_bert_path,
     metrics = _train(
         source,
         tmp_path / "run",
-        tiny_bert_path,
+        tiny_encoder_path,
         ablation=False,
         settings={"mode": "inplace"},
         data={"multi_piece_words": 25},

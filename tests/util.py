@@ -124,14 +124,15 @@ TINY_TEXT = [
 
 
 def write_tiny_roberta(directory: Path, seed: int = 0, hidden: int = 32) -> Path:
-    """A byte-level BPE tokenizer trained on a few sentences + a random RobertaModel."""
+    """A byte-level BPE tokenizer trained on a few sentences + a random RobertaModel. "kumquat" never occurs whole
+    in them, so it is a word of several pieces here as in the tiny BERT ("Ġkum" ...): a rare word the rule picks."""
     from tokenizers import ByteLevelBPETokenizer
     from transformers import RobertaConfig, RobertaModel, RobertaTokenizerFast
 
     directory.mkdir(parents=True, exist_ok=True)
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(
-        TINY_TEXT,
+        [line.replace("kumquat", "kum quat") for line in TINY_TEXT],
         vocab_size=400,
         min_frequency=1,
         special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
