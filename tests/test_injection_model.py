@@ -425,7 +425,7 @@ def released_versions(python: Path) -> List[str]:
 def version_venv(tmp_path_factory: pytest.TempPathFactory) -> Tuple[Path, Dict[str, str]]:
     """A venv that sees this interpreter's packages, and the oldest and newest allowed spacy-transformers.
 
-    Today the registry holds one release in the range (>=1.4.0,<2.1), 1.4.0: both runs test it (2.0.0, released in
+    Today the registry holds one release in the range (>=1.4.0,<2.1), 1.4.0: one run tests it (2.0.0, released in
     its repository, is tested by scripts/stack_suite.sh). 1.3.9 is outside it and
     needs transformers < 4.50, which the project's transformers pin (>=4.53.0) excludes."""
     from packaging.specifiers import SpecifierSet
@@ -444,6 +444,8 @@ def test_injection_tests_pass_on_the_oldest_and_newest_allowed_spacy_transformer
 
     python, versions = version_venv
     version = versions[which]
+    if which == "newest" and version == versions["oldest"]:
+        pytest.skip(f"the registry's newest allowed release is its oldest, {version}: the oldest run tested it")
     if int(version.split(".")[0]) < 2 and int(installed("transformers").split(".")[0]) >= 5:
         pytest.skip(
             f"spacy-transformers {version} caps transformers below 4.53.3; this stack has transformers "
