@@ -9,7 +9,6 @@ import bz2
 import importlib.util
 import json
 import random
-import shutil
 import string
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -57,19 +56,23 @@ TINY_WORDS = (
 ).split()
 
 
+def tiny_wordpiece_vocab(specials: Sequence[str]) -> List[str]:
+    """The tiny WordPiece vocabulary after `specials`: punctuation, letters, digits, their `##` pieces, a few words."""
+    chars = list(string.ascii_lowercase) + list(string.digits)
+    pieces = ["##" + c for c in string.ascii_lowercase + string.digits]
+    vocab: List[str] = []
+    for token in [*specials, *string.punctuation, *chars, *pieces, *TINY_WORDS]:
+        if token not in vocab:
+            vocab.append(token)
+    return vocab
+
+
 def write_tiny_bert(directory: Path, seed: int = 0, hidden: int = 32, layers: int = 2) -> Path:
     """Save a randomly initialised BertModel + WordPiece tokenizer to `directory`."""
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     directory.mkdir(parents=True, exist_ok=True)
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    chars = list(string.ascii_lowercase) + list(string.digits)
-    punct = list(string.punctuation)
-    pieces = ["##" + c for c in string.ascii_lowercase + string.digits]
-    vocab = []
-    for token in specials + punct + chars + pieces + TINY_WORDS:
-        if token not in vocab:
-            vocab.append(token)
+    vocab = tiny_wordpiece_vocab(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf8")
     # from_pretrained reads vocab.txt on transformers 4 and 5 alike (5's constructor takes no vocab_file)
     tokenizer = BertTokenizerFast.from_pretrained(str(directory), do_lower_case=True)
@@ -93,12 +96,9 @@ def write_tiny_mpnet(directory: Path, seed: int = 0, hidden: int = 32) -> Path:
     the family of the `all-mpnet` workflow's encoder."""
     from transformers import MPNetConfig, MPNetModel, MPNetTokenizerFast
 
-    write_tiny_bert(directory / "wordpieces")
-    pieces = (directory / "wordpieces" / "vocab.txt").read_text(encoding="utf8").split()
-    vocab = ["<s>", "<pad>", "</s>", "[UNK]"] + [t for t in pieces if not t.startswith("[")] + ["<mask>"]
+    vocab = tiny_wordpiece_vocab(["<s>", "<pad>", "</s>", "[UNK]"]) + ["<mask>"]
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf8")
-    shutil.rmtree(directory / "wordpieces")
     tokenizer = MPNetTokenizerFast.from_pretrained(str(directory), do_lower_case=True)
     tokenizer.save_pretrained(str(directory))
     torch.manual_seed(seed)
