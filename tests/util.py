@@ -91,6 +91,19 @@ def write_tiny_bert(directory: Path, seed: int = 0, hidden: int = 32, layers: in
     return directory
 
 
+def padded_position_dims(vocab_size: int, hidden: int, pad_token_id: int) -> Dict[str, int]:
+    """The tiny MPNet's and RoBERTa's sizes: their positions start after the padding index, so 130 give 128."""
+    return {
+        "vocab_size": vocab_size,
+        "hidden_size": hidden,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "intermediate_size": hidden * 2,
+        "max_position_embeddings": 130,
+        "pad_token_id": pad_token_id,
+    }
+
+
 def write_tiny_mpnet(directory: Path, seed: int = 0, hidden: int = 32) -> Path:
     """A random MPNetModel + MPNet's WordPiece tokenizer (`<s> </s> <mask>`, positions after the padding index),
     the family of the `all-mpnet` workflow's encoder."""
@@ -102,15 +115,7 @@ def write_tiny_mpnet(directory: Path, seed: int = 0, hidden: int = 32) -> Path:
     tokenizer = MPNetTokenizerFast.from_pretrained(str(directory), do_lower_case=True)
     tokenizer.save_pretrained(str(directory))
     torch.manual_seed(seed)
-    config = MPNetConfig(
-        vocab_size=len(vocab),
-        hidden_size=hidden,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=hidden * 2,
-        max_position_embeddings=130,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+    config = MPNetConfig(**padded_position_dims(len(vocab), hidden, tokenizer.pad_token_id))
     MPNetModel(config).save_pretrained(str(directory))
     return directory
 
@@ -142,15 +147,7 @@ def write_tiny_roberta(directory: Path, seed: int = 0, hidden: int = 32) -> Path
     tokenizer.save_pretrained(str(directory))
     torch.manual_seed(seed)
     config = RobertaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=hidden * 2,
-        max_position_embeddings=130,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=0,
-        eos_token_id=2,
+        **padded_position_dims(len(tokenizer), hidden, tokenizer.pad_token_id), bos_token_id=0, eos_token_id=2
     )
     RobertaModel(config).save_pretrained(str(directory))
     return directory
