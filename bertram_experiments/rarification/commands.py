@@ -86,7 +86,9 @@ def train_baseline_cmd(
     batch_size: int = typer.Option(1000, **count_range("batch"), help="padded words per batch"),
     learn_rate: float = typer.Option(1e-4, parser=number_in(0, low_open=True), help="Adam learning rate"),
     no_freeze: bool = typer.Option(
-        False, "--no-freeze", help="train the embedding layer too (not the paper's setting)"
+        False,
+        "--no-freeze",
+        help="train the embedding layer too (frozen by default: injected vectors stay in its space)",
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:

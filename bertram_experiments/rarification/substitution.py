@@ -20,7 +20,7 @@ from spacy_bertram.project_support import (
 # ---------------------------------------------------------------------------
 # Substitution dictionary
 
-#: Rare for rarification: below this Zipf value (the paper's threshold,
+#: Rare for rarification: below this Zipf value (the threshold the paper describes,
 #: "fewer than 100 occurrences in WWC", about a billion words); its "-1000" variant is Zipf 3.
 DEFAULT_RARIFY_MAX_ZIPF = 2.0
 
