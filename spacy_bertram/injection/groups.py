@@ -9,7 +9,7 @@ saved outweighs the extra calls. Outputs equal one call's to float rounding (~1e
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy
 import torch
@@ -68,11 +68,15 @@ def select_rows(plan: InjectionPlan, rows: numpy.ndarray, width: int) -> Injecti
 
 
 def run_in_length_groups(
-    plan: InjectionPlan, run: Callable[[InjectionPlan], Tuple[ModelOutput, Callable[[ModelOutput], Any]]]
+    plan: InjectionPlan,
+    run: Callable[[InjectionPlan], Tuple[ModelOutput, Callable[[ModelOutput], Any]]],
+    groups: Optional[List[numpy.ndarray]] = None,
 ) -> Tuple[ModelOutput, Callable[[ModelOutput], Any]]:
-    """`run` (one HF call on a plan's rows, outputs on the stock layout) per length group, rows in stock order."""
+    """`run` (one HF call on a plan's rows, outputs on the stock layout) per length group, rows in stock order.
+    `groups`: `length_groups` of the plan's rows, where the caller has them already."""
     lengths = row_ends(plan.attention_mask)
-    groups = length_groups(lengths)
+    if groups is None:
+        groups = length_groups(lengths)
     if len(groups) == 1:
         return run(plan)
     results = [run(select_rows(plan, g, int(lengths[g].max()))) for g in groups]

@@ -10,8 +10,9 @@ layout's gradient back onto the rebuilt positions before the HF layer's own back
 
 from __future__ import annotations
 
-from typing import Any, Callable, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
+import numpy
 import torch
 from spacy_transformers.data_classes import WordpieceBatch
 from thinc.api import Model
@@ -26,11 +27,15 @@ LENGTHENING_MODES = ("slash", "replace")
 
 
 def run_lengthened(
-    transformer: Model, plan: InjectionPlan, is_train: bool, hf_model: Any
+    transformer: Model,
+    plan: InjectionPlan,
+    is_train: bool,
+    hf_model: Any,
+    groups: Optional[List[numpy.ndarray]] = None,
 ) -> Tuple[Any, Callable[[Any], Any]]:
-    """The HF layer on the plan's rebuilt rows (in length groups), outputs on the stock layout (recentre's rows
-    too, when they run in groups)."""
-    return run_in_length_groups(plan, lambda part: run_rebuilt(transformer, part, is_train, hf_model))
+    """The HF layer on the plan's rebuilt rows (in length groups, `groups` where the caller has them), outputs on
+    the stock layout (recentre's rows too, when they run in groups)."""
+    return run_in_length_groups(plan, lambda part: run_rebuilt(transformer, part, is_train, hf_model), groups)
 
 
 def rebuilt_wordpieces(plan: InjectionPlan) -> WordpieceBatch:

@@ -158,9 +158,10 @@ def run_recentred(
     """recentre's rows are the stock rows with shifts added: one call on the stock batch, or, where length groups
     save more padding than their extra calls cost, the groups' calls with their outputs put back on the stock layout
     row by row, as the rebuilt rows' are (equal to one call's to float rounding; padding positions give zeros)."""
-    if len(length_groups(row_ends(plan.attention_mask))) == 1:
+    groups = length_groups(row_ends(plan.attention_mask))
+    if len(groups) == 1:
         return call_with_vectors(transformer, wordpieces, plan, is_train, hf_model, True)
-    return run_lengthened(transformer, plan, is_train, hf_model)
+    return run_lengthened(transformer, plan, is_train, hf_model, groups)
 
 
 def maybe_empty_cuda_cache(chance: float) -> None:
